@@ -1,0 +1,87 @@
+# Shared helpers for the gateway benchmarks (sourced, not run). Every process started here is
+# recorded and stopped by PID on exit; everything listens on 127.0.0.1 only.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SLUICE=${SLUICE_BIN:-$ROOT/build/sluice}
+[ -x "$SLUICE" ] || { echo "no sluice binary at $SLUICE (build first: scripts/build.sh build)" >&2; exit 1; }
+WORK=$(mktemp -d /tmp/sluice-gw-bench.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# wait_port FILE: prints the port written to FILE (bounded: 20 s).
+wait_port() {
+  local i
+  for i in $(seq 1 400); do
+    if [ -s "$1" ]; then cat "$1"; return 0; fi
+    sleep 0.05
+  done
+  echo "timed out waiting for $1" >&2; return 1
+}
+
+# start_backend NAME SERVICE_MS CONCURRENCY: prints the port.
+start_backend() {
+  local pf="$WORK/backend-$1.port"
+  "$SLUICE" gateway test-backend --name "$1" --service-ms "$2" --concurrency "$3" \
+    --port-file "$pf" >"$WORK/backend-$1.log" 2>&1 &
+  PIDS+=($!)
+  wait_port "$pf"
+}
+
+# start_gateway CONFIG_FILE: prints the port; GW_PID holds the PID.
+start_gateway() {
+  local pf="$WORK/gateway-$RANDOM.port"
+  "$SLUICE" gateway --config "$1" --port-file "$pf" >>"$WORK/gateway.log" 2>&1 &
+  GW_PID=$!
+  PIDS+=($GW_PID)
+  wait_port "$pf"
+}
+
+stop_pid() {
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# free_port: a port the kernel considers free right now (for nginx, which cannot report one).
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start_nginx NAME CONF_BODY: runs nginx in the foreground (daemon off) with a private prefix.
+start_nginx() {
+  local dir="$WORK/nginx-$1"
+  mkdir -p "$dir/logs" "$dir/tmp"
+  cat >"$dir/nginx.conf" <<NGX
+daemon off;
+worker_processes ${NGINX_WORKERS:-1};
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
+  keepalive_requests 1000000;
+  $2
+}
+NGX
+  nginx -p "$dir" -c "$dir/nginx.conf" >"$dir/logs/stdout.log" 2>&1 &
+  PIDS+=($!)
+}
+
+# wait_http PORT [PATH]: until an HTTP answer comes (bounded: 10 s).
+wait_http() {
+  local i
+  for i in $(seq 1 200); do
+    if curl -s -o /dev/null "http://127.0.0.1:$1${2:-/}"; then return 0; fi
+    sleep 0.05
+  done
+  echo "nothing answers on port $1" >&2; return 1
+}

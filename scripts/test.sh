@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds sluice and runs the whole test suite: the normal build first, then
+# the same tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+jobs=${SLUICE_JOBS:-$(nproc)}
+scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
+if [ "${SLUICE_SKIP_SANITIZE:-0}" != 1 ]; then
+  scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF
+  # The sanitizer pass runs the core's unit, scenario and property tests; integration tests
+  # (real servers, timing) already ran above against the optimised binary.
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -j"$jobs" --timeout 900 -E '^integration\.|^gateway\.')
+fi

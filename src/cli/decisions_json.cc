@@ -1,0 +1,82 @@
+#include "cli/decisions_json.h"
+
+namespace sluice::cli {
+
+using nlohmann::json;
+
+json placement_json(const Placement& p, const Config& config) {
+  json pods = json::array();
+  for (const auto& pod : p.pods) {
+    json gpus = json::array();
+    for (const auto& g : pod.gpus) {
+      json jg = {{"gpu", g.gpu}, {"milli", g.milli}};
+      if (g.mig_slice >= 0) jg["mig_slice"] = g.mig_slice;
+      gpus.push_back(jg);
+    }
+    pods.push_back({{"pod_set", pod.pod_set},
+                    {"pod", pod.pod_index},
+                    {"node", config.cluster.nodes[pod.node].name},
+                    {"gpus", gpus}});
+  }
+  return pods;
+}
+
+json admission_json(const Admission& a, const Scheduler& s, const std::string& job_name) {
+  const Config& c = s.config();
+  json flavors = json::array();
+  for (FlavorId f : a.flavors)
+    if (f >= 0) flavors.push_back(c.flavors[f].name);
+  json usage = json::object();
+  for (const auto& u : a.usage)
+    usage[c.flavors[u.flavor].name + "/" + c.resources.name(u.resource)] =
+        format_canonical(u.resource, u.amount);
+  return {{"job", job_name},
+          {"id", a.job},
+          {"queue", c.cluster_queues[a.queue].name},
+          {"flavors", flavors},
+          {"borrowing", a.borrowing},
+          {"usage", usage},
+          {"placement", placement_json(a.placement, c)}};
+}
+
+json cycle_json(const CycleResult& r, const Scheduler& s,
+                const std::function<std::string(JobId)>& job_name) {
+  const Config& c = s.config();
+  json admitted = json::array();
+  for (const auto& a : r.admitted) admitted.push_back(admission_json(a, s, job_name(a.job)));
+  json pending = json::array();
+  static const char* kCodes[] = {"Quota", "NeverFitsQuota", "Placement", "StrictFIFOBlocked",
+                                 "HeldForStarvingJob"};
+  for (const auto& p : r.pending)
+    pending.push_back({{"job", job_name(p.job)},
+                       {"id", p.job},
+                       {"queue", c.cluster_queues[p.reason.queue].name},
+                       {"code", kCodes[static_cast<int>(p.reason.code)]},
+                       {"starving", p.starving},
+                       {"reason", describe(p.reason, c)}});
+  return {{"now_s", static_cast<double>(r.now) / kNsPerSec},
+          {"evaluated", r.evaluated},
+          {"admitted", admitted},
+          {"pending", pending}};
+}
+
+std::string placement_text(const Placement& p, const Config& config) {
+  std::string out;
+  for (const auto& pod : p.pods) {
+    if (!out.empty()) out += " ";
+    out += config.cluster.nodes[pod.node].name + "[";
+    for (size_t i = 0; i < pod.gpus.size(); ++i) {
+      const auto& g = pod.gpus[i];
+      if (i) out += ",";
+      out += std::to_string(g.gpu);
+      if (g.mig_slice >= 0)
+        out += "/mig" + std::to_string(g.mig_slice);
+      else if (g.milli < 1000)
+        out += ":" + std::to_string(g.milli) + "m";
+    }
+    out += "]";
+  }
+  return out;
+}
+
+}  // namespace sluice::cli

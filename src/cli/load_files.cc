@@ -1,0 +1,31 @@
+#include "cli/load_files.h"
+
+#include <iostream>
+
+namespace sluice::cli {
+
+std::optional<LoadOutput> load_files(const std::vector<std::string>& files, bool strict,
+                                     bool quiet_warnings) {
+  std::vector<Source> sources;
+  bool failed = false;
+  for (const auto& f : files) {
+    auto src = read_source(f);
+    if (!src) {
+      std::cerr << "error: " << src.error() << "\n";
+      failed = true;
+      continue;
+    }
+    sources.push_back(std::move(*src));
+  }
+  if (failed) return std::nullopt;
+  LoadOptions options;
+  options.strict = strict;
+  LoadOutput out = load(sources, options);
+  for (const auto& e : out.errors) std::cerr << "error: " << e << "\n";
+  if (!quiet_warnings)
+    for (const auto& w : out.config.warnings) std::cerr << "warning: " << w << "\n";
+  if (!out.ok()) return std::nullopt;
+  return out;
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,16 @@
+#pragma once
+// Reading configuration files for CLI commands: all files into one Config, errors to stderr.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/loader.h"
+
+namespace sluice::cli {
+
+// Loads every file as one configuration. Prints errors (and warnings unless quiet) to stderr;
+// nullopt when anything failed.
+std::optional<LoadOutput> load_files(const std::vector<std::string>& files, bool strict,
+                                     bool quiet_warnings = false);
+
+}  // namespace sluice::cli

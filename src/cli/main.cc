@@ -1,0 +1,30 @@
+// sluice: one binary, subcommands (CLI11).
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#ifdef SLUICE_HAVE_SIM
+#include "sim/cli.h"
+#endif
+#ifdef SLUICE_HAVE_GATEWAY
+#include "gateway/cli.h"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"sluice: a queue-based GPU cluster scheduler"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "sluice 0.1.0");
+  sluice::cli::register_check(app);
+  sluice::cli::register_plan(app);
+#ifdef SLUICE_HAVE_SIM
+  sluice::sim::register_commands(app);
+#endif
+#ifdef SLUICE_HAVE_GATEWAY
+  sluice::gateway::register_commands(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}

@@ -1,0 +1,148 @@
+// Shared by every kind: apiVersion/kind classification, metadata, resource names.
+#include <algorithm>
+
+#include "core/config/internal.h"
+
+namespace sluice::config_detail {
+
+namespace {
+
+struct KindEntry {
+  const char* api_version;
+  const char* kind;
+  DocKind doc_kind;
+};
+
+constexpr KindEntry kKinds[] = {
+    {"kueue.x-k8s.io/v1beta1", "ResourceFlavor", DocKind::kResourceFlavor},
+    {"kueue.x-k8s.io/v1beta1", "ClusterQueue", DocKind::kClusterQueue},
+    {"kueue.x-k8s.io/v1beta1", "LocalQueue", DocKind::kLocalQueue},
+    {"kueue.x-k8s.io/v1beta1", "WorkloadPriorityClass", DocKind::kWorkloadPriorityClass},
+    {"kueue.x-k8s.io/v1alpha1", "Cohort", DocKind::kCohort},
+    {"kueue.x-k8s.io/v1beta1", "Cohort", DocKind::kCohort},
+    {"scheduling.x-k8s.io/v1alpha1", "Queue", DocKind::kBatchQueue},
+    {"sluice.dev/v1alpha1", "Cluster", DocKind::kCluster},
+    {"sluice.dev/v1alpha1", "SchedulerPolicy", DocKind::kSchedulerPolicy},
+    {"sluice.dev/v1alpha1", "Job", DocKind::kSluiceJob},
+    {"v1", "Pod", DocKind::kPod},
+    {"batch/v1", "Job", DocKind::kBatchJob},
+};
+
+}  // namespace
+
+DocKind classify(const std::string& api_version, const std::string& kind, std::string* field,
+                 std::string* why) {
+  bool version_known = false;
+  std::string kinds_of_version, versions_of_kind, versions;
+  for (const auto& e : kKinds) {
+    if (api_version == e.api_version && kind == e.kind) return e.doc_kind;
+    if (api_version == e.api_version) {
+      version_known = true;
+      kinds_of_version += (kinds_of_version.empty() ? "" : ", ") + std::string(e.kind);
+    }
+    if (kind == e.kind)
+      versions_of_kind += (versions_of_kind.empty() ? "" : " or ") + std::string(e.api_version);
+    if (versions.find(e.api_version) == std::string::npos)
+      versions += (versions.empty() ? "" : ", ") + std::string(e.api_version);
+  }
+  if (!versions_of_kind.empty()) {
+    *field = "apiVersion";
+    *why = "kind " + kind + " needs apiVersion " + versions_of_kind + ", not " + quote(api_version);
+  } else if (version_known) {
+    *field = "kind";
+    *why = "unknown kind " + quote(kind) + " for apiVersion " + api_version +
+           " (known: " + kinds_of_version + ")";
+  } else {
+    *field = "apiVersion";
+    *why = "unknown apiVersion " + quote(api_version) + " (known: " + versions + ")";
+  }
+  return DocKind::kUnknown;
+}
+
+bool is_job_kind(DocKind k) {
+  return k == DocKind::kSluiceJob || k == DocKind::kPod || k == DocKind::kBatchJob;
+}
+
+std::optional<ResourceId> intern_resource(Reader& r, ResourceCatalog& catalog, const YAML::Node& at,
+                                          const std::string& path, const std::string& name) {
+  if (auto id = catalog.intern(name)) return id;
+  std::string names;
+  for (int i = 0; i < catalog.size(); ++i)
+    names += (i ? ", " : "") + catalog.name(static_cast<ResourceId>(i));
+  r.error(at, path,
+          "too many distinct resource names: " + quote(name) + " would be number " +
+              std::to_string(kMaxResources + 1) + " (at most " + std::to_string(kMaxResources) +
+              ": " + names + ")");
+  return std::nullopt;
+}
+
+Metadata read_metadata(Reader& r, const YAML::Node& doc, const YAML::Node* metadata,
+                       std::vector<std::string>* ignored) {
+  Metadata m;
+  if (!metadata) {
+    r.error(doc, "metadata", "required field missing");
+    return m;
+  }
+  // Kubernetes bookkeeping that `kubectl get -o yaml` prints is accepted silently.
+  static const std::vector<const char*> kKnown = {"name",
+                                                  "namespace",
+                                                  "labels",
+                                                  "annotations",
+                                                  "generateName",
+                                                  "uid",
+                                                  "generation",
+                                                  "resourceVersion",
+                                                  "creationTimestamp",
+                                                  "managedFields",
+                                                  "finalizers",
+                                                  "selfLink",
+                                                  "ownerReferences",
+                                                  "deletionTimestamp",
+                                                  "deletionGracePeriodSeconds"};
+  static const std::vector<const char*> kUsedByJobs = {"name", "namespace", "labels",
+                                                       "generateName"};
+  std::optional<MapReader> mr;
+  if (ignored) {
+    mr.emplace(r, *metadata, "metadata", kUsedByJobs, ignored);
+  } else {
+    mr.emplace(r, *metadata, "metadata", MapReader::Fields{kKnown});
+  }
+  if (!mr->is_map()) return m;
+  bool ok = true;
+  const YAML::Node* name = mr->find("name");
+  const YAML::Node* generate = mr->find("generateName");
+  if (name) {
+    auto s = r.str(*name, "metadata.name");
+    ok = ok && s;
+    if (s) m.name = *s;
+  } else if (generate && ignored) {  // jobs may use generateName
+    auto s = r.str(*generate, "metadata.generateName");
+    ok = ok && s;
+    if (s) m.name = *s;
+  } else {
+    r.error(*metadata, "metadata.name", "required field missing");
+    ok = false;
+  }
+  if (const YAML::Node* ns = mr->find("namespace")) {
+    auto s = r.str(*ns, "metadata.namespace");
+    ok = ok && s;
+    if (s) m.namespace_ = *s;
+  }
+  if (const YAML::Node* labels = mr->find("labels")) {
+    auto l = r.labels(*labels, "metadata.labels");
+    ok = ok && l;
+    if (l) m.labels = *l;
+  }
+  m.ok = ok;
+  return m;
+}
+
+std::optional<int32_t> builtin_priority(const std::string& name) {
+  if (name == "low") return 100;
+  if (name == "normal" || name == "medium") return 500;
+  if (name == "high") return 1000;
+  if (name == "critical") return 10000;
+  return std::nullopt;
+}
+
+}  // namespace sluice::config_detail

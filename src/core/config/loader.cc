@@ -1,0 +1,219 @@
+// load() and parse_jobs(): YAML text to documents, documents to kinds, the three stages, strict
+// mode. yaml-cpp throws on malformed input; every exception is caught here and becomes an error.
+#include "core/config/loader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/config/internal.h"
+
+namespace sluice {
+
+namespace cd = config_detail;
+
+namespace {
+
+// Every YAML document of a source; false after reporting malformed YAML.
+bool parse_yaml(const Source& source, cd::Sink& sink, std::vector<YAML::Node>* docs) {
+  try {
+    *docs = YAML::LoadAll(source.text);
+    return true;
+  } catch (const YAML::Exception& e) {
+    int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
+    sink.error(cd::format(cd::Where{source.name, line}, "", "malformed YAML: " + e.msg));
+  } catch (const std::exception& e) {
+    sink.error(
+        cd::format(cd::Where{source.name, 0}, "", std::string("malformed YAML: ") + e.what()));
+  }
+  return false;
+}
+
+// apiVersion and kind of a document; nullopt after reporting (or for an empty document, which
+// is skipped silently: `---` at the end of a file).
+struct Header {
+  cd::DocKind kind = cd::DocKind::kUnknown;
+  std::string kind_name;
+  YAML::Node kind_node;
+};
+std::optional<Header> read_header(cd::Reader& r, const YAML::Node& doc,
+                                  const std::vector<std::string>& ignore_kinds) {
+  if (doc.IsNull()) return std::nullopt;
+  r.set_fallback_line(r.where(doc).line);
+  if (!doc.IsMap()) {
+    r.error(doc, "", "a document must be a map with apiVersion and kind");
+    return std::nullopt;
+  }
+  // (Copies: yaml-cpp's iterator yields temporaries.)
+  std::optional<YAML::Node> api, kind;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    if (it->first.Scalar() == "apiVersion" && !api) api = it->second;
+    if (it->first.Scalar() == "kind" && !kind) kind = it->second;
+  }
+  std::optional<std::string> api_s, kind_s;
+  if (!api) {
+    r.error(doc, "apiVersion", "required field missing");
+  } else {
+    api_s = r.str(*api, "apiVersion");
+  }
+  if (!kind) {
+    r.error(doc, "kind", "required field missing");
+  } else {
+    kind_s = r.str(*kind, "kind");
+  }
+  if (!api_s || !kind_s) return std::nullopt;
+  if (std::find(ignore_kinds.begin(), ignore_kinds.end(), *kind_s) != ignore_kinds.end())
+    return std::nullopt;
+  std::string field, why;
+  Header h;
+  h.kind_name = *kind_s;
+  h.kind_node = *kind;
+  h.kind = cd::classify(*api_s, *kind_s, &field, &why);
+  if (h.kind == cd::DocKind::kUnknown) {
+    r.error(field == "kind" ? *kind : *api, field, why);
+    return std::nullopt;
+  }
+  return h;
+}
+
+void read_document(cd::Reader& r, const YAML::Node& doc, cd::Builder& b,
+                   const LoadOptions& options) {
+  auto h = read_header(r, doc, options.ignore_kinds);
+  if (!h) return;
+  switch (h->kind) {
+    case cd::DocKind::kResourceFlavor:
+      return cd::read_resource_flavor(r, doc, b);
+    case cd::DocKind::kClusterQueue:
+      return cd::read_cluster_queue(r, doc, b);
+    case cd::DocKind::kLocalQueue:
+      return cd::read_local_queue(r, doc, b);
+    case cd::DocKind::kWorkloadPriorityClass:
+      return cd::read_priority_class(r, doc, b);
+    case cd::DocKind::kCohort:
+      return cd::read_cohort(r, doc, b);
+    case cd::DocKind::kBatchQueue:
+      return cd::read_batch_queue(r, doc, b);
+    case cd::DocKind::kCluster:
+      return cd::read_cluster(r, doc, b);
+    case cd::DocKind::kSchedulerPolicy:
+      return cd::read_policy(r, doc, b);
+    case cd::DocKind::kSluiceJob:
+    case cd::DocKind::kPod:
+    case cd::DocKind::kBatchJob:
+      b.jobs.push_back(cd::JobDoc{r.file(), doc, h->kind});
+      return;
+    case cd::DocKind::kUnknown:
+      return;
+  }
+}
+
+void internal_error(cd::Sink& sink, const std::string& where, const char* what) {
+  sink.error(where + ": internal error while reading: " + what);
+}
+
+}  // namespace
+
+Result<Source> read_source(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot read: " + std::strerror(errno)};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error{path + ": cannot read: " + std::strerror(errno)};
+  return Source{path, text.str()};
+}
+
+LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) {
+  cd::Sink sink;
+  cd::Builder b;
+  // 1. Every document of every source.
+  for (const Source& source : sources) {
+    std::vector<YAML::Node> docs;
+    if (!parse_yaml(source, sink, &docs)) continue;
+    cd::Reader r(source.name, sink);
+    for (const YAML::Node& doc : docs) {
+      if (sink.full()) break;
+      try {
+        read_document(r, doc, b, options);
+      } catch (const std::exception& e) {
+        internal_error(sink, r.where(doc).str(), e.what());
+      }
+    }
+  }
+  // 2. Cross references.
+  try {
+    cd::resolve(b, sink);
+  } catch (const std::exception& e) {
+    internal_error(sink, "configuration", e.what());
+  }
+  // 3. Jobs against the resolved config.
+  LoadOutput out;
+  std::vector<cd::Where> job_where;
+  cd::JobContext ctx{b.config, {}, {}};
+  for (const cd::JobDoc& jd : b.jobs) {
+    if (sink.full()) break;
+    cd::Reader r(jd.file, sink);
+    try {
+      if (auto job = cd::read_job(r, jd.doc, jd.kind, ctx)) {
+        out.jobs.push_back(std::move(*job));
+        job_where.push_back(r.where(jd.doc));
+      }
+    } catch (const std::exception& e) {
+      internal_error(sink, r.where(jd.doc).str(), e.what());
+    }
+  }
+  cd::assign_job_ids(out.jobs, job_where, sink);
+  // Built-in priority classes the jobs used become part of the config (the warning was issued).
+  for (const auto& [name, value] : ctx.builtin_priorities)
+    if (!b.config.find_priority_class(name)) b.config.priority_classes.push_back({name, value});
+  // 4. Strict: warnings are errors too.
+  if (options.strict)
+    for (const auto& w : sink.warnings) sink.error(w + " (strict)");
+  sink.finish();
+  out.config = std::move(b.config);
+  out.config.warnings = std::move(sink.warnings);
+  out.errors = std::move(sink.errors);
+  out.notes = std::move(sink.notes);
+  return out;
+}
+
+JobsOutput parse_jobs(const Source& source, const Config& config) {
+  cd::Sink sink;
+  JobsOutput out;
+  std::vector<YAML::Node> docs;
+  if (parse_yaml(source, sink, &docs)) {
+    cd::Reader r(source.name, sink);
+    cd::JobContext ctx{config, {}, {}};
+    std::vector<cd::Where> where;
+    for (const YAML::Node& doc : docs) {
+      if (sink.full()) break;
+      try {
+        auto h = read_header(r, doc, {});
+        if (!h) continue;
+        if (!cd::is_job_kind(h->kind)) {
+          r.error(h->kind_node, "kind",
+                  h->kind_name +
+                      " is configuration, not a job (expected sluice.dev/v1alpha1 "
+                      "Job, v1 Pod or batch/v1 Job)");
+          continue;
+        }
+        if (auto job = cd::read_job(r, doc, h->kind, ctx)) {
+          out.jobs.push_back(std::move(*job));
+          where.push_back(r.where(doc));
+        }
+      } catch (const std::exception& e) {
+        internal_error(sink, r.where(doc).str(), e.what());
+      }
+    }
+    cd::assign_job_ids(out.jobs, where, sink);
+  }
+  sink.finish();
+  out.errors = std::move(sink.errors);
+  out.notes = std::move(sink.notes);
+  for (auto& w : sink.warnings) out.notes.push_back(std::move(w));
+  return out;
+}
+
+}  // namespace sluice

@@ -1,0 +1,82 @@
+#pragma once
+// What one scheduling cycle decides: returned values, applied by the caller (house rule 6).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/config.h"
+#include "core/place/placement.h"
+
+namespace sluice {
+
+// Usage charged to a ClusterQueue's quota for one flavor and resource.
+struct UsageEntry {
+  FlavorId flavor = 0;
+  ResourceId resource = 0;
+  int64_t amount = 0;
+  bool operator==(const UsageEntry&) const = default;
+};
+
+struct Admission {
+  JobId job = 0;
+  QueueId queue = 0;
+  std::vector<FlavorId> flavors;  // per resource group of the queue; -1 where unused
+  std::vector<UsageEntry> usage;
+  Placement placement;
+  bool borrowing = false;  // some usage is above the queue's nominal quota
+  bool operator==(const Admission&) const = default;
+};
+
+enum class PendingCode : uint8_t {
+  kQuota,              // the queue (with its cohort) has too little of a flavor/resource now
+  kNeverFitsQuota,     // larger than the queue could ever get, or a resource it has no quota for
+  kPlacement,          // quota fits, but no placement exists now (detail says why)
+  kStrictFifoBlocked,  // behind the head of a StrictFIFO queue that does not fit
+  kHeldForStarving,    // capacity is held for a job that waited past the aging horizon
+};
+
+struct PendingReason {
+  PendingCode code = PendingCode::kQuota;
+  QueueId queue = 0;
+  FlavorId flavor = -1;
+  ResourceId resource = 0;
+  int64_t requested = 0;
+  int64_t available = 0;
+  JobId blocker = 0;  // kStrictFifoBlocked / kHeldForStarving
+  PlaceFailCode place_code = PlaceFailCode::kInsufficient;
+  int32_t pods_needed = 0;
+  int32_t pods_fit = 0;
+  std::string detail;
+  bool operator==(const PendingReason&) const = default;
+};
+
+struct PendingDecision {
+  JobId job = 0;
+  PendingReason reason;
+  bool starving = false;
+  bool operator==(const PendingDecision&) const = default;
+};
+
+struct CycleResult {
+  TimeNs now = 0;
+  // Incremental: only jobs that arrived since the last applied cycle were considered (nothing
+  // was freed since, so every older pending job keeps its reason); `pending` lists new jobs only.
+  bool incremental = false;
+  uint64_t generation = 0;  // submissions seen by this cycle (Scheduler bookkeeping)
+  uint64_t free_epoch = 0;  // releases seen by this cycle (Scheduler bookkeeping)
+  // Blockers left at the end of the cycle (Scheduler bookkeeping for the next incremental one).
+  std::vector<JobId> strict_blockers;    // per ClusterQueue, 0 = none
+  JobId held_by = 0;                     // starving job holding capacity cluster-wide
+  std::vector<JobId> held_root;          // per quota-tree node: starving job holding its cohort
+  std::vector<Admission> admitted;       // in decision order
+  std::vector<PendingDecision> pending;  // in rank order
+  int64_t evaluated = 0;                 // jobs for which quota/placement was actually computed
+  bool operator==(const CycleResult&) const = default;
+};
+
+// Plain-words rendering of a pending reason, e.g.
+//   "ClusterQueue team-a: nvidia.com/gpu on flavor h100 exhausted (needs 8, 4 available
+//    including borrowing)".
+std::string describe(const PendingReason& reason, const Config& config);
+
+}  // namespace sluice

@@ -1,0 +1,644 @@
+#include "core/cycle/scheduler.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+namespace sluice {
+
+namespace {
+
+// A hash of everything that decides whether a job can be placed (not who it is).
+uint64_t shape_hash(const Job& job) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const auto& ps : job.pod_sets) {
+    mix(static_cast<uint64_t>(ps.count));
+    mix(static_cast<uint64_t>(ps.gpus));
+    mix(static_cast<uint64_t>(ps.gpu_milli));
+    for (int r = 0; r < kMaxResources; ++r) mix(static_cast<uint64_t>(ps.requests[r]));
+  }
+  for (const auto& m : job.allowed_models) mix(std::hash<std::string>{}(m));
+  mix(static_cast<uint64_t>(job.topology.level + 7) * 2 + job.topology.required);
+  mix(static_cast<uint64_t>(job.gpu_locality));
+  return h;
+}
+
+bool same_shape(const Job& a, const Job& b) {
+  if (a.pod_sets.size() != b.pod_sets.size() || a.allowed_models != b.allowed_models ||
+      a.topology.level != b.topology.level || a.topology.required != b.topology.required ||
+      a.gpu_locality != b.gpu_locality)
+    return false;
+  for (size_t i = 0; i < a.pod_sets.size(); ++i) {
+    const auto& x = a.pod_sets[i];
+    const auto& y = b.pod_sets[i];
+    if (x.count != y.count || x.gpus != y.gpus || x.gpu_milli != y.gpu_milli ||
+        !(x.requests == y.requests))
+      return false;
+  }
+  return true;
+}
+
+bool quota_optional(const ResourceCatalog& catalog, ResourceId r) {
+  // CPU and memory a queue does not cover are not quota-managed; GPUs, MIG slices and other
+  // extended resources must be covered by the queue (as in Kueue).
+  (void)catalog;
+  return r == kCpu || r == kMemory;
+}
+
+}  // namespace
+
+// Scratch state of one evaluation, reused across jobs of a cycle.
+struct Scheduler::Attempt {
+  Admission admission;
+  PendingReason reason;
+  // Placement failures memoised within a cycle: capacity only shrinks during a cycle, so a
+  // shape that did not fit on a node set still does not fit.
+  struct Memo {
+    const Job* job;
+    std::vector<FlavorId> flavors;
+    PlaceFailure failure;
+  };
+  std::unordered_map<uint64_t, std::vector<Memo>> memo;
+  NodeSet scratch;
+  std::vector<FlavorId> failed_flavors;  // flavors of the first placement failure
+  bool evaluated = false;
+};
+
+Scheduler::Scheduler(std::shared_ptr<const Config> config)
+    : config_(std::move(config)),
+      priority_scale_(priority_scale(*config_)),
+      quota_(*config_),
+      alloc_(config_->cluster),
+      empty_alloc_(config_->cluster),
+      placer_(config_->cluster, config_->policy.gpu_scoring,
+              PlacerOptions{.resources = &config_->resources}),
+      all_nodes_(select_nodes(config_->cluster, Labels{})) {
+  const auto nq = config_->cluster_queues.size();
+  for (const auto& f : config_->flavors)
+    flavor_nodes_.push_back(select_nodes(config_->cluster, f.node_labels));
+  entitlement_.assign(nq, std::vector<int64_t>(kMaxResources, 0));
+  for (size_t q = 0; q < nq; ++q)
+    for (const auto& g : config_->cluster_queues[q].resource_groups)
+      for (const auto& fq : g.flavors)
+        for (const auto& rq : fq.resources) entitlement_[q][rq.resource] += rq.nominal;
+  by_key_.resize(nq);
+  by_submit_.resize(nq);
+  debt_.resize(nq);
+  pending_per_local_queue_.assign(config_->local_queues.size(), 0);
+}
+
+SubmitResult Scheduler::resolve(const Job& job) const {
+  SubmitResult res;
+  auto lq = config_->find_local_queue(job.namespace_, job.queue);
+  if (!lq) {
+    res.status = SubmitStatus::kUnknownQueue;
+    res.message = "no LocalQueue \"" + job.queue + "\" in namespace \"" + job.namespace_ + "\"";
+    return res;
+  }
+  res.queue = config_->local_queues[*lq].cluster_queue;
+  if (job.pod_sets.empty() || job.pod_count() <= 0) {
+    res.status = SubmitStatus::kInvalid;
+    res.message = "job has no pods";
+    return res;
+  }
+  for (const auto& ps : job.pod_sets) {
+    for (int r = 0; r < kMaxResources; ++r)
+      if (ps.requests[r] < 0) {
+        res.status = SubmitStatus::kInvalid;
+        res.message = "pod set \"" + ps.name + "\": negative request for " +
+                      config_->resources.name(static_cast<ResourceId>(r));
+        return res;
+      }
+  }
+  return res;
+}
+
+SubmitResult Scheduler::submit(Job job) {
+  SubmitResult res = resolve(job);
+  if (res.status != SubmitStatus::kAccepted) return res;
+  if (pending_.count(job.id) || running_.count(job.id)) {
+    res.status = SubmitStatus::kDuplicate;
+    res.message = "job id " + std::to_string(job.id) + " already exists";
+    return res;
+  }
+  const auto lq = *config_->find_local_queue(job.namespace_, job.queue);
+  const auto& lqc = config_->local_queues[lq];
+  const auto& cq = config_->cluster_queues[res.queue];
+  auto full = [&](int32_t cap, size_t count, const std::string& what) {
+    if (cap <= 0 || count < static_cast<size_t>(cap)) return false;
+    res.status = SubmitStatus::kPendingCap;
+    res.message = what + " has " + std::to_string(count) + " pending jobs (cap " +
+                  std::to_string(cap) + "); retry later";
+    return true;
+  };
+  if (full(lqc.max_pending, static_cast<size_t>(pending_per_local_queue_[lq]),
+           "LocalQueue " + lqc.namespace_ + "/" + lqc.name) ||
+      full(cq.max_pending, by_key_[res.queue].size(), "ClusterQueue " + cq.name) ||
+      full(config_->policy.max_pending_total, pending_.size(), "the cluster"))
+    return res;
+  PendingJob p{std::move(job), res.queue, 0};
+  p.key = queue_key(p.job, config_->policy, priority_scale_);
+  new_jobs_.push_back({++submissions_, p.job.id});
+  insert_pending(std::move(p));
+  return res;
+}
+
+void Scheduler::insert_pending(PendingJob p) {
+  const JobId id = p.job.id;
+  by_key_[p.queue].insert({-p.key, p.job.submit_ns, id});
+  by_submit_[p.queue].insert({p.job.submit_ns, id});
+  if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
+    ++pending_per_local_queue_[*lq];
+  pending_.emplace(id, std::move(p));
+}
+
+void Scheduler::erase_pending(JobId id) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  const auto& p = it->second;
+  by_key_[p.queue].erase({-p.key, p.job.submit_ns, id});
+  by_submit_[p.queue].erase({p.job.submit_ns, id});
+  if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
+    --pending_per_local_queue_[*lq];
+  pending_.erase(it);
+}
+
+void Scheduler::release_running(const RunningJob& r) {
+  alloc_.release(r.job, r.admission.placement);
+  for (const auto& u : r.admission.usage)
+    quota_.add_usage(r.admission.queue, u.flavor, u.resource, -u.amount);
+}
+
+bool Scheduler::cancel(JobId id, TimeNs now) {
+  if (pending_.count(id)) {
+    erase_pending(id);
+    mark_freed();  // it may have been a StrictFIFO head or a starving holder
+    return true;
+  }
+  return finish(id, now);
+}
+
+bool Scheduler::finish(JobId id, TimeNs now) {
+  auto it = running_.find(id);
+  if (it == running_.end()) return false;
+  advance_debt(now);
+  release_running(it->second);
+  running_.erase(it);
+  mark_freed();
+  return true;
+}
+
+bool Scheduler::requeue(JobId id, TimeNs now) {
+  auto it = running_.find(id);
+  if (it == running_.end()) return false;
+  advance_debt(now);
+  release_running(it->second);
+  PendingJob p{std::move(it->second.job), it->second.admission.queue, 0};
+  running_.erase(it);
+  p.key = queue_key(p.job, config_->policy, priority_scale_);
+  insert_pending(std::move(p));
+  mark_freed();
+  return true;
+}
+
+void Scheduler::set_node_ready(NodeId node, bool ready) {
+  alloc_.set_ready(node, ready);
+  mark_freed();
+}
+
+void Scheduler::advance_debt(TimeNs now) {
+  for (size_t q = 0; q < debt_.size(); ++q) {
+    int64_t gpu = 0;
+    for (FlavorId f = 0; f < quota_.num_flavors(); ++f)
+      gpu += quota_.usage(static_cast<QueueId>(q), f, kGpu);
+    debt_[q].advance(now, gpu, config_->policy.debt_half_life_ns);
+  }
+}
+
+double Scheduler::fairness_debt(QueueId q) const {
+  return debt_[q].normalized(entitlement_[q][kGpu], config_->policy.debt_half_life_ns);
+}
+
+double Scheduler::drf_share(QueueId q, const QuotaTree& quota) const {
+  // Dominant share: max over resources of usage / (entitlement * weight). A queue with no
+  // entitlement of a resource it uses (a pure borrower) counts as share 2.
+  const double weight = std::max(1e-3, config_->cluster_queues[q].fair_weight);
+  double share = 0;
+  for (int r = 0; r < kMaxResources; ++r) {
+    int64_t used = 0;
+    for (FlavorId f = 0; f < quota.num_flavors(); ++f)
+      if (quota.managed(q, f, static_cast<ResourceId>(r)))
+        used += quota.usage(q, f, static_cast<ResourceId>(r));
+    if (used <= 0) continue;
+    const int64_t ent = entitlement_[q][r];
+    const double s = ent > 0 ? static_cast<double>(used) / static_cast<double>(ent) : 2.0;
+    share = std::max(share, s / weight);
+  }
+  return std::min(share, 4.0);
+}
+
+double Scheduler::score(JobId id, TimeNs now) const {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return 0;
+  const auto& p = it->second;
+  const auto& w = config_->policy.weights;
+  return w.priority * p.job.priority / priority_scale_ + age_term(p.job, config_->policy, now) -
+         w.drf * drf_share(p.queue) - w.debt * fairness_debt(p.queue);
+}
+
+const Scheduler::PendingJob* Scheduler::find_pending(JobId id) const {
+  auto it = pending_.find(id);
+  return it == pending_.end() ? nullptr : &it->second;
+}
+
+const Scheduler::RunningJob* Scheduler::find_running(JobId id) const {
+  auto it = running_.find(id);
+  return it == running_.end() ? nullptr : &it->second;
+}
+
+std::vector<JobId> Scheduler::pending_in_queue(QueueId q, TimeNs now) const {
+  std::vector<JobId> out;
+  const auto& policy = config_->policy;
+  for (const auto& [submit, id] : by_submit_[q]) {
+    if (!is_starving(pending_.at(id).job, policy, now)) break;
+    out.push_back(id);
+  }
+  for (const auto& [negkey, submit, id] : by_key_[q])
+    if (!is_starving(pending_.at(id).job, policy, now)) out.push_back(id);
+  return out;
+}
+
+const NodeSet& Scheduler::nodes_for(const std::vector<FlavorId>& flavors, NodeSet& scratch) const {
+  const FlavorId* only = nullptr;
+  bool several = false;
+  for (const FlavorId& f : flavors) {
+    if (f < 0 || config_->flavors[f].node_labels.empty()) continue;
+    if (only && *only != f) several = true;
+    only = &f;
+  }
+  if (!only) return all_nodes_;
+  if (!several) return flavor_nodes_[*only];
+  // Several labelled flavors (several resource groups): nodes must carry all their labels.
+  Labels merged;
+  for (FlavorId f : flavors)
+    if (f >= 0)
+      for (const auto& kv : config_->flavors[f].node_labels) merged.push_back(kv);
+  std::sort(merged.begin(), merged.end());
+  merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+  for (size_t i = 1; i < merged.size(); ++i)
+    if (merged[i].first == merged[i - 1].first) merged.clear();  // conflicting: no node
+  scratch = select_nodes(config_->cluster, merged);
+  return scratch;
+}
+
+bool Scheduler::try_admit(const PendingJob& p, const QuotaTree& quota, const ClusterAlloc& alloc,
+                          Attempt& at) const {
+  const Job& job = p.job;
+  const QueueId q = p.queue;
+  const auto& cq = config_->cluster_queues[q];
+  const ResourceVec req = job.total_requests();
+  at.evaluated = true;
+  at.reason = PendingReason{};
+  at.reason.queue = q;
+
+  // 1. Which resource groups the job touches; a resource the queue cannot grant fails for good.
+  std::vector<int> groups;
+  for (int r = 0; r < kMaxResources; ++r) {
+    if (req[r] <= 0) continue;
+    const int g = quota.group_of(q, static_cast<ResourceId>(r));
+    if (g < 0) {
+      if (quota_optional(config_->resources, static_cast<ResourceId>(r))) continue;
+      at.reason.code = PendingCode::kNeverFitsQuota;
+      at.reason.resource = static_cast<ResourceId>(r);
+      at.reason.requested = req[r];
+      return false;
+    }
+    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+  }
+  std::sort(groups.begin(), groups.end());
+
+  // 2. Per group, the flavors (in the queue's order) whose quota holds the request now.
+  std::vector<std::vector<FlavorId>> candidates(groups.size());
+  bool first_quota_failure = true;
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    bool all_never = true;
+    const auto& group = cq.resource_groups[groups[gi]];
+    for (const auto& fq : group.flavors) {
+      bool fits = true;
+      for (ResourceId r : group.covered) {
+        if (req[r] <= 0 || !quota.managed(q, fq.flavor, r)) continue;
+        const int64_t avail = quota.available(q, fq.flavor, r);
+        if (req[r] <= avail) continue;
+        fits = false;
+        const bool never = req[r] > quota.max_available(q, fq.flavor, r);
+        if (!never) all_never = false;
+        if (first_quota_failure) {
+          first_quota_failure = false;
+          at.reason.flavor = fq.flavor;
+          at.reason.resource = r;
+          at.reason.requested = req[r];
+          at.reason.available = std::max<int64_t>(0, avail);
+        }
+        break;
+      }
+      if (fits) candidates[gi].push_back(fq.flavor);
+    }
+    if (candidates[gi].empty()) {
+      at.reason.code = all_never ? PendingCode::kNeverFitsQuota : PendingCode::kQuota;
+      return false;
+    }
+  }
+
+  // 3. Flavor combinations in order (first group varies slowest); the first that places wins.
+  std::vector<size_t> pick(groups.size(), 0);
+  std::vector<FlavorId> flavors(cq.resource_groups.size(), -1);
+  bool have_failure = false;
+  constexpr int kMaxCombinations = 64;
+  for (int combo = 0; combo < kMaxCombinations; ++combo) {
+    for (size_t gi = 0; gi < groups.size(); ++gi) flavors[groups[gi]] = candidates[gi][pick[gi]];
+
+    const uint64_t h = shape_hash(job);
+    const PlaceFailure* memo_hit = nullptr;
+    auto& bucket = at.memo[h];
+    for (const auto& m : bucket)
+      if (m.flavors == flavors && same_shape(*m.job, job)) memo_hit = &m.failure;
+    std::variant<Placement, PlaceFailure> placed;
+    if (memo_hit) {
+      placed = *memo_hit;
+    } else {
+      placed = placer_.place(job, nodes_for(flavors, at.scratch), alloc);
+      if (auto* f = std::get_if<PlaceFailure>(&placed)) bucket.push_back({&job, flavors, *f});
+    }
+    if (auto* pl = std::get_if<Placement>(&placed)) {
+      Admission& a = at.admission;
+      a = Admission{};
+      a.job = job.id;
+      a.queue = q;
+      a.flavors = flavors;
+      a.placement = std::move(*pl);
+      for (int r = 0; r < kMaxResources; ++r) {
+        if (req[r] <= 0) continue;
+        const int g = quota.group_of(q, static_cast<ResourceId>(r));
+        if (g < 0) continue;
+        const FlavorId f = flavors[g];
+        if (!quota.managed(q, f, static_cast<ResourceId>(r))) continue;
+        a.usage.push_back({f, static_cast<ResourceId>(r), req[r]});
+        if (quota.usage(q, f, static_cast<ResourceId>(r)) + req[r] >
+            quota.nominal(q, f, static_cast<ResourceId>(r)))
+          a.borrowing = true;
+      }
+      return true;
+    }
+    if (!have_failure) {
+      have_failure = true;
+      at.failed_flavors = flavors;
+      const auto& f = std::get<PlaceFailure>(placed);
+      at.reason.code = PendingCode::kPlacement;
+      at.reason.flavor = groups.empty() ? -1 : flavors[groups.front()];
+      at.reason.place_code = f.code;
+      at.reason.pods_needed = f.pods_needed;
+      at.reason.pods_fit = f.pods_fit;
+      at.reason.detail = f.detail;
+    }
+    // Next combination (odometer, last group fastest).
+    size_t gi = groups.size();
+    while (gi > 0) {
+      --gi;
+      if (++pick[gi] < candidates[gi].size()) break;
+      pick[gi] = 0;
+      if (gi == 0) return false;
+    }
+    if (groups.empty()) return false;
+  }
+  return false;
+}
+
+CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
+  CycleResult result;
+  result.now = now;
+  result.generation = submissions_;
+  result.free_epoch = free_epoch_;
+  const auto& policy = config_->policy;
+  const int nq = static_cast<int>(by_key_.size());
+  QuotaTree quota = quota_;
+  ClusterAlloc alloc = alloc_;
+  Attempt attempt;
+
+  // Within a queue: starving first (oldest first), then by key, then submit time, then id.
+  auto ranks_before = [&](const PendingJob& a, const PendingJob& b) {
+    const bool sa = is_starving(a.job, policy, now), sb = is_starving(b.job, policy, now);
+    if (sa != sb) return sa;
+    if (!sa && a.key != b.key) return a.key > b.key;
+    return std::tie(a.job.submit_ns, a.job.id) < std::tie(b.job.submit_ns, b.job.id);
+  };
+
+  // 0. Incremental when nothing was freed since the last applied cycle and no older job
+  // became starving since (that would change who holds capacity).
+  bool incremental = mode == CycleMode::kAuto && !need_full_;
+  if (incremental && policy.aging_horizon_ns > 0) {
+    const TimeNs was = last_cycle_ns_ - policy.aging_horizon_ns;
+    const TimeNs is = now - policy.aging_horizon_ns;
+    for (int q = 0; q < nq && incremental; ++q) {
+      auto it = by_submit_[q].lower_bound({was + 1, 0});
+      if (it != by_submit_[q].end() && it->first <= is) incremental = false;
+    }
+  }
+  result.incremental = incremental;
+  std::vector<std::vector<const PendingJob*>> fresh(incremental ? nq : 0);
+  if (incremental) {
+    for (const auto& [seq, id] : new_jobs_) {
+      auto it = pending_.find(id);
+      if (it != pending_.end()) fresh[it->second.queue].push_back(&it->second);
+    }
+    for (auto& v : fresh)
+      std::sort(v.begin(), v.end(), [&](auto* a, auto* b) { return ranks_before(*a, *b); });
+  }
+
+  // Per-queue cursors: starving jobs (oldest first), then the rest in key order; or, when
+  // incremental, the new jobs in the same order.
+  struct Cursor {
+    std::set<SubmitOrder>::const_iterator starving;
+    std::set<KeyOrder>::const_iterator rest;
+    size_t fresh = 0;
+    bool in_starving = true;
+    JobId strict_blocker = 0;  // StrictFIFO head that did not fit
+  };
+  std::vector<Cursor> cur(nq);
+  for (int q = 0; q < nq; ++q) {
+    cur[q].starving = by_submit_[q].begin();
+    cur[q].rest = by_key_[q].begin();
+  }
+  auto head = [&](int q) -> const PendingJob* {
+    Cursor& c = cur[q];
+    if (incremental) return c.fresh < fresh[q].size() ? fresh[q][c.fresh] : nullptr;
+    while (true) {
+      if (c.in_starving) {
+        if (c.starving != by_submit_[q].end()) {
+          const PendingJob& p = pending_.at(c.starving->second);
+          if (is_starving(p.job, policy, now)) return &p;
+        }
+        c.in_starving = false;
+      }
+      if (c.rest == by_key_[q].end()) return nullptr;
+      const PendingJob& p = pending_.at(std::get<2>(*c.rest));
+      if (!is_starving(p.job, policy, now)) return &p;
+      ++c.rest;  // already served from the starving list
+    }
+  };
+  auto advance = [&](int q) {
+    Cursor& c = cur[q];
+    if (incremental)
+      ++c.fresh;
+    else if (c.in_starving)
+      ++c.starving;
+    else
+      ++c.rest;
+  };
+
+  // Dynamic part of each queue's score; refreshed for a queue when it admits.
+  const auto& w = policy.weights;
+  std::vector<double> dyn(nq);
+  auto refresh = [&](int q) { dyn[q] = -w.drf * drf_share(q, quota) - w.debt * fairness_debt(q); };
+  for (int q = 0; q < nq; ++q) refresh(q);
+
+  // Capacity held for a starving job: globally (placement) or for one cohort tree (quota).
+  JobId held_by = 0;
+  std::vector<JobId> held_root(quota.num_queues() + config_->cohorts.size(), 0);
+  if (incremental) {
+    held_by = last_held_by_;
+    if (!last_held_root_.empty()) held_root = last_held_root_;
+    for (int q = 0; q < nq && q < static_cast<int>(last_strict_blockers_.size()); ++q)
+      cur[q].strict_blocker = last_strict_blockers_[q];
+  }
+
+  std::vector<const PendingJob*> heads(nq, nullptr);
+  for (int q = 0; q < nq; ++q) heads[q] = head(q);
+  while (true) {
+    // 1. Pick the best head across queues: starving first (oldest), then the highest score.
+    int best = -1;
+    bool best_starving = false;
+    for (int q = 0; q < nq; ++q) {
+      const PendingJob* p = heads[q];
+      if (!p) continue;
+      const bool st = is_starving(p->job, policy, now);
+      if (best < 0) {
+        best = q, best_starving = st;
+        continue;
+      }
+      const PendingJob* b = heads[best];
+      bool better;
+      if (st != best_starving) {
+        better = st;
+      } else if (st) {
+        better = std::tie(p->job.submit_ns, p->job.id) < std::tie(b->job.submit_ns, b->job.id);
+      } else {
+        const double sp = p->key + dyn[q], sb = b->key + dyn[best];
+        better = sp != sb ? sp > sb
+                          : std::tie(p->job.submit_ns, p->job.id) <
+                                std::tie(b->job.submit_ns, b->job.id);
+      }
+      if (better) best = q, best_starving = st;
+    }
+    if (best < 0) break;
+    const int q = best;
+    const PendingJob& p = *heads[q];
+    advance(q);
+    heads[q] = head(q);
+
+    PendingDecision pd;
+    pd.job = p.job.id;
+    pd.starving = best_starving;
+    pd.reason.queue = q;
+    const int root = quota.root(q);
+    // 2. Held back: behind a StrictFIFO head, or behind a starving job's claim.
+    const auto blocker =
+        cur[q].strict_blocker ? pending_.find(cur[q].strict_blocker) : pending_.end();
+    if (blocker != pending_.end() && !ranks_before(p, blocker->second)) {
+      pd.reason.code = PendingCode::kStrictFifoBlocked;
+      pd.reason.blocker = cur[q].strict_blocker;
+      result.pending.push_back(std::move(pd));
+      continue;
+    }
+    if (held_by || held_root[root]) {
+      pd.reason.code = PendingCode::kHeldForStarving;
+      pd.reason.blocker = held_by ? held_by : held_root[root];
+      result.pending.push_back(std::move(pd));
+      continue;
+    }
+    // 3. Try it.
+    ++result.evaluated;
+    if (try_admit(p, quota, alloc, attempt)) {
+      Admission& a = attempt.admission;
+      alloc.commit(p.job, a.placement);
+      for (const auto& u : a.usage) quota.add_usage(q, u.flavor, u.resource, u.amount);
+      refresh(q);
+      result.admitted.push_back(std::move(a));
+      continue;
+    }
+    pd.reason = std::move(attempt.reason);
+    if (config_->cluster_queues[q].strategy == QueueingStrategy::kStrictFIFO &&
+        pd.reason.code != PendingCode::kNeverFitsQuota)
+      cur[q].strict_blocker = p.job.id;
+    // A starving job that could fit some day holds capacity for itself.
+    if (best_starving && pd.reason.code != PendingCode::kNeverFitsQuota) {
+      if (pd.reason.code != PendingCode::kPlacement) {
+        held_root[root] = p.job.id;
+      } else if (std::holds_alternative<Placement>(placer_.place(
+                     p.job, nodes_for(attempt.failed_flavors, attempt.scratch), empty_alloc_))) {
+        held_by = p.job.id;  // fits an idle cluster: worth draining capacity for
+      }
+    }
+    result.pending.push_back(std::move(pd));
+  }
+  result.strict_blockers.resize(nq);
+  for (int q = 0; q < nq; ++q) result.strict_blockers[q] = cur[q].strict_blocker;
+  result.held_by = held_by;
+  result.held_root = std::move(held_root);
+  return result;
+}
+
+void Scheduler::apply(const CycleResult& result, TimeNs now) {
+  advance_debt(now);
+  // Bookkeeping for the next incremental cycle.
+  need_full_ = result.free_epoch != free_epoch_;
+  last_cycle_ns_ = result.now;
+  last_strict_blockers_ = result.strict_blockers;
+  last_held_by_ = result.held_by;
+  last_held_root_ = result.held_root;
+  std::erase_if(new_jobs_, [&](const auto& e) { return e.first <= result.generation; });
+  for (const auto& a : result.admitted) {
+    auto it = pending_.find(a.job);
+    if (it == pending_.end()) continue;  // cancelled in between: nothing to apply
+    RunningJob r{it->second.job, a, now};
+    erase_pending(a.job);
+    alloc_.commit(r.job, a.placement);
+    for (const auto& u : a.usage) quota_.add_usage(a.queue, u.flavor, u.resource, u.amount);
+    running_.emplace(a.job, std::move(r));
+  }
+}
+
+bool Scheduler::check_invariants(std::string* why) const {
+  if (!alloc_.check_invariants(why)) return false;
+  // Quota usage equals the sum of running jobs' usage.
+  QuotaTree expect(*config_);
+  for (const auto& [id, r] : running_)
+    for (const auto& u : r.admission.usage)
+      expect.add_usage(r.admission.queue, u.flavor, u.resource, u.amount);
+  for (QueueId q = 0; q < quota_.num_queues(); ++q)
+    for (FlavorId f = 0; f < quota_.num_flavors(); ++f)
+      for (int r = 0; r < kMaxResources; ++r) {
+        const auto res = static_cast<ResourceId>(r);
+        if (expect.usage(q, f, res) != quota_.usage(q, f, res)) {
+          if (why) *why = "quota usage drifted for queue " + config_->cluster_queues[q].name;
+          return false;
+        }
+        if (quota_.managed(q, f, res) && quota_.available(q, f, res) < 0) {
+          if (why) *why = "queue " + config_->cluster_queues[q].name + " exceeds its quota";
+          return false;
+        }
+      }
+  return true;
+}
+
+}  // namespace sluice

@@ -1,0 +1,149 @@
+#pragma once
+// The scheduler: pending and running jobs, quota usage and free capacity, and the scheduling
+// cycle over them. Pure: no I/O, no threads, no clock; time is passed in. The daemon and the
+// simulator both drive this class, so a policy behaves the same in both (house rule 2).
+//
+// Use: submit() jobs; call run_cycle(now) to get decisions; apply() them; report finish() /
+// cancel() / requeue() as jobs end. run_cycle() is const: a what-if costs nothing.
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cycle/decisions.h"
+#include "core/model/config.h"
+#include "core/order/score.h"
+#include "core/place/cluster_alloc.h"
+#include "core/place/node_set.h"
+#include "core/place/placer.h"
+#include "core/quota/quota_tree.h"
+
+namespace sluice {
+
+enum class SubmitStatus : uint8_t {
+  kAccepted,
+  kInvalid,       // malformed job (no pods, negative request, ...)
+  kUnknownQueue,  // no such LocalQueue in the job's namespace
+  kDuplicate,     // the id is already known
+  kPendingCap,    // a pending cap (LocalQueue, ClusterQueue or cluster) is full: back off
+};
+
+struct SubmitResult {
+  SubmitStatus status = SubmitStatus::kAccepted;
+  std::string message;
+  QueueId queue = -1;
+};
+
+class Scheduler {
+ public:
+  struct PendingJob {
+    Job job;
+    QueueId queue = 0;
+    double key = 0;  // queue_key()
+  };
+  struct RunningJob {
+    Job job;
+    Admission admission;
+    TimeNs start_ns = 0;
+  };
+
+  explicit Scheduler(std::shared_ptr<const Config> config);
+
+  const Config& config() const { return *config_; }
+
+  // Admission control for a new job; job.id must be unique and job.submit_ns set by the caller.
+  SubmitResult submit(Job job);
+  // Resolves the ClusterQueue a job would go to, without submitting it.
+  SubmitResult resolve(const Job& job) const;
+  // Removes a pending job or stops a running one (its capacity is freed). False if unknown.
+  bool cancel(JobId id, TimeNs now);
+  // A running job ended: its capacity and quota are released.
+  bool finish(JobId id, TimeNs now);
+  // A running job goes back to pending (preempted, or its node failed), keeping its submit time.
+  bool requeue(JobId id, TimeNs now);
+  // Marks a node usable or not for new placements. Running jobs are the caller's business.
+  void set_node_ready(NodeId node, bool ready);
+
+  enum class CycleMode : uint8_t {
+    kAuto,  // incremental when nothing was freed since the last applied cycle, else full
+    kFull,  // always consider every pending job
+  };
+  // One scheduling cycle on the current state. Deterministic: same state, same `now`, same
+  // result, byte for byte. An incremental cycle decides exactly what a full one would admit:
+  // when no capacity or quota was freed since the last applied cycle, no job that failed then
+  // can fit now, so only new arrivals need a look.
+  CycleResult run_cycle(TimeNs now, CycleMode mode = CycleMode::kAuto) const;
+  // Applies a result of run_cycle() computed on the current state (no mutation in between).
+  void apply(const CycleResult& result, TimeNs now);
+  // Accumulates fairness debt up to `now` (called by apply/finish; callable on its own).
+  void advance_debt(TimeNs now);
+
+  // Introspection.
+  const PendingJob* find_pending(JobId id) const;
+  const RunningJob* find_running(JobId id) const;
+  size_t pending_count() const { return pending_.size(); }
+  size_t running_count() const { return running_.size(); }
+  const std::map<JobId, RunningJob>& running() const { return running_; }
+  // Pending job ids of one queue in rank order at `now`.
+  std::vector<JobId> pending_in_queue(QueueId q, TimeNs now) const;
+  size_t pending_in_queue_count(QueueId q) const { return by_key_[q].size(); }
+  const QuotaTree& quota() const { return quota_; }
+  const ClusterAlloc& alloc() const { return alloc_; }
+  const Placer& placer() const { return placer_; }
+  double drf_share(QueueId q) const { return drf_share(q, quota_); }
+  double fairness_debt(QueueId q) const;
+  // Composite score of a pending job at `now` (for explain and metrics).
+  double score(JobId id, TimeNs now) const;
+  // Checks the invariants of the whole state (capacity, quota usage == running jobs' usage).
+  bool check_invariants(std::string* why) const;
+
+ private:
+  struct Attempt;
+  using KeyOrder = std::tuple<double, TimeNs, JobId>;  // (-key, submit, id)
+  using SubmitOrder = std::pair<TimeNs, JobId>;
+
+  double drf_share(QueueId q, const QuotaTree& quota) const;
+  void insert_pending(PendingJob p);
+  void erase_pending(JobId id);
+  void release_running(const RunningJob& r);
+  void mark_freed() {
+    need_full_ = true;
+    ++free_epoch_;
+  }
+  // Tries to admit one job against working copies of quota and capacity.
+  bool try_admit(const PendingJob& p, const QuotaTree& quota, const ClusterAlloc& alloc,
+                 Attempt& attempt) const;
+  const NodeSet& nodes_for(const std::vector<FlavorId>& flavors, NodeSet& scratch) const;
+
+  std::shared_ptr<const Config> config_;
+  double priority_scale_ = 1;
+  QuotaTree quota_;
+  ClusterAlloc alloc_;
+  ClusterAlloc empty_alloc_;  // an idle cluster: "could this job ever be placed?"
+  Placer placer_;
+  std::vector<NodeSet> flavor_nodes_;  // per flavor
+  NodeSet all_nodes_;
+  std::vector<std::vector<int64_t>> entitlement_;  // [queue][resource]: sum of nominal
+
+  std::unordered_map<JobId, PendingJob> pending_;
+  std::vector<std::set<KeyOrder>> by_key_;        // per queue
+  std::vector<std::set<SubmitOrder>> by_submit_;  // per queue
+  std::vector<int32_t> pending_per_local_queue_;
+  std::map<JobId, RunningJob> running_;
+  std::vector<FairnessDebt> debt_;
+
+  // Incremental-cycle bookkeeping.
+  bool need_full_ = true;     // something was freed (or nothing applied yet)
+  uint64_t free_epoch_ = 0;   // bumped whenever capacity, quota or a blocker is freed
+  uint64_t submissions_ = 0;  // sequence number of the latest submission
+  std::vector<std::pair<uint64_t, JobId>> new_jobs_;  // submitted since the last applied cycle
+  TimeNs last_cycle_ns_ = 0;
+  std::vector<JobId> last_strict_blockers_;
+  JobId last_held_by_ = 0;
+  std::vector<JobId> last_held_root_;
+};
+
+}  // namespace sluice

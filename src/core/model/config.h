@@ -1,0 +1,145 @@
+#pragma once
+// The validated configuration: Kueue's objects (ResourceFlavor, ClusterQueue, LocalQueue,
+// WorkloadPriorityClass, Cohort) plus sluice's Cluster and SchedulerPolicy. Produced by
+// core/config/loader.h; every cross reference here is an index that is known to be valid.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model/cluster.h"
+#include "core/model/job.h"
+#include "core/model/resources.h"
+
+namespace sluice {
+
+using FlavorId = int32_t;
+using CohortId = int32_t;
+using QueueId = int32_t;  // ClusterQueue index
+using LocalQueueId = int32_t;
+
+struct ResourceFlavor {
+  std::string name;
+  Labels node_labels;    // a node belongs to the flavor when it carries all of these
+  bool implied = false;  // referenced by a ClusterQueue but never defined (warning; no labels)
+};
+
+struct ResourceQuota {
+  ResourceId resource = 0;
+  int64_t nominal = 0;                     // canonical units
+  std::optional<int64_t> borrowing_limit;  // nullopt: unlimited (within the cohort)
+  std::optional<int64_t> lending_limit;    // nullopt: everything unused may be lent
+};
+
+struct FlavorQuotas {
+  FlavorId flavor = 0;
+  std::vector<ResourceQuota> resources;
+  // nullptr when the group covers `r` but this flavor sets no quota for it: the resource is not
+  // quota-managed in this flavor (unlimited). The loader warns; see docs/config.md.
+  const ResourceQuota* find(ResourceId r) const;
+};
+
+struct ResourceGroup {
+  std::vector<ResourceId> covered;
+  std::vector<FlavorQuotas> flavors;  // tried in this order
+};
+
+enum class QueueingStrategy : uint8_t { kBestEffortFIFO, kStrictFIFO };
+enum class WithinQueuePolicy : uint8_t { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class ReclaimPolicy : uint8_t { kNever, kLowerPriority, kAny };
+enum class BorrowWithinCohortPolicy : uint8_t { kNever, kLowerPriority };
+
+struct PreemptionConfig {
+  WithinQueuePolicy within_cluster_queue = WithinQueuePolicy::kNever;
+  ReclaimPolicy reclaim_within_cohort = ReclaimPolicy::kNever;
+  BorrowWithinCohortPolicy borrow_within_cohort = BorrowWithinCohortPolicy::kNever;
+  std::optional<int32_t> max_priority_threshold;
+};
+
+// Kubernetes label selector, matchLabels only (matchExpressions are rejected by the loader).
+struct NamespaceSelector {
+  bool match_all = false;  // `{}`
+  Labels match_labels;     // when !match_all: namespace labels must include all of these
+};
+
+struct ClusterQueue {
+  std::string name;
+  std::optional<CohortId> cohort;
+  std::optional<NamespaceSelector> namespace_selector;  // nullopt: Kueue's default (matches none
+                                                        // in Kueue; sluice matches all, warned)
+  QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
+  std::vector<ResourceGroup> resource_groups;
+  PreemptionConfig preemption;
+  double fair_weight = 1.0;  // fairSharing.weight
+  // sluice extensions (spec.sluice: {...}).
+  bool preemptible = true;   // may its jobs be preemption victims at all
+  bool interactive = false;  // an interactive queue: jobs fail fast; non-preemptible default
+  TimeNs default_walltime_ns = 3600 * kNsPerSec;
+  TimeNs min_runtime_ns = 0;  // jobs younger than this are never preempted
+  int32_t max_pending = 0;    // 0: no cap (LocalQueues may also cap)
+  // Priority class of jobs submitted without one ("" = none, value 0). Set by
+  // spec.sluice.defaultPriorityClass or a playbook Queue's priorityClassName; always defined in
+  // Config::priority_classes when set.
+  std::string default_priority_class;
+};
+
+struct Cohort {
+  std::string name;
+  std::optional<CohortId> parent;
+  std::vector<ResourceGroup> resource_groups;  // a cohort's own quota (Kueue v1alpha1 Cohort)
+  bool implied = false;  // named by a ClusterQueue/Cohort but not defined as an object
+};
+
+struct LocalQueue {
+  std::string name;
+  std::string namespace_;
+  QueueId cluster_queue = 0;
+  int32_t max_pending = 0;  // sluice extension; 0: no cap
+};
+
+struct PriorityClass {
+  std::string name;
+  int32_t value = 0;
+};
+
+enum class ScoringPolicy : uint8_t { kBinPack, kSpread, kBestFit, kFgd };
+
+struct OrderingWeights {
+  double priority = 1.0;
+  double age = 1.0;
+  double drf = 0.5;
+  double debt = 0.5;
+};
+
+struct SchedulerPolicy {
+  ScoringPolicy gpu_scoring = ScoringPolicy::kBinPack;
+  OrderingWeights weights;
+  TimeNs aging_horizon_ns = 3600 * kNsPerSec;        // a job waiting this long is "starving"
+  TimeNs debt_half_life_ns = 24 * 3600 * kNsPerSec;  // fairness-debt decay
+  TimeNs interactive_timeout_ns = 30 * kNsPerSec;
+  int32_t max_pending_total = 0;  // cluster-wide cap on pending jobs; 0: none
+};
+
+struct Config {
+  ResourceCatalog resources;
+  std::vector<ResourceFlavor> flavors;
+  std::vector<Cohort> cohorts;
+  std::vector<ClusterQueue> cluster_queues;
+  std::vector<LocalQueue> local_queues;
+  std::vector<PriorityClass> priority_classes;
+  SchedulerPolicy policy;
+  Cluster cluster;
+  std::vector<std::string> warnings;  // what the loader accepted but a user should know
+
+  std::optional<FlavorId> find_flavor(const std::string& name) const;
+  std::optional<QueueId> find_cluster_queue(const std::string& name) const;
+  std::optional<CohortId> find_cohort(const std::string& name) const;
+  // Exact (namespace, name) match first, else a queue of that name in namespace "*" (serves
+  // every namespace; what a playbook `Queue` becomes).
+  std::optional<LocalQueueId> find_local_queue(const std::string& ns,
+                                               const std::string& name) const;
+  const PriorityClass* find_priority_class(const std::string& name) const;
+};
+
+}  // namespace sluice

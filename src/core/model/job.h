@@ -1,0 +1,62 @@
+#pragma once
+// A job: what a user asks for. Pods of a job form a gang: all are placed or none.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/model/resources.h"
+
+namespace sluice {
+
+using JobId = uint64_t;
+using TimeNs = int64_t;  // nanoseconds (time points: since the epoch of the caller's clock)
+inline constexpr TimeNs kNsPerSec = 1'000'000'000;
+
+struct PodSet {
+  std::string name = "main";
+  int32_t count = 1;  // pods in this set
+  // Per-pod requests in canonical units. requests[kGpu] == gpus * gpu_milli.
+  ResourceVec requests;
+  int32_t gpus = 0;          // GPU devices per pod
+  int32_t gpu_milli = 1000;  // per device; < 1000 only with gpus == 1 (a shared fraction)
+};
+
+// Whole-gang topology: all pods inside one domain of `level` (required) or in as few domains of
+// it as possible (preferred). level indexes Cluster::levels; levels.size() means "node".
+struct TopologyRequest {
+  int32_t level = -1;  // -1: none
+  bool required = false;
+};
+
+enum class GpuLocality : uint8_t {
+  kPreferred,      // a multi-GPU pod gets GPUs in one NVLink domain / NUMA / PCIe switch if it can
+  kRequireNvlink,  // ... and must, or it does not fit on that node
+};
+
+struct Job {
+  JobId id = 0;
+  std::string name;
+  std::string namespace_;
+  std::string queue;           // LocalQueue name (in namespace_)
+  std::string priority_class;  // WorkloadPriorityClass name; "" = default (value 0)
+  int32_t priority = 0;        // resolved value of priority_class
+  bool preemptible = true;
+  bool interactive = false;
+  std::vector<PodSet> pod_sets;
+  std::vector<std::string> allowed_models;  // empty: any GPU model
+  TopologyRequest topology;
+  GpuLocality gpu_locality = GpuLocality::kPreferred;
+  TimeNs walltime_ns = 0;          // estimate; 0 = unknown (the queue's default applies)
+  TimeNs checkpoint_grace_ns = 0;  // time to checkpoint after the preemption signal
+  TimeNs submit_ns = 0;
+  // What the agent runs (not used by the core's decisions).
+  std::vector<std::string> command;
+  std::vector<std::pair<std::string, std::string>> env;
+
+  // Sum of all pods' requests.
+  ResourceVec total_requests() const;
+  int32_t pod_count() const;
+};
+
+}  // namespace sluice

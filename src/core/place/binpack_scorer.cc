@@ -1,0 +1,12 @@
+#include "core/place/binpack_scorer.h"
+
+namespace sluice {
+
+Scored BinPackScorer::evaluate(const NodeView& node, const PodShape& pod,
+                               std::span<const int16_t> /*take*/) const {
+  if (!pod.gpu_pod()) return {10.0 * cpu_only_tier(node) + cpu_share_after(node, pod), -1};
+  const int16_t gpu = pod.shared() ? tightest_shared_gpu(node, pod) : int16_t{-1};
+  return {gpu_share_after(node, pod) + 0.001 * cpu_share_after(node, pod), gpu};
+}
+
+}  // namespace sluice

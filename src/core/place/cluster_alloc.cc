@@ -1,0 +1,291 @@
+#include "core/place/cluster_alloc.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace sluice {
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  // splitmix64-style combine: cheap and well spread (used only as a memo key).
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  return h ^ (h >> 29);
+}
+
+}  // namespace
+
+std::vector<std::string> gpu_models(const Cluster& cluster) {
+  std::vector<std::string> models;
+  for (const Node& node : cluster.nodes)
+    for (const Gpu& g : node.gpus)
+      if (std::find(models.begin(), models.end(), g.model) == models.end()) models.push_back(g.model);
+  return models;
+}
+
+ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
+  const auto n = cluster.nodes.size();
+  const auto nn = static_cast<int32_t>(n);
+  cpu_free_.resize(n);
+  mem_free_.resize(n);
+  gpu_off_.assign(n + 1, 0);
+  whole_free_.assign(n, 0);
+  idx_whole_.assign(n, 0);
+  idx_partial_.assign(n, -1);
+  hash_.assign(n, 0);
+  single_model_.assign(n, 1);
+  ready_ = NodeBits(nn);
+  gpu_nodes_ = NodeBits(nn);
+  mig_free_.assign(kMaxResources, NodeBits(nn));
+  partial_.assign(kPartialBuckets, NodeBits(nn));
+
+  // 1. Flatten GPUs and MIG slices; intern models.
+  gpu_slice_off_.push_back(0);
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = cluster.nodes[i];
+    cpu_free_[i] = node.cpu_milli;
+    mem_free_[i] = node.memory_mib;
+    gpu_off_[i + 1] = gpu_off_[i] + static_cast<int32_t>(node.gpus.size());
+    max_gpus_ = std::max(max_gpus_, static_cast<int32_t>(node.gpus.size()));
+    if (!node.gpus.empty()) gpu_nodes_.set(static_cast<NodeId>(i));
+    for (const Gpu& g : node.gpus) {
+      auto it = std::find(models_.begin(), models_.end(), g.model);
+      if (it == models_.end()) {
+        models_.push_back(g.model);
+        model_nodes_.emplace_back(nn);
+        it = models_.end() - 1;
+      }
+      const auto m = static_cast<size_t>(it - models_.begin());
+      model_nodes_[m].set(static_cast<NodeId>(i));
+      if (g.model != node.gpus.front().model) single_model_[i] = 0;
+      gpu_model_.push_back(static_cast<uint8_t>(m));
+      gpu_mig_.push_back(g.mig.empty() ? 0 : 1);
+      gpu_free_.push_back(g.mig.empty() ? static_cast<int32_t>(kMilliPerGpu) : 0);
+      if (g.mig.empty()) gpu_milli_capacity_ += kMilliPerGpu;
+      for (const MigSlice& s : g.mig) {
+        slice_used_.push_back(0);
+        slice_profile_.push_back(s.profile);
+        slice_gpu_.push_back(static_cast<int32_t>(gpu_free_.size() - 1));
+      }
+      gpu_slice_off_.push_back(static_cast<int32_t>(slice_used_.size()));
+    }
+  }
+  whole_eq_.assign(static_cast<size_t>(max_gpus_) + 1, NodeBits(nn));
+  count_by_whole_.assign(static_cast<size_t>(max_gpus_) + 1, 0);
+
+  // 2. Topology domains (ids may exceed domain_names; size by the largest seen).
+  domain_nodes_.resize(cluster.levels.size());
+  dom_whole_.resize(cluster.levels.size());
+  dom_count_.resize(cluster.levels.size());
+  for (size_t l = 0; l < cluster.levels.size(); ++l) {
+    size_t count = l < cluster.domain_names.size() ? cluster.domain_names[l].size() : 0;
+    for (const Node& node : cluster.nodes)
+      if (l < node.domains.size() && node.domains[l] >= 0)
+        count = std::max(count, static_cast<size_t>(node.domains[l]) + 1);
+    domain_nodes_[l].resize(count);
+    dom_whole_[l].assign(count, 0);
+    dom_count_[l].assign(count * (static_cast<size_t>(max_gpus_) + 1), 0);
+    for (size_t i = 0; i < n; ++i) {
+      const Node& node = cluster.nodes[i];
+      if (l < node.domains.size() && node.domains[l] >= 0)
+        domain_nodes_[l][static_cast<size_t>(node.domains[l])].push_back(static_cast<NodeId>(i));
+    }
+  }
+
+  // 3. Index every node.
+  for (size_t i = 0; i < n; ++i) {
+    const auto id = static_cast<NodeId>(i);
+    ready_.assign(id, cluster.nodes[i].ready);
+    whole_free_[i] = 0;
+    for (int g = 0; g < gpu_count(id); ++g)
+      if (!gpu_is_mig(id, g)) ++whole_free_[i];
+    index(id);
+  }
+}
+
+int ClusterAlloc::model_index(const std::string& name) const {
+  for (size_t m = 0; m < models_.size(); ++m)
+    if (models_[m] == name) return static_cast<int>(m);
+  return -1;
+}
+
+int32_t ClusterAlloc::partial_max(NodeId n) const {
+  int32_t best = 0;
+  for (int g = 0; g < gpu_count(n); ++g) {
+    const int32_t f = gpu_free_[gpu(n, g)];
+    if (f > 0 && f < kMilliPerGpu && f > best) best = f;
+  }
+  return best;
+}
+
+uint64_t ClusterAlloc::compute_hash(NodeId n) const {
+  uint64_t h = mix(static_cast<uint64_t>(cpu_free_[idx(n)]), static_cast<uint64_t>(mem_free_[idx(n)]));
+  for (int g = 0; g < gpu_count(n); ++g) h = mix(h, static_cast<uint64_t>(gpu_free_[gpu(n, g)]));
+  const int32_t s0 = gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n)])];
+  const int32_t s1 = gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n) + 1])];
+  for (int32_t s = s0; s < s1; ++s) h = mix(h, slice_used_[static_cast<size_t>(s)]);
+  return mix(h, ready_.test(n) ? 1 : 2);
+}
+
+void ClusterAlloc::unindex(NodeId n) {
+  const size_t i = idx(n);
+  const int c = idx_whole_[i];
+  whole_eq_[static_cast<size_t>(c)].reset(n);
+  if (idx_partial_[i] >= 0) partial_[static_cast<size_t>(idx_partial_[i])].reset(n);
+  const int32_t s0 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i])];
+  const int32_t s1 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i + 1])];
+  for (int32_t s = s0; s < s1; ++s) mig_free_[slice_profile_[static_cast<size_t>(s)]].reset(n);
+  if (ready_.test(n)) {
+    --count_by_whole_[static_cast<size_t>(c)];
+    total_whole_free_ -= c;
+    const Node& node = cluster_->nodes[i];
+    for (size_t l = 0; l < domain_nodes_.size(); ++l) {
+      if (l >= node.domains.size() || node.domains[l] < 0) continue;
+      const auto d = static_cast<size_t>(node.domains[l]);
+      dom_whole_[l][d] -= c;
+      --dom_count_[l][d * (static_cast<size_t>(max_gpus_) + 1) + static_cast<size_t>(c)];
+    }
+  }
+}
+
+void ClusterAlloc::index(NodeId n) {
+  const size_t i = idx(n);
+  const int c = whole_free_[i];
+  idx_whole_[i] = static_cast<int16_t>(c);
+  whole_eq_[static_cast<size_t>(c)].set(n);
+  const int32_t pm = partial_max(n);
+  idx_partial_[i] = pm > 0 ? static_cast<int16_t>(pm / 100) : int16_t{-1};
+  if (pm > 0) partial_[static_cast<size_t>(pm / 100)].set(n);
+  const int32_t s0 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i])];
+  const int32_t s1 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i + 1])];
+  for (int32_t s = s0; s < s1; ++s)
+    if (!slice_used_[static_cast<size_t>(s)]) mig_free_[slice_profile_[static_cast<size_t>(s)]].set(n);
+  if (ready_.test(n)) {
+    ++count_by_whole_[static_cast<size_t>(c)];
+    total_whole_free_ += c;
+    const Node& node = cluster_->nodes[i];
+    for (size_t l = 0; l < domain_nodes_.size(); ++l) {
+      if (l >= node.domains.size() || node.domains[l] < 0) continue;
+      const auto d = static_cast<size_t>(node.domains[l]);
+      dom_whole_[l][d] += c;
+      ++dom_count_[l][d * (static_cast<size_t>(max_gpus_) + 1) + static_cast<size_t>(c)];
+    }
+  }
+  hash_[i] = compute_hash(n);
+}
+
+void ClusterAlloc::apply(const Job& job, const Placement& p, int sign) {
+  for (const PodPlacement& pod : p.pods) {
+    const NodeId n = pod.node;
+    const PodSet& ps = job.pod_sets[static_cast<size_t>(pod.pod_set)];
+    unindex(n);
+    cpu_free_[idx(n)] -= sign * ps.requests[kCpu];
+    mem_free_[idx(n)] -= sign * ps.requests[kMemory];
+    for (const GpuShare& s : pod.gpus) {
+      const size_t g = gpu(n, s.gpu);
+      if (s.mig_slice >= 0) {
+        const auto si = static_cast<size_t>(gpu_slice_off_[g] + s.mig_slice);
+        assert(slice_used_[si] == (sign > 0 ? 0 : 1));
+        slice_used_[si] = sign > 0 ? 1 : 0;
+        continue;
+      }
+      const bool was_whole = gpu_free_[g] == kMilliPerGpu;
+      gpu_free_[g] -= sign * s.milli;
+      gpu_milli_used_ += sign * s.milli;
+      const bool is_whole = gpu_free_[g] == kMilliPerGpu;
+      whole_free_[idx(n)] = static_cast<int16_t>(whole_free_[idx(n)] + (is_whole ? 1 : 0) - (was_whole ? 1 : 0));
+    }
+    index(n);
+  }
+}
+
+void ClusterAlloc::commit(const Job& job, const Placement& p) { apply(job, p, +1); }
+void ClusterAlloc::release(const Job& job, const Placement& p) { apply(job, p, -1); }
+
+void ClusterAlloc::set_ready(NodeId n, bool ready) {
+  if (ready_.test(n) == ready) return;
+  unindex(n);
+  ready_.assign(n, ready);
+  index(n);
+}
+
+int64_t ClusterAlloc::total_gpu_milli_free() const {
+  int64_t total = 0;
+  ready_.for_each([&](NodeId n) {
+    for (int32_t f : gpu_free_span(n)) total += f;
+    return true;
+  });
+  return total;
+}
+
+int32_t ClusterAlloc::max_whole_gpus_free() const {
+  for (int c = max_gpus_; c > 0; --c)
+    if (count_by_whole_[static_cast<size_t>(c)] > 0) return c;
+  return 0;
+}
+
+int32_t ClusterAlloc::domain_max_whole_free(int level, int d) const {
+  const auto stride = static_cast<size_t>(max_gpus_) + 1;
+  const auto& counts = dom_count_[static_cast<size_t>(level)];
+  for (int c = max_gpus_; c > 0; --c)
+    if (counts[static_cast<size_t>(d) * stride + static_cast<size_t>(c)] > 0) return c;
+  return 0;
+}
+
+bool ClusterAlloc::check_invariants(std::string* why) const {
+  auto fail = [&](std::string msg) {
+    if (why) *why = std::move(msg);
+    return false;
+  };
+  int64_t total_whole = 0, used = 0;
+  std::vector<int32_t> by_whole(count_by_whole_.size(), 0);
+  for (NodeId n = 0; n < node_count(); ++n) {
+    const Node& node = cluster_->nodes[idx(n)];
+    const std::string at = "node " + node.name + ": ";
+    if (cpu_free_[idx(n)] < 0 || cpu_free_[idx(n)] > node.cpu_milli)
+      return fail(at + "free cpu " + std::to_string(cpu_free_[idx(n)]) + " outside [0, capacity]");
+    if (mem_free_[idx(n)] < 0 || mem_free_[idx(n)] > node.memory_mib)
+      return fail(at + "free memory " + std::to_string(mem_free_[idx(n)]) + " outside [0, capacity]");
+    int whole = 0;
+    for (int g = 0; g < gpu_count(n); ++g) {
+      const int32_t f = gpu_free_milli(n, g);
+      if (gpu_is_mig(n, g)) {
+        if (f != 0) return fail(at + "MIG GPU " + std::to_string(g) + " has free milli");
+        continue;
+      }
+      if (f < 0 || f > kMilliPerGpu)
+        return fail(at + "GPU " + std::to_string(g) + " free milli " + std::to_string(f));
+      used += kMilliPerGpu - f;
+      if (f == kMilliPerGpu) ++whole;
+    }
+    if (whole != whole_free_[idx(n)] || !whole_eq_[static_cast<size_t>(whole)].test(n))
+      return fail(at + "whole-GPU index out of date");
+    for (int c = 0; c <= max_gpus_; ++c)
+      if (c != whole && whole_eq_[static_cast<size_t>(c)].test(n))
+        return fail(at + "indexed in two whole-GPU buckets");
+    const int32_t pm = partial_max(n);
+    for (int b = 0; b < kPartialBuckets; ++b)
+      if (partial_[static_cast<size_t>(b)].test(n) != (pm > 0 && pm / 100 == b))
+        return fail(at + "partial-GPU index out of date");
+    if (hash_[idx(n)] != compute_hash(n)) return fail(at + "state hash out of date");
+    if (ready_.test(n)) {
+      total_whole += whole;
+      ++by_whole[static_cast<size_t>(whole)];
+    }
+  }
+  if (total_whole != total_whole_free_) return fail("total free whole GPUs out of date");
+  if (by_whole != count_by_whole_) return fail("count of nodes by free whole GPUs out of date");
+  if (used != gpu_milli_used_) return fail("used GPU milli out of date");
+  for (size_t l = 0; l < domain_nodes_.size(); ++l)
+    for (size_t d = 0; d < domain_nodes_[l].size(); ++d) {
+      int64_t sum = 0;
+      for (NodeId n : domain_nodes_[l][d])
+        if (ready_.test(n)) sum += whole_free_[idx(n)];
+      if (sum != dom_whole_[l][d]) return fail("domain summary out of date");
+    }
+  return true;
+}
+
+}  // namespace sluice

@@ -1,0 +1,737 @@
+#include "core/place/placer.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace sluice {
+
+namespace {
+
+// A node's state inside one gang search, after the pods placed so far.
+struct Tent {
+  NodeId node = 0;
+  int64_t cpu = 0, mem = 0;
+  std::vector<int32_t> gpu_free;
+  std::vector<uint8_t> slice_used;  // from slice_begin(node)
+  int32_t whole_free = 0;
+};
+
+// Why candidates were rejected (for the failure message).
+struct Reasons {
+  int32_t checked = 0, cpu = 0, mem = 0, gpu = 0, locality = 0;
+};
+
+struct Cand {
+  NodeId node = -1;
+  int rank = 0;
+  double score = 0;
+  int16_t shared_gpu = -1;
+  std::vector<GpuShare> shares;  // whole GPUs and MIG slices
+};
+
+// Total order of candidates: lower rank, then higher score, then lower NodeId.
+bool better(const Cand& a, const Cand& b) {
+  if (b.node < 0) return true;
+  if (a.rank != b.rank) return a.rank < b.rank;
+  if (a.score != b.score) return a.score > b.score;
+  return a.node < b.node;
+}
+
+enum class GroupKind : uint8_t {
+  kWhole,           // whole_eq(c)
+  kWholeNoPartial,  // whole_eq(c) minus nodes already visited through a partial bucket
+  kPartial,         // partial_bucket(b)
+  kPartialNoWhole,  // partial_bucket(b) among nodes without a whole free GPU
+  kMig,             // a free slice of every requested profile
+  kCpuNoGpu,        // nodes without GPUs
+  kCpuGpuFull,      // GPU nodes with no free GPU milli
+  kCpuGpuFree,      // GPU nodes with some free GPU milli
+};
+
+struct Group {
+  GroupKind kind;
+  int param;
+  int rank;
+};
+
+constexpr int kPartialBuckets = ClusterAlloc::kPartialBuckets;
+
+std::string plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+struct Placer::Impl {
+  const Placer* self = nullptr;
+  // Static tables.
+  std::vector<uint8_t> uniform;                 // node: all GPUs in one NVLink domain
+  std::vector<int32_t> gpu_capacity;            // node: non-MIG GPUs
+  std::vector<std::vector<NodeBits>> domain_bits;  // [level][domain]
+  std::array<uint8_t, kMaxResources> mig_resource{};
+  // Per call.
+  const ClusterAlloc* alloc = nullptr;
+  const Job* job = nullptr;
+  bool require_nvlink = false;
+  SearchOrder order = SearchOrder::kFewestFreeFirst;
+  // Scratch (reused between calls; never part of the result's identity).
+  NodeBits filter, pref, single, pfit, used_mask, touched_bits;
+  std::vector<Tent> touched;
+  std::vector<PodShape> shapes;                    // per pod set
+  std::vector<std::pair<int32_t, int32_t>> pods;   // (pod set, pod index), largest first
+  std::vector<Group> groups;
+  std::vector<int16_t> take, freelist;
+  std::vector<int32_t> used_domains;
+  std::vector<PodPlacement> out;
+  Cand cur, best;
+  Reasons reasons;
+  int32_t fail_pod_set = -1;
+  int32_t max_pods_placed = 0;
+
+  const Cluster& cluster() const { return *self->cluster_; }
+
+  const Tent* tent(NodeId n) const {
+    if (!touched_bits.test(n)) return nullptr;
+    for (const Tent& t : touched)
+      if (t.node == n) return &t;
+    return nullptr;
+  }
+
+  NodeView view(NodeId n) const {
+    const Node& node = cluster().nodes[static_cast<size_t>(n)];
+    NodeView v;
+    v.id = n;
+    v.cpu_capacity = node.cpu_milli;
+    v.memory_capacity = node.memory_mib;
+    v.gpu_model = alloc->gpu_model_span(n);
+    v.gpu_capacity = gpu_capacity[static_cast<size_t>(n)];
+    if (const Tent* t = tent(n)) {
+      v.cpu_free = t->cpu;
+      v.memory_free = t->mem;
+      v.gpu_free = t->gpu_free;
+      v.whole_free = t->whole_free;
+      v.state_hash = 0;
+    } else {
+      v.cpu_free = alloc->cpu_free_milli(n);
+      v.memory_free = alloc->memory_free_mib(n);
+      v.gpu_free = alloc->gpu_free_span(n);
+      v.whole_free = alloc->whole_gpus_free(n);
+      v.state_hash = alloc->state_hash(n);
+    }
+    return v;
+  }
+
+  bool slice_used(NodeId n, int32_t s) const {
+    if (const Tent* t = tent(n))
+      return t->slice_used[static_cast<size_t>(s - alloc->slice_begin(n))] != 0;
+    return alloc->slice_used(s);
+  }
+
+  // GPU topology id of GPU g at locality level 0 (NVLink), 1 (NUMA), 2 (PCIe switch).
+  int32_t topo_id(NodeId n, int g, int level) const {
+    const Gpu& gpu = cluster().nodes[static_cast<size_t>(n)].gpus[static_cast<size_t>(g)];
+    return level == 0 ? gpu.nvlink_domain : level == 1 ? gpu.numa_node : gpu.pcie_switch;
+  }
+
+  // Whole GPUs for a pod: 0 ok, 1 too few free GPUs, 2 free but not in one NVLink domain.
+  int pick_whole(NodeId n, const NodeView& v, const PodShape& pod, std::vector<GpuShare>& shares) {
+    freelist.clear();
+    for (size_t g = 0; g < v.gpu_free.size(); ++g)
+      if (v.gpu_free[g] == kMilliPerGpu && pod.model_ok(v.gpu_model[g]))
+        freelist.push_back(static_cast<int16_t>(g));
+    const auto k = static_cast<size_t>(pod.gpus);
+    if (freelist.size() < k) return 1;
+    auto take_first = [&](int level, int32_t id) {
+      size_t got = 0;
+      for (int16_t g : freelist) {
+        if (got == k) break;
+        if (level >= 0 && topo_id(n, g, level) != id) continue;
+        shares.push_back({g, -1, kMilliPerGpu});
+        ++got;
+      }
+    };
+    if (uniform[static_cast<size_t>(n)]) {
+      take_first(-1, 0);
+      return 0;
+    }
+    // 1. The smallest group (NVLink domain, else NUMA node, else PCIe switch) that holds all k:
+    //    big groups stay whole for big pods. Ties: lowest id.
+    for (int level = 0; level < 3; ++level) {
+      int32_t best_id = 0;
+      size_t best_count = std::numeric_limits<size_t>::max();
+      for (int16_t g : freelist) {
+        const int32_t id = topo_id(n, g, level);
+        size_t count = 0;
+        for (int16_t h : freelist)
+          if (topo_id(n, h, level) == id) ++count;
+        if (count >= k && (count < best_count || (count == best_count && id < best_id))) {
+          best_count = count;
+          best_id = id;
+        }
+      }
+      if (best_count != std::numeric_limits<size_t>::max()) {
+        take_first(level, best_id);
+        return 0;
+      }
+      if (level == 0 && require_nvlink) return 2;
+    }
+    // 2. Otherwise the lowest-indexed free GPUs.
+    take_first(-1, 0);
+    return 0;
+  }
+
+  bool pick_mig(NodeId n, const PodShape& pod, const NodeView& v, std::vector<GpuShare>& shares) {
+    for (int i = 0; i < pod.mig_count; ++i) {
+      const auto [profile, count] = pod.mig[static_cast<size_t>(i)];
+      int32_t got = 0;
+      for (int32_t s = alloc->slice_begin(n); s < alloc->slice_end(n) && got < count; ++s) {
+        if (alloc->slice_profile(s) != profile || slice_used(n, s)) continue;
+        const int16_t g = alloc->slice_gpu(n, s);
+        if (!pod.model_ok(v.gpu_model[static_cast<size_t>(g)])) continue;
+        shares.push_back({g, alloc->slice_index(s), kMilliPerGpu});
+        ++got;
+      }
+      if (got < count) return false;
+    }
+    return true;
+  }
+
+  // Exact feasibility of `pod` on node n; fills c.shares.
+  bool fit(NodeId n, const PodShape& pod, const NodeView& v, Cand& c) {
+    ++reasons.checked;
+    if (v.cpu_free < pod.cpu_milli) return ++reasons.cpu, false;
+    if (v.memory_free < pod.memory_mib) return ++reasons.mem, false;
+    c.shares.clear();
+    if (pod.gpus > 0) {
+      if (pod.shared()) {
+        if (tightest_shared_gpu(v, pod) < 0) return ++reasons.gpu, false;
+      } else {
+        const int rc = pick_whole(n, v, pod, c.shares);
+        if (rc == 1) return ++reasons.gpu, false;
+        if (rc == 2) return ++reasons.locality, false;
+      }
+    }
+    if (pod.mig_count > 0 && !pick_mig(n, pod, v, c.shares)) return ++reasons.gpu, false;
+    return true;
+  }
+
+  static int32_t partial_max(const NodeView& v) {
+    int32_t pm = 0;
+    for (int32_t f : v.gpu_free)
+      if (f > 0 && f < kMilliPerGpu && f > pm) pm = f;
+    return pm;
+  }
+
+  // The bucket rank of a node (the same ranks build_groups gives its buckets).
+  int rank_of(const NodeView& v, const PodShape& pod) const {
+    const int maxg = alloc->max_gpus_per_node();
+    const bool most = order == SearchOrder::kMostFreeFirst;
+    if (order == SearchOrder::kExhaustive) return 0;
+    if (!pod.gpu_pod()) return v.gpu_free.empty() ? 0 : (v.gpu_free_total() == 0 ? 1 : 2);
+    if (pod.mig_count > 0) return 0;
+    if (!pod.shared()) return most ? maxg - v.whole_free : v.whole_free;
+    const int32_t pm = partial_max(v);
+    const int pb = pm / 100, mb = pod.gpu_milli / 100;
+    if (!most) return (pm > 0 && pb >= mb) ? pb : kPartialBuckets + v.whole_free;
+    return v.whole_free >= 1 ? maxg - v.whole_free : maxg + (kPartialBuckets - 1 - pb);
+  }
+
+  void build_groups(const PodShape& pod) {
+    groups.clear();
+    const int maxg = alloc->max_gpus_per_node();
+    const bool most = order == SearchOrder::kMostFreeFirst;
+    if (!pod.gpu_pod()) {
+      groups.push_back({GroupKind::kCpuNoGpu, 0, 0});
+      groups.push_back({GroupKind::kCpuGpuFull, 0, 1});
+      groups.push_back({GroupKind::kCpuGpuFree, 0, 2});
+    } else if (pod.mig_count > 0) {
+      groups.push_back({GroupKind::kMig, 0, 0});
+    } else if (!pod.shared()) {
+      for (int c = pod.gpus; c <= maxg; ++c)
+        groups.push_back({GroupKind::kWhole, c, most ? maxg - c : c});
+      if (most) std::reverse(groups.begin(), groups.end());
+    } else if (!most) {
+      pfit.clear();
+      for (int b = pod.gpu_milli / 100; b < kPartialBuckets; ++b) {
+        groups.push_back({GroupKind::kPartial, b, b});
+        pfit |= alloc->partial_bucket(b);
+      }
+      for (int c = 1; c <= maxg; ++c)
+        groups.push_back({GroupKind::kWholeNoPartial, c, kPartialBuckets + c});
+    } else {
+      for (int c = maxg; c >= 1; --c) groups.push_back({GroupKind::kWhole, c, maxg - c});
+      for (int b = kPartialBuckets - 1; b >= pod.gpu_milli / 100; --b)
+        groups.push_back({GroupKind::kPartialNoWhole, b, maxg + (kPartialBuckets - 1 - b)});
+    }
+  }
+
+  uint64_t group_word(const Group& g, const PodShape& pod, int32_t i) const {
+    switch (g.kind) {
+      case GroupKind::kWhole:
+        return alloc->whole_eq(g.param).word(i);
+      case GroupKind::kWholeNoPartial:
+        return alloc->whole_eq(g.param).word(i) & ~pfit.word(i);
+      case GroupKind::kPartial:
+        return alloc->partial_bucket(g.param).word(i);
+      case GroupKind::kPartialNoWhole:
+        return alloc->partial_bucket(g.param).word(i) & alloc->whole_eq(0).word(i);
+      case GroupKind::kMig: {
+        uint64_t w = ~uint64_t{0};
+        for (int m = 0; m < pod.mig_count; ++m)
+          w &= alloc->mig_free(pod.mig[static_cast<size_t>(m)].first).word(i);
+        return w;
+      }
+      case GroupKind::kCpuNoGpu:
+        return ~alloc->gpu_nodes().word(i);
+      case GroupKind::kCpuGpuFull:
+      case GroupKind::kCpuGpuFree: {
+        uint64_t any_partial = 0;
+        for (int b = 0; b < kPartialBuckets; ++b) any_partial |= alloc->partial_bucket(b).word(i);
+        const uint64_t full = alloc->gpu_nodes().word(i) & alloc->whole_eq(0).word(i) & ~any_partial;
+        return g.kind == GroupKind::kCpuGpuFull ? full : alloc->gpu_nodes().word(i) & ~full;
+      }
+    }
+    return 0;
+  }
+
+  void consider(NodeId n, const PodShape& pod) {
+    const NodeView v = view(n);
+    if (!fit(n, pod, v, cur)) return;
+    take.clear();
+    for (const GpuShare& s : cur.shares)
+      if (s.mig_slice < 0) take.push_back(s.gpu);
+    const Scored sc = self->scorer_->evaluate(v, pod, take);
+    cur.node = n;
+    cur.rank = rank_of(v, pod);
+    cur.score = sc.score;
+    cur.shared_gpu = -1;
+    if (pod.shared()) {
+      cur.shared_gpu = sc.shared_gpu;
+      const auto g = static_cast<size_t>(cur.shared_gpu);
+      if (cur.shared_gpu < 0 || g >= v.gpu_free.size() || v.gpu_free[g] < pod.gpu_milli ||
+          !pod.model_ok(v.gpu_model[g]))
+        cur.shared_gpu = tightest_shared_gpu(v, pod);  // a scorer's bad pick never over-allocates
+    }
+    if (better(cur, best)) {
+      best.node = cur.node;
+      best.rank = cur.rank;
+      best.score = cur.score;
+      best.shared_gpu = cur.shared_gpu;
+      best.shares = cur.shares;
+    }
+  }
+
+  // The best node for `pod` among `mask`; false when none fits.
+  bool best_node(const PodShape& pod, const NodeBits& mask) {
+    best.node = -1;
+    const bool monotone = order != SearchOrder::kExhaustive;
+    const int32_t cap =
+        monotone ? std::max(1, self->options_.candidates_per_bucket) : self->options_.max_candidates;
+    // 1. Nodes this gang already touched (their indexed state is stale).
+    for (const Tent& t : touched)
+      if (mask.test(t.node)) consider(t.node, pod);
+    // 2. Buckets in order.
+    build_groups(pod);
+    int32_t total = 0;
+    for (const Group& g : groups) {
+      if (monotone && best.node >= 0 && best.rank < g.rank) break;
+      int32_t feasible = 0;
+      bool stop = false;
+      for (int32_t i = 0; i < mask.word_count() && !stop; ++i) {
+        uint64_t w = mask.word(i) & ~touched_bits.word(i);
+        if (!w) continue;
+        w &= group_word(g, pod, i);
+        while (w && !stop) {
+          const NodeId n = i * 64 + std::countr_zero(w);
+          w &= w - 1;
+          cur.node = -1;
+          consider(n, pod);
+          if (cur.node == n) {
+            ++feasible;
+            ++total;
+            if (monotone ? feasible >= cap : (cap > 0 && total >= cap)) stop = true;
+          }
+        }
+      }
+      if (stop || (monotone && best.node >= 0)) break;
+    }
+    return best.node >= 0;
+  }
+
+  Tent& touch(NodeId n) {
+    for (Tent& t : touched)
+      if (t.node == n) return t;
+    Tent t;
+    t.node = n;
+    t.cpu = alloc->cpu_free_milli(n);
+    t.mem = alloc->memory_free_mib(n);
+    const auto gf = alloc->gpu_free_span(n);
+    t.gpu_free.assign(gf.begin(), gf.end());
+    for (int32_t s = alloc->slice_begin(n); s < alloc->slice_end(n); ++s)
+      t.slice_used.push_back(alloc->slice_used(s) ? 1 : 0);
+    t.whole_free = alloc->whole_gpus_free(n);
+    touched_bits.set(n);
+    touched.push_back(std::move(t));
+    return touched.back();
+  }
+
+  void apply(const PodShape& pod, const Cand& c, std::vector<GpuShare>& shares_out) {
+    Tent& t = touch(c.node);
+    t.cpu -= pod.cpu_milli;
+    t.mem -= pod.memory_mib;
+    shares_out = c.shares;
+    if (pod.shared()) shares_out.push_back({c.shared_gpu, -1, pod.gpu_milli});
+    for (const GpuShare& s : shares_out) {
+      if (s.mig_slice >= 0) {
+        const int32_t base = alloc->slice_begin(c.node);
+        for (int32_t sl = base; sl < alloc->slice_end(c.node); ++sl)
+          if (alloc->slice_gpu(c.node, sl) == s.gpu && alloc->slice_index(sl) == s.mig_slice)
+            t.slice_used[static_cast<size_t>(sl - base)] = 1;
+        continue;
+      }
+      auto& f = t.gpu_free[static_cast<size_t>(s.gpu)];
+      if (f == kMilliPerGpu) --t.whole_free;
+      f -= s.milli;
+    }
+  }
+
+  void clear_touched() {
+    for (const Tent& t : touched) touched_bits.reset(t.node);
+    touched.clear();
+  }
+
+  // Places every pod inside `mask`. pref_level >= 0: prefer domains (or nodes) already used.
+  bool place_all(const NodeBits& mask, int pref_level) {
+    clear_touched();
+    out.clear();
+    used_domains.clear();
+    if (pref_level >= 0) used_mask.clear();
+    const int levels = static_cast<int>(cluster().levels.size());
+    for (const auto& [ps, index] : pods) {
+      const PodShape& pod = shapes[static_cast<size_t>(ps)];
+      reasons = Reasons{};
+      bool found = false;
+      if (pref_level >= 0 && !touched.empty()) {
+        const NodeBits& used = pref_level == levels ? touched_bits : used_mask;
+        pref = mask;
+        pref &= used;
+        found = best_node(pod, pref);
+      }
+      if (!found) found = best_node(pod, mask);
+      if (!found) {
+        fail_pod_set = ps;
+        max_pods_placed = std::max(max_pods_placed, static_cast<int32_t>(out.size()));
+        clear_touched();
+        return false;
+      }
+      PodPlacement pp;
+      pp.node = best.node;
+      pp.pod_set = ps;
+      pp.pod_index = index;
+      apply(pod, best, pp.gpus);
+      if (pref_level >= 0 && pref_level < levels) {
+        const auto& doms = cluster().nodes[static_cast<size_t>(best.node)].domains;
+        const int32_t d = static_cast<size_t>(pref_level) < doms.size() ? doms[static_cast<size_t>(pref_level)] : -1;
+        if (d >= 0 && std::find(used_domains.begin(), used_domains.end(), d) == used_domains.end()) {
+          used_domains.push_back(d);
+          used_mask |= domain_bits[static_cast<size_t>(pref_level)][static_cast<size_t>(d)];
+        }
+      }
+      out.push_back(std::move(pp));
+    }
+    max_pods_placed = std::max(max_pods_placed, static_cast<int32_t>(out.size()));
+    clear_touched();
+    return true;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+
+Placer::Placer(const Cluster& cluster, ScoringPolicy policy, PlacerOptions options)
+    : Placer(cluster, make_scorer(policy), options) {}
+
+Placer::Placer(const Cluster& cluster, std::shared_ptr<GpuScorer> scorer, PlacerOptions options)
+    : cluster_(&cluster),
+      scorer_(std::move(scorer)),
+      options_(options),
+      models_(gpu_models(cluster)),
+      impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  im.self = this;
+  const auto n = static_cast<int32_t>(cluster.nodes.size());
+  im.uniform.assign(cluster.nodes.size(), 1);
+  im.gpu_capacity.assign(cluster.nodes.size(), 0);
+  for (size_t i = 0; i < cluster.nodes.size(); ++i)
+    for (const Gpu& g : cluster.nodes[i].gpus) im.gpu_capacity[i] += g.mig.empty() ? 1 : 0;
+  for (size_t i = 0; i < cluster.nodes.size(); ++i)
+    for (const Gpu& g : cluster.nodes[i].gpus)
+      if (g.nvlink_domain != cluster.nodes[i].gpus.front().nvlink_domain) im.uniform[i] = 0;
+  im.domain_bits.resize(cluster.levels.size());
+  for (size_t l = 0; l < cluster.levels.size(); ++l)
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+      const auto& doms = cluster.nodes[i].domains;
+      if (l >= doms.size() || doms[l] < 0) continue;
+      const auto d = static_cast<size_t>(doms[l]);
+      if (im.domain_bits[l].size() <= d) im.domain_bits[l].resize(d + 1, NodeBits(n));
+      im.domain_bits[l][d].set(static_cast<NodeId>(i));
+    }
+  for (const Node& node : cluster.nodes)
+    for (const Gpu& g : node.gpus)
+      for (const MigSlice& s : g.mig) im.mig_resource[s.profile] = 1;
+  if (options_.resources)
+    for (int r = 0; r < options_.resources->size(); ++r)
+      if (options_.resources->is_mig(static_cast<ResourceId>(r))) im.mig_resource[static_cast<size_t>(r)] = 1;
+  for (NodeBits* b : {&im.filter, &im.pref, &im.single, &im.pfit, &im.used_mask, &im.touched_bits})
+    *b = NodeBits(n);
+}
+
+Placer::~Placer() = default;
+
+uint64_t Placer::model_mask(const std::vector<std::string>& models) const {
+  if (models.empty()) return ~uint64_t{0};
+  uint64_t mask = 0;
+  for (const std::string& m : models)
+    for (size_t i = 0; i < models_.size() && i < 64; ++i)
+      if (models_[i] == m) mask |= uint64_t{1} << i;
+  return mask;
+}
+
+void Placer::set_workload(const std::vector<WorkloadShape>& shapes) {
+  auto* fgd = dynamic_cast<FgdScorer*>(scorer_.get());
+  if (fgd == nullptr) return;
+  std::vector<TypicalPod> typical;
+  typical.reserve(shapes.size());
+  for (const WorkloadShape& s : shapes)
+    typical.push_back({s.cpu_milli, s.gpus, s.gpu_milli, model_mask(s.allowed_models), s.freq});
+  fgd->set_workload(std::move(typical));
+}
+
+void Placer::set_workload_from_jobs(const std::vector<const Job*>& jobs, double coverage) {
+  auto* fgd = dynamic_cast<FgdScorer*>(scorer_.get());
+  if (fgd == nullptr) return;
+  std::vector<TypicalPod> pods;
+  for (const Job* job : jobs) {
+    const uint64_t mask = model_mask(job->allowed_models);
+    for (const PodSet& ps : job->pod_sets)
+      for (int32_t i = 0; i < ps.count; ++i)
+        pods.push_back({ps.requests[kCpu], ps.gpus, ps.gpus > 0 ? ps.gpu_milli : 0, mask, 0});
+  }
+  fgd->set_workload(typical_pods(pods, coverage));
+}
+
+std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSet& nodes,
+                                                    const ClusterAlloc& alloc) const {
+  Impl& im = *impl_;
+  im.alloc = &alloc;
+  im.job = &job;
+  im.require_nvlink = job.gpu_locality == GpuLocality::kRequireNvlink;
+  im.order = scorer_->order();
+  im.fail_pod_set = -1;
+  im.max_pods_placed = 0;
+  const int levels = static_cast<int>(cluster_->levels.size());
+  auto fail = [&](PlaceFailCode code, int32_t fit, std::string detail) {
+    PlaceFailure f;
+    f.code = code;
+    f.pods_needed = job.pod_count();
+    f.pods_fit = fit;
+    f.detail = std::move(detail);
+    return std::variant<Placement, PlaceFailure>(std::move(f));
+  };
+  const std::string where = nodes.name().empty() ? "" : " in flavor " + nodes.name();
+
+  // 1. Pod shapes, one per pod set.
+  const uint64_t mask = model_mask(job.allowed_models);
+  im.shapes.clear();
+  bool gpu_job = false;
+  int64_t whole_needed = 0;
+  int32_t max_whole = 0;
+  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+    const PodSet& ps = job.pod_sets[i];
+    PodShape s;
+    s.job = job.id;
+    s.pod_set = static_cast<int32_t>(i);
+    s.cpu_milli = ps.requests[kCpu];
+    s.memory_mib = ps.requests[kMemory];
+    s.gpus = ps.gpus;
+    s.gpu_milli = ps.gpus > 0 ? ps.gpu_milli : 0;
+    s.model_mask = mask;
+    for (int r = 0; r < kMaxResources; ++r) {
+      if (!im.mig_resource[static_cast<size_t>(r)] || ps.requests[static_cast<ResourceId>(r)] <= 0) continue;
+      if (s.mig_count == static_cast<int32_t>(s.mig.size())) break;
+      const int64_t slices = (ps.requests[static_cast<ResourceId>(r)] + kMilliPerGpu - 1) / kMilliPerGpu;
+      s.mig[static_cast<size_t>(s.mig_count++)] = {static_cast<ResourceId>(r), static_cast<int32_t>(slices)};
+    }
+    s.compute_key();
+    if (s.gpu_pod() && ps.count > 0) gpu_job = true;
+    if (s.gpus > 0 && !s.shared() && ps.count > 0) {
+      whole_needed += int64_t{s.gpus} * ps.count;
+      max_whole = std::max(max_whole, s.gpus);
+    }
+    im.shapes.push_back(s);
+  }
+  if (job.pod_count() == 0) return Placement{};
+
+  // 2. The candidate mask: node set, readiness, GPU model.
+  std::string model_words;
+  if (!job.allowed_models.empty()) {
+    for (const std::string& m : job.allowed_models) model_words += (model_words.empty() ? "" : "/") + m;
+    model_words += " ";
+  }
+  if (nodes.empty() || nodes.bits().size() != alloc.node_count())
+    return fail(PlaceFailCode::kNoNodes, 0, "no node matches" + (where.empty() ? std::string(" the node set") : where.substr(3)));
+  im.filter = nodes.bits();
+  im.filter &= alloc.ready_bits();
+  if (!im.filter.any())
+    return fail(PlaceFailCode::kNoNodes, 0,
+                "none of the " + plural(nodes.size(), "node", "nodes") + where + " is ready");
+  if (gpu_job && !job.allowed_models.empty()) {
+    im.pref.clear();
+    for (size_t m = 0; m < models_.size() && m < 64; ++m)
+      if ((mask >> m) & 1U) im.pref |= alloc.model_nodes(static_cast<int>(m));
+    im.filter &= im.pref;
+    if (!im.filter.any())
+      return fail(PlaceFailCode::kNoNodes, 0, "no ready " + model_words + "node" + (where.empty() ? std::string(" exists") : " matches" + where.substr(3)));
+  }
+
+  // 3. O(1) rejections from the cluster-wide summaries.
+  if (max_whole > alloc.max_whole_gpus_free())
+    return fail(PlaceFailCode::kInsufficient, 0,
+                "no node has " + plural(max_whole, "free GPU", "free GPUs") + " (most: " +
+                    std::to_string(alloc.max_whole_gpus_free()) + ")");
+
+  if (whole_needed > alloc.total_whole_gpus_free())
+    return fail(PlaceFailCode::kInsufficient, 0,
+                "needs " + plural(whole_needed, "free GPU", "free GPUs") + ", the cluster has " +
+                    std::to_string(alloc.total_whole_gpus_free()));
+  // 4. Pods, largest first (GPU milli, MIG slices, CPU, memory; then pod set, index).
+  im.pods.clear();
+  for (size_t i = 0; i < job.pod_sets.size(); ++i)
+    for (int32_t k = 0; k < job.pod_sets[i].count; ++k) im.pods.emplace_back(static_cast<int32_t>(i), k);
+  std::stable_sort(im.pods.begin(), im.pods.end(), [&](const auto& a, const auto& b) {
+    const PodShape& x = im.shapes[static_cast<size_t>(a.first)];
+    const PodShape& y = im.shapes[static_cast<size_t>(b.first)];
+    if (x.gpu_milli_total() != y.gpu_milli_total()) return x.gpu_milli_total() > y.gpu_milli_total();
+    if (x.mig_count != y.mig_count) return x.mig_count > y.mig_count;
+    if (x.cpu_milli != y.cpu_milli) return x.cpu_milli > y.cpu_milli;
+    return x.memory_mib > y.memory_mib;
+  });
+
+  auto success = [&]() {
+    Placement p;
+    p.pods = std::move(im.out);
+    im.out = {};
+    std::sort(p.pods.begin(), p.pods.end(), [](const PodPlacement& a, const PodPlacement& b) {
+      return a.pod_set != b.pod_set ? a.pod_set < b.pod_set : a.pod_index < b.pod_index;
+    });
+    return std::variant<Placement, PlaceFailure>(std::move(p));
+  };
+  const int32_t total_pods = job.pod_count();
+  const int32_t level = job.topology.level;
+  const bool topo = level >= 0 && level <= levels;
+  const std::string level_name = !topo ? "" : level < levels ? cluster_->levels[static_cast<size_t>(level)] : "node";
+
+  // 5. Topology: one domain (required, or the first try of preferred).
+  if (topo && total_pods > 1) {
+    const bool most = im.order == SearchOrder::kMostFreeFirst;
+    int32_t domains_tried = 0;
+    int64_t most_free = 0;
+    if (level == levels) {
+      // All pods on one node: nodes with enough free whole GPUs, fewest (or most) first.
+      std::vector<NodeId> cands;
+      for (int c = static_cast<int>(std::min<int64_t>(whole_needed, alloc.max_gpus_per_node()));
+           c <= alloc.max_gpus_per_node(); ++c) {
+        if (c < whole_needed) continue;
+        for (int32_t i = 0; i < im.filter.word_count(); ++i) {
+          uint64_t w = im.filter.word(i) & alloc.whole_eq(c).word(i);
+          while (w) {
+            cands.push_back(i * 64 + std::countr_zero(w));
+            w &= w - 1;
+          }
+        }
+      }
+      if (most) std::stable_sort(cands.begin(), cands.end(), [&](NodeId a, NodeId b) {
+        return alloc.whole_gpus_free(a) > alloc.whole_gpus_free(b);
+      });
+      for (NodeId n : cands) {
+        ++domains_tried;
+        im.single.set(n);
+        const bool ok = im.place_all(im.single, -1);
+        im.single.reset(n);
+        if (ok) return success();
+      }
+      most_free = alloc.max_whole_gpus_free();
+    } else {
+      struct Dom {
+        int64_t free;
+        int32_t id;
+      };
+      std::vector<Dom> doms;
+      for (int d = 0; d < alloc.domain_count(level); ++d) {
+        const int64_t f = alloc.domain_whole_free(level, d);
+        most_free = std::max(most_free, f);
+        if (f < whole_needed || alloc.domain_max_whole_free(level, d) < max_whole) continue;
+        if (alloc.domain_nodes(level, d).empty()) continue;
+        doms.push_back({f, d});
+      }
+      std::sort(doms.begin(), doms.end(), [&](const Dom& a, const Dom& b) {
+        if (a.free != b.free) return most ? a.free > b.free : a.free < b.free;
+        return a.id < b.id;
+      });
+      const auto& bits = im.domain_bits[static_cast<size_t>(level)];
+      for (const Dom& d : doms) {
+        if (static_cast<size_t>(d.id) >= bits.size()) continue;
+        im.pref = im.filter;
+        im.pref &= bits[static_cast<size_t>(d.id)];
+        if (!im.pref.any()) continue;
+        ++domains_tried;
+        if (im.place_all(im.pref, -1)) return success();  // pref is free when pref_level < 0
+      }
+    }
+    if (job.topology.required) {
+      if (domains_tried == 0)
+        return fail(PlaceFailCode::kTopology, 0,
+                    "no " + level_name + " has " + plural(whole_needed, "free GPU", "free GPUs") +
+                        " for all " + std::to_string(total_pods) + " pods (most: " +
+                        std::to_string(most_free) + ")");
+      return fail(PlaceFailCode::kTopology, im.max_pods_placed,
+                  "no " + level_name + " can hold all " + std::to_string(total_pods) + " pods (best " +
+                      level_name + " fits " + std::to_string(im.max_pods_placed) + ")");
+    }
+  }
+
+  // 6. Unrestricted (or preferred: spill, domains already used first).
+  im.max_pods_placed = 0;
+  if (im.place_all(im.filter, topo ? level : -1)) return success();
+
+  // 7. Why not, in words.
+  const PodShape& pod = im.shapes[static_cast<size_t>(im.fail_pod_set)];
+  const PodSet& ps = job.pod_sets[static_cast<size_t>(im.fail_pod_set)];
+  std::string what;
+  if (pod.shared())
+    what = "a " + model_words + "GPU with " + std::to_string(pod.gpu_milli) + " free milli";
+  else if (pod.gpus > 0)
+    what = plural(pod.gpus, "free ", "free ") + model_words + (pod.gpus == 1 ? "GPU" : "GPUs");
+  else if (pod.mig_count > 0)
+    what = "free MIG slices";
+  else
+    what = format_canonical(kCpu, pod.cpu_milli) + " CPU and " + format_canonical(kMemory, pod.memory_mib) + " memory free";
+  const Reasons& r = im.reasons;
+  std::string why;
+  PlaceFailCode code = PlaceFailCode::kInsufficient;
+  if (r.locality > 0 && r.cpu == 0 && r.mem == 0) {
+    code = PlaceFailCode::kGpuLocality;
+    why = "no node has " + plural(pod.gpus, "free GPU", "free GPUs") + " in one NVLink domain";
+  } else if (r.cpu > 0 || r.mem > 0) {
+    why = "no node has " + what + " with " + format_canonical(kCpu, pod.cpu_milli) + " CPU and " +
+          format_canonical(kMemory, pod.memory_mib) + " memory free";
+  } else {
+    why = "no node has " + what;
+  }
+  if (total_pods > 1)
+    return fail(code, im.max_pods_placed,
+                "gang needs " + std::to_string(total_pods) + " pods (" + std::to_string(ps.count) +
+                    " with " + what + " each); " + std::to_string(im.max_pods_placed) + " fit; " + why + where);
+  return fail(code, 0, why + where);
+}
+
+}  // namespace sluice

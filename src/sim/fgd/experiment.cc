@@ -1,0 +1,173 @@
+#include "sim/fgd/experiment.h"
+
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <random>
+
+#include "core/place/cluster_alloc.h"
+#include "core/place/node_set.h"
+#include "core/place/placer.h"
+#include "sim/fgd/dotprod_scorer.h"
+#include "sim/fgd/gpu_clustering_scorer.h"
+#include "sim/fgd/gpu_packing_scorer.h"
+#include "sim/fgd/random_scorer.h"
+
+namespace sluice::sim::fgd {
+
+namespace {
+
+// Fisher-Yates with the one generator of the run (std::shuffle's algorithm is up to the library;
+// this keeps results identical across standard libraries).
+void shuffle(std::vector<int32_t>& v, std::mt19937_64& rng) {
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
+}
+
+Result<std::shared_ptr<GpuScorer>> make_policy(const std::string& policy, uint64_t seed,
+                                               const std::vector<uint32_t>* classes) {
+  if (policy == "random") return std::shared_ptr<GpuScorer>(std::make_shared<RandomScorer>(seed));
+  if (policy == "dotprod") return std::shared_ptr<GpuScorer>(std::make_shared<DotProdScorer>());
+  if (policy == "gpuclustering")
+    return std::shared_ptr<GpuScorer>(std::make_shared<GpuClusteringScorer>(classes));
+  if (policy == "gpupacking") return std::shared_ptr<GpuScorer>(std::make_shared<GpuPackingScorer>());
+  if (auto s = make_scorer_named(policy)) return s;  // sluice's own: the Placer's very objects
+  std::string known;
+  for (const std::string& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
+  return Error{"unknown policy '" + policy + "' (known: " + known + ")"};
+}
+
+Job pod_job(JobId id, const TracePod& p) {
+  Job j;
+  j.id = id;
+  PodSet ps;
+  ps.gpus = p.num_gpu;
+  ps.gpu_milli = p.num_gpu > 0 ? p.gpu_milli : 1000;
+  ps.requests[kCpu] = p.cpu_milli;
+  ps.requests[kMemory] = p.memory_mib;
+  ps.requests[kGpu] = int64_t{p.num_gpu} * p.gpu_milli;
+  j.pod_sets.push_back(ps);
+  j.allowed_models = p.gpu_spec;
+  return j;
+}
+
+}  // namespace
+
+const std::vector<std::string>& policy_names() {
+  static const std::vector<std::string> names = {"random", "dotprod", "gpuclustering", "gpupacking",
+                                                 "bestfit", "fgd",     "binpack",       "spread",
+                                                 "fgdpack"};
+  return names;
+}
+
+std::string published_name(const std::string& policy) {
+  if (policy == "random") return "01-Random";
+  if (policy == "dotprod") return "02-DotProd";
+  if (policy == "gpuclustering") return "03-GpuClustering";
+  if (policy == "gpupacking") return "04-GpuPacking";
+  if (policy == "bestfit") return "05-BestFit";
+  if (policy == "fgd") return "06-FGD";
+  return "";
+}
+
+Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes, const std::vector<TracePod>& pods,
+                                 const std::string& policy, uint64_t seed,
+                                 const ExperimentOptions& options) {
+  if (pods.empty() || nodes.empty()) return Error{"the experiment needs nodes and pods"};
+  std::mt19937_64 rng(seed);
+  RunResult res;
+  res.seed = seed;
+
+  // 1. Workload: shuffled originals, then uniform clones until `inflate` x capacity arrived
+  //    (or random pods dropped when the trace alone exceeds it).
+  int64_t capacity = 0;
+  for (const TraceNode& n : nodes) capacity += int64_t{n.gpus} * kMilliPerGpu;
+  if (capacity == 0) return Error{"the nodes have no GPUs"};
+  auto demand = [&](int32_t i) { return int64_t{pods[static_cast<size_t>(i)].num_gpu} * pods[static_cast<size_t>(i)].gpu_milli; };
+  std::vector<int32_t> order(pods.size());
+  std::iota(order.begin(), order.end(), 0);
+  shuffle(order, rng);
+  int64_t total = 0;
+  for (int32_t i : order) total += demand(i);
+  const auto target = static_cast<int64_t>(options.inflate * static_cast<double>(capacity));
+  while (total > target && !order.empty()) {
+    const size_t k = rng() % order.size();
+    total -= demand(order[k]);
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  while (total < target) {
+    const auto i = static_cast<int32_t>(rng() % pods.size());
+    order.push_back(i);
+    total += demand(i);
+    if (order.size() > pods.size() * 1000) return Error{"the pods request no GPUs: cannot inflate"};
+  }
+
+  // 2. The cluster, its nodes in a seeded random order: NodeId order is the tie-break order.
+  std::vector<int32_t> perm(nodes.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  shuffle(perm, rng);
+  Cluster cluster;
+  cluster.name = "openb";
+  for (int32_t i : perm) {
+    const TraceNode& t = nodes[static_cast<size_t>(i)];
+    Node n;
+    n.name = t.name;
+    n.cpu_milli = t.cpu_milli;
+    n.memory_mib = t.memory_mib;
+    n.gpus.resize(static_cast<size_t>(t.gpus));
+    for (Gpu& g : n.gpus) g.model = t.model;
+    cluster.nodes.push_back(std::move(n));
+  }
+
+  // 3. The policy, through the production Placer. Exhaustive policies score every feasible node.
+  std::vector<uint32_t> classes(cluster.nodes.size(), 0);
+  auto scorer = make_policy(policy, seed, &classes);
+  if (!scorer) return Error{scorer.error()};
+  PlacerOptions popt;
+  popt.max_candidates = 0;
+  Placer placer(cluster, *scorer, popt);
+  {
+    std::vector<Job> jobs;
+    jobs.reserve(pods.size());
+    for (size_t i = 0; i < pods.size(); ++i) jobs.push_back(pod_job(static_cast<JobId>(i + 1), pods[i]));
+    std::vector<const Job*> ptrs;
+    for (const Job& j : jobs) ptrs.push_back(&j);
+    placer.set_workload_from_jobs(ptrs, options.fgd_coverage);
+  }
+  ClusterAlloc alloc(cluster);
+  const NodeSet all = NodeSet::all(cluster);
+
+  // 4. Arrivals; after each, record (arrived share, allocated share).
+  std::array<double, kColumns> sum{};
+  std::array<int64_t, kColumns> count{};
+  int64_t arrived = 0;
+  for (size_t a = 0; a < order.size(); ++a) {
+    const TracePod& p = pods[static_cast<size_t>(order[a])];
+    const Job job = pod_job(static_cast<JobId>(a + 1), p);
+    auto r = placer.place(job, all, alloc);
+    if (auto* placement = std::get_if<Placement>(&r)) {
+      alloc.commit(job, *placement);
+      ++res.placed;
+      PodShape shape;
+      shape.gpus = p.num_gpu;
+      shape.gpu_milli = p.gpu_milli;
+      classes[static_cast<size_t>(placement->pods[0].node)] |= pod_class_bit(shape);
+    }
+    arrived += demand(order[a]);
+    const auto k = static_cast<size_t>(std::llround(100.0 * static_cast<double>(arrived) / static_cast<double>(capacity)));
+    if (k < kColumns) {
+      sum[k] += 100.0 * static_cast<double>(alloc.gpu_milli_used()) / static_cast<double>(capacity);
+      ++count[k];
+    }
+  }
+  double last = 0;
+  for (size_t k = 0; k < kColumns; ++k) {
+    if (count[k] > 0) last = sum[k] / static_cast<double>(count[k]);
+    res.curve[k] = last;
+  }
+  res.pods = static_cast<int64_t>(order.size());
+  res.gpu_milli_capacity = capacity;
+  res.gpu_milli_used = alloc.gpu_milli_used();
+  return res;
+}
+
+}  // namespace sluice::sim::fgd

@@ -1,0 +1,490 @@
+// Job submissions: sluice Job (full and shorthand), v1 Pod, batch/v1 Job, JSON, parse_jobs.
+#include <gtest/gtest.h>
+
+#include "config_test_util.h"
+
+namespace sluice {
+namespace {
+
+using testing_config::any_contains;
+using testing_config::dump;
+using testing_config::has;
+using testing_config::load_one;
+using testing_config::yaml;
+
+// Two teams' queues on a small cluster with racks.
+const char* kBase = R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: c}
+spec:
+  topology: {levels: [rack]}
+  nodeGroups:
+  - {namePrefix: n, count: 4, cpu: 64, memory: 512Gi, gpus: {count: 8, model: H100}, topology: {rack: {every: 2}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu, memory]
+    flavors:
+    - name: any
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 32}
+      - {name: cpu, nominalQuota: 256}
+      - {name: memory, nominalQuota: 2Ti}
+  sluice: {defaultPriorityClass: urgent}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: gpu-only}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: any, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+  sluice: {interactive: true}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: train, namespace: team-a}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: default, namespace: team-a}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: gpus, namespace: team-a}
+spec: {clusterQueue: gpu-only}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: any}
+)";
+
+Config base_config() {
+  auto out = load_one(yaml(kBase), "base.yaml");
+  EXPECT_TRUE(out.ok()) << dump(out.errors);
+  EXPECT_TRUE(out.config.warnings.empty()) << dump(out.config.warnings);
+  return out.config;
+}
+
+JobsOutput jobs(const char* text) {
+  static const Config config = base_config();
+  return parse_jobs(Source{"jobs.yaml", yaml(text)}, config);
+}
+
+TEST(ConfigJobs, SluiceJobEveryField) {
+  auto out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: train-1, namespace: team-a}
+spec:
+  queue: train
+  priorityClassName: urgent
+  preemptible: false
+  interactive: true
+  podSets:
+  - name: workers
+    count: 4
+    resources: {nvidia.com/gpu: 8, cpu: 32, memory: 256Gi}
+  - name: ps
+    resources: {cpu: "500m", memory: 1Gi}
+  gpuModels: [H100]
+  topology: {required: rack}
+  gpuLocality: nvlink
+  walltime: 2h
+  checkpointGrace: 90s
+  command: [python, train.py]
+  env: {A: "1", B: two}
+  submitTime: 12.5
+  id: 77
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 1u);
+  const Job& j = out.jobs[0];
+  EXPECT_EQ(j.id, 77u);
+  EXPECT_EQ(j.name, "train-1");
+  EXPECT_EQ(j.namespace_, "team-a");
+  EXPECT_EQ(j.queue, "train");
+  EXPECT_EQ(j.priority_class, "urgent");
+  EXPECT_EQ(j.priority, 1000);
+  EXPECT_FALSE(j.preemptible);
+  EXPECT_TRUE(j.interactive);
+  ASSERT_EQ(j.pod_sets.size(), 2u);
+  EXPECT_EQ(j.pod_sets[0].name, "workers");
+  EXPECT_EQ(j.pod_sets[0].count, 4);
+  EXPECT_EQ(j.pod_sets[0].gpus, 8);
+  EXPECT_EQ(j.pod_sets[0].gpu_milli, 1000);
+  EXPECT_EQ(j.pod_sets[0].requests[kGpu], 8000);
+  EXPECT_EQ(j.pod_sets[0].requests[kCpu], 32000);
+  EXPECT_EQ(j.pod_sets[0].requests[kMemory], 256 * 1024);
+  EXPECT_EQ(j.pod_sets[1].count, 1);
+  EXPECT_EQ(j.pod_sets[1].requests[kCpu], 500);
+  EXPECT_EQ(j.total_requests()[kGpu], 32000);
+  EXPECT_EQ(j.allowed_models, (std::vector<std::string>{"H100"}));
+  EXPECT_EQ(j.topology.level, 0);  // rack
+  EXPECT_TRUE(j.topology.required);
+  EXPECT_EQ(j.gpu_locality, GpuLocality::kRequireNvlink);
+  EXPECT_EQ(j.walltime_ns, 7200 * kNsPerSec);
+  EXPECT_EQ(j.checkpoint_grace_ns, 90 * kNsPerSec);
+  EXPECT_EQ(j.command, (std::vector<std::string>{"python", "train.py"}));
+  EXPECT_EQ(j.env, (std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "two"}}));
+  EXPECT_EQ(j.submit_ns, 12'500'000'000);
+}
+
+TEST(ConfigJobs, ShorthandDefaultsAndIds) {
+  auto out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: a, namespace: team-a}
+spec: {queue: train, gpus: 8, pods: 4, cpu: 16, memory: 64Gi, topology: {preferred: node}}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: b, namespace: team-a}
+spec: {gpus: 1, id: 1}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: c, namespace: team-a}
+spec: {queue: gpus, gpus: 1, gpuFraction: "250m"}
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 3u);
+  const Job& a = out.jobs[0];
+  ASSERT_EQ(a.pod_sets.size(), 1u);
+  EXPECT_EQ(a.pod_sets[0].name, "main");
+  EXPECT_EQ(a.pod_sets[0].count, 4);  // gang of 4
+  EXPECT_EQ(a.pod_sets[0].gpus, 8);
+  EXPECT_EQ(a.pod_sets[0].requests[kMemory], 65536);
+  EXPECT_EQ(a.topology.level, 1);  // "node" = levels.size()
+  EXPECT_FALSE(a.topology.required);
+  EXPECT_EQ(a.priority_class, "urgent");  // the ClusterQueue's defaultPriorityClass
+  EXPECT_TRUE(a.preemptible);
+  EXPECT_EQ(a.submit_ns, 0);
+  // Ids: b asked for 1, so a and c get 2 and 3 in document order.
+  EXPECT_EQ(a.id, 2u);
+  EXPECT_EQ(out.jobs[1].id, 1u);
+  EXPECT_EQ(out.jobs[2].id, 3u);
+  EXPECT_EQ(out.jobs[1].queue, "default");  // no queue: LocalQueue "default" of the namespace
+  // Fraction of one GPU; the interactive queue makes it interactive and not preemptible.
+  const Job& c = out.jobs[2];
+  EXPECT_EQ(c.pod_sets[0].gpus, 1);
+  EXPECT_EQ(c.pod_sets[0].gpu_milli, 250);
+  EXPECT_EQ(c.pod_sets[0].requests[kGpu], 250);
+  EXPECT_TRUE(c.interactive);
+  EXPECT_FALSE(c.preemptible);
+}
+
+TEST(ConfigJobs, RequestErrors) {
+  auto out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: frac-two, namespace: team-a}
+spec: {gpus: 2, gpuFraction: 0.5}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: frac-big, namespace: team-a}
+spec: {gpus: 1, gpuFraction: 1.5}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: zero, namespace: team-a}
+spec: {podSets: [{count: 0, resources: {nvidia.com/gpu: 1}}]}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: negative, namespace: team-a}
+spec: {gpus: -1}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: absurd, namespace: team-a}
+spec: {gpus: 2000000}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: absurd-total, namespace: team-a}
+spec: {gpus: 8, pods: 100000, cpu: 1}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: half, namespace: team-a}
+spec: {gpus: 0.5}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: nothing, namespace: team-a}
+spec: {pods: 2}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: level, namespace: team-a}
+spec: {gpus: 1, topology: {required: blok}}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: fpga, namespace: team-a}
+spec: {podSets: [{resources: {example.com/fpga: 1}}]}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: uncovered, namespace: team-a}
+spec: {queue: gpus, gpus: 1, cpu: 4}
+)");
+  ASSERT_EQ(out.jobs.size(), 1u);  // only absurd-total: 8 x 100000 = 800000 GPUs is allowed
+  EXPECT_EQ(out.jobs[0].name, "absurd-total");
+  const auto& e = out.errors;
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:4: spec.gpuFraction: a fraction needs exactly 1 GPU per pod (this "
+                  "pod set asks for 2)"))
+      << dump(e);
+  EXPECT_TRUE(has(e, "jobs.yaml:9: spec.gpuFraction: \"1.5\" must be in (0, 1]"));
+  EXPECT_TRUE(has(e, "jobs.yaml:14: spec.podSets[0].count: \"0\" must be at least 1"));
+  EXPECT_TRUE(has(e, "jobs.yaml:19: spec.gpus: \"-1\" must not be negative"));
+  EXPECT_TRUE(has(e, "jobs.yaml:24: spec.gpus: \"2000000\" is more than 1000000 GPUs"));
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:34: spec.gpus: \"0.5\" must be a whole number of GPUs (use "
+                  "gpuFraction for a share of one GPU)"));
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:39: spec: the job requests no resources (set nvidia.com/gpu, cpu "
+                  "or memory)"));
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:44: spec.topology.required: unknown topology level \"blok\" "
+                  "(known: rack, node)"));
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:49: spec.podSets[0].resources.example.com/fpga: unknown resource "
+                  "\"example.com/fpga\" (no ClusterQueue covers it; known: nvidia.com/gpu, "
+                  "cpu, memory)"));
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:54: spec.cpu: no resource group of ClusterQueue \"gpu-only\" "
+                  "covers cpu (covered: nvidia.com/gpu)"));
+}
+
+TEST(ConfigJobs, AbsurdGangTotal) {
+  auto out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: huge, namespace: team-a}
+spec: {gpus: 64, pods: 20000}
+)");
+  EXPECT_TRUE(has(out.errors,
+                  "jobs.yaml:4: spec: the job asks for 1280000 GPUs in total; at most "
+                  "1000000"))
+      << dump(out.errors);
+}
+
+TEST(ConfigJobs, QueueAndPriorityResolution) {
+  auto out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: a, namespace: team-b}
+spec: {gpus: 1}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: b, namespace: team-a}
+spec: {queue: nope, gpus: 1}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: c, namespace: team-a}
+spec: {queue: train, gpus: 1, priorityClassName: vip}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: d, namespace: team-a}
+spec: {queue: train, gpus: 1, priorityClassName: critical}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: d, namespace: team-a}
+spec: {queue: train, gpus: 1}
+)");
+  const auto& e = out.errors;
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:4: spec.queue: no queue given (spec.queue, or label "
+                  "kueue.x-k8s.io/queue-name or queue) and no LocalQueue \"default\" in "
+                  "namespace \"team-b\" (queues: team-a/train, team-a/default, team-a/gpus)"))
+      << dump(e);
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:9: spec.queue: LocalQueue \"nope\" not found in namespace "
+                  "\"team-a\" (queues: team-a/train, team-a/default, team-a/gpus)"));
+  EXPECT_TRUE(has(e,
+                  "jobs.yaml:14: spec.priorityClassName: unknown priority class \"vip\" "
+                  "(defined: urgent; built-in: low, normal, medium, high, critical)"));
+  EXPECT_TRUE(has(e, "jobs.yaml:23: metadata.name: duplicate job \"team-a/d\""));
+  ASSERT_EQ(out.jobs.size(), 1u);
+  EXPECT_EQ(out.jobs[0].priority, 10000);  // built-in "critical", noted
+  EXPECT_TRUE(any_contains(out.notes, {"jobs.yaml:19: spec.priorityClassName: "
+                                       "WorkloadPriorityClass \"critical\" is not defined"}))
+      << dump(out.notes);
+}
+
+TEST(ConfigJobs, PodConversionWithIgnoredFieldsNote) {
+  auto out = jobs(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: train, app: x}
+  annotations: {note: hi}
+spec:
+  schedulerName: volcano
+  priorityClassName: urgent
+  initContainers:
+  - name: fetch
+    image: busybox
+    resources: {requests: {cpu: "8", memory: 1Gi}}
+  containers:
+  - name: main
+    image: trainer:v1
+    command: [python]
+    args: [train.py, --lr, "0.1"]
+    env: [{name: A, value: "1"}, {name: B, valueFrom: {secretKeyRef: {name: s, key: k}}}]
+    resources:
+      limits: {nvidia.com/gpu: 2, cpu: "4", ephemeral-storage: 10Gi}
+      requests: {cpu: "2", memory: 8Gi}
+  - name: sidecar
+    image: logger
+    resources: {limits: {cpu: 500m, memory: 256Mi}}
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 1u);
+  const Job& j = out.jobs[0];
+  EXPECT_EQ(j.queue, "train");
+  EXPECT_EQ(j.priority, 1000);
+  ASSERT_EQ(j.pod_sets.size(), 1u);
+  const PodSet& ps = j.pod_sets[0];
+  EXPECT_EQ(ps.count, 1);
+  EXPECT_EQ(ps.gpus, 2);
+  // cpu: limits win (4) + sidecar 0.5 = 4.5 CPUs; init container 8 CPUs is the max.
+  EXPECT_EQ(ps.requests[kCpu], 8000);
+  // memory: requests (no limit) 8Gi + sidecar 256Mi; init 1Gi is smaller.
+  EXPECT_EQ(ps.requests[kMemory], 8 * 1024 + 256);
+  EXPECT_EQ(j.command, (std::vector<std::string>{"python", "train.py", "--lr", "0.1"}));
+  EXPECT_EQ(j.env, (std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", ""}}));
+  ASSERT_EQ(out.notes.size(), 1u) << dump(out.notes);
+  EXPECT_EQ(out.notes[0],
+            "jobs.yaml:1: ignored fields: metadata.annotations, spec.schedulerName, "
+            "spec.containers[0].image, spec.containers[0].resources.limits.ephemeral-storage, "
+            "spec.containers[0].env[1].valueFrom, spec.containers[1].image, "
+            "spec.initContainers[0].image");
+}
+
+TEST(ConfigJobs, BatchJobParallelismIsTheGang) {
+  auto out = jobs(R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: bj
+  namespace: team-a
+  labels: {queue: train, kueue.x-k8s.io/priority-class: urgent}
+spec:
+  parallelism: 4
+  completions: 8
+  backoffLimit: 3
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: w
+        resources: {limits: {nvidia.com/gpu: 8}}
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 1u);
+  EXPECT_EQ(out.jobs[0].pod_sets[0].count, 4);
+  EXPECT_EQ(out.jobs[0].pod_count(), 4);
+  EXPECT_EQ(out.jobs[0].total_requests()[kGpu], 32000);
+  EXPECT_EQ(out.jobs[0].priority_class, "urgent");
+  EXPECT_TRUE(has(out.notes,
+                  "jobs.yaml:9: spec.completions: ignored: sluice runs `parallelism` "
+                  "pods once, as one gang"))
+      << dump(out.notes);
+  EXPECT_TRUE(has(out.notes,
+                  "jobs.yaml:1: ignored fields: spec.backoffLimit, "
+                  "spec.template.spec.restartPolicy"))
+      << dump(out.notes);
+}
+
+TEST(ConfigJobs, PodWithoutQueueLabelNeedsDefaultQueue) {
+  auto out = jobs(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: elsewhere}
+spec:
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]
+)");
+  EXPECT_TRUE(any_contains(out.errors, {"jobs.yaml:3: metadata.labels: no queue given",
+                                        "no LocalQueue \"default\" in namespace \"elsewhere\"",
+                                        "(queues: team-a/train, team-a/default, team-a/gpus)"}))
+      << dump(out.errors);
+}
+
+TEST(ConfigJobs, JsonInput) {
+  auto out = jobs(R"(
+{"apiVersion": "v1", "kind": "Pod",
+ "metadata": {"name": "json-pod", "namespace": "team-a", "labels": {"queue": "train"}},
+ "spec": {"containers": [{"name": "c", "image": "x",
+                          "resources": {"limits": {"nvidia.com/gpu": "4", "cpu": 2}}}]}}
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 1u);
+  EXPECT_EQ(out.jobs[0].name, "json-pod");
+  EXPECT_EQ(out.jobs[0].pod_sets[0].gpus, 4);
+  EXPECT_EQ(out.jobs[0].pod_sets[0].requests[kCpu], 2000);
+  EXPECT_TRUE(has(out.notes, "jobs.yaml:1: ignored fields: spec.containers[0].image"))
+      << dump(out.notes);
+}
+
+TEST(ConfigJobs, ParseJobsRejectsConfigurationKinds) {
+  auto out = jobs(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q}
+spec: {clusterQueue: cq}
+)");
+  EXPECT_TRUE(has(out.errors,
+                  "jobs.yaml:2: kind: LocalQueue is configuration, not a job "
+                  "(expected sluice.dev/v1alpha1 Job, v1 Pod or batch/v1 Job)"))
+      << dump(out.errors);
+}
+
+TEST(ConfigJobs, LoadResolvesJobsAgainstAllSources) {
+  // The Pod comes before the Queue it names, in another file.
+  const char* pod = R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: {queue: q}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}
+)";
+  const char* queue = R"(
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: Queue
+metadata: {name: q}
+spec: {resourceQuota: {gpu: 8}}
+)";
+  LoadOptions options;
+  auto out = load({Source{"pod.yaml", yaml(pod)}, Source{"queue.yaml", yaml(queue)}}, options);
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 1u);
+  EXPECT_EQ(out.jobs[0].id, 1u);
+  EXPECT_EQ(out.jobs[0].namespace_, "default");
+  EXPECT_EQ(out.jobs[0].queue, "q");
+}
+
+}  // namespace
+}  // namespace sluice

@@ -1,0 +1,659 @@
+// Every configuration kind: Kueue's (ResourceFlavor, ClusterQueue, LocalQueue,
+// WorkloadPriorityClass, Cohort), the playbook Queue, and sluice's Cluster and SchedulerPolicy.
+#include <gtest/gtest.h>
+
+#include "config_test_util.h"
+
+namespace sluice {
+namespace {
+
+using testing_config::any_contains;
+using testing_config::dump;
+using testing_config::has;
+using testing_config::load_one;
+using testing_config::yaml;
+
+TEST(ConfigKinds, ResourceFlavorLabelsAndIgnoredKueueFields) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeLabels: {gpu: h100, zone: a}
+  nodeTaints: [{key: gpu, value: "true", effect: NoSchedule}]
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  ASSERT_EQ(out.config.flavors.size(), 1u);
+  const ResourceFlavor& f = out.config.flavors[0];
+  EXPECT_EQ(f.name, "h100");
+  EXPECT_FALSE(f.implied);
+  EXPECT_EQ(f.node_labels, (Labels{{"gpu", "h100"}, {"zone", "a"}}));  // sorted by key
+  // nodeTaints: accepted, ignored, warned.
+  EXPECT_TRUE(any_contains(out.config.warnings, {"test.yaml:6: spec.nodeTaints: ignored"}))
+      << dump(out.config.warnings);
+}
+
+TEST(ConfigKinds, ClusterQueueEveryField) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: standard}
+value: 500
+description: normal work
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  cohort: research
+  namespaceSelector:
+    matchLabels: {team: a}
+  queueingStrategy: StrictFIFO
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 16, borrowingLimit: 8, lendingLimit: 4}
+      - {name: cpu, nominalQuota: 256}
+  - coveredResources: [nvidia.com/mig-1g.10gb]
+    flavors:
+    - name: h100-mig
+      resources: [{name: nvidia.com/mig-1g.10gb, nominalQuota: 14}]
+  preemption:
+    withinClusterQueue: LowerOrNewerEqualPriority
+    reclaimWithinCohort: Any
+    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}
+  fairSharing: {weight: "1.5"}
+  sluice:
+    preemptible: false
+    interactive: false
+    defaultWalltime: 2h
+    minRuntime: 10m
+    maxPending: 50
+    defaultPriorityClass: standard
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Config& c = out.config;
+  ASSERT_EQ(c.cluster_queues.size(), 1u);
+  const ClusterQueue& q = c.cluster_queues[0];
+  EXPECT_EQ(q.name, "team-a");
+  ASSERT_TRUE(q.cohort);
+  EXPECT_EQ(c.cohorts.at(static_cast<size_t>(*q.cohort)).name, "research");
+  EXPECT_TRUE(c.cohorts[static_cast<size_t>(*q.cohort)].implied);  // named, never defined
+  ASSERT_TRUE(q.namespace_selector);
+  EXPECT_FALSE(q.namespace_selector->match_all);
+  EXPECT_EQ(q.namespace_selector->match_labels, (Labels{{"team", "a"}}));
+  EXPECT_EQ(q.strategy, QueueingStrategy::kStrictFIFO);
+  ASSERT_EQ(q.resource_groups.size(), 2u);
+  const ResourceGroup& g0 = q.resource_groups[0];
+  EXPECT_EQ(g0.covered, (std::vector<ResourceId>{kGpu, kCpu}));
+  ASSERT_EQ(g0.flavors.size(), 1u);
+  EXPECT_EQ(c.flavors.at(static_cast<size_t>(g0.flavors[0].flavor)).name, "h100");
+  const ResourceQuota* gpu = g0.flavors[0].find(kGpu);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->nominal, 16000);  // milli-GPU
+  EXPECT_EQ(gpu->borrowing_limit, 8000);
+  EXPECT_EQ(gpu->lending_limit, 4000);
+  EXPECT_EQ(g0.flavors[0].find(kCpu)->nominal, 256000);     // milli-CPU
+  EXPECT_FALSE(g0.flavors[0].find(kCpu)->borrowing_limit);  // unlimited
+  // MIG resource interned, implied flavor "h100-mig" with a warning.
+  auto mig = c.resources.find("nvidia.com/mig-1g.10gb");
+  ASSERT_TRUE(mig);
+  EXPECT_TRUE(c.resources.is_mig(*mig));
+  EXPECT_EQ(q.resource_groups[1].flavors[0].find(*mig)->nominal, 14000);
+  auto implied = c.find_flavor("h100-mig");
+  ASSERT_TRUE(implied);
+  EXPECT_TRUE(c.flavors[static_cast<size_t>(*implied)].implied);
+  EXPECT_TRUE(any_contains(c.warnings, {"ResourceFlavor \"h100-mig\" is not defined"}));
+  EXPECT_EQ(q.preemption.within_cluster_queue, WithinQueuePolicy::kLowerOrNewerEqualPriority);
+  EXPECT_EQ(q.preemption.reclaim_within_cohort, ReclaimPolicy::kAny);
+  EXPECT_EQ(q.preemption.borrow_within_cohort, BorrowWithinCohortPolicy::kLowerPriority);
+  EXPECT_EQ(q.preemption.max_priority_threshold, 100);
+  EXPECT_DOUBLE_EQ(q.fair_weight, 1.5);
+  EXPECT_FALSE(q.preemptible);
+  EXPECT_FALSE(q.interactive);
+  EXPECT_EQ(q.default_walltime_ns, 2 * 3600 * kNsPerSec);
+  EXPECT_EQ(q.min_runtime_ns, 600 * kNsPerSec);
+  EXPECT_EQ(q.max_pending, 50);
+  EXPECT_EQ(q.default_priority_class, "standard");
+  EXPECT_EQ(c.find_priority_class("standard")->value, 500);
+}
+
+TEST(ConfigKinds, ClusterQueueDefaults) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}]
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const ClusterQueue& q = out.config.cluster_queues.at(0);
+  EXPECT_FALSE(q.cohort);
+  EXPECT_FALSE(q.namespace_selector);  // not set: Kueue matches none; sluice all (warned)
+  EXPECT_TRUE(any_contains(out.config.warnings, {"test.yaml:5: spec.namespaceSelector: not set"}));
+  EXPECT_EQ(q.strategy, QueueingStrategy::kBestEffortFIFO);
+  EXPECT_EQ(q.preemption.within_cluster_queue, WithinQueuePolicy::kNever);
+  EXPECT_DOUBLE_EQ(q.fair_weight, 1.0);
+  EXPECT_TRUE(q.preemptible);
+  EXPECT_EQ(q.default_walltime_ns, 3600 * kNsPerSec);
+}
+
+TEST(ConfigKinds, InteractiveQueueIsNotPreemptibleByDefault) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  sluice: {interactive: true}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  EXPECT_TRUE(out.config.cluster_queues[0].interactive);
+  EXPECT_FALSE(out.config.cluster_queues[0].preemptible);
+  EXPECT_TRUE(out.config.cluster_queues[0].namespace_selector->match_all);  // {}
+}
+
+TEST(ConfigKinds, LocalQueueAndPriorityClass) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec: {namespaceSelector: {}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: train, namespace: team-a}
+spec: {clusterQueue: cq, sluice: {maxPending: 7}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: train}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 1000
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Config& c = out.config;
+  ASSERT_EQ(c.local_queues.size(), 2u);
+  EXPECT_EQ(c.local_queues[0].namespace_, "team-a");
+  EXPECT_EQ(c.local_queues[0].max_pending, 7);
+  EXPECT_EQ(c.local_queues[1].namespace_, "default");  // metadata.namespace defaults
+  EXPECT_EQ(c.find_local_queue("team-a", "train"), 0);
+  EXPECT_EQ(c.find_local_queue("default", "train"), 1);
+  EXPECT_FALSE(c.find_local_queue("team-b", "train"));
+  ASSERT_NE(c.find_priority_class("urgent"), nullptr);
+  EXPECT_EQ(c.find_priority_class("urgent")->value, 1000);
+}
+
+TEST(ConfigKinds, NestedCohortsWithOwnQuota) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: research}
+spec:
+  parentName: org
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: org}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: a}
+spec: {cohort: research, namespaceSelector: {}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: b}
+spec: {cohort: lab, namespaceSelector: {}}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Config& c = out.config;
+  auto research = c.find_cohort("research"), org = c.find_cohort("org"), lab = c.find_cohort("lab");
+  ASSERT_TRUE(research && org && lab);
+  EXPECT_EQ(c.cohorts[static_cast<size_t>(*research)].parent, org);  // research -> org
+  EXPECT_FALSE(c.cohorts[static_cast<size_t>(*org)].parent);
+  EXPECT_FALSE(c.cohorts[static_cast<size_t>(*research)].implied);
+  EXPECT_TRUE(c.cohorts[static_cast<size_t>(*lab)].implied);  // only named by ClusterQueue b
+  const auto& groups = c.cohorts[static_cast<size_t>(*research)].resource_groups;
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].flavors[0].find(kGpu)->nominal, 8000);
+  EXPECT_EQ(c.warnings.size(), 0u) << dump(c.warnings);
+}
+
+TEST(ConfigKinds, ImpliedParentCohort) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: child}
+spec: {parentName: parent}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  auto parent = out.config.find_cohort("parent");
+  ASSERT_TRUE(parent);
+  EXPECT_TRUE(out.config.cohorts[static_cast<size_t>(*parent)].implied);
+}
+
+TEST(ConfigKinds, SchedulerPolicyEveryField) {
+  auto out = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: SchedulerPolicy
+metadata: {name: p}
+spec:
+  scoring: spread
+  ordering:
+    weights: {priority: 2, age: 0.25, drf: 1, debt: 0}
+    agingHorizon: 30m
+  fairness: {debtHalfLife: 6h}
+  interactive: {timeout: 0}
+  maxPendingTotal: 1000
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const SchedulerPolicy& p = out.config.policy;
+  EXPECT_EQ(p.gpu_scoring, ScoringPolicy::kSpread);
+  EXPECT_DOUBLE_EQ(p.weights.priority, 2);
+  EXPECT_DOUBLE_EQ(p.weights.age, 0.25);
+  EXPECT_DOUBLE_EQ(p.weights.drf, 1);
+  EXPECT_DOUBLE_EQ(p.weights.debt, 0);
+  EXPECT_EQ(p.aging_horizon_ns, 1800 * kNsPerSec);
+  EXPECT_EQ(p.debt_half_life_ns, 6 * 3600 * kNsPerSec);
+  EXPECT_EQ(p.interactive_timeout_ns, 0);  // 0 allowed: fail at once
+  EXPECT_EQ(p.max_pending_total, 1000);
+}
+
+TEST(ConfigKinds, SchedulerPolicyDefaultsAndOnlyOne) {
+  auto defaults = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: SchedulerPolicy
+metadata: {name: p}
+)"));
+  ASSERT_TRUE(defaults.ok()) << dump(defaults.errors);
+  EXPECT_EQ(defaults.config.policy.gpu_scoring, ScoringPolicy::kBinPack);
+  EXPECT_EQ(defaults.config.policy.interactive_timeout_ns, 30 * kNsPerSec);
+  auto two = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: SchedulerPolicy
+metadata: {name: p}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: SchedulerPolicy
+metadata: {name: q}
+spec: {scoring: fgd}
+)"));
+  EXPECT_TRUE(has(two.errors,
+                  "test.yaml:5: kind: a second SchedulerPolicy (the first is at "
+                  "test.yaml:1); at most one is allowed"))
+      << dump(two.errors);
+}
+
+TEST(ConfigKinds, SchedulerPolicyRejectsUnknownFields) {
+  auto out = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: SchedulerPolicy
+metadata: {name: p}
+spec:
+  scoring: tetris
+  fallback: {after: 10m}
+)"));
+  EXPECT_TRUE(has(out.errors,
+                  "test.yaml:5: spec.scoring: \"tetris\" must be one of binpack, spread, bestfit, "
+                  "fgd"))
+      << dump(out.errors);
+  EXPECT_TRUE(has(out.errors,
+                  "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, "
+                  "interactive, maxPendingTotal)"))
+      << dump(out.errors);
+}
+
+const char* kCluster = R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: lab}
+spec:
+  topology: {levels: [block, rack]}
+  nodes:
+  - name: big
+    labels: {gpu: h100}
+    cpu: 96
+    memory: 1Ti
+    topology: {block: b1, rack: r1}
+    gpus: {count: 8, model: H100, memory: 80Gi, nvlinkDomains: 2, numaNodes: 2, pcieSwitches: 4}
+  - name: mig
+    cpu: "64"
+    memory: 512Gi
+    topology: {block: b1, rack: r2}
+    gpus:
+    - {model: A100, memory: 80Gi, nvlinkDomain: 0, numa: 0, pcieSwitch: 0, mig: [1g.10gb, 1g.10gb, 3g.40gb]}
+    - {model: A100, memory: 80Gi, nvlinkDomain: 0, numa: 1, pcieSwitch: 1, count: 3}
+  nodeGroups:
+  - namePrefix: gpu-
+    count: 10
+    cpu: 32
+    memory: 256Gi
+    labels: {pool: small}
+    gpus: {count: 4, model: L4}
+    topology:
+      block: b2
+      rack: {every: 4, prefix: rack-}
+)";
+
+TEST(ConfigCluster, NodesGpusAndTopology) {
+  auto out = load_one(yaml(kCluster));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Cluster& c = out.config.cluster;
+  EXPECT_EQ(c.name, "lab");
+  EXPECT_EQ(c.levels, (std::vector<std::string>{"block", "rack"}));
+  ASSERT_EQ(c.nodes.size(), 12u);  // 2 listed + 10 generated
+  const Node& big = c.nodes[0];
+  EXPECT_EQ(big.cpu_milli, 96000);
+  EXPECT_EQ(big.memory_mib, 1 << 20);
+  ASSERT_EQ(big.gpus.size(), 8u);
+  // Shorthand: 8 GPUs split evenly in index order.
+  //   nvlink 2 domains: 0-3 | 4-7; numa 2: 0-3 | 4-7; pcie 4: 0-1 | 2-3 | 4-5 | 6-7
+  EXPECT_EQ(big.gpus[3].nvlink_domain, 0);
+  EXPECT_EQ(big.gpus[4].nvlink_domain, 1);
+  EXPECT_EQ(big.gpus[5].numa_node, 1);
+  EXPECT_EQ(big.gpus[5].pcie_switch, 2);
+  EXPECT_EQ(big.gpus[7].pcie_switch, 3);
+  EXPECT_EQ(big.gpus[0].model, "H100");
+  EXPECT_EQ(big.gpus[0].memory_mib, 80 * 1024);
+  // Explicit list: one MIG-partitioned GPU and three whole ones (count: 3).
+  const Node& mig = c.nodes[1];
+  ASSERT_EQ(mig.gpus.size(), 4u);
+  ASSERT_EQ(mig.gpus[0].mig.size(), 3u);
+  auto p1 = out.config.resources.find("nvidia.com/mig-1g.10gb");
+  auto p3 = out.config.resources.find("nvidia.com/mig-3g.40gb");
+  ASSERT_TRUE(p1 && p3);
+  EXPECT_EQ(mig.gpus[0].mig[0].profile, *p1);
+  EXPECT_EQ(mig.gpus[0].mig[2].profile, *p3);
+  EXPECT_TRUE(mig.gpus[1].mig.empty());
+  EXPECT_EQ(mig.gpus[3].numa_node, 1);
+  // Node groups: names padded to the widest index; racks of 4 consecutive nodes.
+  EXPECT_EQ(c.nodes[2].name, "gpu-0");  // indexes 0..9: one digit
+  EXPECT_EQ(c.nodes[11].name, "gpu-9");
+  EXPECT_EQ(c.nodes[11].labels, (Labels{{"pool", "small"}}));
+  // Domains: block b1 = 0, b2 = 1; racks r1 = 0, r2 = 1, rack-0.. = 2..
+  EXPECT_EQ(big.domains, (std::vector<int32_t>{0, 0}));
+  EXPECT_EQ(mig.domains, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(c.nodes[2].domains, (std::vector<int32_t>{1, 2}));   // gpu-00: b2, rack-0
+  EXPECT_EQ(c.nodes[6].domains, (std::vector<int32_t>{1, 3}));   // gpu-04: b2, rack-1
+  EXPECT_EQ(c.nodes[11].domains, (std::vector<int32_t>{1, 4}));  // gpu-09: b2, rack-2
+  EXPECT_EQ(c.domain_names[0], (std::vector<std::string>{"b1", "b2"}));
+  EXPECT_EQ(c.domain_names[1],
+            (std::vector<std::string>{"r1", "r2", "rack-0", "rack-1", "rack-2"}));
+  EXPECT_EQ(c.total_gpus(), 8 + 4 + 40);
+}
+
+TEST(ConfigCluster, SeveralDocumentsMergeAndNodeNamesAreUnique) {
+  const char* more = R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: lab}
+spec:
+  nodes:
+  - {name: extra, cpu: 8, memory: 16Gi, topology: {block: b3, rack: r9}}
+  - {name: big, cpu: 8, memory: 16Gi, topology: {block: b1, rack: r1}}
+)";
+  LoadOptions options;
+  auto out = load({Source{"a.yaml", yaml(kCluster)}, Source{"b.yaml", yaml(more)}}, options);
+  EXPECT_EQ(out.config.cluster.nodes.size(), 13u);  // "extra" added, second "big" refused
+  EXPECT_TRUE(has(out.errors,
+                  "b.yaml:7: spec.nodes[1].name: duplicate node \"big\" (first "
+                  "defined at a.yaml:7)"))
+      << dump(out.errors);
+}
+
+TEST(ConfigCluster, Errors) {
+  auto out = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: bad}
+spec:
+  topology: {levels: [rack]}
+  nodes:
+  - {name: a, cpu: 8, memory: 1Gi, topology: {rak: r1}}
+  - {name: b, memory: 1Gi, topology: {rack: r1}}
+  - {name: c, cpu: 8, memory: 1Gi, topology: {rack: r1}, gpus: {count: 6, model: X, nvlinkDomains: 4}}
+  - {name: d, cpu: 8, memory: 1Gi, topology: {rack: r1}, gpus: [{model: A100, mig: [4g.40gb, 4g.40gb]}]}
+  - {name: e, cpu: 8, memory: 1Gi, topology: {rack: r1}, gpus: [{model: A100, mig: [big]}]}
+  - {name: f, cpu: 8, memory: 1Gi}
+)"));
+  EXPECT_TRUE(has(out.errors,
+                  "test.yaml:7: spec.nodes[0].topology.rak: unknown topology level "
+                  "\"rak\" (levels: rack)"))
+      << dump(out.errors);
+  EXPECT_TRUE(has(out.errors, "test.yaml:8: spec.nodes[1].cpu: required field missing"));
+  EXPECT_TRUE(has(out.errors,
+                  "test.yaml:9: spec.nodes[2].gpus.nvlinkDomains: \"4\" must divide "
+                  "count (6)"));
+  EXPECT_TRUE(has(out.errors,
+                  "test.yaml:10: spec.nodes[3].gpus[0].mig: slices use 8 compute "
+                  "slices; a GPU has 7"));
+  EXPECT_TRUE(has(out.errors,
+                  "test.yaml:11: spec.nodes[4].gpus[0].mig[0]: \"big\" is not a MIG "
+                  "profile (e.g. 1g.10gb, 3g.40gb, 7g.80gb)"));
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:12: spec.nodes[5].topology: node \"f\" has no "
+                                        "rack"}))
+      << dump(out.errors);
+}
+
+TEST(ConfigCluster, RackInTwoBlocksIsAnError) {
+  auto out = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: c}
+spec:
+  topology: {levels: [block, rack]}
+  nodes:
+  - {name: a, cpu: 8, memory: 1Gi, topology: {block: b1, rack: r1}}
+  - {name: b, cpu: 8, memory: 1Gi, topology: {block: b2, rack: r1}}
+)"));
+  EXPECT_TRUE(has(out.errors,
+                  "test.yaml:8: spec.nodes[1].topology: rack \"r1\" of node \"b\" is "
+                  "in block \"b2\", but node \"a\" puts it in block \"b1\""))
+      << dump(out.errors);
+}
+
+TEST(ConfigCluster, ConflictingDocuments) {
+  const char* other = R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: lab}
+spec:
+  topology: {levels: [zone]}
+)";
+  LoadOptions options;
+  auto out = load({Source{"a.yaml", yaml(kCluster)}, Source{"b.yaml", yaml(other)}}, options);
+  EXPECT_TRUE(has(out.errors,
+                  "b.yaml:5: spec.topology.levels: [zone] differs from [block, rack] "
+                  "(a.yaml:1)"))
+      << dump(out.errors);
+}
+
+TEST(ConfigCluster, FlavorThatMatchesNoNodeIsWarned) {
+  std::string text = yaml(kCluster) + yaml(R"(
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: ghost}
+spec: {nodeLabels: {gpu: b200}}
+)");
+  auto out = load_one(text);
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  EXPECT_TRUE(any_contains(out.config.warnings, {"ResourceFlavor \"ghost\" matches no node"}))
+      << dump(out.config.warnings);
+}
+
+TEST(ConfigPlaybook, QueueMapsToClusterQueueAndLocalQueue) {
+  auto out = load_one(yaml(R"(
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: Queue
+metadata: {name: training}
+spec: {priorityClassName: high, weight: 10, preemptionPolicy: PreemptLowerPriority, resourceQuota: {gpu: 64, cpu: 512}}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Config& c = out.config;
+  ASSERT_EQ(c.cluster_queues.size(), 1u);
+  const ClusterQueue& q = c.cluster_queues[0];
+  EXPECT_EQ(q.name, "training");
+  EXPECT_DOUBLE_EQ(q.fair_weight, 10);
+  EXPECT_EQ(q.preemption.within_cluster_queue, WithinQueuePolicy::kLowerPriority);
+  EXPECT_EQ(q.default_priority_class, "high");
+  EXPECT_EQ(c.find_priority_class("high")->value, 1000);  // built-in, warned
+  EXPECT_TRUE(any_contains(c.warnings, {"WorkloadPriorityClass \"high\" is not defined; using the "
+                                        "built-in value 1000"}));
+  ASSERT_TRUE(q.namespace_selector && q.namespace_selector->match_all);
+  ASSERT_EQ(q.resource_groups.size(), 1u);
+  const ResourceGroup& g = q.resource_groups[0];
+  EXPECT_EQ(g.covered, (std::vector<ResourceId>{kGpu, kCpu, kMemory}));
+  EXPECT_EQ(c.flavors.at(static_cast<size_t>(g.flavors.at(0).flavor)).name, "default");
+  EXPECT_TRUE(c.flavors[0].implied);
+  EXPECT_EQ(g.flavors[0].find(kGpu)->nominal, 64000);
+  EXPECT_EQ(g.flavors[0].find(kCpu)->nominal, 512000);
+  EXPECT_EQ(g.flavors[0].find(kMemory), nullptr);  // not listed: unlimited
+  // A LocalQueue of the same name that serves every namespace.
+  ASSERT_EQ(c.local_queues.size(), 1u);
+  EXPECT_EQ(c.local_queues[0].namespace_, "*");
+  EXPECT_EQ(c.find_local_queue("anything", "training"), 0);
+}
+
+TEST(ConfigPlaybook, PreemptionPolicyNever) {
+  auto out = load_one(yaml(R"(
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: Queue
+metadata: {name: q}
+spec: {preemptionPolicy: Never}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  EXPECT_EQ(out.config.cluster_queues[0].preemption.within_cluster_queue,
+            WithinQueuePolicy::kNever);
+  EXPECT_TRUE(out.config.cluster_queues[0].default_priority_class.empty());
+}
+
+TEST(ConfigPlaybook, CoveredButUnlistedResourceIsUnlimited) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu", "cpu", "memory"]
+    flavors:
+    - name: spot
+      resources: [{name: nvidia.com/gpu, nominalQuota: 32}]
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const FlavorQuotas& fq = out.config.cluster_queues[0].resource_groups[0].flavors[0];
+  EXPECT_NE(fq.find(kGpu), nullptr);
+  EXPECT_EQ(fq.find(kCpu), nullptr);  // covered, no quota: not quota-managed
+  EXPECT_TRUE(has(out.config.warnings,
+                  "test.yaml:9: spec.resourceGroups[0].flavors[0]: flavor \"spot\" sets no quota "
+                  "for cpu, memory (covered by the group); treated as unlimited (not "
+                  "quota-managed)"))
+      << dump(out.config.warnings);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+using testing_config::dump;
+using testing_config::load_one;
+using testing_config::yaml;
+
+TEST(ConfigCluster, NodeGroupNamesPaddingFirstIndexAndDefaultPrefix) {
+  auto out = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: c}
+spec:
+  topology: {levels: [rack]}
+  nodeGroups:
+  - {namePrefix: a-, count: 12, cpu: 1, memory: 1Gi, topology: {rack: {every: 5}}}
+  - {namePrefix: b-, count: 2, firstIndex: 99, cpu: 1, memory: 1Gi, ready: false,
+     topology: {rack: {every: 1, prefix: r, start: 8}}}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Cluster& c = out.config.cluster;
+  ASSERT_EQ(c.nodes.size(), 14u);
+  EXPECT_EQ(c.nodes[0].name, "a-00");  // indexes 0..11: two digits
+  EXPECT_EQ(c.nodes[11].name, "a-11");
+  EXPECT_EQ(c.nodes[12].name, "b-099");  // 99..100: three digits
+  EXPECT_EQ(c.nodes[13].name, "b-100");
+  EXPECT_FALSE(c.nodes[13].ready);
+  // Racks: a-00..04 rack-0, a-05..09 rack-1, a-10..11 rack-2; b: r8, r9.
+  EXPECT_EQ(c.domain_names[0],
+            (std::vector<std::string>{"rack-0", "rack-1", "rack-2", "r8", "r9"}));
+  EXPECT_EQ(c.nodes[10].domains, (std::vector<int32_t>{2}));
+}
+
+TEST(ConfigKinds, ExactLocalQueueWinsOverEveryNamespaceQueue) {
+  auto out = load_one(yaml(R"(
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: Queue
+metadata: {name: train}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team}
+spec: {namespaceSelector: {}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: train, namespace: team-a}
+spec: {clusterQueue: team}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Config& c = out.config;
+  auto a = c.find_local_queue("team-a", "train");
+  auto b = c.find_local_queue("team-b", "train");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(c.local_queues[static_cast<size_t>(*a)].namespace_, "team-a");
+  EXPECT_EQ(c.local_queues[static_cast<size_t>(*b)].namespace_, "*");
+}
+
+TEST(ConfigKinds, SummaryNamesQueuesQuotasAndNodes) {
+  auto out = load_one(yaml(R"(
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: Queue
+metadata: {name: training}
+spec: {resourceQuota: {gpu: 64}}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: lab}
+spec:
+  nodes: [{name: n, cpu: 8, memory: 64Gi, gpus: {count: 4, model: H100}}]
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const std::string s = summarize(out.config);
+  for (const char* part :
+       {"cluster \"lab\": 1 nodes (1 ready), 4 GPUs (H100 x4)", "training, weight 1",
+        "default: nvidia.com/gpu 64; cpu unlimited; memory unlimited;",
+        "(every namespace)/training -> training", "policy: scoring binpack"})
+    EXPECT_NE(s.find(part), std::string::npos) << part << "\n" << s;
+}
+
+}  // namespace
+}  // namespace sluice

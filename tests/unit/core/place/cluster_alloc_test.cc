@@ -1,0 +1,75 @@
+// ClusterAlloc: commit/release are exact inverses, indexes follow the state.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/place/cluster_alloc.h"
+#include "core/place/placer.h"
+#include "place_test_util.h"
+
+namespace sluice {
+namespace {
+
+using namespace sluice::testing;
+
+TEST(ClusterAlloc, CommitReleaseRoundTripNeverDrifts) {
+  Cluster c;
+  c.levels = {"rack"};
+  for (int n = 0; n < 6; ++n) c.nodes.push_back(make_node("n" + std::to_string(n), n % 2 ? 8 : 4, "H100", 64000, 256 * 1024, {n / 3}));
+  ClusterAlloc alloc(c);
+  const ClusterAlloc fresh(c);
+  Placer placer(c, ScoringPolicy::kBinPack);
+  const NodeSet all = NodeSet::all(c);
+  std::mt19937_64 rng(7);
+  std::vector<std::pair<Job, Placement>> running;
+  for (int step = 0; step < 2000; ++step) {
+    if (running.empty() || rng() % 3 != 0) {
+      const int pods = 1 + static_cast<int>(rng() % 3);
+      const int gpus = static_cast<int>(rng() % 4);
+      const int milli = gpus == 1 && rng() % 2 ? 100 + static_cast<int>(rng() % 900) : 1000;
+      Job j = make_job(static_cast<JobId>(step), pods, gpus, milli, 1000 + static_cast<int64_t>(rng() % 8000), 1024);
+      auto r = placer.place(j, all, alloc);
+      if (placed(r)) {
+        alloc.commit(j, placement(r));
+        running.emplace_back(j, placement(r));
+      }
+    } else {
+      const size_t i = rng() % running.size();
+      alloc.release(running[i].first, running[i].second);
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    std::string why;
+    ASSERT_TRUE(alloc.check_invariants(&why)) << "step " << step << ": " << why;
+  }
+  for (auto& [j, p] : running) alloc.release(j, p);
+  // Everything is back exactly where it started.
+  for (NodeId n = 0; n < alloc.node_count(); ++n) {
+    EXPECT_EQ(alloc.cpu_free_milli(n), fresh.cpu_free_milli(n));
+    EXPECT_EQ(alloc.memory_free_mib(n), fresh.memory_free_mib(n));
+    EXPECT_EQ(alloc.state_hash(n), fresh.state_hash(n));
+    for (int g = 0; g < alloc.gpu_count(n); ++g) EXPECT_EQ(alloc.gpu_free_milli(n, g), 1000);
+  }
+  EXPECT_EQ(alloc.total_whole_gpus_free(), 36);  // 3 x 4 + 3 x 8
+  EXPECT_EQ(alloc.gpu_milli_used(), 0);
+  EXPECT_EQ(alloc.domain_whole_free(0, 0), 16);  // nodes 0,1,2: 4 + 8 + 4
+}
+
+TEST(ClusterAlloc, IndexesFollowCommits) {
+  Cluster c;
+  c.nodes.push_back(make_node("a", 4));
+  ClusterAlloc alloc(c);
+  EXPECT_TRUE(alloc.whole_eq(4).test(0));
+  Placement p;
+  p.pods.push_back({0, 0, 0, {{2, -1, 250}}});
+  const Job j = make_job(1, 1, 1, 250);
+  alloc.commit(j, p);
+  EXPECT_TRUE(alloc.whole_eq(3).test(0));
+  EXPECT_TRUE(alloc.partial_bucket(7).test(0));  // 750 free -> bucket 7
+  EXPECT_EQ(alloc.gpu_free_milli(0, 2), 750);
+  alloc.release(j, p);
+  EXPECT_TRUE(alloc.whole_eq(4).test(0));
+  EXPECT_FALSE(alloc.partial_bucket(7).test(0));
+}
+
+}  // namespace
+}  // namespace sluice
