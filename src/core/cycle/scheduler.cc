@@ -141,6 +141,7 @@ SubmitResult Scheduler::submit(Job job) {
   p.key = queue_key(p.job, config_->policy, priority_scale_);
   new_jobs_.push_back({++submissions_, p.job.id});
   insert_pending(std::move(p));
+  refresh_workload();
   return res;
 }
 
@@ -607,6 +608,7 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   last_held_by_ = result.held_by;
   last_held_root_ = result.held_root;
   std::erase_if(new_jobs_, [&](const auto& e) { return e.first <= result.generation; });
+  refresh_workload();
   for (const auto& a : result.admitted) {
     auto it = pending_.find(a.job);
     if (it == pending_.end()) continue;  // cancelled in between: nothing to apply
@@ -616,6 +618,24 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     for (const auto& u : a.usage) quota_.add_usage(a.queue, u.flavor, u.resource, u.amount);
     running_.emplace(a.job, std::move(r));
   }
+}
+
+void Scheduler::refresh_workload() {
+  // FGD scores placements against the expected workload: the shapes of pending and running
+  // jobs. Refreshed on every call while the population is small, then whenever 5% (at least
+  // 100) new submissions arrived since the last refresh, so the cost stays amortised O(1).
+  if (config_->policy.gpu_scoring != ScoringPolicy::kFgd) return;
+  const uint64_t step = std::max<uint64_t>(100, (pending_.size() + running_.size()) / 20);
+  if (workload_refreshed_at_ != 0 && submissions_ - workload_refreshed_at_ < step &&
+      submissions_ > 2 * step)
+    return;
+  workload_refreshed_at_ = std::max<uint64_t>(1, submissions_);
+  std::vector<const Job*> jobs;
+  jobs.reserve(pending_.size() + running_.size());
+  for (const auto& [id, r] : running_) jobs.push_back(&r.job);
+  for (const auto& q : by_key_)
+    for (const auto& k : q) jobs.push_back(&pending_.at(std::get<2>(k)).job);
+  placer_.set_workload_from_jobs(jobs);
 }
 
 bool Scheduler::check_invariants(std::string* why) const {
