@@ -62,7 +62,7 @@ Job mixed_job(JobId id, std::mt19937_64& rng) {
     return job(id, 1, kGpus[rng() % 8]);
   }
   Job j = job(id, 2 << (rng() % 3), 8);  // 2, 4 or 8 pods x 8 GPUs (16-64 GPUs)
-  j.topology = {1, false};                // preferred: one rack
+  j.topology = {1, false};               // preferred: one rack
   return j;
 }
 
@@ -94,22 +94,39 @@ void run_shape(benchmark::State& state, const Job& j, double fill, ScoringPolicy
     benchmark::DoNotOptimize(r);
   }
   state.counters["placed"] = static_cast<double>(ok) / static_cast<double>(state.iterations());
-  state.counters["gpu_used_pct"] = 100.0 * static_cast<double>(alloc.gpu_milli_used()) / (kNodes * 8000.0);
+  state.counters["gpu_used_pct"] =
+      100.0 * static_cast<double>(alloc.gpu_milli_used()) / (kNodes * 8000.0);
 }
 
-void BM_Place1Gpu(benchmark::State& s) { run_shape(s, job(1, 1, 1), 0.7, ScoringPolicy::kBinPack); }
-void BM_Place8Gpu(benchmark::State& s) { run_shape(s, job(1, 1, 8), 0.7, ScoringPolicy::kBinPack); }
-void BM_PlaceGang64Gpu(benchmark::State& s) { run_shape(s, job(1, 8, 8), 0.7, ScoringPolicy::kBinPack); }
+void BM_Place1Gpu(benchmark::State& s) {
+  run_shape(s, job(1, 1, 1), 0.7, ScoringPolicy::kBinPack);
+}
+void BM_Place8Gpu(benchmark::State& s) {
+  run_shape(s, job(1, 1, 8), 0.7, ScoringPolicy::kBinPack);
+}
+void BM_PlaceGang64Gpu(benchmark::State& s) {
+  run_shape(s, job(1, 8, 8), 0.7, ScoringPolicy::kBinPack);
+}
 void BM_PlaceGang64GpuRackRequired(benchmark::State& s) {
   Job j = job(1, 8, 8);
   j.topology = {1, true};
   run_shape(s, j, 0.7, ScoringPolicy::kBinPack);
 }
-void BM_PlaceFractional(benchmark::State& s) { run_shape(s, job(1, 1, 1, 300), 0.7, ScoringPolicy::kBinPack); }
-void BM_PlaceFailingWhenFull8Gpu(benchmark::State& s) { run_shape(s, job(1, 1, 8), 1.0, ScoringPolicy::kBinPack); }
-void BM_PlaceFailingWhenFullGang(benchmark::State& s) { run_shape(s, job(1, 8, 8), 1.0, ScoringPolicy::kBinPack); }
-void BM_Place1GpuFgd(benchmark::State& s) { run_shape(s, job(1, 1, 1), 0.7, ScoringPolicy::kFgd); }
-void BM_PlaceFractionalFgd(benchmark::State& s) { run_shape(s, job(1, 1, 1, 300), 0.7, ScoringPolicy::kFgd); }
+void BM_PlaceFractional(benchmark::State& s) {
+  run_shape(s, job(1, 1, 1, 300), 0.7, ScoringPolicy::kBinPack);
+}
+void BM_PlaceFailingWhenFull8Gpu(benchmark::State& s) {
+  run_shape(s, job(1, 1, 8), 1.0, ScoringPolicy::kBinPack);
+}
+void BM_PlaceFailingWhenFullGang(benchmark::State& s) {
+  run_shape(s, job(1, 8, 8), 1.0, ScoringPolicy::kBinPack);
+}
+void BM_Place1GpuFgd(benchmark::State& s) {
+  run_shape(s, job(1, 1, 1), 0.7, ScoringPolicy::kFgd);
+}
+void BM_PlaceFractionalFgd(benchmark::State& s) {
+  run_shape(s, job(1, 1, 1, 300), 0.7, ScoringPolicy::kFgd);
+}
 
 // The cycle's workload: 100,000 pending jobs against a cluster at 60%; each is placed and
 // committed when it fits. items/s = place() decisions per second.

@@ -54,9 +54,30 @@ json cycle_json(const CycleResult& r, const Scheduler& s,
                        {"code", kCodes[static_cast<int>(p.reason.code)]},
                        {"starving", p.starving},
                        {"reason", describe(p.reason, c)}});
+  json preempted = json::array();
+  for (const auto& p : r.preempted)
+    preempted.push_back(
+        {{"victim", job_name(p.victim)},
+         {"victim_id", p.victim},
+         {"preemptor", job_name(p.preemptor)},
+         {"reason", p.reason == PreemptReason::kWithinClusterQueue ? "WithinClusterQueue"
+                                                                   : "ReclaimWithinCohort"},
+         {"grace_s", static_cast<double>(p.grace_ns) / kNsPerSec},
+         {"lost_gpu_hours",
+          static_cast<double>(p.lost_gpu_milli_ns) / 1000.0 / kNsPerSec / 3600.0}});
+  json rejected = json::array();
+  for (const auto& x : r.rejected)
+    rejected.push_back({{"job", job_name(x.job)},
+                        {"id", x.job},
+                        {"reason",
+                         "interactive job could not start within the interactive "
+                         "timeout: " +
+                             describe(x.reason, c)}});
   return {{"now_s", static_cast<double>(r.now) / kNsPerSec},
           {"evaluated", r.evaluated},
           {"admitted", admitted},
+          {"preempted", preempted},
+          {"rejected", rejected},
           {"pending", pending}};
 }
 

@@ -35,6 +35,20 @@ void print_table(const CycleResult& r, const Scheduler& s,
               << std::setw(16) << flavors << std::setw(8) << (a.borrowing ? "yes" : "no")
               << placement_text(a.placement, c) << "\n";
   }
+  if (!r.preempted.empty()) {
+    std::cout << "\nPREEMPTED (" << r.preempted.size() << ")\n";
+    for (const auto& p : r.preempted)
+      std::cout << std::setw(28) << names.at(p.victim) << "for " << names.at(p.preemptor)
+                << (p.reason == PreemptReason::kWithinClusterQueue ? " (within ClusterQueue)"
+                                                                   : " (reclaim within cohort)")
+                << ", grace " << p.grace_ns / kNsPerSec << "s\n";
+  }
+  if (!r.rejected.empty()) {
+    std::cout << "\nREJECTED (" << r.rejected.size() << ")\n";
+    for (const auto& x : r.rejected)
+      std::cout << std::setw(28) << names.at(x.job)
+                << "interactive timeout passed: " << describe(x.reason, c) << "\n";
+  }
   std::cout << "\nPENDING (" << r.pending.size() << ")\n";
   std::cout << std::setw(28) << "JOB" << std::setw(20) << "QUEUE"
             << "REASON\n";

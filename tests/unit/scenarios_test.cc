@@ -13,6 +13,8 @@
 //         borrowing: [job-b]        # admitted above nominal quota
 //         nodes: {job-b: [n1, n2]}  # the set of nodes the job's pods run on
 //         sameDomain: {job-b: rack} # all pods inside one domain of that level
+//         preempted: {victim: preemptor}  # exactly these evictions (none when absent)
+//         rejected: {job-d: "text"} # interactive jobs rejected; the reason contains the text
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -100,6 +102,12 @@ TEST_P(ScenarioTest, Decisions) {
       pending.erase(name_of[a.job]);
     }
     for (const auto& p : r.pending) pending[name_of[p.job]] = p;
+    for (const auto& x : r.rejected) pending.erase(name_of[x.job]);
+    for (const auto& pr : r.preempted) {  // victims go back to their queue
+      PendingDecision back;
+      back.job = pr.victim;
+      pending[name_of[pr.victim]] = back;
+    }
     const YAML::Node expect = step["expect"];
     if (expect["admitted"]) {
       std::set<std::string> want;
@@ -116,6 +124,24 @@ TEST_P(ScenarioTest, Decisions) {
       ASSERT_TRUE(pending.count(name)) << name << " is not pending";
       const std::string why = describe(pending[name].reason, *config);
       EXPECT_NE(why.find(text), std::string::npos) << name << ": " << why;
+    }
+    {
+      std::map<std::string, std::string> got, want;
+      for (const auto& pr : r.preempted) got[name_of[pr.victim]] = name_of[pr.preemptor];
+      for (const auto& kv : expect["preempted"])
+        want[kv.first.as<std::string>()] = kv.second.as<std::string>();
+      if (expect["preempted"] || !got.empty()) {
+        EXPECT_EQ(got, want) << "victim -> preemptor";
+      }
+    }
+    for (const auto& kv : expect["rejected"]) {
+      const auto name = kv.first.as<std::string>();
+      auto it = std::find_if(r.rejected.begin(), r.rejected.end(),
+                             [&](const Rejection& x) { return name_of[x.job] == name; });
+      ASSERT_NE(it, r.rejected.end()) << name << " was not rejected";
+      EXPECT_NE(describe(it->reason, *config).find(kv.second.as<std::string>()), std::string::npos)
+          << name << ": " << describe(it->reason, *config);
+      pending.erase(name);
     }
     for (const auto& kv : expect["flavor"]) {
       const auto name = kv.first.as<std::string>();

@@ -22,13 +22,14 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   if (!spec_node) return;  // all defaults
   SchedulerPolicy& p = b.config.policy;
   MapReader spec(r, *spec_node, "spec",
-                 {{"scoring", "ordering", "fairness", "interactive", "maxPendingTotal"}});
+                 {{"scoring", "ordering", "fairness", "interactive", "maxPendingTotal", "preemption"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
                                           {"spread", ScoringPolicy::kSpread},
                                           {"bestfit", ScoringPolicy::kBestFit},
-                                          {"fgd", ScoringPolicy::kFgd}}))
+                                          {"fgd", ScoringPolicy::kFgd},
+                                          {"fgdpack", ScoringPolicy::kFgdPack}}))
       p.gpu_scoring = *v;
   }
   if (const YAML::Node* n = spec.find("ordering")) {
@@ -71,6 +72,13 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
     MapReader i(r, *n, "spec.interactive", {{"timeout"}});
     if (const YAML::Node* t = i.find("timeout")) {
       if (auto v = r.duration(*t, "spec.interactive.timeout")) p.interactive_timeout_ns = *v;
+    }
+  }
+  if (const YAML::Node* n = spec.find("preemption")) {
+    MapReader pm(r, *n, "spec.preemption", {{"maxPerJob"}});
+    if (const YAML::Node* m = pm.find("maxPerJob")) {
+      if (auto v = r.integer(*m, "spec.preemption.maxPerJob", 0, 1'000'000))
+        p.max_preemptions_per_job = static_cast<int32_t>(*v);
     }
   }
   if (const YAML::Node* n = spec.find("maxPendingTotal")) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/config/loader.h"
+#include "core/place/scorer.h"
 
 namespace sluice {
 
@@ -93,19 +94,6 @@ const char* reclaim(ReclaimPolicy p) {
       return "LowerPriority";
     case ReclaimPolicy::kAny:
       return "Any";
-  }
-  return "?";
-}
-const char* scoring(ScoringPolicy p) {
-  switch (p) {
-    case ScoringPolicy::kBinPack:
-      return "binpack";
-    case ScoringPolicy::kSpread:
-      return "spread";
-    case ScoringPolicy::kBestFit:
-      return "bestfit";
-    case ScoringPolicy::kFgd:
-      return "fgd";
   }
   return "?";
 }
@@ -210,7 +198,7 @@ std::string summarize(const Config& c) {
   for (const auto& p : pcs) o << " " << p.name << "=" << p.value;
   o << (pcs.empty() ? " none\n" : "\n");
   const SchedulerPolicy& p = c.policy;
-  o << "policy: scoring " << scoring(p.gpu_scoring) << "; weights priority "
+  o << "policy: scoring " << scoring_policy_name(p.gpu_scoring) << "; weights priority "
     << number(p.weights.priority) << " age " << number(p.weights.age) << " drf "
     << number(p.weights.drf) << " debt " << number(p.weights.debt) << "; aging horizon "
     << duration(p.aging_horizon_ns) << "; debt half-life " << duration(p.debt_half_life_ns)

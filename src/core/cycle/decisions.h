@@ -57,6 +57,28 @@ struct PendingDecision {
   bool operator==(const PendingDecision&) const = default;
 };
 
+// A running job evicted so that `preemptor` can start in the same cycle.
+enum class PreemptReason : uint8_t {
+  kWithinClusterQueue,   // a higher-priority job of the same ClusterQueue
+  kReclaimWithinCohort,  // the preemptor's queue takes back quota the victim's queue borrowed
+};
+
+struct Preemption {
+  JobId victim = 0;
+  JobId preemptor = 0;
+  PreemptReason reason = PreemptReason::kWithinClusterQueue;
+  TimeNs grace_ns = 0;            // signal first; kill after this (the victim's checkpoint grace)
+  int64_t lost_gpu_milli_ns = 0;  // GPU work since the victim's last checkpoint (or start)
+  bool operator==(const Preemption&) const = default;
+};
+
+// An interactive job that could not start within the interactive timeout: removed, not queued.
+struct Rejection {
+  JobId job = 0;
+  PendingReason reason;  // why it could not start
+  bool operator==(const Rejection&) const = default;
+};
+
 struct CycleResult {
   TimeNs now = 0;
   // Incremental: only jobs that arrived since the last applied cycle were considered (nothing
@@ -70,6 +92,8 @@ struct CycleResult {
   std::vector<JobId> held_root;          // per quota-tree node: starving job holding its cohort
   std::vector<Admission> admitted;       // in decision order
   std::vector<PendingDecision> pending;  // in rank order
+  std::vector<Preemption> preempted;     // victims; each preemptor is in `admitted`
+  std::vector<Rejection> rejected;       // interactive jobs past their timeout
   int64_t evaluated = 0;                 // jobs for which quota/placement was actually computed
   bool operator==(const CycleResult&) const = default;
 };

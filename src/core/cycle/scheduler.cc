@@ -147,6 +147,8 @@ SubmitResult Scheduler::submit(Job job) {
 
 void Scheduler::insert_pending(PendingJob p) {
   const JobId id = p.job.id;
+  if (is_interactive(p.job, p.queue))
+    interactive_deadlines_.insert({interactive_deadline(p.job), id});
   by_key_[p.queue].insert({-p.key, p.job.submit_ns, id});
   by_submit_[p.queue].insert({p.job.submit_ns, id});
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
@@ -158,6 +160,7 @@ void Scheduler::erase_pending(JobId id) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
   const auto& p = it->second;
+  interactive_deadlines_.erase({interactive_deadline(p.job), id});
   by_key_[p.queue].erase({-p.key, p.job.submit_ns, id});
   by_submit_[p.queue].erase({p.job.submit_ns, id});
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
@@ -174,6 +177,7 @@ void Scheduler::release_running(const RunningJob& r) {
 bool Scheduler::cancel(JobId id, TimeNs now) {
   if (pending_.count(id)) {
     erase_pending(id);
+    preempt_count_.erase(id);
     mark_freed();  // it may have been a StrictFIFO head or a starving holder
     return true;
   }
@@ -186,6 +190,7 @@ bool Scheduler::finish(JobId id, TimeNs now) {
   advance_debt(now);
   release_running(it->second);
   running_.erase(it);
+  preempt_count_.erase(id);
   mark_freed();
   return true;
 }
@@ -200,6 +205,136 @@ bool Scheduler::requeue(JobId id, TimeNs now) {
   p.key = queue_key(p.job, config_->policy, priority_scale_);
   insert_pending(std::move(p));
   mark_freed();
+  return true;
+}
+
+bool Scheduler::report_checkpoint(JobId id, TimeNs at) {
+  auto it = running_.find(id);
+  if (it == running_.end()) return false;
+  it->second.checkpoint_ns = std::max(it->second.checkpoint_ns, at);
+  return true;
+}
+
+int32_t Scheduler::preemption_count(JobId id) const {
+  auto it = preempt_count_.find(id);
+  return it == preempt_count_.end() ? 0 : it->second;
+}
+
+void Scheduler::release_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const {
+  alloc.release(r.job, r.admission.placement);
+  for (const auto& u : r.admission.usage)
+    quota.add_usage(r.admission.queue, u.flavor, u.resource, -u.amount);
+}
+
+void Scheduler::commit_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const {
+  alloc.commit(r.job, r.admission.placement);
+  for (const auto& u : r.admission.usage)
+    quota.add_usage(r.admission.queue, u.flavor, u.resource, u.amount);
+}
+
+bool Scheduler::try_preempt(const PendingJob& p, QuotaTree& quota, ClusterAlloc& alloc, TimeNs now,
+                            std::set<JobId>& evicted, Attempt& at,
+                            std::vector<Preemption>& out) const {
+  const QueueId q = p.queue;
+  const auto& pc = config_->cluster_queues[q].preemption;
+  const bool within = pc.within_cluster_queue != WithinQueuePolicy::kNever;
+  const bool reclaim = pc.reclaim_within_cohort != ReclaimPolicy::kNever;
+  if (!within && !reclaim) return false;
+  const auto& policy = config_->policy;
+
+  // 1. Candidates: preemptible, past their minimum runtime, under the preemption cap, and
+  // allowed by the preemptor's queue policy (Kueue's meanings).
+  struct Candidate {
+    const RunningJob* r;
+    PreemptReason why;
+    int64_t lost;  // GPU-milli-ns since the last checkpoint
+  };
+  std::vector<Candidate> cands;
+  const int root = quota.root(q);
+  for (const auto& [id, r] : running_) {
+    if (evicted.count(id)) continue;
+    const QueueId vq = r.admission.queue;
+    const auto& vcq = config_->cluster_queues[vq];
+    if (!r.job.preemptible || !vcq.preemptible) continue;
+    if (now - r.start_ns < vcq.min_runtime_ns) continue;
+    if (preemption_count(id) >= policy.max_preemptions_per_job) continue;
+    PreemptReason why;
+    if (vq == q) {
+      if (!within) continue;
+      const bool lower = r.job.priority < p.job.priority;
+      const bool newer_equal =
+          r.job.priority == p.job.priority &&
+          std::tie(r.job.submit_ns, r.job.id) > std::tie(p.job.submit_ns, p.job.id);
+      if (!lower && !(pc.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority &&
+                      newer_equal))
+        continue;
+      why = PreemptReason::kWithinClusterQueue;
+    } else {
+      if (!reclaim || quota.root(vq) != root || vq >= quota.num_queues()) continue;
+      if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority &&
+          r.job.priority >= p.job.priority)
+        continue;
+      bool borrowing = false;  // only borrowed quota is reclaimed
+      for (const auto& u : r.admission.usage)
+        if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
+          borrowing = true;
+      if (!borrowing) continue;
+      why = PreemptReason::kReclaimWithinCohort;
+    }
+    const int64_t gpu = r.job.total_requests()[kGpu];
+    cands.push_back({&r, why, gpu * std::max<TimeNs>(0, now - r.checkpoint_ns)});
+  }
+  if (cands.empty()) return false;
+  // 2. Cheapest first: lower priority, then least work lost, then most recently started.
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.r->job.priority != b.r->job.priority) return a.r->job.priority < b.r->job.priority;
+    if (a.lost != b.lost) return a.lost < b.lost;
+    if (a.r->start_ns != b.r->start_ns) return a.r->start_ns > b.r->start_ns;
+    return a.r->job.id < b.r->job.id;
+  });
+  constexpr size_t kMaxCandidates = 128;
+  if (cands.size() > kMaxCandidates) cands.resize(kMaxCandidates);
+
+  // 3. Evict in that order on copies until the preemptor fits where it will run (the placer
+  // decides, so gang and topology constraints are honoured); no memo: capacity grows here.
+  QuotaTree q2 = quota;
+  ClusterAlloc a2 = alloc;
+  Attempt trial;
+  std::vector<size_t> chosen;
+  bool fits = false;
+  for (size_t i = 0; i < cands.size() && !fits; ++i) {
+    release_in(*cands[i].r, q2, a2);
+    chosen.push_back(i);
+    trial.memo.clear();
+    fits = try_admit(p, q2, a2, trial);
+  }
+  if (!fits) return false;
+  // 4. Minimal set: put back every victim (most expensive first) the preemptor can do without.
+  for (size_t k = chosen.size(); k-- > 0 && chosen.size() > 1;) {
+    commit_in(*cands[chosen[k]].r, q2, a2);
+    trial.memo.clear();
+    if (try_admit(p, q2, a2, trial)) {
+      chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      release_in(*cands[chosen[k]].r, q2, a2);
+    }
+  }
+  trial.memo.clear();
+  if (!try_admit(p, q2, a2, trial)) return false;  // cannot happen; be safe
+  // Reclaim only takes back lent quota: the preemptor must then be within its nominal quota.
+  bool reclaims = false;
+  for (size_t i : chosen) reclaims |= cands[i].why == PreemptReason::kReclaimWithinCohort;
+  if (reclaims && trial.admission.borrowing) return false;
+
+  // 5. Commit the evictions to the cycle's working state; the caller commits the admission.
+  for (size_t i : chosen) {
+    const auto& c = cands[i];
+    release_in(*c.r, quota, alloc);
+    evicted.insert(c.r->job.id);
+    out.push_back({c.r->job.id, p.job.id, c.why, c.r->job.checkpoint_grace_ns, c.lost});
+  }
+  at.admission = std::move(trial.admission);
+  at.memo.clear();  // capacity grew: earlier failures in this cycle may fit now
   return true;
 }
 
@@ -437,6 +572,16 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   // 0. Incremental when nothing was freed since the last applied cycle and no older job
   // became starving since (that would change who holds capacity).
   bool incremental = mode == CycleMode::kAuto && !need_full_;
+  // Preemption breaks the argument (an older job may evict work that passed its minimum
+  // runtime since, or that a bounded number of attempts did not reach): queues that preempt
+  // and have older pending work get a full cycle.
+  for (int q = 0; q < nq && incremental; ++q) {
+    const auto& pc = config_->cluster_queues[q].preemption;
+    if ((pc.within_cluster_queue != WithinQueuePolicy::kNever ||
+         pc.reclaim_within_cohort != ReclaimPolicy::kNever) &&
+        by_key_[q].size() > 0)
+      incremental = false;
+  }
   if (incremental && policy.aging_horizon_ns > 0) {
     const TimeNs was = last_cycle_ns_ - policy.aging_horizon_ns;
     const TimeNs is = now - policy.aging_horizon_ns;
@@ -448,9 +593,18 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   result.incremental = incremental;
   std::vector<std::vector<const PendingJob*>> fresh(incremental ? nq : 0);
   if (incremental) {
+    std::set<JobId> seen;
     for (const auto& [seq, id] : new_jobs_) {
       auto it = pending_.find(id);
-      if (it != pending_.end()) fresh[it->second.queue].push_back(&it->second);
+      if (it != pending_.end() && seen.insert(id).second)
+        fresh[it->second.queue].push_back(&it->second);
+    }
+    // Interactive jobs whose timeout passed get a fresh look (and a reason) before rejection.
+    for (const auto& [deadline, id] : interactive_deadlines_) {
+      if (deadline > now) break;
+      auto it = pending_.find(id);
+      if (it != pending_.end() && seen.insert(id).second)
+        fresh[it->second.queue].push_back(&it->second);
     }
     for (auto& v : fresh)
       std::sort(v.begin(), v.end(), [&](auto* a, auto* b) { return ranks_before(*a, *b); });
@@ -513,6 +667,11 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       cur[q].strict_blocker = last_strict_blockers_[q];
   }
 
+  constexpr int kMaxPreemptionAttempts = 16;
+  int preempt_attempts = 0;
+  std::vector<bool> preempt_tried(nq, false);
+  std::set<JobId> evicted;
+
   std::vector<const PendingJob*> heads(nq, nullptr);
   for (int q = 0; q < nq; ++q) heads[q] = head(q);
   while (true) {
@@ -567,9 +726,23 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       result.pending.push_back(std::move(pd));
       continue;
     }
-    // 3. Try it.
+    // 3. Try it; when it does not fit, its queue's preemption policy may evict running work
+    // (at most one attempt per queue and kMaxPreemptionAttempts per cycle bound the cost).
     ++result.evaluated;
-    if (try_admit(p, quota, alloc, attempt)) {
+    bool admitted = try_admit(p, quota, alloc, attempt);
+    if (!admitted && attempt.reason.code != PendingCode::kNeverFitsQuota &&
+        preempt_attempts < kMaxPreemptionAttempts && !preempt_tried[q]) {
+      preempt_tried[q] = true;
+      ++preempt_attempts;
+      PendingReason keep = attempt.reason;
+      admitted = try_preempt(p, quota, alloc, now, evicted, attempt, result.preempted);
+      if (admitted) {
+        for (int k = 0; k < nq; ++k) refresh(k);  // victims' queues lost usage
+      } else {
+        attempt.reason = std::move(keep);
+      }
+    }
+    if (admitted) {
       Admission& a = attempt.admission;
       alloc.commit(p.job, a.placement);
       for (const auto& u : a.usage) quota.add_usage(q, u.flavor, u.resource, u.amount);
@@ -592,6 +765,24 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     }
     result.pending.push_back(std::move(pd));
   }
+  // 4. Interactive jobs past their timeout that did not start are rejected, not queued.
+  if (!interactive_deadlines_.empty() && interactive_deadlines_.begin()->first <= now) {
+    std::set<JobId> expired;
+    for (const auto& [deadline, id] : interactive_deadlines_) {
+      if (deadline > now) break;
+      expired.insert(id);
+    }
+    std::vector<PendingDecision> keep;
+    keep.reserve(result.pending.size());
+    for (auto& pd : result.pending) {
+      if (expired.count(pd.job)) {
+        result.rejected.push_back({pd.job, std::move(pd.reason)});
+      } else {
+        keep.push_back(std::move(pd));
+      }
+    }
+    result.pending = std::move(keep);
+  }
   result.strict_blockers.resize(nq);
   for (int q = 0; q < nq; ++q) result.strict_blockers[q] = cur[q].strict_blocker;
   result.held_by = held_by;
@@ -608,11 +799,32 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   last_held_by_ = result.held_by;
   last_held_root_ = result.held_root;
   std::erase_if(new_jobs_, [&](const auto& e) { return e.first <= result.generation; });
+  // Victims first (their capacity is what the preemptors were placed on), keeping their
+  // original submit time; then rejections; then admissions.
+  for (const auto& pr : result.preempted) {
+    auto it = running_.find(pr.victim);
+    if (it == running_.end()) continue;
+    ++counters_.preemptions;
+    counters_.lost_gpu_milli_ns += pr.lost_gpu_milli_ns;
+    ++preempt_count_[pr.victim];
+    release_running(it->second);
+    PendingJob back{std::move(it->second.job), it->second.admission.queue, 0};
+    running_.erase(it);
+    back.key = queue_key(back.job, config_->policy, priority_scale_);
+    insert_pending(std::move(back));
+    need_full_ = true;
+  }
+  for (const auto& rj : result.rejected) {
+    if (!pending_.count(rj.job)) continue;
+    erase_pending(rj.job);
+    preempt_count_.erase(rj.job);
+    ++counters_.rejected_interactive;
+  }
   refresh_workload();
   for (const auto& a : result.admitted) {
     auto it = pending_.find(a.job);
     if (it == pending_.end()) continue;  // cancelled in between: nothing to apply
-    RunningJob r{it->second.job, a, now};
+    RunningJob r{it->second.job, a, now, now};
     erase_pending(a.job);
     alloc_.commit(r.job, a.placement);
     for (const auto& u : a.usage) quota_.add_usage(a.queue, u.flavor, u.resource, u.amount);
@@ -624,7 +836,9 @@ void Scheduler::refresh_workload() {
   // FGD scores placements against the expected workload: the shapes of pending and running
   // jobs. Refreshed on every call while the population is small, then whenever 5% (at least
   // 100) new submissions arrived since the last refresh, so the cost stays amortised O(1).
-  if (config_->policy.gpu_scoring != ScoringPolicy::kFgd) return;
+  if (config_->policy.gpu_scoring != ScoringPolicy::kFgd &&
+      config_->policy.gpu_scoring != ScoringPolicy::kFgdPack)
+    return;
   const uint64_t step = std::max<uint64_t>(100, (pending_.size() + running_.size()) / 20);
   if (workload_refreshed_at_ != 0 && submissions_ - workload_refreshed_at_ < step &&
       submissions_ > 2 * step)

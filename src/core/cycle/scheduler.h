@@ -48,6 +48,13 @@ class Scheduler {
     Job job;
     Admission admission;
     TimeNs start_ns = 0;
+    TimeNs checkpoint_ns = 0;  // last checkpoint the job reported (start when none)
+  };
+  // Totals since construction, for metrics.
+  struct Counters {
+    int64_t preemptions = 0;
+    int64_t lost_gpu_milli_ns = 0;  // GPU work lost to preemption (since last checkpoints)
+    int64_t rejected_interactive = 0;
   };
 
   explicit Scheduler(std::shared_ptr<const Config> config);
@@ -64,6 +71,8 @@ class Scheduler {
   bool finish(JobId id, TimeNs now);
   // A running job goes back to pending (preempted, or its node failed), keeping its submit time.
   bool requeue(JobId id, TimeNs now);
+  // A running job saved its work at `at`: preempting it now loses only what came after.
+  bool report_checkpoint(JobId id, TimeNs at);
   // Marks a node usable or not for new placements. Running jobs are the caller's business.
   void set_node_ready(NodeId node, bool ready);
 
@@ -92,6 +101,11 @@ class Scheduler {
   size_t pending_in_queue_count(QueueId q) const { return by_key_[q].size(); }
   const QuotaTree& quota() const { return quota_; }
   const ClusterAlloc& alloc() const { return alloc_; }
+  const Counters& counters() const { return counters_; }
+  int32_t preemption_count(JobId id) const;
+  bool is_interactive(const Job& job, QueueId q) const {
+    return job.interactive || config_->cluster_queues[q].interactive;
+  }
   const Placer& placer() const { return placer_; }
   double drf_share(QueueId q) const { return drf_share(q, quota_); }
   double fairness_debt(QueueId q) const;
@@ -117,6 +131,14 @@ class Scheduler {
   bool try_admit(const PendingJob& p, const QuotaTree& quota, const ClusterAlloc& alloc,
                  Attempt& attempt) const;
   const NodeSet& nodes_for(const std::vector<FlavorId>& flavors, NodeSet& scratch) const;
+  // Looks for running jobs to evict so that `p` starts now (working copies updated on success).
+  bool try_preempt(const PendingJob& p, QuotaTree& quota, ClusterAlloc& alloc, TimeNs now,
+                   std::set<JobId>& evicted, Attempt& at, std::vector<Preemption>& out) const;
+  void release_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const;
+  void commit_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const;
+  TimeNs interactive_deadline(const Job& job) const {
+    return job.submit_ns + config_->policy.interactive_timeout_ns;
+  }
 
   std::shared_ptr<const Config> config_;
   double priority_scale_ = 1;
@@ -134,6 +156,9 @@ class Scheduler {
   std::vector<int32_t> pending_per_local_queue_;
   std::map<JobId, RunningJob> running_;
   std::vector<FairnessDebt> debt_;
+  std::map<JobId, int32_t> preempt_count_;                    // jobs preempted at least once
+  std::set<std::pair<TimeNs, JobId>> interactive_deadlines_;  // pending interactive jobs
+  Counters counters_;
 
   // Incremental-cycle bookkeeping.
   bool need_full_ = true;     // something was freed (or nothing applied yet)

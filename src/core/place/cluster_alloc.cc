@@ -21,7 +21,8 @@ std::vector<std::string> gpu_models(const Cluster& cluster) {
   std::vector<std::string> models;
   for (const Node& node : cluster.nodes)
     for (const Gpu& g : node.gpus)
-      if (std::find(models.begin(), models.end(), g.model) == models.end()) models.push_back(g.model);
+      if (std::find(models.begin(), models.end(), g.model) == models.end())
+        models.push_back(g.model);
   return models;
 }
 
@@ -121,7 +122,8 @@ int32_t ClusterAlloc::partial_max(NodeId n) const {
 }
 
 uint64_t ClusterAlloc::compute_hash(NodeId n) const {
-  uint64_t h = mix(static_cast<uint64_t>(cpu_free_[idx(n)]), static_cast<uint64_t>(mem_free_[idx(n)]));
+  uint64_t h =
+      mix(static_cast<uint64_t>(cpu_free_[idx(n)]), static_cast<uint64_t>(mem_free_[idx(n)]));
   for (int g = 0; g < gpu_count(n); ++g) h = mix(h, static_cast<uint64_t>(gpu_free_[gpu(n, g)]));
   const int32_t s0 = gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n)])];
   const int32_t s1 = gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n) + 1])];
@@ -161,7 +163,8 @@ void ClusterAlloc::index(NodeId n) {
   const int32_t s0 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i])];
   const int32_t s1 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i + 1])];
   for (int32_t s = s0; s < s1; ++s)
-    if (!slice_used_[static_cast<size_t>(s)]) mig_free_[slice_profile_[static_cast<size_t>(s)]].set(n);
+    if (!slice_used_[static_cast<size_t>(s)])
+      mig_free_[slice_profile_[static_cast<size_t>(s)]].set(n);
   if (ready_.test(n)) {
     ++count_by_whole_[static_cast<size_t>(c)];
     total_whole_free_ += c;
@@ -195,14 +198,19 @@ void ClusterAlloc::apply(const Job& job, const Placement& p, int sign) {
       gpu_free_[g] -= sign * s.milli;
       gpu_milli_used_ += sign * s.milli;
       const bool is_whole = gpu_free_[g] == kMilliPerGpu;
-      whole_free_[idx(n)] = static_cast<int16_t>(whole_free_[idx(n)] + (is_whole ? 1 : 0) - (was_whole ? 1 : 0));
+      whole_free_[idx(n)] =
+          static_cast<int16_t>(whole_free_[idx(n)] + (is_whole ? 1 : 0) - (was_whole ? 1 : 0));
     }
     index(n);
   }
 }
 
-void ClusterAlloc::commit(const Job& job, const Placement& p) { apply(job, p, +1); }
-void ClusterAlloc::release(const Job& job, const Placement& p) { apply(job, p, -1); }
+void ClusterAlloc::commit(const Job& job, const Placement& p) {
+  apply(job, p, +1);
+}
+void ClusterAlloc::release(const Job& job, const Placement& p) {
+  apply(job, p, -1);
+}
 
 void ClusterAlloc::set_ready(NodeId n, bool ready) {
   if (ready_.test(n) == ready) return;
@@ -247,7 +255,8 @@ bool ClusterAlloc::check_invariants(std::string* why) const {
     if (cpu_free_[idx(n)] < 0 || cpu_free_[idx(n)] > node.cpu_milli)
       return fail(at + "free cpu " + std::to_string(cpu_free_[idx(n)]) + " outside [0, capacity]");
     if (mem_free_[idx(n)] < 0 || mem_free_[idx(n)] > node.memory_mib)
-      return fail(at + "free memory " + std::to_string(mem_free_[idx(n)]) + " outside [0, capacity]");
+      return fail(at + "free memory " + std::to_string(mem_free_[idx(n)]) +
+                  " outside [0, capacity]");
     int whole = 0;
     for (int g = 0; g < gpu_count(n); ++g) {
       const int32_t f = gpu_free_milli(n, g);

@@ -63,8 +63,12 @@ class ClusterAlloc {
     return {gpu_model_.data() + gpu_off_[idx(n)], static_cast<size_t>(gpu_count(n))};
   }
   // MIG slices of a node, flattened: [slice_begin(n), slice_end(n)).
-  int32_t slice_begin(NodeId n) const { return gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n)])]; }
-  int32_t slice_end(NodeId n) const { return gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n) + 1])]; }
+  int32_t slice_begin(NodeId n) const {
+    return gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n)])];
+  }
+  int32_t slice_end(NodeId n) const {
+    return gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n) + 1])];
+  }
   ResourceId slice_profile(int32_t s) const { return slice_profile_[static_cast<size_t>(s)]; }
   bool slice_used(int32_t s) const { return slice_used_[static_cast<size_t>(s)] != 0; }
   // (GPU index within its node, slice index within Gpu::mig) of flat slice `s` of node `n`.
@@ -72,7 +76,8 @@ class ClusterAlloc {
     return static_cast<int16_t>(slice_gpu_[static_cast<size_t>(s)] - gpu_off_[idx(n)]);
   }
   int16_t slice_index(int32_t s) const {
-    return static_cast<int16_t>(s - gpu_slice_off_[static_cast<size_t>(slice_gpu_[static_cast<size_t>(s)])]);
+    return static_cast<int16_t>(
+        s - gpu_slice_off_[static_cast<size_t>(slice_gpu_[static_cast<size_t>(s)])]);
   }
   // A hash of the node's free state; scorers memoise on it (equal state -> equal hash).
   uint64_t state_hash(NodeId n) const { return hash_[idx(n)]; }

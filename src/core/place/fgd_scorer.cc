@@ -66,7 +66,9 @@ Scored FgdScorer::compute(const NodeView& node, const PodShape& pod,
   const int64_t cpu_after = node.cpu_free - pod.cpu_milli;
   if (!pod.shared()) {
     for (int16_t g : take) after[static_cast<size_t>(g)] -= pod.gpu_milli;
-    return {static_cast<double>(before - frag_units(cpu_after, after_span, node.gpu_model)) / kFreqUnits, -1};
+    return {static_cast<double>(before - frag_units(cpu_after, after_span, node.gpu_model)) /
+                kFreqUnits,
+            -1};
   }
   // A shared pod: try each GPU it fits on; the least growth wins (ties: lowest index).
   Scored best{0, -1};
@@ -78,7 +80,9 @@ Scored FgdScorer::compute(const NodeView& node, const PodShape& pod,
       seen = node.gpu_free[h] == node.gpu_free[g] && node.gpu_model[h] == node.gpu_model[g];
     if (seen) continue;
     after[g] -= pod.gpu_milli;
-    const double s = static_cast<double>(before - frag_units(cpu_after, after_span, node.gpu_model)) / kFreqUnits;
+    const double s =
+        static_cast<double>(before - frag_units(cpu_after, after_span, node.gpu_model)) /
+        kFreqUnits;
     after[g] += pod.gpu_milli;
     if (best.shared_gpu < 0 || s > best.score) best = {s, static_cast<int16_t>(g)};
   }

@@ -12,8 +12,9 @@
 //
 // Frequencies are fixed-point (1e-6 units) and fragmentation is summed in integers, so equal
 // growth on two nodes is an exact tie (broken by node order, as in the paper), never rounding
-// noise. Scores are memoised on (node, node state hash, pod shape): in a cycle most nodes do not change
-// between two pods, so most evaluations are one table lookup. Not thread-safe (one per thread).
+// noise. Scores are memoised on (node, node state hash, pod shape): in a cycle most nodes do not
+// change between two pods, so most evaluations are one table lookup. Not thread-safe (one per
+// thread).
 #include <cstdint>
 #include <vector>
 
@@ -48,7 +49,9 @@ struct FgdOptions {
 class FgdScorer final : public GpuScorer {
  public:
   explicit FgdScorer(FgdOptions options = {});
-  std::string_view name() const override { return options_.score == FgdScore::kPaper ? "fgd" : "fgdpack"; }
+  std::string_view name() const override {
+    return options_.score == FgdScore::kPaper ? "fgd" : "fgdpack";
+  }
   SearchOrder order() const override { return SearchOrder::kExhaustive; }
   Scored evaluate(const NodeView& node, const PodShape& pod,
                   std::span<const int16_t> take) const override;

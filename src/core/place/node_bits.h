@@ -13,7 +13,8 @@ namespace sluice {
 class NodeBits {
  public:
   NodeBits() = default;
-  explicit NodeBits(int32_t nodes) : nodes_(nodes), words_((static_cast<size_t>(nodes) + 63) / 64) {}
+  explicit NodeBits(int32_t nodes)
+      : nodes_(nodes), words_((static_cast<size_t>(nodes) + 63) / 64) {}
 
   int32_t size() const { return nodes_; }
   int32_t word_count() const { return static_cast<int32_t>(words_.size()); }

@@ -65,8 +65,8 @@ std::string plural(int64_t n, const char* one, const char* many) {
 struct Placer::Impl {
   const Placer* self = nullptr;
   // Static tables.
-  std::vector<uint8_t> uniform;                 // node: all GPUs in one NVLink domain
-  std::vector<int32_t> gpu_capacity;            // node: non-MIG GPUs
+  std::vector<uint8_t> uniform;                    // node: all GPUs in one NVLink domain
+  std::vector<int32_t> gpu_capacity;               // node: non-MIG GPUs
   std::vector<std::vector<NodeBits>> domain_bits;  // [level][domain]
   std::array<uint8_t, kMaxResources> mig_resource{};
   // Per call.
@@ -77,8 +77,8 @@ struct Placer::Impl {
   // Scratch (reused between calls; never part of the result's identity).
   NodeBits filter, pref, single, pfit, used_mask, touched_bits;
   std::vector<Tent> touched;
-  std::vector<PodShape> shapes;                    // per pod set
-  std::vector<std::pair<int32_t, int32_t>> pods;   // (pod set, pod index), largest first
+  std::vector<PodShape> shapes;                   // per pod set
+  std::vector<std::pair<int32_t, int32_t>> pods;  // (pod set, pod index), largest first
   std::vector<Group> groups;
   std::vector<int16_t> take, freelist;
   std::vector<int32_t> used_domains;
@@ -287,7 +287,8 @@ struct Placer::Impl {
       case GroupKind::kCpuGpuFree: {
         uint64_t any_partial = 0;
         for (int b = 0; b < kPartialBuckets; ++b) any_partial |= alloc->partial_bucket(b).word(i);
-        const uint64_t full = alloc->gpu_nodes().word(i) & alloc->whole_eq(0).word(i) & ~any_partial;
+        const uint64_t full =
+            alloc->gpu_nodes().word(i) & alloc->whole_eq(0).word(i) & ~any_partial;
         return g.kind == GroupKind::kCpuGpuFull ? full : alloc->gpu_nodes().word(i) & ~full;
       }
     }
@@ -325,8 +326,8 @@ struct Placer::Impl {
   bool best_node(const PodShape& pod, const NodeBits& mask) {
     best.node = -1;
     const bool monotone = order != SearchOrder::kExhaustive;
-    const int32_t cap =
-        monotone ? std::max(1, self->options_.candidates_per_bucket) : self->options_.max_candidates;
+    const int32_t cap = monotone ? std::max(1, self->options_.candidates_per_bucket)
+                                 : self->options_.max_candidates;
     // 1. Nodes this gang already touched (their indexed state is stale).
     for (const Tent& t : touched)
       if (mask.test(t.node)) consider(t.node, pod);
@@ -431,8 +432,11 @@ struct Placer::Impl {
       apply(pod, best, pp.gpus);
       if (pref_level >= 0 && pref_level < levels) {
         const auto& doms = cluster().nodes[static_cast<size_t>(best.node)].domains;
-        const int32_t d = static_cast<size_t>(pref_level) < doms.size() ? doms[static_cast<size_t>(pref_level)] : -1;
-        if (d >= 0 && std::find(used_domains.begin(), used_domains.end(), d) == used_domains.end()) {
+        const int32_t d = static_cast<size_t>(pref_level) < doms.size()
+                              ? doms[static_cast<size_t>(pref_level)]
+                              : -1;
+        if (d >= 0 &&
+            std::find(used_domains.begin(), used_domains.end(), d) == used_domains.end()) {
           used_domains.push_back(d);
           used_mask |= domain_bits[static_cast<size_t>(pref_level)][static_cast<size_t>(d)];
         }
@@ -480,7 +484,8 @@ Placer::Placer(const Cluster& cluster, std::shared_ptr<GpuScorer> scorer, Placer
       for (const MigSlice& s : g.mig) im.mig_resource[s.profile] = 1;
   if (options_.resources)
     for (int r = 0; r < options_.resources->size(); ++r)
-      if (options_.resources->is_mig(static_cast<ResourceId>(r))) im.mig_resource[static_cast<size_t>(r)] = 1;
+      if (options_.resources->is_mig(static_cast<ResourceId>(r)))
+        im.mig_resource[static_cast<size_t>(r)] = 1;
   for (NodeBits* b : {&im.filter, &im.pref, &im.single, &im.pfit, &im.used_mask, &im.touched_bits})
     *b = NodeBits(n);
 }
@@ -556,10 +561,13 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
     s.gpu_milli = ps.gpus > 0 ? ps.gpu_milli : 0;
     s.model_mask = mask;
     for (int r = 0; r < kMaxResources; ++r) {
-      if (!im.mig_resource[static_cast<size_t>(r)] || ps.requests[static_cast<ResourceId>(r)] <= 0) continue;
+      if (!im.mig_resource[static_cast<size_t>(r)] || ps.requests[static_cast<ResourceId>(r)] <= 0)
+        continue;
       if (s.mig_count == static_cast<int32_t>(s.mig.size())) break;
-      const int64_t slices = (ps.requests[static_cast<ResourceId>(r)] + kMilliPerGpu - 1) / kMilliPerGpu;
-      s.mig[static_cast<size_t>(s.mig_count++)] = {static_cast<ResourceId>(r), static_cast<int32_t>(slices)};
+      const int64_t slices =
+          (ps.requests[static_cast<ResourceId>(r)] + kMilliPerGpu - 1) / kMilliPerGpu;
+      s.mig[static_cast<size_t>(s.mig_count++)] = {static_cast<ResourceId>(r),
+                                                   static_cast<int32_t>(slices)};
     }
     s.compute_key();
     if (s.gpu_pod() && ps.count > 0) gpu_job = true;
@@ -574,11 +582,14 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
   // 2. The candidate mask: node set, readiness, GPU model.
   std::string model_words;
   if (!job.allowed_models.empty()) {
-    for (const std::string& m : job.allowed_models) model_words += (model_words.empty() ? "" : "/") + m;
+    for (const std::string& m : job.allowed_models)
+      model_words += (model_words.empty() ? "" : "/") + m;
     model_words += " ";
   }
   if (nodes.empty() || nodes.bits().size() != alloc.node_count())
-    return fail(PlaceFailCode::kNoNodes, 0, "no node matches" + (where.empty() ? std::string(" the node set") : where.substr(3)));
+    return fail(
+        PlaceFailCode::kNoNodes, 0,
+        "no node matches" + (where.empty() ? std::string(" the node set") : where.substr(3)));
   im.filter = nodes.bits();
   im.filter &= alloc.ready_bits();
   if (!im.filter.any())
@@ -590,14 +601,16 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
       if ((mask >> m) & 1U) im.pref |= alloc.model_nodes(static_cast<int>(m));
     im.filter &= im.pref;
     if (!im.filter.any())
-      return fail(PlaceFailCode::kNoNodes, 0, "no ready " + model_words + "node" + (where.empty() ? std::string(" exists") : " matches" + where.substr(3)));
+      return fail(PlaceFailCode::kNoNodes, 0,
+                  "no ready " + model_words + "node" +
+                      (where.empty() ? std::string(" exists") : " matches" + where.substr(3)));
   }
 
   // 3. O(1) rejections from the cluster-wide summaries.
   if (max_whole > alloc.max_whole_gpus_free())
     return fail(PlaceFailCode::kInsufficient, 0,
-                "no node has " + plural(max_whole, "free GPU", "free GPUs") + " (most: " +
-                    std::to_string(alloc.max_whole_gpus_free()) + ")");
+                "no node has " + plural(max_whole, "free GPU", "free GPUs") +
+                    " (most: " + std::to_string(alloc.max_whole_gpus_free()) + ")");
 
   if (whole_needed > alloc.total_whole_gpus_free())
     return fail(PlaceFailCode::kInsufficient, 0,
@@ -606,11 +619,13 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
   // 4. Pods, largest first (GPU milli, MIG slices, CPU, memory; then pod set, index).
   im.pods.clear();
   for (size_t i = 0; i < job.pod_sets.size(); ++i)
-    for (int32_t k = 0; k < job.pod_sets[i].count; ++k) im.pods.emplace_back(static_cast<int32_t>(i), k);
+    for (int32_t k = 0; k < job.pod_sets[i].count; ++k)
+      im.pods.emplace_back(static_cast<int32_t>(i), k);
   std::stable_sort(im.pods.begin(), im.pods.end(), [&](const auto& a, const auto& b) {
     const PodShape& x = im.shapes[static_cast<size_t>(a.first)];
     const PodShape& y = im.shapes[static_cast<size_t>(b.first)];
-    if (x.gpu_milli_total() != y.gpu_milli_total()) return x.gpu_milli_total() > y.gpu_milli_total();
+    if (x.gpu_milli_total() != y.gpu_milli_total())
+      return x.gpu_milli_total() > y.gpu_milli_total();
     if (x.mig_count != y.mig_count) return x.mig_count > y.mig_count;
     if (x.cpu_milli != y.cpu_milli) return x.cpu_milli > y.cpu_milli;
     return x.memory_mib > y.memory_mib;
@@ -628,7 +643,9 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
   const int32_t total_pods = job.pod_count();
   const int32_t level = job.topology.level;
   const bool topo = level >= 0 && level <= levels;
-  const std::string level_name = !topo ? "" : level < levels ? cluster_->levels[static_cast<size_t>(level)] : "node";
+  const std::string level_name = !topo            ? ""
+                                 : level < levels ? cluster_->levels[static_cast<size_t>(level)]
+                                                  : "node";
 
   // 5. Topology: one domain (required, or the first try of preferred).
   if (topo && total_pods > 1) {
@@ -649,9 +666,10 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
           }
         }
       }
-      if (most) std::stable_sort(cands.begin(), cands.end(), [&](NodeId a, NodeId b) {
-        return alloc.whole_gpus_free(a) > alloc.whole_gpus_free(b);
-      });
+      if (most)
+        std::stable_sort(cands.begin(), cands.end(), [&](NodeId a, NodeId b) {
+          return alloc.whole_gpus_free(a) > alloc.whole_gpus_free(b);
+        });
       for (NodeId n : cands) {
         ++domains_tried;
         im.single.set(n);
@@ -691,11 +709,12 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
       if (domains_tried == 0)
         return fail(PlaceFailCode::kTopology, 0,
                     "no " + level_name + " has " + plural(whole_needed, "free GPU", "free GPUs") +
-                        " for all " + std::to_string(total_pods) + " pods (most: " +
-                        std::to_string(most_free) + ")");
+                        " for all " + std::to_string(total_pods) +
+                        " pods (most: " + std::to_string(most_free) + ")");
       return fail(PlaceFailCode::kTopology, im.max_pods_placed,
-                  "no " + level_name + " can hold all " + std::to_string(total_pods) + " pods (best " +
-                      level_name + " fits " + std::to_string(im.max_pods_placed) + ")");
+                  "no " + level_name + " can hold all " + std::to_string(total_pods) +
+                      " pods (best " + level_name + " fits " + std::to_string(im.max_pods_placed) +
+                      ")");
     }
   }
 
@@ -714,7 +733,8 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
   else if (pod.mig_count > 0)
     what = "free MIG slices";
   else
-    what = format_canonical(kCpu, pod.cpu_milli) + " CPU and " + format_canonical(kMemory, pod.memory_mib) + " memory free";
+    what = format_canonical(kCpu, pod.cpu_milli) + " CPU and " +
+           format_canonical(kMemory, pod.memory_mib) + " memory free";
   const Reasons& r = im.reasons;
   std::string why;
   PlaceFailCode code = PlaceFailCode::kInsufficient;
@@ -730,7 +750,8 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
   if (total_pods > 1)
     return fail(code, im.max_pods_placed,
                 "gang needs " + std::to_string(total_pods) + " pods (" + std::to_string(ps.count) +
-                    " with " + what + " each); " + std::to_string(im.max_pods_placed) + " fit; " + why + where);
+                    " with " + what + " each); " + std::to_string(im.max_pods_placed) + " fit; " +
+                    why + where);
   return fail(code, 0, why + where);
 }
 

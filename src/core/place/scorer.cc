@@ -19,8 +19,9 @@ void PodShape::compute_key() {
   add(static_cast<uint64_t>(gpus));
   add(static_cast<uint64_t>(gpu_milli));
   add(model_mask);
-  for (int i = 0; i < mig_count; ++i) add((uint64_t{mig[static_cast<size_t>(i)].first} << 32) ^
-                                          static_cast<uint64_t>(mig[static_cast<size_t>(i)].second));
+  for (int i = 0; i < mig_count; ++i)
+    add((uint64_t{mig[static_cast<size_t>(i)].first} << 32) ^
+        static_cast<uint64_t>(mig[static_cast<size_t>(i)].second));
   key = h | 1;  // never 0
 }
 
@@ -71,15 +72,16 @@ std::shared_ptr<GpuScorer> make_scorer(ScoringPolicy policy) {
       return std::make_shared<BestFitScorer>();
     case ScoringPolicy::kFgd:
       return std::make_shared<FgdScorer>();
+    case ScoringPolicy::kFgdPack:
+      return std::make_shared<FgdScorer>(FgdOptions{FgdScore::kStepPack, 100});
   }
   return std::make_shared<BinPackScorer>();
 }
 
 std::shared_ptr<GpuScorer> make_scorer_named(std::string_view name) {
   for (ScoringPolicy p : {ScoringPolicy::kBinPack, ScoringPolicy::kSpread, ScoringPolicy::kBestFit,
-                          ScoringPolicy::kFgd})
+                          ScoringPolicy::kFgd, ScoringPolicy::kFgdPack})
     if (name == scoring_policy_name(p)) return make_scorer(p);
-  if (name == "fgdpack") return std::make_shared<FgdScorer>(FgdOptions{FgdScore::kStepPack, 100});
   return nullptr;
 }
 
@@ -93,6 +95,8 @@ std::string_view scoring_policy_name(ScoringPolicy policy) {
       return "bestfit";
     case ScoringPolicy::kFgd:
       return "fgd";
+    case ScoringPolicy::kFgdPack:
+      return "fgdpack";
   }
   return "binpack";
 }

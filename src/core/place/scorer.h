@@ -21,8 +21,8 @@ struct PodShape {
   int32_t pod_set = 0;
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
-  int32_t gpus = 0;          // GPU devices (whole, or one shared)
-  int32_t gpu_milli = 1000;  // per device; < 1000 only with gpus == 1
+  int32_t gpus = 0;                    // GPU devices (whole, or one shared)
+  int32_t gpu_milli = 1000;            // per device; < 1000 only with gpus == 1
   uint64_t model_mask = ~uint64_t{0};  // allowed model indexes (ClusterAlloc::model_index)
   int32_t mig_count = 0;               // entries used in `mig`
   std::array<std::pair<ResourceId, int32_t>, 4> mig{};  // (profile, slices) per pod
@@ -41,10 +41,10 @@ struct NodeView {
   uint64_t state_hash = 0;  // 0: a tentative state inside one gang search (do not memoise)
   int64_t cpu_free = 0, memory_free = 0;
   int64_t cpu_capacity = 0, memory_capacity = 0;
-  std::span<const int32_t> gpu_free;    // milli free per GPU (0 for MIG-partitioned GPUs)
-  std::span<const uint8_t> gpu_model;   // model index per GPU
-  int32_t gpu_capacity = 0;             // non-MIG GPUs
-  int32_t whole_free = 0;               // fully free non-MIG GPUs
+  std::span<const int32_t> gpu_free;   // milli free per GPU (0 for MIG-partitioned GPUs)
+  std::span<const uint8_t> gpu_model;  // model index per GPU
+  int32_t gpu_capacity = 0;            // non-MIG GPUs
+  int32_t whole_free = 0;              // fully free non-MIG GPUs
 
   int64_t gpu_free_total() const {
     int64_t t = 0;

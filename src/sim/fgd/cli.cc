@@ -59,7 +59,8 @@ std::vector<uint64_t> parse_seeds(const std::string& s) {
       if (dash == std::string::npos) {
         out.push_back(std::stoull(part));
       } else {
-        const uint64_t a = std::stoull(part.substr(0, dash)), b = std::stoull(part.substr(dash + 1));
+        const uint64_t a = std::stoull(part.substr(0, dash)),
+                       b = std::stoull(part.substr(dash + 1));
         if (b < a || b - a > 10000) die("--seeds: bad range '" + part + "'");
         for (uint64_t x = a; x <= b; ++x) out.push_back(x);
       }
@@ -75,10 +76,11 @@ void require_file(const std::string& path, const char* what, bool defaulted) {
   if (std::filesystem::exists(path)) return;
   std::string msg = std::string(what) + " file '" + path + "' not found.";
   if (defaulted)
-    msg += " Set SLUICE_TRACES to the directory holding alibaba-openb/ (default: ../shared/traces, "
-           "relative to the current directory), or pass --nodes/--pods. The trace is public: "
-           "https://github.com/alibaba/clusterdata, directory cluster-trace-gpu-v2023/csv/ "
-           "(openb_node_list_gpu_node.csv, openb_pod_list_default.csv).";
+    msg +=
+        " Set SLUICE_TRACES to the directory holding alibaba-openb/ (default: ../shared/traces, "
+        "relative to the current directory), or pass --nodes/--pods. The trace is public: "
+        "https://github.com/alibaba/clusterdata, directory cluster-trace-gpu-v2023/csv/ "
+        "(openb_node_list_gpu_node.csv, openb_pod_list_default.csv).";
   die(msg);
 }
 
@@ -172,13 +174,16 @@ void run(const FgdArgs& a, bool nodes_default, bool pods_default, bool expected_
       } else {
         char m100[48];
         std::snprintf(m100, sizeof m100, "%.2f ± %.2f", mean(at100), stdev(at100));
-        std::printf("%-14s %-12s %6zu  %-16s %-10s %7s  %-9.2f %8.3f\n", policy.c_str(), mix.c_str(),
-                    seeds.size(), m100, pub_text.c_str(), diff_text.c_str(), mean(at130), per_run);
+        std::printf("%-14s %-12s %6zu  %-16s %-10s %7s  %-9.2f %8.3f\n", policy.c_str(),
+                    mix.c_str(), seeds.size(), m100, pub_text.c_str(), diff_text.c_str(),
+                    mean(at130), per_run);
         std::fflush(stdout);
       }
     }
   }
-  if (a.json) std::cout << (results.size() == 1 ? results[0] : nlohmann::json{{"results", results}}).dump() << "\n";
+  if (a.json)
+    std::cout << (results.size() == 1 ? results[0] : nlohmann::json{{"results", results}}).dump()
+              << "\n";
 }
 
 }  // namespace
@@ -191,16 +196,24 @@ void register_fgd_command(CLI::App& sim_subcommand) {
   args->expected = dir + "fgd_expected_alloc_default.csv";
   auto* cmd = sim_subcommand.add_subcommand(
       "fgd", "The GPU-fragmentation experiment (Weng et al., ATC'23) on the Alibaba openb trace");
-  auto* o_nodes = cmd->add_option("--nodes", args->nodes, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)");
-  auto* o_pods = cmd->add_option("--pods", args->pods, "pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...)");
-  auto* o_exp = cmd->add_option("--expected", args->expected, "published curves CSV (fgd_expected_alloc_default.csv)");
-  cmd->add_option("--policy", args->policy,
-                  "policy, comma list or 'all': random, dotprod, gpuclustering, gpupacking, bestfit, "
-                  "fgd, binpack, spread")->capture_default_str();
-  cmd->add_option("--mix", args->mix, "pod mix, comma list or 'all': default, sharing, multigpu, constrained")
+  auto* o_nodes =
+      cmd->add_option("--nodes", args->nodes, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)");
+  auto* o_pods =
+      cmd->add_option("--pods", args->pods,
+                      "pod list CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,...)");
+  auto* o_exp = cmd->add_option("--expected", args->expected,
+                                "published curves CSV (fgd_expected_alloc_default.csv)");
+  cmd->add_option(
+         "--policy", args->policy,
+         "policy, comma list or 'all': random, dotprod, gpuclustering, gpupacking, bestfit, "
+         "fgd, binpack, spread")
+      ->capture_default_str();
+  cmd->add_option("--mix", args->mix,
+                  "pod mix, comma list or 'all': default, sharing, multigpu, constrained")
       ->capture_default_str();
   cmd->add_option("--seeds", args->seeds, "seeds: 42-51, or 42,43")->capture_default_str();
-  cmd->add_option("--inflate", args->inflate, "workload as a share of GPU capacity")->capture_default_str();
+  cmd->add_option("--inflate", args->inflate, "workload as a share of GPU capacity")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args, o_nodes, o_pods, o_exp]() {
     run(*args, o_nodes->count() == 0, o_pods->count() == 0, o_exp->count() == 0);

@@ -29,7 +29,8 @@ Result<std::shared_ptr<GpuScorer>> make_policy(const std::string& policy, uint64
   if (policy == "dotprod") return std::shared_ptr<GpuScorer>(std::make_shared<DotProdScorer>());
   if (policy == "gpuclustering")
     return std::shared_ptr<GpuScorer>(std::make_shared<GpuClusteringScorer>(classes));
-  if (policy == "gpupacking") return std::shared_ptr<GpuScorer>(std::make_shared<GpuPackingScorer>());
+  if (policy == "gpupacking")
+    return std::shared_ptr<GpuScorer>(std::make_shared<GpuPackingScorer>());
   if (auto s = make_scorer_named(policy)) return s;  // sluice's own: the Placer's very objects
   std::string known;
   for (const std::string& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
@@ -53,9 +54,9 @@ Job pod_job(JobId id, const TracePod& p) {
 }  // namespace
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = {"random", "dotprod", "gpuclustering", "gpupacking",
-                                                 "bestfit", "fgd",     "binpack",       "spread",
-                                                 "fgdpack"};
+  static const std::vector<std::string> names = {"random",     "dotprod", "gpuclustering",
+                                                 "gpupacking", "bestfit", "fgd",
+                                                 "binpack",    "spread",  "fgdpack"};
   return names;
 }
 
@@ -69,9 +70,9 @@ std::string published_name(const std::string& policy) {
   return "";
 }
 
-Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes, const std::vector<TracePod>& pods,
-                                 const std::string& policy, uint64_t seed,
-                                 const ExperimentOptions& options) {
+Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes,
+                                 const std::vector<TracePod>& pods, const std::string& policy,
+                                 uint64_t seed, const ExperimentOptions& options) {
   if (pods.empty() || nodes.empty()) return Error{"the experiment needs nodes and pods"};
   std::mt19937_64 rng(seed);
   RunResult res;
@@ -82,7 +83,9 @@ Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes, const std:
   int64_t capacity = 0;
   for (const TraceNode& n : nodes) capacity += int64_t{n.gpus} * kMilliPerGpu;
   if (capacity == 0) return Error{"the nodes have no GPUs"};
-  auto demand = [&](int32_t i) { return int64_t{pods[static_cast<size_t>(i)].num_gpu} * pods[static_cast<size_t>(i)].gpu_milli; };
+  auto demand = [&](int32_t i) {
+    return int64_t{pods[static_cast<size_t>(i)].num_gpu} * pods[static_cast<size_t>(i)].gpu_milli;
+  };
   std::vector<int32_t> order(pods.size());
   std::iota(order.begin(), order.end(), 0);
   shuffle(order, rng);
@@ -128,7 +131,8 @@ Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes, const std:
   {
     std::vector<Job> jobs;
     jobs.reserve(pods.size());
-    for (size_t i = 0; i < pods.size(); ++i) jobs.push_back(pod_job(static_cast<JobId>(i + 1), pods[i]));
+    for (size_t i = 0; i < pods.size(); ++i)
+      jobs.push_back(pod_job(static_cast<JobId>(i + 1), pods[i]));
     std::vector<const Job*> ptrs;
     for (const Job& j : jobs) ptrs.push_back(&j);
     placer.set_workload_from_jobs(ptrs, options.fgd_coverage);
@@ -153,7 +157,8 @@ Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes, const std:
       classes[static_cast<size_t>(placement->pods[0].node)] |= pod_class_bit(shape);
     }
     arrived += demand(order[a]);
-    const auto k = static_cast<size_t>(std::llround(100.0 * static_cast<double>(arrived) / static_cast<double>(capacity)));
+    const auto k = static_cast<size_t>(
+        std::llround(100.0 * static_cast<double>(arrived) / static_cast<double>(capacity)));
     if (k < kColumns) {
       sum[k] += 100.0 * static_cast<double>(alloc.gpu_milli_used()) / static_cast<double>(capacity);
       ++count[k];

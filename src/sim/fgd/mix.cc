@@ -15,7 +15,8 @@ const std::vector<std::string>& mix_names() {
 }
 
 Result<std::vector<TracePod>> apply_mix(const std::vector<TracePod>& pods,
-                                        const std::vector<TraceNode>& nodes, const std::string& mix) {
+                                        const std::vector<TraceNode>& nodes,
+                                        const std::string& mix) {
   std::mt19937_64 rng(kMixSeed);
   std::vector<TracePod> out = pods;
   if (mix == "default") return out;

@@ -18,6 +18,7 @@ namespace sluice::sim::fgd {
 
 const std::vector<std::string>& mix_names();
 Result<std::vector<TracePod>> apply_mix(const std::vector<TracePod>& pods,
-                                        const std::vector<TraceNode>& nodes, const std::string& mix);
+                                        const std::vector<TraceNode>& nodes,
+                                        const std::string& mix);
 
 }  // namespace sluice::sim::fgd

@@ -13,7 +13,8 @@ class RandomScorer final : public GpuScorer {
   explicit RandomScorer(uint64_t seed) : seed_(seed) {}
   std::string_view name() const override { return "random"; }
   SearchOrder order() const override { return SearchOrder::kExhaustive; }
-  Scored evaluate(const NodeView& node, const PodShape& pod, std::span<const int16_t> take) const override;
+  Scored evaluate(const NodeView& node, const PodShape& pod,
+                  std::span<const int16_t> take) const override;
 
  private:
   uint64_t seed_;

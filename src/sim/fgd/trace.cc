@@ -33,7 +33,8 @@ class Csv {
     csv.in_.open(path);
     if (!csv.in_) return Error{path + ": cannot open (does the file exist?)"};
     std::string header;
-    if (!std::getline(csv.in_, header)) return Error{path + ":1: empty file, expected a header row"};
+    if (!std::getline(csv.in_, header))
+      return Error{path + ":1: empty file, expected a header row"};
     csv.header_ = split(header, ',');
     csv.line_ = 1;
     return csv;
@@ -59,8 +60,9 @@ class Csv {
   // The field of column `col`, or an error naming the line.
   Result<std::string> field(int col, const std::string& name) const {
     if (static_cast<size_t>(col) >= row_.size())
-      return Error{where() + ": missing column '" + name + "' (row has " + std::to_string(row_.size()) +
-                   " fields, header " + std::to_string(header_.size()) + ")"};
+      return Error{where() + ": missing column '" + name + "' (row has " +
+                   std::to_string(row_.size()) + " fields, header " +
+                   std::to_string(header_.size()) + ")"};
     return row_[static_cast<size_t>(col)];
   }
   Result<int64_t> integer(int col, const std::string& name, int64_t lo, int64_t hi) const {
@@ -72,8 +74,8 @@ class Csv {
     if (ec != std::errc() || p != s.data() + s.size())
       return Error{where() + ": column '" + name + "': '" + s + "' is not an integer"};
     if (v < lo || v > hi)
-      return Error{where() + ": column '" + name + "': " + s + " is outside [" + std::to_string(lo) +
-                   ", " + std::to_string(hi) + "]"};
+      return Error{where() + ": column '" + name + "': " + s + " is outside [" +
+                   std::to_string(lo) + ", " + std::to_string(hi) + "]"};
     return v;
   }
   Result<int> require(const std::string& name) const {
@@ -89,8 +91,8 @@ class Csv {
   int64_t line_ = 0;
 };
 
-#define SLUICE_TRY(var, expr)                \
-  auto var##_r = (expr);                     \
+#define SLUICE_TRY(var, expr)                  \
+  auto var##_r = (expr);                       \
   if (!var##_r) return Error{var##_r.error()}; \
   auto var = *var##_r
 
@@ -113,7 +115,8 @@ Result<std::vector<TraceNode>> read_nodes(const std::string& path) {
     SLUICE_TRY(mem, csv.integer(c_mem, "memory_mib", 0, int64_t{1} << 40));
     SLUICE_TRY(gpus, csv.integer(c_gpu, "gpu", 0, 64));
     SLUICE_TRY(model, csv.field(c_model, "model"));
-    if (gpus > 0 && model.empty()) return Error{csv.where() + ": column 'model': empty for a node with GPUs"};
+    if (gpus > 0 && model.empty())
+      return Error{csv.where() + ": column 'model': empty for a node with GPUs"};
     n.name = name;
     n.cpu_milli = cpu;
     n.memory_mib = mem;
@@ -144,9 +147,11 @@ Result<std::vector<TracePod>> read_pods(const std::string& path) {
     SLUICE_TRY(ngpu, csv.integer(c_ngpu, "num_gpu", 0, 64));
     SLUICE_TRY(milli, csv.integer(c_milli, "gpu_milli", 0, 1000));
     if (ngpu > 1 && milli != 1000)
-      return Error{csv.where() + ": a pod with num_gpu " + std::to_string(ngpu) + " must use whole GPUs (gpu_milli 1000), got " + std::to_string(milli)};
+      return Error{csv.where() + ": a pod with num_gpu " + std::to_string(ngpu) +
+                   " must use whole GPUs (gpu_milli 1000), got " + std::to_string(milli)};
     if (ngpu >= 1 && milli == 0)
-      return Error{csv.where() + ": a pod with num_gpu " + std::to_string(ngpu) + " has gpu_milli 0"};
+      return Error{csv.where() + ": a pod with num_gpu " + std::to_string(ngpu) +
+                   " has gpu_milli 0"};
     p.name = name;
     p.cpu_milli = cpu;
     p.memory_mib = mem;
@@ -179,7 +184,8 @@ Result<std::map<std::string, std::vector<Curve>>> read_expected(const std::strin
       char* end = nullptr;
       curve[static_cast<size_t>(k)] = std::strtod(f.c_str(), &end);
       if (f.empty() || end != f.c_str() + f.size())
-        return Error{csv.where() + ": column '" + std::to_string(k) + "': '" + f + "' is not a number"};
+        return Error{csv.where() + ": column '" + std::to_string(k) + "': '" + f +
+                     "' is not a number"};
     }
     out[pol].push_back(curve);
   }

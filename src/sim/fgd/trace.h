@@ -28,8 +28,8 @@ struct TracePod {
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
   int32_t num_gpu = 0;
-  int32_t gpu_milli = 0;                // per GPU; 1000 for whole GPUs
-  std::vector<std::string> gpu_spec;    // allowed models; empty = any
+  int32_t gpu_milli = 0;              // per GPU; 1000 for whole GPUs
+  std::vector<std::string> gpu_spec;  // allowed models; empty = any
 };
 
 // `sn,cpu_milli,memory_mib,gpu,model` (columns found by header name).

@@ -315,11 +315,11 @@ spec:
 )"));
   EXPECT_TRUE(has(out.errors,
                   "test.yaml:5: spec.scoring: \"tetris\" must be one of binpack, spread, bestfit, "
-                  "fgd"))
+                  "fgd, fgdpack"))
       << dump(out.errors);
   EXPECT_TRUE(has(out.errors,
                   "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, "
-                  "interactive, maxPendingTotal)"))
+                  "interactive, maxPendingTotal, preemption)"))
       << dump(out.errors);
 }
 

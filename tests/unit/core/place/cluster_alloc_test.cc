@@ -15,7 +15,9 @@ using namespace sluice::testing;
 TEST(ClusterAlloc, CommitReleaseRoundTripNeverDrifts) {
   Cluster c;
   c.levels = {"rack"};
-  for (int n = 0; n < 6; ++n) c.nodes.push_back(make_node("n" + std::to_string(n), n % 2 ? 8 : 4, "H100", 64000, 256 * 1024, {n / 3}));
+  for (int n = 0; n < 6; ++n)
+    c.nodes.push_back(
+        make_node("n" + std::to_string(n), n % 2 ? 8 : 4, "H100", 64000, 256 * 1024, {n / 3}));
   ClusterAlloc alloc(c);
   const ClusterAlloc fresh(c);
   Placer placer(c, ScoringPolicy::kBinPack);
@@ -27,7 +29,8 @@ TEST(ClusterAlloc, CommitReleaseRoundTripNeverDrifts) {
       const int pods = 1 + static_cast<int>(rng() % 3);
       const int gpus = static_cast<int>(rng() % 4);
       const int milli = gpus == 1 && rng() % 2 ? 100 + static_cast<int>(rng() % 900) : 1000;
-      Job j = make_job(static_cast<JobId>(step), pods, gpus, milli, 1000 + static_cast<int64_t>(rng() % 8000), 1024);
+      Job j = make_job(static_cast<JobId>(step), pods, gpus, milli,
+                       1000 + static_cast<int64_t>(rng() % 8000), 1024);
       auto r = placer.place(j, all, alloc);
       if (placed(r)) {
         alloc.commit(j, placement(r));

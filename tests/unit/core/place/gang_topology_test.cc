@@ -16,7 +16,9 @@ Cluster racks() {
   Cluster c;
   c.levels = {"block", "rack"};
   c.domain_names = {{"block-0", "block-1"}, {"rack-0", "rack-1", "rack-2", "rack-3"}};
-  for (int n = 0; n < 8; ++n) c.nodes.push_back(make_node("n" + std::to_string(n), 8, "H100", 64000, 512 * 1024, {n / 4, n / 2}));
+  for (int n = 0; n < 8; ++n)
+    c.nodes.push_back(
+        make_node("n" + std::to_string(n), 8, "H100", 64000, 512 * 1024, {n / 4, n / 2}));
   return c;
 }
 

@@ -20,9 +20,10 @@ Cluster random_cluster(ResourceCatalog& cat) {
   for (int n = 0; n < nodes; ++n) {
     const int gpus = *rc::gen::inRange(0, 9);
     const std::string model = *rc::gen::element<std::string>("A100", "H100");
-    Node node = make_node("n" + std::to_string(n), gpus, model, *rc::gen::inRange<int64_t>(4000, 64000),
-                          *rc::gen::inRange<int64_t>(4096, 65536), {*rc::gen::inRange(0, 3)},
-                          *rc::gen::inRange(0, 3));
+    Node node =
+        make_node("n" + std::to_string(n), gpus, model, *rc::gen::inRange<int64_t>(4000, 64000),
+                  *rc::gen::inRange<int64_t>(4096, 65536), {*rc::gen::inRange(0, 3)},
+                  *rc::gen::inRange(0, 3));
     if (gpus > 0 && *rc::gen::inRange(0, 4) == 0) node.gpus[0].mig = {{mig}, {mig}, {mig}};
     node.ready = *rc::gen::inRange(0, 10) != 0;
     c.nodes.push_back(std::move(node));
@@ -35,10 +36,12 @@ Job random_job(JobId id, ResourceId mig) {
                    *rc::gen::inRange<int64_t>(0, 16000), *rc::gen::inRange<int64_t>(0, 16384));
   PodSet& ps = j.pod_sets[0];
   if (ps.gpus == 1 && *rc::gen::arbitrary<bool>()) ps.gpu_milli = *rc::gen::inRange(1, 1000);
-  if (ps.gpus == 0 && *rc::gen::inRange(0, 3) == 0) ps.requests[mig] = 1000 * *rc::gen::inRange(1, 3);
+  if (ps.gpus == 0 && *rc::gen::inRange(0, 3) == 0)
+    ps.requests[mig] = 1000 * *rc::gen::inRange(1, 3);
   ps.requests[kGpu] = int64_t{ps.gpus} * ps.gpu_milli;
   if (*rc::gen::inRange(0, 4) == 0) j.allowed_models = {"H100"};
-  if (*rc::gen::inRange(0, 4) == 0) j.topology = {*rc::gen::inRange(0, 2), *rc::gen::arbitrary<bool>()};
+  if (*rc::gen::inRange(0, 4) == 0)
+    j.topology = {*rc::gen::inRange(0, 2), *rc::gen::arbitrary<bool>()};
   if (*rc::gen::inRange(0, 5) == 0) j.gpu_locality = GpuLocality::kRequireNvlink;
   return j;
 }
@@ -78,7 +81,9 @@ RC_GTEST_PROP(PlaceProperty, InvariantsHoldAndPlacementIsDeterministic, ()) {
       for (const PodPlacement& p : placement(r).pods) {
         RC_ASSERT(alloc.ready(p.node));
         if (!j.allowed_models.empty())
-          for (const GpuShare& g : p.gpus) RC_ASSERT(c.nodes[static_cast<size_t>(p.node)].gpus[static_cast<size_t>(g.gpu)].model == "H100");
+          for (const GpuShare& g : p.gpus)
+            RC_ASSERT(c.nodes[static_cast<size_t>(p.node)].gpus[static_cast<size_t>(g.gpu)].model ==
+                      "H100");
       }
       alloc.commit(j, placement(r));
       running.emplace_back(j, placement(r));

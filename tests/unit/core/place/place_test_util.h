@@ -50,9 +50,17 @@ inline Job make_job(JobId id, int32_t pods, int32_t gpus, int32_t gpu_milli = 10
 }
 
 using PlaceResult = std::variant<Placement, PlaceFailure>;
-inline bool placed(const PlaceResult& r) { return std::holds_alternative<Placement>(r); }
-inline const Placement& placement(const PlaceResult& r) { return std::get<Placement>(r); }
-inline const PlaceFailure& failure(const PlaceResult& r) { return std::get<PlaceFailure>(r); }
-inline NodeId node_of(const PlaceResult& r, size_t pod = 0) { return placement(r).pods.at(pod).node; }
+inline bool placed(const PlaceResult& r) {
+  return std::holds_alternative<Placement>(r);
+}
+inline const Placement& placement(const PlaceResult& r) {
+  return std::get<Placement>(r);
+}
+inline const PlaceFailure& failure(const PlaceResult& r) {
+  return std::get<PlaceFailure>(r);
+}
+inline NodeId node_of(const PlaceResult& r, size_t pod = 0) {
+  return placement(r).pods.at(pod).node;
+}
 
 }  // namespace sluice::testing

@@ -66,8 +66,10 @@ TEST(PlaceScoring, FgdMinimisesFragmentationGrowth) {
   placer.set_workload({{32000, 1, 1000, {}, 1.0}});
   EXPECT_EQ(node_of(placer.place(kPod, NodeSet::all(s.cluster), *s.alloc)), 1);
   const auto& fgd = dynamic_cast<const FgdScorer&>(placer.scorer());
-  EXPECT_DOUBLE_EQ(fgd.fragmentation(17000, s.alloc->gpu_free_span(1), s.alloc->gpu_model_span(1)), 3000);
-  EXPECT_DOUBLE_EQ(fgd.fragmentation(40000, s.alloc->gpu_free_span(0), s.alloc->gpu_model_span(0)), 0);
+  EXPECT_DOUBLE_EQ(fgd.fragmentation(17000, s.alloc->gpu_free_span(1), s.alloc->gpu_model_span(1)),
+                   3000);
+  EXPECT_DOUBLE_EQ(fgd.fragmentation(40000, s.alloc->gpu_free_span(0), s.alloc->gpu_model_span(0)),
+                   0);
 }
 
 TEST(PlaceScoring, FgdPicksTheGpuForASharedPod) {
@@ -100,8 +102,8 @@ TEST(PlaceScoring, TypicalPodsCoverTheRequestedShare) {
 
 TEST(PlaceScoring, SameInputSamePlacement) {
   Scene s;
-  for (ScoringPolicy pol : {ScoringPolicy::kBinPack, ScoringPolicy::kSpread, ScoringPolicy::kBestFit,
-                            ScoringPolicy::kFgd}) {
+  for (ScoringPolicy pol : {ScoringPolicy::kBinPack, ScoringPolicy::kSpread,
+                            ScoringPolicy::kBestFit, ScoringPolicy::kFgd}) {
     Placer a(s.cluster, pol), b(s.cluster, pol);
     const Job gang = make_job(7, 3, 2, 1000, 4000);
     auto ra = a.place(gang, NodeSet::all(s.cluster), *s.alloc);

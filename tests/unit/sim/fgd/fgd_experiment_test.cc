@@ -19,8 +19,8 @@ class FgdTrace : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("sluice_fgd_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("sluice_fgd_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -38,7 +38,8 @@ const char* kNodes =
     "n1,64000,131072,4,V100\n";
 
 const char* kPods =
-    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_"
+    "time,scheduled_time\n"
     "p0,4000,8192,1,500,,LS,Running,0,10,0\n"
     "p1,8000,8192,1,1000,,LS,Running,0,10,0\n"
     "p2,16000,16384,2,1000,V100,BE,Running,0,10,0\n"
@@ -66,10 +67,12 @@ TEST_F(FgdTrace, BadRowsNameFileLineAndProblem) {
   auto pods = read_pods(path);
   ASSERT_FALSE(pods);
   EXPECT_EQ(pods.error(), path + ":3: column 'cpu_milli': 'lots' is not an integer");
-  const std::string p2 = write("bad2.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,2,500\n");
+  const std::string p2 =
+      write("bad2.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1,1,2,500\n");
   auto pods2 = read_pods(p2);
   ASSERT_FALSE(pods2);
-  EXPECT_NE(pods2.error().find(p2 + ":2: a pod with num_gpu 2 must use whole GPUs"), std::string::npos)
+  EXPECT_NE(pods2.error().find(p2 + ":2: a pod with num_gpu 2 must use whole GPUs"),
+            std::string::npos)
       << pods2.error();
   const std::string p3 = write("bad3.csv", "sn,cpu_milli,memory_mib,model\nn,1,1,T4\n");
   auto nodes = read_nodes(p3);
@@ -89,7 +92,8 @@ TEST_F(FgdTrace, RunFillsTheCurveAndIsDeterministic) {
     // 6 GPUs x 1.3 = 7.8 GPUs arrive; never more than 100% is allocated, and it only grows.
     EXPECT_GE(a->pods, 4);
     EXPECT_LE(a->gpu_milli_used, a->gpu_milli_capacity);
-    for (size_t k = 1; k < a->curve.size(); ++k) EXPECT_GE(a->curve[k] + 1e-9, a->curve[k - 1]) << policy;
+    for (size_t k = 1; k < a->curve.size(); ++k)
+      EXPECT_GE(a->curve[k] + 1e-9, a->curve[k - 1]) << policy;
     EXPECT_GT(a->curve[60], 0) << policy;
     EXPECT_LE(a->curve[130], 100.0) << policy;
   }
@@ -98,13 +102,15 @@ TEST_F(FgdTrace, RunFillsTheCurveAndIsDeterministic) {
 
 TEST_F(FgdTrace, EveryPodFitsWhenTheClusterIsLarge) {
   // 4 nodes x 8 GPUs, pods of 1 GPU: with inflate 0.5 everything arrives and is placed.
-  auto nodes = *read_nodes(write("n.csv", "sn,cpu_milli,memory_mib,gpu,model\n"
-                                          "a,96000,1000000,8,G2\nb,96000,1000000,8,G2\n"
-                                          "c,96000,1000000,8,G2\nd,96000,1000000,8,G2\n"));
-  auto pods = *read_pods(write("p.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nx,1000,1000,1,1000\n"));
+  auto nodes = *read_nodes(write("n.csv",
+                                 "sn,cpu_milli,memory_mib,gpu,model\n"
+                                 "a,96000,1000000,8,G2\nb,96000,1000000,8,G2\n"
+                                 "c,96000,1000000,8,G2\nd,96000,1000000,8,G2\n"));
+  auto pods = *read_pods(
+      write("p.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nx,1000,1000,1,1000\n"));
   ExperimentOptions opt;
   opt.inflate = 0.5;
-  for (const std::string& policy : {"fgd", "binpack", "random"}) {
+  for (const char* policy : {"fgd", "binpack", "random"}) {
     auto r = run_experiment(nodes, pods, policy, 7, opt);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->pods, 16);  // 16 GPUs = 50% of 32
@@ -135,8 +141,11 @@ TEST_F(FgdTrace, MixesRewriteTheTrace) {
 
 TEST(FgdRealTrace, FgdBeatsRandomOnTheDefaultTrace) {
   const char* env = std::getenv("SLUICE_TRACES");
-  const fs::path dir = fs::path(env && *env ? env : std::string(SLUICE_SOURCE_DIR) + "/../shared/traces") / "alibaba-openb";
-  if (!fs::exists(dir / "openb_node_list_gpu_node.csv") || !fs::exists(dir / "openb_pod_list_default.csv"))
+  const fs::path dir =
+      fs::path(env && *env ? env : std::string(SLUICE_SOURCE_DIR) + "/../shared/traces") /
+      "alibaba-openb";
+  if (!fs::exists(dir / "openb_node_list_gpu_node.csv") ||
+      !fs::exists(dir / "openb_pod_list_default.csv"))
     GTEST_SKIP() << "Alibaba openb trace not found in " << dir << " (set SLUICE_TRACES)";
   auto nodes = read_nodes((dir / "openb_node_list_gpu_node.csv").string());
   auto pods = read_pods((dir / "openb_pod_list_default.csv").string());
