@@ -45,8 +45,9 @@ json cycle_json(const CycleResult& r, const Scheduler& s,
   json admitted = json::array();
   for (const auto& a : r.admitted) admitted.push_back(admission_json(a, s, job_name(a.job)));
   json pending = json::array();
-  static const char* kCodes[] = {"Quota", "NeverFitsQuota", "Placement", "StrictFIFOBlocked",
-                                 "HeldForStarvingJob"};
+  static const char* kCodes[] = {
+      "Quota",      "NeverFitsQuota", "Placement", "StrictFIFOBlocked", "HeldForStarvingJob",
+      "Reservation"};
   for (const auto& p : r.pending)
     pending.push_back({{"job", job_name(p.job)},
                        {"id", p.job},

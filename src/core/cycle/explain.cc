@@ -31,6 +31,12 @@ std::string describe(const PendingReason& reason, const Config& config) {
     case PendingCode::kStrictFifoBlocked:
       return queue + " is StrictFIFO and its head, job " + std::to_string(reason.blocker) +
              ", does not fit yet";
+    case PendingCode::kReservation:
+      return "starting now would delay the reservation of job " + std::to_string(reason.blocker) +
+             " (due to start in " +
+             std::to_string(std::max<TimeNs>(0, reason.reserved_in_ns) / kNsPerSec) +
+             " s by running jobs' walltimes); it may backfill once it fits before that or "
+             "elsewhere";
     case PendingCode::kHeldForStarving:
       return "capacity is held for job " + std::to_string(reason.blocker) +
              ", which has waited longer than the aging horizon";

@@ -46,6 +46,12 @@ bool quota_optional(const ResourceCatalog& catalog, ResourceId r) {
   return r == kCpu || r == kMemory;
 }
 
+bool uses_any(const Placement& p, const std::vector<NodeId>& sorted_nodes) {
+  for (const auto& pod : p.pods)
+    if (std::binary_search(sorted_nodes.begin(), sorted_nodes.end(), pod.node)) return true;
+  return false;
+}
+
 }  // namespace
 
 // Scratch state of one evaluation, reused across jobs of a cycle.
@@ -336,6 +342,59 @@ bool Scheduler::try_preempt(const PendingJob& p, QuotaTree& quota, ClusterAlloc&
   at.admission = std::move(trial.admission);
   at.memo.clear();  // capacity grew: earlier failures in this cycle may fit now
   return true;
+}
+
+Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>& flavors,
+                               const ClusterAlloc& alloc,
+                               const std::vector<Admission>& admitted_now, TimeNs now,
+                               NodeSet& scratch) const {
+  struct End {
+    TimeNs at;
+    JobId id;
+    const Job* job;
+    const Placement* placement;
+  };
+  std::vector<End> ends;
+  ends.reserve(running_.size() + admitted_now.size());
+  for (const auto& [id, r] : running_)
+    ends.push_back(
+        {r.start_ns + walltime(r.job, r.admission.queue), id, &r.job, &r.admission.placement});
+  for (const auto& a : admitted_now) {
+    const auto& pj = pending_.at(a.job);
+    ends.push_back({now + walltime(pj.job, pj.queue), a.job, &pj.job, &a.placement});
+  }
+  std::sort(ends.begin(), ends.end(),
+            [](const End& a, const End& b) { return std::tie(a.at, a.id) < std::tie(b.at, b.id); });
+  const NodeSet& nodes = nodes_for(flavors, scratch);
+  // Placement after the first k jobs ended; monotone in k, so binary search (log n probes).
+  auto probe = [&](size_t k) -> std::optional<Placement> {
+    ClusterAlloc trial = alloc;
+    for (size_t i = 0; i < k; ++i) trial.release(*ends[i].job, *ends[i].placement);
+    auto placed = placer_.place(p.job, nodes, trial);
+    if (auto* pl = std::get_if<Placement>(&placed)) return std::move(*pl);
+    return std::nullopt;
+  };
+  Reservation res;
+  auto full = probe(ends.size());
+  if (!full) return res;            // does not fit even when everything ends: nothing to reserve
+  size_t lo = 0, hi = ends.size();  // probe(hi) fits; find the smallest such k
+  std::optional<Placement> best = std::move(full);
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (auto pl = probe(mid)) {
+      hi = mid;
+      best = std::move(pl);
+    } else {
+      lo = mid + 1;
+    }
+  }
+  if (hi == 0) return res;  // fits now (cannot happen for a failed job; be safe)
+  res.job = p.job.id;
+  res.start_ns = std::max(now, ends[hi - 1].at);
+  for (const auto& pod : best->pods) res.nodes.push_back(pod.node);
+  std::sort(res.nodes.begin(), res.nodes.end());
+  res.nodes.erase(std::unique(res.nodes.begin(), res.nodes.end()), res.nodes.end());
+  return res;
 }
 
 void Scheduler::set_node_ready(NodeId node, bool ready) {
@@ -660,6 +719,9 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   // Capacity held for a starving job: globally (placement) or for one cohort tree (quota).
   JobId held_by = 0;
   std::vector<JobId> held_root(quota.num_queues() + config_->cohorts.size(), 0);
+  Reservation reservation;
+  if (incremental && last_reservation_.job && pending_.count(last_reservation_.job))
+    reservation = last_reservation_;
   if (incremental) {
     held_by = last_held_by_;
     if (!last_held_root_.empty()) held_root = last_held_root_;
@@ -730,16 +792,42 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     // (at most one attempt per queue and kMaxPreemptionAttempts per cycle bound the cost).
     ++result.evaluated;
     bool admitted = try_admit(p, quota, alloc, attempt);
+    bool via_preemption = false;
     if (!admitted && attempt.reason.code != PendingCode::kNeverFitsQuota &&
         preempt_attempts < kMaxPreemptionAttempts && !preempt_tried[q]) {
       preempt_tried[q] = true;
       ++preempt_attempts;
       PendingReason keep = attempt.reason;
       admitted = try_preempt(p, quota, alloc, now, evicted, attempt, result.preempted);
+      via_preemption = admitted;
       if (admitted) {
         for (int k = 0; k < nq; ++k) refresh(k);  // victims' queues lost usage
       } else {
         attempt.reason = std::move(keep);
+      }
+    }
+    // Backfill: with a reservation in force, a job starts only if it ends (by walltime) before
+    // the reservation starts or runs on nodes the reservation does not need.
+    // (A preemptor is exempt: its victims were chosen for it and must not be evicted in vain.)
+    if (admitted && !via_preemption && reservation.job && reservation.job != p.job.id &&
+        now + walltime(p.job, q) > reservation.start_ns &&
+        uses_any(attempt.admission.placement, reservation.nodes)) {
+      std::vector<NodeId> others;
+      for (NodeId n : nodes_for(attempt.admission.flavors, attempt.scratch).ids())
+        if (!std::binary_search(reservation.nodes.begin(), reservation.nodes.end(), n))
+          others.push_back(n);
+      auto placed = placer_.place(
+          p.job, NodeSet(static_cast<int32_t>(config_->cluster.nodes.size()), std::move(others)),
+          alloc);
+      if (auto* pl = std::get_if<Placement>(&placed)) {
+        attempt.admission.placement = std::move(*pl);
+      } else {
+        admitted = false;
+        attempt.reason = PendingReason{};
+        attempt.reason.code = PendingCode::kReservation;
+        attempt.reason.queue = q;
+        attempt.reason.blocker = reservation.job;
+        attempt.reason.reserved_in_ns = reservation.start_ns - now;
       }
     }
     if (admitted) {
@@ -754,6 +842,11 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     if (config_->cluster_queues[q].strategy == QueueingStrategy::kStrictFIFO &&
         pd.reason.code != PendingCode::kNeverFitsQuota)
       cur[q].strict_blocker = p.job.id;
+    // The highest-ranked job that cannot be placed reserves what it will get.
+    if (policy.backfill && !reservation.job && !best_starving &&
+        pd.reason.code == PendingCode::kPlacement)
+      reservation =
+          reserve(p, attempt.failed_flavors, alloc, result.admitted, now, attempt.scratch);
     // A starving job that could fit some day holds capacity for itself.
     if (best_starving && pd.reason.code != PendingCode::kNeverFitsQuota) {
       if (pd.reason.code != PendingCode::kPlacement) {
@@ -787,6 +880,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   for (int q = 0; q < nq; ++q) result.strict_blockers[q] = cur[q].strict_blocker;
   result.held_by = held_by;
   result.held_root = std::move(held_root);
+  result.reservation = std::move(reservation);
   return result;
 }
 
@@ -798,6 +892,7 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   last_strict_blockers_ = result.strict_blockers;
   last_held_by_ = result.held_by;
   last_held_root_ = result.held_root;
+  last_reservation_ = result.reservation;
   std::erase_if(new_jobs_, [&](const auto& e) { return e.first <= result.generation; });
   // Victims first (their capacity is what the preemptors were placed on), keeping their
   // original submit time; then rejections; then admissions.

@@ -135,6 +135,14 @@ class Scheduler {
   bool try_preempt(const PendingJob& p, QuotaTree& quota, ClusterAlloc& alloc, TimeNs now,
                    std::set<JobId>& evicted, Attempt& at, std::vector<Preemption>& out) const;
   void release_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const;
+  TimeNs walltime(const Job& job, QueueId q) const {
+    return job.walltime_ns > 0 ? job.walltime_ns : config_->cluster_queues[q].default_walltime_ns;
+  }
+  // The reservation of a job that cannot be placed now: the earliest time running jobs (and
+  // those admitted earlier in this cycle) free enough by their walltimes, and the nodes it gets.
+  Reservation reserve(const PendingJob& p, const std::vector<FlavorId>& flavors,
+                      const ClusterAlloc& alloc, const std::vector<Admission>& admitted_now,
+                      TimeNs now, NodeSet& scratch) const;
   void commit_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const;
   TimeNs interactive_deadline(const Job& job) const {
     return job.submit_ns + config_->policy.interactive_timeout_ns;
@@ -169,6 +177,7 @@ class Scheduler {
   std::vector<JobId> last_strict_blockers_;
   JobId last_held_by_ = 0;
   std::vector<JobId> last_held_root_;
+  Reservation last_reservation_;
   uint64_t workload_refreshed_at_ = 0;  // submissions_ when FGD's typical pods were last set
   void refresh_workload();
 };

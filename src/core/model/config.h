@@ -122,6 +122,9 @@ struct SchedulerPolicy {
   TimeNs interactive_timeout_ns = 30 * kNsPerSec;
   int32_t max_pending_total = 0;        // cluster-wide cap on pending jobs; 0: none
   int32_t max_preemptions_per_job = 3;  // a job preempted this often is no longer a victim
+  // Reservation + backfill: the highest-ranked job that cannot be placed reserves the nodes it
+  // will get when running jobs end (by walltime); later jobs start only if they cannot delay it.
+  bool backfill = true;
 };
 
 struct Config {
