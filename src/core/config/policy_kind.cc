@@ -22,7 +22,8 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   if (!spec_node) return;  // all defaults
   SchedulerPolicy& p = b.config.policy;
   MapReader spec(r, *spec_node, "spec",
-                 {{"scoring", "ordering", "fairness", "interactive", "maxPendingTotal", "preemption"}});
+                 {{"scoring", "ordering", "fairness", "interactive", "maxPendingTotal", "preemption",
+                   "backfill"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
@@ -73,6 +74,9 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
     if (const YAML::Node* t = i.find("timeout")) {
       if (auto v = r.duration(*t, "spec.interactive.timeout")) p.interactive_timeout_ns = *v;
     }
+  }
+  if (const YAML::Node* n = spec.find("backfill")) {
+    if (auto v = r.boolean(*n, "spec.backfill")) p.backfill = *v;
   }
   if (const YAML::Node* n = spec.find("preemption")) {
     MapReader pm(r, *n, "spec.preemption", {{"maxPerJob"}});

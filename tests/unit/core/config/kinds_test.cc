@@ -319,7 +319,7 @@ spec:
       << dump(out.errors);
   EXPECT_TRUE(has(out.errors,
                   "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, "
-                  "interactive, maxPendingTotal, preemption)"))
+                  "interactive, maxPendingTotal, preemption, backfill)"))
       << dump(out.errors);
 }
 
