@@ -298,21 +298,55 @@ bool Scheduler::try_preempt(const PendingJob& p, QuotaTree& quota, ClusterAlloc&
     if (a.r->start_ns != b.r->start_ns) return a.r->start_ns > b.r->start_ns;
     return a.r->job.id < b.r->job.id;
   });
+  // 3. Evict on copies until the preemptor fits where it will run (the placer decides, so gang
+  // and topology constraints are honoured); no memo: capacity grows here. Pass one takes
+  // candidates in cost order; when the cheapest ones are scattered (their freed GPUs do not
+  // add up on any node), pass two takes them node by node, the nodes that would free the most
+  // GPUs first, so that capacity comes free where a pod can use it.
   constexpr size_t kMaxCandidates = 128;
-  if (cands.size() > kMaxCandidates) cands.resize(kMaxCandidates);
-
-  // 3. Evict in that order on copies until the preemptor fits where it will run (the placer
-  // decides, so gang and topology constraints are honoured); no memo: capacity grows here.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < std::min(cands.size(), kMaxCandidates); ++i) order.push_back(i);
   QuotaTree q2 = quota;
   ClusterAlloc a2 = alloc;
   Attempt trial;
   std::vector<size_t> chosen;
   bool fits = false;
-  for (size_t i = 0; i < cands.size() && !fits; ++i) {
-    release_in(*cands[i].r, q2, a2);
-    chosen.push_back(i);
-    trial.memo.clear();
-    fits = try_admit(p, q2, a2, trial);
+  auto run_pass = [&](const std::vector<size_t>& seq) {
+    q2 = quota;
+    a2 = alloc;
+    chosen.clear();
+    for (size_t i = 0; i < seq.size() && !fits; ++i) {
+      release_in(*cands[seq[i]].r, q2, a2);
+      chosen.push_back(seq[i]);
+      trial.memo.clear();
+      fits = try_admit(p, q2, a2, trial);
+    }
+  };
+  run_pass(order);
+  if (!fits && cands.size() > 1) {
+    std::map<NodeId, int64_t> gain;  // GPU milli a node would have free after its evictions
+    for (const auto& c : cands)
+      for (const auto& pod : c.r->admission.placement.pods)
+        for (const auto& g : pod.gpus) gain[pod.node] += g.milli;
+    for (auto& [n, g] : gain)
+      for (int k = 0; k < alloc.gpu_count(n); ++k) g += alloc.gpu_free_milli(n, k);
+    std::vector<std::pair<int64_t, NodeId>> nodes;
+    for (const auto& [n, g] : gain) nodes.push_back({-g, n});
+    std::sort(nodes.begin(), nodes.end());
+    std::map<NodeId, size_t> rank;
+    for (size_t i = 0; i < nodes.size(); ++i) rank[nodes[i].second] = i;
+    std::vector<size_t> by_node(cands.size());
+    for (size_t i = 0; i < cands.size(); ++i) by_node[i] = i;
+    auto first_node = [&](size_t i) {
+      size_t best = nodes.size();
+      for (const auto& pod : cands[i].r->admission.placement.pods)
+        best = std::min(best, rank[pod.node]);
+      return best;
+    };
+    std::stable_sort(by_node.begin(), by_node.end(),
+                     [&](size_t a, size_t b) { return first_node(a) < first_node(b); });
+    if (by_node.size() > 2 * kMaxCandidates) by_node.resize(2 * kMaxCandidates);
+    run_pass(by_node);
   }
   if (!fits) return false;
   // 4. Minimal set: put back every victim (most expensive first) the preemptor can do without.
