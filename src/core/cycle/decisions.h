@@ -102,6 +102,7 @@ struct CycleResult {
   JobId held_by = 0;                     // starving job holding capacity cluster-wide
   Reservation reservation;               // backfill reservation in force after this cycle
   std::vector<JobId> held_root;          // per quota-tree node: starving job holding its cohort
+  std::vector<JobId> held_queue;         // per ClusterQueue: starving job holding its queue
   std::vector<Admission> admitted;       // in decision order
   std::vector<PendingDecision> pending;  // in rank order
   std::vector<Preemption> preempted;     // victims; each preemptor is in `admitted`

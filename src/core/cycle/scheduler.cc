@@ -753,12 +753,14 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   // Capacity held for a starving job: globally (placement) or for one cohort tree (quota).
   JobId held_by = 0;
   std::vector<JobId> held_root(quota.num_queues() + config_->cohorts.size(), 0);
+  std::vector<JobId> held_queue(nq, 0);  // a starving job that cannot borrow holds its queue
   Reservation reservation;
   if (incremental && last_reservation_.job && pending_.count(last_reservation_.job))
     reservation = last_reservation_;
   if (incremental) {
     held_by = last_held_by_;
     if (!last_held_root_.empty()) held_root = last_held_root_;
+    if (!last_held_queue_.empty()) held_queue = last_held_queue_;
     for (int q = 0; q < nq && q < static_cast<int>(last_strict_blockers_.size()); ++q)
       cur[q].strict_blocker = last_strict_blockers_[q];
   }
@@ -816,9 +818,9 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       result.pending.push_back(std::move(pd));
       continue;
     }
-    if (held_by || held_root[root]) {
+    if (held_by || held_root[root] || held_queue[q]) {
       pd.reason.code = PendingCode::kHeldForStarving;
-      pd.reason.blocker = held_by ? held_by : held_root[root];
+      pd.reason.blocker = held_by ? held_by : held_root[root] ? held_root[root] : held_queue[q];
       result.pending.push_back(std::move(pd));
       continue;
     }
@@ -884,7 +886,12 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     // A starving job that could fit some day holds capacity for itself.
     if (best_starving && pd.reason.code != PendingCode::kNeverFitsQuota) {
       if (pd.reason.code != PendingCode::kPlacement) {
-        held_root[root] = p.job.id;
+        // Quota: if the queue can borrow, other queues of its cohort tree must stop taking
+        // what it needs; if it cannot, only its own queue's usage matters.
+        if (pd.reason.flavor >= 0 && !quota.can_borrow(q, pd.reason.flavor, pd.reason.resource))
+          held_queue[q] = p.job.id;
+        else
+          held_root[root] = p.job.id;
       } else if (std::holds_alternative<Placement>(placer_.place(
                      p.job, nodes_for(attempt.failed_flavors, attempt.scratch), empty_alloc_))) {
         held_by = p.job.id;  // fits an idle cluster: worth draining capacity for
@@ -914,6 +921,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   for (int q = 0; q < nq; ++q) result.strict_blockers[q] = cur[q].strict_blocker;
   result.held_by = held_by;
   result.held_root = std::move(held_root);
+  result.held_queue = std::move(held_queue);
   result.reservation = std::move(reservation);
   return result;
 }
@@ -926,6 +934,7 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   last_strict_blockers_ = result.strict_blockers;
   last_held_by_ = result.held_by;
   last_held_root_ = result.held_root;
+  last_held_queue_ = result.held_queue;
   last_reservation_ = result.reservation;
   std::erase_if(new_jobs_, [&](const auto& e) { return e.first <= result.generation; });
   // Victims first (their capacity is what the preemptors were placed on), keeping their

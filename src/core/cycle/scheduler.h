@@ -177,6 +177,7 @@ class Scheduler {
   std::vector<JobId> last_strict_blockers_;
   JobId last_held_by_ = 0;
   std::vector<JobId> last_held_root_;
+  std::vector<JobId> last_held_queue_;
   Reservation last_reservation_;
   uint64_t workload_refreshed_at_ = 0;  // submissions_ when FGD's typical pods were last set
   void refresh_workload();

@@ -45,6 +45,12 @@ class QuotaTree {
   // Largest amount queue q could ever use of (f, r) with the rest of the cohort idle.
   int64_t max_available(QueueId q, FlavorId f, ResourceId r) const;
 
+  // May queue q use more than its nominal quota of (f, r): it has a cohort and no zero
+  // borrowingLimit.
+  bool can_borrow(QueueId q, FlavorId f, ResourceId r) const {
+    return parent_[q] >= 0 && at(q, f, r).borrowing_limit != 0;
+  }
+
   // Adds (or with a negative amount releases) usage of a ClusterQueue and propagates it up.
   void add_usage(QueueId q, FlavorId f, ResourceId r, int64_t amount);
 

@@ -1,0 +1,50 @@
+#pragma once
+// The simulator's event queue: a min-heap ordered by virtual time, then by the sequence number
+// given at push, so events at the same time come out in the order they were scheduled. Every
+// ordering is total (house rule 3): two runs over the same input pop the same sequence.
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "core/model/job.h"
+
+namespace sluice::sim {
+
+enum class EventKind : uint8_t {
+  kArrival,     // a trace job is submitted; `a` = index into the trace
+  kCompletion,  // a running job ends; `a` = job id, `b` = the start it belongs to (stale if not)
+  kNodeDown,    // `a` = node id
+  kNodeUp,      // `a` = node id
+  kCycle,       // a scheduling cycle (only with a cycle interval)
+};
+
+struct Event {
+  TimeNs time_ns = 0;
+  uint64_t seq = 0;  // assigned by EventQueue::push
+  EventKind kind = EventKind::kArrival;
+  uint64_t a = 0;
+  uint64_t b = 0;
+};
+
+class EventQueue {
+ public:
+  // Schedules an event; returns its sequence number.
+  uint64_t push(TimeNs time_ns, EventKind kind, uint64_t a = 0, uint64_t b = 0);
+  bool empty() const { return heap_.empty(); }
+  size_t size() const { return heap_.size(); }
+  const Event& top() const { return heap_.top(); }
+  Event pop();
+  uint64_t pushed() const { return next_seq_; }
+
+ private:
+  struct Later {
+    bool operator()(const Event& x, const Event& y) const {
+      if (x.time_ns != y.time_ns) return x.time_ns > y.time_ns;
+      return x.seq > y.seq;
+    }
+  };
+  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  uint64_t next_seq_ = 0;
+};
+
+}  // namespace sluice::sim

@@ -1,0 +1,243 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+namespace sluice::sim {
+
+namespace {
+
+constexpr double kNs = 1e9;
+
+// Accumulates one group's samples, then turns them into JobStats.
+struct Acc {
+  int64_t jobs = 0, started = 0, finished = 0;
+  std::vector<TimeNs> waits, jcts;
+  double gpu_ns_milli = 0;  // sum of gpu_milli * run_ns, as a double (can exceed int64)
+
+  void add(const JobOutcome& o) {
+    ++jobs;
+    gpu_ns_milli += static_cast<double>(o.gpu_milli) * static_cast<double>(o.run_ns);
+    if (o.first_start_ns >= 0) {
+      ++started;
+      waits.push_back(o.first_start_ns - o.submit_ns);
+    }
+    if (o.end_ns >= 0) {
+      ++finished;
+      jcts.push_back(o.end_ns - o.submit_ns);
+    }
+  }
+  static double pct(const std::vector<TimeNs>& sorted, double p) {
+    if (sorted.empty()) return 0;
+    size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+    rank = std::clamp<size_t>(rank, 1, sorted.size());
+    return static_cast<double>(sorted[rank - 1]) / kNs;
+  }
+  static double mean(const std::vector<TimeNs>& v) {
+    if (v.empty()) return 0;
+    double s = 0;
+    for (TimeNs x : v) s += static_cast<double>(x);
+    return s / static_cast<double>(v.size()) / kNs;
+  }
+  JobStats stats() {
+    std::sort(waits.begin(), waits.end());
+    std::sort(jcts.begin(), jcts.end());
+    JobStats s;
+    s.jobs = jobs;
+    s.started = started;
+    s.finished = finished;
+    s.wait_mean_s = mean(waits);
+    s.wait_p50_s = pct(waits, 0.50);
+    s.wait_p99_s = pct(waits, 0.99);
+    s.wait_max_s = waits.empty() ? 0 : static_cast<double>(waits.back()) / kNs;
+    s.jct_mean_s = mean(jcts);
+    s.jct_p50_s = pct(jcts, 0.50);
+    s.jct_p99_s = pct(jcts, 0.99);
+    s.gpu_hours = gpu_ns_milli / 1000.0 / kNs / 3600.0;
+    return s;
+  }
+};
+
+int64_t nominal_gpu_milli(const ClusterQueue& cq) {
+  int64_t n = 0;
+  for (const auto& g : cq.resource_groups)
+    for (const auto& f : g.flavors)
+      for (const auto& r : f.resources)
+        if (r.resource == kGpu) n += r.nominal;
+  return n;
+}
+
+nlohmann::json stats_json(const JobStats& s) {
+  return {{"jobs", s.jobs},
+          {"started", s.started},
+          {"finished", s.finished},
+          {"wait_s",
+           {{"mean", s.wait_mean_s},
+            {"p50", s.wait_p50_s},
+            {"p99", s.wait_p99_s},
+            {"max", s.wait_max_s}}},
+          {"jct_s", {{"mean", s.jct_mean_s}, {"p50", s.jct_p50_s}, {"p99", s.jct_p99_s}}},
+          {"gpu_hours", s.gpu_hours}};
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// Seconds in a short human unit: 42s, 12.5m, 3.2h.
+std::string dur(double s) {
+  if (s < 120) return fmt("%.0fs", s);
+  if (s < 7200) return fmt("%.1fm", s / 60);
+  return fmt("%.1fh", s / 3600);
+}
+
+}  // namespace
+
+Figures compute_figures(const SimResult& result, const Config& config, const ReportInputs& in) {
+  Figures f;
+  f.inputs = in;
+  f.capacity_gpus = result.capacity_gpu_milli / kMilliPerGpu;
+  Acc all;
+  std::map<std::string, Acc> by_class;
+  std::vector<Acc> by_queue(config.cluster_queues.size());
+  for (const auto& pc : config.priority_classes) f.class_value[pc.name] = pc.value;
+  for (const JobOutcome& o : result.jobs) {
+    if (o.rejected) {
+      ++f.rejected;
+      continue;
+    }
+    ++f.jobs;
+    if (o.first_start_ns < 0) ++f.never_started;
+    all.add(o);
+    const std::string cls = o.priority_class.empty() ? "none" : o.priority_class;
+    by_class[cls].add(o);
+    f.class_value[cls] = o.priority;
+    if (o.queue >= 0) by_queue[static_cast<size_t>(o.queue)].add(o);
+  }
+  f.jobs += f.rejected;
+  f.overall = all.stats();
+  f.max_wait_s = f.overall.wait_max_s;
+  f.gpu_hours = f.overall.gpu_hours;
+  for (auto& [name, acc] : by_class) f.by_priority_class[name] = acc.stats();
+  f.busy_span_s = std::max<double>(0, static_cast<double>(result.last_ns - result.first_ns) / kNs);
+  if (f.busy_span_s > 0 && f.capacity_gpus > 0)
+    f.utilisation = f.gpu_hours * 3600 / (f.busy_span_s * static_cast<double>(f.capacity_gpus));
+
+  // Share over entitlement per queue, and Jain's index (sum x)^2 / (n * sum x^2) over the queues
+  // that have a nominal GPU quota.
+  double total_nominal = 0;
+  for (const auto& cq : config.cluster_queues)
+    total_nominal += static_cast<double>(nominal_gpu_milli(cq)) / kMilliPerGpu;
+  double sx = 0, sxx = 0;
+  int n = 0;
+  for (size_t q = 0; q < config.cluster_queues.size(); ++q) {
+    QueueFigures qf;
+    qf.stats = by_queue[q].stats();
+    qf.nominal_gpus = static_cast<double>(nominal_gpu_milli(config.cluster_queues[q])) / 1000;
+    if (qf.nominal_gpus > 0 && total_nominal > 0) {
+      const double share = f.gpu_hours > 0 ? qf.stats.gpu_hours / f.gpu_hours : 0;
+      qf.share_over_entitlement = share / (qf.nominal_gpus / total_nominal);
+      sx += qf.share_over_entitlement;
+      sxx += qf.share_over_entitlement * qf.share_over_entitlement;
+      ++n;
+    }
+    f.by_queue[config.cluster_queues[q].name] = qf;
+  }
+  f.jain_fairness = sxx > 0 ? sx * sx / (n * sxx) : 1;
+  f.contended_s = result.contended_s;
+  if (result.contended_s > 0)
+    f.jain_fairness_contended = result.jain_contended_weighted_s / result.contended_s;
+  f.sim = result;
+  f.sim.jobs.clear();
+  return f;
+}
+
+nlohmann::json to_json(const Figures& f) {
+  nlohmann::json j;
+  j["input"] = {{"trace_format", f.inputs.trace_format},
+                {"trace", f.inputs.trace},
+                {"seed", f.inputs.seed},
+                {"rows", f.inputs.rows},
+                {"bad_rows", f.inputs.bad_rows}};
+  j["capacity_gpus"] = f.capacity_gpus;
+  j["jobs"] = {{"total", f.jobs},
+               {"rejected", f.rejected},
+               {"never_started", f.never_started},
+               {"finished", f.overall.finished}};
+  j["busy_span_s"] = f.busy_span_s;
+  j["utilisation"] = f.utilisation;
+  j["gpu_hours"] = f.gpu_hours;
+  j["max_wait_s"] = f.max_wait_s;
+  j["jain_fairness"] = f.jain_fairness;
+  j["jain_fairness_contended"] = f.jain_fairness_contended;
+  j["contended_s"] = f.contended_s;
+  j["overall"] = stats_json(f.overall);
+  nlohmann::json cls = nlohmann::json::object();
+  for (const auto& [name, s] : f.by_priority_class) {
+    cls[name] = stats_json(s);
+    cls[name]["priority"] = f.class_value.at(name);
+  }
+  j["by_priority_class"] = cls;
+  nlohmann::json q = nlohmann::json::object();
+  for (const auto& [name, qf] : f.by_queue) {
+    q[name] = stats_json(qf.stats);
+    q[name]["nominal_gpus"] = qf.nominal_gpus;
+    q[name]["share_over_entitlement"] = qf.share_over_entitlement;
+  }
+  j["by_queue"] = q;
+  j["simulation"] = {{"events", f.sim.events},
+                     {"cycles", f.sim.cycles},
+                     {"incremental_cycles", f.sim.incremental_cycles},
+                     {"jobs_evaluated", f.sim.evaluated},
+                     {"requeued_by_node_failure", f.sim.requeued},
+                     {"preemptions", f.sim.preemptions},
+                     {"first_arrival_s", static_cast<double>(f.sim.first_ns) / kNs},
+                     {"last_completion_s", static_cast<double>(f.sim.last_ns) / kNs}};
+  return j;
+}
+
+std::string to_table(const Figures& f) {
+  std::ostringstream out;
+  out << "jobs " << f.jobs << " (rejected " << f.rejected << ", never started " << f.never_started
+      << ", bad rows skipped " << f.inputs.bad_rows << ") on " << f.capacity_gpus << " GPUs\n";
+  out << "utilisation " << fmt("%.1f%%", 100 * f.utilisation) << " over a busy span of "
+      << dur(f.busy_span_s) << ", " << fmt("%.0f", f.gpu_hours) << " GPU-hours, max wait "
+      << dur(f.max_wait_s) << "\nJain fairness of share/entitlement "
+      << fmt("%.3f", f.jain_fairness) << " (whole run), " << fmt("%.3f", f.jain_fairness_contended)
+      << " among waiting queues (" << dur(f.contended_s) << " contended)\n\n";
+  char line[256];
+  auto row = [&](const std::string& name, const JobStats& s, const std::string& extra) {
+    std::snprintf(line, sizeof line, "%-14s %7lld %9s %9s %9s %9s %9s %9s%s\n", name.c_str(),
+                  static_cast<long long>(s.jobs), dur(s.wait_mean_s).c_str(),
+                  dur(s.wait_p50_s).c_str(), dur(s.wait_p99_s).c_str(), dur(s.jct_mean_s).c_str(),
+                  dur(s.jct_p50_s).c_str(), dur(s.jct_p99_s).c_str(), extra.c_str());
+    out << line;
+  };
+  std::snprintf(line, sizeof line, "%-14s %7s %9s %9s %9s %9s %9s %9s\n", "CLASS", "JOBS",
+                "WAIT avg", "p50", "p99", "JCT avg", "p50", "p99");
+  out << line;
+  // Highest priority first, then by name.
+  std::vector<std::pair<int32_t, std::string>> classes;
+  for (const auto& [name, s] : f.by_priority_class)
+    classes.emplace_back(-f.class_value.at(name), name);
+  std::sort(classes.begin(), classes.end());
+  for (const auto& [v, name] : classes) row(name, f.by_priority_class.at(name), "");
+  row("all", f.overall, "");
+  out << "\n";
+  std::snprintf(line, sizeof line, "%-14s %7s %9s %9s %9s %9s %9s %9s %8s %8s %9s\n", "QUEUE",
+                "JOBS", "WAIT avg", "p50", "p99", "JCT avg", "p50", "p99", "NOMINAL", "GPU-h",
+                "SHARE/ENT");
+  out << line;
+  for (const auto& [name, qf] : f.by_queue)
+    row(name, qf.stats,
+        fmt(" %8.0f", qf.nominal_gpus) + fmt(" %8.0f", qf.stats.gpu_hours) +
+            fmt(" %9.2f", qf.share_over_entitlement));
+  return out.str();
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,67 @@
+#pragma once
+// Figures of one simulation run, as JSON (`--report`) and as a human table. Same run -> the same
+// figures, byte for byte: everything is computed in trace or name order, and the JSON holds
+// nothing that depends on the host (no wall-clock time).
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/model/config.h"
+#include "sim/simulator.h"
+
+namespace sluice::sim {
+
+// Wait (first start - submit) over started jobs, completion time (end - submit) over finished
+// jobs; seconds. Percentiles are nearest-rank.
+struct JobStats {
+  int64_t jobs = 0;  // submitted and accepted
+  int64_t started = 0;
+  int64_t finished = 0;
+  double wait_mean_s = 0, wait_p50_s = 0, wait_p99_s = 0, wait_max_s = 0;
+  double jct_mean_s = 0, jct_p50_s = 0, jct_p99_s = 0;
+  double gpu_hours = 0;  // allocated GPU time, interrupted runs included
+};
+
+struct QueueFigures {
+  JobStats stats;
+  double nominal_gpus = 0;
+  double share_over_entitlement = 0;  // (its GPU-hours / all) / (its nominal / all nominal)
+};
+
+struct ReportInputs {
+  std::string trace_format;
+  std::string trace;  // file name or the synthetic spec
+  uint64_t seed = 0;
+  int64_t rows = 0;      // rows read, good and bad
+  int64_t bad_rows = 0;  // skipped with --skip-bad-rows
+};
+
+struct Figures {
+  ReportInputs inputs;
+  int64_t capacity_gpus = 0;
+  int64_t jobs = 0;
+  int64_t rejected = 0;       // refused by submit()
+  int64_t never_started = 0;  // accepted but never admitted (could never fit, or left at the end)
+  double busy_span_s = 0;     // first arrival to last completion
+  double utilisation = 0;     // allocated GPU-time / (capacity x busy span)
+  double gpu_hours = 0;
+  double max_wait_s = 0;
+  double jain_fairness = 1;  // Jain's index over queues with nominal GPU quota of share/entitlement
+  // Time average, over the moments when at least two queues wait, of Jain's index of
+  // usage / nominal among the waiting queues (SimResult::jain_contended_weighted_s); 1 if never.
+  double jain_fairness_contended = 1;
+  double contended_s = 0;
+  JobStats overall;
+  std::map<std::string, JobStats> by_priority_class;  // "none" for jobs without a class
+  std::map<std::string, QueueFigures> by_queue;       // ClusterQueue name
+  std::map<std::string, int32_t> class_value;         // priority value per class name
+  SimResult sim;                                      // counters (jobs cleared)
+};
+
+Figures compute_figures(const SimResult& result, const Config& config, const ReportInputs& in);
+nlohmann::json to_json(const Figures& f);
+// The human table for stdout.
+std::string to_table(const Figures& f);
+
+}  // namespace sluice::sim

@@ -1,0 +1,319 @@
+#include "sim/run_cli.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "core/config/loader.h"
+#include "sim/report.h"
+#include "sim/rng.h"
+#include "sim/simulator.h"
+#include "sim/trace_events.h"
+#include "sim/trace_philly.h"
+
+namespace sluice::sim {
+
+namespace {
+
+constexpr size_t kMaxErrorsShown = 20;
+
+// A relative trace path that does not exist is also looked up in the traces directory
+// ($SLUICE_TRACES, else ../shared/traces from the current directory, normally the repo root).
+std::string resolve_trace(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty() || fs::exists(path) || fs::path(path).is_absolute()) return path;
+  const fs::path alt = fs::path(traces_dir(".")) / path;
+  return fs::exists(alt) ? alt.string() : path;
+}
+
+// Seconds in a short unit for the comparison table.
+std::string short_dur(double s) {
+  char b[32];
+  if (s < 120)
+    std::snprintf(b, sizeof b, "%.0fs", s);
+  else if (s < 7200)
+    std::snprintf(b, sizeof b, "%.1fm", s / 60);
+  else
+    std::snprintf(b, sizeof b, "%.1fh", s / 3600);
+  return b;
+}
+
+std::vector<NodeFailure> random_failures(const RunArgs& a, const Config& config,
+                                         const std::vector<TraceJob>& jobs, Rng& rng) {
+  std::vector<NodeFailure> out;
+  if (a.node_failures <= 0 || config.cluster.nodes.empty() || jobs.empty()) return out;
+  TimeNs lo = jobs.front().job.submit_ns, hi = lo;
+  for (const auto& tj : jobs) {
+    lo = std::min(lo, tj.job.submit_ns);
+    hi = std::max(hi, tj.job.submit_ns);
+  }
+  const TimeNs repair = static_cast<TimeNs>(a.repair_time_s * 1e9);
+  for (int32_t i = 0; i < a.node_failures; ++i) {
+    NodeFailure f;
+    f.node = static_cast<NodeId>(rng.below(config.cluster.nodes.size()));
+    f.down_ns = lo + static_cast<TimeNs>(rng.uniform() * static_cast<double>(hi - lo));
+    f.up_ns = f.down_ns + repair;
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string compare_table(const std::vector<std::pair<std::string, RunOutcome>>& rows) {
+  // Columns: per config, utilisation, busy span, then wait p50/p99 per priority class (the
+  // classes of the first run, highest priority first), max wait, JCT p50/p99, Jain, speed.
+  std::vector<std::pair<int32_t, std::string>> classes;
+  if (!rows.empty())
+    for (const auto& [name, s] : rows.front().second.figures.by_priority_class)
+      classes.emplace_back(-rows.front().second.figures.class_value.at(name), name);
+  std::sort(classes.begin(), classes.end());
+  std::ostringstream out;
+  out << "| config | utilisation | busy span |";
+  for (const auto& c : classes) out << " wait " << c.second << " p50 / p99 |";
+  out << " max wait | JCT p50 / p99 | Jain (contended) | run time | events/s |\n|---|---|---|";
+  for (size_t i = 0; i < classes.size(); ++i) out << "---|";
+  out << "---|---|---|---|---|\n";
+  char b[64];
+  for (const auto& [file, r] : rows) {
+    const Figures& f = r.figures;
+    std::snprintf(b, sizeof b, "%.1f%%", 100 * f.utilisation);
+    out << "| " << file << " | " << b << " | " << short_dur(f.busy_span_s) << " |";
+    for (const auto& c : classes) {
+      const auto it = f.by_priority_class.find(c.second);
+      if (it == f.by_priority_class.end())
+        out << " - |";
+      else
+        out << " " << short_dur(it->second.wait_p50_s) << " / " << short_dur(it->second.wait_p99_s)
+            << " |";
+    }
+    std::snprintf(b, sizeof b, "%.3f", f.jain_fairness_contended);
+    out << " " << short_dur(f.max_wait_s) << " | " << short_dur(f.overall.jct_p50_s) << " / "
+        << short_dur(f.overall.jct_p99_s) << " | " << b << " |";
+    std::snprintf(b, sizeof b, " %.2f s | %.0f |\n", r.wall_s,
+                  r.wall_s > 0 ? static_cast<double>(f.sim.events) / r.wall_s : 0.0);
+    out << b;
+  }
+  return out.str();
+}
+
+RunOutcome run_once(const RunArgs& a, std::ostream& err) {
+  RunOutcome res;
+  res.rc = 1;
+  // 1. Configuration: queue files and cluster files form one Config.
+  std::vector<Source> sources;
+  for (const auto* list : {&a.config, &a.cluster})
+    for (const auto& path : *list) {
+      auto src = read_source(path);
+      if (!src) {
+        err << "error: " << src.error() << "\n";
+        return res;
+      }
+      sources.push_back(std::move(*src));
+    }
+  LoadOutput loaded = load(sources, LoadOptions{});
+  for (const auto& e : loaded.errors) err << "error: " << e << "\n";
+  if (!loaded.ok()) return res;
+  auto config = std::make_shared<const Config>(std::move(loaded.config));
+
+  // 2. The trace.
+  Rng rng(a.seed);
+  TraceOutput trace;
+  std::string trace_name = a.trace;
+  if (a.trace_format == "synthetic") {
+    SyntheticOptions so = a.synthetic;
+    so.gpus_per_node = max_gpus_per_node(*config);
+    trace = generate_synthetic(so, *config, rng);
+    trace_name = "synthetic:jobs=" + std::to_string(a.synthetic.jobs);
+  } else if (a.trace_format == "philly-chronus" || a.trace_format == "sluice-events") {
+    if (a.trace.empty()) {
+      err << "error: --trace FILE is required for --trace-format " << a.trace_format << "\n";
+      return res;
+    }
+    const std::string path = resolve_trace(a.trace);
+    auto src = read_source(path);
+    if (!src) {
+      err << "error: " << src.error() << "\n";
+      return res;
+    }
+    if (a.trace_format == "philly-chronus") {
+      PhillyOptions po;
+      po.gpus_per_node = max_gpus_per_node(*config);
+      trace = read_philly(a.trace, src->text, po);
+    } else {
+      trace = read_sluice_events(a.trace, src->text);
+    }
+  } else {
+    err << "error: --trace-format: '" << a.trace_format
+        << "' is not philly-chronus, synthetic or sluice-events\n";
+    return res;
+  }
+  check_against(trace, *config);
+  if (!trace.errors.empty() && !a.skip_bad_rows) {
+    for (size_t i = 0; i < trace.errors.size() && i < kMaxErrorsShown; ++i)
+      err << "error: " << trace.errors[i] << "\n";
+    if (trace.errors.size() > kMaxErrorsShown)
+      err << "error: ... and " << trace.errors.size() - kMaxErrorsShown << " more bad rows\n";
+    err << "error: " << trace.errors.size()
+        << " bad row(s); fix them or pass --skip-bad-rows to skip and count them\n";
+    return res;
+  }
+
+  // 3. Simulate.
+  SimOptions so;
+  so.cycle_interval_ns = static_cast<TimeNs>(a.cycle_interval_s * 1e9);
+  so.check_invariants = a.check_invariants;
+  so.failures = random_failures(a, *config, trace.jobs, rng);
+  const auto t0 = std::chrono::steady_clock::now();
+  SimResult result = simulate(config, trace.jobs, so);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // 4. Figures.
+  ReportInputs in;
+  in.trace_format = a.trace_format;
+  in.trace = trace_name;
+  in.seed = a.seed;
+  in.rows = trace.rows;
+  in.bad_rows = static_cast<int64_t>(trace.errors.size());
+  res.figures = compute_figures(result, *config, in);
+  res.wall_s = wall_s;
+  res.rc = 0;
+  if (!result.invariant_failure.empty()) {
+    err << "error: invariant violated " << result.invariant_failure << "\n";
+    res.rc = 2;
+  }
+  return res;
+}
+
+namespace {
+
+std::string speed_line(const RunOutcome& r) {
+  char line[160];
+  std::snprintf(line, sizeof line, "simulated %lld events, %lld cycles in %.2f s (%.0f events/s)",
+                static_cast<long long>(r.figures.sim.events),
+                static_cast<long long>(r.figures.sim.cycles), r.wall_s,
+                r.wall_s > 0 ? static_cast<double>(r.figures.sim.events) / r.wall_s : 0.0);
+  return line;
+}
+
+bool write_report(const std::string& path, const nlohmann::json& j, std::ostream& err) {
+  std::ofstream r(path, std::ios::binary);
+  r << j.dump(2) << "\n";
+  if (!r) err << "error: cannot write " << path << "\n";
+  return static_cast<bool>(r);
+}
+
+}  // namespace
+
+int run_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
+  const RunOutcome r = run_once(a, err);
+  if (r.rc == 1) return 1;
+  if (!a.report.empty() && !write_report(a.report, to_json(r.figures), err)) return 1;
+  if (!a.quiet) out << to_table(r.figures) << "\n" << speed_line(r) << "\n";
+  return r.rc;
+}
+
+int compare_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
+  nlohmann::json all = nlohmann::json::object();
+  std::vector<std::pair<std::string, RunOutcome>> rows;
+  for (const auto& file : a.config) {
+    RunArgs one = a;
+    one.config = {file};
+    RunOutcome r = run_once(one, err);
+    if (r.rc != 0) return r.rc;
+    all[file] = to_json(r.figures);
+    rows.emplace_back(file, std::move(r));
+  }
+  if (!a.report.empty() && !write_report(a.report, all, err)) return 1;
+  if (a.quiet) return 0;
+  out << compare_table(rows);
+  return 0;
+}
+
+namespace {
+
+void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
+  cmd->add_option("--config", a->config,
+                  "Queue configuration (Kueue manifests, SchedulerPolicy); for compare, one "
+                  "file per variant")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--cluster", a->cluster, "Cluster description (sluice Cluster)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--trace", a->trace,
+                  "Trace file (a relative path not found here is looked up in $SLUICE_TRACES, "
+                  "default ../shared/traces)");
+  cmd->add_option("--trace-format", a->trace_format,
+                  "philly-chronus (default), sluice-events or synthetic")
+      ->check(CLI::IsMember({"philly-chronus", "sluice-events", "synthetic"}));
+  cmd->add_option("--report", a->report, "Write the JSON report here");
+  cmd->add_flag("--skip-bad-rows", a->skip_bad_rows, "Skip bad trace rows and count them");
+  cmd->add_flag("--quiet", a->quiet, "Print no table");
+  cmd->add_flag("--check-invariants", a->check_invariants,
+                "Check the scheduler's invariants after every cycle (slow)");
+  cmd->add_option("--seed", a->seed, "Seed of the one generator (synthetic trace, failures)")
+      ->capture_default_str();
+  cmd->add_option("--cycle-interval", a->cycle_interval_s,
+                  "Seconds of virtual time between cycles (0: after every batch of events)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--jobs", a->synthetic.jobs, "synthetic: number of jobs")->capture_default_str();
+  cmd->add_option("--arrival-rate", a->synthetic.arrival_rate_per_s,
+                  "synthetic: mean arrivals per second")
+      ->capture_default_str();
+  cmd->add_option("--diurnal-amplitude", a->synthetic.diurnal_amplitude,
+                  "synthetic: daily swing of the arrival rate, in [0, 1)")
+      ->capture_default_str();
+  cmd->add_option("--min-duration", a->synthetic.min_duration_s, "synthetic: shortest run, s")
+      ->capture_default_str();
+  cmd->add_option("--max-duration", a->synthetic.max_duration_s, "synthetic: longest run, s")
+      ->capture_default_str();
+  cmd->add_option("--large-gang-fraction", a->synthetic.large_gang_fraction,
+                  "synthetic: share of jobs that are large gangs")
+      ->capture_default_str();
+  cmd->add_option("--large-gang-gpus", a->synthetic.large_gang_gpus,
+                  "synthetic: GPUs of a large gang")
+      ->capture_default_str();
+  cmd->add_option("--high-priority-fraction", a->synthetic.high_priority_fraction,
+                  "synthetic: share of jobs in class high (the rest: low)")
+      ->capture_default_str();
+  cmd->add_option("--preemptible-fraction", a->synthetic.preemptible_fraction,
+                  "synthetic: share of preemptible jobs")
+      ->capture_default_str();
+  cmd->add_option("--node-failures", a->node_failures,
+                  "Random node failures spread over the arrival span (seeded)")
+      ->capture_default_str();
+  cmd->add_option("--repair-time", a->repair_time_s, "Seconds a failed node stays down")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void register_run_command(CLI::App& sim) {
+  auto* cmd =
+      sim.add_subcommand("run", "Replay a trace through the scheduling core (virtual clock)");
+  auto a = std::make_shared<RunArgs>();
+  add_common_options(cmd, a);
+  cmd->callback([a] {
+    const int rc = run_sim(*a, std::cout, std::cerr);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+  auto* cmp = sim.add_subcommand(
+      "compare",
+      "Replay one trace under several configurations (each --config file is one variant); "
+      "print one table row per variant");
+  auto c = std::make_shared<RunArgs>();
+  add_common_options(cmp, c);
+  cmp->callback([c] {
+    const int rc = compare_sim(*c, std::cout, std::cerr);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,53 @@
+#pragma once
+// `sluice sim run`: load a configuration, read a trace, simulate it, print a table and write
+// the JSON report. run_sim() is the whole command without CLI11, so tests can call it.
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/report.h"
+#include "sim/trace_synthetic.h"
+
+namespace sluice::sim {
+
+struct RunArgs {
+  std::vector<std::string> config;   // queue configuration files
+  std::vector<std::string> cluster;  // cluster files
+  std::string trace;                 // file (philly-chronus, sluice-events)
+  std::string trace_format = "philly-chronus";
+  std::string report;  // JSON report path; "" = none
+  bool skip_bad_rows = false;
+  bool quiet = false;  // no table
+  bool check_invariants = false;
+  uint64_t seed = 1;
+  double cycle_interval_s = 0;
+  SyntheticOptions synthetic;
+  int32_t node_failures = 0;  // random node failures, spread over the arrival span
+  double repair_time_s = 3600;
+};
+
+struct RunOutcome {
+  int rc = 0;  // 0 ok, 1 bad input (errors written to `err`), 2 invariant violated
+  Figures figures;
+  double wall_s = 0;  // host time of the simulation loop (not in the JSON report)
+};
+
+// Loads the configuration (all --config and --cluster files together), reads the trace and
+// simulates it.
+RunOutcome run_once(const RunArgs& args, std::ostream& err);
+
+// `sluice sim run`: run_once, then the JSON report and the table. Returns the exit status.
+int run_sim(const RunArgs& args, std::ostream& out, std::ostream& err);
+
+// `sluice sim compare`: run_once per --config file (each one variant, with the shared
+// --cluster files); a Markdown table with one row per variant; the report is a JSON object of
+// the per-variant reports keyed by file.
+int compare_sim(const RunArgs& args, std::ostream& out, std::ostream& err);
+std::string compare_table(const std::vector<std::pair<std::string, RunOutcome>>& rows);
+
+void register_run_command(CLI::App& sim_subcommand);
+
+}  // namespace sluice::sim

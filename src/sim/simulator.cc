@@ -1,0 +1,248 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/cycle/scheduler.h"
+#include "sim/event_queue.h"
+
+namespace sluice::sim {
+
+namespace {
+
+class Run {
+ public:
+  Run(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
+      const SimOptions& options)
+      : config_(std::move(config)), jobs_(jobs), options_(options), sched_(config_) {}
+
+  SimResult go() {
+    // 1. Outcomes and the arrival events, in trace order (the sequence number breaks ties of
+    //    equal submit times in that order).
+    res_.capacity_gpu_milli = config_->cluster.total_gpus() * kMilliPerGpu;
+    res_.jobs.resize(jobs_.size());
+    down_count_.assign(config_->cluster.nodes.size(), 0);
+    index_.reserve(jobs_.size());
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      const Job& j = jobs_[i].job;
+      JobOutcome& o = res_.jobs[i];
+      o.id = j.id;
+      o.priority_class = j.priority_class;
+      o.priority = j.priority;
+      o.gpu_milli = j.total_requests()[kGpu];
+      o.submit_ns = j.submit_ns;
+      index_.emplace(j.id, i);
+      events_.push(j.submit_ns, EventKind::kArrival, i);
+    }
+    for (const auto& f : options_.failures) {
+      events_.push(f.down_ns, EventKind::kNodeDown, static_cast<uint64_t>(f.node));
+      if (f.up_ns > f.down_ns)
+        events_.push(f.up_ns, EventKind::kNodeUp, static_cast<uint64_t>(f.node));
+    }
+    if (!jobs_.empty()) {
+      res_.first_ns = jobs_.front().job.submit_ns;
+      for (const auto& tj : jobs_) res_.first_ns = std::min(res_.first_ns, tj.job.submit_ns);
+    }
+    // 2. The loop. Bounded: every iteration pops at least one event; arrivals and failures are
+    //    finite, each start schedules one completion, and a job starts again only after a
+    //    failure requeued it.
+    for (QueueId q = 0; q < static_cast<QueueId>(config_->cluster_queues.size()); ++q) {
+      int64_t n = 0;
+      for (FlavorId f = 0; f < sched_.quota().num_flavors(); ++f)
+        n += sched_.quota().nominal(q, f, kGpu);
+      nominal_gpu_.push_back(n);
+    }
+    while (!events_.empty()) {
+      const TimeNs now = events_.top().time_ns;
+      account_fairness(now);
+      bool cycle_due = options_.cycle_interval_ns == 0;
+      while (!events_.empty() && events_.top().time_ns == now) {
+        const Event e = events_.pop();
+        ++res_.events;
+        cycle_due |= handle(e, now);
+      }
+      if (sched_.pending_count() == 0) {
+        measure_fairness(now);
+        continue;
+      }
+      if (cycle_due) {
+        cycle(now);
+      } else if (!cycle_scheduled_) {
+        // Interval mode: the next cycle at the next multiple of the interval after the last one.
+        const TimeNs at =
+            cycled_ ? std::max(now, last_cycle_ns_ + options_.cycle_interval_ns) : now;
+        events_.push(at, EventKind::kCycle);
+        cycle_scheduled_ = true;
+      }
+      measure_fairness(now);
+    }
+    return std::move(res_);
+  }
+
+ private:
+  // Credits the fairness index measured at the previous batch for the time since.
+  void account_fairness(TimeNs now) {
+    if (fair_since_ns_ >= 0 && fair_index_ >= 0) {
+      const double dt = static_cast<double>(now - fair_since_ns_) / 1e9;
+      res_.jain_contended_weighted_s += fair_index_ * dt;
+      res_.contended_s += dt;
+    }
+  }
+  // Jain's index (sum x)^2 / (n sum x^2) of usage / nominal over queues with pending jobs and a
+  // nominal GPU quota; -1 when fewer than two such queues.
+  void measure_fairness(TimeNs now) {
+    double sx = 0, sxx = 0;
+    int n = 0;
+    for (QueueId q = 0; q < static_cast<QueueId>(nominal_gpu_.size()); ++q) {
+      if (nominal_gpu_[q] <= 0 || sched_.pending_in_queue_count(q) == 0) continue;
+      int64_t used = 0;
+      for (FlavorId f = 0; f < sched_.quota().num_flavors(); ++f)
+        used += sched_.quota().usage(q, f, kGpu);
+      const double x = static_cast<double>(used) / static_cast<double>(nominal_gpu_[q]);
+      sx += x;
+      sxx += x * x;
+      ++n;
+    }
+    fair_since_ns_ = now;
+    fair_index_ = n < 2 ? -1 : sxx > 0 ? sx * sx / (n * sxx) : 1;
+  }
+
+  // Applies one event; true when it asks for a cycle now.
+  bool handle(const Event& e, TimeNs now) {
+    switch (e.kind) {
+      case EventKind::kArrival: {
+        const TraceJob& tj = jobs_[e.a];
+        JobOutcome& o = res_.jobs[e.a];
+        const SubmitResult s = sched_.submit(tj.job);
+        o.queue = s.queue;
+        if (s.status != SubmitStatus::kAccepted) {
+          o.rejected = true;
+          o.reject_reason = s.message;
+        }
+        return false;
+      }
+      case EventKind::kCompletion: {
+        const size_t i = index_.at(e.a);
+        JobOutcome& o = res_.jobs[i];
+        // Stale when the job was requeued or preempted after this completion was scheduled.
+        if (static_cast<uint64_t>(o.starts) != e.b || !started_at_.count(e.a)) return false;
+        if (!sched_.finish(e.a, now)) return false;
+        o.end_ns = now;
+        o.run_ns += now - started_at_[e.a];
+        started_at_.erase(e.a);
+        res_.last_ns = std::max(res_.last_ns, now);
+        return false;
+      }
+      case EventKind::kNodeDown: {
+        const NodeId node = static_cast<NodeId>(e.a);
+        if (node < 0 || node >= static_cast<NodeId>(config_->cluster.nodes.size())) return false;
+        // Overlapping failures of one node: it is back only when the last one is repaired.
+        if (down_count_[node]++ > 0) return false;
+        sched_.set_node_ready(node, false);
+        // Running jobs with a pod on the node go back to pending (they restart from scratch).
+        std::vector<JobId> hit;
+        for (const auto& [id, r] : sched_.running())
+          for (const auto& p : r.admission.placement.pods)
+            if (p.node == node) {
+              hit.push_back(id);
+              break;
+            }
+        for (JobId id : hit) {
+          sched_.requeue(id, now);
+          JobOutcome& o = res_.jobs[index_.at(id)];
+          o.run_ns += now - started_at_[id];
+          started_at_.erase(id);
+          ++res_.requeued;
+        }
+        return false;
+      }
+      case EventKind::kNodeUp: {
+        const NodeId node = static_cast<NodeId>(e.a);
+        if (node < 0 || node >= static_cast<NodeId>(config_->cluster.nodes.size())) return false;
+        if (down_count_[node] == 0 || --down_count_[node] > 0) return false;
+        sched_.set_node_ready(node, true);
+        return false;
+      }
+      case EventKind::kCycle:
+        cycle_scheduled_ = false;
+        return true;
+    }
+    return false;
+  }
+
+  // Preemptions and interactive rejections, when the core's CycleResult has them (the fields
+  // land with the preemption work; the `requires` keeps this file compiling before and after).
+  // apply() has already sent victims back to pending and dropped rejected jobs.
+  template <class R>
+  void apply_evictions(const R& r, TimeNs now) {
+    if constexpr (requires { r.preempted; }) {
+      for (const auto& pr : r.preempted) {
+        const auto it = started_at_.find(pr.victim);
+        if (it == started_at_.end()) continue;
+        JobOutcome& o = res_.jobs[index_.at(pr.victim)];
+        o.run_ns += now - it->second;
+        ++o.preemptions;
+        ++res_.preemptions;
+        started_at_.erase(it);
+      }
+    }
+    if constexpr (requires { r.rejected; }) {
+      for (const auto& rj : r.rejected) {
+        JobOutcome& o = res_.jobs[index_.at(rj.job)];
+        o.rejected = true;
+        o.reject_reason = "interactive timeout: " + describe(rj.reason, *config_);
+      }
+    }
+  }
+
+  void cycle(TimeNs now) {
+    const CycleResult r = sched_.run_cycle(now);
+    sched_.apply(r, now);
+    apply_evictions(r, now);
+    last_cycle_ns_ = now;
+    cycled_ = true;
+    ++res_.cycles;
+    res_.incremental_cycles += r.incremental ? 1 : 0;
+    res_.evaluated += r.evaluated;
+    for (const Admission& a : r.admitted) {
+      const size_t i = index_.at(a.job);
+      JobOutcome& o = res_.jobs[i];
+      if (o.first_start_ns < 0) o.first_start_ns = now;
+      ++o.starts;
+      started_at_[a.job] = now;
+      events_.push(now + jobs_[i].duration_ns, EventKind::kCompletion, a.job,
+                   static_cast<uint64_t>(o.starts));
+    }
+    if (options_.check_invariants && res_.invariant_failure.empty()) {
+      std::string why;
+      if (!sched_.check_invariants(&why))
+        res_.invariant_failure = "at " + std::to_string(now) + " ns: " + why;
+    }
+  }
+
+  std::shared_ptr<const Config> config_;
+  const std::vector<TraceJob>& jobs_;
+  const SimOptions& options_;
+  Scheduler sched_;
+  EventQueue events_;
+  SimResult res_;
+  std::unordered_map<JobId, size_t> index_;       // job id -> trace index (lookups only)
+  std::unordered_map<JobId, TimeNs> started_at_;  // running jobs' current start (lookups only)
+  TimeNs last_cycle_ns_ = 0;
+  std::vector<int64_t> nominal_gpu_;  // per ClusterQueue, milli-GPU
+  std::vector<int32_t> down_count_;   // per node: failures not yet repaired
+  TimeNs fair_since_ns_ = -1;
+  double fair_index_ = -1;
+  bool cycled_ = false;
+  bool cycle_scheduled_ = false;
+};
+
+}  // namespace
+
+SimResult simulate(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
+                   const SimOptions& options) {
+  Run run(std::move(config), jobs, options);
+  return run.go();
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,71 @@
+#pragma once
+// The discrete-event simulator: a virtual clock, one event queue, and the very same Scheduler
+// the daemon drives (house rule 2). Events at one time are applied as a batch (arrivals submit,
+// completions finish, node failures requeue the jobs they hit), then one scheduling cycle runs
+// at that time and its admissions start jobs, each completing at start + its true run time.
+// Deterministic: events are ordered by (time, sequence number), the Scheduler is deterministic,
+// and nothing reads a clock or a hash-map order.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/config.h"
+#include "sim/trace.h"
+
+namespace sluice::sim {
+
+struct NodeFailure {
+  NodeId node = 0;
+  TimeNs down_ns = 0;
+  TimeNs up_ns = 0;  // recovery; <= down_ns: never recovers
+};
+
+struct SimOptions {
+  // 0: a cycle after every batch of events. Otherwise at most one cycle per interval of virtual
+  // time (events in between wait for the next cycle).
+  TimeNs cycle_interval_ns = 0;
+  std::vector<NodeFailure> failures;
+  bool check_invariants = false;  // Scheduler::check_invariants() after every cycle (slow)
+};
+
+// What happened to one trace job.
+struct JobOutcome {
+  JobId id = 0;
+  QueueId queue = -1;  // ClusterQueue; -1 when the submission was refused before resolving
+  std::string priority_class;
+  int32_t priority = 0;
+  int64_t gpu_milli = 0;  // whole job
+  TimeNs submit_ns = 0;
+  TimeNs first_start_ns = -1;  // -1: never started
+  TimeNs end_ns = -1;          // -1: never finished
+  TimeNs run_ns = 0;           // time spent running, interrupted spans included
+  int32_t starts = 0;          // > 1 after a node failure or a preemption sent it back
+  int32_t preemptions = 0;     // times a scheduling cycle evicted it
+  bool rejected = false;       // submit() refused it (pending cap, invalid, ...) or an interactive
+                               // job timed out
+  std::string reject_reason;
+};
+
+struct SimResult {
+  std::vector<JobOutcome> jobs;  // trace order
+  int64_t events = 0;            // events popped
+  int64_t cycles = 0;
+  int64_t incremental_cycles = 0;
+  int64_t evaluated = 0;    // jobs the cycles actually evaluated
+  int64_t requeued = 0;     // running jobs sent back by node failures
+  int64_t preemptions = 0;  // running jobs evicted by scheduling cycles
+  TimeNs first_ns = 0;      // first arrival
+  TimeNs last_ns = 0;       // last completion (or last event when nothing ran)
+  int64_t capacity_gpu_milli = 0;
+  // Fairness among contended queues over time: while at least two queues with a nominal GPU
+  // quota have pending jobs, Jain's index of their GPU usage / nominal quota, weighted by time.
+  double jain_contended_weighted_s = 0;  // sum of index x seconds
+  double contended_s = 0;                // seconds with >= 2 contended queues
+  std::string invariant_failure;         // first failed invariant check, when enabled
+};
+
+SimResult simulate(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
+                   const SimOptions& options);
+
+}  // namespace sluice::sim

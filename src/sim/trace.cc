@@ -1,0 +1,99 @@
+#include "sim/trace.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+namespace sluice::sim {
+
+void set_gpu_shape(Job& job, int32_t gpus, int32_t gpus_per_node) {
+  int32_t pods = 1;
+  if (gpus > gpus_per_node) {
+    // Fewest equal pods that each fit a node; bounded by `gpus` (1-GPU pods always divide).
+    pods = (gpus + gpus_per_node - 1) / gpus_per_node;
+    while (gpus % pods != 0) ++pods;
+  }
+  PodSet ps;
+  ps.name = "main";
+  ps.count = pods;
+  ps.gpus = gpus / pods;
+  ps.gpu_milli = 1000;
+  ps.requests[kGpu] = int64_t{ps.gpus} * kMilliPerGpu;
+  job.pod_sets = {ps};
+}
+
+int32_t max_gpus_per_node(const Config& config) {
+  int32_t best = 1;
+  for (const auto& n : config.cluster.nodes)
+    best = std::max(best, static_cast<int32_t>(n.gpus.size()));
+  return best;
+}
+
+namespace {
+
+// Kept equal to the loader's built-in classes (docs/config.md, "Priority classes").
+bool builtin_priority(const std::string& name, int32_t* value) {
+  static const std::pair<const char*, int32_t> kBuiltin[] = {
+      {"low", 100}, {"normal", 500}, {"medium", 500}, {"high", 1000}, {"critical", 10000}};
+  for (const auto& [n, v] : kBuiltin)
+    if (name == n) {
+      *value = v;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+void check_against(TraceOutput& trace, const Config& config) {
+  std::vector<TraceJob> kept;
+  kept.reserve(trace.jobs.size());
+  for (auto& tj : trace.jobs) {
+    Job& j = tj.job;
+    const auto lq = config.find_local_queue(j.namespace_, j.queue);
+    if (!lq) {
+      trace.errors.push_back(tj.where + ": unknown queue '" + j.queue + "' (no LocalQueue of " +
+                             "that name in namespace '" + j.namespace_ + "')");
+      continue;
+    }
+    if (j.priority_class.empty())
+      j.priority_class =
+          config.cluster_queues[config.local_queues[*lq].cluster_queue].default_priority_class;
+    if (!j.priority_class.empty()) {
+      if (const auto* pc = config.find_priority_class(j.priority_class)) {
+        j.priority = pc->value;
+      } else if (!builtin_priority(j.priority_class, &j.priority)) {
+        trace.errors.push_back(tj.where + ": unknown priority class '" + j.priority_class + "'");
+        continue;
+      }
+    }
+    kept.push_back(std::move(tj));
+  }
+  trace.jobs = std::move(kept);
+}
+
+std::string traces_dir(const std::string& repo_root) {
+  if (const char* env = std::getenv("SLUICE_TRACES"); env && *env) return env;
+  return (std::filesystem::path(repo_root) / ".." / "shared" / "traces")
+      .lexically_normal()
+      .string();
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string_view s = line;
+  if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    if (comma == std::string_view::npos) {
+      out.emplace_back(s.substr(start));
+      break;
+    }
+    out.emplace_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace sluice::sim

@@ -1,0 +1,199 @@
+// Trace readers: the Philly CSV, sluice-events JSON lines, the synthetic generator, and the
+// check against the configuration. Bad rows name file and line.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "sim/trace_events.h"
+#include "sim/trace_philly.h"
+#include "sim/trace_synthetic.h"
+#include "sim_test_util.h"
+
+namespace sluice::sim {
+namespace {
+
+using testing::load_config;
+using testing::tiny_config_yaml;
+
+TEST(PhillyTrace, ReadsRowsIntoGpuJobs) {
+  const std::string csv =
+      "job_id,user,num_gpu,submit_time,duration,best_effort\n"
+      "7,team,1,5,60,1\n"
+      "8,team,16,6,120,0\n"
+      "9,team,12,7,30,0\n";
+  const TraceOutput t = read_philly("p.csv", csv, PhillyOptions{});
+  ASSERT_TRUE(t.errors.empty()) << t.errors.front();
+  ASSERT_EQ(t.jobs.size(), 3u);
+  EXPECT_EQ(t.rows, 3);
+  const Job& a = t.jobs[0].job;
+  EXPECT_EQ(a.id, 1u);
+  EXPECT_EQ(a.name, "philly-7");
+  EXPECT_EQ(a.queue, "team");
+  EXPECT_EQ(a.priority_class, "low");  // best_effort = 1
+  EXPECT_TRUE(a.preemptible);
+  EXPECT_EQ(a.submit_ns, 5 * kNsPerSec);
+  EXPECT_EQ(t.jobs[0].duration_ns, 60 * kNsPerSec);
+  EXPECT_EQ(a.walltime_ns, 60 * kNsPerSec);
+  EXPECT_EQ(t.jobs[0].where, "p.csv:2");
+  // 16 GPUs on 8-GPU nodes: 2 pods x 8; 12 GPUs: 2 pods x 6.
+  EXPECT_EQ(t.jobs[1].job.priority_class, "high");
+  EXPECT_FALSE(t.jobs[1].job.preemptible);
+  EXPECT_EQ(t.jobs[1].job.pod_sets[0].count, 2);
+  EXPECT_EQ(t.jobs[1].job.pod_sets[0].gpus, 8);
+  EXPECT_EQ(t.jobs[2].job.pod_sets[0].count, 2);
+  EXPECT_EQ(t.jobs[2].job.pod_sets[0].gpus, 6);
+  EXPECT_EQ(t.jobs[2].job.total_requests()[kGpu], 12000);
+}
+
+TEST(PhillyTrace, BadRowsNameFileAndLine) {
+  const std::string csv =
+      "job_id,user,num_gpu,submit_time,duration,best_effort\n"
+      "1,team,1,0,10,0\n"
+      "2,team,1,0\n"        // line 3: missing columns
+      "3,team,1,0,-5,0\n"   // line 4: negative duration
+      "4,team,x,0,5,0\n"    // line 5: not a number
+      "5,nobody,1,0,5,0\n"  // line 6: unknown queue (found by check_against)
+      "6,team,0,0,5,0\n"    // line 7: no GPUs
+      "7,team,1,0,5,2\n";   // line 8: best_effort not 0/1
+  TraceOutput t = read_philly("trace.csv", csv, PhillyOptions{});
+  check_against(t, *load_config(tiny_config_yaml(4)));
+  ASSERT_EQ(t.errors.size(), 6u);
+  EXPECT_EQ(t.errors[0], "trace.csv:3: expected 6 columns, got 4");
+  EXPECT_EQ(t.errors[1], "trace.csv:4: duration: -5 is negative");
+  EXPECT_EQ(t.errors[2], "trace.csv:5: num_gpu: 'x' is not an integer");
+  EXPECT_EQ(t.errors[3], "trace.csv:7: num_gpu: 0 is out of range (a job needs 1 to 100000 GPUs)");
+  EXPECT_EQ(t.errors[4], "trace.csv:8: best_effort: '2' is not 0 or 1");
+  EXPECT_EQ(t.errors[5],
+            "trace.csv:6: unknown queue 'nobody' (no LocalQueue of that name in namespace "
+            "'default')");
+  ASSERT_EQ(t.jobs.size(), 1u);             // only line 2 survives
+  EXPECT_EQ(t.jobs[0].job.priority, 1000);  // class high resolved against the config
+  EXPECT_EQ(t.rows, 7);
+}
+
+TEST(PhillyTrace, MissingHeaderColumn) {
+  const TraceOutput t = read_philly("t.csv", "job_id,user,num_gpu\n1,a,1\n", PhillyOptions{});
+  ASSERT_EQ(t.errors.size(), 1u);
+  EXPECT_EQ(t.errors[0], "t.csv:1: header lacks column(s) submit_time, duration");
+}
+
+TEST(SluiceEvents, RebuildsJobsFromEvents) {
+  const std::string text =
+      "# a comment\n"
+      R"({"event":"submit","time":0,"id":7,"queue":"team","priority_class":"high","pods":2,"gpus":4})"
+      "\n"
+      R"({"event":"start","time":10,"id":7})"
+      "\n"
+      R"({"event":"submit","time":12,"id":8,"queue":"team","gpus":1,"gpu_milli":500,"preemptible":false})"
+      "\n"
+      R"({"event":"preempt","time":40,"id":7})"
+      "\n"
+      R"({"event":"start","time":50,"id":7})"
+      "\n"
+      R"({"event":"end","time":60.5,"id":7})"
+      "\n";
+  const TraceOutput t = read_sluice_events("ev.jsonl", text);
+  // Job 8 never ended: reported at its submit line (4).
+  ASSERT_EQ(t.errors.size(), 1u);
+  EXPECT_EQ(t.errors[0], "ev.jsonl:4: job 8 has no end event");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  const TraceJob& j = t.jobs[0];
+  EXPECT_EQ(j.job.id, 7u);
+  EXPECT_EQ(j.job.submit_ns, 0);
+  // Ran 10..40 and 50..60.5: 40.5 s.
+  EXPECT_EQ(j.duration_ns, 40'500'000'000);
+  EXPECT_EQ(j.job.walltime_ns, j.duration_ns);
+  EXPECT_EQ(j.job.pod_sets[0].count, 2);
+  EXPECT_EQ(j.job.total_requests()[kGpu], 8000);
+  EXPECT_EQ(j.where, "ev.jsonl:2");
+}
+
+TEST(SluiceEvents, BadLinesNameFileAndLine) {
+  const std::string text =
+      "not json\n"
+      R"({"event":"submit","time":-1,"id":1,"queue":"team","gpus":1})"
+      "\n"
+      R"({"event":"start","time":1,"id":99})"
+      "\n"
+      R"({"event":"submit","time":2,"id":2,"gpus":1})"
+      "\n"
+      R"({"event":"submit","time":1,"id":3,"queue":"team","gpus":1})"
+      "\n";
+  const TraceOutput t = read_sluice_events("ev.jsonl", text);
+  ASSERT_EQ(t.errors.size(), 5u);
+  EXPECT_EQ(t.errors[0], "ev.jsonl:1: not a JSON object");
+  EXPECT_EQ(t.errors[1], "ev.jsonl:2: time: missing, not a number or negative");
+  EXPECT_EQ(t.errors[2], "ev.jsonl:3: job 99 has no earlier submit event");
+  EXPECT_EQ(t.errors[3], "ev.jsonl:4: queue: missing");
+  EXPECT_EQ(t.errors[4], "ev.jsonl:5: time goes backwards (events must be in time order)");
+  EXPECT_TRUE(t.jobs.empty());
+}
+
+TEST(Synthetic, MixMatchesTheSpec) {
+  auto config = load_config(tiny_config_yaml(8));
+  SyntheticOptions o;
+  o.jobs = 20000;
+  o.large_gang_fraction = 0.02;
+  o.large_gang_gpus = 32;
+  o.min_duration_s = 10;
+  o.max_duration_s = 1000;
+  Rng rng(42);
+  TraceOutput t = generate_synthetic(o, *config, rng);
+  ASSERT_TRUE(t.errors.empty());
+  ASSERT_EQ(t.jobs.size(), 20000u);
+  std::map<int64_t, int> by_gpus;
+  std::map<std::string, int> by_queue, by_class;
+  int preemptible = 0;
+  TimeNs last = 0;
+  for (const auto& tj : t.jobs) {
+    ++by_gpus[tj.job.total_requests()[kGpu] / 1000];
+    ++by_queue[tj.job.queue];
+    ++by_class[tj.job.priority_class];
+    preemptible += tj.job.preemptible;
+    EXPECT_GE(tj.job.submit_ns, last);  // arrivals in time order
+    last = tj.job.submit_ns;
+    EXPECT_GE(tj.duration_ns, 10 * kNsPerSec - 1);
+    EXPECT_LE(tj.duration_ns, 1000 * kNsPerSec + 1);
+  }
+  const double n = 20000;
+  // Large gangs 2%; the other 98% split 70/10/15/5 (tolerance ~4 sigma).
+  EXPECT_NEAR(by_gpus[32] / n, 0.02, 0.005);
+  EXPECT_NEAR(by_gpus[1] / n, 0.98 * 0.70, 0.015);
+  EXPECT_NEAR(by_gpus[2] / n, 0.98 * 0.10, 0.01);
+  EXPECT_NEAR(by_gpus[4] / n, 0.98 * 0.15, 0.01);
+  EXPECT_NEAR(by_gpus[8] / n, 0.98 * 0.05, 0.007);
+  EXPECT_EQ(by_gpus.size(), 5u);
+  EXPECT_NEAR(by_class["high"] / n, 0.2, 0.015);
+  EXPECT_NEAR(preemptible / n, 0.5, 0.02);
+  EXPECT_NEAR(by_queue["team"] / n, 0.5, 0.02);  // two LocalQueues, drawn uniformly
+  // Mean rate 0.1/s: 20000 arrivals take about 200000 s (diurnal swings average out over days).
+  EXPECT_NEAR(static_cast<double>(last) / 1e9 / 200000, 1.0, 0.1);
+  // 32 GPUs on an 8-GPU node: 4 pods x 8.
+  for (const auto& tj : t.jobs)
+    if (tj.job.total_requests()[kGpu] == 32000) {
+      EXPECT_EQ(tj.job.pod_sets[0].count, 4);
+      break;
+    }
+}
+
+TEST(Synthetic, SameSeedSameJobs) {
+  auto config = load_config(tiny_config_yaml(8));
+  SyntheticOptions o;
+  o.jobs = 500;
+  Rng r1(7), r2(7), r3(8);
+  const auto a = generate_synthetic(o, *config, r1);
+  const auto b = generate_synthetic(o, *config, r2);
+  const auto c = generate_synthetic(o, *config, r3);
+  bool same = true, differs = false;
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    same &= a.jobs[i].job.submit_ns == b.jobs[i].job.submit_ns &&
+            a.jobs[i].duration_ns == b.jobs[i].duration_ns &&
+            a.jobs[i].job.queue == b.jobs[i].job.queue;
+    differs |= a.jobs[i].job.submit_ns != c.jobs[i].job.submit_ns;
+  }
+  EXPECT_TRUE(same);
+  EXPECT_TRUE(differs);
+}
+
+}  // namespace
+}  // namespace sluice::sim
