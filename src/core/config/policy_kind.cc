@@ -22,8 +22,8 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   if (!spec_node) return;  // all defaults
   SchedulerPolicy& p = b.config.policy;
   MapReader spec(r, *spec_node, "spec",
-                 {{"scoring", "ordering", "fairness", "interactive", "maxPendingTotal", "preemption",
-                   "backfill"}});
+                 {{"scoring", "ordering", "fairness", "interactive", "maxPendingTotal",
+                   "preemption", "backfill"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
