@@ -39,10 +39,9 @@ bool same_shape(const Job& a, const Job& b) {
   return true;
 }
 
-bool quota_optional(const ResourceCatalog& catalog, ResourceId r) {
+bool quota_optional(ResourceId r) {
   // CPU and memory a queue does not cover are not quota-managed; GPUs, MIG slices and other
   // extended resources must be covered by the queue (as in Kueue).
-  (void)catalog;
   return r == kCpu || r == kMemory;
 }
 
@@ -175,9 +174,7 @@ void Scheduler::erase_pending(JobId id) {
 }
 
 void Scheduler::release_running(const RunningJob& r) {
-  alloc_.release(r.job, r.admission.placement);
-  for (const auto& u : r.admission.usage)
-    quota_.add_usage(r.admission.queue, u.flavor, u.resource, -u.amount);
+  release_in(r, quota_, alloc_);
 }
 
 bool Scheduler::cancel(JobId id, TimeNs now) {
@@ -537,7 +534,7 @@ bool Scheduler::try_admit(const PendingJob& p, const QuotaTree& quota, const Clu
     if (req[r] <= 0) continue;
     const int g = quota.group_of(q, static_cast<ResourceId>(r));
     if (g < 0) {
-      if (quota_optional(config_->resources, static_cast<ResourceId>(r))) continue;
+      if (quota_optional(static_cast<ResourceId>(r))) continue;
       at.reason.code = PendingCode::kNeverFitsQuota;
       at.reason.resource = static_cast<ResourceId>(r);
       at.reason.requested = req[r];
@@ -964,8 +961,7 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     if (it == pending_.end()) continue;  // cancelled in between: nothing to apply
     RunningJob r{it->second.job, a, now, now};
     erase_pending(a.job);
-    alloc_.commit(r.job, a.placement);
-    for (const auto& u : a.usage) quota_.add_usage(a.queue, u.flavor, u.resource, u.amount);
+    commit_in(r, quota_, alloc_);
     running_.emplace(a.job, std::move(r));
   }
 }
