@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "sluice 0.1.0");
   sluice::cli::register_check(app);
   sluice::cli::register_plan(app);
+  sluice::cli::register_serve(app);
+  sluice::cli::register_agent(app);
+  sluice::cli::register_client(app);
 #ifdef SLUICE_HAVE_SIM
   sluice::sim::register_commands(app);
 #endif

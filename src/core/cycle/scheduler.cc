@@ -218,6 +218,64 @@ bool Scheduler::report_checkpoint(JobId id, TimeNs at) {
   return true;
 }
 
+bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs start_ns,
+                                TimeNs checkpoint_ns, int32_t preemptions, std::string* why) {
+  auto fail = [&](std::string m) {
+    if (why) *why = "job " + std::to_string(job.id) + ": " + std::move(m);
+    return false;
+  };
+  SubmitResult res = resolve(job);
+  if (res.status != SubmitStatus::kAccepted) return fail(res.message);
+  if (pending_.count(job.id) || running_.count(job.id)) return fail("id already exists");
+  if (res.queue != admission.queue)
+    return fail("was admitted by ClusterQueue #" + std::to_string(admission.queue) +
+                ", its LocalQueue now points at " + config_->cluster_queues[res.queue].name);
+  // 1. Every pod's node and devices exist and are free enough (checked on integers, so the
+  //    commit below cannot push any free count negative).
+  const auto& nodes = config_->cluster.nodes;
+  size_t expected_pods = 0;
+  for (const auto& ps : job.pod_sets) expected_pods += static_cast<size_t>(ps.count);
+  if (admission.placement.pods.size() != expected_pods)
+    return fail("placement has " + std::to_string(admission.placement.pods.size()) +
+                " pods, the job " + std::to_string(expected_pods));
+  ClusterAlloc probe = alloc_;
+  for (const auto& pp : admission.placement.pods) {
+    if (pp.node < 0 || static_cast<size_t>(pp.node) >= nodes.size())
+      return fail("placement names node #" + std::to_string(pp.node) + ", which does not exist");
+    if (pp.pod_set < 0 || static_cast<size_t>(pp.pod_set) >= job.pod_sets.size())
+      return fail("placement names a pod set that does not exist");
+    const auto& ps = job.pod_sets[static_cast<size_t>(pp.pod_set)];
+    const auto& node = nodes[static_cast<size_t>(pp.node)];
+    if (probe.cpu_free_milli(pp.node) < ps.requests[kCpu] ||
+        probe.memory_free_mib(pp.node) < ps.requests[kMemory])
+      return fail("node " + node.name + " has too little CPU or memory free");
+    for (const auto& g : pp.gpus) {
+      if (g.gpu < 0 || static_cast<size_t>(g.gpu) >= node.gpus.size())
+        return fail("node " + node.name + " has no GPU " + std::to_string(g.gpu));
+      const auto& gpu = node.gpus[static_cast<size_t>(g.gpu)];
+      if (g.mig_slice >= 0) {
+        if (static_cast<size_t>(g.mig_slice) >= gpu.mig.size() ||
+            probe.mig_slice_used(pp.node, g.gpu, g.mig_slice))
+          return fail("MIG slice " + std::to_string(g.mig_slice) + " of GPU " +
+                      std::to_string(g.gpu) + " on " + node.name + " is missing or in use");
+      } else if (probe.gpu_is_mig(pp.node, g.gpu) ||
+                 probe.gpu_free_milli(pp.node, g.gpu) < g.milli) {
+        return fail("GPU " + std::to_string(g.gpu) + " on " + node.name + " is not free");
+      }
+    }
+    Job one = job;  // commit one pod at a time so two pods on one GPU are caught too
+    Placement single{{pp}};
+    probe.commit(one, single);
+  }
+  // 2. Take it.
+  RunningJob r{std::move(job), admission, start_ns, std::max(start_ns, checkpoint_ns)};
+  commit_in(r, quota_, alloc_);
+  if (preemptions > 0) preempt_count_[r.job.id] = preemptions;
+  running_.emplace(r.job.id, std::move(r));
+  refresh_workload();
+  return true;
+}
+
 int32_t Scheduler::preemption_count(JobId id) const {
   auto it = preempt_count_.find(id);
   return it == preempt_count_.end() ? 0 : it->second;

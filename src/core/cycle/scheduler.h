@@ -73,6 +73,12 @@ class Scheduler {
   bool requeue(JobId id, TimeNs now);
   // A running job saved its work at `at`: preempting it now loses only what came after.
   bool report_checkpoint(JobId id, TimeNs at);
+  // Puts a job back as running where it already runs (daemon restart, configuration reload):
+  // the placement and quota usage are taken as given after checking that they fit the current
+  // capacity. Fails (message in *why) when the queue is unknown, the id is taken, or a node or
+  // GPU of the placement does not exist or is not free; the state is then unchanged.
+  bool restore_running(Job job, const Admission& admission, TimeNs start_ns, TimeNs checkpoint_ns,
+                       int32_t preemptions, std::string* why);
   // Marks a node usable or not for new placements. Running jobs are the caller's business.
   void set_node_ready(NodeId node, bool ready);
 

@@ -1,0 +1,2 @@
+// Placeholder: replaced by the agent implementation.
+namespace sluice::agent {}

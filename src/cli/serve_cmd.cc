@@ -1,0 +1,6 @@
+// Placeholder until the command lands (replaced in this change series).
+#include "cli/commands.h"
+
+namespace sluice::cli {
+void register_serve(CLI::App&) {}
+}  // namespace sluice::cli

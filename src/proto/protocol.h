@@ -1,0 +1,150 @@
+#pragma once
+// The wire protocol between `sluice serve` and `sluice agent` (docs/api.md, "Agent protocol").
+// Plain structs with JSON conversions; both sides and the tests use these, so the two ends cannot
+// drift. Times on the wire are Unix nanoseconds or milliseconds, named by their unit.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::proto {
+
+// One GPU as an agent sees it.
+struct AgentGpu {
+  int32_t index = 0;  // device index (CUDA_VISIBLE_DEVICES numbering)
+  std::string model;  // "H100", "A100", ...
+  int64_t memory_mib = 0;
+  int32_t numa_node = 0;
+  std::vector<int32_t> nvlink_peers;  // indices of GPUs reachable over NVLink
+  bool mig = false;                   // MIG mode enabled
+  std::string uuid;                   // NVML UUID, or "fake-<node>-<index>"
+};
+
+// A pod: one process of a job (a gang has gang_size pods, indices 0..gang_size-1).
+struct PodRef {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  bool operator<(const PodRef& o) const { return job != o.job ? job < o.job : pod < o.pod; }
+  bool operator==(const PodRef&) const = default;
+};
+
+struct RunningPod {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  int64_t pid = 0;
+  bool stopping = false;  // a stop order is being carried out (signal sent, grace running)
+};
+
+// How a pod ended. reason: "exited" (exit_code valid), "signaled" (signal valid), "walltime"
+// (killed for running past its walltime), "stopped" (killed on the server's stop order),
+// "start-failed" (could not exec; message says why).
+struct PodExit {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  int32_t exit_code = 0;
+  int32_t signal = 0;
+  std::string reason = "exited";
+  std::string message;
+  int64_t at_unix_ns = 0;
+};
+
+struct CheckpointReport {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  int64_t at_unix_ns = 0;
+};
+
+// POST /v1/agents/register (Authorization: Bearer <join token> when the server has one).
+struct RegisterRequest {
+  std::string node;
+  std::string address;  // the agent's own HTTP address, e.g. "http://127.0.0.1:41234"
+  std::vector<AgentGpu> gpus;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  std::vector<RunningPod> running;  // what the agent still runs (after an agent restart)
+  std::string agent_id;             // random per agent process start
+};
+
+struct StopOrder {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  std::string signal = "SIGTERM";  // first signal; SIGKILL follows after grace_ms
+  int64_t grace_ms = 0;
+  std::string reason;  // "preempted", "cancelled", "gang-failed", "node-lost", "unknown-job"
+};
+
+struct RegisterResponse {
+  std::string node;
+  int64_t heartbeat_ms = 1000;
+  std::vector<StopOrder> stop;  // pods the agent reported that the server does not know
+};
+
+struct PeerPod {
+  int32_t pod = 0;
+  std::string node;
+  std::string address;  // the peer agent's address (host part is what a job would dial)
+};
+
+// Work for the agent: start one pod.
+struct Assignment {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  std::string job_name;
+  std::string job_namespace;
+  int32_t gang_size = 1;
+  std::vector<PeerPod> peers;  // every pod of the gang, in pod order (including this one)
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::vector<int32_t> gpus;  // device indices on this node
+  int32_t gpu_milli = 1000;   // < 1000: a shared fraction of gpus[0]
+  int64_t walltime_ms = 0;    // 0: no limit
+  int64_t grace_ms = 0;       // checkpoint grace used when the walltime runs out
+};
+
+// POST /v1/agents/{node}/sync: heartbeat, reports and (long-)poll for work in one call.
+struct SyncRequest {
+  std::string agent_id;
+  std::vector<RunningPod> running;
+  std::vector<PodExit> exits;  // kept and resent by the agent until a sync succeeds
+  std::vector<CheckpointReport> checkpoints;
+  std::vector<PodRef> started;  // pods that started since the last sync
+  int64_t wait_ms = 0;          // long poll: the server may hold the reply this long
+};
+
+struct SyncResponse {
+  std::vector<Assignment> assign;
+  std::vector<StopOrder> stop;
+  int64_t heartbeat_ms = 1000;
+};
+
+// Errors are {"error": "...", "details": [...]} with a 4xx/5xx status on every endpoint.
+struct ErrorBody {
+  std::string error;
+  std::vector<std::string> details;
+};
+
+// Missing fields keep their defaults, so either side may add fields; a field of the wrong type
+// throws nlohmann::json::exception, which the receiver turns into a 400.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AgentGpu, index, model, memory_mib, numa_node,
+                                                nvlink_peers, mig, uuid)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PodRef, job, pod)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunningPod, job, pod, pid, stopping)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PodExit, job, pod, exit_code, signal, reason,
+                                                message, at_unix_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckpointReport, job, pod, at_unix_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterRequest, node, address, gpus, cpu_milli,
+                                                memory_mib, running, agent_id)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StopOrder, job, pod, signal, grace_ms, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterResponse, node, heartbeat_ms, stop)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerPod, pod, node, address)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, job_namespace,
+                                                gang_size, peers, command, env, gpus, gpu_milli,
+                                                walltime_ms, grace_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
+                                                started, wait_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ErrorBody, error, details)
+
+}  // namespace sluice::proto

@@ -1,0 +1,2 @@
+// Placeholder: replaced by the server implementation.
+namespace sluice::server {}
