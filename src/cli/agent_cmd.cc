@@ -1,6 +1,159 @@
-// Placeholder until the command lands (replaced in this change series).
+// `sluice agent`: the node agent (docs/agent.md). One agent per machine in production; with
+// --names one per name in this process (benchmarks with many fake nodes on one machine).
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+
+#include "agent/agent.h"
+#include "agent/node_names.h"
 #include "cli/commands.h"
 
 namespace sluice::cli {
-void register_agent(CLI::App&) {}
+namespace {
+
+struct AgentArgs {
+  std::string server;
+  std::string name;
+  std::string names;
+  std::string gpus = "auto";
+  std::string state_dir;
+  std::string listen = "127.0.0.1:0";
+  std::string advertise;
+  std::string join_token;
+  int64_t heartbeat_ms = 1000;
+  int64_t drain_grace_ms = 10'000;
+  bool drain = false;
+  bool discover = false;
+};
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "localhost";
+  std::string h(buf);
+  return h.substr(0, h.find('.'));
+}
+
+int discover(const AgentArgs& args) {
+  const std::string node = args.name.empty() ? hostname() : args.name;
+  auto provider = agent::make_gpu_provider(args.gpus, node);
+  if (!provider) {
+    std::cerr << "sluice agent: " << provider.error() << "\n";
+    return 1;
+  }
+  nlohmann::json out = {
+      {"node", node}, {"source", (*provider)->kind()}, {"gpus", (*provider)->gpus()}};
+  if (auto util = (*provider)->utilization_pct(); !util.empty()) out["utilization_pct"] = util;
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+int run_agents(const AgentArgs& args) {
+  // 1. Which agents: --names expands to several, else one named --name or the host name.
+  std::vector<std::string> nodes;
+  if (!args.names.empty()) {
+    auto expanded = agent::expand_node_names(args.names);
+    if (!expanded) {
+      std::cerr << "sluice agent: " << expanded.error() << "\n";
+      return 2;
+    }
+    nodes = std::move(*expanded);
+  } else {
+    nodes.push_back(args.name.empty() ? hostname() : args.name);
+  }
+  const bool multi = !args.names.empty();
+  auto listen = agent::parse_listen(args.listen);
+  if (!listen) {
+    std::cerr << "sluice agent: " << listen.error() << "\n";
+    return 2;
+  }
+  // 2. SIGINT/SIGTERM are taken with sigwait: block them before any thread exists so every
+  //    thread inherits the mask (pods get a clean mask back before exec).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  std::vector<std::unique_ptr<agent::Agent>> agents;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    agent::AgentOptions o;
+    o.server_url = args.server;
+    o.node = nodes[i];
+    o.gpus_spec = args.gpus;
+    o.state_dir = args.state_dir.empty()
+                      ? (multi ? "./sluice-agents/" + nodes[i] : "./sluice-agent-" + nodes[i])
+                      : (multi ? args.state_dir + "/" + nodes[i] : args.state_dir);
+    // Several agents cannot share one port: a fixed port P gives P, P+1, ...
+    o.listen = listen->second == 0
+                   ? args.listen
+                   : listen->first + ":" + std::to_string(listen->second + static_cast<int>(i));
+    o.advertise = multi ? "" : args.advertise;
+    o.join_token = args.join_token;
+    o.heartbeat_ms = args.heartbeat_ms;
+    o.drain = args.drain;
+    o.drain_grace_ms = args.drain_grace_ms;
+    auto a = agent::Agent::create(std::move(o));
+    if (!a) {
+      std::cerr << "sluice agent: " << a.error() << "\n";
+      return 1;
+    }
+    agents.push_back(std::move(*a));
+  }
+  for (auto& a : agents) a->start();
+  // 3. Run until a stop signal.
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::cerr << "sluice agent: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ": stopping"
+            << (args.drain ? " and draining pods" : " (pods keep running)") << "\n";
+  for (auto& a : agents) a->stop();
+  return 0;
+}
+
+}  // namespace
+
+void register_agent(CLI::App& app) {
+  auto* cmd = app.add_subcommand("agent", "Run the node agent: GPUs, pod processes, heartbeats");
+  auto args = std::make_shared<AgentArgs>();
+  args->server = env_or("SLUICE_SERVER", "http://127.0.0.1:7070");
+  args->join_token = env_or("SLUICE_JOIN_TOKEN", "");
+  cmd->add_option("--server", args->server, "Control-plane URL ($SLUICE_SERVER)")
+      ->capture_default_str();
+  cmd->add_option("--name", args->name, "Node name as in the Cluster config (default: host name)");
+  cmd->add_option("--names", args->names,
+                  "Run one agent per name in this process, e.g. n[1-64] (benchmarks; state in "
+                  "STATE_DIR/<name>)");
+  cmd->add_option("--gpus", args->gpus,
+                  "auto (NVML), none, or fake:SPEC e.g. fake:8xH100:80Gi,2xL4")
+      ->capture_default_str();
+  cmd->add_option("--state-dir", args->state_dir,
+                  "Logs, work dirs, pods.json (default ./sluice-agent-<node>)");
+  cmd->add_option("--listen", args->listen, "The agent's own HTTP endpoints (HOST:PORT, 0 = any)")
+      ->capture_default_str();
+  cmd->add_option(
+      "--advertise", args->advertise,
+      "Address the server and jobs use to reach the endpoints (default http://<listen>)");
+  cmd->add_option("--join-token", args->join_token,
+                  "Bearer token for the server ($SLUICE_JOIN_TOKEN)");
+  cmd->add_option("--heartbeat-ms", args->heartbeat_ms, "Sync period until the server sets one")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{50}, int64_t{60'000}));
+  cmd->add_flag("--drain", args->drain,
+                "On SIGINT/SIGTERM stop the pods too (default: leave them running)");
+  cmd->add_option("--drain-grace-ms", args->drain_grace_ms,
+                  "SIGTERM-to-SIGKILL grace when draining")
+      ->capture_default_str();
+  cmd->add_flag("--discover", args->discover, "Print the GPUs found as JSON and exit");
+  cmd->callback([args] {
+    const int rc = args->discover ? discover(*args) : run_agents(*args);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
 }  // namespace sluice::cli

@@ -1,0 +1,568 @@
+// The agent: register, sync loop (reports + long poll for orders), HTTP endpoints.
+#include "agent/agent.h"
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+
+#include "agent/pod_env.h"
+#include "agent/proc.h"
+
+extern char** environ;
+
+namespace sluice::agent {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int64_t kMinBackoffMs = 100;
+constexpr int64_t kReadMarginS = 10;         // a long poll may take wait_ms plus this
+constexpr int64_t kMaxTailBytes = 64 << 20;  // /v1/logs answers at most this much
+constexpr int64_t kDefaultTailBytes = 64 << 10;
+
+std::string random_id() {
+  std::random_device rd;
+  std::uniform_int_distribution<uint64_t> dist;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(dist(rd)));
+  return buf;
+}
+
+std::string error_text(const httplib::Result& res) {
+  if (!res) return "cannot reach the server (" + httplib::to_string(res.error()) + ")";
+  std::string text = "HTTP " + std::to_string(res->status);
+  try {
+    auto body = nlohmann::json::parse(res->body).get<proto::ErrorBody>();
+    if (!body.error.empty()) text += ": " + body.error;
+    for (const auto& d : body.details) text += "; " + d;
+  } catch (const std::exception&) {
+    if (!res->body.empty()) text += ": " + res->body.substr(0, 200);
+  }
+  return text;
+}
+
+void json_error(httplib::Response& res, int status, const std::string& msg) {
+  res.status = status;
+  res.set_content(nlohmann::json(proto::ErrorBody{msg, {}}).dump(), "application/json");
+}
+
+std::string ref_name(proto::PodRef r) {
+  return std::to_string(r.job) + "/" + std::to_string(r.pod);
+}
+
+}  // namespace
+
+Result<std::pair<std::string, int>> parse_listen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) {
+    return Error{"bad listen address \"" + listen + "\" (want HOST:PORT, e.g. 127.0.0.1:0)"};
+  }
+  const std::string port_s = listen.substr(colon + 1);
+  if (port_s.size() > 5 || port_s.find_first_not_of("0123456789") != std::string::npos) {
+    return Error{"bad port in listen address \"" + listen + "\""};
+  }
+  const int port = std::stoi(port_s);
+  if (port > 65535) return Error{"bad port in listen address \"" + listen + "\""};
+  return std::make_pair(listen.substr(0, colon), port);
+}
+
+Agent::Agent(AgentOptions options) : options_(std::move(options)), agent_id_(random_id()) {}
+
+Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
+  // 1. Options.
+  if (options.node.empty()) return Error{"agent: a node name is required"};
+  if (options.state_dir.empty())
+    return Error{"agent " + options.node + ": a state directory is required"};
+  if (options.heartbeat_ms <= 0) options.heartbeat_ms = 1000;
+  {
+    httplib::Client probe(options.server_url);
+    if (!probe.is_valid()) return Error{"bad server URL \"" + options.server_url + "\""};
+  }
+  auto listen = parse_listen(options.listen);
+  if (!listen) return Error{listen.error()};
+  std::unique_ptr<Agent> a(new Agent(std::move(options)));
+  a->heartbeat_ms_ = a->options_.heartbeat_ms;
+  // 2. GPUs.
+  auto gpus = make_gpu_provider(a->options_.gpus_spec, a->options_.node, a->options_.nvml);
+  if (!gpus) return Error{gpus.error()};
+  a->gpus_ = std::move(*gpus);
+  // 3. State directory, unacknowledged exits of the previous run, adopted pods.
+  std::error_code ec;
+  fs::create_directories(a->options_.state_dir, ec);
+  if (ec) return Error{"cannot create " + a->options_.state_dir + ": " + ec.message()};
+  a->load_exits();
+  RunnerOptions ro;
+  ro.state_dir = a->options_.state_dir;
+  ro.tick_ms = a->options_.tick_ms;
+  ro.gpu_wait_timeout_ms = a->options_.gpu_wait_timeout_ms;
+  Agent* self = a.get();
+  ro.on_event = [self] {
+    {
+      std::lock_guard lock(self->mu_);
+      self->events_pending_ = true;
+    }
+    self->cv_.notify_all();
+  };
+  ro.log = [self](const std::string& line) { self->log(line); };
+  auto runner = ProcessRunner::create(std::move(ro));
+  if (!runner) return Error{runner.error()};
+  a->runner_ = std::move(*runner);
+  // 4. HTTP endpoints: bound now so the address is known before registering.
+  a->http_ = std::make_unique<httplib::Server>();
+  a->setup_http();
+  const auto& [host, port] = *listen;
+  int bound = port == 0 ? a->http_->bind_to_any_port(host)
+                        : (a->http_->bind_to_port(host, port) ? port : -1);
+  if (bound <= 0)
+    return Error{"agent " + a->options_.node + ": cannot listen on " + a->options_.listen};
+  if (!a->options_.advertise.empty()) {
+    a->address_ = a->options_.advertise;
+  } else {
+    std::string h = host;
+    if (h == "0.0.0.0" || h == "::" || h.empty()) {
+      char name[256] = {};
+      h = ::gethostname(name, sizeof name - 1) == 0 ? name : "127.0.0.1";
+    }
+    a->address_ = "http://" + h + ":" + std::to_string(bound);
+  }
+  return a;
+}
+
+Agent::~Agent() {
+  stop();
+  runner_.reset();  // before the members its callbacks use
+}
+
+void Agent::log(const std::string& line) const {
+  if (options_.log) return options_.log(line);
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char ts[32];
+  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::string out = std::string(ts) + " agent " + options_.node + ": " + line + "\n";
+  std::cerr << out << std::flush;
+}
+
+void Agent::note_error(const std::string& what) {
+  bool fresh = false;
+  {
+    std::lock_guard lock(mu_);
+    ++status_.sync_errors;
+    status_.last_error = what;
+    fresh = what != last_logged_error_;
+    last_logged_error_ = what;
+  }
+  // The same failure every retry is logged once, until something else happens.
+  if (fresh) log(what);
+}
+
+AgentStatus Agent::status() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void Agent::setup_http() {
+  auto& s = *http_;
+  const int threads = std::max(1, options_.http_threads);
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  s.set_payload_max_length(1 << 20);
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok", "text/plain");
+  });
+  s.Get(R"(/v1/logs/(\d{1,19})/(\d{1,9}))", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
+    const proto::PodRef ref{std::stoull(req.matches[1].str()), std::stoi(req.matches[2].str())};
+    int64_t tail = kDefaultTailBytes;
+    if (req.has_param("tail_bytes")) {
+      const std::string t = req.get_param_value("tail_bytes");
+      if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos) {
+        return json_error(res, 400, "tail_bytes must be a non-negative integer");
+      }
+      tail = std::min<int64_t>(std::stoll(t), kMaxTailBytes);
+    }
+    const std::string path = pod_paths(options_.state_dir, ref).log;
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in)
+      return json_error(res, 404,
+                        "no log for job " + std::to_string(ref.job) + " pod " +
+                            std::to_string(ref.pod) + " on node " + options_.node);
+    const int64_t size = in.tellg();
+    const int64_t from = std::max<int64_t>(0, size - tail);
+    std::string data(static_cast<size_t>(size - from), '\0');
+    in.seekg(from);
+    in.read(data.data(), static_cast<std::streamsize>(data.size()));
+    data.resize(static_cast<size_t>(in.gcount()));
+    res.set_content(std::move(data), "text/plain");
+  });
+  s.Post(R"(/v1/checkpoint/(\d{1,19})/(\d{1,9}))", [this](const httplib::Request& req,
+                                                          httplib::Response& res) {
+    const proto::PodRef ref{std::stoull(req.matches[1].str()), std::stoi(req.matches[2].str())};
+    if (!runner_->report_checkpoint(ref)) {
+      return json_error(res, 404,
+                        "job " + std::to_string(ref.job) + " pod " + std::to_string(ref.pod) +
+                            " does not run on node " + options_.node);
+    }
+    res.set_content(R"({"ok":true})", "application/json");
+  });
+  s.Get("/v1/pods", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(nlohmann::json(runner_->running()).dump(), "application/json");
+  });
+}
+
+void Agent::start() {
+  {
+    std::lock_guard lock(mu_);
+    if (started_threads_ || stopped_) return;
+    started_threads_ = true;
+  }
+  http_thread_ = std::thread([this] { http_->listen_after_bind(); });
+  sync_thread_ = std::thread([this] { sync_loop(); });
+  log("started: " + std::to_string(gpus().size()) + " GPUs (" + gpus_->kind() + "), endpoints at " +
+      address_ + ", server " + options_.server_url + ", state in " + options_.state_dir);
+}
+
+void Agent::stop() {
+  bool had_threads = false;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    quit_ = true;
+    had_threads = started_threads_;
+    if (in_flight_) in_flight_->stop();  // cut a long poll short
+  }
+  cv_.notify_all();
+  if (sync_thread_.joinable()) sync_thread_.join();
+  if (options_.drain && runner_) {
+    const auto pods = runner_->running().size();
+    log("draining " + std::to_string(pods) + " pods");
+    runner_->stop_all(SIGTERM, options_.drain_grace_ms, "stopped");
+    if (!runner_->wait_idle(milliseconds(options_.drain_grace_ms + 5000)))
+      log("drain: some pods are still running");
+    if (had_threads) final_sync();
+  }
+  if (http_) {
+    http_->stop();
+    if (http_thread_.joinable()) http_thread_.join();
+  }
+  if (runner_) {  // null when create() failed half way
+    take_runner_events();
+    save_exits();
+  }
+  if (had_threads)
+    log(options_.drain ? "stopped (pods drained)"
+                       : "stopped (pods keep running; the next agent on " + options_.state_dir +
+                             " adopts them)");
+}
+
+std::unique_ptr<httplib::Client> Agent::make_client() const {
+  auto cli = std::make_unique<httplib::Client>(options_.server_url);
+  cli->set_connection_timeout(2, 0);
+  cli->set_write_timeout(10, 0);
+  cli->set_keep_alive(true);
+  if (!options_.join_token.empty()) cli->set_bearer_token_auth(options_.join_token);
+  return cli;
+}
+
+void Agent::wait_for_work(milliseconds d) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, d, [&] { return quit_ || events_pending_; });
+}
+
+void Agent::sleep_unless_quit(milliseconds d) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, d, [&] { return quit_; });
+}
+
+void Agent::sync_loop() {
+  auto cli = make_client();
+  int64_t backoff_ms = kMinBackoffMs;
+  auto back_off = [&] {
+    sleep_unless_quit(milliseconds(backoff_ms));
+    backoff_ms =
+        std::min(backoff_ms * 2, std::max<int64_t>(options_.max_backoff_ms, kMinBackoffMs));
+  };
+  {
+    std::lock_guard lock(mu_);
+    in_flight_ = cli.get();
+  }
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (quit_) break;
+    }
+    bool registered = false;
+    {
+      std::lock_guard lock(mu_);
+      registered = status_.registered;
+    }
+    // 1. (Re-)register: first start, server restart (sync 404), or after errors.
+    if (!registered) {
+      if (!do_register(*cli)) {
+        back_off();
+        continue;
+      }
+      backoff_ms = kMinBackoffMs;
+    }
+    // 2. Sync: reports at once (wait_ms 0) when there are any, else a long poll.
+    take_runner_events();
+    const bool reports = !exits_.empty() || !started_.empty() || !checkpoints_.empty();
+    int64_t hb = 0;
+    {
+      std::lock_guard lock(mu_);
+      hb = heartbeat_ms_;
+    }
+    const int64_t wait_ms = reports ? 0 : (options_.long_poll_ms > 0 ? options_.long_poll_ms : hb);
+    const auto t0 = Clock::now();
+    bool work = false;
+    if (!do_sync(*cli, wait_ms, &work)) {
+      back_off();
+      continue;
+    }
+    backoff_ms = kMinBackoffMs;
+    // 3. A server that answers an idle long poll at once must not make us spin: wait out the
+    //    heartbeat unless a pod starts or ends meanwhile.
+    const auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
+    if (!work && wait_ms > 0 && elapsed < wait_ms / 2) wait_for_work(milliseconds(hb - elapsed));
+  }
+  std::lock_guard lock(mu_);
+  in_flight_ = nullptr;
+}
+
+bool Agent::do_register(httplib::Client& cli) {
+  proto::RegisterRequest req;
+  req.node = options_.node;
+  req.address = address_;
+  req.gpus = gpus_->gpus();
+  req.cpu_milli =
+      options_.cpu_milli > 0 ? options_.cpu_milli : int64_t{::sysconf(_SC_NPROCESSORS_ONLN)} * 1000;
+  req.memory_mib = options_.memory_mib > 0 ? options_.memory_mib
+                                           : int64_t{::sysconf(_SC_PHYS_PAGES)} *
+                                                 ::sysconf(_SC_PAGESIZE) / (1024 * 1024);
+  req.running = runner_->running();
+  req.agent_id = agent_id_;
+  cli.set_read_timeout(kReadMarginS, 0);
+  auto res = cli.Post("/v1/agents/register", nlohmann::json(req).dump(), "application/json");
+  if (!res || res->status != 200) {
+    note_error("register at " + options_.server_url + " failed: " + error_text(res));
+    return false;
+  }
+  proto::RegisterResponse resp;
+  try {
+    resp = nlohmann::json::parse(res->body).get<proto::RegisterResponse>();
+  } catch (const std::exception& e) {
+    note_error(std::string("register: bad response: ") + e.what());
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    status_.registered = true;
+    ++status_.registrations;
+    if (resp.heartbeat_ms > 0) heartbeat_ms_ = resp.heartbeat_ms;
+    last_logged_error_.clear();
+  }
+  log("registered with " + options_.server_url + ": " + std::to_string(req.gpus.size()) +
+      " GPUs, " + std::to_string(req.running.size()) + " running pods, heartbeat " +
+      std::to_string(resp.heartbeat_ms) + " ms");
+  apply_stops(resp.stop);
+  return true;
+}
+
+bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool* work) {
+  proto::SyncRequest req;
+  req.agent_id = agent_id_;
+  req.running = runner_->running();
+  req.exits = exits_;
+  req.started = started_;
+  req.checkpoints = checkpoints_;
+  req.wait_ms = wait_ms;
+  cli.set_read_timeout(wait_ms / 1000 + kReadMarginS, 0);
+  auto res = cli.Post("/v1/agents/" + options_.node + "/sync", nlohmann::json(req).dump(),
+                      "application/json");
+  if (res && res->status == 404) {
+    // The server does not know us (it restarted, or forgot the node): register again, with
+    // the pods we run; the reports stay queued for the next sync.
+    log("server answered 404 to sync: registering again");
+    std::lock_guard lock(mu_);
+    status_.registered = false;
+    return false;
+  }
+  if (!res || res->status != 200) {
+    note_error("sync with " + options_.server_url + " failed: " + error_text(res));
+    return false;
+  }
+  proto::SyncResponse resp;
+  try {
+    resp = nlohmann::json::parse(res->body).get<proto::SyncResponse>();
+  } catch (const std::exception& e) {
+    note_error(std::string("sync: bad response: ") + e.what());
+    return false;
+  }
+  // Delivered: drop what this request carried (newer reports were appended after it).
+  exits_.erase(exits_.begin(), exits_.begin() + static_cast<std::ptrdiff_t>(req.exits.size()));
+  started_.erase(started_.begin(),
+                 started_.begin() + static_cast<std::ptrdiff_t>(req.started.size()));
+  checkpoints_.erase(checkpoints_.begin(),
+                     checkpoints_.begin() + static_cast<std::ptrdiff_t>(req.checkpoints.size()));
+  if (!req.exits.empty()) save_exits();
+  {
+    std::lock_guard lock(mu_);
+    ++status_.syncs;
+    status_.unacked_exits = exits_.size();
+    if (resp.heartbeat_ms > 0) heartbeat_ms_ = resp.heartbeat_ms;
+    if (!last_logged_error_.empty()) {
+      last_logged_error_.clear();
+      status_.last_error.clear();
+    }
+  }
+  // Stops first: an assignment in the same reply may need the GPUs a stopped pod frees.
+  apply_stops(resp.stop);
+  apply_assignments(resp.assign);
+  *work = !resp.stop.empty() || !resp.assign.empty();
+  return true;
+}
+
+void Agent::final_sync() {
+  take_runner_events();
+  if (exits_.empty() && started_.empty() && checkpoints_.empty()) return;
+  auto cli = make_client();
+  proto::SyncRequest req;
+  req.agent_id = agent_id_;
+  req.running = runner_->running();
+  req.exits = exits_;
+  req.started = started_;
+  req.checkpoints = checkpoints_;
+  cli->set_read_timeout(kReadMarginS, 0);
+  auto res = cli->Post("/v1/agents/" + options_.node + "/sync", nlohmann::json(req).dump(),
+                       "application/json");
+  if (res && res->status == 200) {
+    exits_.clear();
+    started_.clear();
+    checkpoints_.clear();
+    // Orders in this reply are not applied: the agent is going away.
+  } else {
+    log("final sync failed (" + error_text(res) + "); " + std::to_string(exits_.size()) +
+        " exits stay in " + options_.state_dir + "/exits.json for the next start");
+  }
+}
+
+void Agent::apply_stops(const std::vector<proto::StopOrder>& stops) {
+  for (const auto& s : stops) {
+    const proto::PodRef ref{s.job, s.pod};
+    auto sig = parse_signal(s.signal);
+    if (!sig) {
+      log("stop order for " + ref_name(ref) + " has unknown signal \"" + s.signal +
+          "\": using SIGTERM");
+      sig = SIGTERM;
+    }
+    if (runner_->stop(ref, *sig, s.grace_ms, "stopped", s.reason)) {
+      log("stopping " + ref_name(ref) + " (" + s.reason + "): " + signal_name(*sig) + ", grace " +
+          std::to_string(s.grace_ms) + " ms");
+      continue;
+    }
+    // Not running here. Unless an exit for it is already queued, say so, so that the server
+    // does not wait for a pod that will never report.
+    bool queued = false;
+    for (const auto& e : exits_) queued = queued || (e.job == s.job && e.pod == s.pod);
+    if (queued) continue;
+    proto::PodExit exit;
+    exit.job = s.job;
+    exit.pod = s.pod;
+    exit.reason = "stopped";
+    exit.exit_code = -1;
+    exit.message = "stop order (" + s.reason + ") for a pod that does not run on this agent";
+    exit.at_unix_ns = unix_now_ns();
+    exits_.push_back(std::move(exit));
+    save_exits();
+  }
+}
+
+void Agent::apply_assignments(const std::vector<proto::Assignment>& assign) {
+  const auto& gpus = gpus_->gpus();
+  for (const auto& a : assign) {
+    const proto::PodRef ref{a.job, a.pod};
+    if (runner_->known(ref)) continue;  // a repeat of an assignment we already carry out
+    std::string bad;
+    for (int32_t g : a.gpus) {
+      if (g < 0 || static_cast<size_t>(g) >= gpus.size()) {
+        bad = "GPU " + std::to_string(g) + " does not exist on node " + options_.node + " (" +
+              std::to_string(gpus.size()) + " GPUs)";
+      }
+    }
+    if (a.gpu_milli <= 0 || a.gpu_milli > 1000)
+      bad = "gpu_milli " + std::to_string(a.gpu_milli) + " is outside 1..1000";
+    if (!bad.empty()) {
+      proto::PodExit exit;
+      exit.job = a.job;
+      exit.pod = a.pod;
+      exit.reason = "start-failed";
+      exit.exit_code = -1;
+      exit.message = bad;
+      exit.at_unix_ns = unix_now_ns();
+      exits_.push_back(std::move(exit));
+      save_exits();
+      log("cannot start " + ref_name(ref) + ": " + bad);
+      continue;
+    }
+    PodLaunch launch;
+    launch.ref = ref;
+    launch.argv = a.command;
+    const PodPaths paths = pod_paths(options_.state_dir, ref);
+    launch.env = compose_pod_env(a, {options_.node, address_, paths.checkpoint_file}, environ);
+    launch.gpus = a.gpus;
+    launch.gpu_milli = a.gpu_milli;
+    launch.walltime_ms = a.walltime_ms;
+    launch.walltime_grace_ms = a.grace_ms;
+    runner_->launch(std::move(launch));
+  }
+}
+
+void Agent::take_runner_events() {
+  {
+    std::lock_guard lock(mu_);
+    events_pending_ = false;
+  }
+  RunnerEvents ev = runner_->take_events();
+  started_.insert(started_.end(), ev.started.begin(), ev.started.end());
+  checkpoints_.insert(checkpoints_.end(), ev.checkpoints.begin(), ev.checkpoints.end());
+  if (!ev.exits.empty()) {
+    exits_.insert(exits_.end(), ev.exits.begin(), ev.exits.end());
+    save_exits();
+  }
+  std::lock_guard lock(mu_);
+  status_.unacked_exits = exits_.size();
+}
+
+// exits.json: exits not yet acknowledged, so a restarted agent still delivers them.
+void Agent::save_exits() {
+  const std::string path = options_.state_dir + "/exits.json";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << nlohmann::json(exits_).dump() << "\n";
+    if (!out) return log("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) log("cannot write " + path);
+}
+
+void Agent::load_exits() {
+  std::ifstream in(options_.state_dir + "/exits.json");
+  if (!in) return;
+  try {
+    exits_ = nlohmann::json::parse(in).get<std::vector<proto::PodExit>>();
+  } catch (const std::exception& e) {
+    log("ignoring unreadable " + options_.state_dir + "/exits.json: " + e.what());
+  }
+}
+
+}  // namespace sluice::agent

@@ -1,0 +1,138 @@
+#pragma once
+// The node agent as a library: `sluice agent` runs one (or one per --names entry), `sluice up`
+// embeds one next to the server, and benchmarks run many in one process.
+//
+//   auto agent = Agent::create({.server_url = "http://127.0.0.1:7070", .node = "n1",
+//                               .gpus_spec = "fake:8xH100", .state_dir = "/tmp/n1"});
+//   if (!agent) { print(agent.error()); return 1; }
+//   (*agent)->start();   // register + sync loop, HTTP endpoints, process supervision
+//   ...
+//   (*agent)->stop();    // pods keep running unless options.drain
+//
+// Threads per agent: one sync loop, one process supervisor, the HTTP server's listener and its
+// small worker pool (http_threads).
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/gpu.h"
+#include "agent/process_runner.h"
+#include "core/model/result.h"
+#include "proto/protocol.h"
+
+namespace httplib {
+class Client;
+class Server;
+}  // namespace httplib
+
+namespace sluice::agent {
+
+struct AgentOptions {
+  std::string server_url = "http://127.0.0.1:7070";
+  std::string node;                    // required
+  std::string gpus_spec = "auto";      // "auto" (NVML), "fake:SPEC" or "none"
+  std::string state_dir;               // required: logs/, work/, pods.json, exits.json
+  std::string listen = "127.0.0.1:0";  // the agent's own HTTP server; port 0: any free port
+  std::string advertise;               // address sent to the server; default http://<listen>
+  std::string join_token;              // Authorization: Bearer on every request to the server
+  int64_t heartbeat_ms = 1000;         // until the server's RegisterResponse says otherwise
+  int64_t long_poll_ms = 0;            // wait_ms of an idle sync; 0: the heartbeat
+  bool drain = false;                  // stop(): end the pods (SIGTERM, drain_grace_ms, SIGKILL)
+  int64_t drain_grace_ms = 10'000;
+  int64_t cpu_milli = 0;  // reported capacity; 0: this machine's
+  int64_t memory_mib = 0;
+  int64_t tick_ms = 50;  // process supervision period
+  int64_t gpu_wait_timeout_ms = 60'000;
+  int64_t max_backoff_ms = 5'000;  // retry delay cap while the server is unreachable
+  int http_threads = 2;
+  NvmlOptions nvml;
+  // One line per call; nullptr: "<time> agent <node>: <line>" on stderr.
+  std::function<void(const std::string&)> log;
+};
+
+struct AgentStatus {
+  bool registered = false;
+  uint64_t registrations = 0;  // successful registers (more than one: the server restarted)
+  uint64_t syncs = 0;          // successful syncs
+  uint64_t sync_errors = 0;    // failed requests (connection, 5xx, bad bodies)
+  size_t unacked_exits = 0;
+  std::string last_error;
+};
+
+class Agent {
+ public:
+  // Discovers the GPUs, prepares the state directory, adopts pods left running by a previous
+  // agent on the same state dir, and binds the HTTP endpoints. Nothing talks to the server yet.
+  static Result<std::unique_ptr<Agent>> create(AgentOptions options);
+  ~Agent();  // stop()
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  void start();
+  // Stops syncing and serving. With options.drain, first ends every pod and reports the exits
+  // (one last sync). Without it the pods keep running and the next agent adopts them.
+  // Idempotent.
+  void stop();
+
+  const std::string& address() const { return address_; }
+  const std::string& node() const { return options_.node; }
+  const std::vector<proto::AgentGpu>& gpus() const { return gpus_->gpus(); }
+  AgentStatus status() const;
+  ProcessRunner& runner() { return *runner_; }
+
+ private:
+  explicit Agent(AgentOptions options);
+  void sync_loop();
+  bool do_register(httplib::Client& cli);
+  // One sync; false when it failed (the caller backs off). *work: it delivered orders.
+  bool do_sync(httplib::Client& cli, int64_t wait_ms, bool* work);
+  void final_sync();
+  void apply_stops(const std::vector<proto::StopOrder>& stops);
+  void apply_assignments(const std::vector<proto::Assignment>& assign);
+  void take_runner_events();
+  void save_exits();
+  void load_exits();
+  void wait_for_work(std::chrono::milliseconds d);
+  void sleep_unless_quit(std::chrono::milliseconds d);
+  std::unique_ptr<httplib::Client> make_client() const;
+  void log(const std::string& line) const;
+  void note_error(const std::string& what);
+  void setup_http();
+
+  AgentOptions options_;
+  std::string agent_id_;
+  std::string address_;
+  std::unique_ptr<GpuProvider> gpus_;
+  std::unique_ptr<ProcessRunner> runner_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread http_thread_;
+  std::thread sync_thread_;
+
+  // Reports not yet acknowledged by a successful sync (only the sync thread touches these after
+  // start(); status() reads under mu_).
+  std::vector<proto::PodExit> exits_;
+  std::vector<proto::PodRef> started_;
+  std::vector<proto::CheckpointReport> checkpoints_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // runner events and stop() wake the sync loop
+  bool events_pending_ = false;
+  bool quit_ = false;
+  bool started_threads_ = false;
+  bool stopped_ = false;
+  int64_t heartbeat_ms_ = 1000;
+  AgentStatus status_;
+  std::string last_logged_error_;
+  httplib::Client* in_flight_ = nullptr;  // the sync loop's client, so stop() can cut a long poll
+};
+
+// "HOST:PORT" -> host, port. Error for anything else.
+Result<std::pair<std::string, int>> parse_listen(const std::string& listen);
+
+}  // namespace sluice::agent

@@ -1,2 +1,0 @@
-// Placeholder: replaced by the agent implementation.
-namespace sluice::agent {}

@@ -1,0 +1,46 @@
+#include "agent/pod_env.h"
+
+#include <map>
+
+namespace sluice::agent {
+
+std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodContext& ctx,
+                                         const char* const* base) {
+  std::map<std::string, std::string> env;
+  for (const char* const* p = base; p && *p; ++p) {
+    std::string kv(*p);
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    std::string key = kv.substr(0, eq);
+    if (key.rfind("SLUICE_", 0) == 0 || key == "CUDA_VISIBLE_DEVICES") continue;
+    env[key] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : a.env) {
+    if (!k.empty() && k.find('=') == std::string::npos) env[k] = v;
+  }
+  std::string devices;
+  for (size_t i = 0; i < a.gpus.size(); ++i) {
+    devices += (i ? "," : "") + std::to_string(a.gpus[i]);
+  }
+  std::string peers;
+  for (size_t i = 0; i < a.peers.size(); ++i) {
+    peers += (i ? "," : "") + std::to_string(a.peers[i].pod) + "=" + a.peers[i].node;
+  }
+  // An empty CUDA_VISIBLE_DEVICES hides every GPU from a CPU-only pod, as intended.
+  env["CUDA_VISIBLE_DEVICES"] = devices;
+  env["SLUICE_JOB_ID"] = std::to_string(a.job);
+  env["SLUICE_JOB_NAME"] = a.job_name;
+  env["SLUICE_NAMESPACE"] = a.job_namespace;
+  env["SLUICE_POD_INDEX"] = std::to_string(a.pod);
+  env["SLUICE_GANG_SIZE"] = std::to_string(a.gang_size);
+  env["SLUICE_PEERS"] = peers;
+  env["SLUICE_NODE"] = ctx.node;
+  env["SLUICE_AGENT_URL"] = ctx.agent_url;
+  env["SLUICE_CHECKPOINT_FILE"] = ctx.checkpoint_file;
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace sluice::agent

@@ -1,0 +1,636 @@
+// ProcessRunner: fork/exec with a CLOEXEC error pipe, reaping, stop graces, walltimes, adoption.
+#include "agent/process_runner.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "agent/proc.h"
+
+namespace sluice::agent {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct ProcessRunner::Pod {
+  PodLaunch spec;
+  PodPaths paths;
+  bool running = false;  // false: waiting for its GPUs
+  bool child = true;     // false: adopted from pods.json (not our child: watched via /proc)
+  pid_t pid = 0;
+  uint64_t start_ticks = 0;
+  int64_t started_unix_ns = 0;
+  Clock::time_point queued;
+  std::optional<Clock::time_point> walltime_deadline;
+  // Stopping: a signal went out, SIGKILL follows at kill_deadline.
+  bool stopping = false;
+  bool killed = false;
+  Clock::time_point kill_deadline;
+  std::string exit_reason;  // "stopped" or "walltime" once stopping
+  std::string stop_why;
+  // Checkpoint file: last modification time seen (0: absent).
+  int64_t checkpoint_mtime_ns = 0;
+};
+
+namespace {
+
+int64_t steady_to_unix_ns(Clock::time_point t) {
+  auto delta = std::chrono::duration_cast<std::chrono::nanoseconds>(t - Clock::now()).count();
+  return unix_now_ns() + delta;
+}
+Clock::time_point unix_ns_to_steady(int64_t ns) {
+  return Clock::now() + std::chrono::nanoseconds(ns - unix_now_ns());
+}
+
+int64_t mtime_ns(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+std::string env_value(const std::vector<std::string>& env, const std::string& key) {
+  for (const auto& kv : env) {
+    if (kv.size() > key.size() && kv.compare(0, key.size(), key) == 0 && kv[key.size()] == '=') {
+      return kv.substr(key.size() + 1);
+    }
+  }
+  return {};
+}
+
+// execvp's search, done in the parent with the pod's PATH (not the agent's), so "not found"
+// is a clear message rather than a guess from exit code 127.
+std::optional<std::string> resolve_command(const std::string& cmd,
+                                           const std::vector<std::string>& env) {
+  if (cmd.find('/') != std::string::npos) return cmd;
+  std::string path = env_value(env, "PATH");
+  if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t colon = path.find(':', pos);
+    if (colon == std::string::npos) colon = path.size();
+    std::string dir = path.substr(pos, colon - pos);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + cmd;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    pos = colon + 1;
+  }
+  return std::nullopt;
+}
+
+struct ChildError {
+  int32_t stage = 0;  // 1 chdir, 2 exec, 3 setsid, 4 dup2
+  int32_t err = 0;
+};
+
+std::string exit_message(int status) {
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "killed by " + signal_name(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+}  // namespace
+
+PodPaths pod_paths(const std::string& state_dir, proto::PodRef ref) {
+  const std::string name = std::to_string(ref.job) + "-" + std::to_string(ref.pod);
+  return {state_dir + "/logs/" + name + ".log", state_dir + "/work/" + name,
+          state_dir + "/work/" + name + "/.sluice-checkpoint"};
+}
+
+ProcessRunner::ProcessRunner(RunnerOptions options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<ProcessRunner>> ProcessRunner::create(RunnerOptions options) {
+  if (options.state_dir.empty()) return Error{"process runner: empty state directory"};
+  if (options.tick_ms <= 0) options.tick_ms = 50;
+  std::error_code ec;
+  for (const char* sub : {"logs", "work"}) {
+    fs::create_directories(fs::path(options.state_dir) / sub, ec);
+    if (ec) {
+      return Error{"cannot create " + (fs::path(options.state_dir) / sub).string() + ": " +
+                   ec.message()};
+    }
+  }
+  std::unique_ptr<ProcessRunner> r(new ProcessRunner(std::move(options)));
+  {
+    std::lock_guard lock(r->mu_);
+    r->adopt_locked();
+  }
+  r->thread_ = std::thread([p = r.get()] { p->run(); });
+  return r;
+}
+
+ProcessRunner::~ProcessRunner() {
+  {
+    std::lock_guard lock(mu_);
+    quit_ = true;
+    if (dirty_) save_locked();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ProcessRunner::log(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+bool ProcessRunner::launch(PodLaunch spec) {
+  {
+    std::lock_guard lock(mu_);
+    if (pods_.count(spec.ref)) return false;
+    auto pod = std::make_unique<Pod>();
+    pod->paths = pod_paths(options_.state_dir, spec.ref);
+    pod->queued = Clock::now();
+    pod->spec = std::move(spec);
+    waiting_.push_back(pod->spec.ref);
+    pods_.emplace(pod->spec.ref, std::move(pod));
+    wake_ = true;
+  }
+  cv_.notify_all();
+  return true;
+}
+
+bool ProcessRunner::stop(proto::PodRef ref, int sig, int64_t grace_ms, const std::string& reason,
+                         const std::string& why) {
+  bool notify = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(ref);
+    if (it == pods_.end()) return false;
+    Pod& pod = *it->second;
+    const auto now = Clock::now();
+    if (!pod.running) {
+      // Never started: it simply ends.
+      proto::PodExit exit;
+      exit.job = ref.job;
+      exit.pod = ref.pod;
+      exit.reason = reason;
+      exit.message = "ended before it started" + (why.empty() ? "" : " (" + why + ")");
+      finish_locked(pod, std::move(exit));
+      notify = true;
+    } else {
+      const auto deadline = now + milliseconds(std::max<int64_t>(grace_ms, 0));
+      if (!pod.stopping) {
+        pod.stopping = true;
+        pod.exit_reason = reason;
+        pod.stop_why = why;
+        pod.kill_deadline = deadline;
+      } else {
+        pod.kill_deadline = std::min(pod.kill_deadline, deadline);
+      }
+      signal_locked(pod, sig);
+      if (sig == SIGKILL) pod.killed = true;
+      dirty_ = true;
+      wake_ = true;
+    }
+  }
+  if (notify) {
+    events_cv_.notify_all();
+    if (options_.on_event) options_.on_event();
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void ProcessRunner::stop_all(int sig, int64_t grace_ms, const std::string& reason) {
+  std::vector<proto::PodRef> refs;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [ref, pod] : pods_) refs.push_back(ref);
+  }
+  for (const auto& ref : refs) stop(ref, sig, grace_ms, reason, "agent drain");
+}
+
+bool ProcessRunner::wait_idle(milliseconds timeout) {
+  const auto until = Clock::now() + timeout;
+  std::unique_lock lock(mu_);
+  while (!pods_.empty()) {
+    if (events_cv_.wait_until(lock, until) == std::cv_status::timeout && !pods_.empty()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ProcessRunner::report_checkpoint(proto::PodRef ref) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(ref);
+    if (it == pods_.end() || !it->second->running) return false;
+    events_.checkpoints.push_back({ref.job, ref.pod, unix_now_ns()});
+  }
+  events_cv_.notify_all();
+  if (options_.on_event) options_.on_event();
+  return true;
+}
+
+bool ProcessRunner::known(proto::PodRef ref) const {
+  std::lock_guard lock(mu_);
+  return pods_.count(ref) > 0;
+}
+
+std::vector<proto::RunningPod> ProcessRunner::running() const {
+  std::lock_guard lock(mu_);
+  std::vector<proto::RunningPod> out;
+  out.reserve(pods_.size());
+  for (const auto& [ref, pod] : pods_) {
+    out.push_back({ref.job, ref.pod, pod->running ? int64_t{pod->pid} : 0, pod->stopping});
+  }
+  return out;
+}
+
+RunnerEvents ProcessRunner::take_events() {
+  std::lock_guard lock(mu_);
+  return std::exchange(events_, {});
+}
+
+RunnerEvents ProcessRunner::wait_events(milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  events_cv_.wait_for(lock, timeout, [&] { return !events_.empty(); });
+  return std::exchange(events_, {});
+}
+
+void ProcessRunner::run() {
+  std::unique_lock lock(mu_);
+  while (!quit_) {
+    const bool fresh = tick_locked(Clock::now());
+    if (dirty_) save_locked();
+    if (fresh) {
+      lock.unlock();
+      events_cv_.notify_all();
+      if (options_.on_event) options_.on_event();
+      lock.lock();
+      continue;  // re-check at once: the callback may have queued work
+    }
+    cv_.wait_for(lock, milliseconds(options_.tick_ms), [&] { return quit_ || wake_; });
+    wake_ = false;
+  }
+}
+
+void ProcessRunner::signal_locked(Pod& pod, int sig) {
+  if (!pod.running || pod.pid <= 0) return;
+  // The whole group: a shell's children die with it. The leader is never reaped before this
+  // (exits are detected with WNOWAIT), so the pid cannot have been reused.
+  if (::kill(-pod.pid, sig) != 0 && errno == ESRCH) ::kill(pod.pid, sig);
+}
+
+void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
+  const proto::PodRef ref = pod.spec.ref;
+  exit.job = ref.job;
+  exit.pod = ref.pod;
+  if (exit.at_unix_ns == 0) exit.at_unix_ns = unix_now_ns();
+  log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) + " ended: " + exit.reason +
+      (exit.message.empty() ? "" : " (" + exit.message + ")"));
+  events_.exits.push_back(std::move(exit));
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), ref), waiting_.end());
+  pods_.erase(ref);
+  dirty_ = true;
+}
+
+// Runs in the supervisor thread. Returns true when new events are pending.
+bool ProcessRunner::tick_locked(Clock::time_point now) {
+  const size_t before = events_.started.size() + events_.exits.size() + events_.checkpoints.size();
+  // 1. Exits of running pods (children: waitid WNOWAIT first, so the group can be killed while
+  //    the zombie still holds the pid; adopted: /proc).
+  std::vector<proto::PodRef> refs;
+  for (const auto& [ref, pod] : pods_) {
+    if (pod->running) refs.push_back(ref);
+  }
+  for (const auto& ref : refs) {
+    Pod& pod = *pods_.at(ref);
+    std::optional<int> status;
+    bool gone = false;
+    if (pod.child) {
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pod.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == pod.pid) {
+        ::kill(-pod.pid, SIGKILL);  // stragglers of the group (background children)
+        int st = 0;
+        if (::waitpid(pod.pid, &st, 0) == pod.pid) status = st;
+        gone = true;
+      } else if (errno == ECHILD) {
+        gone = true;  // someone else reaped it (should not happen): status unknown
+      }
+    } else {
+      auto st = read_proc_stat(pod.pid);
+      if (!st || st->start_ticks != pod.start_ticks || st->state == 'Z' || st->state == 'X') {
+        gone = true;
+        int raw = 0;
+        // A pod adopted inside the same process (tests, `sluice up`) is still our child.
+        if (st && st->start_ticks == pod.start_ticks &&
+            ::waitpid(pod.pid, &raw, WNOHANG) == pod.pid) {
+          status = raw;
+        }
+      }
+    }
+    if (!gone) continue;
+    proto::PodExit exit;
+    if (status) {
+      if (WIFEXITED(*status)) {
+        exit.exit_code = WEXITSTATUS(*status);
+        exit.reason = "exited";
+      } else if (WIFSIGNALED(*status)) {
+        exit.signal = WTERMSIG(*status);
+        exit.exit_code = 128 + exit.signal;  // the shell's convention
+        exit.reason = "signaled";
+      }
+      exit.message = exit_message(*status);
+    } else {
+      exit.exit_code = -1;
+      exit.reason = "lost";
+      exit.message = "exit status unknown (the process was adopted after an agent restart)";
+    }
+    if (pod.stopping) {
+      exit.message = exit.message + "; " +
+                     (pod.exit_reason == "walltime" ? "walltime exceeded" : "stop order") +
+                     (pod.stop_why.empty() ? "" : " (" + pod.stop_why + ")") +
+                     (pod.killed ? ", SIGKILL after grace" : "");
+      exit.reason = pod.exit_reason;
+    }
+    finish_locked(pod, std::move(exit));
+  }
+  // 2. Walltimes, kill deadlines, checkpoint files.
+  for (auto& [ref, podp] : pods_) {
+    Pod& pod = *podp;
+    if (!pod.running) continue;
+    if (!pod.stopping && pod.walltime_deadline && now >= *pod.walltime_deadline) {
+      pod.stopping = true;
+      pod.exit_reason = "walltime";
+      pod.stop_why = "walltime " + std::to_string(pod.spec.walltime_ms) + " ms";
+      pod.kill_deadline = now + milliseconds(std::max<int64_t>(pod.spec.walltime_grace_ms, 0));
+      signal_locked(pod, SIGTERM);
+      dirty_ = true;
+    }
+    if (pod.stopping && !pod.killed && now >= pod.kill_deadline) {
+      signal_locked(pod, SIGKILL);
+      pod.killed = true;
+    }
+    const int64_t m = mtime_ns(pod.paths.checkpoint_file);
+    if (m != 0 && m != pod.checkpoint_mtime_ns) {
+      events_.checkpoints.push_back({ref.job, ref.pod, m});
+    }
+    pod.checkpoint_mtime_ns = m;
+  }
+  // 3. Waiting pods, in arrival order, when their GPUs have room.
+  std::map<int32_t, int32_t> used_milli;
+  std::map<int32_t, const Pod*> holder;
+  for (const auto& [ref, pod] : pods_) {
+    if (!pod->running) continue;
+    for (int32_t g : pod->spec.gpus) {
+      used_milli[g] += pod->spec.gpu_milli;
+      holder[g] = pod.get();
+    }
+  }
+  const std::vector<proto::PodRef> queue = waiting_;
+  for (const auto& ref : queue) {
+    Pod& pod = *pods_.at(ref);
+    bool fits = true;
+    std::optional<Clock::time_point> wait_until =
+        pod.queued + milliseconds(options_.gpu_wait_timeout_ms);
+    std::string busy;
+    for (int32_t g : pod.spec.gpus) {
+      if (used_milli[g] + pod.spec.gpu_milli > 1000) {
+        fits = false;
+        const Pod* h = holder[g];
+        busy += (busy.empty() ? "" : ", ") + std::string("GPU ") + std::to_string(g) + " (job " +
+                std::to_string(h->spec.ref.job) + " pod " + std::to_string(h->spec.ref.pod) +
+                (h->stopping ? ", stopping)" : ")");
+        if (h->stopping) {
+          wait_until =
+              std::max(*wait_until, h->kill_deadline + milliseconds(options_.gpu_wait_timeout_ms));
+        }
+      }
+    }
+    if (fits) {
+      for (int32_t g : pod.spec.gpus) used_milli[g] += pod.spec.gpu_milli;
+      waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), ref), waiting_.end());
+      start_locked(pod);
+      if (pod.running) {
+        for (int32_t g : pod.spec.gpus) holder[g] = &pod;
+      }
+    } else if (now >= *wait_until) {
+      proto::PodExit exit;
+      exit.reason = "start-failed";
+      exit.exit_code = -1;
+      exit.message = "GPUs still in use after waiting: " + busy;
+      finish_locked(pod, std::move(exit));
+    }
+  }
+  return events_.started.size() + events_.exits.size() + events_.checkpoints.size() != before;
+}
+
+// Starts one pod: fork, and in the child setsid + chdir + redirect + exec. exec failures come
+// back through a CLOEXEC pipe (EOF means exec succeeded). Erases the pod on failure.
+void ProcessRunner::start_locked(Pod& pod) {
+  const PodLaunch& spec = pod.spec;
+  auto fail = [&](const std::string& msg) {
+    proto::PodExit exit;
+    exit.reason = "start-failed";
+    exit.exit_code = -1;
+    exit.message = msg;
+    finish_locked(pod, std::move(exit));
+  };
+  // 1. Everything the child needs is prepared here: after fork() only async-signal-safe calls.
+  if (spec.argv.empty() || spec.argv[0].empty()) return fail("empty command");
+  auto path = resolve_command(spec.argv[0], spec.env);
+  if (!path) {
+    std::string search = env_value(spec.env, "PATH");
+    return fail("command not found: " + spec.argv[0] + " (PATH=" + search + ")");
+  }
+  std::error_code ec;
+  fs::create_directories(pod.paths.work_dir, ec);
+  if (ec) return fail("cannot create " + pod.paths.work_dir + ": " + ec.message());
+  int log_fd = ::open(pod.paths.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return fail("cannot open " + pod.paths.log + ": " + std::strerror(errno));
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int pipe_fds[2] = {-1, -1};
+  if (null_fd < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::close(log_fd);
+    if (null_fd >= 0) ::close(null_fd);
+    return fail(std::string("cannot create pipe: ") + std::strerror(e));
+  }
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const char* exe = path->c_str();
+  const char* work = pod.paths.work_dir.c_str();
+  const long max_fd = std::min<long>(::sysconf(_SC_OPEN_MAX), 65536);
+  pod.checkpoint_mtime_ns = mtime_ns(pod.paths.checkpoint_file);
+
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Child.
+    const int err_fd = pipe_fds[1];
+    auto die = [&](int32_t stage) {
+      ChildError e{stage, errno};
+      [[maybe_unused]] auto n = ::write(err_fd, &e, sizeof e);
+      ::_exit(127);
+    };
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Ignored signals survive exec (the agent ignores SIGPIPE): restore the defaults.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr);
+    if (::setsid() < 0) die(3);
+    if (::chdir(work) != 0) die(1);
+    if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) die(4);
+    // No descriptor of the agent (sockets, other pods' pipes) leaks into the job.
+    if ((err_fd > 3 && ::close_range(3, static_cast<unsigned>(err_fd) - 1, 0) != 0) ||
+        ::close_range(static_cast<unsigned>(err_fd) + 1, ~0U, 0) != 0) {
+      for (long fd = 3; fd < max_fd; ++fd) {  // kernels before 5.9
+        if (fd != err_fd) ::close(static_cast<int>(fd));
+      }
+    }
+    ::execve(exe, argv.data(), envp.data());
+    die(2);
+  }
+  ::close(pipe_fds[1]);
+  ::close(log_fd);
+  ::close(null_fd);
+  if (pid < 0) {
+    const int e = errno;
+    ::close(pipe_fds[0]);
+    return fail(std::string("fork: ") + std::strerror(e));
+  }
+  // 2. EOF: exec succeeded. A ChildError: it did not, and the child has _exit'ed.
+  ChildError ce{};
+  ssize_t n = 0;
+  do {
+    n = ::read(pipe_fds[0], &ce, sizeof ce);
+  } while (n < 0 && errno == EINTR);
+  ::close(pipe_fds[0]);
+  if (n == static_cast<ssize_t>(sizeof ce)) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    const char* what = ce.stage == 1   ? "chdir "
+                       : ce.stage == 3 ? "setsid "
+                       : ce.stage == 4 ? "redirect "
+                                       : "exec ";
+    return fail(std::string("cannot ") + what + (ce.stage == 1 ? pod.paths.work_dir : *path) +
+                ": " + std::strerror(ce.err));
+  }
+  pod.running = true;
+  pod.child = true;
+  pod.pid = pid;
+  pod.started_unix_ns = unix_now_ns();
+  if (auto st = read_proc_stat(pid)) pod.start_ticks = st->start_ticks;
+  if (spec.walltime_ms > 0) pod.walltime_deadline = Clock::now() + milliseconds(spec.walltime_ms);
+  events_.started.push_back(spec.ref);
+  dirty_ = true;
+  log("pod " + std::to_string(spec.ref.job) + "/" + std::to_string(spec.ref.pod) +
+      " started: pid " + std::to_string(pid));
+}
+
+// pods.json: what a restarted runner needs to adopt the pods (and nothing it could not check).
+void ProcessRunner::save_locked() {
+  nlohmann::json pods = nlohmann::json::array();
+  for (const auto& [ref, pod] : pods_) {
+    if (!pod->running) continue;
+    nlohmann::json j = {{"job", ref.job},
+                        {"pod", ref.pod},
+                        {"pid", pod->pid},
+                        {"start_ticks", pod->start_ticks},
+                        {"started_unix_ns", pod->started_unix_ns},
+                        {"gpus", pod->spec.gpus},
+                        {"gpu_milli", pod->spec.gpu_milli},
+                        {"walltime_ms", pod->spec.walltime_ms},
+                        {"walltime_grace_ms", pod->spec.walltime_grace_ms},
+                        {"stopping", pod->stopping},
+                        {"exit_reason", pod->exit_reason}};
+    if (pod->walltime_deadline)
+      j["walltime_deadline_unix_ns"] = steady_to_unix_ns(*pod->walltime_deadline);
+    if (pod->stopping) j["kill_deadline_unix_ns"] = steady_to_unix_ns(pod->kill_deadline);
+    pods.push_back(std::move(j));
+  }
+  const std::string path = options_.state_dir + "/pods.json";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << nlohmann::json{{"version", 1}, {"pods", pods}}.dump(1) << "\n";
+    if (!out) {
+      log("cannot write " + tmp);
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    log("cannot rename " + tmp + ": " + std::strerror(errno));
+    return;
+  }
+  dirty_ = false;
+}
+
+void ProcessRunner::adopt_locked() {
+  const std::string path = options_.state_dir + "/pods.json";
+  std::ifstream in(path);
+  if (!in) return;
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+    for (const auto& j : doc.at("pods")) {
+      auto pod = std::make_unique<Pod>();
+      pod->spec.ref = {j.at("job").get<uint64_t>(), j.at("pod").get<int32_t>()};
+      pod->pid = j.at("pid").get<pid_t>();
+      pod->start_ticks = j.at("start_ticks").get<uint64_t>();
+      auto st = read_proc_stat(pod->pid);
+      // Alive and the same process (a reused pid has another start time): adopt it.
+      if (!st || st->start_ticks != pod->start_ticks || st->state == 'Z') {
+        log("pod " + std::to_string(pod->spec.ref.job) + "/" + std::to_string(pod->spec.ref.pod) +
+            " (pid " + std::to_string(pod->pid) + ") from " + path + " is gone");
+        // Still an exit to report: the server may believe it runs.
+        proto::PodExit exit;
+        exit.job = pod->spec.ref.job;
+        exit.pod = pod->spec.ref.pod;
+        exit.exit_code = -1;
+        exit.reason = "lost";
+        exit.message = "ended while the agent was down; exit status unknown";
+        exit.at_unix_ns = unix_now_ns();
+        events_.exits.push_back(std::move(exit));
+        dirty_ = true;
+        continue;
+      }
+      pod->running = true;
+      pod->child = false;
+      pod->paths = pod_paths(options_.state_dir, pod->spec.ref);
+      pod->started_unix_ns = j.value("started_unix_ns", int64_t{0});
+      pod->spec.gpus = j.value("gpus", std::vector<int32_t>{});
+      pod->spec.gpu_milli = j.value("gpu_milli", 1000);
+      pod->spec.walltime_ms = j.value("walltime_ms", int64_t{0});
+      pod->spec.walltime_grace_ms = j.value("walltime_grace_ms", int64_t{0});
+      if (j.contains("walltime_deadline_unix_ns")) {
+        pod->walltime_deadline = unix_ns_to_steady(j["walltime_deadline_unix_ns"].get<int64_t>());
+      }
+      pod->stopping = j.value("stopping", false);
+      pod->exit_reason = j.value("exit_reason", std::string());
+      if (pod->stopping) {
+        pod->kill_deadline = unix_ns_to_steady(j.value("kill_deadline_unix_ns", unix_now_ns()));
+      }
+      pod->checkpoint_mtime_ns = mtime_ns(pod->paths.checkpoint_file);
+      log("adopted pod " + std::to_string(pod->spec.ref.job) + "/" +
+          std::to_string(pod->spec.ref.pod) + " (pid " + std::to_string(pod->pid) + ")");
+      ++adopted_;
+      pods_.emplace(pod->spec.ref, std::move(pod));
+    }
+  } catch (const std::exception& e) {
+    log("ignoring unreadable " + path + ": " + e.what());
+  }
+}
+
+}  // namespace sluice::agent

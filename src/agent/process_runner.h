@@ -1,0 +1,129 @@
+#pragma once
+// ProcessRunner: starts pods as real processes and watches them until they end.
+//
+// Each pod runs in its own session and process group (setsid), with stdout+stderr appended to
+// <state-dir>/logs/<job>-<pod>.log and its working directory <state-dir>/work/<job>-<pod>.
+// One supervisor thread, ticking every tick_ms, does everything that changes a pod:
+//   start waiting pods whose GPUs are free, reap exits (waitpid, no zombies), enforce walltimes
+//   and stop graces, notice checkpoint-file touches, and watch adopted pods through /proc.
+// Results come back as events (started, exits, checkpoints) that the caller drains.
+//
+// Running pods are recorded in <state-dir>/pods.json (pid + start time from /proc, so a reused
+// pid is not mistaken for the pod) so that a restarted runner adopts the pods still alive.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/model/result.h"
+#include "proto/protocol.h"
+
+namespace sluice::agent {
+
+// One pod to start. env is the complete environment ("KEY=VALUE"), see pod_env.h.
+struct PodLaunch {
+  proto::PodRef ref;
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+  std::vector<int32_t> gpus;      // device indices it needs free
+  int32_t gpu_milli = 1000;       // share of each of its GPUs (< 1000: fractional)
+  int64_t walltime_ms = 0;        // 0: no limit
+  int64_t walltime_grace_ms = 0;  // SIGTERM at the walltime, SIGKILL this much later
+};
+
+struct PodPaths {
+  std::string log;
+  std::string work_dir;
+  std::string checkpoint_file;
+};
+PodPaths pod_paths(const std::string& state_dir, proto::PodRef ref);
+
+struct RunnerOptions {
+  std::string state_dir;
+  int64_t tick_ms = 50;
+  // A pod waits for GPUs held by other pods at most this long (counted from the holders' kill
+  // deadline when they are being stopped), then fails with "start-failed".
+  int64_t gpu_wait_timeout_ms = 60'000;
+  // Called on the supervisor thread, without locks held, whenever new events are ready.
+  std::function<void()> on_event;
+  // Diagnostics (one line each); nullptr: silent.
+  std::function<void(const std::string&)> log;
+};
+
+struct RunnerEvents {
+  std::vector<proto::PodRef> started;
+  std::vector<proto::PodExit> exits;
+  std::vector<proto::CheckpointReport> checkpoints;
+  bool empty() const { return started.empty() && exits.empty() && checkpoints.empty(); }
+};
+
+class ProcessRunner {
+ public:
+  // Creates the state directories, adopts the live pods listed in pods.json and starts the
+  // supervisor thread.
+  static Result<std::unique_ptr<ProcessRunner>> create(RunnerOptions options);
+  // Stops the supervisor thread. Pods keep running (a new runner on the same state dir adopts
+  // them); call stop_all + wait_idle first to end them.
+  ~ProcessRunner();
+  ProcessRunner(const ProcessRunner&) = delete;
+  ProcessRunner& operator=(const ProcessRunner&) = delete;
+
+  // Queues a pod: it starts on the next tick when its GPUs are free, else waits for them. The
+  // outcome arrives as an event (started, or an exit with reason "start-failed"). A pod that is
+  // already known (waiting or running) is left alone: returns false.
+  bool launch(PodLaunch pod);
+  // Sends `sig` to the pod's process group now and SIGKILL after grace_ms; the exit is reported
+  // with `reason` ("stopped", "walltime"). A pod still waiting for GPUs ends at once. A pod
+  // already stopping keeps the earlier kill deadline. Returns false for an unknown pod.
+  bool stop(proto::PodRef ref, int sig, int64_t grace_ms, const std::string& reason,
+            const std::string& why = "");
+  void stop_all(int sig, int64_t grace_ms, const std::string& reason);
+  // Waits until no pod is waiting or running; false on timeout.
+  bool wait_idle(std::chrono::milliseconds timeout);
+
+  // The pod saved its work (the agent's POST /v1/checkpoint). False for an unknown pod.
+  bool report_checkpoint(proto::PodRef ref);
+  bool known(proto::PodRef ref) const;
+  // Pods waiting (pid 0) and running, in PodRef order.
+  std::vector<proto::RunningPod> running() const;
+  // Takes the pending events.
+  RunnerEvents take_events();
+  // Blocks until some event is pending or the timeout passes, then takes them (tests).
+  RunnerEvents wait_events(std::chrono::milliseconds timeout);
+  // Pods adopted from pods.json at creation.
+  size_t adopted() const { return adopted_; }
+  const std::string& state_dir() const { return options_.state_dir; }
+
+ private:
+  struct Pod;
+  explicit ProcessRunner(RunnerOptions options);
+  void run();
+  bool tick_locked(std::chrono::steady_clock::time_point now);
+  void start_locked(Pod& pod);
+  void finish_locked(Pod& pod, proto::PodExit exit);
+  void signal_locked(Pod& pod, int sig);
+  void save_locked();
+  void adopt_locked();
+  void log(const std::string& line) const;
+
+  RunnerOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;         // wakes the supervisor
+  std::condition_variable events_cv_;  // wakes wait_events
+  std::map<proto::PodRef, std::unique_ptr<Pod>> pods_;
+  std::vector<proto::PodRef> waiting_;  // arrival order
+  RunnerEvents events_;
+  bool dirty_ = false;  // pods.json needs a rewrite
+  bool quit_ = false;
+  bool wake_ = false;
+  size_t adopted_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace sluice::agent

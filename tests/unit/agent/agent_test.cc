@@ -1,0 +1,355 @@
+// End to end: a real Agent against a small in-test server that speaks the agent protocol.
+#include "agent/agent.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <csignal>
+#include <deque>
+
+#include "test_util.h"
+
+namespace sluice::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+using testing::wait_until;
+
+// The server side of docs/api.md "Agent protocol", scripted by the test.
+class FakeServer {
+ public:
+  FakeServer() {
+    http_.Post("/v1/agents/register", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      registers_.push_back(nlohmann::json::parse(req.body).get<proto::RegisterRequest>());
+      auth_.push_back(req.get_header_value("Authorization"));
+      registered_ = true;
+      proto::RegisterResponse resp;
+      resp.node = registers_.back().node;
+      resp.heartbeat_ms = 200;
+      resp.stop = std::exchange(register_stops_, {});
+      res.set_content(nlohmann::json(resp).dump(), "application/json");
+    });
+    http_.Post(
+        R"(/v1/agents/([^/]+)/sync)", [this](const httplib::Request& req, httplib::Response& res) {
+          auto sync = nlohmann::json::parse(req.body).get<proto::SyncRequest>();
+          std::unique_lock lock(mu_);
+          syncs_.push_back(sync);
+          if (!registered_) {
+            res.status = 404;
+            res.set_content(R"({"error":"unknown agent"})", "application/json");
+            return;
+          }
+          if (!sync.exits.empty() && fail_exit_syncs_ > 0) {
+            --fail_exit_syncs_;
+            res.status = 500;
+            res.set_content(R"({"error":"disk full"})", "application/json");
+            return;
+          }
+          // Long poll: hold the reply until there are orders (bounded by wait_ms and by quit).
+          cv_.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(sync.wait_ms, 2000)),
+                       [&] { return quit_ || !orders_.assign.empty() || !orders_.stop.empty(); });
+          proto::SyncResponse resp = std::exchange(orders_, {});
+          resp.heartbeat_ms = 200;
+          res.set_content(nlohmann::json(resp).dump(), "application/json");
+        });
+    port_ = http_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { http_.listen_after_bind(); });
+  }
+  ~FakeServer() {
+    {
+      std::lock_guard lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    http_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void assign(proto::Assignment a) {
+    {
+      std::lock_guard lock(mu_);
+      orders_.assign.push_back(std::move(a));
+    }
+    cv_.notify_all();
+  }
+  void stop(proto::StopOrder s) {
+    {
+      std::lock_guard lock(mu_);
+      orders_.stop.push_back(std::move(s));
+    }
+    cv_.notify_all();
+  }
+  void forget() {  // as if the server restarted: the next sync gets 404
+    std::lock_guard lock(mu_);
+    registered_ = false;
+  }
+  void fail_exit_syncs(int n) {
+    std::lock_guard lock(mu_);
+    fail_exit_syncs_ = n;
+  }
+  std::vector<proto::RegisterRequest> registers() {
+    std::lock_guard lock(mu_);
+    return registers_;
+  }
+  std::vector<std::string> auth() {
+    std::lock_guard lock(mu_);
+    return auth_;
+  }
+  std::vector<proto::SyncRequest> syncs() {
+    std::lock_guard lock(mu_);
+    return syncs_;
+  }
+  // Syncs that carried an exit of `job`.
+  std::vector<proto::PodExit> exits_of(uint64_t job) {
+    std::vector<proto::PodExit> out;
+    for (const auto& s : syncs()) {
+      for (const auto& e : s.exits) {
+        if (e.job == job) out.push_back(e);
+      }
+    }
+    return out;
+  }
+  bool saw_started(uint64_t job) {
+    for (const auto& s : syncs()) {
+      for (const auto& p : s.started) {
+        if (p.job == job) return true;
+      }
+    }
+    return false;
+  }
+  bool saw_running(uint64_t job) {
+    auto s = syncs();
+    if (s.empty()) return false;
+    for (const auto& p : s.back().running) {
+      if (p.job == job && p.pid > 0) return true;
+    }
+    return false;
+  }
+
+ private:
+  httplib::Server http_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool quit_ = false;
+  bool registered_ = false;
+  int fail_exit_syncs_ = 0;
+  proto::SyncResponse orders_;
+  std::vector<proto::StopOrder> register_stops_;
+  std::vector<proto::RegisterRequest> registers_;
+  std::vector<std::string> auth_;
+  std::vector<proto::SyncRequest> syncs_;
+};
+
+class AgentTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Agent> make(bool drain = false) {
+    AgentOptions o;
+    o.server_url = server_.url();
+    o.node = "n1";
+    o.gpus_spec = "fake:2xH100";
+    o.state_dir = dir_.path();
+    o.join_token = "s3cret";
+    o.heartbeat_ms = 200;
+    o.tick_ms = 10;
+    o.max_backoff_ms = 200;
+    o.drain = drain;
+    o.drain_grace_ms = 5000;
+    o.log = [](const std::string&) {};
+    auto a = Agent::create(o);
+    EXPECT_TRUE(a) << (a ? "" : a.error());
+    return a ? std::move(*a) : nullptr;
+  }
+  static proto::Assignment sh(uint64_t job, const std::string& script,
+                              std::vector<int32_t> gpus = {0}) {
+    proto::Assignment a;
+    a.job = job;
+    a.job_name = "j" + std::to_string(job);
+    a.job_namespace = "default";
+    a.peers = {{0, "n1", ""}};
+    a.command = {"/bin/sh", "-c", script};
+    a.gpus = std::move(gpus);
+    return a;
+  }
+  static constexpr const char* kSleeper = "trap 'exit 0' TERM; while :; do sleep 0.05; done";
+
+  FakeServer server_;
+  TempDir dir_;
+};
+
+TEST_F(AgentTest, RegistersRunsAPodAndReportsItsExit) {
+  auto agent = make();
+  ASSERT_TRUE(agent);
+  agent->start();
+  ASSERT_TRUE(wait_until([&] { return !server_.registers().empty(); }));
+  auto reg = server_.registers()[0];
+  EXPECT_EQ(reg.node, "n1");
+  EXPECT_EQ(reg.address, agent->address());
+  ASSERT_EQ(reg.gpus.size(), 2u);
+  EXPECT_EQ(reg.gpus[1].uuid, "fake-n1-1");
+  EXPECT_FALSE(reg.agent_id.empty());
+  EXPECT_GT(reg.cpu_milli, 0);
+  EXPECT_EQ(server_.auth()[0], "Bearer s3cret");
+
+  server_.assign(sh(7, "echo hello from $SLUICE_NODE; exit 3"));
+  ASSERT_TRUE(wait_until([&] { return !server_.exits_of(7).empty(); }));
+  auto exit = server_.exits_of(7)[0];
+  EXPECT_EQ(exit.reason, "exited");
+  EXPECT_EQ(exit.exit_code, 3);
+  EXPECT_TRUE(server_.saw_started(7));
+  // Exits go out until a sync carrying them succeeds, then stop.
+  ASSERT_TRUE(wait_until([&] { return agent->status().unacked_exits == 0; }));
+
+  // The agent's own endpoints: health, logs (what `sluice logs` proxies), checkpoint.
+  httplib::Client cli(agent->address());
+  auto health = cli.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->body, "ok");
+  auto logs = cli.Get("/v1/logs/7/0");
+  ASSERT_TRUE(logs);
+  EXPECT_EQ(logs->status, 200);
+  EXPECT_EQ(logs->body, "hello from n1\n");
+  auto tail = cli.Get("/v1/logs/7/0?tail_bytes=3");
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(tail->body, "n1\n");
+  auto missing = cli.Get("/v1/logs/8/0");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  agent->stop();
+}
+
+TEST_F(AgentTest, CheckpointEndpointReachesTheServer) {
+  auto agent = make();
+  agent->start();
+  server_.assign(sh(9, kSleeper));
+  ASSERT_TRUE(wait_until([&] { return server_.saw_running(9); }));
+  httplib::Client cli(agent->address());
+  auto ok = cli.Post("/v1/checkpoint/9/0");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  auto unknown = cli.Post("/v1/checkpoint/10/0");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  ASSERT_TRUE(wait_until([&] {
+    for (const auto& s : server_.syncs()) {
+      for (const auto& c : s.checkpoints) {
+        if (c.job == 9) return true;
+      }
+    }
+    return false;
+  }));
+  server_.stop({9, 0, "SIGTERM", 5000, "cancelled"});
+  ASSERT_TRUE(wait_until([&] { return !server_.exits_of(9).empty(); }));
+  EXPECT_EQ(server_.exits_of(9)[0].reason, "stopped");
+}
+
+TEST_F(AgentTest, RegistersAgainOn404AndReportsRunningPods) {
+  auto agent = make();
+  agent->start();
+  server_.assign(sh(11, kSleeper));
+  ASSERT_TRUE(wait_until([&] { return server_.saw_running(11); }));
+  ASSERT_EQ(server_.registers().size(), 1u);
+  server_.forget();
+  ASSERT_TRUE(wait_until([&] { return server_.registers().size() == 2; }));
+  auto again = server_.registers()[1];
+  ASSERT_EQ(again.running.size(), 1u);  // the pod kept running across the server restart
+  EXPECT_EQ(again.running[0].job, 11u);
+  EXPECT_GT(again.running[0].pid, 0);
+  EXPECT_EQ(agent->status().registrations, 2u);
+  server_.stop({11, 0, "SIGTERM", 5000, "cancelled"});
+  ASSERT_TRUE(wait_until([&] { return !server_.exits_of(11).empty(); }));
+}
+
+TEST_F(AgentTest, ResendsExitsUntilASyncSucceeds) {
+  auto agent = make();
+  agent->start();
+  ASSERT_TRUE(wait_until([&] { return !server_.registers().empty(); }));
+  server_.fail_exit_syncs(2);
+  server_.assign(sh(12, "exit 0"));
+  // Two syncs carrying the exit fail (500), the third succeeds; then it is not sent again.
+  ASSERT_TRUE(wait_until(
+      [&] { return server_.exits_of(12).size() >= 3 && agent->status().unacked_exits == 0; }));
+  const size_t carried = server_.exits_of(12).size();
+  EXPECT_EQ(carried, 3u);
+  EXPECT_GE(agent->status().sync_errors, 2u);
+  const size_t syncs = server_.syncs().size();
+  ASSERT_TRUE(wait_until([&] { return server_.syncs().size() >= syncs + 2; }));
+  EXPECT_EQ(server_.exits_of(12).size(), carried);
+}
+
+TEST_F(AgentTest, RestartedAgentAdoptsItsPods) {
+  auto first = make();
+  first->start();
+  server_.assign(sh(13, kSleeper));
+  ASSERT_TRUE(wait_until([&] { return server_.saw_running(13); }));
+  const int64_t pid = server_.syncs().back().running[0].pid;
+  first->stop();  // no drain: the pod keeps running
+  first.reset();
+  ASSERT_EQ(::kill(static_cast<pid_t>(pid), 0), 0);
+  auto second = make();
+  second->start();
+  ASSERT_TRUE(wait_until([&] { return server_.registers().size() == 2; }));
+  auto reg = server_.registers()[1];
+  ASSERT_EQ(reg.running.size(), 1u);
+  EXPECT_EQ(reg.running[0].pid, pid);
+  EXPECT_NE(reg.agent_id, server_.registers()[0].agent_id);
+  server_.stop({13, 0, "TERM", 5000, "cancelled"});
+  ASSERT_TRUE(wait_until([&] { return !server_.exits_of(13).empty(); }));
+  EXPECT_EQ(server_.exits_of(13)[0].reason, "stopped");
+}
+
+TEST_F(AgentTest, DrainStopsPodsAndReportsTheirExits) {
+  auto agent = make(/*drain=*/true);
+  agent->start();
+  server_.assign(sh(14, kSleeper));
+  ASSERT_TRUE(wait_until([&] { return server_.saw_running(14); }));
+  agent->stop();
+  auto exits = server_.exits_of(14);
+  ASSERT_FALSE(exits.empty());  // the last sync carried it
+  EXPECT_EQ(exits[0].reason, "stopped");
+  EXPECT_TRUE(agent->runner().running().empty());
+}
+
+TEST_F(AgentTest, BadAssignmentsFailToStart) {
+  auto agent = make();
+  agent->start();
+  server_.assign(sh(15, "exit 0", {5}));  // the node has GPUs 0 and 1
+  proto::Assignment missing = sh(16, "");
+  missing.command = {"/no/such/binary"};
+  server_.assign(missing);
+  ASSERT_TRUE(
+      wait_until([&] { return !server_.exits_of(15).empty() && !server_.exits_of(16).empty(); }));
+  EXPECT_EQ(server_.exits_of(15)[0].reason, "start-failed");
+  EXPECT_NE(server_.exits_of(15)[0].message.find("GPU 5 does not exist"), std::string::npos);
+  EXPECT_EQ(server_.exits_of(16)[0].reason, "start-failed");
+  // A stop order for a pod the agent does not run is answered with an exit.
+  server_.stop({17, 0, "SIGTERM", 0, "cancelled"});
+  ASSERT_TRUE(wait_until([&] { return !server_.exits_of(17).empty(); }));
+}
+
+TEST(AgentCreate, ReportsBadOptions) {
+  TempDir dir;
+  AgentOptions o;
+  o.node = "n1";
+  o.state_dir = dir.path();
+  o.gpus_spec = "fake:8xH100:80";
+  EXPECT_FALSE(Agent::create(o));
+  o.gpus_spec = "fake:1xL4";
+  o.listen = "nonsense";
+  EXPECT_FALSE(Agent::create(o));
+  o.listen = "127.0.0.1:0";
+  o.node = "";
+  EXPECT_FALSE(Agent::create(o));
+  o.node = "n1";
+  o.gpus_spec = "auto";
+  o.nvml.library = "libnvidia-ml-missing.so.1";
+  auto r = Agent::create(o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("NVML not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::agent

@@ -1,0 +1,106 @@
+// GPU discovery: fake specs, model names, and the NVML-absent path.
+#include "agent/gpu.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::agent {
+namespace {
+
+TEST(AgentGpu, ParsesFakeSpecs) {
+  auto one = parse_fake_spec("8xH100");
+  ASSERT_TRUE(one) << one.error();
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].count, 8);
+  EXPECT_EQ((*one)[0].model, "H100");
+  EXPECT_EQ((*one)[0].memory_mib, 80 * 1024);  // default for H100
+
+  auto two = parse_fake_spec("8xH100:80Gi,2xL4:24Gi");
+  ASSERT_TRUE(two) << two.error();
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[1].count, 2);
+  EXPECT_EQ((*two)[1].model, "L4");
+  EXPECT_EQ((*two)[1].memory_mib, 24 * 1024);
+
+  auto defaults = parse_fake_spec("1xA100,1xL4,1xT4,2xX:512Mi");
+  ASSERT_TRUE(defaults) << defaults.error();
+  EXPECT_EQ((*defaults)[0].memory_mib, 80 * 1024);  // A100
+  EXPECT_EQ((*defaults)[1].memory_mib, 24 * 1024);  // L4
+  EXPECT_EQ((*defaults)[2].memory_mib, 16 * 1024);  // anything else
+  EXPECT_EQ((*defaults)[3].memory_mib, 512);
+}
+
+TEST(AgentGpu, RejectsBadFakeSpecs) {
+  for (const char* bad :
+       {"", "8", "xH100", "8xH100,", ",8xH100", "0xH100", "-1xH100", "8x", "8xH100:", "8xH100:80",
+        "8xH100:80GB", "8xH100:0Gi", "8xH 100", "abcxH100", "2000xH100", "8xH100:80Gi:1"}) {
+    auto r = parse_fake_spec(bad);
+    EXPECT_FALSE(r) << "accepted \"" << bad << "\"";
+    if (!r) {
+      EXPECT_FALSE(r.error().empty());
+    }
+  }
+  auto r = parse_fake_spec("8xH100:80");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("Gi"), std::string::npos) << r.error();  // says what it wants
+}
+
+TEST(AgentGpu, FakeGpusHaveUuidNumaAndNvlinkGroups) {
+  auto groups = parse_fake_spec("4xH100,2xL4");
+  ASSERT_TRUE(groups);
+  auto gpus = make_fake_gpus(*groups, "n7");
+  ASSERT_EQ(gpus.size(), 6u);
+  EXPECT_EQ(gpus[0].uuid, "fake-n7-0");
+  EXPECT_EQ(gpus[5].uuid, "fake-n7-5");
+  EXPECT_EQ(gpus[5].index, 5);
+  // NUMA node = i*2/count with count 6: 0,0,0,1,1,1.
+  EXPECT_EQ(gpus[2].numa_node, 0);
+  EXPECT_EQ(gpus[3].numa_node, 1);
+  // NVLink peers: the other GPUs of the same group only.
+  EXPECT_EQ(gpus[1].nvlink_peers, (std::vector<int32_t>{0, 2, 3}));
+  EXPECT_EQ(gpus[4].nvlink_peers, (std::vector<int32_t>{5}));
+  EXPECT_EQ(gpus[4].model, "L4");
+  EXPECT_FALSE(gpus[0].mig);
+}
+
+TEST(AgentGpu, NormalizesNvmlNames) {
+  EXPECT_EQ(normalize_model("NVIDIA H100 80GB HBM3"), "H100");
+  EXPECT_EQ(normalize_model("NVIDIA A100-SXM4-80GB"), "A100");
+  EXPECT_EQ(normalize_model("NVIDIA L4"), "L4");
+  EXPECT_EQ(normalize_model("NVIDIA H200"), "H200");
+  EXPECT_EQ(normalize_model("Tesla V100-SXM2-16GB"), "V100");
+  EXPECT_EQ(normalize_model("NVIDIA GeForce RTX 4090"), "RTX4090");
+  EXPECT_EQ(normalize_model(""), "unknown");
+}
+
+TEST(AgentGpu, ProviderFactory) {
+  auto fake = make_gpu_provider("fake:2xL4", "n1");
+  ASSERT_TRUE(fake) << fake.error();
+  EXPECT_EQ((*fake)->kind(), "fake");
+  EXPECT_EQ((*fake)->gpus().size(), 2u);
+  EXPECT_TRUE((*fake)->utilization_pct().empty());
+
+  auto none = make_gpu_provider("none", "n1");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE((*none)->gpus().empty());
+
+  auto bad = make_gpu_provider("fake:8xH100:80", "n1");
+  EXPECT_FALSE(bad);
+  auto unknown = make_gpu_provider("gpus please", "n1");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().find("fake:"), std::string::npos);
+}
+
+TEST(AgentGpu, NvmlAbsentIsAClearError) {
+  NvmlOptions nvml;
+  nvml.library = "libnvidia-ml-does-not-exist.so.1";
+  auto r = make_gpu_provider("auto", "n1", nvml);
+  ASSERT_FALSE(r);
+  // The message names the library, the cause, and the way out.
+  EXPECT_NE(r.error().find("NVML not found (libnvidia-ml-does-not-exist.so.1)"), std::string::npos)
+      << r.error();
+  EXPECT_NE(r.error().find("no NVIDIA driver"), std::string::npos);
+  EXPECT_NE(r.error().find("--gpus fake:8xH100"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::agent
