@@ -17,10 +17,14 @@ struct Acc {
   int64_t jobs = 0, started = 0, finished = 0;
   std::vector<TimeNs> waits, jcts;
   double gpu_ns_milli = 0;  // sum of gpu_milli * run_ns, as a double (can exceed int64)
+  double lost_ns_milli = 0;
+  int64_t preemptions = 0;
 
   void add(const JobOutcome& o) {
     ++jobs;
     gpu_ns_milli += static_cast<double>(o.gpu_milli) * static_cast<double>(o.run_ns);
+    lost_ns_milli += static_cast<double>(o.gpu_milli) * static_cast<double>(o.preempted_run_ns);
+    preemptions += o.preemptions;
     if (o.first_start_ns >= 0) {
       ++started;
       waits.push_back(o.first_start_ns - o.submit_ns);
@@ -57,6 +61,10 @@ struct Acc {
     s.jct_p50_s = pct(jcts, 0.50);
     s.jct_p99_s = pct(jcts, 0.99);
     s.gpu_hours = gpu_ns_milli / 1000.0 / kNs / 3600.0;
+    s.preemptions = preemptions;
+    s.lost_gpu_hours = lost_ns_milli / 1000.0 / kNs / 3600.0;
+    if (!waits.empty())
+      for (int i = 0; i <= 100; ++i) s.wait_q.push_back(pct(waits, i / 100.0));
     return s;
   }
 };
@@ -80,7 +88,9 @@ nlohmann::json stats_json(const JobStats& s) {
             {"p99", s.wait_p99_s},
             {"max", s.wait_max_s}}},
           {"jct_s", {{"mean", s.jct_mean_s}, {"p50", s.jct_p50_s}, {"p99", s.jct_p99_s}}},
-          {"gpu_hours", s.gpu_hours}};
+          {"gpu_hours", s.gpu_hours},
+          {"preemptions", s.preemptions},
+          {"lost_gpu_hours", s.lost_gpu_hours}};
 }
 
 std::string fmt(const char* f, double v) {
@@ -172,6 +182,7 @@ nlohmann::json to_json(const Figures& f) {
   j["busy_span_s"] = f.busy_span_s;
   j["utilisation"] = f.utilisation;
   j["gpu_hours"] = f.gpu_hours;
+  j["lost_gpu_hours"] = f.overall.lost_gpu_hours;
   j["max_wait_s"] = f.max_wait_s;
   j["jain_fairness"] = f.jain_fairness;
   j["jain_fairness_contended"] = f.jain_fairness_contended;

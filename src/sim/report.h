@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/model/config.h"
 #include "sim/simulator.h"
@@ -21,6 +22,11 @@ struct JobStats {
   double wait_mean_s = 0, wait_p50_s = 0, wait_p99_s = 0, wait_max_s = 0;
   double jct_mean_s = 0, jct_p50_s = 0, jct_p99_s = 0;
   double gpu_hours = 0;  // allocated GPU time, interrupted runs included
+  int64_t preemptions = 0;
+  double lost_gpu_hours = 0;  // GPU time of runs that preemptions threw away
+  // Wait quantiles for the CDF of the HTML report (not in the JSON): wait_q[i] = nearest-rank
+  // percentile i, i = 0..100 (empty when nothing started).
+  std::vector<double> wait_q;
 };
 
 struct QueueFigures {

@@ -10,10 +10,12 @@
 #include <sstream>
 
 #include "core/config/loader.h"
+#include "sim/html.h"
 #include "sim/report.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
 #include "sim/trace_events.h"
+#include "sim/trace_openb.h"
 #include "sim/trace_philly.h"
 
 namespace sluice::sim {
@@ -109,10 +111,17 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   std::vector<Source> sources;
   for (const auto* list : {&a.config, &a.cluster})
     for (const auto& path : *list) {
-      auto src = read_source(path);
+      auto src = read_source(list == &a.cluster ? resolve_trace(path) : path);
       if (!src) {
         err << "error: " << src.error() << "\n";
         return res;
+      }
+      // The openb node list (CSV) stands for a Cluster document.
+      if (list == &a.cluster && is_openb_node_list(src->text)) {
+        std::vector<std::string> node_errors;
+        src->text = openb_nodes_to_cluster_yaml(src->name, src->text, node_errors);
+        for (const auto& e : node_errors) err << "error: " << e << "\n";
+        if (!node_errors.empty()) return res;
       }
       sources.push_back(std::move(*src));
     }
@@ -130,7 +139,8 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
     so.gpus_per_node = max_gpus_per_node(*config);
     trace = generate_synthetic(so, *config, rng);
     trace_name = "synthetic:jobs=" + std::to_string(a.synthetic.jobs);
-  } else if (a.trace_format == "philly-chronus" || a.trace_format == "sluice-events") {
+  } else if (a.trace_format == "philly-chronus" || a.trace_format == "sluice-events" ||
+             a.trace_format == "openb") {
     if (a.trace.empty()) {
       err << "error: --trace FILE is required for --trace-format " << a.trace_format << "\n";
       return res;
@@ -145,12 +155,16 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
       PhillyOptions po;
       po.gpus_per_node = max_gpus_per_node(*config);
       trace = read_philly(a.trace, src->text, po);
+    } else if (a.trace_format == "openb") {
+      OpenbOptions oo;
+      oo.queue = a.openb_queue;
+      trace = read_openb(a.trace, src->text, oo);
     } else {
       trace = read_sluice_events(a.trace, src->text);
     }
   } else {
     err << "error: --trace-format: '" << a.trace_format
-        << "' is not philly-chronus, synthetic or sluice-events\n";
+        << "' is not philly-chronus, openb, synthetic or sluice-events\n";
     return res;
   }
   check_against(trace, *config);
@@ -168,6 +182,7 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   SimOptions so;
   so.cycle_interval_ns = static_cast<TimeNs>(a.cycle_interval_s * 1e9);
   so.check_invariants = a.check_invariants;
+  so.record_series = !a.html.empty();
   so.failures = random_failures(a, *config, trace.jobs, rng);
   const auto t0 = std::chrono::steady_clock::now();
   SimResult result = simulate(config, trace.jobs, so);
@@ -202,11 +217,21 @@ std::string speed_line(const RunOutcome& r) {
   return line;
 }
 
-bool write_report(const std::string& path, const nlohmann::json& j, std::ostream& err) {
+bool write_file(const std::string& path, const std::string& text, std::ostream& err) {
   std::ofstream r(path, std::ios::binary);
-  r << j.dump(2) << "\n";
+  r << text;
   if (!r) err << "error: cannot write " << path << "\n";
   return static_cast<bool>(r);
+}
+
+bool write_report(const std::string& path, const nlohmann::json& j, std::ostream& err) {
+  return write_file(path, j.dump(2) + "\n", err);
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
+  return s;
 }
 
 }  // namespace
@@ -215,6 +240,9 @@ int run_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
   const RunOutcome r = run_once(a, err);
   if (r.rc == 1) return 1;
   if (!a.report.empty() && !write_report(a.report, to_json(r.figures), err)) return 1;
+  if (!a.html.empty() &&
+      !write_file(a.html, to_html(r.figures, "sluice sim run: " + joined(a.config)), err))
+    return 1;
   if (!a.quiet) out << to_table(r.figures) << "\n" << speed_line(r) << "\n";
   return r.rc;
 }
@@ -231,6 +259,11 @@ int compare_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
     rows.emplace_back(file, std::move(r));
   }
   if (!a.report.empty() && !write_report(a.report, all, err)) return 1;
+  if (!a.html.empty()) {
+    std::vector<std::pair<std::string, const Figures*>> v;
+    for (const auto& [file, r] : rows) v.emplace_back(file, &r.figures);
+    if (!write_file(a.html, compare_html(v, "sluice sim compare"), err)) return 1;
+  }
   if (a.quiet) return 0;
   out << compare_table(rows);
   return 0;
@@ -244,15 +277,21 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
                   "file per variant")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--cluster", a->cluster, "Cluster description (sluice Cluster)")
-      ->check(CLI::ExistingFile);
+  cmd->add_option("--cluster", a->cluster,
+                  "Cluster description (sluice Cluster, or the openb node list CSV; a relative "
+                  "path not found here is looked up as --trace is)");
   cmd->add_option("--trace", a->trace,
                   "Trace file (a relative path not found here is looked up in $SLUICE_TRACES, "
                   "default ../shared/traces)");
   cmd->add_option("--trace-format", a->trace_format,
-                  "philly-chronus (default), sluice-events or synthetic")
-      ->check(CLI::IsMember({"philly-chronus", "sluice-events", "synthetic"}));
+                  "philly-chronus (default), openb, sluice-events or synthetic")
+      ->check(CLI::IsMember({"philly-chronus", "openb", "sluice-events", "synthetic"}));
+  cmd->add_option("--openb-queue", a->openb_queue,
+                  "openb: the LocalQueue (namespace default) every pod goes to")
+      ->capture_default_str();
   cmd->add_option("--report", a->report, "Write the JSON report here");
+  cmd->add_option("--html", a->html,
+                  "Write the HTML report here (one self-contained page: charts and tables)");
   cmd->add_flag("--skip-bad-rows", a->skip_bad_rows, "Skip bad trace rows and count them");
   cmd->add_flag("--quiet", a->quiet, "Print no table");
   cmd->add_flag("--check-invariants", a->check_invariants,

@@ -18,7 +18,9 @@ struct RunArgs {
   std::vector<std::string> cluster;  // cluster files
   std::string trace;                 // file (philly-chronus, sluice-events)
   std::string trace_format = "philly-chronus";
-  std::string report;  // JSON report path; "" = none
+  std::string openb_queue = "openb";  // openb: the LocalQueue of every pod
+  std::string report;                 // JSON report path; "" = none
+  std::string html;  // HTML report path; "" = none (records the time series when set)
   bool skip_bad_rows = false;
   bool quiet = false;  // no table
   bool check_invariants = false;

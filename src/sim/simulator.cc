@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "core/cycle/scheduler.h"
@@ -34,6 +35,21 @@ class Run {
       index_.emplace(j.id, i);
       events_.push(j.submit_ns, EventKind::kArrival, i);
     }
+    if (options_.record_series) {
+      std::map<std::string, int32_t> names;
+      for (const auto& tj : jobs_)
+        names.emplace(tj.job.priority_class.empty() ? "none" : tj.job.priority_class, 0);
+      for (auto& [name, idx] : names) {
+        idx = static_cast<int32_t>(res_.series.classes.size());
+        res_.series.classes.push_back(name);
+      }
+      class_of_.resize(jobs_.size());
+      for (size_t i = 0; i < jobs_.size(); ++i) {
+        const std::string& c = jobs_[i].job.priority_class;
+        class_of_[i] = names.at(c.empty() ? "none" : c);
+      }
+      pending_by_class_.assign(names.size(), 0);
+    }
     for (const auto& f : options_.failures) {
       events_.push(f.down_ns, EventKind::kNodeDown, static_cast<uint64_t>(f.node));
       if (f.up_ns > f.down_ns)
@@ -63,6 +79,7 @@ class Run {
       }
       if (sched_.pending_count() == 0) {
         measure_fairness(now);
+        record(now);
         continue;
       }
       if (cycle_due) {
@@ -75,6 +92,7 @@ class Run {
         cycle_scheduled_ = true;
       }
       measure_fairness(now);
+      record(now);
     }
     return std::move(res_);
   }
@@ -107,6 +125,29 @@ class Run {
     fair_index_ = n < 2 ? -1 : sxx > 0 ? sx * sx / (n * sxx) : 1;
   }
 
+  // Appends a point to the series when a value changed since the last one.
+  void record(TimeNs now) {
+    if (!options_.record_series) return;
+    Series& s = res_.series;
+    const size_t k = pending_by_class_.size();
+    if (!s.t_ns.empty() && s.used_gpu_milli.back() == used_gpu_milli_ &&
+        std::equal(pending_by_class_.begin(), pending_by_class_.end(), s.pending.end() - k))
+      return;
+    if (!s.t_ns.empty() && s.t_ns.back() == now) {  // same time: overwrite
+      s.used_gpu_milli.back() = used_gpu_milli_;
+      std::copy(pending_by_class_.begin(), pending_by_class_.end(), s.pending.end() - k);
+      return;
+    }
+    s.t_ns.push_back(now);
+    s.used_gpu_milli.push_back(used_gpu_milli_);
+    s.pending.insert(s.pending.end(), pending_by_class_.begin(), pending_by_class_.end());
+  }
+  void pending_delta(size_t i, int32_t d) {
+    if (options_.record_series) pending_by_class_[class_of_[i]] += d;
+  }
+  // A running job stops (completion, preemption, node failure): its GPUs are free again.
+  void stopped(size_t i) { used_gpu_milli_ -= res_.jobs[i].gpu_milli; }
+
   // Applies one event; true when it asks for a cycle now.
   bool handle(const Event& e, TimeNs now) {
     switch (e.kind) {
@@ -118,6 +159,8 @@ class Run {
         if (s.status != SubmitStatus::kAccepted) {
           o.rejected = true;
           o.reject_reason = s.message;
+        } else {
+          pending_delta(e.a, 1);
         }
         return false;
       }
@@ -130,6 +173,7 @@ class Run {
         o.end_ns = now;
         o.run_ns += now - started_at_[e.a];
         started_at_.erase(e.a);
+        stopped(i);
         res_.last_ns = std::max(res_.last_ns, now);
         return false;
       }
@@ -149,10 +193,13 @@ class Run {
             }
         for (JobId id : hit) {
           sched_.requeue(id, now);
-          JobOutcome& o = res_.jobs[index_.at(id)];
+          const size_t i = index_.at(id);
+          JobOutcome& o = res_.jobs[i];
           o.run_ns += now - started_at_[id];
           started_at_.erase(id);
           ++res_.requeued;
+          stopped(i);
+          pending_delta(i, 1);
         }
         return false;
       }
@@ -179,16 +226,22 @@ class Run {
       for (const auto& pr : r.preempted) {
         const auto it = started_at_.find(pr.victim);
         if (it == started_at_.end()) continue;
-        JobOutcome& o = res_.jobs[index_.at(pr.victim)];
+        const size_t i = index_.at(pr.victim);
+        JobOutcome& o = res_.jobs[i];
         o.run_ns += now - it->second;
+        o.preempted_run_ns += now - it->second;
         ++o.preemptions;
+        stopped(i);
+        pending_delta(i, 1);
         ++res_.preemptions;
         started_at_.erase(it);
       }
     }
     if constexpr (requires { r.rejected; }) {
       for (const auto& rj : r.rejected) {
-        JobOutcome& o = res_.jobs[index_.at(rj.job)];
+        const size_t i = index_.at(rj.job);
+        JobOutcome& o = res_.jobs[i];
+        pending_delta(i, -1);
         o.rejected = true;
         o.reject_reason = "interactive timeout: " + describe(rj.reason, *config_);
       }
@@ -210,6 +263,8 @@ class Run {
       if (o.first_start_ns < 0) o.first_start_ns = now;
       ++o.starts;
       started_at_[a.job] = now;
+      used_gpu_milli_ += o.gpu_milli;
+      pending_delta(i, -1);
       events_.push(now + jobs_[i].duration_ns, EventKind::kCompletion, a.job,
                    static_cast<uint64_t>(o.starts));
     }
@@ -233,6 +288,9 @@ class Run {
   std::vector<int32_t> down_count_;   // per node: failures not yet repaired
   TimeNs fair_since_ns_ = -1;
   double fair_index_ = -1;
+  int64_t used_gpu_milli_ = 0;             // running jobs' GPUs
+  std::vector<int32_t> class_of_;          // trace index -> Series::classes index
+  std::vector<int32_t> pending_by_class_;  // per Series::classes
   bool cycled_ = false;
   bool cycle_scheduled_ = false;
 };

@@ -27,6 +27,19 @@ struct SimOptions {
   TimeNs cycle_interval_ns = 0;
   std::vector<NodeFailure> failures;
   bool check_invariants = false;  // Scheduler::check_invariants() after every cycle (slow)
+  // Record the time series (allocated GPUs, pending jobs per class) for the HTML report; off by
+  // default: it costs memory proportional to the number of event batches.
+  bool record_series = false;
+};
+
+// Step functions of the run, one point per batch of events whose values changed: from
+// `t_ns[i]` until the next point, `used_gpu_milli[i]` was allocated and
+// `pending[i * classes.size() + c]` jobs of class `classes[c]` were pending.
+struct Series {
+  std::vector<std::string> classes;  // sorted names ("none" for jobs without a class)
+  std::vector<TimeNs> t_ns;
+  std::vector<int64_t> used_gpu_milli;
+  std::vector<int32_t> pending;
 };
 
 // What happened to one trace job.
@@ -37,13 +50,14 @@ struct JobOutcome {
   int32_t priority = 0;
   int64_t gpu_milli = 0;  // whole job
   TimeNs submit_ns = 0;
-  TimeNs first_start_ns = -1;  // -1: never started
-  TimeNs end_ns = -1;          // -1: never finished
-  TimeNs run_ns = 0;           // time spent running, interrupted spans included
-  int32_t starts = 0;          // > 1 after a node failure or a preemption sent it back
-  int32_t preemptions = 0;     // times a scheduling cycle evicted it
-  bool rejected = false;       // submit() refused it (pending cap, invalid, ...) or an interactive
-                               // job timed out
+  TimeNs first_start_ns = -1;   // -1: never started
+  TimeNs end_ns = -1;           // -1: never finished
+  TimeNs run_ns = 0;            // time spent running, interrupted spans included
+  int32_t starts = 0;           // > 1 after a node failure or a preemption sent it back
+  int32_t preemptions = 0;      // times a scheduling cycle evicted it
+  TimeNs preempted_run_ns = 0;  // run time its preemptions threw away (it restarts from scratch)
+  bool rejected = false;        // submit() refused it (pending cap, invalid, ...) or an interactive
+                                // job timed out
   std::string reject_reason;
 };
 
@@ -63,6 +77,7 @@ struct SimResult {
   double jain_contended_weighted_s = 0;  // sum of index x seconds
   double contended_s = 0;                // seconds with >= 2 contended queues
   std::string invariant_failure;         // first failed invariant check, when enabled
+  Series series;                         // only with SimOptions::record_series
 };
 
 SimResult simulate(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The simulator's speed run (issue 4, "Speed"): `sluice sim run --trace-format synthetic` with
+# preemption on (bench/sim_scale/queues.yaml: ten teams, borrowing, reclaim, preemption of
+# `low` work, backfill) on 10,000 GPUs (bench/sim_scale/cluster.yaml) at 10k, 100k and 1M jobs.
+# Reports wall time, events/s and peak RSS (/usr/bin/time -v) per size, and how each grows from
+# one size to the next. Targets: 1M jobs under 60 s and under 2 GiB.
+#
+#   bench/sim_scale.sh [SLUICE_BIN] [SIZES...]     (default: build/sluice 10000 100000 1000000)
+#
+# The load: arrivals at 1 job/s on average (diurnal swing 0.5), 1/2/4/8 GPUs at 70/10/15/5%,
+# 1% gangs of 64 GPUs, run times log-uniform 1 min .. 8 h: about 90% of the cluster's GPUs on
+# average, with queues building up at the daily peak. 20% of the jobs are `high`, half are
+# preemptible. Seed 1.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${1:-$here/../build/sluice}
+shift || true
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000 1000000)
+[ -x /usr/bin/time ] || { echo "/usr/bin/time missing (apt-get install time)"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+printf '| jobs | wall s | sim loop s | events | events/s | cycles | preemptions | utilisation | peak RSS MiB |\n'
+printf '|---|---|---|---|---|---|---|---|---|\n'
+prev_wall=""
+prev_rss=""
+growth=""
+for n in "${sizes[@]}"; do
+  /usr/bin/time -v -o "$tmp/time.txt" "$bin" sim run \
+    --config "$here/sim_scale/queues.yaml" --cluster "$here/sim_scale/cluster.yaml" \
+    --trace-format synthetic --jobs "$n" --arrival-rate 1 --diurnal-amplitude 0.5 \
+    --min-duration 60 --max-duration 28800 --large-gang-fraction 0.01 --large-gang-gpus 64 \
+    --high-priority-fraction 0.2 --preemptible-fraction 0.5 --seed 1 \
+    --report "$tmp/report.json" >"$tmp/out.txt"
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tmp/time.txt")
+  rss_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time.txt")
+  # "simulated E events, C cycles in S s (R events/s)"
+  read -r events cycles loop rate < <(sed -n 's/^simulated \([0-9]*\) events, \([0-9]*\) cycles in \([0-9.]*\) s (\([0-9]*\) events\/s).*/\1 \2 \3 \4/p' "$tmp/out.txt")
+  read -r pre util < <(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["simulation"]["preemptions"], "%.1f%%" % (100*j["utilisation"]))' "$tmp/report.json")
+  rss=$((rss_kb / 1024))
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$n" "$wall" "$loop" "$events" "$rate" "$cycles" "$pre" "$util" "$rss"
+  if [ -n "$prev_wall" ]; then
+    growth+=$(python3 -c 'import sys; a,b,c,d=map(float,sys.argv[1:]); print("x%.1f wall, x%.1f RSS" % (b/a if a>0 else 0, d/c if c>0 else 0))' "$prev_wall" "$wall" "$prev_rss" "$rss")
+    growth+=" from $prev_n to $n jobs; "
+  fi
+  prev_wall=$wall
+  prev_rss=$rss
+  prev_n=$n
+done
+[ -n "$growth" ] && echo "growth: $growth"
