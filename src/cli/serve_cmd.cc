@@ -1,6 +1,332 @@
-// Placeholder until the command lands (replaced in this change series).
+// `sluice serve` (the control plane) and `sluice up` (server + local agents in one process,
+// optionally with the demo).
+#include <httplib.h>
+#include <signal.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "agent/agent.h"
 #include "cli/commands.h"
+#include "cli/demo_assets.h"
+#include "server/server.h"
 
 namespace sluice::cli {
-void register_serve(CLI::App&) {}
+namespace {
+
+using nlohmann::json;
+
+// Blocks SIGINT/SIGTERM in every thread (call before starting any); wait_for_signal() takes them.
+void block_signals(sigset_t* set) {
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, set, nullptr);
+}
+
+// Waits for SIGINT/SIGTERM, or `seconds` (<= 0: forever). Returns the signal or 0 on timeout.
+int wait_for_signal(const sigset_t& set, double seconds) {
+  if (seconds <= 0) {
+    int sig = 0;
+    sigwait(&set, &sig);
+    return sig;
+  }
+  timespec ts{
+      static_cast<time_t>(seconds),
+      static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
+  const int sig = sigtimedwait(&set, nullptr, &ts);
+  return sig < 0 ? 0 : sig;
+}
+
+struct ServeArgs {
+  server::ServeOptions opt;
+  double agent_timeout_s = 10;
+};
+
+void add_server_options(CLI::App* cmd, ServeArgs& a) {
+  cmd->add_option("--listen", a.opt.listen, "HOST:PORT to serve the API on (port 0: any free)")
+      ->capture_default_str();
+  cmd->add_option("--data-dir", a.opt.data_dir, "SQLite store and event log directory")
+      ->capture_default_str();
+  cmd->add_option("--agent-timeout", a.agent_timeout_s,
+                  "Seconds without a sync before a node is NotReady and its jobs are requeued")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 86400.0));
+  cmd->add_option("--heartbeat-ms", a.opt.state.heartbeat_ms, "Agent sync interval to ask for")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, int64_t{60'000}));
+  cmd->add_option("--cycle-interval-ms", a.opt.cycle_interval_ms,
+                  "A scheduling cycle at least this often (events trigger more)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, int64_t{60'000}));
+  cmd->add_flag("--quiet", a.opt.quiet, "No log lines on stderr");
+}
+
+Result<std::unique_ptr<server::Server>> start_server(ServeArgs& a) {
+  a.opt.state.agent_timeout_ns = static_cast<TimeNs>(a.agent_timeout_s * 1e9);
+  auto srv = server::Server::create(a.opt);
+  if (!srv) return srv;
+  for (const auto& n : (*srv)->notes()) std::cerr << "serve: " << n << "\n";
+  (*srv)->start();
+  return srv;
+}
+
+int run_serve(ServeArgs& a) {
+  sigset_t set;
+  block_signals(&set);
+  auto srv = start_server(a);
+  if (!srv) {
+    std::cerr << "error: " << srv.error() << "\n";
+    return 1;
+  }
+  std::cerr << "sluice serve: API on " << (*srv)->url() << " (data in " << a.opt.data_dir
+            << "); stop with Ctrl-C\n";
+  const int sig = wait_for_signal(set, 0);
+  std::cerr << "sluice serve: signal " << sig << ", stopping\n";
+  (*srv)->stop();
+  return 0;
+}
+
+// --- sluice up -------------------------------------------------------------------------------
+
+struct UpArgs {
+  ServeArgs serve;
+  bool demo = false;
+  int nodes = 1;
+  std::string gpus = "fake:8xH100";
+  double exit_after_s = 0;
+};
+
+std::string local_cluster_yaml(int nodes, const std::string& gpus_spec) {
+  // One node group mirroring what the local agents will report (fake:COUNTxMODEL only).
+  int count = 8;
+  std::string model = "H100";
+  if (gpus_spec.rfind("fake:", 0) == 0) {
+    const std::string s = gpus_spec.substr(5);
+    const auto x = s.find('x');
+    if (x != std::string::npos) {
+      try {
+        count = std::stoi(s.substr(0, x));
+      } catch (...) {
+      }
+      model = s.substr(x + 1);
+      model = model.substr(0, model.find_first_of(":,"));
+    }
+  }
+  return "apiVersion: sluice.dev/v1alpha1\nkind: Cluster\nmetadata: {name: local}\nspec:\n"
+         "  nodeGroups:\n  - namePrefix: local-\n    count: " +
+         std::to_string(nodes) +
+         "\n    cpu: 16\n    memory: 64Gi\n    gpus: {count: " + std::to_string(count) +
+         ", model: " + model +
+         "}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: "
+         "{name: default}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+         "metadata: {name: default}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n"
+         "  - coveredResources: [nvidia.com/gpu, cpu, memory]\n    flavors:\n    - name: default\n"
+         "      resources:\n      - {name: nvidia.com/gpu, nominalQuota: " +
+         std::to_string(count * nodes) +
+         "}\n      - {name: cpu, nominalQuota: " + std::to_string(16 * nodes) +
+         "}\n      - {name: memory, nominalQuota: " + std::to_string(64 * nodes) +
+         "Gi}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+         "metadata: {name: default, namespace: default}\nspec: {clusterQueue: default}\n";
+}
+
+// The demo's job documents grouped by their submitTime offset (seconds).
+std::map<double, std::vector<std::string>> demo_schedule() {
+  std::map<double, std::vector<std::string>> out;
+  for (const auto& doc : YAML::LoadAll(kDemoJobs)) {
+    const double at = doc["spec"]["submitTime"].as<double>(0);
+    YAML::Emitter e;
+    e << doc;
+    out[at].push_back(e.c_str());
+  }
+  return out;
+}
+
+// One line of job counts per state, printed when it changed since the last one.
+void print_status(httplib::Client& cli, double t, std::string& last) {
+  auto r = cli.Get("/v1/jobs?limit=1000");
+  if (!r || r->status != 200) return;
+  std::map<std::string, int> by_state;
+  int preemptions = 0;
+  const json body = json::parse(r->body, nullptr, false);
+  if (body.is_discarded()) return;
+  for (const auto& j : body["jobs"]) {
+    by_state[j["state"].get<std::string>()]++;
+    preemptions += j["preemptions"].get<int>();
+  }
+  std::string line;
+  for (const auto& [s, n] : by_state) line += " " + s + "=" + std::to_string(n);
+  line += " preemptions=" + std::to_string(preemptions);
+  if (line == last) return;
+  last = line;
+  std::printf("[%5.1fs]%s\n", t, line.c_str());
+  std::fflush(stdout);
+}
+
+void print_jobs_table(httplib::Client& cli) {
+  auto r = cli.Get("/v1/jobs?limit=1000");
+  if (!r || r->status != 200) return;
+  const json body = json::parse(r->body, nullptr, false);
+  if (body.is_discarded()) return;
+  const json& jobs = body["jobs"];
+  std::printf("\n%-4s %-10s %-9s %-12s %-10s %-5s %-6s %s\n", "ID", "NAME", "NAMESPACE", "QUEUE",
+              "STATE", "GPUS", "PREEMPT", "NODES / REASON");
+  for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) {
+    const auto& j = *it;
+    std::string where;
+    for (const auto& p : j["placement"])
+      where += (where.empty() ? "" : ",") + p["node"].get<std::string>();
+    if (j["state"] != "running" && !j["reason"].is_null()) where = j["reason"].get<std::string>();
+    if (where.size() > 70) where = where.substr(0, 67) + "...";
+    std::printf(
+        "%-4lld %-10s %-9s %-12s %-10s %-5lld %-6d %s\n",
+        static_cast<long long>(j["id"].get<int64_t>()), j["name"].get<std::string>().c_str(),
+        j["namespace"].get<std::string>().c_str(), j["cluster_queue"].get<std::string>().c_str(),
+        j["state"].get<std::string>().c_str(), static_cast<long long>(j["gpus"].get<int64_t>()),
+        j["preemptions"].get<int>(), where.c_str());
+  }
+  std::fflush(stdout);
+}
+
+int run_up(UpArgs& a) {
+  sigset_t set;
+  block_signals(&set);
+  std::filesystem::create_directories(a.serve.opt.data_dir);
+  // 1. Configuration: the demo's, or one queue over the local nodes, unless --config is given.
+  if (a.serve.opt.config_files.empty()) {
+    const std::string path = a.serve.opt.data_dir + "/up-config.yaml";
+    std::ofstream f(path);
+    if (a.demo) {
+      a.nodes = 2;
+      a.gpus = "fake:4xH100";
+      f << kDemoCluster << "---\n" << kDemoQueues;
+    } else {
+      f << local_cluster_yaml(a.nodes, a.gpus);
+    }
+    if (!f) {
+      std::cerr << "error: cannot write " << path << "\n";
+      return 1;
+    }
+    a.serve.opt.config_files = {path};
+  }
+  auto srv = start_server(a.serve);
+  if (!srv) {
+    std::cerr << "error: " << srv.error() << "\n";
+    return 1;
+  }
+  const std::string url = (*srv)->url();
+  // 2. Local agents, one per node, in this process.
+  std::vector<std::unique_ptr<agent::Agent>> agents;
+  for (int i = 0; i < a.nodes; ++i) {
+    agent::AgentOptions o;
+    o.server_url = url;
+    o.node = "local-" + std::to_string(i);
+    o.gpus_spec = a.gpus;
+    o.state_dir = a.serve.opt.data_dir + "/agent-" + o.node;
+    o.heartbeat_ms = a.serve.opt.state.heartbeat_ms;
+    o.drain = true;  // `up` owns its pods: they end with it
+    o.drain_grace_ms = 3000;
+    if (a.serve.opt.quiet) o.log = [](const std::string&) {};
+    auto ag = agent::Agent::create(o);
+    if (!ag) {
+      std::cerr << "error: agent " << o.node << ": " << ag.error() << "\n";
+      (*srv)->stop();
+      return 1;
+    }
+    (*ag)->start();
+    agents.push_back(std::move(*ag));
+  }
+  std::printf("sluice is up: %s/ (status page), API %s, %d node(s) with %s, data in %s\n",
+              url.c_str(), url.c_str(), a.nodes, a.gpus.c_str(), a.serve.opt.data_dir.c_str());
+  std::printf("try: SLUICE_SERVER=%s sluice jobs | sluice queues | sluice nodes\n", url.c_str());
+  std::fflush(stdout);
+  // 3. The demo mix, submitted over HTTP like any client would.
+  httplib::Client cli(url);
+  cli.set_read_timeout(30, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  int rc = 0;
+  std::string last;
+  if (a.demo) {
+    std::printf(
+        "demo: a preemptible sweep borrows the idle GPUs; team-a's urgent gang reclaims "
+        "its quota; team-b reclaims; an interactive notebook must start within 30 s\n");
+    for (const auto& [at, docs] : demo_schedule()) {
+      while (elapsed() < at) {
+        if (wait_for_signal(set, std::min(1.0, at - elapsed())) != 0) goto done;
+        print_status(cli, elapsed(), last);
+      }
+      for (const auto& d : docs) {
+        auto r = cli.Post("/v1/jobs", d, "application/yaml");
+        if (!r || r->status != 202) {
+          std::printf("demo: submission failed: %s\n", r ? r->body.c_str() : "no answer");
+          rc = 1;
+        }
+      }
+      std::printf("[%5.1fs] submitted %zu job(s)\n", elapsed(), docs.size());
+    }
+  }
+  // 4. Run until a signal (or --exit-after), printing progress as it changes.
+  for (;;) {
+    const double left = a.exit_after_s > 0 ? a.exit_after_s - elapsed() : 5.0;
+    if (a.exit_after_s > 0 && left <= 0) break;
+    if (wait_for_signal(set, std::min(1.0, left)) != 0) break;
+    print_status(cli, elapsed(), last);
+  }
+done:
+  print_jobs_table(cli);
+  for (auto& ag : agents) ag->stop();
+  (*srv)->stop();
+  return rc;
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app) {
+  auto sa = std::make_shared<ServeArgs>();
+  auto* serve = app.add_subcommand("serve",
+                                   "Run the control-plane server (HTTP API, scheduling "
+                                   "loop, SQLite store)");
+  serve
+      ->add_option("--config", sa->opt.config_files,
+                   "Cluster, queues, policy and ServerAuth documents (default: the stored ones)")
+      ->check(CLI::ExistingFile);
+  add_server_options(serve, *sa);
+  serve->callback([sa] {
+    if (int rc = run_serve(*sa)) throw CLI::RuntimeError(rc);
+  });
+
+  auto ua = std::make_shared<UpArgs>();
+  ua->serve.opt.data_dir = "sluice-up-data";
+  auto* up = app.add_subcommand("up",
+                                "Start a server and local agents with fake GPUs in one "
+                                "process; --demo submits a demo mix");
+  up->add_flag("--demo", ua->demo,
+               "Three teams, borrowing, a gang and a preemption, within a "
+               "minute (2 nodes x 4 fake H100)");
+  up->add_option("--config", ua->serve.opt.config_files, "Use this configuration instead")
+      ->check(CLI::ExistingFile);
+  up->add_option("--nodes", ua->nodes, "Local nodes (one agent each)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  up->add_option("--gpus", ua->gpus, "GPUs per local node: fake:COUNTxMODEL or auto (NVML)")
+      ->capture_default_str();
+  up->add_option("--exit-after", ua->exit_after_s, "Stop after this many seconds (0: on Ctrl-C)")
+      ->capture_default_str();
+  add_server_options(up, ua->serve);
+  up->callback([ua] {
+    if (int rc = run_up(*ua)) throw CLI::RuntimeError(rc);
+  });
+}
+
 }  // namespace sluice::cli

@@ -1,0 +1,91 @@
+#include "server/auth.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+namespace sluice::server {
+namespace {
+
+std::string bearer(const std::string& header) {
+  const std::string prefix = "Bearer ";
+  if (header.size() <= prefix.size() || header.compare(0, prefix.size(), prefix) != 0) return {};
+  return header.substr(prefix.size());
+}
+
+// Comparison that does not stop at the first differing byte.
+bool same(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+bool Caller::sees(const std::string& ns) const {
+  if (admin) return true;
+  return std::any_of(namespaces.begin(), namespaces.end(),
+                     [&](const std::string& n) { return n == "*" || n == ns; });
+}
+
+std::optional<Caller> AuthConfig::caller(const std::string& header) const {
+  if (!enabled()) return Caller{};
+  const std::string t = bearer(header);
+  if (t.empty()) return std::nullopt;
+  for (const auto& tok : tokens)
+    if (same(tok.token, t)) return Caller{tok.name, tok.admin, tok.namespaces};
+  return std::nullopt;
+}
+
+bool AuthConfig::agent_allowed(const std::string& header) const {
+  if (join_token.empty()) return true;
+  return same(bearer(header), join_token);
+}
+
+Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
+  AuthConfig out;
+  for (const auto& src : sources) {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(src.text);
+    } catch (const YAML::Exception& e) {
+      return Error{src.name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg};
+    }
+    for (const auto& d : docs) {
+      if (!d.IsMap() || !d["kind"] || d["kind"].as<std::string>("") != "ServerAuth") continue;
+      const auto where = src.name + ":" + std::to_string(d.Mark().line + 1) + ": ";
+      const auto spec = d["spec"];
+      if (!spec || !spec.IsMap()) return Error{where + "spec: required map"};
+      try {
+        if (spec["joinToken"]) out.join_token = spec["joinToken"].as<std::string>();
+        if (spec["tokens"]) {
+          if (!spec["tokens"].IsSequence()) return Error{where + "spec.tokens: must be a list"};
+          size_t i = 0;
+          for (const auto& t : spec["tokens"]) {
+            const auto at = where + "spec.tokens[" + std::to_string(i++) + "]";
+            Token tok;
+            tok.name = t["name"].as<std::string>("");
+            tok.token = t["token"].as<std::string>("");
+            if (tok.token.size() < 8) return Error{at + ".token: required, at least 8 characters"};
+            const std::string role = t["role"].as<std::string>("member");
+            if (role != "admin" && role != "member")
+              return Error{at + ".role: \"" + role + "\" is not admin or member"};
+            tok.admin = role == "admin";
+            if (t["namespaces"])
+              for (const auto& ns : t["namespaces"]) tok.namespaces.push_back(ns.as<std::string>());
+            if (!tok.admin && tok.namespaces.empty())
+              return Error{at + ".namespaces: a member needs at least one namespace"};
+            if (tok.name.empty()) tok.name = role + "-" + std::to_string(i);
+            out.tokens.push_back(std::move(tok));
+          }
+        }
+      } catch (const YAML::Exception& e) {
+        return Error{where + "spec: " + e.msg};
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,40 @@
+#pragma once
+// Bearer tokens (docs/api.md "Auth"): each token has a role and, for members, the namespaces it
+// may see and act in. Agents join with the join token. Read from a `kind: ServerAuth` document
+// in the server's configuration.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/loader.h"
+#include "core/model/result.h"
+
+namespace sluice::server {
+
+struct Token {
+  std::string name;
+  std::string token;
+  bool admin = false;
+  std::vector<std::string> namespaces;  // members only; "*" = every namespace
+};
+
+struct Caller {
+  std::string name = "anonymous";
+  bool admin = true;  // with auth off everyone is admin (loopback only)
+  std::vector<std::string> namespaces;
+  bool sees(const std::string& ns) const;
+};
+
+struct AuthConfig {
+  std::string join_token;  // "" = agents join without a token
+  std::vector<Token> tokens;
+  bool enabled() const { return !tokens.empty(); }
+  // The caller for an Authorization header value; nullopt: missing or unknown token.
+  std::optional<Caller> caller(const std::string& authorization_header) const;
+  bool agent_allowed(const std::string& authorization_header) const;
+};
+
+// Finds `kind: ServerAuth` documents in the sources (none: auth off). Errors name file and line.
+Result<AuthConfig> parse_auth(const std::vector<Source>& sources);
+
+}  // namespace sluice::server

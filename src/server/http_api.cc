@@ -1,0 +1,445 @@
+// The HTTP API of `sluice serve` (docs/api.md). Every handler: authorize, take the state lock
+// for the shortest time, wait for the store outside it, then answer.
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/config/loader.h"
+#include "server/server.h"
+
+namespace sluice::server {
+namespace {
+
+using nlohmann::json;
+
+void reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void fail(httplib::Response& res, int status, const std::string& error,
+          const std::vector<std::string>& details = {}) {
+  reply(res, status, json{{"error", error}, {"details", details}});
+}
+
+std::optional<JobId> parse_id(const std::string& s) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  JobId v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<JobId>(c - '0');
+  }
+  return v;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    auto end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Server::routes() {
+  auto& h = *http_;
+  // Authorization for /v1 (except the agents' endpoints, which use the join token).
+  auto who = [this](const httplib::Request& req, httplib::Response& res) -> std::optional<Caller> {
+    auto c = auth_.caller(req.get_header_value("Authorization"));
+    if (!c) fail(res, 401, "missing or unknown bearer token");
+    return c;
+  };
+  auto now = [this] { return now_ns(); };
+
+  h.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        fail(res, 500, what);
+      });
+  h.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413)
+      fail(res, 413, "request body larger than the 1 MiB limit");
+    else if (res.status == 404)
+      fail(res, 404, "no such endpoint (see docs/api.md)");
+    else
+      fail(res, res.status, "request failed");
+  });
+
+  h.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  h.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    const bool ok = ready_ && !store_failed_;
+    res.status = ok ? 200 : 503;
+    res.set_content(ok ? "ready\n" : (store_failed_ ? "store failed\n" : "starting\n"),
+                    "text/plain");
+  });
+  h.Get("/metrics", [this, now](const httplib::Request&, httplib::Response& res) {
+    std::string text;
+    {
+      std::lock_guard lk(state_->mu());
+      text = state_->metrics_text(now());
+    }
+    res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
+  });
+
+  // --- Jobs ----------------------------------------------------------------------------------
+  h.Post("/v1/jobs", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    if (store_failed_) return fail(res, 503, "the store failed; new work is refused");
+    std::shared_ptr<const Config> cfg;
+    {
+      std::lock_guard lk(state_->mu());
+      cfg = state_->config_ptr();
+    }
+    // Parse outside the lock: documents against the configuration in force.
+    auto parsed = parse_jobs(Source{"request", req.body}, *cfg);
+    if (!parsed.errors.empty())
+      return fail(res, 400, "the body is not a valid job submission", parsed.errors);
+    for (const auto& j : parsed.jobs)
+      if (!caller->sees(j.namespace_))
+        return fail(
+            res, 403,
+            "token " + caller->name + " may not submit to namespace \"" + j.namespace_ + "\"");
+    SubmitOutcome out;
+    json body = json::array();
+    {
+      std::lock_guard lk(state_->mu());
+      out = state_->submit(std::move(parsed.jobs), now());
+      if (out.status == 202)
+        for (JobId id : out.ids) {
+          const auto* r = state_->find(id);
+          body.push_back({{"id", id}, {"name", r->job.name}, {"queue", r->cluster_queue}});
+        }
+    }
+    if (out.status != 202) {
+      if (out.status == 429) res.set_header("Retry-After", "5");
+      return fail(res, out.status, out.error, out.details);
+    }
+    if (out.ticket && !store_->wait(out.ticket))
+      return fail(res, 500, "the submission could not be written: " + store_->error());
+    kick();
+    reply(res, 202, json{{"jobs", body}, {"notes", parsed.notes}});
+  });
+
+  h.Get("/v1/jobs", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    std::vector<JobState> states;
+    for (const auto& s : split_commas(req.get_param_value("state"))) {
+      auto st = parse_state(s);
+      if (!st)
+        return fail(res, 400, "unknown state \"" + s + "\"",
+                    {"states: pending, running, succeeded, failed, cancelled, rejected"});
+      states.push_back(*st);
+    }
+    const std::string queue = req.get_param_value("queue");
+    const std::string ns = req.get_param_value("namespace");
+    size_t limit = 500;
+    if (req.has_param("limit")) {
+      auto l = parse_id(req.get_param_value("limit"));
+      if (!l || *l == 0) return fail(res, 400, "limit: expected a positive integer");
+      limit = static_cast<size_t>(*l);
+    }
+    json jobs = json::array();
+    std::lock_guard lk(state_->mu());
+    const auto t = now();
+    const auto& recs = state_->records();
+    for (auto it = recs.rbegin(); it != recs.rend() && jobs.size() < limit; ++it) {
+      const auto& r = it->second;
+      if (!caller->sees(r.job.namespace_)) continue;
+      if (!states.empty() && std::find(states.begin(), states.end(), r.state) == states.end())
+        continue;
+      if (!queue.empty() && r.job.queue != queue && r.cluster_queue != queue) continue;
+      if (!ns.empty() && r.job.namespace_ != ns) continue;
+      jobs.push_back(state_->job_view(r, t));
+    }
+    reply(res, 200, json{{"jobs", jobs}});
+  });
+
+  // A job the caller may see, or an error already written.
+  auto visible = [this](const Caller& c, const std::string& id_text,
+                        httplib::Response& res) -> const JobRecord* {
+    auto id = parse_id(id_text);
+    const JobRecord* r = id ? state_->find(*id) : nullptr;
+    if (!r || !c.sees(r->job.namespace_)) {
+      fail(res, 404, "no job " + id_text);
+      return nullptr;
+    }
+    return r;
+  };
+
+  h.Get(R"(/v1/jobs/([^/]+))",
+        [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+          auto caller = who(req, res);
+          if (!caller) return;
+          std::lock_guard lk(state_->mu());
+          if (const auto* r = visible(*caller, req.matches[1], res))
+            reply(res, 200, state_->job_view(*r, now()));
+        });
+
+  h.Get(R"(/v1/jobs/([^/]+)/explain)",
+        [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+          auto caller = who(req, res);
+          if (!caller) return;
+          std::lock_guard lk(state_->mu());
+          if (const auto* r = visible(*caller, req.matches[1], res))
+            reply(res, 200,
+                  json{{"id", r->job.id},
+                       {"state", state_name(r->state)},
+                       {"explanation", state_->explain(r->job.id, now())}});
+        });
+
+  auto cancel = [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    uint64_t ticket = 0;
+    json view;
+    {
+      std::lock_guard lk(state_->mu());
+      const auto* r = visible(*caller, req.matches[1], res);
+      if (!r) return;
+      std::string err;
+      const int status = state_->cancel(r->job.id, now(), &err, &ticket);
+      if (status != 200) return fail(res, status, err);
+      view = state_->job_view(*r, now());
+    }
+    if (ticket && !store_->wait(ticket))
+      return fail(res, 500, "the cancellation could not be written: " + store_->error());
+    kick();
+    reply(res, 200, view);
+  };
+  h.Post(R"(/v1/jobs/([^/]+)/cancel)", cancel);
+  h.Delete(R"(/v1/jobs/([^/]+))", cancel);
+
+  h.Get(R"(/v1/jobs/([^/]+)/logs)", [this, who, visible](const httplib::Request& req,
+                                                         httplib::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    std::string address, node;
+    int32_t pod = 0;
+    JobId id = 0;
+    {
+      std::lock_guard lk(state_->mu());
+      const auto* r = visible(*caller, req.matches[1], res);
+      if (!r) return;
+      id = r->job.id;
+      if (req.has_param("pod")) {
+        auto p = parse_id(req.get_param_value("pod"));
+        if (!p) return fail(res, 400, "pod: expected a pod index");
+        pod = static_cast<int32_t>(*p);
+      }
+      if (r->pods.empty())
+        return fail(res, 404, "job " + std::to_string(id) + " has not run yet: no logs");
+      if (static_cast<size_t>(pod) >= r->pods.size())
+        return fail(
+            res, 404,
+            "job " + std::to_string(id) + " has " + std::to_string(r->pods.size()) + " pod(s)");
+      node = r->pods[static_cast<size_t>(pod)].node;
+      address = state_->agent_address_of(id, pod);
+    }
+    if (address.empty()) return fail(res, 502, "node " + node + " has no agent address");
+    httplib::Client agent(address);
+    agent.set_connection_timeout(3, 0);
+    agent.set_read_timeout(10, 0);
+    std::string path = "/v1/logs/" + std::to_string(id) + "/" + std::to_string(pod);
+    if (req.has_param("tail_bytes")) {
+      auto n = parse_id(req.get_param_value("tail_bytes"));
+      if (!n) return fail(res, 400, "tail_bytes: expected a non-negative integer");
+      path += "?tail_bytes=" + std::to_string(*n);
+    }
+    auto r = agent.Get(path);
+    if (!r)
+      return fail(res, 502, "the agent of node " + node + " (" + address + ") is unreachable");
+    res.status = r->status;
+    res.set_content(r->body, r->get_header_value("Content-Type").empty()
+                                 ? "text/plain"
+                                 : r->get_header_value("Content-Type"));
+  });
+
+  // --- Cluster -------------------------------------------------------------------------------
+  h.Get("/v1/queues", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+    if (!who(req, res)) return;
+    std::lock_guard lk(state_->mu());
+    reply(res, 200, state_->queues_view(now()));
+  });
+  h.Get("/v1/nodes", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+    if (!who(req, res)) return;
+    std::lock_guard lk(state_->mu());
+    reply(res, 200, state_->nodes_view(now()));
+  });
+  h.Get("/v1/config", [this, who](const httplib::Request& req, httplib::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    if (!caller->admin) return fail(res, 403, "only an admin token may read the configuration");
+    std::lock_guard lk(state_->mu());
+    res.set_content(config_text_, "application/yaml");
+  });
+  h.Put("/v1/config", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    if (!caller->admin) return fail(res, 403, "only an admin token may change the configuration");
+    auto lc = load_server_config({Source{"request", req.body}});
+    if (!lc) return fail(res, 400, "the configuration is invalid; the old one stays", {lc.error()});
+    uint64_t ticket = 0;
+    {
+      std::lock_guard lk(state_->mu());
+      auto ok = state_->reconfigure(lc->config, lc->text, now());
+      if (!ok) return fail(res, 409, ok.error(), {"the old configuration stays"});
+      ticket = state_->persist_config(lc->text);
+      config_text_ = lc->text;
+      // A configuration without a ServerAuth document keeps the tokens in force.
+      if (lc->auth.enabled() || !lc->auth.join_token.empty()) auth_ = lc->auth;
+    }
+    if (ticket) store_->wait(ticket);
+    kick();
+    reply(res, 200, json{{"applied", true}, {"warnings", lc->warnings}});
+  });
+
+  // --- Agents --------------------------------------------------------------------------------
+  h.Post("/v1/agents/register", [this, now](const httplib::Request& req, httplib::Response& res) {
+    if (!auth_.agent_allowed(req.get_header_value("Authorization")))
+      return fail(res, 401, "missing or wrong join token");
+    proto::RegisterRequest rr;
+    try {
+      rr = json::parse(req.body).get<proto::RegisterRequest>();
+    } catch (const json::exception& e) {
+      return fail(res, 400, std::string("bad register request: ") + e.what());
+    }
+    ServerState::RegisterOutcome out;
+    {
+      std::lock_guard lk(state_->mu());
+      out = state_->register_agent(rr, now());
+    }
+    if (out.status != 200) return fail(res, out.status, out.error, out.details);
+    log("agent registered: node " + rr.node + " at " + rr.address);
+    kick();
+    reply(res, 200, out.response);
+  });
+  h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const httplib::Request& req,
+                                                   httplib::Response& res) {
+    if (!auth_.agent_allowed(req.get_header_value("Authorization")))
+      return fail(res, 401, "missing or wrong join token");
+    proto::SyncRequest sr;
+    try {
+      sr = json::parse(req.body).get<proto::SyncRequest>();
+    } catch (const json::exception& e) {
+      return fail(res, 400, std::string("bad sync request: ") + e.what());
+    }
+    const std::string node = req.matches[1];
+    ServerState::SyncOutcome out;
+    proto::SyncResponse resp;
+    {
+      std::unique_lock lk(state_->mu());
+      out = state_->sync_reports(node, sr, now());
+      if (out.status != 200) return fail(res, out.status, out.error);
+      if (!sr.exits.empty()) kick();  // capacity may have been freed
+      // Long poll: hold the reply until there is work for this node (bounded).
+      const auto wait = std::chrono::milliseconds(std::clamp<int64_t>(sr.wait_ms, 0, 30'000));
+      state_->cv().wait_for(lk, wait, [&] { return stop_ || state_->has_outbox(node); });
+      resp = state_->take_outbox(node);
+    }
+    if (out.ticket && !store_->wait(out.ticket))
+      return fail(res, 500, "the reports could not be written: " + store_->error());
+    reply(res, 200, resp);
+  });
+
+  // --- A status page for people ----------------------------------------------------------------
+  h.Get("/", [this, now](const httplib::Request&, httplib::Response& res) {
+    json queues, nodes;
+    std::vector<json> jobs;
+    {
+      std::lock_guard lk(state_->mu());
+      const auto t = now();
+      queues = state_->queues_view(t)["queues"];
+      nodes = state_->nodes_view(t)["nodes"];
+      if (!auth_.enabled()) {  // with tokens, job details need a token: use the API
+        const auto& recs = state_->records();
+        for (auto it = recs.rbegin(); it != recs.rend() && jobs.size() < 50; ++it)
+          jobs.push_back(state_->job_view(it->second, t));
+      }
+    }
+    std::string p =
+        "<!doctype html><html><head><meta charset=utf-8><meta http-equiv=refresh content=2>"
+        "<title>sluice</title><style>body{font:14px sans-serif;margin:2em}table{border-collapse:"
+        "collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}"
+        "th{background:#eee}.running{color:#070}.pending{color:#a60}.failed{color:#b00}"
+        "</style></head><body><h1>sluice</h1><h2>Queues</h2><table id=queues><tr><th>queue"
+        "<th>cohort<th>pending<th>running<th>GPU used / nominal<th>borrowed<th>DRF share</tr>";
+    for (const auto& q : queues) {
+      std::string gpu = "-", borrowed = "-";
+      for (const auto& u : q["usage"])
+        if (u["resource"] == "nvidia.com/gpu") {
+          gpu = u["used"].get<std::string>() + " / " + u["nominal"].get<std::string>();
+          borrowed = u["borrowed"].get<std::string>();
+        }
+      p += "<tr><td>" + html_escape(q["name"].get<std::string>()) + "<td>" +
+           (q["cohort"].is_null() ? "" : html_escape(q["cohort"].get<std::string>())) + "<td>" +
+           std::to_string(q["pending"].get<int64_t>()) + "<td>" +
+           std::to_string(q["running"].get<int64_t>()) + "<td>" + gpu + "<td>" + borrowed + "<td>" +
+           format_double(q["drf_share"].get<double>()) + "</tr>";
+    }
+    p += "</table><h2>Nodes</h2><table id=nodes><tr><th>node<th>ready<th>GPUs<th>allocated</tr>";
+    for (const auto& n : nodes)
+      p += "<tr><td>" + html_escape(n["name"].get<std::string>()) + "<td>" +
+           (n["ready"].get<bool>() ? "yes" : "no") + "<td>" +
+           std::to_string(n["gpu_count"].get<int64_t>()) + "<td>" +
+           format_double(n["gpus_allocated"].get<double>()) + "</tr>";
+    p += "</table><h2>Recent jobs</h2><table id=jobs><tr><th>id<th>name<th>namespace<th>queue"
+         "<th>state<th>GPUs<th>nodes<th>reason</tr>";
+    for (const auto& j : jobs) {
+      std::string where;
+      for (const auto& pl : j["placement"])
+        where += (where.empty() ? "" : ", ") + pl["node"].get<std::string>();
+      const std::string state = j["state"].get<std::string>();
+      p += "<tr class=" + state + "><td>" + std::to_string(j["id"].get<int64_t>()) + "<td>" +
+           html_escape(j["name"].get<std::string>()) + "<td>" +
+           html_escape(j["namespace"].get<std::string>()) + "<td>" +
+           html_escape(j["queue"].get<std::string>()) + "<td>" + state + "<td>" +
+           std::to_string(j["gpus"].get<int64_t>()) + "<td>" + html_escape(where) + "<td>" +
+           (j["reason"].is_null() ? "" : html_escape(j["reason"].get<std::string>())) + "</tr>";
+    }
+    if (auth_.enabled()) p += "<tr><td colspan=8>job details need a token: use the API</tr>";
+    p += "</table></body></html>";
+    res.set_content(p, "text/html; charset=utf-8");
+  });
+}
+
+}  // namespace sluice::server

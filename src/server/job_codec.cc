@@ -1,0 +1,194 @@
+#include "server/job_codec.h"
+
+namespace sluice::server {
+namespace {
+
+using nlohmann::json;
+
+json encode_requests(const ResourceVec& v, const Config& config) {
+  json out = json::object();
+  for (int r = 0; r < config.resources.size(); ++r)
+    if (v[static_cast<ResourceId>(r)] != 0)
+      out[config.resources.name(static_cast<ResourceId>(r))] = v[static_cast<ResourceId>(r)];
+  return out;
+}
+
+Result<ResourceVec> decode_requests(const json& j, const Config& config) {
+  ResourceVec v;
+  for (const auto& [name, amount] : j.items()) {
+    auto id = config.resources.find(name);
+    if (!id) return Error{"resource \"" + name + "\" is not in the configuration"};
+    v[*id] = amount.get<int64_t>();
+  }
+  return v;
+}
+
+}  // namespace
+
+json encode_job(const Job& job, const Config& config) {
+  json pod_sets = json::array();
+  for (const auto& ps : job.pod_sets)
+    pod_sets.push_back({{"name", ps.name},
+                        {"count", ps.count},
+                        {"requests", encode_requests(ps.requests, config)},
+                        {"gpus", ps.gpus},
+                        {"gpu_milli", ps.gpu_milli}});
+  json env = json::array();
+  for (const auto& [k, v] : job.env) env.push_back({k, v});
+  json topo = nullptr;
+  if (job.topology.level >= 0) {
+    const auto& levels = config.cluster.levels;
+    const std::string level = static_cast<size_t>(job.topology.level) < levels.size()
+                                  ? levels[static_cast<size_t>(job.topology.level)]
+                                  : "node";
+    topo = {{"level", level}, {"required", job.topology.required}};
+  }
+  return {
+      {"id", job.id},
+      {"name", job.name},
+      {"namespace", job.namespace_},
+      {"queue", job.queue},
+      {"priority_class", job.priority_class},
+      {"priority", job.priority},
+      {"preemptible", job.preemptible},
+      {"interactive", job.interactive},
+      {"pod_sets", pod_sets},
+      {"allowed_models", job.allowed_models},
+      {"topology", topo},
+      {"gpu_locality", job.gpu_locality == GpuLocality::kRequireNvlink ? "nvlink" : "preferred"},
+      {"walltime_ns", job.walltime_ns},
+      {"checkpoint_grace_ns", job.checkpoint_grace_ns},
+      {"submit_ns", job.submit_ns},
+      {"command", job.command},
+      {"env", env}};
+}
+
+Result<Job> decode_job(const json& j, const Config& config) {
+  try {
+    Job job;
+    job.id = j.at("id").get<JobId>();
+    job.name = j.value("name", "");
+    job.namespace_ = j.value("namespace", "default");
+    job.queue = j.value("queue", "default");
+    job.priority_class = j.value("priority_class", "");
+    job.priority = j.value("priority", 0);
+    job.preemptible = j.value("preemptible", true);
+    job.interactive = j.value("interactive", false);
+    for (const auto& p : j.at("pod_sets")) {
+      PodSet ps;
+      ps.name = p.value("name", "main");
+      ps.count = p.value("count", 1);
+      auto req = decode_requests(p.at("requests"), config);
+      if (!req) return Error{"job " + std::to_string(job.id) + ": " + req.error()};
+      ps.requests = *req;
+      ps.gpus = p.value("gpus", 0);
+      ps.gpu_milli = p.value("gpu_milli", 1000);
+      job.pod_sets.push_back(std::move(ps));
+    }
+    job.allowed_models = j.value("allowed_models", std::vector<std::string>{});
+    if (j.contains("topology") && !j["topology"].is_null()) {
+      const std::string level = j["topology"].at("level").get<std::string>();
+      const int idx = config.cluster.level_index(level);
+      if (idx < 0)
+        return Error{"job " + std::to_string(job.id) + ": topology level \"" + level +
+                     "\" is not in the cluster"};
+      job.topology.level = idx;
+      job.topology.required = j["topology"].value("required", false);
+    }
+    job.gpu_locality = j.value("gpu_locality", "preferred") == "nvlink"
+                           ? GpuLocality::kRequireNvlink
+                           : GpuLocality::kPreferred;
+    job.walltime_ns = j.value("walltime_ns", int64_t{0});
+    job.checkpoint_grace_ns = j.value("checkpoint_grace_ns", int64_t{0});
+    job.submit_ns = j.value("submit_ns", int64_t{0});
+    job.command = j.value("command", std::vector<std::string>{});
+    if (j.contains("env"))
+      for (const auto& kv : j["env"])
+        job.env.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+    return job;
+  } catch (const json::exception& e) {
+    return Error{std::string("malformed stored job: ") + e.what()};
+  }
+}
+
+json encode_admission(const Admission& a, const Config& config) {
+  json flavors = json::array();
+  for (FlavorId f : a.flavors)
+    flavors.push_back(f < 0 ? json(nullptr) : json(config.flavors[static_cast<size_t>(f)].name));
+  json usage = json::array();
+  for (const auto& u : a.usage)
+    usage.push_back({{"flavor", config.flavors[static_cast<size_t>(u.flavor)].name},
+                     {"resource", config.resources.name(u.resource)},
+                     {"amount", u.amount}});
+  json pods = json::array();
+  for (const auto& pp : a.placement.pods) {
+    json gpus = json::array();
+    for (const auto& g : pp.gpus) gpus.push_back({g.gpu, g.mig_slice, g.milli});
+    pods.push_back({{"node", config.cluster.nodes[static_cast<size_t>(pp.node)].name},
+                    {"pod_set", pp.pod_set},
+                    {"pod_index", pp.pod_index},
+                    {"gpus", gpus}});
+  }
+  return {{"queue", config.cluster_queues[static_cast<size_t>(a.queue)].name},
+          {"flavors", flavors},
+          {"usage", usage},
+          {"pods", pods},
+          {"borrowing", a.borrowing}};
+}
+
+Result<Admission> decode_admission(const json& j, const Config& config) {
+  try {
+    Admission a;
+    const std::string queue = j.at("queue").get<std::string>();
+    auto q = config.find_cluster_queue(queue);
+    if (!q) return Error{"ClusterQueue \"" + queue + "\" is not in the configuration"};
+    a.queue = *q;
+    auto flavor = [&](const std::string& name) -> Result<FlavorId> {
+      auto f = config.find_flavor(name);
+      if (!f) return Error{"ResourceFlavor \"" + name + "\" is not in the configuration"};
+      return *f;
+    };
+    for (const auto& f : j.at("flavors")) {
+      if (f.is_null()) {
+        a.flavors.push_back(-1);
+        continue;
+      }
+      auto id = flavor(f.get<std::string>());
+      if (!id) return Error{id.error()};
+      a.flavors.push_back(*id);
+    }
+    for (const auto& u : j.at("usage")) {
+      auto f = flavor(u.at("flavor").get<std::string>());
+      if (!f) return Error{f.error()};
+      const std::string rname = u.at("resource").get<std::string>();
+      auto r = config.resources.find(rname);
+      if (!r) return Error{"resource \"" + rname + "\" is not in the configuration"};
+      a.usage.push_back({*f, *r, u.at("amount").get<int64_t>()});
+    }
+    for (const auto& p : j.at("pods")) {
+      PodPlacement pp;
+      const std::string node = p.at("node").get<std::string>();
+      pp.node = -1;
+      for (size_t n = 0; n < config.cluster.nodes.size(); ++n)
+        if (config.cluster.nodes[n].name == node) pp.node = static_cast<NodeId>(n);
+      if (pp.node < 0) return Error{"node \"" + node + "\" is not in the cluster"};
+      pp.pod_set = p.at("pod_set").get<int32_t>();
+      pp.pod_index = p.at("pod_index").get<int32_t>();
+      for (const auto& g : p.at("gpus"))
+        pp.gpus.push_back({g.at(0).get<int16_t>(), g.at(1).get<int16_t>(), g.at(2).get<int32_t>()});
+      a.placement.pods.push_back(std::move(pp));
+    }
+    a.borrowing = j.value("borrowing", false);
+    return a;
+  } catch (const json::exception& e) {
+    return Error{std::string("malformed stored admission: ") + e.what()};
+  }
+}
+
+int64_t job_gpu_milli(const Job& job, const Config&) {
+  int64_t total = 0;
+  for (const auto& ps : job.pod_sets) total += ps.requests[kGpu] * ps.count;
+  return total;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,26 @@
+#pragma once
+// Jobs and admissions as JSON, for the durable store and the API. Everything that refers to the
+// configuration (resources, flavors, queues, nodes) is written by name, so a stored job survives
+// a configuration reload or a restart with a reordered config: decoding maps names back to the
+// ids of the configuration in force, and says which name no longer exists.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cycle/decisions.h"
+#include "core/model/config.h"
+#include "core/model/job.h"
+#include "core/model/result.h"
+
+namespace sluice::server {
+
+nlohmann::json encode_job(const Job& job, const Config& config);
+Result<Job> decode_job(const nlohmann::json& j, const Config& config);
+
+nlohmann::json encode_admission(const Admission& a, const Config& config);
+Result<Admission> decode_admission(const nlohmann::json& j, const Config& config);
+
+// GPUs of a job in milli-GPU (whole GPUs x 1000 plus fractions; MIG slices count 1000 each).
+int64_t job_gpu_milli(const Job& job, const Config& config);
+
+}  // namespace sluice::server

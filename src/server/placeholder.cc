@@ -1,2 +1,0 @@
-// Placeholder: replaced by the server implementation.
-namespace sluice::server {}

@@ -1,0 +1,203 @@
+#include "server/server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace sluice::server {
+
+Result<LoadedConfig> load_server_config(const std::vector<Source>& sources) {
+  LoadOptions lo;
+  lo.ignore_kinds = {"ServerAuth"};
+  auto out = load(sources, lo);
+  if (!out.ok()) {
+    std::string msg;
+    for (const auto& e : out.errors) msg += (msg.empty() ? "" : "\n") + e;
+    return Error{msg};
+  }
+  if (out.config.cluster.nodes.empty())
+    return Error{
+        "the configuration has no Cluster nodes: the server places pods on the nodes "
+        "it lists (kind: Cluster, docs/config.md)"};
+  if (!out.jobs.empty())
+    return Error{"the configuration contains " + std::to_string(out.jobs.size()) +
+                 " job document(s); submit jobs with `sluice submit` instead"};
+  auto auth = parse_auth(sources);
+  if (!auth) return Error{auth.error()};
+  LoadedConfig lc;
+  lc.warnings = out.config.warnings;
+  lc.config = std::make_shared<const Config>(std::move(out.config));
+  lc.auth = std::move(*auth);
+  for (const auto& s : sources) {
+    lc.text += "# source: " + s.name + "\n" + s.text;
+    if (!s.text.empty() && s.text.back() != '\n') lc.text += '\n';
+    lc.text += "---\n";
+  }
+  return lc;
+}
+
+Result<std::unique_ptr<Server>> Server::create(ServeOptions options) {
+  std::unique_ptr<Server> s(new Server());
+  s->options_ = std::move(options);
+  // 1. Listen address; without tokens only loopback.
+  const auto colon = s->options_.listen.rfind(':');
+  if (colon == std::string::npos)
+    return Error{"--listen " + s->options_.listen + ": expected HOST:PORT"};
+  s->host_ = s->options_.listen.substr(0, colon);
+  int port = 0;
+  try {
+    port = std::stoi(s->options_.listen.substr(colon + 1));
+  } catch (...) {
+    return Error{"--listen " + s->options_.listen + ": bad port"};
+  }
+  if (port < 0 || port > 65535) return Error{"--listen: port out of range"};
+  // 2. Store, then configuration (files win over the stored copy).
+  auto store = Store::open(s->options_.data_dir);
+  if (!store) return Error{store.error()};
+  s->store_ = std::move(*store);
+  std::vector<Source> sources;
+  if (!s->options_.config_files.empty()) {
+    for (const auto& f : s->options_.config_files) {
+      auto src = read_source(f);
+      if (!src) return Error{src.error()};
+      sources.push_back(std::move(*src));
+    }
+  } else if (auto stored = s->store_->get_meta("config")) {
+    sources.push_back({s->options_.data_dir + "/sluice.db (stored configuration)", *stored});
+  } else {
+    return Error{"no configuration: pass --config FILE... (a Cluster, queues, policy); " +
+                 s->options_.data_dir + " holds none yet"};
+  }
+  auto lc = load_server_config(sources);
+  if (!lc) return Error{lc.error()};
+  for (const auto& w : lc->warnings) s->notes_.push_back("warning: " + w);
+  s->auth_ = lc->auth;
+  s->config_text_ = lc->text;
+  const bool loopback = s->host_ == "127.0.0.1" || s->host_ == "localhost" || s->host_ == "::1";
+  if (!s->auth_.enabled() && !loopback)
+    return Error{"--listen " + s->options_.listen +
+                 ": without tokens (kind: ServerAuth) the server listens on loopback only"};
+  // 3. State, recovered from the store.
+  s->state_ = std::make_unique<ServerState>(lc->config, s->store_.get(), s->options_.state);
+  auto jobs = s->store_->load_jobs();
+  if (!jobs) return Error{"reading " + s->options_.data_dir + ": " + jobs.error()};
+  {
+    std::lock_guard lk(s->state_->mu());
+    for (auto& p : s->state_->recover(*jobs, s->now_ns())) s->notes_.push_back(p);
+  }
+  if (!jobs->empty())
+    s->notes_.push_back("recovered " + std::to_string(jobs->size()) + " job record(s) from " +
+                        s->options_.data_dir);
+  s->store_->start([srv = s.get()](double secs, size_t) {
+    auto& m = srv->state_->metrics();
+    std::lock_guard lk(m.commit_mu);
+    m.commit_seconds.observe(secs);
+  });
+  if (!s->store_->write(Write{{}, {{"config", s->config_text_}}, {}}))
+    return Error{"cannot write to the store: " + s->store_->error()};
+  // 4. HTTP.
+  s->http_ = std::make_unique<httplib::Server>();
+  const int threads = s->options_.http_threads;
+  s->http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  s->http_->set_payload_max_length(s->options_.max_body_bytes);
+  s->http_->set_keep_alive_max_count(1000000);
+  s->http_->set_read_timeout(60, 0);
+  s->routes();
+  s->port_ = port == 0 ? s->http_->bind_to_any_port(s->host_)
+                       : (s->http_->bind_to_port(s->host_, port) ? port : -1);
+  if (s->port_ <= 0) return Error{"cannot listen on " + s->options_.listen};
+  return s;
+}
+
+Server::~Server() {
+  stop();
+}
+
+std::string Server::url() const {
+  return "http://" + host_ + ":" + std::to_string(port_);
+}
+
+int64_t Server::now_ns() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void Server::log(const std::string& line) const {
+  if (options_.quiet) return;
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&t));
+  std::fprintf(stderr, "%s serve: %s\n", buf, line.c_str());
+}
+
+void Server::start() {
+  loop_thread_ = std::thread([this] { loop(); });
+  http_thread_ = std::thread([this] { http_->listen_after_bind(); });
+  while (!http_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ready_ = true;
+}
+
+void Server::stop() {
+  if (stop_.exchange(true)) return;
+  kick();
+  {
+    std::lock_guard lk(state_->mu());
+    state_->cv().notify_all();  // long polls return
+  }
+  if (http_) http_->stop();
+  if (http_thread_.joinable()) http_thread_.join();
+  if (loop_thread_.joinable()) loop_thread_.join();
+}
+
+void Server::kick() {
+  {
+    std::lock_guard lk(loop_mu_);
+    kicked_ = true;
+  }
+  loop_cv_.notify_one();
+}
+
+void Server::loop() {
+  using clock = std::chrono::steady_clock;
+  auto last_cycle = clock::now() - std::chrono::hours(1);
+  const auto interval = std::chrono::milliseconds(options_.cycle_interval_ms);
+  while (!stop_) {
+    {
+      std::unique_lock lk(loop_mu_);
+      // Agents are checked at least 5 times a second; cycles run when kicked or on interval.
+      loop_cv_.wait_for(lk, std::chrono::milliseconds(200), [&] { return kicked_ || stop_; });
+      kicked_ = false;
+    }
+    if (stop_) break;
+    std::unique_lock lk(state_->mu());
+    const int64_t now = now_ns();
+    if (uint64_t t = state_->check_agents(now)) store_->wait(t);
+    const bool due = clock::now() - last_cycle >= interval;
+    if (!state_->wants_cycle() && !due) continue;
+    const auto t0 = clock::now();
+    const uint64_t ticket = state_->cycle(now);
+    const double secs = std::chrono::duration<double>(clock::now() - t0).count();
+    auto& m = state_->metrics();
+    m.cycle_seconds
+        .try_emplace(state_->last_cycle_incremental() ? "incremental" : "full",
+                     Metrics::cycle_histogram())
+        .first->second.observe(secs);
+    ++m.cycles;
+    m.last_cycle_unix_s = static_cast<double>(now) / 1e9;
+    last_cycle = clock::now();
+    // Decisions reach the agents only once they are on disk.
+    if (ticket == 0 || store_->wait(ticket)) {
+      state_->release_staged();
+    } else {
+      state_->drop_staged();
+      store_failed_ = true;
+      log("store commit failed: " + store_->error() + "; new work is refused");
+    }
+    if (state_->wants_cycle()) kick();
+  }
+}
+
+}  // namespace sluice::server

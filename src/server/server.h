@@ -1,0 +1,84 @@
+#pragma once
+// `sluice serve`: the control-plane daemon. HTTP API (http_api.cc), the scheduling loop on the
+// real clock, the durable store, agent liveness. One process; state behind one mutex.
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config/loader.h"
+#include "server/auth.h"
+#include "server/state.h"
+#include "server/store.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace sluice::server {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:7070";  // port 0: any free port (see Server::port())
+  std::string data_dir = "sluice-data";
+  std::vector<std::string> config_files;  // none: the configuration stored in data_dir
+  ServerOptions state;
+  int64_t cycle_interval_ms = 1000;  // at least one cycle this often, besides event triggers
+  size_t max_body_bytes = 1 << 20;
+  int http_threads = 256;  // agents long-poll: one thread each while they wait
+  bool quiet = false;
+};
+
+class Server {
+ public:
+  static Result<std::unique_ptr<Server>> create(ServeOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  void start();
+  void stop();
+  int port() const { return port_; }
+  std::string url() const;
+  // Startup messages (recovered jobs, config warnings) for the caller to print.
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  Server() = default;
+  void routes();
+  void loop();
+  void kick();
+  int64_t now_ns() const;
+  void log(const std::string& line) const;
+
+  ServeOptions options_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<ServerState> state_;
+  AuthConfig auth_;
+  std::string config_text_;
+  std::unique_ptr<httplib::Server> http_;
+  std::string host_;
+  int port_ = 0;
+  std::vector<std::string> notes_;
+
+  std::thread http_thread_, loop_thread_;
+  std::mutex loop_mu_;
+  std::condition_variable loop_cv_;
+  bool kicked_ = false;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> store_failed_{false};
+};
+
+// Reads config files and splits off the server-only kinds; used by serve and PUT /v1/config.
+struct LoadedConfig {
+  std::shared_ptr<const Config> config;
+  AuthConfig auth;
+  std::string text;  // all sources, concatenated as YAML documents
+  std::vector<std::string> warnings;
+};
+Result<LoadedConfig> load_server_config(const std::vector<Source>& sources);
+
+}  // namespace sluice::server

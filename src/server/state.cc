@@ -1,0 +1,1160 @@
+#include "server/state.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "server/job_codec.h"
+
+namespace sluice::server {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kNsPerHour = 3600.0 * 1e9;
+
+double unix_s(TimeNs ns) {
+  return static_cast<double>(ns) / 1e9;
+}
+json time_or_null(TimeNs ns) {
+  return ns > 0 ? json(unix_s(ns)) : json(nullptr);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+const char* preempt_reason_name(PreemptReason r) {
+  switch (r) {
+    case PreemptReason::kWithinClusterQueue:
+      return "within-cluster-queue";
+    case PreemptReason::kReclaimWithinCohort:
+      return "reclaim-within-cohort";
+  }
+  return "other";
+}
+
+std::string exit_text(const proto::PodExit& e) {
+  const std::string pod = "pod " + std::to_string(e.pod);
+  if (e.reason == "exited") return pod + " exited with code " + std::to_string(e.exit_code);
+  if (e.reason == "signaled") return pod + " was killed by signal " + std::to_string(e.signal);
+  if (e.reason == "walltime") return pod + " was killed after running past its walltime";
+  if (e.reason == "start-failed") return pod + " could not start: " + e.message;
+  if (e.reason == "lost") return pod + " disappeared (agent restarted; exit status unknown)";
+  return pod + " ended (" + e.reason + (e.message.empty() ? "" : ": " + e.message) + ")";
+}
+
+// Per-pod view of a job: pod sets flattened in order (the order of Placement::pods).
+int32_t total_pods(const Job& job) {
+  return job.pod_count();
+}
+
+}  // namespace
+
+const char* state_name(JobState s) {
+  switch (s) {
+    case JobState::kPending:
+      return "pending";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kSucceeded:
+      return "succeeded";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kCancelled:
+      return "cancelled";
+    case JobState::kRejected:
+      return "rejected";
+  }
+  return "?";
+}
+
+std::optional<JobState> parse_state(const std::string& s) {
+  for (auto st : {JobState::kPending, JobState::kRunning, JobState::kSucceeded, JobState::kFailed,
+                  JobState::kCancelled, JobState::kRejected})
+    if (s == state_name(st)) return st;
+  return std::nullopt;
+}
+
+const char* workload_class(const Job& job, const Config&) {
+  if (job.interactive) return "interactive";
+  return job.preemptible ? "best-effort" : "batch";
+}
+
+ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, ServerOptions options)
+    : config_(std::move(config)), store_(store), options_(options) {
+  sched_ = std::make_unique<Scheduler>(config_);
+  rebuild_nodes({});
+}
+
+void ServerState::rebuild_nodes(const std::map<std::string, NodeState>& old) {
+  nodes_.clear();
+  for (size_t i = 0; i < config_->cluster.nodes.size(); ++i) {
+    NodeState n;
+    n.id = static_cast<NodeId>(i);
+    n.name = config_->cluster.nodes[i].name;
+    if (auto it = old.find(n.name); it != old.end()) {
+      const NodeId id = n.id;
+      n = it->second;
+      n.id = id;
+    }
+    // A node takes work only while its agent is registered and syncing.
+    sched_->set_node_ready(n.id, n.ready);
+    nodes_.push_back(std::move(n));
+  }
+}
+
+ServerState::NodeState* ServerState::node_by_name(const std::string& name) {
+  for (auto& n : nodes_)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+const ServerState::NodeState* ServerState::node_by_name(const std::string& name) const {
+  for (const auto& n : nodes_)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Persistence
+
+json ServerState::encode_record(const JobRecord& r) const {
+  json pods = json::array();
+  for (const auto& p : r.pods)
+    pods.push_back({{"node", p.node},
+                    {"gpus", p.gpus},
+                    {"gpu_milli", p.gpu_milli},
+                    {"started", p.started},
+                    {"exited", p.exited},
+                    {"exit", p.exit}});
+  return {{"job", encode_job(r.job, *config_)},
+          {"cluster_queue", r.cluster_queue},
+          {"state", state_name(r.state)},
+          {"queued_ns", r.queued_ns},
+          {"admit_ns", r.admit_ns},
+          {"end_ns", r.end_ns},
+          {"admission", r.admission ? encode_admission(*r.admission, *config_) : json(nullptr)},
+          {"pods", pods},
+          {"preemptions", r.preemptions},
+          {"attempts", r.attempts},
+          {"reason", r.reason},
+          {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)}};
+}
+
+std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* why) const {
+  try {
+    JobRecord r;
+    auto job = decode_job(j.at("job"), *config_);
+    if (!job) {
+      *why = job.error();
+      return std::nullopt;
+    }
+    r.job = std::move(*job);
+    r.cluster_queue = j.value("cluster_queue", "");
+    auto st = parse_state(j.value("state", "pending"));
+    r.state = st ? *st : JobState::kPending;
+    r.queued_ns = j.value("queued_ns", int64_t{0});
+    r.admit_ns = j.value("admit_ns", int64_t{0});
+    r.end_ns = j.value("end_ns", int64_t{0});
+    if (j.contains("admission") && !j["admission"].is_null()) {
+      auto a = decode_admission(j["admission"], *config_);
+      if (!a) {
+        *why = "job " + std::to_string(r.job.id) + ": " + a.error();
+        return std::nullopt;
+      }
+      r.admission = std::move(*a);
+      r.admission->job = r.job.id;
+    }
+    for (const auto& p : j.value("pods", json::array())) {
+      PodRun pr;
+      pr.node = p.value("node", "");
+      pr.gpus = p.value("gpus", std::vector<int32_t>{});
+      pr.gpu_milli = p.value("gpu_milli", 1000);
+      pr.started = p.value("started", false);
+      pr.exited = p.value("exited", false);
+      if (p.contains("exit")) pr.exit = p["exit"].get<proto::PodExit>();
+      r.pods.push_back(std::move(pr));
+    }
+    r.preemptions = j.value("preemptions", 0);
+    r.attempts = j.value("attempts", 0);
+    r.reason = j.value("reason", "");
+    if (j.contains("exit_code") && !j["exit_code"].is_null())
+      r.exit_code = j["exit_code"].get<int32_t>();
+    return r;
+  } catch (const json::exception& e) {
+    *why = std::string("malformed record: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+void ServerState::touch(const JobRecord& r) {
+  touched_.insert(r.job.id);
+}
+
+void ServerState::event(json e) {
+  write_.events.push_back(e.dump());
+}
+
+uint64_t ServerState::flush() {
+  for (JobId id : touched_) {
+    const auto& r = records_.at(id);
+    write_.jobs.push_back({id, state_name(r.state), encode_record(r).dump()});
+  }
+  touched_.clear();
+  if (write_.empty() || !store_) {
+    write_ = Write{};
+    return 0;
+  }
+  Write w = std::move(write_);
+  write_ = Write{};
+  return store_->enqueue(std::move(w));
+}
+
+uint64_t ServerState::persist_config(const std::string& text) {
+  write_.meta.push_back({"config", text});
+  return flush();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recovery and reconfiguration
+
+std::unique_ptr<Scheduler> ServerState::build_scheduler(std::shared_ptr<const Config> config,
+                                                        std::vector<std::string>* problems,
+                                                        bool strict) const {
+  auto s = std::make_unique<Scheduler>(config);
+  // Running jobs first (they hold their GPUs), by id; then pending ones in submit order.
+  for (const auto& [id, r] : records_) {
+    if (r.state != JobState::kRunning || !r.admission) continue;
+    // Re-encode by name against the new configuration.
+    auto a = decode_admission(encode_admission(*r.admission, *config_), *config);
+    std::string why;
+    if (!a) {
+      problems->push_back("job " + std::to_string(id) + ": " + a.error());
+      if (strict) return nullptr;
+      continue;
+    }
+    a->job = id;
+    if (!s->restore_running(r.job, *a, r.admit_ns, r.admit_ns, r.preemptions, &why)) {
+      problems->push_back(why);
+      if (strict) return nullptr;
+    }
+  }
+  std::vector<const JobRecord*> pending;
+  for (const auto& [id, r] : records_)
+    if (r.state == JobState::kPending) pending.push_back(&r);
+  std::sort(pending.begin(), pending.end(), [](const JobRecord* a, const JobRecord* b) {
+    return std::pair(a->job.submit_ns, a->job.id) < std::pair(b->job.submit_ns, b->job.id);
+  });
+  for (const JobRecord* r : pending) {
+    auto res = s->submit(r->job);
+    if (res.status != SubmitStatus::kAccepted) {
+      problems->push_back("job " + std::to_string(r->job.id) + ": " + res.message);
+      if (strict) return nullptr;
+    }
+  }
+  return s;
+}
+
+std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stored, TimeNs now) {
+  std::vector<std::string> problems;
+  for (const auto& sj : stored) {
+    std::string why;
+    json j = json::parse(sj.record, nullptr, false);
+    if (j.is_discarded()) {
+      problems.push_back("job " + std::to_string(sj.id) + ": unreadable record");
+      continue;
+    }
+    auto r = decode_record(j, &why);
+    if (!r) {
+      problems.push_back(why);
+      continue;
+    }
+    next_id_ = std::max(next_id_, r->job.id + 1);
+    records_.emplace(r->job.id, std::move(*r));
+  }
+  // Admit what was running at the crash where it ran; what cannot be restored fails.
+  auto s = std::make_unique<Scheduler>(config_);
+  for (auto& [id, r] : records_) {
+    if (r.state != JobState::kRunning) continue;
+    std::string why = "no admission stored";
+    if (!r.admission ||
+        !s->restore_running(r.job, *r.admission, r.admit_ns, r.admit_ns, r.preemptions, &why)) {
+      problems.push_back("job " + std::to_string(id) + " could not be restored: " + why);
+      r.state = JobState::kFailed;
+      r.reason = "could not be restored after a restart: " + why;
+      r.end_ns = now;
+      r.admission.reset();
+      touch(r);
+    }
+  }
+  std::vector<JobRecord*> pending;
+  for (auto& [id, r] : records_)
+    if (r.state == JobState::kPending) pending.push_back(&r);
+  std::sort(pending.begin(), pending.end(), [](const JobRecord* a, const JobRecord* b) {
+    return std::pair(a->job.submit_ns, a->job.id) < std::pair(b->job.submit_ns, b->job.id);
+  });
+  for (JobRecord* r : pending) {
+    auto res = s->submit(r->job);
+    if (res.status != SubmitStatus::kAccepted) {
+      problems.push_back("job " + std::to_string(r->job.id) +
+                         " could not be requeued: " + res.message);
+      r->state = JobState::kFailed;
+      r->reason = "could not be requeued after a restart: " + res.message;
+      r->end_ns = now;
+      touch(*r);
+    }
+  }
+  sched_ = std::move(s);
+  for (auto& n : nodes_) {
+    n.ready = false;
+    n.registered = false;
+    n.last_seen_ns = now;  // agents get one timeout to come back before their jobs are requeued
+  }
+  rebuild_nodes({});
+  dirty_ = true;
+  flush();
+  return problems;
+}
+
+Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, const std::string& text,
+                                      TimeNs now) {
+  // Nodes in use must survive.
+  for (const auto& [id, r] : records_) {
+    if (r.state != JobState::kRunning) continue;
+    for (const auto& p : r.pods) {
+      bool found = false;
+      for (const auto& n : config->cluster.nodes) found |= n.name == p.node;
+      if (!found)
+        return Error{"node " + p.node + " runs job " + std::to_string(id) +
+                     " but is not in the new configuration"};
+    }
+  }
+  std::vector<std::string> problems;
+  auto s = build_scheduler(config, &problems, true);
+  if (!s) return Error{"the new configuration cannot carry the current jobs: " + problems.front()};
+  std::map<std::string, NodeState> old;
+  for (auto& n : nodes_) old.emplace(n.name, std::move(n));
+  // Records keep the jobs as resolved; re-encode admissions with the new ids.
+  for (auto& [id, r] : records_)
+    if (r.admission) {
+      auto a = decode_admission(encode_admission(*r.admission, *config_), *config);
+      if (a) {
+        r.admission = std::move(*a);
+        r.admission->job = id;
+      }
+    }
+  config_ = std::move(config);
+  sched_ = std::move(s);
+  rebuild_nodes(old);
+  pending_.clear();
+  dirty_ = true;
+  (void)now;
+  persist_config(text);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
+  SubmitOutcome out;
+  if (jobs.empty()) {
+    out.status = 400;
+    out.error = "no job documents in the body";
+    return out;
+  }
+  std::vector<JobId> done;
+  for (auto& job : jobs) {
+    job.id = next_id_++;
+    job.submit_ns = now;
+    if (job.name.empty()) job.name = "job-" + std::to_string(job.id);
+    auto res = sched_->submit(job);
+    if (res.status != SubmitStatus::kAccepted) {
+      for (JobId id : done) sched_->cancel(id, now);
+      switch (res.status) {
+        case SubmitStatus::kInvalid:
+          out.status = 400;
+          break;
+        case SubmitStatus::kUnknownQueue:
+          out.status = 404;
+          break;
+        case SubmitStatus::kDuplicate:
+          out.status = 409;
+          break;
+        case SubmitStatus::kPendingCap:
+          out.status = 429;
+          break;
+        case SubmitStatus::kAccepted:
+          break;
+      }
+      static const char* kReason[] = {"", "invalid", "unknown-queue", "duplicate", "pending-cap"};
+      metrics_.rejected[kReason[static_cast<int>(res.status)]] += 1;
+      out.error = (jobs.size() > 1 ? "job \"" + job.name + "\": " : std::string()) + res.message;
+      if (res.status == SubmitStatus::kUnknownQueue) {
+        std::string known;
+        for (const auto& lq : config_->local_queues)
+          if (lq.namespace_ == job.namespace_ || lq.namespace_ == "*")
+            known += (known.empty() ? "" : ", ") + lq.name;
+        out.details.push_back("LocalQueues in namespace \"" + job.namespace_ +
+                              "\": " + (known.empty() ? "none" : known));
+      }
+      if (jobs.size() > 1) out.details.push_back("nothing was submitted");
+      out.ids.clear();
+      return out;
+    }
+    done.push_back(job.id);
+  }
+  for (auto& job : jobs) {
+    JobRecord r;
+    const auto q = sched_->find_pending(job.id)->queue;
+    r.cluster_queue = config_->cluster_queues[static_cast<size_t>(q)].name;
+    r.queued_ns = now;
+    r.job = std::move(job);
+    metrics_.submitted[r.cluster_queue] += 1;
+    const auto& ps = r.job.pod_sets.front();
+    event({{"event", "submit"},
+           {"time", unix_s(now)},
+           {"id", r.job.id},
+           {"name", r.job.name},
+           {"namespace", r.job.namespace_},
+           {"queue", r.job.queue},
+           {"priority_class", r.job.priority_class},
+           {"preemptible", r.job.preemptible},
+           {"pods", total_pods(r.job)},
+           {"gpus", ps.gpus},
+           {"gpu_milli", ps.gpu_milli},
+           {"cpu_milli", ps.requests[kCpu]},
+           {"memory_mib", ps.requests[kMemory]},
+           {"walltime", r.job.walltime_ns > 0 ? json(unix_s(r.job.walltime_ns)) : json(nullptr)}});
+    out.ids.push_back(r.job.id);
+    const JobId id = r.job.id;
+    records_.emplace(id, std::move(r));
+    touch(records_.at(id));
+  }
+  write_.meta.push_back({"next_id", std::to_string(next_id_)});
+  dirty_ = true;
+  out.ticket = flush();
+  return out;
+}
+
+const JobRecord* ServerState::find(JobId id) const {
+  auto it = records_.find(id);
+  return it == records_.end() ? nullptr : &it->second;
+}
+
+std::optional<PendingDecision> ServerState::pending_decision(JobId id) const {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return std::nullopt;
+  return it->second;
+}
+
+int ServerState::cancel(JobId id, TimeNs now, std::string* error, uint64_t* ticket) {
+  auto it = records_.find(id);
+  if (it == records_.end()) {
+    *error = "no job " + std::to_string(id);
+    return 404;
+  }
+  JobRecord& r = it->second;
+  if (is_terminal(r.state)) {
+    *error = "job " + std::to_string(id) + " already " + state_name(r.state);
+    return 409;
+  }
+  if (r.state == JobState::kRunning) stop_pods(r, "cancelled", r.job.checkpoint_grace_ns);
+  finish_job(r, JobState::kCancelled, "cancelled by a user", now);
+  *ticket = flush();
+  return 200;
+}
+
+void ServerState::deliver(NodeState& n, proto::Assignment a) {
+  if (n.stopping.count({a.job, a.pod}))
+    n.held.push_back(std::move(a));  // the previous run of this pod is still stopping here
+  else
+    n.assign.push_back(std::move(a));
+}
+
+void ServerState::stop_pods(JobRecord& r, const std::string& reason, TimeNs grace_ns) {
+  for (size_t i = 0; i < r.pods.size(); ++i) {
+    auto& p = r.pods[i];
+    if (p.exited) continue;
+    NodeState* n = node_by_name(p.node);
+    if (!n) continue;
+    const proto::PodRef key{r.job.id, static_cast<int32_t>(i)};
+    auto undelivered = [&](std::vector<proto::Assignment>& v) {
+      auto before = v.size();
+      std::erase_if(
+          v, [&](const proto::Assignment& a) { return a.job == key.job && a.pod == key.pod; });
+      return v.size() != before;
+    };
+    // Not delivered yet: withdraw it instead of stopping it.
+    bool withdrawn = undelivered(n->assign) || undelivered(n->held);
+    const auto before = staged_.size();
+    std::erase_if(staged_, [&](const auto& s) {
+      return s.first == n->name && s.second.job == key.job && s.second.pod == key.pod;
+    });
+    withdrawn |= staged_.size() != before;
+    if (withdrawn) continue;
+    n->stop.push_back({key.job, key.pod, options_.stop_signal, grace_ns / 1'000'000, reason});
+    n->stopping.insert(key);
+  }
+  cv_.notify_all();
+}
+
+void ServerState::end_run(JobRecord& r, TimeNs now) {
+  if (r.admit_ns > 0 && now > r.admit_ns)
+    gpu_hours_[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, *config_)) / 1000.0 *
+                                    static_cast<double>(now - r.admit_ns) / kNsPerHour;
+  r.admission.reset();
+}
+
+void ServerState::finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now) {
+  if (r.state == JobState::kRunning) {
+    sched_->finish(r.job.id, now);
+    end_run(r, now);
+  } else if (r.state == JobState::kPending) {
+    sched_->cancel(r.job.id, now);
+  }
+  pending_.erase(r.job.id);
+  r.state = state;
+  r.reason = reason;
+  r.end_ns = now;
+  if (state != JobState::kRejected) {
+    metrics_.finished[{{"cluster_queue", r.cluster_queue}, {"state", state_name(state)}}] += 1;
+    event(
+        {{"event", "end"}, {"time", unix_s(now)}, {"id", r.job.id}, {"state", state_name(state)}});
+  }
+  touch(r);
+  dirty_ = true;
+}
+
+void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs now) {
+  stop_pods(r, "node-lost", 0);
+  sched_->requeue(r.job.id, now);
+  end_run(r, now);
+  r.state = JobState::kPending;
+  r.queued_ns = now;
+  r.reason = reason;
+  event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", r.job.id}, {"reason", reason}});
+  touch(r);
+  dirty_ = true;
+}
+
+void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
+  r.state = JobState::kRunning;
+  r.admission = a;
+  r.admit_ns = now;
+  r.attempts += 1;
+  r.reason.clear();
+  r.exit_code.reset();
+  r.pods.clear();
+  const auto& cfg = *config_;
+  std::vector<proto::PeerPod> peers;
+  for (size_t i = 0; i < a.placement.pods.size(); ++i) {
+    const auto& pp = a.placement.pods[i];
+    PodRun run;
+    run.node = cfg.cluster.nodes[static_cast<size_t>(pp.node)].name;
+    for (const auto& g : pp.gpus) run.gpus.push_back(g.gpu);
+    run.gpu_milli = pp.gpus.size() == 1 ? pp.gpus.front().milli : 1000;
+    r.pods.push_back(run);
+    const NodeState* n = node_by_name(run.node);
+    peers.push_back({static_cast<int32_t>(i), run.node, n ? n->address : ""});
+  }
+  for (size_t i = 0; i < r.pods.size(); ++i) {
+    proto::Assignment as;
+    as.job = r.job.id;
+    as.pod = static_cast<int32_t>(i);
+    as.job_name = r.job.name;
+    as.job_namespace = r.job.namespace_;
+    as.gang_size = static_cast<int32_t>(r.pods.size());
+    as.peers = peers;
+    as.command = r.job.command;
+    for (const auto& [k, v] : r.job.env) as.env[k] = v;
+    as.gpus = r.pods[i].gpus;
+    as.gpu_milli = r.pods[i].gpu_milli;
+    as.walltime_ms = r.job.walltime_ns / 1'000'000;
+    as.grace_ms = r.job.checkpoint_grace_ns / 1'000'000;
+    staged_.push_back({r.pods[i].node, std::move(as)});
+  }
+  const double wait_s = unix_s(now - r.queued_ns);
+  LabelSet labels{{"cluster_queue", r.cluster_queue},
+                  {"priority_class", r.job.priority_class},
+                  {"class", workload_class(r.job, cfg)}};
+  metrics_.admission_wait.try_emplace(labels, Metrics::wait_histogram())
+      .first->second.observe(wait_s);
+  event({{"event", "start"}, {"time", unix_s(now)}, {"id", r.job.id}});
+  touch(r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheduling
+
+uint64_t ServerState::cycle(TimeNs now, bool full) {
+  CycleResult res =
+      sched_->run_cycle(now, full ? Scheduler::CycleMode::kFull : Scheduler::CycleMode::kAuto);
+  dirty_ = false;
+  last_incremental_ = res.incremental;
+  // Records first (they read the running state the scheduler is about to change).
+  for (const auto& pr : res.preempted) {
+    JobRecord& r = rec(pr.victim);
+    stop_pods(r, "preempted", pr.grace_ns);
+    end_run(r, now);
+    r.state = JobState::kPending;
+    r.preemptions += 1;
+    r.queued_ns = now;
+    r.reason = "preempted by job " + std::to_string(pr.preemptor);
+    metrics_.preemptions[{{"cluster_queue", r.cluster_queue},
+                          {"reason", preempt_reason_name(pr.reason)}}] += 1;
+    metrics_.preempted_gpu_hours[r.cluster_queue] +=
+        static_cast<double>(pr.lost_gpu_milli_ns) / 1000.0 / kNsPerHour;
+    event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", pr.victim}});
+    touch(r);
+  }
+  for (const auto& rj : res.rejected) {
+    JobRecord& r = rec(rj.job);
+    metrics_.rejected["interactive-timeout"] += 1;
+    r.state = JobState::kRejected;
+    r.reason = "interactive job could not start within the interactive timeout: " +
+               describe(rj.reason, *config_);
+    r.end_ns = now;
+    pending_.erase(rj.job);
+    touch(r);
+  }
+  for (const auto& pd : res.pending) pending_[pd.job] = pd;
+  sched_->apply(res, now);
+  for (const auto& a : res.admitted) {
+    pending_.erase(a.job);
+    start_run(rec(a.job), a, now);
+  }
+  if (!res.admitted.empty() || !res.preempted.empty()) dirty_ = true;  // follow-up cycle
+  return flush();
+}
+
+void ServerState::release_staged() {
+  for (auto& [node, a] : staged_)
+    if (NodeState* n = node_by_name(node)) deliver(*n, std::move(a));
+  staged_.clear();
+  cv_.notify_all();
+}
+
+void ServerState::drop_staged() {
+  staged_.clear();
+}
+
+uint64_t ServerState::check_agents(TimeNs now) {
+  for (auto& n : nodes_) {
+    if (now - n.last_seen_ns <= options_.agent_timeout_ns) continue;
+    const bool was_ready = n.ready;
+    if (n.ready) {
+      n.ready = false;
+      sched_->set_node_ready(n.id, false);
+    }
+    n.registered = false;
+    // Every job with a pod here goes back to its queue as a whole.
+    std::vector<JobId> lost;
+    for (const auto& [id, r] : records_)
+      if (r.state == JobState::kRunning)
+        for (const auto& p : r.pods)
+          if (p.node == n.name && !p.exited) {
+            lost.push_back(id);
+            break;
+          }
+    for (JobId id : lost) requeue_lost(rec(id), "node " + n.name + " stopped heartbeating", now);
+    if (was_ready || !lost.empty()) dirty_ = true;
+  }
+  return flush();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents
+
+ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRequest& req,
+                                                         TimeNs now) {
+  RegisterOutcome out;
+  NodeState* n = node_by_name(req.node);
+  if (!n) {
+    out.status = 404;
+    out.error = "node \"" + req.node + "\" is not in the cluster configuration";
+    std::string known;
+    for (const auto& x : nodes_) known += (known.empty() ? "" : ", ") + x.name;
+    out.details.push_back("configured nodes: " + (known.empty() ? "none" : known));
+    return out;
+  }
+  // The agent must have found the GPUs the configuration promises.
+  const auto& cn = config_->cluster.nodes[static_cast<size_t>(n->id)];
+  std::string mismatch;
+  if (cn.gpus.size() != req.gpus.size()) {
+    mismatch = "the configuration gives " + std::to_string(cn.gpus.size()) +
+               " GPUs, the agent found " + std::to_string(req.gpus.size());
+  } else {
+    for (size_t i = 0; i < cn.gpus.size(); ++i)
+      if (lower(cn.gpus[i].model) != lower(req.gpus[i].model)) {
+        mismatch = "GPU " + std::to_string(i) + " is " + cn.gpus[i].model +
+                   " in the configuration, " + req.gpus[i].model + " on the node";
+        break;
+      }
+  }
+  if (!mismatch.empty()) {
+    out.status = 409;
+    out.error = "node " + req.node + ": " + mismatch;
+    return out;
+  }
+  n->registered = true;
+  n->agent_id = req.agent_id;
+  n->address = req.address;
+  n->last_seen_ns = now;
+  if (!n->ready) {
+    n->ready = true;
+    sched_->set_node_ready(n->id, true);
+    dirty_ = true;
+  }
+  // Reconcile: what the agent runs against what the server placed here.
+  std::set<proto::PodRef> reported;
+  for (const auto& rp : req.running) reported.insert({rp.job, rp.pod});
+  std::set<proto::PodRef> expected;
+  for (const auto& [id, r] : records_)
+    if (r.state == JobState::kRunning)
+      for (size_t i = 0; i < r.pods.size(); ++i)
+        if (r.pods[i].node == n->name && !r.pods[i].exited)
+          expected.insert({id, static_cast<int32_t>(i)});
+  for (const auto& key : reported)
+    if (!expected.count(key) || n->stopping.count(key)) {
+      const auto* r = find(key.job);
+      const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
+      out.response.stop.push_back(
+          {key.job, key.pod, options_.stop_signal, grace / 1'000'000, "unknown-job"});
+      n->stopping.insert(key);
+    }
+  // Expected pods the agent does not run are checked at its next sync, after it has sent the
+  // exits it still holds; pods whose assignment is still queued here are not missing.
+  n->check_missing.clear();
+  for (const auto& key : expected) {
+    if (reported.count(key)) continue;
+    bool queued = false;
+    for (const auto* v : {&n->assign, &n->held})
+      for (const auto& a : *v) queued |= a.job == key.job && a.pod == key.pod;
+    if (!queued) n->check_missing.insert(key);
+  }
+  n->first_sync = true;
+  out.response.node = n->name;
+  out.response.heartbeat_ms = options_.heartbeat_ms;
+  flush();
+  return out;
+}
+
+ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
+                                                   const proto::SyncRequest& req, TimeNs now) {
+  SyncOutcome out;
+  NodeState* n = node_by_name(node);
+  if (!n || !n->registered) {
+    out.status = 404;
+    out.error = "node \"" + node + "\" is not registered; register first";
+    return out;
+  }
+  if (!req.agent_id.empty() && !n->agent_id.empty() && req.agent_id != n->agent_id) {
+    out.status = 404;  // a different agent process: it must register (and reconcile) first
+    out.error = "agent " + req.agent_id + " is not the registered agent of node " + node;
+    return out;
+  }
+  n->last_seen_ns = now;
+  // 1. Exits (at-least-once: repeats find nothing to do).
+  for (const auto& e : req.exits) {
+    const proto::PodRef key{e.job, e.pod};
+    if (n->stopping.erase(key)) {
+      // An earlier run of this pod, or a pod we ordered to stop: its GPUs are free now.
+      auto it = std::find_if(n->held.begin(), n->held.end(), [&](const proto::Assignment& a) {
+        return a.job == key.job && a.pod == key.pod;
+      });
+      if (it != n->held.end()) {
+        n->assign.push_back(std::move(*it));
+        n->held.erase(it);
+      }
+      continue;
+    }
+    auto rit = records_.find(e.job);
+    if (rit == records_.end()) continue;
+    JobRecord& r = rit->second;
+    if (r.state != JobState::kRunning || e.pod < 0 || static_cast<size_t>(e.pod) >= r.pods.size())
+      continue;
+    PodRun& p = r.pods[static_cast<size_t>(e.pod)];
+    if (p.node != node || p.exited) continue;
+    p.exited = true;
+    p.exit = e;
+    touch(r);
+    const bool ok = e.reason == "exited" && e.exit_code == 0;
+    if (!ok) {
+      r.exit_code = e.reason == "exited" ? e.exit_code : (e.signal ? 128 + e.signal : -1);
+      stop_pods(r, "gang-failed", 0);
+      finish_job(r, JobState::kFailed, exit_text(e), now);
+      continue;
+    }
+    if (std::all_of(r.pods.begin(), r.pods.end(), [](const PodRun& x) { return x.exited; })) {
+      r.exit_code = 0;
+      finish_job(r, JobState::kSucceeded, "every pod exited 0", now);
+    }
+  }
+  // 2. Starts and checkpoints of the current runs.
+  for (const auto& s : req.started) {
+    auto rit = records_.find(s.job);
+    if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
+    auto& r = rit->second;
+    if (s.pod >= 0 && static_cast<size_t>(s.pod) < r.pods.size() &&
+        r.pods[static_cast<size_t>(s.pod)].node == node && !n->stopping.count(s)) {
+      r.pods[static_cast<size_t>(s.pod)].started = true;
+      touch(r);
+    }
+  }
+  for (const auto& c : req.checkpoints) {
+    auto rit = records_.find(c.job);
+    if (rit != records_.end() && rit->second.state == JobState::kRunning)
+      sched_->report_checkpoint(c.job, c.at_unix_ns);
+  }
+  // 3. After a register: expected pods the agent neither runs nor reported ending are lost.
+  if (n->first_sync) {
+    n->first_sync = false;
+    std::set<proto::PodRef> running;
+    for (const auto& rp : req.running) running.insert({rp.job, rp.pod});
+    std::set<JobId> lost;
+    for (const auto& key : n->check_missing) {
+      if (running.count(key)) continue;
+      auto rit = records_.find(key.job);
+      if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
+      const auto& p = rit->second.pods[static_cast<size_t>(key.pod)];
+      if (p.node == node && !p.exited) lost.insert(key.job);
+    }
+    n->check_missing.clear();
+    for (JobId id : lost)
+      requeue_lost(rec(id), "its pod on node " + node + " was lost when the agent restarted", now);
+  }
+  out.ticket = flush();
+  return out;
+}
+
+bool ServerState::has_outbox(const std::string& node) const {
+  const NodeState* n = node_by_name(node);
+  return n && (!n->assign.empty() || !n->stop.empty());
+}
+
+proto::SyncResponse ServerState::take_outbox(const std::string& node) {
+  proto::SyncResponse resp;
+  resp.heartbeat_ms = options_.heartbeat_ms;
+  NodeState* n = node_by_name(node);
+  if (!n) return resp;
+  resp.assign = std::move(n->assign);
+  resp.stop = std::move(n->stop);
+  n->assign.clear();
+  n->stop.clear();
+  return resp;
+}
+
+std::string ServerState::agent_address_of(JobId id, int32_t pod) const {
+  const JobRecord* r = find(id);
+  if (!r || pod < 0 || static_cast<size_t>(pod) >= r->pods.size()) return {};
+  const NodeState* n = node_by_name(r->pods[static_cast<size_t>(pod)].node);
+  return n ? n->address : std::string();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views
+
+std::string ServerState::explain(JobId id, TimeNs now) const {
+  const JobRecord* r = find(id);
+  if (!r) return "no job " + std::to_string(id);
+  const std::string head = "job " + std::to_string(id) + " (" + r->job.name + ", " +
+                           r->job.namespace_ + "/" + r->job.queue + " -> ClusterQueue " +
+                           r->cluster_queue + ")";
+  switch (r->state) {
+    case JobState::kPending: {
+      std::string s = head + " is pending";
+      const double waited = unix_s(now - r->queued_ns);
+      s += " for " + std::to_string(static_cast<int64_t>(waited)) + "s";
+      if (r->preemptions > 0)
+        s += "; preempted " + std::to_string(r->preemptions) + " time(s), last: " + r->reason;
+      else if (!r->reason.empty())
+        s += "; requeued: " + r->reason;
+      auto pd = pending_decision(id);
+      if (pd) {
+        s += ".\nWhy: " + describe(pd->reason, *config_);
+        if (pd->starving) s += "\nIt has waited past the aging horizon: capacity is held for it.";
+      } else {
+        s += ".\nWhy: not looked at yet; the next scheduling cycle will.";
+      }
+      s += "\nScore " + std::to_string(sched_->score(id, now)) + " (priority " +
+           std::to_string(r->job.priority) + ", class " + workload_class(r->job, *config_) + ")";
+      return s;
+    }
+    case JobState::kRunning: {
+      std::string s = head + " is running since " +
+                      std::to_string(static_cast<int64_t>(unix_s(now - r->admit_ns))) + "s on";
+      for (size_t i = 0; i < r->pods.size(); ++i)
+        s += (i ? ", " : " ") + r->pods[i].node + (r->pods[i].started ? "" : " (starting)");
+      if (r->admission && r->admission->borrowing) s += "; it borrows quota from its cohort";
+      return s;
+    }
+    default:
+      return head + " " + state_name(r->state) + (r->reason.empty() ? "" : ": " + r->reason);
+  }
+}
+
+json ServerState::job_view(const JobRecord& r, TimeNs now) const {
+  json placement = json::array();
+  json exits = json::array();
+  for (size_t i = 0; i < r.pods.size(); ++i) {
+    placement.push_back({{"pod", i},
+                         {"node", r.pods[i].node},
+                         {"gpus", r.pods[i].gpus},
+                         {"started", r.pods[i].started}});
+    if (r.pods[i].exited)
+      exits.push_back({{"pod", i},
+                       {"exit_code", r.pods[i].exit.exit_code},
+                       {"signal", r.pods[i].exit.signal},
+                       {"reason", r.pods[i].exit.reason},
+                       {"message", r.pods[i].exit.message}});
+  }
+  json flavors = json::array();
+  if (r.admission)
+    for (FlavorId f : r.admission->flavors)
+      if (f >= 0) flavors.push_back(config_->flavors[static_cast<size_t>(f)].name);
+  json reason = nullptr;
+  if (r.state == JobState::kPending) {
+    auto pd = pending_decision(r.job.id);
+    reason = pd ? describe(pd->reason, *config_) : std::string("waiting for the next cycle");
+  } else if (!r.reason.empty()) {
+    reason = r.reason;
+  }
+  const int64_t gpu_milli = job_gpu_milli(r.job, *config_);
+  bool started = r.state == JobState::kRunning && !r.pods.empty();
+  for (const auto& p : r.pods) started = started && p.started;
+  (void)now;
+  return {{"id", r.job.id},
+          {"name", r.job.name},
+          {"namespace", r.job.namespace_},
+          {"queue", r.job.queue},
+          {"cluster_queue", r.cluster_queue},
+          {"priority_class", r.job.priority_class},
+          {"priority", r.job.priority},
+          {"preemptible", r.job.preemptible},
+          {"interactive", r.job.interactive},
+          {"state", state_name(r.state)},
+          {"started", started},
+          {"submit_time", unix_s(r.job.submit_ns)},
+          {"admit_time", time_or_null(r.state == JobState::kPending ? 0 : r.admit_ns)},
+          {"end_time", time_or_null(r.end_ns)},
+          {"pods", total_pods(r.job)},
+          {"gpus", (gpu_milli + 999) / 1000},
+          {"gpu_milli", gpu_milli},
+          {"command", r.job.command},
+          {"flavors", flavors},
+          {"borrowing", r.admission ? r.admission->borrowing : false},
+          {"placement", placement},
+          {"reason", reason},
+          {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+          {"preemptions", r.preemptions},
+          {"attempts", r.attempts},
+          {"pod_exits", exits}};
+}
+
+json ServerState::queues_view(TimeNs now) const {
+  (void)now;
+  const auto& cfg = *config_;
+  std::vector<std::map<std::string, int64_t>> pending(cfg.cluster_queues.size());
+  std::vector<int64_t> running(cfg.cluster_queues.size(), 0);
+  for (const auto& [id, r] : records_) {
+    auto q = cfg.find_cluster_queue(r.cluster_queue);
+    if (!q) continue;
+    if (r.state == JobState::kPending)
+      pending[static_cast<size_t>(*q)]
+             [r.job.priority_class.empty() ? "none" : r.job.priority_class]++;
+    else if (r.state == JobState::kRunning)
+      running[static_cast<size_t>(*q)]++;
+  }
+  json out = json::array();
+  const auto& quota = sched_->quota();
+  for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi) {
+    const auto& cq = cfg.cluster_queues[qi];
+    const auto q = static_cast<QueueId>(qi);
+    json usage = json::array();
+    for (const auto& rg : cq.resource_groups)
+      for (const auto& fq : rg.flavors)
+        for (const auto& rq : fq.resources)
+          usage.push_back(
+              {{"flavor", cfg.flavors[static_cast<size_t>(fq.flavor)].name},
+               {"resource", cfg.resources.name(rq.resource)},
+               {"used", format_canonical(rq.resource, quota.usage(q, fq.flavor, rq.resource))},
+               {"nominal", format_canonical(rq.resource, rq.nominal)},
+               {"borrowed",
+                format_canonical(rq.resource, quota.borrowed(q, fq.flavor, rq.resource))},
+               {"used_raw", quota.usage(q, fq.flavor, rq.resource)},
+               {"nominal_raw", rq.nominal}});
+    int64_t total_pending = 0;
+    for (const auto& [k, v] : pending[qi]) total_pending += v;
+    out.push_back({{"name", cq.name},
+                   {"cohort", cq.cohort ? json(cfg.cohorts[static_cast<size_t>(*cq.cohort)].name)
+                                        : json(nullptr)},
+                   {"pending", total_pending},
+                   {"pending_by_class", pending[qi]},
+                   {"running", running[qi]},
+                   {"usage", usage},
+                   {"drf_share", sched_->drf_share(q)},
+                   {"fairness_debt", sched_->fairness_debt(q)},
+                   {"preemptible", cq.preemptible},
+                   {"interactive", cq.interactive}});
+  }
+  return {{"queues", out}};
+}
+
+json ServerState::nodes_view(TimeNs now) const {
+  const auto& cfg = *config_;
+  // The job on each device.
+  std::map<std::pair<std::string, int32_t>, std::vector<JobId>> on;
+  for (const auto& [id, r] : records_)
+    if (r.state == JobState::kRunning)
+      for (const auto& p : r.pods)
+        for (int32_t g : p.gpus) on[{p.node, g}].push_back(id);
+  json out = json::array();
+  const auto& alloc = sched_->alloc();
+  for (const auto& n : nodes_) {
+    const auto& cn = cfg.cluster.nodes[static_cast<size_t>(n.id)];
+    json gpus = json::array();
+    int64_t alloc_milli = 0;
+    for (size_t g = 0; g < cn.gpus.size(); ++g) {
+      const int32_t free = alloc.gpu_free_milli(n.id, static_cast<int>(g));
+      const int32_t used = alloc.gpu_is_mig(n.id, static_cast<int>(g)) ? 0 : 1000 - free;
+      alloc_milli += used;
+      auto it = on.find({n.name, static_cast<int32_t>(g)});
+      gpus.push_back({{"index", g},
+                      {"model", cn.gpus[g].model},
+                      {"memory_mib", cn.gpus[g].memory_mib},
+                      {"allocated_milli", used},
+                      {"jobs", it == on.end() ? json::array() : json(it->second)}});
+    }
+    out.push_back(
+        {{"name", n.name},
+         {"ready", n.ready},
+         {"registered", n.registered},
+         {"agent", n.address},
+         {"last_seen_s_ago", n.registered ? json(unix_s(now - n.last_seen_ns)) : json(nullptr)},
+         {"gpus", gpus},
+         {"gpu_count", cn.gpus.size()},
+         {"gpus_allocated", static_cast<double>(alloc_milli) / 1000.0}});
+  }
+  return {{"nodes", out}};
+}
+
+std::string ServerState::metrics_text(TimeNs now) const {
+  const auto& cfg = *config_;
+  PromWriter w;
+  // Pending per queue, priority class, workload class; running per queue.
+  std::map<LabelSet, int64_t> pending;
+  std::map<std::string, int64_t> running;
+  std::map<std::string, double> gpu_hours = gpu_hours_;
+  for (const auto& [id, r] : records_) {
+    if (r.state == JobState::kPending)
+      pending[{{"cluster_queue", r.cluster_queue},
+               {"priority_class", r.job.priority_class},
+               {"class", workload_class(r.job, cfg)}}]++;
+    if (r.state == JobState::kRunning) {
+      running[r.cluster_queue]++;
+      if (now > r.admit_ns)
+        gpu_hours[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, cfg)) / 1000.0 *
+                                       static_cast<double>(now - r.admit_ns) / kNsPerHour;
+    }
+  }
+  w.family("sluice_pending_jobs", "gauge", "Jobs waiting in a queue.");
+  for (const auto& [l, v] : pending) w.sample("sluice_pending_jobs", l, static_cast<double>(v));
+  w.family("sluice_running_jobs", "gauge", "Jobs admitted and placed.");
+  for (const auto& cq : cfg.cluster_queues)
+    w.sample("sluice_running_jobs", {{"cluster_queue", cq.name}},
+             static_cast<double>(running.count(cq.name) ? running[cq.name] : 0));
+  w.family("sluice_admission_wait_seconds", "histogram",
+           "Time from submission (or requeue) to admission.");
+  for (const auto& [l, h] : metrics_.admission_wait)
+    w.histogram("sluice_admission_wait_seconds", l, h);
+  w.family("sluice_preemptions_total", "counter", "Jobs evicted to make room for others.");
+  for (const auto& [l, v] : metrics_.preemptions) w.sample("sluice_preemptions_total", l, v);
+  w.family("sluice_preempted_gpu_hours_total", "counter",
+           "GPU work lost to preemption since the victims' last checkpoints.");
+  for (const auto& [q, v] : metrics_.preempted_gpu_hours)
+    w.sample("sluice_preempted_gpu_hours_total", {{"cluster_queue", q}}, v);
+  w.family("sluice_jobs_submitted_total", "counter", "Accepted submissions.");
+  for (const auto& [q, v] : metrics_.submitted)
+    w.sample("sluice_jobs_submitted_total", {{"cluster_queue", q}}, v);
+  w.family("sluice_jobs_rejected_total", "counter", "Submissions or jobs refused.");
+  for (const auto& [reason, v] : metrics_.rejected)
+    w.sample("sluice_jobs_rejected_total", {{"reason", reason}}, v);
+  w.family("sluice_jobs_finished_total", "counter", "Jobs that ended.");
+  for (const auto& [l, v] : metrics_.finished) w.sample("sluice_jobs_finished_total", l, v);
+  // Nodes.
+  w.family("sluice_node_ready", "gauge", "1 while the node's agent is heartbeating.");
+  for (const auto& n : nodes_) w.sample("sluice_node_ready", {{"node", n.name}}, n.ready ? 1 : 0);
+  w.family("sluice_node_gpus", "gauge", "GPUs on the node.");
+  for (const auto& n : nodes_)
+    w.sample("sluice_node_gpus", {{"node", n.name}},
+             static_cast<double>(cfg.cluster.nodes[static_cast<size_t>(n.id)].gpus.size()));
+  w.family("sluice_node_gpus_allocated", "gauge", "GPUs allocated on the node (fractions count).");
+  const auto& alloc = sched_->alloc();
+  for (const auto& n : nodes_) {
+    int64_t used = 0;
+    const auto& cn = cfg.cluster.nodes[static_cast<size_t>(n.id)];
+    for (size_t g = 0; g < cn.gpus.size(); ++g)
+      if (!alloc.gpu_is_mig(n.id, static_cast<int>(g)))
+        used += 1000 - alloc.gpu_free_milli(n.id, static_cast<int>(g));
+    w.sample("sluice_node_gpus_allocated", {{"node", n.name}}, static_cast<double>(used) / 1000.0);
+  }
+  // Queues.
+  const auto& quota = sched_->quota();
+  w.family("sluice_cluster_queue_usage", "gauge", "Quota in use (GPUs, cores, bytes).");
+  PromWriter wn, wb;
+  wn.family("sluice_cluster_queue_nominal_quota", "gauge", "Nominal quota.");
+  wb.family("sluice_cluster_queue_borrowed", "gauge", "Usage above the nominal quota.");
+  auto scale = [](ResourceId r, int64_t v) {
+    if (r == kGpu) return static_cast<double>(v) / 1000.0;
+    if (r == kCpu) return static_cast<double>(v) / 1000.0;
+    if (r == kMemory) return static_cast<double>(v) * 1024.0 * 1024.0;
+    return static_cast<double>(v);
+  };
+  for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi) {
+    const auto& cq = cfg.cluster_queues[qi];
+    const auto q = static_cast<QueueId>(qi);
+    for (const auto& rg : cq.resource_groups)
+      for (const auto& fq : rg.flavors)
+        for (const auto& rq : fq.resources) {
+          LabelSet l{{"cluster_queue", cq.name},
+                     {"flavor", cfg.flavors[static_cast<size_t>(fq.flavor)].name},
+                     {"resource", cfg.resources.name(rq.resource)}};
+          w.sample("sluice_cluster_queue_usage", l,
+                   scale(rq.resource, quota.usage(q, fq.flavor, rq.resource)));
+          wn.sample("sluice_cluster_queue_nominal_quota", l, scale(rq.resource, rq.nominal));
+          wb.sample("sluice_cluster_queue_borrowed", l,
+                    scale(rq.resource, quota.borrowed(q, fq.flavor, rq.resource)));
+        }
+  }
+  std::string text = w.text() + wn.text() + wb.text();
+  PromWriter w2;
+  w2.family("sluice_cluster_queue_drf_share", "gauge", "Dominant share against entitlement.");
+  for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi)
+    w2.sample("sluice_cluster_queue_drf_share", {{"cluster_queue", cfg.cluster_queues[qi].name}},
+              sched_->drf_share(static_cast<QueueId>(qi)));
+  w2.family("sluice_cluster_queue_fairness_debt", "gauge", "Decayed fairness debt.");
+  for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi)
+    w2.sample("sluice_cluster_queue_fairness_debt",
+              {{"cluster_queue", cfg.cluster_queues[qi].name}},
+              sched_->fairness_debt(static_cast<QueueId>(qi)));
+  w2.family("sluice_namespace_gpu_hours_total", "counter", "Allocated GPU-hours (chargeback).");
+  for (const auto& [ns, v] : gpu_hours)
+    w2.sample("sluice_namespace_gpu_hours_total", {{"namespace", ns}}, v);
+  w2.family("sluice_scheduling_cycle_seconds", "histogram", "Time of one scheduling cycle.");
+  for (const auto& [mode, h] : metrics_.cycle_seconds)
+    w2.histogram("sluice_scheduling_cycle_seconds", {{"mode", mode}}, h);
+  w2.family("sluice_scheduling_cycles_total", "counter", "Scheduling cycles run.");
+  w2.sample("sluice_scheduling_cycles_total", {}, static_cast<double>(metrics_.cycles));
+  w2.family("sluice_last_cycle_timestamp_seconds", "gauge", "Unix time of the last cycle.");
+  w2.sample("sluice_last_cycle_timestamp_seconds", {}, metrics_.last_cycle_unix_s);
+  w2.family("sluice_store_commit_seconds", "histogram", "Time of one durable SQLite commit.");
+  {
+    std::lock_guard lk(metrics_.commit_mu);
+    w2.histogram("sluice_store_commit_seconds", {}, metrics_.commit_seconds);
+  }
+  return text + w2.text();
+}
+
+}  // namespace sluice::server

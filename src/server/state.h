@@ -1,0 +1,202 @@
+#pragma once
+// The control plane's state machine: job records around the core Scheduler, node agents, and
+// what each agent must start and stop. No sockets and no clock: every call takes `now`, so the
+// whole daemon logic is unit-testable and deterministic. The HTTP layer (http_api.cc) and the
+// loop (server.cc) hold mu() around every call and wait for the returned store ticket before
+// they acknowledge anything.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/cycle/scheduler.h"
+#include "proto/protocol.h"
+#include "server/metrics.h"
+#include "server/store.h"
+
+namespace sluice::server {
+
+enum class JobState : uint8_t { kPending, kRunning, kSucceeded, kFailed, kCancelled, kRejected };
+const char* state_name(JobState s);
+std::optional<JobState> parse_state(const std::string& s);
+inline bool is_terminal(JobState s) {
+  return s != JobState::kPending && s != JobState::kRunning;
+}
+
+// Workload class for metrics and alerts: interactive, best-effort (preemptible batch), batch.
+const char* workload_class(const Job& job, const Config& config);
+
+struct PodRun {
+  std::string node;
+  std::vector<int32_t> gpus;  // device indices on the node
+  int32_t gpu_milli = 1000;
+  bool started = false;
+  bool exited = false;
+  proto::PodExit exit;
+};
+
+struct JobRecord {
+  Job job;
+  std::string cluster_queue;
+  JobState state = JobState::kPending;
+  TimeNs queued_ns = 0;  // submit or last requeue: admission wait is measured from here
+  TimeNs admit_ns = 0;
+  TimeNs end_ns = 0;
+  std::optional<Admission> admission;  // while running
+  std::vector<PodRun> pods;            // current (or last) run, in placement order
+  int32_t preemptions = 0;
+  int32_t attempts = 0;
+  std::string reason;  // why it ended, or why it was requeued last
+  std::optional<int32_t> exit_code;
+};
+
+struct SubmitOutcome {
+  int status = 202;
+  std::string error;
+  std::vector<std::string> details;
+  std::vector<JobId> ids;
+  uint64_t ticket = 0;  // wait for it before acknowledging
+};
+
+struct ServerOptions {
+  int64_t heartbeat_ms = 1000;
+  TimeNs agent_timeout_ns = 10 * kNsPerSec;
+  std::string stop_signal = "SIGTERM";
+};
+
+class ServerState {
+ public:
+  ServerState(std::shared_ptr<const Config> config, Store* store, ServerOptions options);
+
+  std::mutex& mu() { return mu_; }
+  const Config& config() const { return *config_; }
+  std::shared_ptr<const Config> config_ptr() const { return config_; }
+  const Scheduler& scheduler() const { return *sched_; }
+  Metrics& metrics() { return metrics_; }
+  const ServerOptions& options() const { return options_; }
+
+  // Restores records read from the store (startup). Jobs that cannot be restored (their queue,
+  // node or GPUs are gone) are marked failed, with the reason; the messages are returned.
+  std::vector<std::string> recover(const std::vector<StoredJob>& stored, TimeNs now);
+
+  // --- Jobs -----------------------------------------------------------------------------------
+  // Admits documents already parsed against config(); ids and submit times are assigned here.
+  // All-or-nothing: if one job is refused, none is kept.
+  SubmitOutcome submit(std::vector<Job> jobs, TimeNs now);
+  // 200 with the record, 404 unknown, 409 already ended.
+  int cancel(JobId id, TimeNs now, std::string* error, uint64_t* ticket);
+  const JobRecord* find(JobId id) const;
+  const std::map<JobId, JobRecord>& records() const { return records_; }
+  std::string explain(JobId id, TimeNs now) const;
+  std::optional<PendingDecision> pending_decision(JobId id) const;
+
+  // --- Scheduling -----------------------------------------------------------------------------
+  // One cycle at `now`: decisions applied to the records, persisted (ticket returned, 0 when
+  // nothing changed). Assignments are staged; release_staged() hands them to the agents once
+  // the ticket committed, so no agent runs a decision that is not on disk.
+  uint64_t cycle(TimeNs now, bool full = false);
+  void release_staged();
+  void drop_staged();
+  bool wants_cycle() const { return dirty_; }
+  bool last_cycle_incremental() const { return last_incremental_; }
+  // Marks agents that stopped syncing NotReady and requeues their jobs. Returns a ticket or 0.
+  uint64_t check_agents(TimeNs now);
+
+  // --- Agents ---------------------------------------------------------------------------------
+  struct RegisterOutcome {
+    int status = 200;
+    std::string error;
+    std::vector<std::string> details;
+    proto::RegisterResponse response;
+  };
+  RegisterOutcome register_agent(const proto::RegisterRequest& req, TimeNs now);
+  struct SyncOutcome {
+    int status = 200;
+    std::string error;
+    uint64_t ticket = 0;
+  };
+  // Applies what an agent reports. The reply is taken with take_outbox() (after a long poll).
+  SyncOutcome sync_reports(const std::string& node, const proto::SyncRequest& req, TimeNs now);
+  bool has_outbox(const std::string& node) const;
+  proto::SyncResponse take_outbox(const std::string& node);
+  // Agent address of the node running pod `pod` of job `id` ("" when none).
+  std::string agent_address_of(JobId id, int32_t pod) const;
+
+  // --- Configuration --------------------------------------------------------------------------
+  // Swaps in a new configuration, carrying every pending and running job over. On failure the
+  // old one stays and the reason is returned (409: something in use would disappear).
+  Result<bool> reconfigure(std::shared_ptr<const Config> config, const std::string& text,
+                           TimeNs now);
+  uint64_t persist_config(const std::string& text);
+
+  // --- Views ----------------------------------------------------------------------------------
+  nlohmann::json job_view(const JobRecord& r, TimeNs now) const;
+  nlohmann::json queues_view(TimeNs now) const;
+  nlohmann::json nodes_view(TimeNs now) const;
+  std::string metrics_text(TimeNs now) const;
+
+  // Bumped whenever an outbox gains work (long polls wait on cv()).
+  std::condition_variable& cv() { return cv_; }
+
+ private:
+  struct NodeState {
+    NodeId id = 0;
+    std::string name;
+    bool registered = false;
+    bool ready = false;  // as told to the scheduler
+    std::string agent_id;
+    std::string address;
+    TimeNs last_seen_ns = 0;
+    std::vector<proto::Assignment> assign;  // outbox
+    std::vector<proto::StopOrder> stop;     // outbox
+    std::vector<proto::Assignment> held;    // wait for a stopping pod of the same (job, pod)
+    std::set<proto::PodRef> stopping;       // ordered to stop; exit not seen yet
+    std::set<proto::PodRef> check_missing;  // after a register: verify at the next sync
+    bool first_sync = false;
+  };
+
+  JobRecord& rec(JobId id) { return records_.at(id); }
+  NodeState* node_by_name(const std::string& name);
+  const NodeState* node_by_name(const std::string& name) const;
+  void rebuild_nodes(const std::map<std::string, NodeState>& old);
+  // Persistence helpers: queue the record (and events) for the next flush.
+  void touch(const JobRecord& r);
+  void event(nlohmann::json e);
+  uint64_t flush();
+  // Pod lifecycle.
+  void stop_pods(JobRecord& r, const std::string& reason, TimeNs grace_ns);
+  void start_run(JobRecord& r, const Admission& a, TimeNs now);
+  void end_run(JobRecord& r, TimeNs now);  // accounts GPU-hours of the run that ends
+  void finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now);
+  void requeue_lost(JobRecord& r, const std::string& reason, TimeNs now);
+  void deliver(NodeState& n, proto::Assignment a);
+  nlohmann::json encode_record(const JobRecord& r) const;
+  std::optional<JobRecord> decode_record(const nlohmann::json& j, std::string* why) const;
+  std::unique_ptr<Scheduler> build_scheduler(std::shared_ptr<const Config> config,
+                                             std::vector<std::string>* problems, bool strict) const;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::shared_ptr<const Config> config_;
+  std::unique_ptr<Scheduler> sched_;
+  Store* store_;
+  ServerOptions options_;
+  Metrics metrics_;
+  std::map<JobId, JobRecord> records_;
+  std::map<JobId, PendingDecision> pending_;  // last reason per pending job
+  std::vector<NodeState> nodes_;
+  std::vector<std::pair<std::string, proto::Assignment>> staged_;
+  JobId next_id_ = 1;
+  bool dirty_ = true;  // something changed that a cycle should look at
+  bool last_incremental_ = false;
+  Write write_;  // queued for the next flush
+  std::set<JobId> touched_;
+  std::map<std::string, double> gpu_hours_;  // per namespace, closed runs
+};
+
+}  // namespace sluice::server

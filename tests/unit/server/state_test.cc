@@ -1,0 +1,276 @@
+// The control plane's state machine, driven directly (no sockets): submissions, cycles,
+// agents' reports, node loss, recovery from the SQLite store, reconfiguration.
+#include "server/state.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/config/loader.h"
+#include "server/server.h"
+
+namespace sluice::server {
+namespace {
+
+constexpr TimeNs kS = kNsPerSec;
+
+const char* kConfig = R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: t}
+spec:
+  nodeGroups:
+  - {namePrefix: n, count: 2, cpu: 16, memory: 64Gi, gpus: {count: 4, model: H100}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 1
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu, memory]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+      - {name: cpu, nominalQuota: 32}
+      - {name: memory, nominalQuota: 128Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: cq}
+)";
+
+std::shared_ptr<const Config> config() {
+  auto lc = load_server_config({Source{"test.yaml", kConfig}});
+  EXPECT_TRUE(lc.ok()) << (lc.ok() ? "" : lc.error());
+  return lc->config;
+}
+
+std::vector<Job> jobs(const Config& cfg, const std::string& yaml) {
+  auto out = parse_jobs(Source{"jobs.yaml", yaml}, cfg);
+  EXPECT_TRUE(out.errors.empty()) << (out.errors.empty() ? "" : out.errors.front());
+  return out.jobs;
+}
+
+std::string job_yaml(const std::string& name, int pods, int gpus, const std::string& prio = "low",
+                     const std::string& grace = "0s") {
+  return "apiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: " + name +
+         ", namespace: team}\nspec: {queue: q, pods: " + std::to_string(pods) +
+         ", gpus: " + std::to_string(gpus) + ", cpu: 1, memory: 1Gi, priorityClassName: " + prio +
+         ", checkpointGrace: " + grace + ", command: [sleep, '100']}\n";
+}
+
+proto::RegisterRequest reg(const std::string& node, int gpus = 4,
+                           const std::string& model = "H100") {
+  proto::RegisterRequest r;
+  r.node = node;
+  r.address = "http://127.0.0.1:1";
+  r.agent_id = "agent-" + node;
+  for (int i = 0; i < gpus; ++i) r.gpus.push_back({i, model, 81920, 0, {}, false, ""});
+  return r;
+}
+
+struct ServerStateTest : ::testing::Test {
+  std::shared_ptr<const Config> cfg = config();
+  ServerState st{cfg, nullptr, ServerOptions{}};
+  void up(TimeNs now) {
+    ASSERT_EQ(st.register_agent(reg("n0"), now).status, 200);
+    ASSERT_EQ(st.register_agent(reg("n1"), now).status, 200);
+    proto::SyncRequest s;
+    s.agent_id = "agent-n0";
+    st.sync_reports("n0", s, now);
+    s.agent_id = "agent-n1";
+    st.sync_reports("n1", s, now);
+  }
+  proto::SyncResponse sync(const std::string& node, proto::SyncRequest s, TimeNs now) {
+    s.agent_id = "agent-" + node;
+    EXPECT_EQ(st.sync_reports(node, s, now).status, 200);
+    return st.take_outbox(node);
+  }
+};
+
+TEST_F(ServerStateTest, GangRunsToSuccessAcrossNodes) {
+  up(0);
+  auto out = st.submit(jobs(*cfg, job_yaml("ddp", 2, 4)), 1 * kS);
+  ASSERT_EQ(out.status, 202);
+  const JobId id = out.ids.at(0);
+  st.cycle(2 * kS);
+  // Staged, not delivered, until the store has the decision.
+  EXPECT_FALSE(st.has_outbox("n0"));
+  st.release_staged();
+  auto a0 = sync("n0", {}, 3 * kS), a1 = sync("n1", {}, 3 * kS);
+  ASSERT_EQ(a0.assign.size() + a1.assign.size(), 2u);  // one pod per node (4 GPUs each)
+  const auto& pod = a0.assign.empty() ? a1.assign[0] : a0.assign[0];
+  EXPECT_EQ(pod.gang_size, 2);
+  EXPECT_EQ(pod.peers.size(), 2u);
+  EXPECT_EQ(pod.gpus.size(), 4u);
+  EXPECT_EQ(st.find(id)->state, JobState::kRunning);
+  // Both pods exit 0 -> succeeded; capacity is back.
+  for (const auto* r : {&a0, &a1})
+    for (const auto& a : r->assign) {
+      proto::SyncRequest s;
+      s.exits.push_back({a.job, a.pod, 0, 0, "exited", "", 4 * kS});
+      sync(a.peers[static_cast<size_t>(a.pod)].node, s, 4 * kS);
+    }
+  EXPECT_EQ(st.find(id)->state, JobState::kSucceeded);
+  EXPECT_EQ(st.scheduler().running_count(), 0u);
+}
+
+TEST_F(ServerStateTest, OnePodFailingStopsTheGangAndFailsTheJob) {
+  up(0);
+  const JobId id = st.submit(jobs(*cfg, job_yaml("ddp", 2, 4)), 1 * kS).ids.at(0);
+  st.cycle(2 * kS);
+  st.release_staged();
+  auto a0 = sync("n0", {}, 3 * kS);
+  auto a1 = sync("n1", {}, 3 * kS);
+  ASSERT_EQ(a0.assign.size(), 1u);
+  proto::SyncRequest s;
+  s.exits.push_back({id, a0.assign[0].pod, 3, 0, "exited", "", 4 * kS});
+  sync("n0", s, 4 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kFailed);
+  EXPECT_EQ(*st.find(id)->exit_code, 3);
+  auto stops = sync("n1", {}, 5 * kS).stop;  // the other pod is told to stop
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].reason, "gang-failed");
+}
+
+TEST_F(ServerStateTest, PreemptionStopsTheVictimWithItsGraceAndRequeuesIt) {
+  up(0);
+  const JobId low = st.submit(jobs(*cfg, job_yaml("low", 2, 4, "low", "30s")), 1 * kS).ids[0];
+  st.cycle(2 * kS);
+  st.release_staged();
+  sync("n0", {}, 3 * kS);
+  sync("n1", {}, 3 * kS);
+  const JobId high = st.submit(jobs(*cfg, job_yaml("high", 1, 4, "high")), 10 * kS).ids[0];
+  st.cycle(11 * kS);
+  st.release_staged();
+  EXPECT_EQ(st.find(low)->state, JobState::kPending);
+  EXPECT_EQ(st.find(low)->preemptions, 1);
+  EXPECT_EQ(st.find(high)->state, JobState::kRunning);
+  auto r0 = sync("n0", {}, 12 * kS), r1 = sync("n1", {}, 12 * kS);
+  ASSERT_EQ(r0.stop.size() + r1.stop.size(), 2u);  // both pods of the gang
+  const auto& stop = r0.stop.empty() ? r1.stop[0] : r0.stop[0];
+  EXPECT_EQ(stop.reason, "preempted");
+  EXPECT_EQ(stop.grace_ms, 30'000);
+  EXPECT_EQ(r0.assign.size() + r1.assign.size(), 1u);  // the preemptor's pod
+  EXPECT_NE(st.metrics_text(12 * kS).find("sluice_preemptions_total{cluster_queue=\"cq\","
+                                          "reason=\"within-cluster-queue\"} 1"),
+            std::string::npos);
+}
+
+TEST_F(ServerStateTest, SilentAgentsNodeIsLostAndItsJobsRequeueAsAWhole) {
+  up(0);
+  const JobId id = st.submit(jobs(*cfg, job_yaml("ddp", 2, 4)), 1 * kS).ids[0];
+  st.cycle(2 * kS);
+  st.release_staged();
+  sync("n0", {}, 3 * kS);
+  sync("n1", {}, 3 * kS);
+  // n1 keeps syncing, n0 goes silent past the 10 s timeout.
+  sync("n1", {}, 12 * kS);
+  st.check_agents(14 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kPending);
+  EXPECT_NE(st.find(id)->reason.find("n0 stopped heartbeating"), std::string::npos);
+  auto r1 = sync("n1", {}, 14 * kS);
+  ASSERT_EQ(r1.stop.size(), 1u);  // the surviving pod of the gang
+  EXPECT_EQ(r1.stop[0].reason, "node-lost");
+  // With one node left a 2 x 4-GPU gang cannot run.
+  st.cycle(15 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kPending);
+}
+
+TEST_F(ServerStateTest, RegistrationChecksTheNodeAndItsGpus) {
+  auto unknown = st.register_agent(reg("ghost"), 0);
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_NE(unknown.details.at(0).find("n0, n1"), std::string::npos);
+  EXPECT_EQ(st.register_agent(reg("n0", 2), 0).status, 409);
+  EXPECT_EQ(st.register_agent(reg("n0", 4, "A100"), 0).status, 409);
+  EXPECT_EQ(st.register_agent(reg("n0", 4, "h100"), 0).status, 200);  // case does not matter
+}
+
+TEST_F(ServerStateTest, SubmissionErrorsMapToHttpStatusesAndKeepNothing) {
+  auto bad = jobs(*cfg, job_yaml("a", 1, 1) + "---\n" + job_yaml("b", 1, 1));
+  bad[1].queue = "nope";
+  auto out = st.submit(bad, 1 * kS);
+  EXPECT_EQ(out.status, 404);
+  EXPECT_TRUE(st.records().empty());
+  EXPECT_EQ(st.scheduler().pending_count(), 0u);  // all-or-nothing
+}
+
+TEST_F(ServerStateTest, ReconfigureRefusesToDropANodeInUse) {
+  up(0);
+  st.submit(jobs(*cfg, job_yaml("j", 1, 4)), 1 * kS);
+  st.cycle(2 * kS);
+  st.release_staged();
+  std::string smaller = kConfig;
+  smaller.replace(smaller.find("count: 2"), 8, "count: 1");
+  auto lc = load_server_config({Source{"new.yaml", smaller}});
+  ASSERT_TRUE(lc.ok());
+  const auto& running = st.find(1)->pods.at(0).node;
+  auto res = st.reconfigure(lc->config, lc->text, 3 * kS);
+  if (running == "n1") {
+    EXPECT_FALSE(res.ok());
+  } else {
+    EXPECT_TRUE(res.ok());  // n1 is unused: dropping it is fine
+  }
+}
+
+TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sluice-state-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto cfg = config();
+  JobId running = 0, waiting = 0;
+  {
+    auto store = Store::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    st.register_agent(reg("n0"), 0);
+    st.register_agent(reg("n1"), 0);
+    running = st.submit(jobs(*cfg, job_yaml("big", 2, 4)), 1 * kS).ids[0];
+    ASSERT_TRUE((*store)->wait(st.cycle(2 * kS)));
+    waiting = st.submit(jobs(*cfg, job_yaml("next", 1, 1)), 3 * kS).ids[0];
+    ASSERT_TRUE((*store)->wait(st.cycle(4 * kS)));
+  }  // "crash": the state is gone, the store stays
+  auto store = Store::open(dir.string());
+  ASSERT_TRUE(store.ok());
+  auto stored = (*store)->load_jobs();
+  ASSERT_TRUE(stored.ok());
+  ServerState st(cfg, store->get(), ServerOptions{});
+  auto problems = st.recover(*stored, 100 * kS);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  ASSERT_NE(st.find(running), nullptr);
+  EXPECT_EQ(st.find(running)->state, JobState::kRunning);
+  EXPECT_EQ(st.find(waiting)->state, JobState::kPending);
+  // Every GPU is still taken by the restored gang: the waiting job cannot be placed.
+  st.register_agent(reg("n0"), 100 * kS);
+  st.register_agent(reg("n1"), 100 * kS);
+  st.cycle(101 * kS);
+  EXPECT_EQ(st.find(waiting)->state, JobState::kPending);
+  std::string why;
+  EXPECT_TRUE(st.scheduler().check_invariants(&why)) << why;
+  // New ids continue after the recovered ones.
+  auto more = st.submit(jobs(*cfg, job_yaml("more", 1, 1)), 102 * kS);
+  EXPECT_GT(more.ids[0], waiting);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sluice::server
