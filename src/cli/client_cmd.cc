@@ -1,6 +1,308 @@
-// Placeholder until the command lands (replaced in this change series).
+// The client commands: submit, run, jobs, queues, nodes, cancel, logs, explain. Each talks
+// HTTP/JSON to `sluice serve` (docs/api.md) through client_http and prints a table
+// (client_views) or, with --json, the server's JSON as it came. Exit codes: 0 done, 1 the server
+// refused (its message on stderr) or bad options, 2 the server could not be reached.
+#include <chrono>
+#include <iostream>
+#include <iterator>
+#include <memory>
+
+#include "cli/client_http.h"
+#include "cli/client_run.h"
+#include "cli/client_views.h"
 #include "cli/commands.h"
+#include "core/config/loader.h"
 
 namespace sluice::cli {
-void register_client(CLI::App&) {}
+
+namespace {
+
+using nlohmann::json;
+
+struct Common {
+  Connection conn;
+  bool json = false;
+  bool wide = false;
+};
+
+// --server, --token (with their environment defaults) and, where asked, --json.
+void add_common(CLI::App* cmd, Common& c, bool with_json) {
+  cmd->add_option("--server", c.conn.server,
+                  "Server URL (default: $SLUICE_SERVER, else " + std::string(kDefaultServer) + ")")
+      ->envname("SLUICE_SERVER");
+  cmd->add_option("--token", c.conn.token, "Bearer token (default: $SLUICE_TOKEN)")
+      ->envname("SLUICE_TOKEN");
+  if (with_json) cmd->add_flag("--json", c.json, "Print the server's JSON reply as it is");
+}
+
+// Prints the failure and ends the command with its exit code (CLI11 prints nothing more for a
+// RuntimeError).
+[[noreturn]] void fail(const ClientFailure& f) {
+  std::cerr << f.message << "\n";
+  throw CLI::RuntimeError(f.exit_code);
+}
+
+template <class T>
+T need(Outcome<T> o) {
+  if (!o.ok) fail(o.failure);
+  return std::move(o.value);
+}
+
+double now_unix_s() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+void print_json(const json& j) {
+  std::cout << j.dump(2) << "\n";
+}
+
+// Adds "&key=value" (or "?key=value" first) when value is set.
+void add_query(std::string& path, const char* key, const std::string& value) {
+  if (value.empty()) return;
+  path += (path.find('?') == std::string::npos ? "?" : "&");
+  path += key;
+  path += '=';
+  path += url_encode(value);
+}
+
+// JSON and YAML both reach the server's one parser; the type tells it which error style to use.
+std::string content_type_for(const std::string& name, const std::string& text) {
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) return "application/json";
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
+    return (c == '{' || c == '[') ? "application/json" : "application/yaml";
+  }
+  return "application/yaml";
+}
+
+void register_submit(CLI::App& app) {
+  auto* cmd = app.add_subcommand("submit", "Submit job documents (sluice Job, Pod, batch/v1 Job)");
+  auto c = std::make_shared<Common>();
+  auto files = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("files", *files, "YAML or JSON files; - reads standard input")->required();
+  add_common(cmd, *c, true);
+  cmd->callback([c, files] {
+    HttpClient http(c->conn);
+    json all = {{"jobs", json::array()}};
+    // One request per file: a file is all-or-nothing on the server and its line numbers stay
+    // the file's own. The first refusal stops the rest.
+    for (const auto& f : *files) {
+      Source src;
+      if (f == "-") {
+        src.name = "<stdin>";
+        src.text.assign(std::istreambuf_iterator<char>(std::cin), {});
+      } else {
+        auto read = read_source(f);
+        if (!read) fail({1, "error: " + read.error()});
+        src = std::move(*read);
+      }
+      if (src.text.find_first_not_of(" \t\r\n") == std::string::npos)
+        fail({1, "error: " + src.name + ": empty, nothing to submit"});
+      auto reply = HttpClient(c->conn).call_json("POST", "/v1/jobs", src.text,
+                                                 content_type_for(src.name, src.text));
+      if (!reply.ok) {
+        if (files->size() > 1)
+          reply.failure.message +=
+              "\n  (while submitting " + src.name + "; files before it were submitted)";
+        if (c->json && !all["jobs"].empty()) print_json(all);
+        fail(reply.failure);
+      }
+      if (c->json) {
+        if (reply.value.contains("jobs") && reply.value["jobs"].is_array())
+          for (const auto& j : reply.value["jobs"]) all["jobs"].push_back(j);
+      } else {
+        std::cout << submitted_text(reply.value) << std::flush;
+      }
+    }
+    if (c->json) print_json(all);
+  });
+}
+
+void register_run(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "run", "Submit a command line as a job: sluice run --queue Q --gpus N -- CMD ARGS...");
+  auto c = std::make_shared<Common>();
+  auto a = std::make_shared<RunArgs>();
+  auto dry_run = std::make_shared<bool>(false);
+  cmd->add_option("--queue,-q", a->queue, "LocalQueue in the job's namespace")->required();
+  cmd->add_option("--namespace,-n", a->namespace_, "Namespace (server default: default)");
+  cmd->add_option("--gpus", a->gpus, "Whole GPUs per pod");
+  cmd->add_option("--gang", a->gang, "Pods in the gang (all start together), each with --gpus")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu-fraction", a->gpu_fraction, "A share of one GPU: 0.5 or 500m");
+  cmd->add_option("--cpu", a->cpu, "CPU per pod: 4 or 500m");
+  cmd->add_option("--memory", a->memory, "Memory per pod: 16Gi");
+  cmd->add_option("--priority-class", a->priority_class, "WorkloadPriorityClass name");
+  cmd->add_option("--walltime", a->walltime, "Run-time limit and estimate: 90s, 30m, 2h");
+  cmd->add_option("--name", a->name, "Job name (default: from the command, made unique)");
+  cmd->add_option("--env,-e", a->env, "KEY=VALUE for the process (repeatable)");
+  cmd->add_flag("--interactive", a->interactive, "Interactive: start now or fail fast");
+  auto* pre = cmd->add_flag("--preemptible", a->preemptible, "May be preempted");
+  auto* nopre = cmd->add_flag("--no-preemptible", a->no_preemptible, "Must not be preempted");
+  pre->excludes(nopre);
+  cmd->add_flag("--dry-run", *dry_run, "Print the Job document instead of submitting it");
+  cmd->add_option("command", a->command, "The command and its arguments (after --)")->required();
+  add_common(cmd, *c, true);
+  cmd->callback([c, a, dry_run] {
+    // The default name's suffix only has to differ between two runs of the same command; the
+    // clock's milliseconds in base 36 do that without a random source.
+    auto ms = static_cast<unsigned long long>(now_unix_s() * 1000) % (36ULL * 36 * 36 * 36 * 36);
+    std::string suffix;
+    for (int i = 0; i < 5; ++i, ms /= 36)
+      suffix.insert(suffix.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[ms % 36]);
+    json doc = need(build_run_job(*a, suffix));
+    if (*dry_run) {
+      print_json(doc);
+      return;
+    }
+    json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
+    if (c->json)
+      print_json(reply);
+    else
+      std::cout << submitted_text(reply);
+  });
+}
+
+void register_listing(CLI::App& app, const char* name, const char* help, const char* path,
+                      std::string (*table)(const json&, const ViewOptions&), const char* what) {
+  auto* cmd = app.add_subcommand(name, help);
+  auto c = std::make_shared<Common>();
+  add_common(cmd, *c, true);
+  cmd->add_flag("--wide,-w", c->wide, "Do not shorten long cells");
+  cmd->callback([c, path, table, what] {
+    json reply = need(HttpClient(c->conn).call_json("GET", path));
+    if (c->json) return print_json(reply);
+    std::string text = table(reply, ViewOptions{now_unix_s(), c->wide});
+    // Just the header: say so instead of printing an empty grid.
+    if (std::count(text.begin(), text.end(), '\n') <= 1)
+      std::cout << "no " << what << "\n";
+    else
+      std::cout << text;
+  });
+}
+
+void register_jobs(CLI::App& app) {
+  auto* cmd = app.add_subcommand("jobs", "List jobs");
+  auto c = std::make_shared<Common>();
+  struct Filters {
+    std::string state, queue, ns;
+    int limit = 0;
+  };
+  auto f = std::make_shared<Filters>();
+  cmd->add_option("--state,-s", f->state,
+                  "Only these states, comma-separated: pending,running,succeeded,failed,"
+                  "cancelled,rejected");
+  cmd->add_option("--queue,-q", f->queue, "Only this queue");
+  cmd->add_option("--namespace,-n", f->ns, "Only this namespace");
+  cmd->add_option("--limit", f->limit, "At most this many jobs (server default 100)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--wide,-w", c->wide, "Do not shorten long cells (reasons, node lists)");
+  add_common(cmd, *c, true);
+  cmd->callback([c, f] {
+    std::string path = "/v1/jobs";
+    add_query(path, "state", f->state);
+    add_query(path, "queue", f->queue);
+    add_query(path, "namespace", f->ns);
+    if (f->limit > 0) add_query(path, "limit", std::to_string(f->limit));
+    json reply = need(HttpClient(c->conn).call_json("GET", path));
+    if (c->json) return print_json(reply);
+    std::string text = jobs_table(reply, ViewOptions{now_unix_s(), c->wide});
+    if (std::count(text.begin(), text.end(), '\n') <= 1)
+      std::cout << "no jobs\n";
+    else
+      std::cout << text;
+  });
+}
+
+void register_cancel(CLI::App& app) {
+  auto* cmd = app.add_subcommand("cancel", "Cancel jobs (running ones are stopped)");
+  auto c = std::make_shared<Common>();
+  auto ids = std::make_shared<std::vector<unsigned long long>>();
+  cmd->add_option("ids", *ids, "Job ids")->required()->check(CLI::PositiveNumber);
+  add_common(cmd, *c, true);
+  cmd->callback([c, ids] {
+    // Every id is tried; the exit code reports the worst outcome.
+    int worst = 0;
+    json all = json::array();
+    for (auto id : *ids) {
+      auto reply =
+          HttpClient(c->conn).call_json("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+      if (!reply.ok) {
+        std::cerr << "job " << id << ": " << reply.failure.message << "\n";
+        worst = std::max(worst, reply.failure.exit_code);
+        if (reply.failure.exit_code == 2) break;  // the server is gone: the rest would fail too
+        continue;
+      }
+      if (c->json) {
+        all.push_back(reply.value);
+        continue;
+      }
+      std::cout << "cancelled job " << id;
+      if (reply.value.contains("name") && reply.value["name"].is_string())
+        std::cout << " (" << reply.value["name"].get<std::string>() << ")";
+      if (reply.value.contains("state") && reply.value["state"].is_string())
+        std::cout << ": " << reply.value["state"].get<std::string>();
+      std::cout << "\n";
+    }
+    if (c->json) print_json(ids->size() == 1 && all.size() == 1 ? all[0] : all);
+    if (worst != 0) throw CLI::RuntimeError(worst);
+  });
+}
+
+void register_logs(CLI::App& app) {
+  auto* cmd = app.add_subcommand("logs", "Print a pod's output (stdout and stderr)");
+  auto c = std::make_shared<Common>();
+  auto id = std::make_shared<unsigned long long>(0);
+  auto pod = std::make_shared<int>(0);
+  auto tail = std::make_shared<long long>(0);
+  cmd->add_option("id", *id, "Job id")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--pod,-p", *pod, "Pod index in the gang")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--tail-bytes", *tail, "Only the last N bytes (server default 65536)")
+      ->check(CLI::PositiveNumber);
+  add_common(cmd, *c, false);
+  cmd->callback([c, id, pod, tail] {
+    std::string path = "/v1/jobs/" + std::to_string(*id) + "/logs";
+    add_query(path, "pod", std::to_string(*pod));
+    if (*tail > 0) add_query(path, "tail_bytes", std::to_string(*tail));
+    auto reply = need(HttpClient(c->conn).call("GET", path));
+    std::cout << reply.body << std::flush;
+  });
+}
+
+void register_explain(CLI::App& app) {
+  auto* cmd = app.add_subcommand("explain", "Why a job is where it is, in words");
+  auto c = std::make_shared<Common>();
+  auto id = std::make_shared<unsigned long long>(0);
+  cmd->add_option("id", *id, "Job id")->required()->check(CLI::PositiveNumber);
+  add_common(cmd, *c, true);
+  cmd->callback([c, id] {
+    json reply =
+        need(HttpClient(c->conn).call_json("GET", "/v1/jobs/" + std::to_string(*id) + "/explain"));
+    if (c->json) return print_json(reply);
+    std::string text;
+    if (reply.contains("explanation") && reply["explanation"].is_string())
+      text = reply["explanation"].get<std::string>();
+    else
+      text = reply.dump(2);  // an unexpected shape: show it rather than nothing
+    std::cout << text;
+    if (text.empty() || text.back() != '\n') std::cout << "\n";
+  });
+}
+
+}  // namespace
+
+void register_client(CLI::App& app) {
+  register_submit(app);
+  register_run(app);
+  register_jobs(app);
+  register_listing(app, "queues", "List cluster queues: pending work, usage against quota",
+                   "/v1/queues", queues_table, "queues");
+  register_listing(app, "nodes", "List nodes: readiness, GPUs, allocation", "/v1/nodes",
+                   nodes_table, "nodes");
+  register_cancel(app);
+  register_logs(app);
+  register_explain(app);
+}
+
 }  // namespace sluice::cli

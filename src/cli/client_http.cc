@@ -1,0 +1,185 @@
+#include "cli/client_http.h"
+
+#include <httplib.h>
+
+#include <cctype>
+
+namespace sluice::cli {
+
+namespace {
+
+// The phrases a user of this API meets; others print the number alone.
+std::string reason_phrase(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "";
+  }
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+}  // namespace
+
+Outcome<std::string> normalize_server_url(const std::string& url_in) {
+  std::string url = trim(url_in);
+  if (url.empty()) return Outcome<std::string>::fail({2, "error: empty server URL"});
+  if (url.find("://") == std::string::npos) url = "http://" + url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  auto scheme_end = url.find("://");
+  std::string scheme = url.substr(0, scheme_end);
+  std::string rest = url.substr(scheme_end + 3);
+  if (scheme != "http" && scheme != "https")
+    return Outcome<std::string>::fail(
+        {2, "error: server URL \"" + url_in + "\": scheme must be http or https"});
+  if (rest.empty() || rest.find('/') != std::string::npos)
+    return Outcome<std::string>::fail(
+        {2, "error: server URL \"" + url_in + "\" must be http://HOST[:PORT] (no path)"});
+  return Outcome<std::string>::success(url);
+}
+
+ClientFailure describe_http_error(const HttpReply& reply, const std::string& server) {
+  // 1. The status line, then the server's own words: {"error","details"} when it sent JSON,
+  // else its text (a proxy's HTML page, a plain message), cut to something readable.
+  std::string msg = "error: HTTP " + std::to_string(reply.status);
+  std::string phrase = reason_phrase(reply.status);
+  if (!phrase.empty()) msg += " " + phrase;
+  std::vector<std::string> details;
+  auto j = nlohmann::json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.contains("error")) {
+    msg += ": " + (j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump());
+    if (j.contains("details") && j["details"].is_array())
+      for (const auto& d : j["details"])
+        details.push_back(d.is_string() ? d.get<std::string>() : d.dump());
+  } else {
+    std::string text = trim(reply.body);
+    if (text.size() > 500) text = text.substr(0, 500) + "...";
+    if (!text.empty()) msg += ": " + text;
+  }
+  for (const auto& d : details) msg += "\n  " + d;
+  // 2. Hints for the statuses a user can act on.
+  if (reply.status == 429) {
+    msg += "\n  the server is shedding load (a pending cap is full); ";
+    msg += reply.retry_after.empty() ? "retry later"
+                                     : "retry after " + reply.retry_after + " s (Retry-After)";
+  } else if (reply.status == 401) {
+    msg += "\n  " + server + " wants a token: set --token or SLUICE_TOKEN";
+  } else if (reply.status == 403) {
+    msg += "\n  the token is not allowed to do this (wrong namespace or role)";
+  }
+  return ClientFailure{1, msg};
+}
+
+Outcome<HttpReply> HttpClient::request(const std::string& method, const std::string& path,
+                                       const std::string& body,
+                                       const std::string& content_type) const {
+  auto url = normalize_server_url(conn_.server);
+  if (!url.ok) return Outcome<HttpReply>::fail(url.failure);
+  httplib::Client cli(url.value);
+  if (!cli.is_valid())
+    return Outcome<HttpReply>::fail(
+        {2, "error: cannot use server URL " + url.value + " (https needs a TLS-enabled build)"});
+  cli.set_connection_timeout(conn_.connect_timeout_s, 0);
+  cli.set_read_timeout(conn_.read_timeout_s, 0);
+  cli.set_write_timeout(conn_.read_timeout_s, 0);
+  httplib::Headers headers;
+  if (!conn_.token.empty()) headers.emplace("Authorization", "Bearer " + conn_.token);
+
+  if (method != "GET" && method != "POST" && method != "PUT" && method != "DELETE")
+    return Outcome<HttpReply>::fail({2, "error: unsupported method " + method});
+  httplib::Result res = [&] {
+    if (method == "GET") return cli.Get(path, headers);
+    if (method == "POST") return cli.Post(path, headers, body, content_type);
+    if (method == "PUT") return cli.Put(path, headers, body, content_type);
+    return cli.Delete(path, headers, body, content_type);
+  }();
+
+  if (!res) {
+    auto err = res.error();
+    if (err == httplib::Error::Connection)
+      return Outcome<HttpReply>::fail(
+          {2, "error: cannot reach sluice server at " + url.value +
+                  " (is `sluice serve` running? set --server or SLUICE_SERVER)"});
+    return Outcome<HttpReply>::fail({2, "error: request " + method + " " + url.value + path +
+                                            " failed: " + httplib::to_string(err)});
+  }
+  HttpReply reply;
+  reply.status = res->status;
+  reply.body = res->body;
+  reply.content_type = res->get_header_value("Content-Type");
+  reply.retry_after = res->get_header_value("Retry-After");
+  return Outcome<HttpReply>::success(std::move(reply));
+}
+
+Outcome<HttpReply> HttpClient::call(const std::string& method, const std::string& path,
+                                    const std::string& body,
+                                    const std::string& content_type) const {
+  auto r = request(method, path, body, content_type);
+  if (!r.ok) return r;
+  if (r.value.status < 200 || r.value.status >= 300) {
+    auto url = normalize_server_url(conn_.server);
+    return Outcome<HttpReply>::fail(describe_http_error(r.value, url.ok ? url.value : ""));
+  }
+  return r;
+}
+
+Outcome<nlohmann::json> HttpClient::call_json(const std::string& method, const std::string& path,
+                                              const std::string& body,
+                                              const std::string& content_type) const {
+  auto r = call(method, path, body, content_type);
+  if (!r.ok) return Outcome<nlohmann::json>::fail(r.failure);
+  auto j = nlohmann::json::parse(r.value.body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    std::string head = r.value.body.substr(0, 200);
+    return Outcome<nlohmann::json>::fail(
+        {1, "error: " + method + " " + path + ": the server's reply is not JSON: " + head});
+  }
+  return Outcome<nlohmann::json>::success(std::move(j));
+}
+
+std::string url_encode(const std::string& value) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice::cli

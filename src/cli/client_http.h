@@ -1,0 +1,82 @@
+#pragma once
+// The HTTP/JSON plumbing every client command shares: which server, which token, one request,
+// and what a failure looks like to the user. Failures are returned (house rule 8); the command
+// layer prints them and picks the exit code.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::cli {
+
+constexpr const char* kDefaultServer = "http://127.0.0.1:7070";
+
+struct Connection {
+  std::string server = kDefaultServer;  // "http://host:port"; "host:port" gets http:// added
+  std::string token;                    // sent as "Authorization: Bearer <token>" when set
+  int connect_timeout_s = 5;
+  int read_timeout_s = 60;  // logs and explanations may take the server a moment
+};
+
+// A reply the server gave (any status).
+struct HttpReply {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::string retry_after;  // the Retry-After header, when there is one
+};
+
+// Why a command failed. Exit codes: 1 the server refused or failed the request (its message is
+// in `message`), 2 no usable reply at all (cannot connect, timed out, bad URL).
+struct ClientFailure {
+  int exit_code = 1;
+  std::string message;  // the text for stderr, possibly several lines, no trailing newline
+};
+
+// A reply or a failure; small on purpose (Result<T> carries only a string).
+template <class T>
+struct Outcome {
+  T value{};
+  ClientFailure failure{};
+  bool ok = false;
+  static Outcome success(T v) { return Outcome{std::move(v), {}, true}; }
+  static Outcome fail(ClientFailure f) { return Outcome{{}, std::move(f), false}; }
+};
+
+// "127.0.0.1:7070" -> "http://127.0.0.1:7070"; a trailing '/' is dropped. Failure when the URL
+// is not http(s)://host[:port] (the server has no path prefix).
+Outcome<std::string> normalize_server_url(const std::string& url);
+
+// Turns a non-2xx reply into the user's message: "error: HTTP 404: unknown queue ..." followed by
+// the server's details, one per line, and hints for 401/403/429 (Retry-After).
+ClientFailure describe_http_error(const HttpReply& reply, const std::string& server);
+
+class HttpClient {
+ public:
+  explicit HttpClient(Connection connection) : conn_(std::move(connection)) {}
+
+  // One request. Failure only for transport problems (exit 2); any HTTP status is a reply.
+  // query is appended as given ("state=pending&limit=10", already escaped).
+  Outcome<HttpReply> request(const std::string& method, const std::string& path,
+                             const std::string& body = "",
+                             const std::string& content_type = "application/json") const;
+
+  // request() that also fails on a non-2xx status (exit 1, the server's message).
+  Outcome<HttpReply> call(const std::string& method, const std::string& path,
+                          const std::string& body = "",
+                          const std::string& content_type = "application/json") const;
+
+  // call() whose 2xx body must be JSON.
+  Outcome<nlohmann::json> call_json(const std::string& method, const std::string& path,
+                                    const std::string& body = "",
+                                    const std::string& content_type = "application/json") const;
+
+  const Connection& connection() const { return conn_; }
+
+ private:
+  Connection conn_;
+};
+
+// Percent-encodes a query value (RFC 3986 unreserved characters pass through).
+std::string url_encode(const std::string& value);
+
+}  // namespace sluice::cli

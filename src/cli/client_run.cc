@@ -1,0 +1,136 @@
+#include "cli/client_run.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/config/loader.h"
+
+namespace sluice::cli {
+
+using nlohmann::json;
+
+namespace {
+
+Outcome<json> bad(std::string message) {
+  return Outcome<json>::fail({1, "error: " + message});
+}
+
+std::string basename_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A DNS-label-ish stem: lower-case letters, digits and '-', at most 40 characters.
+std::string dns_label(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      out += static_cast<char>(std::tolower(u));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+    if (out.size() >= 40) break;
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+bool is_interpreter(const std::string& base) {
+  static const char* kInterpreters[] = {"python",   "python3", "bash",      "sh",
+                                        "torchrun", "env",     "deepspeed", "accelerate",
+                                        "srun",     "mpirun",  "node"};
+  for (const char* i : kInterpreters)
+    if (base == i) return true;
+  return false;
+}
+
+// "0.5" or "500m" -> true when in (0, 1]. The server checks it again; this catches typos early.
+bool valid_fraction(const std::string& f) {
+  if (f.empty()) return false;
+  char* end = nullptr;
+  double v = std::strtod(f.c_str(), &end);
+  std::string rest = end;
+  if (end == f.c_str()) return false;
+  if (rest == "m")
+    v /= 1000.0;
+  else if (!rest.empty())
+    return false;
+  return std::isfinite(v) && v > 0 && v <= 1;
+}
+
+}  // namespace
+
+std::string name_from_command(const std::vector<std::string>& command) {
+  if (command.empty()) return "run";
+  // `python train.py` names the job after the script, not the interpreter; flags are skipped.
+  std::string base = basename_of(command[0]);
+  if (is_interpreter(base)) {
+    for (std::size_t i = 1; i < command.size(); ++i) {
+      if (!command[i].empty() && command[i][0] != '-' &&
+          command[i].find('=') == std::string::npos) {
+        base = basename_of(command[i]);
+        break;
+      }
+    }
+  }
+  std::string label = dns_label(base);
+  return label.empty() ? "run" : label;
+}
+
+Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
+  // 1. Options that cannot be right whatever the server's configuration.
+  if (a.command.empty()) return bad("sluice run needs a command after `--`");
+  if (a.queue.empty()) return bad("--queue is required");
+  if (a.gang < 1) return bad("--gang must be at least 1 (pods in the gang)");
+  if (a.gpus < -1) return bad("--gpus must not be negative");
+  if (!a.gpu_fraction.empty()) {
+    if (!valid_fraction(a.gpu_fraction))
+      return bad("--gpu-fraction \"" + a.gpu_fraction + "\" must be in (0, 1], e.g. 0.5 or 500m");
+    if (a.gpus > 1) return bad("--gpu-fraction is a share of one GPU; drop --gpus or use --gpus 1");
+  }
+  if (a.gpus <= 0 && a.gpu_fraction.empty() && a.cpu.empty() && a.memory.empty())
+    return bad("the job requests nothing: give --gpus N (or --gpu-fraction, --cpu, --memory)");
+  if (!a.walltime.empty() && !parse_duration_ns(a.walltime))
+    return bad("--walltime \"" + a.walltime + "\" is not a duration (e.g. 90s, 30m, 2h, 1h30m)");
+  if (a.preemptible && a.no_preemptible)
+    return bad("--preemptible and --no-preemptible exclude each other");
+  json env = json::object();
+  for (const auto& kv : a.env) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) return bad("--env \"" + kv + "\" must be KEY=VALUE");
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+
+  // 2. The document, in the single-pod-set shorthand (docs/config.md): the gang is `pods`.
+  json spec = {{"queue", a.queue}, {"pods", a.gang}};
+  if (a.gpus > 0) spec["gpus"] = a.gpus;
+  if (!a.gpu_fraction.empty()) {
+    spec["gpuFraction"] = a.gpu_fraction;
+    if (a.gpus <= 0) spec["gpus"] = 1;
+  }
+  if (!a.cpu.empty()) spec["cpu"] = a.cpu;
+  if (!a.memory.empty()) spec["memory"] = a.memory;
+  if (!a.priority_class.empty()) spec["priorityClassName"] = a.priority_class;
+  if (!a.walltime.empty()) spec["walltime"] = a.walltime;
+  if (a.interactive) spec["interactive"] = true;
+  if (a.preemptible) spec["preemptible"] = true;
+  if (a.no_preemptible) spec["preemptible"] = false;
+  spec["command"] = a.command;
+  if (!env.empty()) spec["env"] = env;
+
+  std::string name = a.name;
+  if (name.empty()) {
+    name = name_from_command(a.command);
+    if (!name_suffix.empty()) name += "-" + name_suffix;
+  }
+  json metadata = {{"name", name}};
+  if (!a.namespace_.empty()) metadata["namespace"] = a.namespace_;
+  return Outcome<json>::success(json{{"apiVersion", "sluice.dev/v1alpha1"},
+                                     {"kind", "Job"},
+                                     {"metadata", metadata},
+                                     {"spec", spec}});
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,39 @@
+#pragma once
+// `sluice run`: a command line becomes a sluice Job document (docs/config.md "Job"), built here
+// so the tests can check the document without a server.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client_http.h"
+
+namespace sluice::cli {
+
+struct RunArgs {
+  std::string queue;
+  std::string namespace_;    // empty: the server's default ("default")
+  int gpus = -1;             // -1: not given
+  int gang = 1;              // pods of `gpus` GPUs each
+  std::string gpu_fraction;  // "0.5" or "500m"; implies one GPU per pod
+  std::string cpu;           // quantity as in YAML: "4", "500m"
+  std::string memory;        // "16Gi"
+  std::string priority_class;
+  std::string walltime;          // duration: "2h", "30m"
+  std::string name;              // empty: derived from the command
+  std::vector<std::string> env;  // K=V
+  bool interactive = false;
+  bool preemptible = false;
+  bool no_preemptible = false;
+  std::vector<std::string> command;
+};
+
+// The Job document, or a message naming the bad option (exit 1). `name_suffix` makes the
+// default name unique ("train-py-k3x9"); the caller derives it from the clock.
+Outcome<nlohmann::json> build_run_job(const RunArgs& args, const std::string& name_suffix);
+
+// "python3" + "/usr/bin/train.py" -> "train-py": the default job name's stem, a DNS label.
+std::string name_from_command(const std::vector<std::string>& command);
+
+}  // namespace sluice::cli

@@ -1,0 +1,217 @@
+// The client commands end to end against a stand-in server: argv in, stdout/stderr/exit code
+// out, and the requests the server saw.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "fake_server.h"
+
+namespace sluice::cli {
+namespace {
+
+using nlohmann::json;
+using testing::FakeServer;
+
+struct Ran {
+  int code = 0;
+  std::string out, err;
+};
+
+// Runs `sluice <args>` with only the client commands registered, as main() would.
+Ran run(std::vector<std::string> args) {
+  CLI::App app{"sluice"};
+  app.require_subcommand(1);
+  register_client(app);
+  std::ostringstream out, err;
+  auto* old_out = std::cout.rdbuf(out.rdbuf());
+  auto* old_err = std::cerr.rdbuf(err.rdbuf());
+  Ran r;
+  std::vector<const char*> argv{"sluice"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
+  } catch (const CLI::ParseError& e) {
+    r.code = app.exit(e, out, err);
+  }
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+class ClientCmd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The environment must not choose the server for these tests.
+    unsetenv("SLUICE_SERVER");
+    unsetenv("SLUICE_TOKEN");
+    fake_.post("/v1/jobs", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 202;
+      res.set_content(R"({"jobs":[{"id":17,"name":"bert","queue":"team-a"}]})", "application/json");
+    });
+    fake_.get("/v1/jobs", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"jobs":[{"id":17,"name":"bert","namespace":"nlp","queue":"train",
+        "state":"pending","gpus":8,"gpu_milli":8000,"placement":[],
+        "reason":"waiting for quota"}]})",
+                      "application/json");
+    });
+    fake_.get(R"(/v1/jobs/(\d+)/explain)", [](const httplib::Request& req, httplib::Response& res) {
+      json j = {{"id", std::stoi(req.matches[1])},
+                {"state", "pending"},
+                {"explanation", "job 17 waits: quota"}};
+      res.set_content(j.dump(), "application/json");
+    });
+    fake_.get(R"(/v1/jobs/(\d+)/logs)", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("epoch 1 loss 0.5\n", "text/plain");
+    });
+    fake_.post(R"(/v1/jobs/(\d+)/cancel)", [](const httplib::Request& req, httplib::Response& res) {
+      if (req.matches[1] == "404") {
+        res.status = 404;
+        res.set_content(R"({"error":"no job 404","details":[]})", "application/json");
+        return;
+      }
+      json j = {{"id", std::stoi(req.matches[1])}, {"name", "bert"}, {"state", "cancelled"}};
+      res.set_content(j.dump(), "application/json");
+    });
+    fake_.get("/v1/queues", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"queues":[]})", "application/json");
+    });
+    fake_.start();
+  }
+
+  FakeServer fake_;
+};
+
+TEST_F(ClientCmd, SubmitPostsEachFileAndPrintsTheIds) {
+  std::string path = ::testing::TempDir() + "client_cmd_submit.yaml";
+  std::ofstream(path) << "kind: Job\nmetadata: {name: bert}\nspec: {queue: train, gpus: 1}\n";
+  auto r = run({"submit", path, "--server", fake_.url(), "--token", "t0k"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "submitted job 17 (bert) to queue team-a\n");
+  auto seen = fake_.last();
+  EXPECT_EQ(seen.method, "POST");
+  EXPECT_EQ(seen.path, "/v1/jobs");
+  EXPECT_EQ(seen.content_type, "application/yaml");
+  EXPECT_EQ(seen.authorization, "Bearer t0k");
+  EXPECT_NE(seen.body.find("queue: train"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_F(ClientCmd, SubmitRefusesAMissingFileWithoutCallingTheServer) {
+  auto r = run({"submit", "/nonexistent/job.yaml", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/job.yaml"), std::string::npos) << r.err;
+  EXPECT_TRUE(fake_.seen().empty());
+}
+
+TEST_F(ClientCmd, RunBuildsAJobFromTheCommandLine) {
+  auto r =
+      run({"run", "--server", fake_.url(), "--queue", "train", "-n", "nlp", "--gpus", "8", "--gang",
+           "2", "--env", "A=1", "--preemptible", "--", "python", "train.py", "-x", "--lr=3"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "submitted job 17 (bert) to queue team-a\n");
+  json doc = json::parse(fake_.last().body);
+  EXPECT_EQ(fake_.last().content_type, "application/json");
+  EXPECT_EQ(doc["kind"], "Job");
+  EXPECT_EQ(doc["metadata"]["namespace"], "nlp");
+  EXPECT_EQ(doc["spec"]["pods"], 2);
+  EXPECT_EQ(doc["spec"]["gpus"], 8);
+  EXPECT_EQ(doc["spec"]["preemptible"], true);
+  EXPECT_EQ(doc["spec"]["env"], json({{"A", "1"}}));
+  EXPECT_EQ(doc["spec"]["command"], json({"python", "train.py", "-x", "--lr=3"}));
+  EXPECT_EQ(doc["metadata"]["name"].get<std::string>().rfind("train-py-", 0), 0u);
+}
+
+TEST_F(ClientCmd, RunDryRunPrintsTheDocumentOnly) {
+  auto r = run({"run", "--server", fake_.url(), "-q", "train", "--gpus", "1", "--name", "x",
+                "--dry-run", "--", "true"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["metadata"]["name"], "x");
+  EXPECT_TRUE(fake_.seen().empty());
+}
+
+TEST_F(ClientCmd, RunExcludesContradictoryFlags) {
+  auto r =
+      run({"run", "-q", "t", "--gpus", "1", "--preemptible", "--no-preemptible", "--", "true"});
+  EXPECT_NE(r.code, 0);
+}
+
+TEST_F(ClientCmd, JobsSendsFiltersAndPrintsATable) {
+  auto r = run({"jobs", "--server", fake_.url(), "--state", "pending,running", "-q", "train",
+                "--limit", "5"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "ID  NAME  NAMESPACE  QUEUE  STATE    GPUS  AGE  NODE(S)  REASON\n"
+            "17  bert  nlp        train  pending     8    -  -        waiting for quota\n");
+  auto seen = fake_.last();
+  EXPECT_EQ(seen.path, "/v1/jobs");
+  EXPECT_EQ(seen.params.find("state")->second, "pending,running");
+  EXPECT_EQ(seen.params.find("queue")->second, "train");
+  EXPECT_EQ(seen.params.find("limit")->second, "5");
+  EXPECT_EQ(seen.params.count("namespace"), 0u);
+}
+
+TEST_F(ClientCmd, JsonPrintsTheServersReplyAsIs) {
+  auto r = run({"jobs", "--server", fake_.url(), "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["jobs"][0]["reason"], "waiting for quota");
+  EXPECT_NE(r.out.find("\n  "), std::string::npos);  // pretty
+}
+
+TEST_F(ClientCmd, EmptyListingSaysSo) {
+  auto r = run({"queues", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "no queues\n");
+}
+
+TEST_F(ClientCmd, ServerAndTokenComeFromTheEnvironment) {
+  setenv("SLUICE_SERVER", fake_.url().c_str(), 1);
+  setenv("SLUICE_TOKEN", "envtok", 1);
+  auto r = run({"explain", "17"});
+  unsetenv("SLUICE_SERVER");
+  unsetenv("SLUICE_TOKEN");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "job 17 waits: quota\n");
+  EXPECT_EQ(fake_.last().authorization, "Bearer envtok");
+}
+
+TEST_F(ClientCmd, LogsPassesPodAndTail) {
+  auto r = run({"logs", "17", "--pod", "1", "--tail-bytes", "100", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "epoch 1 loss 0.5\n");
+  EXPECT_EQ(fake_.last().path, "/v1/jobs/17/logs");
+  EXPECT_EQ(fake_.last().params.find("pod")->second, "1");
+  EXPECT_EQ(fake_.last().params.find("tail_bytes")->second, "100");
+}
+
+TEST_F(ClientCmd, CancelTriesEveryIdAndExitsOneOnARefusal) {
+  auto r = run({"cancel", "5", "404", "6", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out,
+            "cancelled job 5 (bert): cancelled\n"
+            "cancelled job 6 (bert): cancelled\n");
+  EXPECT_EQ(r.err, "job 404: error: HTTP 404 Not Found: no job 404\n");
+}
+
+TEST_F(ClientCmd, UnreachableServerIsExitCodeTwo) {
+  std::string url;
+  {
+    FakeServer gone;
+    url = gone.url();
+  }
+  auto r = run({"nodes", "--server", url});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "error: cannot reach sluice server at " + url +
+                       " (is `sluice serve` running? set --server or SLUICE_SERVER)\n");
+}
+
+}  // namespace
+}  // namespace sluice::cli

@@ -1,0 +1,126 @@
+#include "cli/client_http.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_server.h"
+
+namespace sluice::cli {
+namespace {
+
+using nlohmann::json;
+using testing::FakeServer;
+
+TEST(ClientHttp, NormalizesServerUrls) {
+  EXPECT_EQ(normalize_server_url("127.0.0.1:7070").value, "http://127.0.0.1:7070");
+  EXPECT_EQ(normalize_server_url(" http://h:1/ ").value, "http://h:1");
+  EXPECT_EQ(normalize_server_url("https://h").value, "https://h");
+  auto bad = normalize_server_url("ftp://h");
+  EXPECT_FALSE(bad.ok);
+  EXPECT_EQ(bad.failure.exit_code, 2);
+  EXPECT_FALSE(normalize_server_url("http://h:1/prefix").ok);
+  EXPECT_FALSE(normalize_server_url("").ok);
+}
+
+TEST(ClientHttp, UrlEncodeKeepsUnreservedCharacters) {
+  EXPECT_EQ(url_encode("pending,running"), "pending%2Crunning");
+  EXPECT_EQ(url_encode("team-a_1.x~"), "team-a_1.x~");
+  EXPECT_EQ(url_encode("a b/c"), "a%20b%2Fc");
+}
+
+TEST(ClientHttp, SendsTheBearerTokenAndParsesJson) {
+  FakeServer fake;
+  fake.get("/v1/queues", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"queues":[]})", "application/json");
+  });
+  fake.start();
+  HttpClient http({fake.url(), "s3cret"});
+  auto r = http.call_json("GET", "/v1/queues");
+  ASSERT_TRUE(r.ok) << r.failure.message;
+  EXPECT_EQ(r.value, json::parse(R"({"queues":[]})"));
+  EXPECT_EQ(fake.last().authorization, "Bearer s3cret");
+
+  HttpClient anonymous({fake.url(), ""});
+  ASSERT_TRUE(anonymous.call_json("GET", "/v1/queues").ok);
+  EXPECT_EQ(fake.last().authorization, "");  // no header without a token
+}
+
+TEST(ClientHttp, ServerErrorsCarryStatusMessageAndDetails) {
+  FakeServer fake;
+  fake.post("/v1/jobs", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 404;
+    res.set_content(
+        R"({"error": "unknown queue \"trian\" in namespace \"nlp\"", "details": ["known queues: train, infer"]})",
+        "application/json");
+  });
+  fake.start();
+  auto r = HttpClient({fake.url(), ""}).call_json("POST", "/v1/jobs", "{}");
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.failure.exit_code, 1);
+  EXPECT_EQ(r.failure.message,
+            "error: HTTP 404 Not Found: unknown queue \"trian\" in namespace \"nlp\"\n"
+            "  known queues: train, infer");
+}
+
+TEST(ClientHttp, TooManyRequestsMentionsRetryAfter) {
+  FakeServer fake;
+  fake.post("/v1/jobs", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 429;
+    res.set_header("Retry-After", "30");
+    res.set_content(
+        R"J({"error": "queue team-a holds 1000 pending jobs (its cap)", "details": []})J",
+        "application/json");
+  });
+  fake.start();
+  auto r = HttpClient({fake.url(), ""}).call("POST", "/v1/jobs", "{}");
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.failure.exit_code, 1);
+  EXPECT_EQ(r.failure.message,
+            "error: HTTP 429 Too Many Requests: queue team-a holds 1000 pending jobs (its cap)\n"
+            "  the server is shedding load (a pending cap is full); retry after 30 s "
+            "(Retry-After)");
+}
+
+TEST(ClientHttp, NonJsonErrorsAndRepliesAreReportedAsText) {
+  FakeServer fake;
+  fake.get("/boom", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 502;
+    res.set_content("<html>bad gateway</html>\n", "text/html");
+  });
+  fake.get("/text", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("not json", "text/plain");
+  });
+  fake.get("/v1/nodes", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 401;
+    res.set_content(R"({"error": "missing bearer token"})", "application/json");
+  });
+  fake.start();
+  HttpClient http({fake.url(), ""});
+  EXPECT_EQ(http.call("GET", "/boom").failure.message,
+            "error: HTTP 502 Bad Gateway: <html>bad gateway</html>");
+  auto text = http.call_json("GET", "/text");
+  ASSERT_FALSE(text.ok);
+  EXPECT_EQ(text.failure.message, "error: GET /text: the server's reply is not JSON: not json");
+  EXPECT_EQ(http.call("GET", "/v1/nodes").failure.message,
+            "error: HTTP 401 Unauthorized: missing bearer token\n  " + fake.url() +
+                " wants a token: set --token or SLUICE_TOKEN");
+  // request() itself returns any status as a reply.
+  auto raw = http.request("GET", "/boom");
+  ASSERT_TRUE(raw.ok);
+  EXPECT_EQ(raw.value.status, 502);
+}
+
+TEST(ClientHttp, ConnectionRefusedIsExitCodeTwoWithAHint) {
+  std::string url;
+  {
+    FakeServer fake;  // a port that was just free; closed again when the server stops
+    url = fake.url();
+  }
+  auto r = HttpClient({url, ""}).call_json("GET", "/v1/jobs");
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.failure.exit_code, 2);
+  EXPECT_EQ(r.failure.message, "error: cannot reach sluice server at " + url +
+                                   " (is `sluice serve` running? set --server or SLUICE_SERVER)");
+}
+
+}  // namespace
+}  // namespace sluice::cli

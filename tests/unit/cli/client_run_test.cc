@@ -1,0 +1,130 @@
+#include "cli/client_run.h"
+
+#include <gtest/gtest.h>
+
+#include "core/config/loader.h"
+
+namespace sluice::cli {
+namespace {
+
+using nlohmann::json;
+
+RunArgs train_args() {
+  RunArgs a;
+  a.queue = "train";
+  a.namespace_ = "nlp";
+  a.gpus = 8;
+  a.gang = 2;
+  a.cpu = "32";
+  a.memory = "256Gi";
+  a.priority_class = "urgent";
+  a.walltime = "2h";
+  a.env = {"NCCL_DEBUG=WARN", "EMPTY="};
+  a.command = {"torchrun", "--nnodes=2", "train.py", "--lr", "3e-4"};
+  return a;
+}
+
+TEST(ClientRun, BuildsTheShorthandJobDocument) {
+  auto doc = build_run_job(train_args(), "k3x9a");
+  ASSERT_TRUE(doc.ok) << doc.failure.message;
+  EXPECT_EQ(doc.value, json::parse(R"({
+    "apiVersion": "sluice.dev/v1alpha1", "kind": "Job",
+    "metadata": {"name": "train-py-k3x9a", "namespace": "nlp"},
+    "spec": {"queue": "train", "pods": 2, "gpus": 8, "cpu": "32", "memory": "256Gi",
+             "priorityClassName": "urgent", "walltime": "2h",
+             "command": ["torchrun", "--nnodes=2", "train.py", "--lr", "3e-4"],
+             "env": {"NCCL_DEBUG": "WARN", "EMPTY": ""}}})"));
+}
+
+TEST(ClientRun, FractionImpliesOneGpuAndFlagsAreExplicit) {
+  RunArgs a;
+  a.queue = "notebooks";
+  a.gpu_fraction = "500m";
+  a.interactive = true;
+  a.no_preemptible = true;
+  a.name = "alice";
+  a.command = {"jupyter", "lab"};
+  auto doc = build_run_job(a, "zzz");
+  ASSERT_TRUE(doc.ok) << doc.failure.message;
+  const json& spec = doc.value["spec"];
+  EXPECT_EQ(spec["gpus"], 1);
+  EXPECT_EQ(spec["gpuFraction"], "500m");
+  EXPECT_EQ(spec["interactive"], true);
+  EXPECT_EQ(spec["preemptible"], false);
+  EXPECT_EQ(doc.value["metadata"], json({{"name", "alice"}}));  // no namespace: server default
+  EXPECT_FALSE(spec.contains("env"));
+}
+
+TEST(ClientRun, RefusesOptionsThatCannotBeRight) {
+  auto message = [](RunArgs a) {
+    auto doc = build_run_job(a, "x");
+    EXPECT_FALSE(doc.ok);
+    EXPECT_EQ(doc.failure.exit_code, 1);
+    return doc.failure.message;
+  };
+  RunArgs a = train_args();
+  a.command.clear();
+  EXPECT_EQ(message(a), "error: sluice run needs a command after `--`");
+  a = train_args();
+  a.gpus = -1;
+  a.cpu.clear();
+  a.memory.clear();
+  EXPECT_EQ(message(a),
+            "error: the job requests nothing: give --gpus N (or --gpu-fraction, --cpu, --memory)");
+  a = train_args();
+  a.gpu_fraction = "1.5";
+  EXPECT_EQ(message(a), "error: --gpu-fraction \"1.5\" must be in (0, 1], e.g. 0.5 or 500m");
+  a = train_args();
+  a.gpus = 2;
+  a.gpu_fraction = "0.5";
+  EXPECT_NE(message(a).find("share of one GPU"), std::string::npos);
+  a = train_args();
+  a.walltime = "soon";
+  EXPECT_NE(message(a).find("--walltime \"soon\" is not a duration"), std::string::npos);
+  a = train_args();
+  a.env = {"NOEQUALS"};
+  EXPECT_EQ(message(a), "error: --env \"NOEQUALS\" must be KEY=VALUE");
+  a = train_args();
+  a.preemptible = a.no_preemptible = true;
+  EXPECT_NE(message(a).find("exclude each other"), std::string::npos);
+}
+
+TEST(ClientRun, DefaultNameComesFromTheScriptNotTheInterpreter) {
+  EXPECT_EQ(name_from_command({"python3", "-u", "/src/My_Train.py"}), "my-train-py");
+  EXPECT_EQ(name_from_command({"/usr/bin/nvidia-smi"}), "nvidia-smi");
+  EXPECT_EQ(name_from_command({"bash", "-c"}), "bash");
+  EXPECT_EQ(name_from_command({"!!!"}), "run");
+  EXPECT_EQ(name_from_command({}), "run");
+}
+
+// The document is what the server's loader reads: it resolves against the shipped example.
+TEST(ClientRun, DocumentLoadsAgainstTheExampleConfig) {
+  std::string dir = std::string(SLUICE_SOURCE_DIR) + "/examples/config/";
+  auto cluster = read_source(dir + "cluster.yaml");
+  auto queues = read_source(dir + "queues.yaml");
+  ASSERT_TRUE(cluster.ok() && queues.ok());
+  LoadOutput loaded = load({*cluster, *queues}, {});
+  ASSERT_TRUE(loaded.ok()) << loaded.errors.front();
+
+  RunArgs frac;
+  frac.queue = "notebooks";
+  frac.namespace_ = "vision";
+  frac.gpu_fraction = "0.5";
+  frac.cpu = "4";
+  frac.memory = "16Gi";
+  frac.interactive = true;
+  frac.command = {"jupyter", "lab"};
+  RunArgs gang = train_args();
+  gang.priority_class.clear();  // the example defines its own classes
+  for (const RunArgs& a : {gang, frac}) {
+    auto doc = build_run_job(a, "abcde");
+    ASSERT_TRUE(doc.ok) << doc.failure.message;
+    JobsOutput jobs = parse_jobs(Source{"run.json", doc.value.dump()}, loaded.config);
+    ASSERT_TRUE(jobs.errors.empty()) << jobs.errors.front();
+    ASSERT_EQ(jobs.jobs.size(), 1u);
+    EXPECT_EQ(jobs.jobs[0].namespace_, a.namespace_);
+  }
+}
+
+}  // namespace
+}  // namespace sluice::cli

@@ -1,0 +1,70 @@
+#include "cli/client_table.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::cli {
+namespace {
+
+TEST(ClientTable, TruncateKeepsShortTextAndCutsLongTextWithEllipsis) {
+  EXPECT_EQ(truncate_text("abc", 5), "abc");
+  EXPECT_EQ(truncate_text("abcdef", 0), "abcdef");  // 0: no limit
+  EXPECT_EQ(truncate_text("abcdefgh", 6), "abc...");
+  EXPECT_EQ(truncate_text("abcdefgh", 2), "..");  // narrower than the ellipsis itself
+}
+
+TEST(ClientTable, TruncateNeverSplitsAUtf8Sequence) {
+  // "aé" is 3 bytes ('a', 0xC3, 0xA9); a cut at 5 keeps 2 bytes, which would split 'é'.
+  std::string s = "a\xC3\xA9xyzw";
+  EXPECT_EQ(truncate_text(s, 5), "a...");
+}
+
+TEST(ClientTable, WidthsComeFromTheContent) {
+  Table t({{"ID", 0, true}, {"NAME"}, {"REASON"}});
+  t.add_row({"7", "bert", "quota"});
+  t.add_row({"123", "x", ""});
+  // ID is right-aligned to 3 ("123"); NAME is 4 wide ("NAME"/"bert"); no trailing spaces.
+  EXPECT_EQ(t.render(),
+            " ID  NAME  REASON\n"
+            "  7  bert  quota\n"
+            "123  x\n");
+}
+
+TEST(ClientTable, CapsLongCellsAndFlattensNewlines) {
+  Table t({{"A", 6}, {"B"}});
+  t.add_row({"abcdefghij", "two\nlines"});
+  t.add_row({"x"});  // missing cells are empty
+  EXPECT_EQ(t.render(),
+            "A       B\n"
+            "abc...  two lines\n"
+            "x\n");
+  EXPECT_EQ(t.rows(), 2u);
+}
+
+TEST(ClientTable, HeaderOnlyWhenEmpty) {
+  Table t({{"NAME"}, {"READY"}});
+  EXPECT_EQ(t.render(), "NAME  READY\n");
+}
+
+TEST(ClientTable, AgeUsesTheLargestUnitThatFits) {
+  EXPECT_EQ(format_age(-3), "0s");  // a client clock behind the server's
+  EXPECT_EQ(format_age(45.9), "45s");
+  EXPECT_EQ(format_age(119), "119s");
+  EXPECT_EQ(format_age(120), "2m");
+  EXPECT_EQ(format_age(7199), "119m");
+  EXPECT_EQ(format_age(7200), "2h");
+  EXPECT_EQ(format_age(47 * 3600), "47h");
+  EXPECT_EQ(format_age(5 * 86400 + 10), "5d");
+}
+
+TEST(ClientTable, NumbersDropTrailingZeros) {
+  EXPECT_EQ(format_milli(16000), "16");
+  EXPECT_EQ(format_milli(500), "0.5");
+  EXPECT_EQ(format_milli(250), "0.25");
+  EXPECT_EQ(format_milli(0), "0");
+  EXPECT_EQ(format_decimal(0.123456, 3), "0.123");
+  EXPECT_EQ(format_decimal(2.0, 2), "2");
+  EXPECT_EQ(format_decimal(-0.0001, 2), "0");
+}
+
+}  // namespace
+}  // namespace sluice::cli
