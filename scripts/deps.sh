@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(g++ cmake ninja-build pkg-config
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev libcpp-httplib-dev
   libboost1.81-dev googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
-  curl python3 wrk nginx-light)
+  curl python3 wrk nginx-light prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -15,7 +15,9 @@ if ((${#missing[@]})); then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # nginx is only a benchmark peer: never leave the packaged service running.
-  $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
-  pkill -x nginx >/dev/null 2>&1 || true
+  # nginx and prometheus are only test/benchmark peers: never leave the packaged services running.
+  for svc in nginx prometheus prometheus-node-exporter; do
+    $SUDO systemctl disable --now "$svc" >/dev/null 2>&1 || true
+    pkill -x "${svc%%-*}" >/dev/null 2>&1 || true
+  done
 fi

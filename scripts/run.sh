@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The main job: install dependencies, build, validate the example configuration and run one
-# scheduling cycle over the example jobs, printing admissions, placements and pending reasons.
+# The main job: install dependencies, build, then `sluice up --demo`: a control-plane server and
+# two local agents with fake GPUs in one process, and a demo mix of real short processes from
+# three teams (borrowing, a gang, preemptions, an interactive job). It stops after 60 s and
+# prints every job's outcome; the status page is at the printed address while it runs.
+# SLUICE_LISTEN=HOST:PORT picks another address (default 127.0.0.1:7070).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ex=examples/config
-echo "== sluice check $ex/cluster.yaml $ex/queues.yaml"
-build/sluice check "$ex/cluster.yaml" "$ex/queues.yaml"
-echo
-echo "== sluice plan --config $ex/queues.yaml --cluster $ex/cluster.yaml --jobs $ex/jobs.yaml"
-build/sluice plan --config "$ex/queues.yaml" --cluster "$ex/cluster.yaml" --jobs "$ex/jobs.yaml"
+data=$(mktemp -d /tmp/sluice-demo.XXXXXX)
+echo "== sluice up --demo --exit-after 60 --data-dir $data"
+build/sluice up --demo --exit-after 60 --data-dir "$data" --listen "${SLUICE_LISTEN:-127.0.0.1:7070}"

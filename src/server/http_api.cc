@@ -131,8 +131,17 @@ void Server::routes() {
     }
     // Parse outside the lock: documents against the configuration in force.
     auto parsed = parse_jobs(Source{"request", req.body}, *cfg);
-    if (!parsed.errors.empty())
-      return fail(res, 400, "the body is not a valid job submission", parsed.errors);
+    if (!parsed.errors.empty()) {
+      // An unknown LocalQueue is "not found", not "malformed".
+      const bool unknown_queue =
+          std::all_of(parsed.errors.begin(), parsed.errors.end(), [](const std::string& e) {
+            return e.find("LocalQueue") != std::string::npos &&
+                   e.find("not found") != std::string::npos;
+          });
+      return fail(res, unknown_queue ? 404 : 400,
+                  unknown_queue ? parsed.errors.front() : "the body is not a valid job submission",
+                  parsed.errors);
+    }
     for (const auto& j : parsed.jobs)
       if (!caller->sees(j.namespace_))
         return fail(

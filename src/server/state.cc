@@ -11,8 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr double kNsPerHour = 3600.0 * 1e9;
-
 double unix_s(TimeNs ns) {
   return static_cast<double>(ns) / 1e9;
 }
@@ -502,8 +500,8 @@ void ServerState::stop_pods(JobRecord& r, const std::string& reason, TimeNs grac
 
 void ServerState::end_run(JobRecord& r, TimeNs now) {
   if (r.admit_ns > 0 && now > r.admit_ns)
-    gpu_hours_[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, *config_)) / 1000.0 *
-                                    static_cast<double>(now - r.admit_ns) / kNsPerHour;
+    gpu_seconds_[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, *config_)) / 1000.0 *
+                                      static_cast<double>(now - r.admit_ns) / 1e9;
   r.admission.reset();
 }
 
@@ -604,8 +602,8 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     r.reason = "preempted by job " + std::to_string(pr.preemptor);
     metrics_.preemptions[{{"cluster_queue", r.cluster_queue},
                           {"reason", preempt_reason_name(pr.reason)}}] += 1;
-    metrics_.preempted_gpu_hours[r.cluster_queue] +=
-        static_cast<double>(pr.lost_gpu_milli_ns) / 1000.0 / kNsPerHour;
+    metrics_.preempted_gpu_seconds[r.cluster_queue] +=
+        static_cast<double>(pr.lost_gpu_milli_ns) / 1000.0 / 1e9;
     event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", pr.victim}});
     touch(r);
   }
@@ -1046,7 +1044,7 @@ std::string ServerState::metrics_text(TimeNs now) const {
   // Pending per queue, priority class, workload class; running per queue.
   std::map<LabelSet, int64_t> pending;
   std::map<std::string, int64_t> running;
-  std::map<std::string, double> gpu_hours = gpu_hours_;
+  std::map<std::string, double> gpu_seconds = gpu_seconds_;
   for (const auto& [id, r] : records_) {
     if (r.state == JobState::kPending)
       pending[{{"cluster_queue", r.cluster_queue},
@@ -1055,8 +1053,8 @@ std::string ServerState::metrics_text(TimeNs now) const {
     if (r.state == JobState::kRunning) {
       running[r.cluster_queue]++;
       if (now > r.admit_ns)
-        gpu_hours[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, cfg)) / 1000.0 *
-                                       static_cast<double>(now - r.admit_ns) / kNsPerHour;
+        gpu_seconds[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, cfg)) / 1000.0 *
+                                         static_cast<double>(now - r.admit_ns) / 1e9;
     }
   }
   w.family("sluice_pending_jobs", "gauge", "Jobs waiting in a queue.");
@@ -1071,10 +1069,10 @@ std::string ServerState::metrics_text(TimeNs now) const {
     w.histogram("sluice_admission_wait_seconds", l, h);
   w.family("sluice_preemptions_total", "counter", "Jobs evicted to make room for others.");
   for (const auto& [l, v] : metrics_.preemptions) w.sample("sluice_preemptions_total", l, v);
-  w.family("sluice_preempted_gpu_hours_total", "counter",
-           "GPU work lost to preemption since the victims' last checkpoints.");
-  for (const auto& [q, v] : metrics_.preempted_gpu_hours)
-    w.sample("sluice_preempted_gpu_hours_total", {{"cluster_queue", q}}, v);
+  w.family("sluice_preempted_gpu_seconds_total", "counter",
+           "GPU-seconds lost to preemption since the victims' last checkpoints.");
+  for (const auto& [q, v] : metrics_.preempted_gpu_seconds)
+    w.sample("sluice_preempted_gpu_seconds_total", {{"cluster_queue", q}}, v);
   w.family("sluice_jobs_submitted_total", "counter", "Accepted submissions.");
   for (const auto& [q, v] : metrics_.submitted)
     w.sample("sluice_jobs_submitted_total", {{"cluster_queue", q}}, v);
@@ -1139,9 +1137,10 @@ std::string ServerState::metrics_text(TimeNs now) const {
     w2.sample("sluice_cluster_queue_fairness_debt",
               {{"cluster_queue", cfg.cluster_queues[qi].name}},
               sched_->fairness_debt(static_cast<QueueId>(qi)));
-  w2.family("sluice_namespace_gpu_hours_total", "counter", "Allocated GPU-hours (chargeback).");
-  for (const auto& [ns, v] : gpu_hours)
-    w2.sample("sluice_namespace_gpu_hours_total", {{"namespace", ns}}, v);
+  w2.family("sluice_namespace_gpu_seconds_total", "counter",
+            "Allocated GPU-seconds (chargeback; divide by 3600 for GPU-hours).");
+  for (const auto& [ns, v] : gpu_seconds)
+    w2.sample("sluice_namespace_gpu_seconds_total", {{"namespace", ns}}, v);
   w2.family("sluice_scheduling_cycle_seconds", "histogram", "Time of one scheduling cycle.");
   for (const auto& [mode, h] : metrics_.cycle_seconds)
     w2.histogram("sluice_scheduling_cycle_seconds", {{"mode", mode}}, h);

@@ -196,7 +196,7 @@ class ServerState {
   bool last_incremental_ = false;
   Write write_;  // queued for the next flush
   std::set<JobId> touched_;
-  std::map<std::string, double> gpu_hours_;  // per namespace, closed runs
+  std::map<std::string, double> gpu_seconds_;  // per namespace, closed runs
 };
 
 }  // namespace sluice::server

@@ -152,6 +152,7 @@ class Cluster:
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         self.token = token
+        self.admin = token
         self.join = join
         self.agents = {}
         self.server = None
@@ -182,7 +183,7 @@ class Cluster:
         return st, (json.loads(body) if body.startswith("{") else body), hdr
 
     def ready_nodes(self):
-        st, body, _ = self.api("GET", "/v1/nodes")
+        st, body, _ = self.api("GET", "/v1/nodes", token=self.admin)
         return sum(1 for n in json.loads(body)["nodes"] if n["ready"]) if st == 200 else 0
 
 
@@ -335,12 +336,43 @@ def test_metrics(c):
               (p.stdout + p.stderr).decode()[:300])
 
 
+def test_prometheus_scrape(c):
+    """A real Prometheus server scrapes /metrics and answers a query over it."""
+    if not shutil.which("prometheus"):
+        print("skip real Prometheus scrape: prometheus is not installed")
+        return
+    d = os.path.join(TMP, "prometheus")
+    os.makedirs(d)
+    with open(os.path.join(d, "prometheus.yml"), "w") as f:
+        f.write("global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+                "scrape_configs:\n- job_name: sluice\n  static_configs:\n"
+                "  - targets: ['127.0.0.1:%d']\n" % c.port)
+    port = free_port()
+    p = subprocess.Popen(["prometheus", "--config.file=" + os.path.join(d, "prometheus.yml"),
+                          "--storage.tsdb.path=" + os.path.join(d, "data"),
+                          "--web.listen-address=127.0.0.1:%d" % port],
+                         stdout=open(os.path.join(TMP, "prometheus.log"), "ab"),
+                         stderr=subprocess.STDOUT)
+    PROCS.append(p)
+    q = "http://127.0.0.1:%d/api/v1/query?query=sum(sluice_node_gpus)" % port
+
+    def scraped():
+        st, body, _ = http("GET", q)
+        if st != 200:
+            return None
+        res = json.loads(body)["data"]["result"]
+        return res[0]["value"][1] if res else None
+    v = wait_for(scraped, 60, "Prometheus to scrape sluice")
+    check(v == "12", "a real Prometheus scraped /metrics: sum(sluice_node_gpus) = %s" % v)
+
+
 def test_auth():
     c = Cluster("auth", CONFIG + AUTH, join="join-secret-123")
+    c.admin = "admin-token-123"
     c.start_server()
     st, _, _ = c.api("GET", "/v1/jobs")
     check(st == 401, "no token -> 401")
-    st, body, _ = c.submit(job_yaml("a1"), token="alice-token-123")
+    st, body, _ = c.submit(job_yaml("a1", cmd="sleep 300"), token="alice-token-123")
     check(st == 202, "alice submits to team-a")
     aid = body["jobs"][0]["id"] if st == 202 else 0
     st, _, _ = c.submit(job_yaml("b1", ns="team-b"), token="alice-token-123")
@@ -377,6 +409,7 @@ def main():
         test_killed_agent(c)
         test_server_kill9(c)
         test_metrics(c)
+        test_prometheus_scrape(c)
         test_bad_input(c)
         test_auth()
     finally:
