@@ -227,6 +227,7 @@ void Agent::start() {
   }
   http_thread_ = std::thread([this] { http_->listen_after_bind(); });
   sync_thread_ = std::thread([this] { sync_loop(); });
+  if (options_.report_during_poll) report_thread_ = std::thread([this] { report_loop(); });
   log("started: " + std::to_string(gpus().size()) + " GPUs (" + gpus_->kind() + "), endpoints at " +
       address_ + ", server " + options_.server_url + ", state in " + options_.state_dir);
 }
@@ -240,9 +241,11 @@ void Agent::stop() {
     quit_ = true;
     had_threads = started_threads_;
     if (in_flight_) in_flight_->stop();  // cut a long poll short
+    if (report_in_flight_) report_in_flight_->stop();
   }
   cv_.notify_all();
   if (sync_thread_.joinable()) sync_thread_.join();
+  if (report_thread_.joinable()) report_thread_.join();
   if (options_.drain && runner_) {
     const auto pods = runner_->running().size();
     log("draining " + std::to_string(pods) + " pods");
@@ -316,7 +319,7 @@ void Agent::sync_loop() {
     }
     // 2. Sync: reports at once (wait_ms 0) when there are any, else a long poll.
     take_runner_events();
-    const bool reports = !exits_.empty() || !started_.empty() || !checkpoints_.empty();
+    const bool reports = has_reports();
     int64_t hb = 0;
     {
       std::lock_guard lock(mu_);
@@ -325,7 +328,17 @@ void Agent::sync_loop() {
     const int64_t wait_ms = reports ? 0 : (options_.long_poll_ms > 0 ? options_.long_poll_ms : hb);
     const auto t0 = Clock::now();
     bool work = false;
-    if (!do_sync(*cli, wait_ms, &work)) {
+    {
+      std::lock_guard lock(mu_);
+      polling_ = wait_ms > 0;
+      poll_since_ = t0;
+    }
+    const bool ok = do_sync(*cli, wait_ms, reports, &work);
+    {
+      std::lock_guard lock(mu_);
+      polling_ = false;
+    }
+    if (!ok) {
       back_off();
       continue;
     }
@@ -337,6 +350,47 @@ void Agent::sync_loop() {
   }
   std::lock_guard lock(mu_);
   in_flight_ = nullptr;
+}
+
+bool Agent::has_reports() {
+  std::lock_guard reports_lock(reports_mu_);
+  return !exits_.empty() || !started_.empty() || !checkpoints_.empty();
+}
+
+// While the sync loop sits in a long poll, a pod that starts or ends is reported at once by a
+// short sync of its own (the server applies reports on arrival and lets either reply carry the
+// node's orders). Only one report-carrying sync is in flight at a time (reports_mu_).
+void Agent::report_loop() {
+  // The server must have read the long poll before a newer report overtakes it.
+  constexpr auto kSettle = milliseconds(20);
+  auto cli = make_client();
+  {
+    std::lock_guard lock(mu_);
+    report_in_flight_ = cli.get();
+  }
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return quit_ || (events_pending_ && polling_ && status_.registered); });
+      if (quit_) break;
+      if (Clock::now() < poll_since_ + kSettle) {
+        cv_.wait_until(lock, poll_since_ + kSettle, [&] { return quit_; });
+        if (quit_) break;
+      }
+      if (options_.report_delay_ms > 0) {
+        cv_.wait_for(lock, milliseconds(options_.report_delay_ms), [&] { return quit_; });
+        if (quit_) break;
+      }
+      if (!polling_) continue;  // the sync loop is back and will carry the reports itself
+    }
+    take_runner_events();
+    if (!has_reports()) continue;
+    bool work = false;
+    if (!do_sync(*cli, 0, /*carry=*/true, &work)) sleep_unless_quit(milliseconds(kMinBackoffMs));
+    if (work) cv_.notify_all();
+  }
+  std::lock_guard lock(mu_);
+  report_in_flight_ = nullptr;
 }
 
 bool Agent::do_register(httplib::Client& cli) {
@@ -378,13 +432,17 @@ bool Agent::do_register(httplib::Client& cli) {
   return true;
 }
 
-bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool* work) {
+bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* work) {
+  std::unique_lock reports_lock(reports_mu_, std::defer_lock);
   proto::SyncRequest req;
   req.agent_id = agent_id_;
   req.running = runner_->running();
-  req.exits = exits_;
-  req.started = started_;
-  req.checkpoints = checkpoints_;
+  if (carry) {
+    reports_lock.lock();
+    req.exits = exits_;
+    req.started = started_;
+    req.checkpoints = checkpoints_;
+  }
   req.wait_ms = wait_ms;
   cli.set_read_timeout(wait_ms / 1000 + kReadMarginS, 0);
   auto res = cli.Post("/v1/agents/" + options_.node + "/sync", nlohmann::json(req).dump(),
@@ -409,6 +467,7 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool* work) {
     return false;
   }
   // Delivered: drop what this request carried (newer reports were appended after it).
+  if (!reports_lock.owns_lock()) reports_lock.lock();
   exits_.erase(exits_.begin(), exits_.begin() + static_cast<std::ptrdiff_t>(req.exits.size()));
   started_.erase(started_.begin(),
                  started_.begin() + static_cast<std::ptrdiff_t>(req.started.size()));
@@ -433,6 +492,7 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool* work) {
 }
 
 void Agent::final_sync() {
+  std::lock_guard reports_lock(reports_mu_);
   take_runner_events();
   if (exits_.empty() && started_.empty() && checkpoints_.empty()) return;
   auto cli = make_client();
@@ -457,6 +517,7 @@ void Agent::final_sync() {
 }
 
 void Agent::apply_stops(const std::vector<proto::StopOrder>& stops) {
+  std::lock_guard reports_lock(reports_mu_);
   for (const auto& s : stops) {
     const proto::PodRef ref{s.job, s.pod};
     auto sig = parse_signal(s.signal);
@@ -488,6 +549,7 @@ void Agent::apply_stops(const std::vector<proto::StopOrder>& stops) {
 }
 
 void Agent::apply_assignments(const std::vector<proto::Assignment>& assign) {
+  std::lock_guard reports_lock(reports_mu_);
   const auto& gpus = gpus_->gpus();
   for (const auto& a : assign) {
     const proto::PodRef ref{a.job, a.pod};
@@ -532,6 +594,7 @@ void Agent::take_runner_events() {
     std::lock_guard lock(mu_);
     events_pending_ = false;
   }
+  std::lock_guard reports_lock(reports_mu_);
   RunnerEvents ev = runner_->take_events();
   started_.insert(started_.end(), ev.started.begin(), ev.started.end());
   checkpoints_.insert(checkpoints_.end(), ev.checkpoints.begin(), ev.checkpoints.end());
@@ -545,6 +608,7 @@ void Agent::take_runner_events() {
 
 // exits.json: exits not yet acknowledged, so a restarted agent still delivers them.
 void Agent::save_exits() {
+  std::lock_guard reports_lock(reports_mu_);
   const std::string path = options_.state_dir + "/exits.json";
   const std::string tmp = path + ".tmp";
   {

@@ -51,6 +51,12 @@ struct AgentOptions {
   int64_t gpu_wait_timeout_ms = 60'000;
   int64_t max_backoff_ms = 5'000;  // retry delay cap while the server is unreachable
   int http_threads = 2;
+  // Deliver a start or an exit that happens during a long poll at once, with a second short
+  // sync, instead of when the long poll returns (at most one heartbeat later).
+  bool report_during_poll = true;
+  // ... after gathering for this long: one sync then carries the exits of a whole wave of pods
+  // (each report-carrying sync costs the server a durable commit).
+  int64_t report_delay_ms = 50;
   NvmlOptions nvml;
   // One line per call; nullptr: "<time> agent <node>: <line>" on stderr.
   std::function<void(const std::string&)> log;
@@ -91,7 +97,11 @@ class Agent {
   void sync_loop();
   bool do_register(httplib::Client& cli);
   // One sync; false when it failed (the caller backs off). *work: it delivered orders.
-  bool do_sync(httplib::Client& cli, int64_t wait_ms, bool* work);
+  // carry: send the queued reports (and hold reports_mu_ for the whole request, so that two
+  // report-carrying syncs never overlap and each acknowledges exactly what it sent).
+  bool do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* work);
+  void report_loop();
+  bool has_reports();
   void final_sync();
   void apply_stops(const std::vector<proto::StopOrder>& stops);
   void apply_assignments(const std::vector<proto::Assignment>& assign);
@@ -114,8 +124,9 @@ class Agent {
   std::thread http_thread_;
   std::thread sync_thread_;
 
-  // Reports not yet acknowledged by a successful sync (only the sync thread touches these after
-  // start(); status() reads under mu_).
+  // Reports not yet acknowledged by a successful sync, guarded by reports_mu_ (recursive: a
+  // report-carrying sync holds it while it applies the orders of its reply).
+  std::recursive_mutex reports_mu_;
   std::vector<proto::PodExit> exits_;
   std::vector<proto::PodRef> started_;
   std::vector<proto::CheckpointReport> checkpoints_;
@@ -130,6 +141,10 @@ class Agent {
   AgentStatus status_;
   std::string last_logged_error_;
   httplib::Client* in_flight_ = nullptr;  // the sync loop's client, so stop() can cut a long poll
+  httplib::Client* report_in_flight_ = nullptr;
+  bool polling_ = false;  // a long poll is in flight, since poll_since_
+  std::chrono::steady_clock::time_point poll_since_;
+  std::thread report_thread_;
 };
 
 // "HOST:PORT" -> host, port. Error for anything else.

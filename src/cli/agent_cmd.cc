@@ -24,6 +24,7 @@ struct AgentArgs {
   std::string join_token;
   int64_t heartbeat_ms = 1000;
   int64_t drain_grace_ms = 10'000;
+  int64_t report_delay_ms = 50;
   bool drain = false;
   bool discover = false;
 };
@@ -99,6 +100,8 @@ int run_agents(const AgentArgs& args) {
     o.heartbeat_ms = args.heartbeat_ms;
     o.drain = args.drain;
     o.drain_grace_ms = args.drain_grace_ms;
+    o.report_during_poll = args.report_delay_ms >= 0;
+    o.report_delay_ms = args.report_delay_ms;
     auto a = agent::Agent::create(std::move(o));
     if (!a) {
       std::cerr << "sluice agent: " << a.error() << "\n";
@@ -148,6 +151,10 @@ void register_agent(CLI::App& app) {
                 "On SIGINT/SIGTERM stop the pods too (default: leave them running)");
   cmd->add_option("--drain-grace-ms", args->drain_grace_ms,
                   "SIGTERM-to-SIGKILL grace when draining")
+      ->capture_default_str();
+  cmd->add_option("--report-delay-ms", args->report_delay_ms,
+                  "Starts/exits during a long poll go out after gathering this long (-1: only "
+                  "when the long poll returns)")
       ->capture_default_str();
   cmd->add_flag("--discover", args->discover, "Print the GPUs found as JSON and exit");
   cmd->callback([args] {
