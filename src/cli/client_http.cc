@@ -77,10 +77,14 @@ ClientFailure describe_http_error(const HttpReply& reply, const std::string& ser
   std::vector<std::string> details;
   auto j = nlohmann::json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
   if (j.is_object() && j.contains("error")) {
-    msg += ": " + (j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump());
+    std::string error = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
+    msg += ": " + error;
+    // A detail that repeats the error (a parser message used for both) is printed once.
     if (j.contains("details") && j["details"].is_array())
-      for (const auto& d : j["details"])
-        details.push_back(d.is_string() ? d.get<std::string>() : d.dump());
+      for (const auto& d : j["details"]) {
+        std::string detail = d.is_string() ? d.get<std::string>() : d.dump();
+        if (detail != error) details.push_back(detail);
+      }
   } else {
     std::string text = trim(reply.body);
     if (text.size() > 500) text = text.substr(0, 500) + "...";

@@ -65,14 +65,20 @@ bool valid_fraction(const std::string& f) {
 std::string name_from_command(const std::vector<std::string>& command) {
   if (command.empty()) return "run";
   // `python train.py` names the job after the script, not the interpreter; flags are skipped.
+  // `python -m pkg.mod` after the module; `bash -c '...'` after the interpreter (the script
+  // text makes a poor name).
   std::string base = basename_of(command[0]);
   if (is_interpreter(base)) {
     for (std::size_t i = 1; i < command.size(); ++i) {
-      if (!command[i].empty() && command[i][0] != '-' &&
-          command[i].find('=') == std::string::npos) {
-        base = basename_of(command[i]);
+      const std::string& arg = command[i];
+      if (arg == "-c") break;
+      if (arg == "-m") {
+        if (i + 1 < command.size()) base = command[i + 1];
         break;
       }
+      if (arg.empty() || arg[0] == '-' || arg.find('=') != std::string::npos) continue;
+      if (arg.find_first_of(" \t\n;") == std::string::npos) base = basename_of(arg);
+      break;
     }
   }
   std::string label = dns_label(base);

@@ -247,7 +247,10 @@ std::string jobs_table(const json& reply, const ViewOptions& o) {
     std::string state = text_of(field(j, {"state"}));
     if (const json* n = field(j, {"preemptions"}); n && n->is_number() && n->get<long long>() > 0)
       state += " (" + std::to_string(n->get<long long>()) + "x preempted)";
+    // A requeued (preempted) job keeps its old placement in the view; it runs nowhere now.
     const json* placement = field(j, {"placement"});
+    if (const json* st = field(j, {"state"}); st && st->is_string() && *st == "pending")
+      placement = nullptr;
     t.add_row({text_of(field(j, {"id"})), text_of(field(j, {"name"})),
                text_of(field(j, {"namespace"})), text_of(field(j, {"queue", "cluster_queue"})),
                state, gpus, age_since(field(j, {"submit_time"}), o.now_unix_s),

@@ -61,6 +61,13 @@ TEST(ClientHttp, ServerErrorsCarryStatusMessageAndDetails) {
             "  known queues: train, infer");
 }
 
+TEST(ClientHttp, ADetailThatRepeatsTheErrorIsPrintedOnce) {
+  HttpReply reply{400, R"({"error": "x.yaml:3: bad", "details": ["x.yaml:3: bad", "more"]})", "",
+                  ""};
+  EXPECT_EQ(describe_http_error(reply, "http://h").message,
+            "error: HTTP 400 Bad Request: x.yaml:3: bad\n  more");
+}
+
 TEST(ClientHttp, TooManyRequestsMentionsRetryAfter) {
   FakeServer fake;
   fake.post("/v1/jobs", [](const httplib::Request&, httplib::Response& res) {

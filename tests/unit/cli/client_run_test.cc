@@ -93,6 +93,10 @@ TEST(ClientRun, DefaultNameComesFromTheScriptNotTheInterpreter) {
   EXPECT_EQ(name_from_command({"python3", "-u", "/src/My_Train.py"}), "my-train-py");
   EXPECT_EQ(name_from_command({"/usr/bin/nvidia-smi"}), "nvidia-smi");
   EXPECT_EQ(name_from_command({"bash", "-c"}), "bash");
+  EXPECT_EQ(name_from_command({"bash", "-c", "echo hi; sleep 1"}), "bash");  // not the script
+  EXPECT_EQ(name_from_command({"python", "-u", "-m", "torch.distributed.run"}),
+            "torch-distributed-run");
+  EXPECT_EQ(name_from_command({"sh", "run all.sh"}), "sh");
   EXPECT_EQ(name_from_command({"!!!"}), "run");
   EXPECT_EQ(name_from_command({}), "run");
 }

@@ -54,6 +54,15 @@ TEST(ClientViews, WideKeepsTheWholeReason) {
   EXPECT_NE(t.find("0.5 more needed"), std::string::npos) << t;
 }
 
+TEST(ClientViews, RequeuedJobShowsNoNodes) {
+  // The server keeps a preempted job's last placement; the table must not say it runs there.
+  json j = running_job();
+  j["state"] = "pending";
+  j["reason"] = "waiting";
+  std::string t = jobs_table(json{{"jobs", {j}}}, {kNow, false});
+  EXPECT_EQ(t.find("n1"), std::string::npos) << t;
+}
+
 TEST(ClientViews, EndedJobWithoutReasonShowsItsExitCode) {
   json j = running_job();
   j["state"] = "failed";
