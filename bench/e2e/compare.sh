@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# sluice against Slurm 22.05 on the same machine, in one script: runs sluice_e2e.sh (SLUICE_JOBS
+# jobs on 64 nodes x 8 fake GPUs, batch 1 and batch BATCH) and slurm_e2e.sh (SLURM_JOBS jobs,
+# sbatch --wrap true --gres=gpu:1, SLURM_NODES fake nodes, batch_sched_delay=0), then prints
+# one side-by-side table with sluice/Slurm ratios. Rates compare across different job counts;
+# latencies are per job. Builds nothing: SLUICE_BIN, SERVE_BENCH as for sluice_e2e.sh.
+#
+#   SLUICE_BIN=build-bench/sluice SERVE_BENCH=build-bench/bench/serve_bench bench/e2e/compare.sh
+#
+# Environment: SLUICE_JOBS (10000), SLURM_JOBS (2000), CLIENTS (8), BATCH (100), SLURM_NODES
+# (16), NODELAY_TOO (1: also a sluice run with TCP_NODELAY emulated, labelled what-if).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SLUICE_JOBS=${SLUICE_JOBS:-10000}
+SLURM_JOBS=${SLURM_JOBS:-2000}
+CLIENTS=${CLIENTS:-8}
+BATCH=${BATCH:-100}
+SLURM_NODES=${SLURM_NODES:-16}
+OUT=$(mktemp /tmp/compare.XXXXXX.jsonl)
+trap 'rm -f "$OUT"' EXIT
+
+JSON_OUT=$OUT JOBS=$SLUICE_JOBS CLIENTS=$CLIENTS BATCHES="1 $BATCH" "$HERE/sluice_e2e.sh"
+if [[ ${NODELAY_TOO:-1} == 1 ]]; then
+  JSON_OUT=$OUT JOBS=$SLUICE_JOBS CLIENTS=$CLIENTS BATCHES="1 $BATCH" NODELAY=1 "$HERE/sluice_e2e.sh"
+fi
+JSON_OUT=$OUT JOBS=$SLURM_JOBS CLIENTS=$CLIENTS NODES=$SLURM_NODES "$HERE/slurm_e2e.sh"
+
+python3 - "$OUT" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+slurm = next(r for r in rows if r["system"] == "slurm")
+def label(r):
+    if r["system"] == "slurm":
+        return f"Slurm 22.05, {r['nodes']} nodes, {r['jobs']} jobs, sbatch"
+    return (f"sluice, {r['nodes']} nodes, {r['jobs']} jobs, batch {r['batch']}"
+            + (" (what-if: TCP_NODELAY)" if r.get("nodelay") else ""))
+cols = [("durable submissions/s", "durable_submissions_per_s", True, "{:.0f}"),
+        ("job starts/s", "job_starts_per_s", True, "{:.0f}"),
+        ("completions/s", "completions_per_s", True, "{:.0f}"),
+        ("submit-to-running p50 s", "submit_to_running_p50_s", False, "{:.2f}"),
+        ("submit-to-running p99 s", "submit_to_running_p99_s", False, "{:.2f}")]
+print()
+print("| run | " + " | ".join(c[0] for c in cols) + " |")
+print("|---|" + "---|" * len(cols))
+for r in rows:
+    cells = []
+    for name, key, higher_better, fmt in cols:
+        v = r.get(key, 0.0)
+        cell = fmt.format(v)
+        if r is not slurm and slurm.get(key):
+            ratio = v / slurm[key]
+            cell += f" ({ratio:.1f}x)"
+        cells.append(cell)
+    print(f"| {label(r)} | " + " | ".join(cells) + " |")
+print()
+print("Ratios are sluice/Slurm (for latencies, lower is better: a ratio below 1 favours sluice).")
+print("Targets (issue #5): >= 5,000 durable submissions/s, >= 1,000 job starts/s, >= 10x Slurm.")
+PY

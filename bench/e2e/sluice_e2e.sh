@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# End-to-end benchmark of the real sluice cluster on loopback: `sluice serve` plus one
+# `sluice agent` process running 64 agents (n1..n64, 8 fake H100 each), then serve_bench
+# submits JOBS one-GPU jobs running `true` and measures durable submissions/s, job starts/s
+# and submit-to-running latency from the server's JobViews. Builds nothing.
+#
+#   SLUICE_BIN=build-bench/sluice SERVE_BENCH=build-bench/bench/serve_bench bench/e2e/sluice_e2e.sh
+#
+# Environment: JOBS (10000), CLIENTS (8), BATCHES ("1 100": one serve_bench run per batch
+# size, each against a fresh server), NODES (64), GPUS_PER_NODE (8), HEARTBEAT_MS (100),
+# CYCLE_MS (50), PORT (27070), JSON_OUT (file: one JSON line per run), KEEP (1: keep temp dir),
+# NODELAY (1: a what-if run; compiles bench/e2e/nodelay_preload.c with cc and LD_PRELOADs it
+# into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SLUICE_BIN=${SLUICE_BIN:-$ROOT/build/sluice}
+SERVE_BENCH=${SERVE_BENCH:-$ROOT/build/bench/serve_bench}
+JOBS=${JOBS:-10000}
+CLIENTS=${CLIENTS:-8}
+BATCHES=${BATCHES:-"1 100"}
+NODES=${NODES:-64}
+GPUS_PER_NODE=${GPUS_PER_NODE:-8}
+HEARTBEAT_MS=${HEARTBEAT_MS:-100}
+CYCLE_MS=${CYCLE_MS:-50}
+PORT=${PORT:-27070}
+JSON_OUT=${JSON_OUT:-}
+for b in "$SLUICE_BIN" "$SERVE_BENCH"; do
+  [[ -x $b ]] || { echo "sluice_e2e: $b is not built (set SLUICE_BIN / SERVE_BENCH)" >&2; exit 2; }
+done
+TMP=$(mktemp -d /tmp/sluice-e2e.XXXXXX)
+PRELOAD=
+if [[ ${NODELAY:-0} == 1 ]]; then
+  cc -O2 -shared -fPIC -o "$TMP/nodelay.so" "$ROOT/bench/e2e/nodelay_preload.c" -ldl
+  PRELOAD=$TMP/nodelay.so
+fi
+URL=http://127.0.0.1:$PORT
+SERVE_PID=
+AGENT_PID=
+
+stop() {  # by PID only: what this script started
+  [[ -n $AGENT_PID ]] && kill "$AGENT_PID" 2>/dev/null && wait "$AGENT_PID" 2>/dev/null || true
+  [[ -n $SERVE_PID ]] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null || true
+  AGENT_PID= SERVE_PID=
+}
+cleanup() { stop; [[ ${KEEP:-0} == 1 ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"; }
+trap cleanup EXIT
+
+TOTAL=$((NODES * GPUS_PER_NODE))
+# nodeGroups zero-pads names to the width of the largest index (n01..n64); so does --names.
+FIRST=$(printf "%0${#NODES}d" 1)
+cat > "$TMP/config.yaml" <<YAML
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: bench}
+spec:
+  nodeGroups:
+  - {namePrefix: n, firstIndex: 1, count: $NODES, cpu: 64, memory: 512Gi, gpus: {count: $GPUS_PER_NODE, model: H100, memory: 80Gi}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: bench}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu, memory]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: $TOTAL}
+      - {name: cpu, nominalQuota: $((NODES * 64))}
+      - {name: memory, nominalQuota: $((NODES * 512))Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: bench, namespace: bench}
+spec: {clusterQueue: bench}
+YAML
+
+start_cluster() {  # $1: run label
+  local d=$TMP/$1
+  mkdir -p "$d"
+  if curl -fsS "$URL/healthz" >/dev/null 2>&1; then
+    echo "sluice_e2e: something already serves $URL (set PORT)" >&2; exit 1
+  fi
+  LD_PRELOAD=$PRELOAD "$SLUICE_BIN" serve --config "$TMP/config.yaml" --listen "127.0.0.1:$PORT" --data-dir "$d/data" \
+    --heartbeat-ms "$HEARTBEAT_MS" --cycle-interval-ms "$CYCLE_MS" --agent-timeout 30 \
+    > "$d/serve.log" 2>&1 &
+  SERVE_PID=$!
+  for _ in $(seq 1 100); do
+    curl -fsS "$URL/readyz" >/dev/null 2>&1 && break
+    kill -0 "$SERVE_PID" 2>/dev/null || { echo "sluice_e2e: serve exited" >&2; cat "$d/serve.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  LD_PRELOAD=$PRELOAD "$SLUICE_BIN" agent --server "$URL" --names "n[$FIRST-$NODES]" --gpus "fake:${GPUS_PER_NODE}xH100" \
+    --state-dir "$d/agents" --heartbeat-ms "$HEARTBEAT_MS" > "$d/agent.log" 2>&1 &
+  AGENT_PID=$!
+  local ready=0
+  for _ in $(seq 1 300); do
+    ready=$(curl -fsS "$URL/v1/nodes" 2>/dev/null |
+      python3 -c 'import json,sys; print(sum(1 for n in json.load(sys.stdin)["nodes"] if n.get("ready")))' \
+      2>/dev/null || echo 0)
+    [[ $ready == "$NODES" ]] && break
+    sleep 0.2
+  done
+  [[ $ready == "$NODES" ]] || { echo "sluice_e2e: only $ready/$NODES nodes ready" >&2; tail "$d/agent.log" >&2; exit 1; }
+}
+
+rc=0
+for batch in $BATCHES; do
+  start_cluster "batch$batch"
+  echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}"
+  "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "$CLIENTS" --batch "$batch" \
+    --namespace bench --queue bench --command true --json > "$TMP/result.json" || rc=1
+  python3 - "$TMP/result.json" "$NODES" "${NODELAY:-0}" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); r["system"] = "sluice"; r["nodes"] = int(sys.argv[2])
+r["nodelay"] = sys.argv[3] == "1"
+print(f"  acknowledged jobs                      {r['acknowledged']:12d}  (errors {r['submit_errors']}, 429s {r['submit_429']})")
+print(f"  durable submissions/s                  {r['durable_submissions_per_s']:12.0f}  ({r['submit_wall_s']:.2f} s wall; ack p50 {r['ack_latency_p50_ms']:.1f} ms, p99 {r['ack_latency_p99_ms']:.1f} ms)")
+if "ended" in r:
+    print(f"  ended jobs                             {r['ended']:12d}  (started {r['started']} of which {r['start_time_from_end_time']} by end_time, succeeded {r['succeeded']}, failed {r['failed']}{', TIMED OUT' if r['timed_out'] else ''})")
+    print(f"  job starts/s (first submit..last start){r['job_starts_per_s']:12.0f}  ({r['job_starts_per_s_after_first_start']:.0f}/s after the first start)")
+    print(f"  completions/s                          {r['completions_per_s']:12.0f}")
+    print(f"  submit-to-running p50 / p99            {r['submit_to_running_p50_s']:9.3f} s / {r['submit_to_running_p99_s']:.3f} s (max {r['submit_to_running_max_s']:.3f} s)")
+if r.get("first_error"): print("  first error:", r["first_error"][:300])
+json.dump(r, open(sys.argv[1], "w"))
+PY
+  [[ -n $JSON_OUT ]] && cat "$TMP/result.json" >> "$JSON_OUT" && echo >> "$JSON_OUT"
+  cp "$TMP/batch$batch/serve.log" "$TMP/serve-batch$batch.log" 2>/dev/null || true
+  stop
+done
+exit $rc
