@@ -47,6 +47,8 @@ for r in rows:
     for name, key, higher_better, fmt in cols:
         v = r.get(key, 0.0)
         cell = fmt.format(v)
+        if r is slurm and "submit_to_running" in key:
+            cell = f"{v:.0f} (1 s res.)"
         if r is not slurm and slurm.get(key):
             ratio = v / slurm[key]
             cell += f" ({ratio:.1f}x)"

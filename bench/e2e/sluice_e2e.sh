@@ -129,6 +129,25 @@ if "ended" in r:
 if r.get("first_error"): print("  first error:", r["first_error"][:300])
 json.dump(r, open(sys.argv[1], "w"))
 PY
+  # CPU seconds (user+system, whole run) of the server and of the 64-agent process, from
+  # /proc: with 2 shared cores, CPU per job is what bounds the rates.
+  for who in serve:$SERVE_PID agent:$AGENT_PID; do
+    read -r -a st < "/proc/${who#*:}/stat" || continue
+    python3 -c "import os,sys; t=(int(sys.argv[1])+int(sys.argv[2]))/os.sysconf('SC_CLK_TCK'); print(f'  cpu: {sys.argv[3]}: {t:.1f} s = {1e3*t/int(sys.argv[4]):.2f} ms per job')" \
+      "${st[13]}" "${st[14]}" "${who%%:*}" "$JOBS" || true
+  done
+  # Where the server's time went: durable commits and scheduling cycles (count, mean, sum).
+  curl -fsS "$URL/metrics" 2>/dev/null | python3 -c '
+import sys, re
+v = {}
+for l in sys.stdin:
+    m = re.match(r"(sluice_(?:store_commit|scheduling_cycle)_seconds)_(sum|count)(\{[^}]*\})? (\S+)", l)
+    if m: v[(m[1], m[3] or "", m[2])] = float(m[4])
+for (name, labels, kind), x in sorted(v.items()):
+    if kind != "count" or not x: continue
+    total = v.get((name, labels, "sum"), 0.0)
+    print(f"  server: {name}{labels}: {x:.0f} x {1e3 * total / x:.2f} ms = {total:.2f} s")
+' || true
   [[ -n $JSON_OUT ]] && cat "$TMP/result.json" >> "$JSON_OUT" && echo >> "$JSON_OUT"
   cp "$TMP/batch$batch/serve.log" "$TMP/serve-batch$batch.log" 2>/dev/null || true
   stop
