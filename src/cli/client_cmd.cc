@@ -136,7 +136,9 @@ void register_run(CLI::App& app) {
   cmd->add_option("--priority-class", a->priority_class, "WorkloadPriorityClass name");
   cmd->add_option("--walltime", a->walltime, "Run-time limit and estimate: 90s, 30m, 2h");
   cmd->add_option("--name", a->name, "Job name (default: from the command, made unique)");
-  cmd->add_option("--env,-e", a->env, "KEY=VALUE for the process (repeatable)");
+  // One value per -e: a greedy vector option would swallow `--` and the command after it.
+  cmd->add_option("--env,-e", a->env, "KEY=VALUE for the process (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_flag("--interactive", a->interactive, "Interactive: start now or fail fast");
   auto* pre = cmd->add_flag("--preemptible", a->preemptible, "May be preempted");
   auto* nopre = cmd->add_flag("--no-preemptible", a->no_preemptible, "Must not be preempted");

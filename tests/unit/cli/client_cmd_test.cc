@@ -129,6 +129,16 @@ TEST_F(ClientCmd, RunBuildsAJobFromTheCommandLine) {
   EXPECT_EQ(doc["metadata"]["name"].get<std::string>().rfind("train-py-", 0), 0u);
 }
 
+TEST_F(ClientCmd, RunEnvRightBeforeTheCommand) {
+  // -e takes one value, so `--` still separates the command (flags after it are the command's).
+  auto r = run({"run", "-q", "train", "--gpus", "1", "-e", "A=1", "-e", "B=2", "--dry-run", "-e",
+                "C=3", "--", "python3", "-u", "train.py", "--lr", "3e-4"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json doc = json::parse(r.out);
+  EXPECT_EQ(doc["spec"]["env"], json({{"A", "1"}, {"B", "2"}, {"C", "3"}}));
+  EXPECT_EQ(doc["spec"]["command"], json({"python3", "-u", "train.py", "--lr", "3e-4"}));
+}
+
 TEST_F(ClientCmd, RunDryRunPrintsTheDocumentOnly) {
   auto r = run({"run", "--server", fake_.url(), "-q", "train", "--gpus", "1", "--name", "x",
                 "--dry-run", "--", "true"});
