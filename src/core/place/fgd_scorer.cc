@@ -106,8 +106,13 @@ Scored FgdScorer::evaluate(const NodeView& node, const PodShape& pod,
   // Whole-GPU pods' scores depend on which GPUs they take; those are a function of the node
   // state and shape too (the Placer's choice is deterministic), so the memo key holds.
   if (node.state_hash == 0) return finish(compute(node, pod, take), node, pod);
-  uint64_t key = node.state_hash ^ (pod.key * 0x9e3779b97f4a7c15ULL) ^
-                 (static_cast<uint64_t>(node.id) * 0xc2b2ae3d27d4eb4fULL);
+  // The key is the node's *content* (free CPU, memory and GPU milli via state_hash; the GPU
+  // models and count here), not its id: the score depends on nothing else, so nodes in equal
+  // states (most of a large cluster: idle, or full) share one entry and one computation.
+  uint64_t models = 0x84222325cbf29ce4ULL ^ static_cast<uint64_t>(node.gpu_capacity);
+  for (const uint8_t m : node.gpu_model) models = (models ^ m) * 0x100000001b3ULL;
+  uint64_t key =
+      node.state_hash ^ (pod.key * 0x9e3779b97f4a7c15ULL) ^ (models * 0xc2b2ae3d27d4eb4fULL);
   key |= 1;
   Memo& m = memo_[(key ^ (key >> 32)) & (kMemoSize - 1)];
   if (m.key == key) return m.value;

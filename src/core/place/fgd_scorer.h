@@ -12,8 +12,9 @@
 //
 // Frequencies are fixed-point (1e-6 units) and fragmentation is summed in integers, so equal
 // growth on two nodes is an exact tie (broken by node order, as in the paper), never rounding
-// noise. Scores are memoised on (node, node state hash, pod shape): in a cycle most nodes do not
-// change between two pods, so most evaluations are one table lookup. Not thread-safe (one per
+// noise. Scores are memoised on (node content: free-state hash and GPU models, not the node id;
+// pod shape): in a cycle most nodes do not change between two pods, and many nodes are in equal
+// states (idle, full), so most evaluations are one table lookup. Not thread-safe (one per
 // thread).
 #include <cstdint>
 #include <vector>
