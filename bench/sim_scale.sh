@@ -7,9 +7,10 @@
 #
 #   bench/sim_scale.sh [SLUICE_BIN] [SIZES...]     (default: build/sluice 10000 100000 1000000)
 #
-# The load: arrivals at 1 job/s on average (diurnal swing 0.5), 1/2/4/8 GPUs at 70/10/15/5%,
-# 1% gangs of 64 GPUs, run times log-uniform 1 min .. 8 h: about 90% of the cluster's GPUs on
-# average, with queues building up at the daily peak. 20% of the jobs are `high`, half are
+# The load (RATE jobs/s, default 0.6, diurnal swing 0.5): 1/2/4/8 GPUs at 70/10/15/5% plus 1%
+# gangs of 64 GPUs (mean 2.5 GPUs), run times log-uniform 1 min .. 8 h (mean 78 min): at 0.6/s
+# about 70% of the GPUs on average and 105% at the daily peak, where queues build up (RATE=1 is
+# 117% on average: the backlog then grows without bound). 20% of the jobs are `high`, half are
 # preemptible. Seed 1.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +30,7 @@ growth=""
 for n in "${sizes[@]}"; do
   /usr/bin/time -v -o "$tmp/time.txt" "$bin" sim run \
     --config "$here/sim_scale/queues.yaml" --cluster "$here/sim_scale/cluster.yaml" \
-    --trace-format synthetic --jobs "$n" --arrival-rate 1 --diurnal-amplitude 0.5 \
+    --trace-format synthetic --jobs "$n" --arrival-rate "${RATE:-0.6}" --diurnal-amplitude 0.5 \
     --min-duration 60 --max-duration 28800 --large-gang-fraction 0.01 --large-gang-gpus 64 \
     --high-priority-fraction 0.2 --preemptible-fraction 0.5 --seed 1 \
     --report "$tmp/report.json" >"$tmp/out.txt"

@@ -182,7 +182,10 @@ std::string bar_chart(const std::string& title, const std::vector<std::string>& 
         << colour(b) << "\"><title>" << html_escape(cats[c] + " / " + bars[b].name) << ": "
         << num("%.4g", v) << "</title></rect>";
     }
-    const std::string l = cats[c].size() > 14 ? cats[c].substr(0, 13) + "~" : cats[c];
+    // Labels fit their column (about 6.5 px a character at 11 px); the full name is in the
+    // bars' tooltips.
+    const size_t fit = std::max<size_t>(3, static_cast<size_t>(cw / 6.5));
+    const std::string l = cats[c].size() > fit ? cats[c].substr(0, fit - 1) + "~" : cats[c];
     o << "<text class=\"xt\" x=\"" << num("%.1f", kL + cw * (static_cast<double>(c) + 0.5))
       << "\" y=\"" << num("%.1f", kT + ph + 14) << "\">" << html_escape(l) << "</text>";
   }
