@@ -11,7 +11,8 @@
 # gangs of 64 GPUs (mean 2.5 GPUs), run times log-uniform 1 min .. 8 h (mean 78 min): at 0.6/s
 # about 70% of the GPUs on average and 105% at the daily peak, where queues build up (RATE=1 is
 # 117% on average: the backlog then grows without bound). 20% of the jobs are `high`, half are
-# preemptible. Seed 1.
+# preemptible. Seed 1. CYCLE_INTERVAL=S (default 0: a cycle per batch of events) passes
+# --cycle-interval S.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-$here/../build/sluice}
@@ -33,6 +34,7 @@ for n in "${sizes[@]}"; do
     --trace-format synthetic --jobs "$n" --arrival-rate "${RATE:-0.6}" --diurnal-amplitude 0.5 \
     --min-duration 60 --max-duration 28800 --large-gang-fraction 0.01 --large-gang-gpus 64 \
     --high-priority-fraction 0.2 --preemptible-fraction 0.5 --seed 1 \
+    --cycle-interval "${CYCLE_INTERVAL:-0}" \
     --report "$tmp/report.json" >"$tmp/out.txt"
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$tmp/time.txt")
   rss_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time.txt")
