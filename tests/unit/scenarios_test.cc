@@ -14,7 +14,11 @@
 //         nodes: {job-b: [n1, n2]}  # the set of nodes the job's pods run on
 //         sameDomain: {job-b: rack} # all pods inside one domain of that level
 //         preempted: {victim: preemptor}  # exactly these evictions (none when absent)
-//         rejected: {job-d: "text"} # interactive jobs rejected; the reason contains the text
+//         rejected: {job-d: "text"} # jobs rejected (interactive timeout, over budget); the reason
+//                                   # contains the text
+//         explain: {job-b: "text"}  # describe(Admission) contains the text ("" = is empty)
+//         bestEffort: [job-b]       # exactly these admitted jobs are best-effort (over budget)
+//         pods: {job-b: 2}          # the number of pods placed
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -154,6 +158,29 @@ TEST_P(ScenarioTest, Decisions) {
       for (FlavorId f : admitted[name]->flavors)
         if (f >= 0) fl.push_back(config->flavors[f].name);
       EXPECT_NE(std::find(fl.begin(), fl.end(), kv.second.as<std::string>()), fl.end()) << name;
+    }
+    for (const auto& kv : expect["explain"]) {
+      const auto name = kv.first.as<std::string>();
+      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+      const std::string text = describe(*admitted[name], *config),
+                        want = kv.second.as<std::string>();
+      if (want.empty()) {
+        EXPECT_EQ(text, "") << name;
+      } else {
+        EXPECT_NE(text.find(want), std::string::npos) << name << ": " << text;
+      }
+    }
+    if (expect["bestEffort"]) {
+      std::set<std::string> want, got;
+      for (const auto& n : names_of(expect["bestEffort"])) want.insert(n);
+      for (const auto& [n, a] : admitted)
+        if (a->best_effort) got.insert(n);
+      EXPECT_EQ(got, want) << "best-effort admissions";
+    }
+    for (const auto& kv : expect["pods"]) {
+      const auto name = kv.first.as<std::string>();
+      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+      EXPECT_EQ(admitted[name]->placement.pods.size(), kv.second.as<size_t>()) << name;
     }
     for (const auto& name : names_of(expect["borrowing"])) {
       ASSERT_TRUE(admitted.count(name)) << name << " not admitted";

@@ -23,6 +23,7 @@ constexpr KindEntry kKinds[] = {
     {"scheduling.x-k8s.io/v1alpha1", "Queue", DocKind::kBatchQueue},
     {"sluice.dev/v1alpha1", "Cluster", DocKind::kCluster},
     {"sluice.dev/v1alpha1", "SchedulerPolicy", DocKind::kSchedulerPolicy},
+    {"sluice.dev/v1alpha1", "Budget", DocKind::kBudget},
     {"sluice.dev/v1alpha1", "Job", DocKind::kSluiceJob},
     {"v1", "Pod", DocKind::kPod},
     {"batch/v1", "Job", DocKind::kBatchJob},

@@ -28,6 +28,7 @@ enum class DocKind {
   kBatchQueue,
   kCluster,
   kSchedulerPolicy,
+  kBudget,
   kSluiceJob,
   kPod,
   kBatchJob,
@@ -125,6 +126,7 @@ void read_cohort(Reader& r, const YAML::Node& doc, Builder& b);
 void read_batch_queue(Reader& r, const YAML::Node& doc, Builder& b);  // scheduling.x-k8s.io Queue
 void read_cluster(Reader& r, const YAML::Node& doc, Builder& b);
 void read_policy(Reader& r, const YAML::Node& doc, Builder& b);
+void read_budget(Reader& r, const YAML::Node& doc, Builder& b);  // sluice.dev Budget
 
 // Stage 2.
 void resolve(Builder& b, Sink& sink);

@@ -34,6 +34,7 @@ struct Draft {
   std::optional<bool> preemptible, interactive;
   std::vector<std::pair<ResourceId, Loc>> resource_locs;  // where each resource was requested
   Loc models_loc;
+  Loc fallback_loc;
   Loc doc_loc;
   Loc spec_loc;  // "spec" at the spec map's line (for whole-job errors)
   Loc name_loc;
@@ -90,7 +91,8 @@ class JobReader {
                                              "submitTime",  "id",
                                              "gpus",        "pods",
                                              "cpu",         "memory",
-                                             "gpuFraction", "resources"}});
+                                             "gpuFraction", "resources",
+                                             "fallback"}});
     if (!spec.is_map()) return fail();
     Job& job = d_.job;
     if (const YAML::Node* n = spec.find("queue")) {
@@ -195,6 +197,7 @@ class JobReader {
         fail();
       }
     }
+    if (const YAML::Node* n = spec.find("fallback")) fallback(*n);
     auto duration = [&](const char* key, TimeNs* out) {
       if (const YAML::Node* n = spec.find(key)) {
         if (auto v = r_.duration(*n, spec.path(key))) {
@@ -345,6 +348,63 @@ class JobReader {
       return fail();
     }
     if (amount > 0) d_.resource_locs.emplace_back(*id, Loc{r_.where(value), path});
+  }
+
+  // spec.fallback: {after: 10m, shapes: [{pods: 2, gpus: 4, cpu: 16, memory: 64Gi}]}.
+  void fallback(const YAML::Node& node) {
+    MapReader f(r_, node, "spec.fallback", {{"after", "shapes"}});
+    if (!f.is_map()) return fail();
+    d_.fallback_loc = Loc{r_.where(node), "spec.fallback"};
+    if (const YAML::Node* a = f.find("after")) {
+      if (auto v = r_.duration(*a, "spec.fallback.after")) {
+        d_.job.fallback.after_ns = *v;
+      } else {
+        fail();
+      }
+    }
+    const YAML::Node* shapes = f.find("shapes");
+    if (!shapes) return;
+    if (!r_.expect_seq(*shapes, "spec.fallback.shapes")) return fail();
+    for (size_t i = 0; i < shapes->size(); ++i) {
+      const std::string path = index("spec.fallback.shapes", i);
+      MapReader s(r_, (*shapes)[i], path, {{"pods", "gpus", "cpu", "memory"}});
+      if (!s.is_map()) {
+        fail();
+        continue;
+      }
+      FallbackShape shape;
+      if (const YAML::Node* n = s.find("pods")) {
+        if (auto v = r_.integer(*n, s.path("pods"), 1, kMaxPodsPerSet)) {
+          shape.pods = static_cast<int32_t>(*v);
+        } else {
+          fail();
+        }
+      }
+      if (const YAML::Node* n = s.required("gpus")) {
+        if (auto v = r_.integer(*n, s.path("gpus"), 1, 64)) {
+          shape.gpus = static_cast<int32_t>(*v);
+        } else {
+          fail();
+        }
+      } else {
+        fail();
+      }
+      if (const YAML::Node* n = s.find("cpu")) {
+        if (auto v = r_.quantity(*n, s.path("cpu"), kCpu)) {
+          shape.cpu_milli = *v;
+        } else {
+          fail();
+        }
+      }
+      if (const YAML::Node* n = s.find("memory")) {
+        if (auto v = r_.quantity(*n, s.path("memory"), kMemory)) {
+          shape.memory_mib = *v;
+        } else {
+          fail();
+        }
+      }
+      d_.job.fallback.shapes.push_back(shape);
+    }
   }
 
   void topology(const YAML::Node& node) {
@@ -579,6 +639,15 @@ class JobReader {
     }
     if (!any) {
       error_at(d_.spec_loc, "the job requests no resources (set nvidia.com/gpu, cpu or memory)");
+      return false;
+    }
+    // A fallback shape replaces the job's one pod set of whole GPUs.
+    if (!job.fallback.shapes.empty() &&
+        (job.pod_sets.size() != 1 || job.pod_sets[0].gpus < 1 ||
+         job.pod_sets[0].gpu_milli != static_cast<int32_t>(kMilliPerGpu))) {
+      error_at(d_.fallback_loc,
+               "fallback shapes need a job of one pod set with whole GPUs (this one has " +
+                   std::to_string(job.pod_sets.size()) + " pod sets)");
       return false;
     }
     if (gpus > kMaxGpusPerJob) {

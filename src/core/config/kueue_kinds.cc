@@ -322,7 +322,7 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
     if (const YAML::Node* n = spec.find("sluice")) {
       MapReader s(r, *n, "spec.sluice",
                   {{"preemptible", "interactive", "defaultWalltime", "minRuntime", "maxPending",
-                    "defaultPriorityClass"}});
+                    "defaultPriorityClass", "fallback", "overBudget"}});
       std::optional<bool> preemptible;
       if (const YAML::Node* v = s.find("preemptible"))
         preemptible = r.boolean(*v, s.path("preemptible"));
@@ -340,6 +340,26 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
       if (const YAML::Node* v = s.find("maxPending")) {
         if (auto x = r.integer(*v, s.path("maxPending"), 0, std::numeric_limits<int32_t>::max()))
           raw.cq.max_pending = static_cast<int32_t>(*x);
+      }
+      if (const YAML::Node* v = s.find("fallback")) {
+        MapReader f(r, *v, s.path("fallback"), {{"after", "preferredFlavors"}});
+        if (f.is_map()) {
+          if (const YAML::Node* a = f.find("after")) {
+            if (auto x = r.duration(*a, f.path("after"))) raw.cq.fallback.after_ns = *x;
+          } else {
+            r.error(*v, f.path("after"), "required field missing");
+          }
+          if (const YAML::Node* n = f.find("preferredFlavors")) {
+            if (auto x = r.integer(*n, f.path("preferredFlavors"), 1, 64))
+              raw.cq.fallback.preferred = static_cast<int32_t>(*x);
+          }
+        }
+      }
+      if (const YAML::Node* v = s.find("overBudget")) {
+        if (auto x = r.choice<OverBudgetPolicy>(*v, s.path("overBudget"),
+                                                {{"BestEffort", OverBudgetPolicy::kBestEffort},
+                                                 {"Reject", OverBudgetPolicy::kReject}}))
+          raw.cq.over_budget = *x;
       }
       if (const YAML::Node* v = s.find("defaultPriorityClass")) {
         if (auto x = r.str(*v, s.path("defaultPriorityClass"))) {

@@ -100,6 +100,8 @@ void read_document(cd::Reader& r, const YAML::Node& doc, cd::Builder& b,
       return cd::read_cluster(r, doc, b);
     case cd::DocKind::kSchedulerPolicy:
       return cd::read_policy(r, doc, b);
+    case cd::DocKind::kBudget:
+      return cd::read_budget(r, doc, b);
     case cd::DocKind::kSluiceJob:
     case cd::DocKind::kPod:
     case cd::DocKind::kBatchJob:

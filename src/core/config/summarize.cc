@@ -179,6 +179,10 @@ std::string summarize(const Config& c) {
     if (!q.preemptible) o << ", not preemptible";
     if (!q.default_priority_class.empty()) o << ", default priority " << q.default_priority_class;
     if (q.max_pending) o << ", max pending " << q.max_pending;
+    if (q.fallback.after_ns > 0)
+      o << ", fallback after " << duration(q.fallback.after_ns) << " (preferred flavors "
+        << q.fallback.preferred << ")";
+    if (q.over_budget == OverBudgetPolicy::kReject) o << ", over budget: Reject";
     o << "\n";
     groups(o, c, q.resource_groups, "    ");
   }
@@ -205,6 +209,12 @@ std::string summarize(const Config& c) {
     << "; interactive timeout " << duration(p.interactive_timeout_ns);
   if (p.max_pending_total) o << "; max pending " << p.max_pending_total;
   o << "\n";
+  if (!c.budgets.empty()) {
+    o << "budgets: " << c.budgets.size() << "\n";
+    for (const auto& b : c.budgets)
+      o << "  " << b.namespace_ << ": " << number(b.gpu_hours_milli / 1000.0)
+        << " GPU-hours per " << duration(b.period_ns) << "\n";
+  }
   o << "warnings: " << c.warnings.size() << "\n";
   return o.str();
 }

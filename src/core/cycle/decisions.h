@@ -24,6 +24,16 @@ struct Admission {
   std::vector<UsageEntry> usage;
   Placement placement;
   bool borrowing = false;  // some usage is above the queue's nominal quota
+  // Fallback tier: set when the job got less than it preferred. preferred_flavor is the first
+  // flavor of the resource group that was downgraded (-1: not downgraded), shape the index into
+  // job.fallback.shapes it runs with (-1: as requested), waited_ns how long it had been pending.
+  FlavorId preferred_flavor = -1;
+  int32_t shape = -1;
+  TimeNs waited_ns = 0;
+  // Admitted as preemptible best-effort work (lowest priority) because its namespace is over
+  // its GPU-hour budget.
+  bool best_effort = false;
+  bool downgraded() const { return preferred_flavor >= 0 || shape >= 0; }
   bool operator==(const Admission&) const = default;
 };
 
@@ -34,6 +44,7 @@ enum class PendingCode : uint8_t {
   kStrictFifoBlocked,  // behind the head of a StrictFIFO queue that does not fit
   kHeldForStarving,    // capacity is held for a job that waited past the aging horizon
   kReservation,        // it would delay the reservation of a higher-ranked job (backfill)
+  kOverBudget,         // rejected: the namespace is over its GPU-hour budget (overBudget: Reject)
 };
 
 struct PendingReason {
@@ -45,6 +56,11 @@ struct PendingReason {
   int64_t available = 0;
   JobId blocker = 0;          // kStrictFifoBlocked / kHeldForStarving / kReservation
   TimeNs reserved_in_ns = 0;  // kReservation: how long until the blocker's reservation starts
+  // Fallback tier: the next flavor that opens for this job and in how long (-1: none).
+  FlavorId fallback_flavor = -1;
+  TimeNs fallback_in_ns = 0;
+  // kOverBudget: the namespace (in detail), its usage and budget in milli GPU-hours this period
+  // (in requested / available).
   PlaceFailCode place_code = PlaceFailCode::kInsufficient;
   int32_t pods_needed = 0;
   int32_t pods_fit = 0;
@@ -69,12 +85,17 @@ struct Preemption {
   JobId victim = 0;
   JobId preemptor = 0;
   PreemptReason reason = PreemptReason::kWithinClusterQueue;
+  // borrowWithinCohort: the victim's queue was borrowing and the preemptor borrows too (reason
+  // is then kReclaimWithinCohort).
+  bool borrow_within_cohort = false;
   TimeNs grace_ns = 0;            // signal first; kill after this (the victim's checkpoint grace)
   int64_t lost_gpu_milli_ns = 0;  // GPU work since the victim's last checkpoint (or start)
   bool operator==(const Preemption&) const = default;
 };
 
-// An interactive job that could not start within the interactive timeout: removed, not queued.
+// An interactive job that could not start within the interactive timeout, or a job of a
+// namespace over its GPU-hour budget whose queue rejects such work (reason.code kOverBudget):
+// removed, not queued.
 struct Rejection {
   JobId job = 0;
   PendingReason reason;  // why it could not start
@@ -115,5 +136,15 @@ struct CycleResult {
 //   "ClusterQueue team-a: nvidia.com/gpu on flavor h100 exhausted (needs 8, 4 available
 //    including borrowing)".
 std::string describe(const PendingReason& reason, const Config& config);
+
+// Plain words for what an admission got instead of what the job preferred, e.g.
+//   "downgraded from h100-reserved to a100-reserved after 10m0s pending"; "" when nothing.
+std::string describe(const Admission& admission, const Config& config);
+
+// Go-style duration: "10m0s", "1h2m3s", "45s", "0s" (whole seconds).
+std::string format_duration(TimeNs ns);
+
+// Integer with thousands separators: 1012 -> "1,012".
+std::string format_thousands(int64_t v);
 
 }  // namespace sluice

@@ -1,16 +1,88 @@
 #include "core/cycle/decisions.h"
 
+#include <cstdint>
+
 namespace sluice {
 
 namespace {
+
+std::string describe_code(const PendingReason& reason, const Config& config);
 
 std::string amount(const Config&, ResourceId r, int64_t v) {
   return format_canonical(r, v);
 }
 
+std::string flavor_name(const Config& config, FlavorId f) {
+  return f >= 0 && static_cast<size_t>(f) < config.flavors.size() ? config.flavors[f].name
+                                                                  : std::string("?");
+}
+
+// A fallback hint appended to a pending reason: when the job's next flavor opens.
+std::string fallback_hint(const PendingReason& reason, const Config& config) {
+  if (reason.fallback_flavor < 0) return "";
+  return "; may fall back to flavor " + flavor_name(config, reason.fallback_flavor) + " in " +
+         format_duration(reason.fallback_in_ns);
+}
+
+// Milli GPU-hours as whole GPU-hours, rounded down ("1,012").
+std::string gpu_hours(int64_t milli) {
+  return format_thousands(milli / 1000);
+}
+
 }  // namespace
 
+std::string format_duration(TimeNs ns) {
+  if (ns < 0) return "-" + format_duration(-ns);
+  const int64_t s = ns / kNsPerSec;
+  const int64_t h = s / 3600, m = s / 60 % 60, sec = s % 60;
+  std::string out;
+  if (h > 0) out += std::to_string(h) + "h";
+  if (h > 0 || m > 0) out += std::to_string(m) + "m";
+  return out + std::to_string(sec) + "s";
+}
+
+std::string format_thousands(int64_t v) {
+  if (v < 0) return "-" + format_thousands(v == INT64_MIN ? INT64_MAX : -v);
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string describe(const Admission& a, const Config& config) {
+  std::string out;
+  if (a.downgraded()) {
+    std::vector<std::string> what;
+    if (a.preferred_flavor >= 0) {
+      FlavorId got = -1;
+      for (const auto& g : config.cluster_queues[a.queue].resource_groups)
+        if (!g.flavors.empty() && g.flavors.front().flavor == a.preferred_flavor)
+          for (FlavorId f : a.flavors)
+            for (const auto& fq : g.flavors)
+              if (fq.flavor == f) got = f;
+      out = "downgraded from " + flavor_name(config, a.preferred_flavor) + " to " +
+            flavor_name(config, got);
+    }
+    if (a.shape >= 0)
+      out += std::string(out.empty() ? "downgraded" : " and") + " to fallback shape #" +
+             std::to_string(a.shape + 1);
+    out += " after " + format_duration(a.waited_ns) + " pending";
+  }
+  if (a.best_effort)
+    out += std::string(out.empty() ? "" : "; ") +
+           "admitted as preemptible best-effort work: its namespace is over its GPU-hour budget";
+  return out;
+}
+
 std::string describe(const PendingReason& reason, const Config& config) {
+  return describe_code(reason, config) + fallback_hint(reason, config);
+}
+
+namespace {
+
+std::string describe_code(const PendingReason& reason, const Config& config) {
   const std::string queue = "ClusterQueue " + config.cluster_queues[reason.queue].name;
   const std::string res = config.resources.name(reason.resource);
   const std::string flavor =
@@ -37,11 +109,17 @@ std::string describe(const PendingReason& reason, const Config& config) {
              std::to_string(std::max<TimeNs>(0, reason.reserved_in_ns) / kNsPerSec) +
              " s by running jobs' walltimes); it may backfill once it fits before that or "
              "elsewhere";
+    case PendingCode::kOverBudget:
+      return "namespace " + reason.detail + " used " + gpu_hours(reason.requested) + " of " +
+             gpu_hours(reason.available) + " GPU-hours this period; " + queue +
+             " rejects work over budget (overBudget: Reject)";
     case PendingCode::kHeldForStarving:
       return "capacity is held for job " + std::to_string(reason.blocker) +
              ", which has waited longer than the aging horizon";
   }
   return "unknown";
 }
+
+}  // namespace
 
 }  // namespace sluice

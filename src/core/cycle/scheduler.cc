@@ -91,6 +91,13 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
   by_submit_.resize(nq);
   debt_.resize(nq);
   pending_per_local_queue_.assign(config_->local_queues.size(), 0);
+  running_by_queue_.resize(nq);
+  budget_state_.resize(config_->budgets.size());
+  for (size_t b = 0; b < config_->budgets.size(); ++b)
+    budget_of_namespace_.emplace(config_->budgets[b].namespace_, static_cast<int32_t>(b));
+  int32_t lowest = 0;
+  for (const auto& pc : config_->priority_classes) lowest = std::min(lowest, pc.value);
+  best_effort_priority_ = lowest == INT32_MIN ? lowest : lowest - 1;
 }
 
 SubmitResult Scheduler::resolve(const Job& job) const {
@@ -154,6 +161,21 @@ void Scheduler::insert_pending(PendingJob p) {
   const JobId id = p.job.id;
   if (is_interactive(p.job, p.queue))
     interactive_deadlines_.insert({interactive_deadline(p.job), id});
+  if (!budget_of_namespace_.empty()) {
+    auto b = budget_of_namespace_.find(p.job.namespace_);
+    p.budget = b == budget_of_namespace_.end() ? -1 : b->second;
+  }
+  // The times its fallback tier opens something: one per later flavor, the first also its
+  // shapes (bounded: at most kMaxSteps per job).
+  const Tier t = tier_of(p.job, p.queue, p.job.submit_ns);
+  if (t.after_ns > 0) {
+    constexpr int64_t kMaxSteps = 64;
+    int64_t steps = p.job.fallback.shapes.empty() ? 0 : 1;
+    for (const auto& g : config_->cluster_queues[p.queue].resource_groups)
+      steps = std::max<int64_t>(steps, static_cast<int64_t>(g.flavors.size()) - t.preferred);
+    for (int64_t k = 1; k <= std::min(steps, kMaxSteps); ++k)
+      fallback_opens_.insert({p.job.submit_ns + k * t.after_ns, id});
+  }
   by_key_[p.queue].insert({-p.key, p.job.submit_ns, id});
   by_submit_[p.queue].insert({p.job.submit_ns, id});
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
@@ -166,6 +188,9 @@ void Scheduler::erase_pending(JobId id) {
   if (it == pending_.end()) return;
   const auto& p = it->second;
   interactive_deadlines_.erase({interactive_deadline(p.job), id});
+  const Tier t = tier_of(p.job, p.queue, p.job.submit_ns);
+  if (t.after_ns > 0)
+    for (int64_t k = 1; k <= 64; ++k) fallback_opens_.erase({p.job.submit_ns + k * t.after_ns, id});
   by_key_[p.queue].erase({-p.key, p.job.submit_ns, id});
   by_submit_[p.queue].erase({p.job.submit_ns, id});
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
@@ -175,6 +200,97 @@ void Scheduler::erase_pending(JobId id) {
 
 void Scheduler::release_running(const RunningJob& r) {
   release_in(r, quota_, alloc_);
+  running_removed(r);
+}
+
+void Scheduler::running_added(const RunningJob& r) {
+  running_by_queue_[r.admission.queue].emplace(r.job.id, &r);
+  if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end())
+    budget_state_[b->second].rate += budget_rate(b->second, r.job, r.admission.placement);
+}
+
+void Scheduler::running_removed(const RunningJob& r) {
+  running_by_queue_[r.admission.queue].erase(r.job.id);
+  if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end())
+    budget_state_[b->second].rate -= budget_rate(b->second, r.job, r.admission.placement);
+}
+
+Job Scheduler::requested_job(RunningJob&& r) {
+  Job job = std::move(r.job);
+  if (!r.requested_pod_sets.empty()) job.pod_sets = std::move(r.requested_pod_sets);
+  if (r.admission.best_effort) {
+    job.priority = r.requested_priority;
+    job.preemptible = r.requested_preemptible;
+  }
+  return job;
+}
+
+TimeNs Scheduler::period_start(const Budget& b, TimeNs t) const {
+  const TimeNs period = std::max<TimeNs>(1, b.period_ns);
+  const TimeNs d = t - b.anchor_ns;
+  TimeNs k = d / period;
+  if (d % period < 0) --k;  // floor, also before the anchor
+  return b.anchor_ns + k * period;
+}
+
+Scheduler::Int128 Scheduler::budget_used(int32_t b, TimeNs now) const {
+  const BudgetState& s = budget_state_[static_cast<size_t>(b)];
+  if (!s.started || now <= s.at) return s.used;
+  // The rate was constant since `at`: a period boundary in between restarts the count there.
+  const TimeNs p = period_start(config_->budgets[static_cast<size_t>(b)], now);
+  if (s.at < p) return s.rate * (now - p);
+  return s.used + s.rate * (now - s.at);
+}
+
+Scheduler::Int128 Scheduler::budget_rate(int32_t b, const Job&, const Placement& placement) const {
+  // Weight-milli x GPU-milli per ns: each GPU share weighted by its model.
+  const Budget& budget = config_->budgets[static_cast<size_t>(b)];
+  Int128 rate = 0;
+  for (const auto& pod : placement.pods) {
+    const Node& node = config_->cluster.nodes[static_cast<size_t>(pod.node)];
+    for (const auto& g : pod.gpus)
+      rate += static_cast<Int128>(g.milli) *
+              budget.weight_milli(node.gpus[static_cast<size_t>(g.gpu)].model);
+  }
+  return rate;
+}
+
+Scheduler::Int128 Scheduler::budget_limit(const Budget& b) {
+  // gpu_hours_milli / 1000 GPU-hours x 1000 GPU-milli x 1000 weight-milli x 3600e9 ns.
+  return static_cast<Int128>(b.gpu_hours_milli) * 1000 * 3600 * kNsPerSec;
+}
+
+void Scheduler::advance_budgets(TimeNs now) {
+  for (size_t b = 0; b < budget_state_.size(); ++b) {
+    BudgetState& s = budget_state_[b];
+    s.used = budget_used(static_cast<int32_t>(b), now);
+    if (!s.started || now > s.at) s.at = now;
+    s.started = true;
+  }
+}
+
+std::vector<Scheduler::BudgetUsage> Scheduler::budget_usage(TimeNs now) const {
+  std::vector<BudgetUsage> out;
+  constexpr Int128 kUnitsPerMilliGpuHour = static_cast<Int128>(3600) * kNsPerSec * 1000;
+  for (size_t b = 0; b < config_->budgets.size(); ++b) {
+    const Budget& budget = config_->budgets[b];
+    BudgetUsage u;
+    u.namespace_ = budget.namespace_;
+    u.used_milli_gpu_hours =
+        static_cast<int64_t>(budget_used(static_cast<int32_t>(b), now) / kUnitsPerMilliGpuHour);
+    u.budget_milli_gpu_hours = budget.gpu_hours_milli;
+    u.period_start_ns = period_start(budget, now);
+    u.period_end_ns = u.period_start_ns + budget.period_ns;
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+std::optional<Scheduler::BudgetUsage> Scheduler::budget_usage(const std::string& ns,
+                                                              TimeNs now) const {
+  auto it = budget_of_namespace_.find(ns);
+  if (it == budget_of_namespace_.end()) return std::nullopt;
+  return budget_usage(now)[static_cast<size_t>(it->second)];
 }
 
 bool Scheduler::cancel(JobId id, TimeNs now) {
@@ -191,6 +307,7 @@ bool Scheduler::finish(JobId id, TimeNs now) {
   auto it = running_.find(id);
   if (it == running_.end()) return false;
   advance_debt(now);
+  advance_budgets(now);
   release_running(it->second);
   running_.erase(it);
   preempt_count_.erase(id);
@@ -202,8 +319,10 @@ bool Scheduler::requeue(JobId id, TimeNs now) {
   auto it = running_.find(id);
   if (it == running_.end()) return false;
   advance_debt(now);
+  advance_budgets(now);
   release_running(it->second);
-  PendingJob p{std::move(it->second.job), it->second.admission.queue, 0};
+  const QueueId q = it->second.admission.queue;
+  PendingJob p{requested_job(std::move(it->second)), q, 0};
   running_.erase(it);
   p.key = queue_key(p.job, config_->policy, priority_scale_);
   insert_pending(std::move(p));
@@ -230,6 +349,16 @@ bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs star
   if (res.queue != admission.queue)
     return fail("was admitted by ClusterQueue #" + std::to_string(admission.queue) +
                 ", its LocalQueue now points at " + config_->cluster_queues[res.queue].name);
+  // 0. It runs as it was admitted: with its fallback shape, as best-effort work.
+  std::vector<PodSet> requested_pod_sets;
+  if (admission.shape >= 0) {
+    if (static_cast<size_t>(admission.shape) >= job.fallback.shapes.size() ||
+        job.pod_sets.size() != 1)
+      return fail("was admitted with fallback shape #" + std::to_string(admission.shape + 1) +
+                  ", which the job does not declare");
+    requested_pod_sets = job.pod_sets;
+    job = reshaped(job, job.fallback.shapes[static_cast<size_t>(admission.shape)]);
+  }
   // 1. Every pod's node and devices exist and are free enough (checked on integers, so the
   //    commit below cannot push any free count negative).
   const auto& nodes = config_->cluster.nodes;
@@ -269,9 +398,33 @@ bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs star
   }
   // 2. Take it.
   RunningJob r{std::move(job), admission, start_ns, std::max(start_ns, checkpoint_ns)};
+  r.requested_pod_sets = std::move(requested_pod_sets);
+  if (admission.best_effort) {
+    r.requested_priority = r.job.priority;
+    r.requested_preemptible = r.job.preemptible;
+    r.job.priority = best_effort_priority_;
+    r.job.preemptible = true;
+  }
   commit_in(r, quota_, alloc_);
   if (preemptions > 0) preempt_count_[r.job.id] = preemptions;
-  running_.emplace(r.job.id, std::move(r));
+  // Its GPU time since it started counts against its namespace's budget (this period only).
+  if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end()) {
+    BudgetState& st = budget_state_[static_cast<size_t>(b->second)];
+    const Int128 rate = budget_rate(b->second, r.job, r.admission.placement);
+    if (!st.started) {
+      st.at = start_ns;
+      st.started = true;
+    } else if (start_ns < st.at) {
+      const TimeNs from =
+          std::max(start_ns, period_start(config_->budgets[static_cast<size_t>(b->second)], st.at));
+      if (from < st.at) st.used += rate * (st.at - from);
+    } else {
+      st.used = budget_used(b->second, start_ns);
+      st.at = start_ns;
+    }
+  }
+  const JobId id = r.job.id;
+  running_added(running_.emplace(id, std::move(r)).first->second);
   refresh_workload();
   return true;
 }
@@ -293,57 +446,232 @@ void Scheduler::commit_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& a
     quota.add_usage(r.admission.queue, u.flavor, u.resource, u.amount);
 }
 
-bool Scheduler::try_preempt(const PendingJob& p, QuotaTree& quota, ClusterAlloc& alloc, TimeNs now,
-                            std::set<JobId>& evicted, Attempt& at,
+struct Scheduler::Candidate {
+  const RunningJob* r = nullptr;
+  PreemptReason why = PreemptReason::kWithinClusterQueue;
+  int64_t lost = 0;            // GPU-milli-ns since the last checkpoint
+  bool other_queue = false;    // another ClusterQueue of the cohort (reclaim / borrow)
+  bool borrow_victim = false;  // allowed by borrowWithinCohort (lower priority, threshold)
+};
+
+namespace {
+
+// A necessary condition for placing a one-pod-set job, kept up to date as victims are
+// released and put back: how many of its pods the free GPUs of ready nodes could hold, at
+// most. While it is below the pod count no placement exists, so the placer is not asked; this
+// is what keeps a victim search over scattered small jobs cheap. Topology, NVLink, CPU and
+// memory only make placement harder, so skipping on this bound never skips a fit.
+class PodRoom {
+ public:
+  PodRoom(const Job& job, const ClusterAlloc& alloc) : alloc_(alloc) {
+    if (job.pod_sets.size() != 1) return;
+    const PodSet& ps = job.pod_sets.front();
+    for (int r = 0; r < kMaxResources; ++r)
+      if (r != kGpu && r != kCpu && r != kMemory && ps.requests[r] > 0) return;  // MIG etc.
+    if (ps.gpus <= 0 || ps.gpu_milli <= 0 || (ps.gpus > 1 && ps.gpu_milli != 1000)) return;
+    gpus_ = ps.gpus;
+    milli_ = ps.gpu_milli;
+    need_ = ps.count;
+    per_node_.assign(static_cast<size_t>(alloc.node_count()), 0);
+    for (NodeId n = 0; n < alloc.node_count(); ++n) {
+      per_node_[static_cast<size_t>(n)] = room(n);
+      total_ += per_node_[static_cast<size_t>(n)];
+    }
+    active_ = true;
+  }
+  // Recount node n after its free capacity changed.
+  void touch(NodeId n) {
+    if (!active_) return;
+    auto& v = per_node_[static_cast<size_t>(n)];
+    total_ -= v;
+    v = room(n);
+    total_ += v;
+  }
+  void touch(const Placement& p) {
+    for (const auto& pod : p.pods) touch(pod.node);
+  }
+  bool may_fit() const { return !active_ || total_ >= need_; }
+
+ private:
+  int64_t room(NodeId n) const {
+    if (!alloc_.ready(n)) return 0;
+    if (gpus_ > 1 || milli_ == 1000) return alloc_.whole_gpus_free(n) / gpus_;
+    int64_t pods = 0;
+    for (int32_t f : alloc_.gpu_free_span(n)) pods += f / milli_;
+    return pods;
+  }
+  const ClusterAlloc& alloc_;
+  bool active_ = false;
+  int32_t gpus_ = 0, milli_ = 0;
+  int64_t need_ = 0, total_ = 0;
+  std::vector<int64_t> per_node_;
+};
+
+}  // namespace
+
+bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree& quota,
+                               ClusterAlloc& alloc, const std::vector<Candidate>& cands,
+                               std::vector<size_t>* chosen, Attempt& trial) const {
+  // Evicts on the working state itself and undoes what it does not keep (release and commit
+  // are exact inverses on integers): no copy of 5,000 nodes' state per attempt. Pass one takes
+  // candidates in cost order; when the cheapest ones are scattered (their freed GPUs do not
+  // add up on any node), pass two takes them node by node, the nodes that would free the most
+  // GPUs first, so that capacity comes free where a pod can use it. The placer decides (gang
+  // and topology constraints honoured); no memo: capacity grows here.
+  constexpr size_t kMaxCandidates = 128;
+  chosen->clear();
+  PodRoom room(p.job, alloc);
+  bool fits = false;
+  auto admit = [&]() {
+    trial.memo.clear();
+    return try_admit(p.job, p.queue, quota, alloc, trial, tier.open, tier.preferred);
+  };
+  // A victim of another queue helps only while that queue still borrows (Kueue skips it once
+  // earlier evictions brought the queue back within its nominal quota).
+  auto still_borrowing = [&](const Candidate& c) {
+    if (!c.other_queue) return true;
+    const QueueId vq = c.r->admission.queue;
+    for (const auto& u : c.r->admission.usage)
+      if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
+        return true;
+    return false;
+  };
+  auto undo = [&]() {
+    for (size_t k = chosen->size(); k-- > 0;) {
+      commit_in(*cands[(*chosen)[k]].r, quota, alloc);
+      room.touch(cands[(*chosen)[k]].r->admission.placement);
+    }
+    chosen->clear();
+  };
+  auto run_pass = [&](const std::vector<size_t>& seq) {
+    for (size_t i = 0; i < seq.size() && !fits; ++i) {
+      const Candidate& c = cands[seq[i]];
+      if (!still_borrowing(c)) continue;
+      release_in(*c.r, quota, alloc);
+      room.touch(c.r->admission.placement);
+      chosen->push_back(seq[i]);
+      if (room.may_fit()) fits = admit();
+    }
+    if (!fits) undo();
+  };
+  std::vector<size_t> order;
+  for (size_t i = 0; i < std::min(cands.size(), kMaxCandidates); ++i) order.push_back(i);
+  run_pass(order);
+  if (!fits && cands.size() > 1) {
+    // GPU milli a node would have free after all its candidates' evictions.
+    std::vector<int64_t> gain(static_cast<size_t>(alloc.node_count()), -1);
+    std::vector<NodeId> touched;
+    for (const auto& c : cands)
+      for (const auto& pod : c.r->admission.placement.pods) {
+        auto& g = gain[static_cast<size_t>(pod.node)];
+        if (g < 0) {
+          g = 0;
+          touched.push_back(pod.node);
+          for (int k = 0; k < alloc.gpu_count(pod.node); ++k)
+            g += alloc.gpu_free_milli(pod.node, k);
+        }
+        for (const auto& s : pod.gpus) g += s.milli;
+      }
+    std::vector<std::pair<int64_t, NodeId>> nodes;
+    for (NodeId n : touched) nodes.push_back({-gain[static_cast<size_t>(n)], n});
+    std::sort(nodes.begin(), nodes.end());
+    std::vector<size_t> rank(static_cast<size_t>(alloc.node_count()), nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) rank[static_cast<size_t>(nodes[i].second)] = i;
+    std::vector<std::pair<size_t, size_t>> keyed;  // (first node rank, cost rank)
+    keyed.reserve(cands.size());
+    for (size_t i = 0; i < cands.size(); ++i) {
+      size_t best = nodes.size();
+      for (const auto& pod : cands[i].r->admission.placement.pods)
+        best = std::min(best, rank[static_cast<size_t>(pod.node)]);
+      keyed.push_back({best, i});
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<size_t> by_node;
+    for (size_t i = 0; i < keyed.size() && i < 2 * kMaxCandidates; ++i)
+      by_node.push_back(keyed[i].second);
+    run_pass(by_node);
+  }
+  if (!fits) return false;
+  // Minimal set: put back every victim (most expensive first) the preemptor can do without.
+  for (size_t k = chosen->size(); k-- > 0 && chosen->size() > 1;) {
+    const RunningJob& r = *cands[(*chosen)[k]].r;
+    commit_in(r, quota, alloc);
+    room.touch(r.admission.placement);
+    if (room.may_fit() && admit()) {
+      chosen->erase(chosen->begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      release_in(r, quota, alloc);
+      room.touch(r.admission.placement);
+    }
+  }
+  if (admit()) return true;
+  undo();  // cannot happen; be safe
+  return false;
+}
+
+bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& quota,
+                            ClusterAlloc& alloc, TimeNs now, std::set<JobId>& evicted, Attempt& at,
                             std::vector<Preemption>& out) const {
   const QueueId q = p.queue;
   const auto& pc = config_->cluster_queues[q].preemption;
   const bool within = pc.within_cluster_queue != WithinQueuePolicy::kNever;
   const bool reclaim = pc.reclaim_within_cohort != ReclaimPolicy::kNever;
+  const bool borrow = reclaim && pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
   if (!within && !reclaim) return false;
   const auto& policy = config_->policy;
 
-  // 1. Candidates: preemptible, past their minimum runtime, under the preemption cap, and
-  // allowed by the preemptor's queue policy (Kueue's meanings).
-  struct Candidate {
-    const RunningJob* r;
-    PreemptReason why;
-    int64_t lost;  // GPU-milli-ns since the last checkpoint
-  };
+  // 1. Candidates: preemptible (or admitted as best-effort), past their minimum runtime, under
+  // the preemption cap, and allowed by the preemptor's queue policy (Kueue's meanings). Only
+  // the queues the preemptor may take from are scanned (running_by_queue_).
   std::vector<Candidate> cands;
-  const int root = quota.root(q);
-  for (const auto& [id, r] : running_) {
-    if (evicted.count(id)) continue;
+  auto consider = [&](const RunningJob& r, bool other) {
+    const JobId id = r.job.id;
+    if (evicted.count(id)) return;
     const QueueId vq = r.admission.queue;
     const auto& vcq = config_->cluster_queues[vq];
-    if (!r.job.preemptible || !vcq.preemptible) continue;
-    if (now - r.start_ns < vcq.min_runtime_ns) continue;
-    if (preemption_count(id) >= policy.max_preemptions_per_job) continue;
-    PreemptReason why;
-    if (vq == q) {
-      if (!within) continue;
+    if (!r.admission.best_effort && (!r.job.preemptible || !vcq.preemptible)) return;
+    if (now - r.start_ns < vcq.min_runtime_ns) return;
+    if (preemption_count(id) >= policy.max_preemptions_per_job) return;
+    Candidate c;
+    c.r = &r;
+    c.other_queue = other;
+    if (!other) {
       const bool lower = r.job.priority < p.job.priority;
       const bool newer_equal =
           r.job.priority == p.job.priority &&
           std::tie(r.job.submit_ns, r.job.id) > std::tie(p.job.submit_ns, p.job.id);
       if (!lower && !(pc.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority &&
                       newer_equal))
-        continue;
-      why = PreemptReason::kWithinClusterQueue;
+        return;
+      c.why = PreemptReason::kWithinClusterQueue;
     } else {
-      if (!reclaim || quota.root(vq) != root || vq >= quota.num_queues()) continue;
-      if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority &&
-          r.job.priority >= p.job.priority)
-        continue;
-      bool borrowing = false;  // only borrowed quota is reclaimed
+      // Reclaim: LowerPriority takes only lower-priority work back, Any takes any.
+      // borrowWithinCohort: strictly lower priority, and at most maxPriorityThreshold.
+      const bool lower = r.job.priority < p.job.priority;
+      c.borrow_victim =
+          borrow && lower &&
+          (!pc.max_priority_threshold || r.job.priority <= *pc.max_priority_threshold);
+      if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority && !lower && !c.borrow_victim)
+        return;
+      bool borrowing = false;  // only borrowed quota is taken
       for (const auto& u : r.admission.usage)
         if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
           borrowing = true;
-      if (!borrowing) continue;
-      why = PreemptReason::kReclaimWithinCohort;
+      if (!borrowing) return;
+      c.why = PreemptReason::kReclaimWithinCohort;
     }
     const int64_t gpu = r.job.total_requests()[kGpu];
-    cands.push_back({&r, why, gpu * std::max<TimeNs>(0, now - r.checkpoint_ns)});
+    c.lost = gpu * std::max<TimeNs>(0, now - r.checkpoint_ns);
+    cands.push_back(c);
+  };
+  if (within)
+    for (const auto& [id, r] : running_by_queue_[q]) consider(*r, false);
+  if (reclaim) {
+    const int root = quota.root(q);
+    for (QueueId vq = 0; vq < static_cast<QueueId>(running_by_queue_.size()); ++vq) {
+      if (vq == q || vq >= quota.num_queues() || quota.root(vq) != root) continue;
+      for (const auto& [id, r] : running_by_queue_[vq]) consider(*r, true);
+    }
   }
   if (cands.empty()) return false;
   // 2. Cheapest first: lower priority, then least work lost, then most recently started.
@@ -353,80 +681,47 @@ bool Scheduler::try_preempt(const PendingJob& p, QuotaTree& quota, ClusterAlloc&
     if (a.r->start_ns != b.r->start_ns) return a.r->start_ns > b.r->start_ns;
     return a.r->job.id < b.r->job.id;
   });
-  // 3. Evict on copies until the preemptor fits where it will run (the placer decides, so gang
-  // and topology constraints are honoured); no memo: capacity grows here. Pass one takes
-  // candidates in cost order; when the cheapest ones are scattered (their freed GPUs do not
-  // add up on any node), pass two takes them node by node, the nodes that would free the most
-  // GPUs first, so that capacity comes free where a pod can use it.
-  constexpr size_t kMaxCandidates = 128;
-  std::vector<size_t> order;
-  for (size_t i = 0; i < std::min(cands.size(), kMaxCandidates); ++i) order.push_back(i);
-  QuotaTree q2 = quota;
-  ClusterAlloc a2 = alloc;
+  // 3. Up to three searches, as Kueue's classical preemption: (a) every candidate, where taking
+  // back lent quota requires the preemptor to end within its nominal quota; (b) with
+  // borrowWithinCohort, only same-queue candidates and those it allows, and the preemptor may
+  // borrow; (c) only same-queue candidates, borrowing allowed.
   Attempt trial;
   std::vector<size_t> chosen;
-  bool fits = false;
-  auto run_pass = [&](const std::vector<size_t>& seq) {
-    q2 = quota;
-    a2 = alloc;
-    chosen.clear();
-    for (size_t i = 0; i < seq.size() && !fits; ++i) {
-      release_in(*cands[seq[i]].r, q2, a2);
-      chosen.push_back(seq[i]);
-      trial.memo.clear();
-      fits = try_admit(p, q2, a2, trial);
-    }
+  auto reclaims = [&]() {
+    for (size_t i : chosen)
+      if (cands[i].other_queue) return true;
+    return false;
   };
-  run_pass(order);
-  if (!fits && cands.size() > 1) {
-    std::map<NodeId, int64_t> gain;  // GPU milli a node would have free after its evictions
-    for (const auto& c : cands)
-      for (const auto& pod : c.r->admission.placement.pods)
-        for (const auto& g : pod.gpus) gain[pod.node] += g.milli;
-    for (auto& [n, g] : gain)
-      for (int k = 0; k < alloc.gpu_count(n); ++k) g += alloc.gpu_free_milli(n, k);
-    std::vector<std::pair<int64_t, NodeId>> nodes;
-    for (const auto& [n, g] : gain) nodes.push_back({-g, n});
-    std::sort(nodes.begin(), nodes.end());
-    std::map<NodeId, size_t> rank;
-    for (size_t i = 0; i < nodes.size(); ++i) rank[nodes[i].second] = i;
-    std::vector<size_t> by_node(cands.size());
-    for (size_t i = 0; i < cands.size(); ++i) by_node[i] = i;
-    auto first_node = [&](size_t i) {
-      size_t best = nodes.size();
-      for (const auto& pod : cands[i].r->admission.placement.pods)
-        best = std::min(best, rank[pod.node]);
-      return best;
-    };
-    std::stable_sort(by_node.begin(), by_node.end(),
-                     [&](size_t a, size_t b) { return first_node(a) < first_node(b); });
-    if (by_node.size() > 2 * kMaxCandidates) by_node.resize(2 * kMaxCandidates);
-    run_pass(by_node);
+  bool ok = search_victims(p, tier, quota, alloc, cands, &chosen, trial);
+  if (ok && reclaims() && trial.admission.borrowing) {
+    for (size_t k = chosen.size(); k-- > 0;) commit_in(*cands[chosen[k]].r, quota, alloc);
+    chosen.clear();
+    ok = false;
   }
-  if (!fits) return false;
-  // 4. Minimal set: put back every victim (most expensive first) the preemptor can do without.
-  for (size_t k = chosen.size(); k-- > 0 && chosen.size() > 1;) {
-    commit_in(*cands[chosen[k]].r, q2, a2);
-    trial.memo.clear();
-    if (try_admit(p, q2, a2, trial)) {
-      chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(k));
-    } else {
-      release_in(*cands[chosen[k]].r, q2, a2);
+  bool while_borrowing = false;
+  for (int round = 0; round < 2 && !ok; ++round) {
+    if (round == 0 && !borrow) continue;
+    std::vector<Candidate> subset;
+    for (const auto& c : cands)
+      if (!c.other_queue || (round == 0 && c.borrow_victim)) subset.push_back(c);
+    if (subset.empty() || subset.size() == cands.size()) continue;
+    if (search_victims(p, tier, quota, alloc, subset, &chosen, trial)) {
+      cands = std::move(subset);
+      ok = true;
+      while_borrowing = round == 0 && trial.admission.borrowing;
     }
   }
-  trial.memo.clear();
-  if (!try_admit(p, q2, a2, trial)) return false;  // cannot happen; be safe
-  // Reclaim only takes back lent quota: the preemptor must then be within its nominal quota.
-  bool reclaims = false;
-  for (size_t i : chosen) reclaims |= cands[i].why == PreemptReason::kReclaimWithinCohort;
-  if (reclaims && trial.admission.borrowing) return false;
+  if (!ok) return false;
 
-  // 5. Commit the evictions to the cycle's working state; the caller commits the admission.
+  // 4. The evictions stay in the cycle's working state; the caller commits the admission.
   for (size_t i : chosen) {
     const auto& c = cands[i];
-    release_in(*c.r, quota, alloc);
     evicted.insert(c.r->job.id);
-    out.push_back({c.r->job.id, p.job.id, c.why, c.r->job.checkpoint_grace_ns, c.lost});
+    Preemption pr{c.r->job.id, p.job.id, c.why};
+    pr.borrow_within_cohort = while_borrowing && c.other_queue;
+    pr.grace_ns = c.r->job.checkpoint_grace_ns;
+    pr.lost_gpu_milli_ns = c.lost;
+    out.push_back(pr);
   }
   at.admission = std::move(trial.admission);
   at.memo.clear();  // capacity grew: earlier failures in this cycle may fit now
@@ -448,9 +743,15 @@ Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>&
   for (const auto& [id, r] : running_)
     ends.push_back(
         {r.start_ns + walltime(r.job, r.admission.queue), id, &r.job, &r.admission.placement});
+  std::deque<Job> shaped;  // admitted now with a fallback shape: that is what they hold
   for (const auto& a : admitted_now) {
     const auto& pj = pending_.at(a.job);
-    ends.push_back({now + walltime(pj.job, pj.queue), a.job, &pj.job, &a.placement});
+    const Job* job = &pj.job;
+    if (a.shape >= 0) {
+      shaped.push_back(reshaped(pj.job, pj.job.fallback.shapes[static_cast<size_t>(a.shape)]));
+      job = &shaped.back();
+    }
+    ends.push_back({now + walltime(pj.job, pj.queue), a.job, job, &a.placement});
   }
   std::sort(ends.begin(), ends.end(),
             [](const End& a, const End& b) { return std::tie(a.at, a.id) < std::tie(b.at, b.id); });
@@ -576,10 +877,9 @@ const NodeSet& Scheduler::nodes_for(const std::vector<FlavorId>& flavors, NodeSe
   return scratch;
 }
 
-bool Scheduler::try_admit(const PendingJob& p, const QuotaTree& quota, const ClusterAlloc& alloc,
-                          Attempt& at) const {
-  const Job& job = p.job;
-  const QueueId q = p.queue;
+bool Scheduler::try_admit(const Job& job, QueueId q, const QuotaTree& quota,
+                          const ClusterAlloc& alloc, Attempt& at, int32_t open,
+                          int32_t preferred) const {
   const auto& cq = config_->cluster_queues[q];
   const ResourceVec req = job.total_requests();
   at.evaluated = true;
@@ -608,7 +908,12 @@ bool Scheduler::try_admit(const PendingJob& p, const QuotaTree& quota, const Clu
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     bool all_never = true;
     const auto& group = cq.resource_groups[groups[gi]];
-    for (const auto& fq : group.flavors) {
+    // Flavors past the open ones are the fallback tier's, not yet reachable: "never" only
+    // when the job could not fit any of them either, some day.
+    const size_t n_open = std::min(group.flavors.size(), static_cast<size_t>(std::max(0, open)));
+    if (n_open < group.flavors.size()) all_never = false;
+    for (size_t fi = 0; fi < n_open; ++fi) {
+      const auto& fq = group.flavors[fi];
       bool fits = true;
       for (ResourceId r : group.covered) {
         if (req[r] <= 0 || !quota.managed(q, fq.flavor, r)) continue;
@@ -661,6 +966,14 @@ bool Scheduler::try_admit(const PendingJob& p, const QuotaTree& quota, const Clu
       a.queue = q;
       a.flavors = flavors;
       a.placement = std::move(*pl);
+      // A flavor past the preferred ones is a downgrade: record what it preferred.
+      for (size_t gj = 0; gj < groups.size() && a.preferred_flavor < 0; ++gj) {
+        const auto& fl = cq.resource_groups[groups[gj]].flavors;
+        for (size_t fi = 0; fi < fl.size(); ++fi)
+          if (fl[fi].flavor == flavors[groups[gj]] &&
+              fi >= static_cast<size_t>(std::max(1, preferred)))
+            a.preferred_flavor = fl.front().flavor;
+      }
       for (int r = 0; r < kMaxResources; ++r) {
         if (req[r] <= 0) continue;
         const int g = quota.group_of(q, static_cast<ResourceId>(r));
@@ -698,6 +1011,62 @@ bool Scheduler::try_admit(const PendingJob& p, const QuotaTree& quota, const Clu
   return false;
 }
 
+Scheduler::Tier Scheduler::tier_of(const Job& job, QueueId q, TimeNs now) const {
+  const FallbackPolicy& fb = config_->cluster_queues[q].fallback;
+  const TimeNs after = job.fallback.after_ns >= 0 ? job.fallback.after_ns : fb.after_ns;
+  Tier t;
+  if (after <= 0) return t;  // no tier: every flavor and shape at once
+  t.after_ns = after;
+  t.preferred = std::max(1, fb.preferred);
+  const int64_t steps = std::max<TimeNs>(0, now - job.submit_ns) / after;
+  t.open = steps >= INT32_MAX - t.preferred ? INT32_MAX : t.preferred + static_cast<int32_t>(steps);
+  t.shapes = steps >= 1;
+  return t;
+}
+
+bool Scheduler::try_admit_tiered(const PendingJob& p, const Tier& tier, const QuotaTree& quota,
+                                 const ClusterAlloc& alloc, TimeNs now, Attempt& at,
+                                 std::deque<Job>& shaped, const Job** used) const {
+  *used = &p.job;
+  if (tier.after_ns == 0 && p.job.fallback.shapes.empty())
+    return try_admit(p.job, p.queue, quota, alloc, at);  // the common case: no tier
+  // 1. Its own shape on the open flavors; 2. each fallback shape, in order, once they opened.
+  bool ok = try_admit(p.job, p.queue, quota, alloc, at, tier.open, tier.preferred);
+  if (!ok && tier.shapes && p.job.pod_sets.size() == 1 &&
+      at.reason.code != PendingCode::kNeverFitsQuota) {
+    PendingReason keep = at.reason;
+    std::vector<FlavorId> keep_failed = at.failed_flavors;
+    for (size_t i = 0; i < p.job.fallback.shapes.size() && !ok; ++i) {
+      shaped.push_back(reshaped(p.job, p.job.fallback.shapes[i]));
+      if (try_admit(shaped.back(), p.queue, quota, alloc, at, tier.open, tier.preferred)) {
+        ok = true;
+        at.admission.shape = static_cast<int32_t>(i);
+        *used = &shaped.back();
+      }
+    }
+    if (!ok) {
+      at.reason = std::move(keep);
+      at.failed_flavors = std::move(keep_failed);
+    }
+  }
+  if (ok) {
+    if (at.admission.downgraded()) at.admission.waited_ns = now - p.job.submit_ns;
+    return true;
+  }
+  // 3. Say when the next flavor of its first resource group opens, if one is still closed.
+  if (tier.after_ns > 0 && tier.open < INT32_MAX) {
+    const auto& groups = config_->cluster_queues[p.queue].resource_groups;
+    for (const auto& g : groups) {
+      if (static_cast<size_t>(tier.open) >= g.flavors.size()) continue;
+      const int64_t step = tier.open - tier.preferred + 1;
+      at.reason.fallback_flavor = g.flavors[static_cast<size_t>(tier.open)].flavor;
+      at.reason.fallback_in_ns = p.job.submit_ns + step * tier.after_ns - now;
+      break;
+    }
+  }
+  return false;
+}
+
 CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   CycleResult result;
   result.now = now;
@@ -729,6 +1098,11 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
          pc.reclaim_within_cohort != ReclaimPolicy::kNever) &&
         by_key_[q].size() > 0)
       incremental = false;
+  }
+  // A fallback tier that opened a flavor or shape since the last cycle: the job may fit now.
+  if (incremental && !fallback_opens_.empty()) {
+    auto it = fallback_opens_.lower_bound({last_cycle_ns_ + 1, 0});
+    if (it != fallback_opens_.end() && it->first <= now) incremental = false;
   }
   if (incremental && policy.aging_horizon_ns > 0) {
     const TimeNs was = last_cycle_ns_ - policy.aging_horizon_ns;
@@ -820,13 +1194,43 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       cur[q].strict_blocker = last_strict_blockers_[q];
   }
 
+  // Budgets: usage at `now` of every namespace that has one (constant within the cycle: work
+  // admitted now has not run yet).
+  constexpr Int128 kUnitsPerMilliGpuHour = static_cast<Int128>(3600) * kNsPerSec * 1000;
+  std::vector<int64_t> budget_used_milli(config_->budgets.size(), 0);
+  std::vector<bool> over_budget(config_->budgets.size(), false);
+  for (size_t b = 0; b < config_->budgets.size(); ++b) {
+    const Int128 used = budget_used(static_cast<int32_t>(b), now);
+    budget_used_milli[b] = static_cast<int64_t>(used / kUnitsPerMilliGpuHour);
+    over_budget[b] = used >= budget_limit(config_->budgets[b]);
+  }
+  std::deque<Job> shaped;  // fallback shapes tried this cycle (the memo points into it)
+
   constexpr int kMaxPreemptionAttempts = 16;
   int preempt_attempts = 0;
   std::vector<bool> preempt_tried(nq, false);
   std::set<JobId> evicted;
 
+  // Failures memoised by (queue, shape) until the next admission or eviction of the cycle:
+  // the same request against the same quota and capacity fails again, for the same reason.
+  // This is what makes a pass over 100,000 pending jobs behind a full cluster cheap. Only for
+  // jobs without a fallback tier (theirs depends on how long they waited).
+  struct Failed {
+    const Job* job;
+    QueueId queue;
+    PendingReason reason;
+    std::vector<FlavorId> failed_flavors;
+  };
+  std::unordered_map<uint64_t, std::vector<Failed>> failed;
+  if (!incremental) result.pending.reserve(pending_.size());
+
   std::vector<const PendingJob*> heads(nq, nullptr);
-  for (int q = 0; q < nq; ++q) heads[q] = head(q);
+  std::vector<char> head_starving(nq, 0);  // a head's starving state is fixed within the cycle
+  auto next_head = [&](int q) {
+    heads[q] = head(q);
+    head_starving[q] = heads[q] && is_starving(heads[q]->job, policy, now);
+  };
+  for (int q = 0; q < nq; ++q) next_head(q);
   while (true) {
     // 1. Pick the best head across queues: starving first (oldest), then the highest score.
     int best = -1;
@@ -834,7 +1238,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     for (int q = 0; q < nq; ++q) {
       const PendingJob* p = heads[q];
       if (!p) continue;
-      const bool st = is_starving(p->job, policy, now);
+      const bool st = head_starving[q];
       if (best < 0) {
         best = q, best_starving = st;
         continue;
@@ -857,7 +1261,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     const int q = best;
     const PendingJob& p = *heads[q];
     advance(q);
-    heads[q] = head(q);
+    next_head(q);
 
     PendingDecision pd;
     pd.job = p.job.id;
@@ -879,18 +1283,54 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       result.pending.push_back(std::move(pd));
       continue;
     }
-    // 3. Try it; when it does not fit, its queue's preemption policy may evict running work
-    // (at most one attempt per queue and kMaxPreemptionAttempts per cycle bound the cost).
+    // 3. Budget: a namespace over its GPU-hour budget gets new work in only as preemptible
+    // best-effort work, or not at all, as its queue says.
+    const bool over = p.budget >= 0 && over_budget[static_cast<size_t>(p.budget)];
+    if (over && config_->cluster_queues[q].over_budget == OverBudgetPolicy::kReject) {
+      const Budget& b = config_->budgets[static_cast<size_t>(p.budget)];
+      Rejection rj;
+      rj.job = p.job.id;
+      rj.reason.code = PendingCode::kOverBudget;
+      rj.reason.queue = q;
+      rj.reason.detail = b.namespace_;
+      rj.reason.requested = budget_used_milli[static_cast<size_t>(p.budget)];
+      rj.reason.available = b.gpu_hours_milli;
+      result.rejected.push_back(std::move(rj));
+      continue;
+    }
+    // 4. Try it (through its fallback tier); when it does not fit, its queue's preemption
+    // policy may evict running work (at most one attempt per queue and kMaxPreemptionAttempts
+    // per cycle bound the cost). Best-effort work never preempts.
     ++result.evaluated;
-    bool admitted = try_admit(p, quota, alloc, attempt);
+    const Tier tier = tier_of(p.job, q, now);
+    const Job* used = &p.job;
+    const bool plain = tier.after_ns == 0 && p.job.fallback.shapes.empty();
+    const Failed* known = nullptr;
+    uint64_t fkey = 0;
+    if (plain) {
+      fkey = shape_hash(p.job) ^ (static_cast<uint64_t>(q) * 0x9e3779b97f4a7c15ULL);
+      if (auto it = failed.find(fkey); it != failed.end())
+        for (const auto& f : it->second)
+          if (f.queue == q && same_shape(*f.job, p.job)) known = &f;
+    }
+    bool admitted = false;
+    if (known) {
+      attempt.reason = known->reason;  // (its failed flavors are read from `known` below)
+    } else {
+      admitted = try_admit_tiered(p, tier, quota, alloc, now, attempt, shaped, &used);
+      if (!admitted && plain)
+        failed[fkey].push_back({&p.job, q, attempt.reason, attempt.failed_flavors});
+    }
     bool via_preemption = false;
-    if (!admitted && attempt.reason.code != PendingCode::kNeverFitsQuota &&
+    if (!admitted && !over && attempt.reason.code != PendingCode::kNeverFitsQuota &&
         preempt_attempts < kMaxPreemptionAttempts && !preempt_tried[q]) {
       preempt_tried[q] = true;
       ++preempt_attempts;
       PendingReason keep = attempt.reason;
-      admitted = try_preempt(p, quota, alloc, now, evicted, attempt, result.preempted);
+      admitted = try_preempt(p, tier, quota, alloc, now, evicted, attempt, result.preempted);
       via_preemption = admitted;
+      if (admitted && attempt.admission.downgraded())
+        attempt.admission.waited_ns = now - p.job.submit_ns;
       if (admitted) {
         for (int k = 0; k < nq; ++k) refresh(k);  // victims' queues lost usage
       } else {
@@ -908,7 +1348,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
         if (!std::binary_search(reservation.nodes.begin(), reservation.nodes.end(), n))
           others.push_back(n);
       auto placed = placer_.place(
-          p.job, NodeSet(static_cast<int32_t>(config_->cluster.nodes.size()), std::move(others)),
+          *used, NodeSet(static_cast<int32_t>(config_->cluster.nodes.size()), std::move(others)),
           alloc);
       if (auto* pl = std::get_if<Placement>(&placed)) {
         attempt.admission.placement = std::move(*pl);
@@ -922,8 +1362,10 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       }
     }
     if (admitted) {
+      failed.clear();  // quota and capacity changed
       Admission& a = attempt.admission;
-      alloc.commit(p.job, a.placement);
+      a.best_effort = over;
+      alloc.commit(*used, a.placement);
       for (const auto& u : a.usage) quota.add_usage(q, u.flavor, u.resource, u.amount);
       refresh(q);
       result.admitted.push_back(std::move(a));
@@ -936,8 +1378,8 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     // The highest-ranked job that cannot be placed reserves what it will get.
     if (policy.backfill && !reservation.job && !best_starving &&
         pd.reason.code == PendingCode::kPlacement)
-      reservation =
-          reserve(p, attempt.failed_flavors, alloc, result.admitted, now, attempt.scratch);
+      reservation = reserve(p, known ? known->failed_flavors : attempt.failed_flavors, alloc,
+                            result.admitted, now, attempt.scratch);
     // A starving job that could fit some day holds capacity for itself.
     if (best_starving && pd.reason.code != PendingCode::kNeverFitsQuota) {
       if (pd.reason.code != PendingCode::kPlacement) {
@@ -947,8 +1389,11 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
           held_queue[q] = p.job.id;
         else
           held_root[root] = p.job.id;
-      } else if (std::holds_alternative<Placement>(placer_.place(
-                     p.job, nodes_for(attempt.failed_flavors, attempt.scratch), empty_alloc_))) {
+      } else if (std::holds_alternative<Placement>(
+                     placer_.place(p.job,
+                                   nodes_for(known ? known->failed_flavors : attempt.failed_flavors,
+                                             attempt.scratch),
+                                   empty_alloc_))) {
         held_by = p.job.id;  // fits an idle cluster: worth draining capacity for
       }
     }
@@ -983,6 +1428,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
 
 void Scheduler::apply(const CycleResult& result, TimeNs now) {
   advance_debt(now);
+  advance_budgets(now);
   // Bookkeeping for the next incremental cycle.
   need_full_ = result.free_epoch != free_epoch_;
   last_cycle_ns_ = result.now;
@@ -1001,7 +1447,8 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     counters_.lost_gpu_milli_ns += pr.lost_gpu_milli_ns;
     ++preempt_count_[pr.victim];
     release_running(it->second);
-    PendingJob back{std::move(it->second.job), it->second.admission.queue, 0};
+    const QueueId q = it->second.admission.queue;
+    PendingJob back{requested_job(std::move(it->second)), q, 0};
     running_.erase(it);
     back.key = queue_key(back.job, config_->policy, priority_scale_);
     insert_pending(std::move(back));
@@ -1011,7 +1458,11 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     if (!pending_.count(rj.job)) continue;
     erase_pending(rj.job);
     preempt_count_.erase(rj.job);
-    ++counters_.rejected_interactive;
+    if (rj.reason.code == PendingCode::kOverBudget) {
+      ++counters_.rejected_over_budget;
+    } else {
+      ++counters_.rejected_interactive;
+    }
   }
   refresh_workload();
   for (const auto& a : result.admitted) {
@@ -1019,8 +1470,21 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     if (it == pending_.end()) continue;  // cancelled in between: nothing to apply
     RunningJob r{it->second.job, a, now, now};
     erase_pending(a.job);
+    // It runs as admitted: with the fallback shape it got, as best-effort work if so.
+    if (a.shape >= 0 && static_cast<size_t>(a.shape) < r.job.fallback.shapes.size()) {
+      r.requested_pod_sets = r.job.pod_sets;
+      r.job = reshaped(r.job, r.job.fallback.shapes[static_cast<size_t>(a.shape)]);
+    }
+    if (a.best_effort) {
+      r.requested_priority = r.job.priority;
+      r.requested_preemptible = r.job.preemptible;
+      r.job.priority = best_effort_priority_;
+      r.job.preemptible = true;
+      ++counters_.admitted_best_effort;
+    }
+    if (a.downgraded()) ++counters_.admitted_downgraded;
     commit_in(r, quota_, alloc_);
-    running_.emplace(a.job, std::move(r));
+    running_added(running_.emplace(a.job, std::move(r)).first->second);
   }
 }
 

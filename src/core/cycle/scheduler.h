@@ -5,8 +5,11 @@
 //
 // Use: submit() jobs; call run_cycle(now) to get decisions; apply() them; report finish() /
 // cancel() / requeue() as jobs end. run_cycle() is const: a what-if costs nothing.
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -42,19 +45,37 @@ class Scheduler {
   struct PendingJob {
     Job job;
     QueueId queue = 0;
-    double key = 0;  // queue_key()
+    double key = 0;       // queue_key()
+    int32_t budget = -1;  // index into Config::budgets of its namespace; -1: none
   };
   struct RunningJob {
-    Job job;
+    Job job;  // as it runs: a fallback shape or best-effort priority already applied
     Admission admission;
     TimeNs start_ns = 0;
     TimeNs checkpoint_ns = 0;  // last checkpoint the job reported (start when none)
+    // What the job asked for, restored when it goes back to pending: its pod sets when it runs
+    // with a fallback shape (else empty), its priority and preemptibility when best-effort.
+    std::vector<PodSet> requested_pod_sets;
+    int32_t requested_priority = 0;
+    bool requested_preemptible = true;
+  };
+  // GPU-hour budget of a namespace in the period that contains `now`, for metrics.
+  struct BudgetUsage {
+    std::string namespace_;
+    int64_t used_milli_gpu_hours = 0;  // weighted: a GPU-hour of model m counts weight(m)
+    int64_t budget_milli_gpu_hours = 0;
+    TimeNs period_start_ns = 0;
+    TimeNs period_end_ns = 0;
+    bool over() const { return used_milli_gpu_hours >= budget_milli_gpu_hours; }
   };
   // Totals since construction, for metrics.
   struct Counters {
     int64_t preemptions = 0;
     int64_t lost_gpu_milli_ns = 0;  // GPU work lost to preemption (since last checkpoints)
     int64_t rejected_interactive = 0;
+    int64_t rejected_over_budget = 0;  // jobs rejected: namespace over budget (Reject policy)
+    int64_t admitted_best_effort = 0;  // jobs admitted as best-effort: namespace over budget
+    int64_t admitted_downgraded = 0;   // jobs admitted on a fallback flavor or shape
   };
 
   explicit Scheduler(std::shared_ptr<const Config> config);
@@ -95,6 +116,13 @@ class Scheduler {
   void apply(const CycleResult& result, TimeNs now);
   // Accumulates fairness debt up to `now` (called by apply/finish; callable on its own).
   void advance_debt(TimeNs now);
+  // Accrues namespaces' GPU-hour usage up to `now` (called by apply/finish/requeue/cancel).
+  void advance_budgets(TimeNs now);
+  // Usage of every configured budget (Config::budgets order) at `now`; pure.
+  std::vector<BudgetUsage> budget_usage(TimeNs now) const;
+  std::optional<BudgetUsage> budget_usage(const std::string& namespace_, TimeNs now) const;
+  // Priority of best-effort work (one below the lowest priority class, and below 0).
+  int32_t best_effort_priority() const { return best_effort_priority_; }
 
   // Introspection.
   const PendingJob* find_pending(JobId id) const;
@@ -122,6 +150,23 @@ class Scheduler {
 
  private:
   struct Attempt;
+  // Fallback tier of a pending job at a time: how many flavors of each resource group are open
+  // (the first `preferred` of them are what it prefers) and whether its fallback shapes are.
+  struct Tier {
+    int32_t open = INT32_MAX;
+    int32_t preferred = INT32_MAX;
+    bool shapes = true;
+    TimeNs after_ns = 0;  // 0: no fallback tier (everything open at once)
+  };
+  __extension__ typedef __int128 Int128;
+  // Accrued usage of one budget: `used` (weight-milli x GPU-milli x ns) in the period of `at`,
+  // and the rate of the namespace's running jobs since `at`.
+  struct BudgetState {
+    Int128 used = 0;
+    Int128 rate = 0;
+    TimeNs at = 0;
+    bool started = false;
+  };
   using KeyOrder = std::tuple<double, TimeNs, JobId>;  // (-key, submit, id)
   using SubmitOrder = std::pair<TimeNs, JobId>;
 
@@ -133,13 +178,38 @@ class Scheduler {
     need_full_ = true;
     ++free_epoch_;
   }
-  // Tries to admit one job against working copies of quota and capacity.
-  bool try_admit(const PendingJob& p, const QuotaTree& quota, const ClusterAlloc& alloc,
-                 Attempt& attempt) const;
+  // Tries to admit one job against working copies of quota and capacity, on the first `open`
+  // flavors of each resource group (a later one than the first `preferred` is a downgrade).
+  bool try_admit(const Job& job, QueueId q, const QuotaTree& quota, const ClusterAlloc& alloc,
+                 Attempt& attempt, int32_t open = INT32_MAX, int32_t preferred = INT32_MAX) const;
+  Tier tier_of(const Job& job, QueueId q, TimeNs now) const;
+  // try_admit() through the job's fallback tier at `now`: its own shape on the open flavors,
+  // then each fallback shape (a reshaped copy kept in `shaped`; *used points at what was
+  // placed). On failure the reason is the one of its own shape, with the next flavor to open.
+  bool try_admit_tiered(const PendingJob& p, const Tier& tier, const QuotaTree& quota,
+                        const ClusterAlloc& alloc, TimeNs now, Attempt& attempt,
+                        std::deque<Job>& shaped, const Job** used) const;
   const NodeSet& nodes_for(const std::vector<FlavorId>& flavors, NodeSet& scratch) const;
   // Looks for running jobs to evict so that `p` starts now (working copies updated on success).
-  bool try_preempt(const PendingJob& p, QuotaTree& quota, ClusterAlloc& alloc, TimeNs now,
-                   std::set<JobId>& evicted, Attempt& at, std::vector<Preemption>& out) const;
+  bool try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
+                   TimeNs now, std::set<JobId>& evicted, Attempt& at,
+                   std::vector<Preemption>& out) const;
+  // One victim search over `cands` (cost order) on the working state: true with the minimal set
+  // in *chosen released from quota/alloc and the preemptor's admission in `trial`; false with
+  // quota/alloc unchanged.
+  struct Candidate;
+  bool search_victims(const PendingJob& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
+                      const std::vector<Candidate>& cands, std::vector<size_t>* chosen,
+                      Attempt& trial) const;
+  // Running jobs: bookkeeping shared by every way in and out (per-queue index, budgets).
+  void running_added(const RunningJob& r);
+  void running_removed(const RunningJob& r);
+  // The job as it asked to run (fallback shape and best-effort priority undone).
+  static Job requested_job(RunningJob&& r);
+  TimeNs period_start(const Budget& b, TimeNs t) const;
+  Int128 budget_used(int32_t b, TimeNs now) const;
+  Int128 budget_rate(int32_t b, const Job& job, const Placement& placement) const;
+  static Int128 budget_limit(const Budget& b);
   void release_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const;
   TimeNs walltime(const Job& job, QueueId q) const {
     return job.walltime_ns > 0 ? job.walltime_ns : config_->cluster_queues[q].default_walltime_ns;
@@ -169,6 +239,15 @@ class Scheduler {
   std::vector<std::set<SubmitOrder>> by_submit_;  // per queue
   std::vector<int32_t> pending_per_local_queue_;
   std::map<JobId, RunningJob> running_;
+  // Running jobs per ClusterQueue (pointers into running_, stable in a std::map): the victim
+  // search looks at the queues a preemptor may take from, not at every running job.
+  std::vector<std::map<JobId, const RunningJob*>> running_by_queue_;
+  std::map<std::string, int32_t> budget_of_namespace_;
+  std::vector<BudgetState> budget_state_;  // per Config::budgets
+  int32_t best_effort_priority_ = -1;
+  // Times at which a pending job's fallback tier opens a flavor or its shapes: an incremental
+  // cycle is not enough once one of them passed (the job may fit now without anything freed).
+  std::set<std::pair<TimeNs, JobId>> fallback_opens_;
   std::vector<FairnessDebt> debt_;
   std::map<JobId, int32_t> preempt_count_;                    // jobs preempted at least once
   std::set<std::pair<TimeNs, JobId>> interactive_deadlines_;  // pending interactive jobs

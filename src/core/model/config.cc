@@ -40,5 +40,16 @@ const PriorityClass* Config::find_priority_class(const std::string& name) const 
   auto i = index_by_name(priority_classes, name);
   return i ? &priority_classes[*i] : nullptr;
 }
+const Budget* Config::find_budget(const std::string& ns) const {
+  for (const auto& b : budgets)
+    if (b.namespace_ == ns) return &b;
+  return nullptr;
+}
+
+int64_t Budget::weight_milli(const std::string& model) const {
+  for (const auto& [m, w] : weights_milli)
+    if (m == model) return w;
+  return default_weight_milli;
+}
 
 }  // namespace sluice

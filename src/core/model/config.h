@@ -57,6 +57,35 @@ struct PreemptionConfig {
   std::optional<int32_t> max_priority_threshold;
 };
 
+// Fallback tier of a ClusterQueue (spec.sluice.fallback): the first `preferred` flavors of each
+// resource group are tried at once; every `after` a job waits, one more flavor of each group
+// opens, and after the first `after` its smaller fallback shapes do too. after == 0: off (every
+// flavor is tried at once, in order, as in Kueue).
+struct FallbackPolicy {
+  TimeNs after_ns = 0;
+  int32_t preferred = 1;
+};
+
+// What happens to new work of a namespace that is over its GPU-hour budget.
+enum class OverBudgetPolicy : uint8_t {
+  kBestEffort,  // admitted only as preemptible best-effort work (lowest priority)
+  kReject,      // rejected with the budget as the reason
+};
+
+// A namespace's GPU-hour budget per period (sluice.dev/v1alpha1 Budget). Usage is weighted
+// GPU-time of admitted work: a GPU of model m for one hour counts weight(m) GPU-hours (like
+// Slurm's billing weights). Periods are fixed-length, starting at anchor + k * period.
+struct Budget {
+  std::string name;
+  std::string namespace_;
+  int64_t gpu_hours_milli = 0;  // the budget, in thousandths of a (weighted) GPU-hour
+  TimeNs period_ns = 30 * 24 * 3600 * kNsPerSec;
+  TimeNs anchor_ns = 0;  // a period boundary on the scheduler's clock
+  std::vector<std::pair<std::string, int64_t>> weights_milli;  // GPU model -> weight x 1000
+  int64_t default_weight_milli = 1000;                         // models not listed
+  int64_t weight_milli(const std::string& model) const;
+};
+
 // Kubernetes label selector, matchLabels only (matchExpressions are rejected by the loader).
 struct NamespaceSelector {
   bool match_all = false;  // `{}`
@@ -82,6 +111,8 @@ struct ClusterQueue {
   // spec.sluice.defaultPriorityClass or a playbook Queue's priorityClassName; always defined in
   // Config::priority_classes when set.
   std::string default_priority_class;
+  FallbackPolicy fallback;
+  OverBudgetPolicy over_budget = OverBudgetPolicy::kBestEffort;
 };
 
 struct Cohort {
@@ -135,6 +166,7 @@ struct Config {
   std::vector<LocalQueue> local_queues;
   std::vector<PriorityClass> priority_classes;
   SchedulerPolicy policy;
+  std::vector<Budget> budgets;  // at most one per namespace
   Cluster cluster;
   std::vector<std::string> warnings;  // what the loader accepted but a user should know
 
@@ -146,6 +178,7 @@ struct Config {
   std::optional<LocalQueueId> find_local_queue(const std::string& ns,
                                                const std::string& name) const;
   const PriorityClass* find_priority_class(const std::string& name) const;
+  const Budget* find_budget(const std::string& namespace_) const;
 };
 
 }  // namespace sluice

@@ -29,6 +29,23 @@ struct TopologyRequest {
   bool required = false;
 };
 
+// A smaller shape a job accepts after waiting (fallback tier): `pods` pods of `gpus` whole GPUs
+// each instead of its one pod set's count and GPUs. CPU and memory per pod scale with the GPUs
+// per pod unless given (-1: scaled).
+struct FallbackShape {
+  int32_t pods = 1;
+  int32_t gpus = 1;
+  int64_t cpu_milli = -1;
+  int64_t memory_mib = -1;
+  bool operator==(const FallbackShape&) const = default;
+};
+
+// A job's own fallback tier (spec.fallback); overrides its ClusterQueue's spec.sluice.fallback.
+struct FallbackRequest {
+  TimeNs after_ns = -1;               // -1: the queue's; 0: every flavor and shape at once
+  std::vector<FallbackShape> shapes;  // tried in order, after the original shape
+};
+
 enum class GpuLocality : uint8_t {
   kPreferred,      // a multi-GPU pod gets GPUs in one NVLink domain / NUMA / PCIe switch if it can
   kRequireNvlink,  // ... and must, or it does not fit on that node
@@ -50,6 +67,7 @@ struct Job {
   TimeNs walltime_ns = 0;          // estimate; 0 = unknown (the queue's default applies)
   TimeNs checkpoint_grace_ns = 0;  // time to checkpoint after the preemption signal
   TimeNs submit_ns = 0;
+  FallbackRequest fallback;
   // What the agent runs (not used by the core's decisions).
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;
@@ -58,5 +76,9 @@ struct Job {
   ResourceVec total_requests() const;
   int32_t pod_count() const;
 };
+
+// `job` with its one pod set replaced by `shape` (CPU and memory per pod scaled with the GPUs
+// per pod where the shape does not set them).
+Job reshaped(const Job& job, const FallbackShape& shape);
 
 }  // namespace sluice

@@ -12,7 +12,8 @@
 namespace sluice {
 namespace {
 
-std::shared_ptr<Config> preempting_world(int nodes, int gpus, int queues, bool reclaim) {
+std::shared_ptr<Config> preempting_world(int nodes, int gpus, int queues, bool reclaim,
+                                         bool borrow = false) {
   auto c = std::make_shared<Config>();
   c->cluster = testing::make_cluster(nodes, gpus, 2);
   for (int q = 0; q < queues; ++q) {
@@ -21,6 +22,10 @@ std::shared_ptr<Config> preempting_world(int nodes, int gpus, int queues, bool r
     pc.within_cluster_queue =
         q % 2 ? WithinQueuePolicy::kLowerOrNewerEqualPriority : WithinQueuePolicy::kLowerPriority;
     if (reclaim) pc.reclaim_within_cohort = ReclaimPolicy::kAny;
+    if (reclaim && borrow) {
+      pc.borrow_within_cohort = BorrowWithinCohortPolicy::kLowerPriority;
+      if (q % 2) pc.max_priority_threshold = 50;
+    }
   }
   c->priority_classes = {{"low", 0}, {"mid", 50}, {"high", 100}};
   c->policy.max_preemptions_per_job = 2;
@@ -33,9 +38,18 @@ void check_preemptions(const Scheduler& s, const CycleResult& r) {
   std::set<JobId> victims;
   for (const auto& p : r.preempted) {
     const auto* v = s.find_running(p.victim);
-    RC_ASSERT(v != nullptr);        // victims are running jobs
-    RC_ASSERT(v->job.preemptible);  // never a non-preemptible victim
-    RC_ASSERT(s.config().cluster_queues[v->admission.queue].preemptible);
+    RC_ASSERT(v != nullptr);  // victims are running jobs
+    // Never a non-preemptible victim (best-effort work, over its budget, always is).
+    RC_ASSERT(v->job.preemptible || v->admission.best_effort);
+    RC_ASSERT(s.config().cluster_queues[v->admission.queue].preemptible ||
+              v->admission.best_effort);
+    if (p.borrow_within_cohort) {  // lower priority and within the threshold
+      const auto* pre = s.find_pending(p.preemptor);
+      RC_ASSERT(pre != nullptr);
+      RC_ASSERT(v->job.priority < pre->job.priority);
+      const auto& pc = s.config().cluster_queues[pre->queue].preemption;
+      RC_ASSERT(!pc.max_priority_threshold || v->job.priority <= *pc.max_priority_threshold);
+    }
     RC_ASSERT(admitted.count(p.preemptor) == 1u);  // its preemptor starts now
     RC_ASSERT(victims.insert(p.victim).second);    // evicted once
     RC_ASSERT(s.preemption_count(p.victim) < s.config().policy.max_preemptions_per_job);
@@ -45,7 +59,16 @@ void check_preemptions(const Scheduler& s, const CycleResult& r) {
 RC_GTEST_PROP(PreemptionProperty, OnlyPreemptibleVictimsAndPreemptorsRun, ()) {
   const int queues = *rc::gen::inRange(1, 4);
   auto c = preempting_world(*rc::gen::inRange(1, 4), *rc::gen::inRange(2, 9), queues,
-                            *rc::gen::arbitrary<bool>());
+                            *rc::gen::arbitrary<bool>(), *rc::gen::arbitrary<bool>());
+  // Sometimes the default namespace has a small GPU-hour budget: over it, work runs as
+  // best-effort and is the first victim.
+  if (*rc::gen::arbitrary<bool>()) {
+    Budget b;
+    b.name = b.namespace_ = "default";
+    b.gpu_hours_milli = 100;  // 0.1 GPU-hour: 6 GPU-minutes
+    b.period_ns = 3600 * kNsPerSec;
+    c->budgets.push_back(b);
+  }
   Scheduler s(c);
   JobId next = 1;
   std::vector<JobId> running;
@@ -71,7 +94,7 @@ RC_GTEST_PROP(PreemptionProperty, OnlyPreemptibleVictimsAndPreemptorsRun, ()) {
 }
 
 TEST(PreemptionProperty, NoPreemptionLoopOver10000Cycles) {
-  auto c = preempting_world(2, 8, 2, true);
+  auto c = preempting_world(2, 8, 2, true, true);
   Scheduler s(c);
   std::mt19937_64 rng(7);  // seed printed by the assertion messages below
   JobId next = 1;
