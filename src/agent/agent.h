@@ -9,8 +9,8 @@
 //   ...
 //   (*agent)->stop();    // pods keep running unless options.drain
 //
-// Threads per agent: one sync loop, one process supervisor, the HTTP server's listener and its
-// small worker pool (http_threads).
+// Threads per agent: one sync loop, one reporter (see report_during_poll), one process
+// supervisor, the HTTP server's listener and its small worker pool (http_threads).
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>

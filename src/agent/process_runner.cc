@@ -102,6 +102,64 @@ std::string exit_message(int status) {
   return "status " + std::to_string(status);
 }
 
+struct ChildSetup {
+  const char* exe;
+  char* const* argv;
+  char* const* envp;
+  const char* work_dir;
+  int null_fd;
+  int log_fd;
+  int err_fd;  // write end of the CLOEXEC error pipe
+  long max_fd;
+};
+
+// The child side of a launch, after vfork(): it shares the agent's memory until execve, so it
+// only makes system calls (no allocation, no locks) and leaves by execve or _exit. vfork, not
+// fork: with many agents in one process (hundreds of threads) copying the page tables for every
+// pod was the agent's main CPU cost. Signals are blocked around the call so that no handler of
+// the agent runs on the child's borrowed stack.
+__attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = ::vfork();
+  if (pid == 0) {
+    // Ignored or handled signals must not carry over (the agent ignores SIGPIPE): defaults
+    // first, then an empty mask.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; ++s) {
+      if (s != SIGKILL && s != SIGSTOP) ::sigaction(s, &dfl, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ChildError e{0, 0};
+    if (::setsid() < 0) {
+      e = {3, errno};
+    } else if (::chdir(c.work_dir) != 0) {
+      e = {1, errno};
+    } else if (::dup2(c.null_fd, 0) < 0 || ::dup2(c.log_fd, 1) < 0 || ::dup2(c.log_fd, 2) < 0) {
+      e = {4, errno};
+    } else {
+      // No descriptor of the agent (sockets, other pods' pipes) leaks into the job.
+      if ((c.err_fd > 3 && ::close_range(3, static_cast<unsigned>(c.err_fd) - 1, 0) != 0) ||
+          ::close_range(static_cast<unsigned>(c.err_fd) + 1, ~0U, 0) != 0) {
+        for (long fd = 3; fd < c.max_fd; ++fd) {  // kernels before 5.9
+          if (fd != c.err_fd) ::close(static_cast<int>(fd));
+        }
+      }
+      ::execve(c.exe, c.argv, c.envp);
+      e = {2, errno};
+    }
+    [[maybe_unused]] auto n = ::write(c.err_fd, &e, sizeof e);
+    ::_exit(127);
+  }
+  const int saved = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return pid;
+}
 }  // namespace
 
 PodPaths pod_paths(const std::string& state_dir, proto::PodRef ref) {
@@ -431,7 +489,7 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
   return events_.started.size() + events_.exits.size() + events_.checkpoints.size() != before;
 }
 
-// Starts one pod: fork, and in the child setsid + chdir + redirect + exec. exec failures come
+// Starts one pod: vfork, and in the child setsid + chdir + redirect + exec. exec failures come
 // back through a CLOEXEC pipe (EOF means exec succeeded). Erases the pod on failure.
 void ProcessRunner::start_locked(Pod& pod) {
   const PodLaunch& spec = pod.spec;
@@ -442,7 +500,7 @@ void ProcessRunner::start_locked(Pod& pod) {
     exit.message = msg;
     finish_locked(pod, std::move(exit));
   };
-  // 1. Everything the child needs is prepared here: after fork() only async-signal-safe calls.
+  // 1. Everything the child needs is prepared here: after vfork() only system calls.
   if (spec.argv.empty() || spec.argv[0].empty()) return fail("empty command");
   auto path = resolve_command(spec.argv[0], spec.env);
   if (!path) {
@@ -473,42 +531,15 @@ void ProcessRunner::start_locked(Pod& pod) {
   const long max_fd = std::min<long>(::sysconf(_SC_OPEN_MAX), 65536);
   pod.checkpoint_mtime_ns = mtime_ns(pod.paths.checkpoint_file);
 
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // Child.
-    const int err_fd = pipe_fds[1];
-    auto die = [&](int32_t stage) {
-      ChildError e{stage, errno};
-      [[maybe_unused]] auto n = ::write(err_fd, &e, sizeof e);
-      ::_exit(127);
-    };
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    // Ignored signals survive exec (the agent ignores SIGPIPE): restore the defaults.
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr);
-    if (::setsid() < 0) die(3);
-    if (::chdir(work) != 0) die(1);
-    if (::dup2(null_fd, 0) < 0 || ::dup2(log_fd, 1) < 0 || ::dup2(log_fd, 2) < 0) die(4);
-    // No descriptor of the agent (sockets, other pods' pipes) leaks into the job.
-    if ((err_fd > 3 && ::close_range(3, static_cast<unsigned>(err_fd) - 1, 0) != 0) ||
-        ::close_range(static_cast<unsigned>(err_fd) + 1, ~0U, 0) != 0) {
-      for (long fd = 3; fd < max_fd; ++fd) {  // kernels before 5.9
-        if (fd != err_fd) ::close(static_cast<int>(fd));
-      }
-    }
-    ::execve(exe, argv.data(), envp.data());
-    die(2);
-  }
+  const ChildSetup setup{exe, argv.data(), envp.data(), work, null_fd, log_fd, pipe_fds[1], max_fd};
+  const pid_t pid = spawn_child(setup);
   ::close(pipe_fds[1]);
   ::close(log_fd);
   ::close(null_fd);
   if (pid < 0) {
     const int e = errno;
     ::close(pipe_fds[0]);
-    return fail(std::string("fork: ") + std::strerror(e));
+    return fail(std::string("vfork: ") + std::strerror(e));
   }
   // 2. EOF: exec succeeded. A ChildError: it did not, and the child has _exit'ed.
   ChildError ce{};

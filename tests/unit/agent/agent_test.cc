@@ -25,6 +25,7 @@ class FakeServer {
       registers_.push_back(nlohmann::json::parse(req.body).get<proto::RegisterRequest>());
       auth_.push_back(req.get_header_value("Authorization"));
       registered_ = true;
+      agent_id_ = registers_.back().agent_id;
       proto::RegisterResponse resp;
       resp.node = registers_.back().node;
       resp.heartbeat_ms = 200;
@@ -50,7 +51,10 @@ class FakeServer {
           // Long poll: hold the reply until there are orders (bounded by wait_ms and by quit).
           cv_.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(sync.wait_ms, 2000)),
                        [&] { return quit_ || !orders_.assign.empty() || !orders_.stop.empty(); });
-          proto::SyncResponse resp = std::exchange(orders_, {});
+          // A poll of a previous agent process (cut short when it stopped) gets no orders: they
+          // are for the agent registered now.
+          proto::SyncResponse resp;
+          if (sync.agent_id == agent_id_) resp = std::exchange(orders_, {});
           resp.heartbeat_ms = 200;
           res.set_content(nlohmann::json(resp).dump(), "application/json");
         });
@@ -136,6 +140,7 @@ class FakeServer {
   std::condition_variable cv_;
   bool quit_ = false;
   bool registered_ = false;
+  std::string agent_id_;
   int fail_exit_syncs_ = 0;
   proto::SyncResponse orders_;
   std::vector<proto::StopOrder> register_stops_;
@@ -158,7 +163,7 @@ class AgentTest : public ::testing::Test {
     o.max_backoff_ms = 200;
     o.drain = drain;
     o.drain_grace_ms = 5000;
-    o.log = [](const std::string&) {};
+    if (!std::getenv("SLUICE_AGENT_TEST_LOG")) o.log = [](const std::string&) {};  // quiet
     auto a = Agent::create(o);
     EXPECT_TRUE(a) << (a ? "" : a.error());
     return a ? std::move(*a) : nullptr;
