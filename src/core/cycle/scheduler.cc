@@ -756,26 +756,57 @@ Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>&
   std::sort(ends.begin(), ends.end(),
             [](const End& a, const End& b) { return std::tie(a.at, a.id) < std::tie(b.at, b.id); });
   const NodeSet& nodes = nodes_for(flavors, scratch);
-  // Placement after the first k jobs ended; monotone in k, so binary search (log n probes).
+  // Placement after the first k jobs ended; monotone in k. One working copy moves between k
+  // values by releasing / re-committing jobs (exact inverses), and the placer is asked only
+  // where the pod-room bound allows a fit: a linear walk while the bound fails (cheap), then
+  // galloping probes, then a binary search between the last failure and the first fit.
+  ClusterAlloc trial = alloc;
+  PodRoom room(p.job, trial);
+  size_t at = 0;  // ends released into `trial`
+  auto move_to = [&](size_t k) {
+    for (; at < k; ++at) {
+      trial.release(*ends[at].job, *ends[at].placement);
+      room.touch(*ends[at].placement);
+    }
+    while (at > k) {
+      --at;
+      trial.commit(*ends[at].job, *ends[at].placement);
+      room.touch(*ends[at].placement);
+    }
+  };
   auto probe = [&](size_t k) -> std::optional<Placement> {
-    ClusterAlloc trial = alloc;
-    for (size_t i = 0; i < k; ++i) trial.release(*ends[i].job, *ends[i].placement);
+    move_to(k);
+    if (!room.may_fit()) return std::nullopt;
     auto placed = placer_.place(p.job, nodes, trial);
     if (auto* pl = std::get_if<Placement>(&placed)) return std::move(*pl);
     return std::nullopt;
   };
   Reservation res;
-  auto full = probe(ends.size());
-  if (!full) return res;            // does not fit even when everything ends: nothing to reserve
-  size_t lo = 0, hi = ends.size();  // probe(hi) fits; find the smallest such k
-  std::optional<Placement> best = std::move(full);
-  while (lo < hi) {
+  const size_t n = ends.size();
+  size_t lo = 0, hi = 0;  // probe(lo) fails (it failed now); probe(hi) fits once hi > 0
+  std::optional<Placement> best;
+  for (size_t k = 1, step = 1; k <= n;) {
+    move_to(k);
+    if (room.may_fit()) {
+      if ((best = probe(k))) {
+        hi = k;
+        break;
+      }
+      lo = k;
+      k = k + step > n && k < n ? n : k + step;
+      step *= 2;
+    } else {
+      lo = k++;
+    }
+  }
+  if (!best) return res;  // does not fit even when everything ends: nothing to reserve
+  while (lo + 1 < hi) {
     const size_t mid = lo + (hi - lo) / 2;
     if (auto pl = probe(mid)) {
       hi = mid;
       best = std::move(pl);
     } else {
-      lo = mid + 1;
+      lo = mid;
     }
   }
   if (hi == 0) return res;  // fits now (cannot happen for a failed job; be safe)
