@@ -660,7 +660,8 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
       if (!borrowing) return;
       c.why = PreemptReason::kReclaimWithinCohort;
     }
-    const int64_t gpu = r.job.total_requests()[kGpu];
+    int64_t gpu = 0;  // (the GPU column only: total_requests() sums every resource)
+    for (const auto& ps : r.job.pod_sets) gpu += ps.requests[kGpu] * ps.count;
     c.lost = gpu * std::max<TimeNs>(0, now - r.checkpoint_ns);
     cands.push_back(c);
   };
