@@ -103,6 +103,9 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options) {
   s->http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s->http_->set_payload_max_length(s->options_.max_body_bytes);
   s->http_->set_keep_alive_max_count(1000000);
+  // Headers and body go out as separate writes: without TCP_NODELAY every keep-alive reply
+  // waits for the client's delayed ACK (about 40 ms).
+  s->http_->set_tcp_nodelay(true);
   s->http_->set_read_timeout(60, 0);
   s->routes();
   s->port_ = port == 0 ? s->http_->bind_to_any_port(s->host_)
@@ -174,7 +177,11 @@ void Server::loop() {
     if (stop_) break;
     std::unique_lock lk(state_->mu());
     const int64_t now = now_ns();
-    if (uint64_t t = state_->check_agents(now)) store_->wait(t);
+    if (uint64_t t = state_->check_agents(now)) {
+      lk.unlock();
+      store_->wait(t);
+      lk.lock();
+    }
     const bool due = clock::now() - last_cycle >= interval;
     if (!state_->wants_cycle() && !due) continue;
     const auto t0 = clock::now();
@@ -188,8 +195,12 @@ void Server::loop() {
     ++m.cycles;
     m.last_cycle_unix_s = static_cast<double>(now) / 1e9;
     last_cycle = clock::now();
-    // Decisions reach the agents only once they are on disk.
-    if (ticket == 0 || store_->wait(ticket)) {
+    // Decisions reach the agents only once they are on disk. The lock is free meanwhile:
+    // staged assignments are invisible to agents, and a cancel in between withdraws them.
+    lk.unlock();
+    const bool durable = ticket == 0 || store_->wait(ticket);
+    lk.lock();
+    if (durable) {
       state_->release_staged();
     } else {
       state_->drop_staged();

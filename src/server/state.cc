@@ -124,6 +124,7 @@ json ServerState::encode_record(const JobRecord& r) const {
                     {"gpus", p.gpus},
                     {"gpu_milli", p.gpu_milli},
                     {"started", p.started},
+                    {"started_ns", p.started_ns},
                     {"exited", p.exited},
                     {"exit", p.exit}});
   return {{"job", encode_job(r.job, *config_)},
@@ -170,6 +171,7 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
       pr.gpus = p.value("gpus", std::vector<int32_t>{});
       pr.gpu_milli = p.value("gpu_milli", 1000);
       pr.started = p.value("started", false);
+      pr.started_ns = p.value("started_ns", int64_t{0});
       pr.exited = p.value("exited", false);
       if (p.contains("exit")) pr.exit = p["exit"].get<proto::PodExit>();
       r.pods.push_back(std::move(pr));
@@ -304,12 +306,9 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
     }
   }
   sched_ = std::move(s);
-  for (auto& n : nodes_) {
-    n.ready = false;
-    n.registered = false;
+  rebuild_nodes({});  // every node NotReady until its agent registers
+  for (auto& n : nodes_)
     n.last_seen_ns = now;  // agents get one timeout to come back before their jobs are requeued
-  }
-  rebuild_nodes({});
   dirty_ = true;
   flush();
   return problems;
@@ -601,7 +600,9 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     r.queued_ns = now;
     r.reason = "preempted by job " + std::to_string(pr.preemptor);
     metrics_.preemptions[{{"cluster_queue", r.cluster_queue},
-                          {"reason", preempt_reason_name(pr.reason)}}] += 1;
+                          {"reason", pr.borrow_within_cohort ? "borrow-within-cohort"
+                                                             : preempt_reason_name(pr.reason)}}] +=
+        1;
     metrics_.preempted_gpu_seconds[r.cluster_queue] +=
         static_cast<double>(pr.lost_gpu_milli_ns) / 1000.0 / 1e9;
     event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", pr.victim}});
@@ -609,10 +610,12 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
   }
   for (const auto& rj : res.rejected) {
     JobRecord& r = rec(rj.job);
-    metrics_.rejected["interactive-timeout"] += 1;
+    const bool budget = rj.reason.code == PendingCode::kOverBudget;
+    metrics_.rejected[budget ? "budget" : "interactive-timeout"] += 1;
     r.state = JobState::kRejected;
-    r.reason = "interactive job could not start within the interactive timeout: " +
-               describe(rj.reason, *config_);
+    r.reason = budget ? describe(rj.reason, *config_)
+                      : "interactive job could not start within the interactive timeout: " +
+                            describe(rj.reason, *config_);
     r.end_ns = now;
     pending_.erase(rj.job);
     touch(r);
@@ -640,7 +643,8 @@ void ServerState::drop_staged() {
 
 uint64_t ServerState::check_agents(TimeNs now) {
   for (auto& n : nodes_) {
-    if (now - n.last_seen_ns <= options_.agent_timeout_ns) continue;
+    if (n.lost || now - n.last_seen_ns <= options_.agent_timeout_ns) continue;
+    n.lost = true;  // once: a NotReady node gets no new work, so nothing new can be lost here
     const bool was_ready = n.ready;
     if (n.ready) {
       n.ready = false;
@@ -697,6 +701,7 @@ ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRe
     return out;
   }
   n->registered = true;
+  n->lost = false;
   n->agent_id = req.agent_id;
   n->address = req.address;
   n->last_seen_ns = now;
@@ -714,6 +719,12 @@ ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRe
       for (size_t i = 0; i < r.pods.size(); ++i)
         if (r.pods[i].node == n->name && !r.pods[i].exited)
           expected.insert({id, static_cast<int32_t>(i)});
+  for (const auto& key : reported)
+    if (expected.count(key) && !n->stopping.count(key)) {
+      auto& p = records_.at(key.job).pods[static_cast<size_t>(key.pod)];
+      if (!p.started) p.started_ns = now;  // e.g. after a server restart: the pod runs
+      p.started = true;
+    }
   for (const auto& key : reported)
     if (!expected.count(key) || n->stopping.count(key)) {
       const auto* r = find(key.job);
@@ -754,7 +765,20 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
     return out;
   }
   n->last_seen_ns = now;
-  // 1. Exits (at-least-once: repeats find nothing to do).
+  // 1. Starts first: a pod that started and ended between two syncs reports both at once.
+  for (const auto& s : req.started) {
+    auto rit = records_.find(s.job);
+    if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
+    auto& r = rit->second;
+    if (s.pod >= 0 && static_cast<size_t>(s.pod) < r.pods.size() &&
+        r.pods[static_cast<size_t>(s.pod)].node == node && !n->stopping.count(s)) {
+      auto& p = r.pods[static_cast<size_t>(s.pod)];
+      if (!p.started) p.started_ns = now;
+      p.started = true;
+      touch(r);
+    }
+  }
+  // 2. Exits (at-least-once: repeats find nothing to do).
   for (const auto& e : req.exits) {
     const proto::PodRef key{e.job, e.pod};
     if (n->stopping.erase(key)) {
@@ -788,17 +812,6 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
     if (std::all_of(r.pods.begin(), r.pods.end(), [](const PodRun& x) { return x.exited; })) {
       r.exit_code = 0;
       finish_job(r, JobState::kSucceeded, "every pod exited 0", now);
-    }
-  }
-  // 2. Starts and checkpoints of the current runs.
-  for (const auto& s : req.started) {
-    auto rit = records_.find(s.job);
-    if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
-    auto& r = rit->second;
-    if (s.pod >= 0 && static_cast<size_t>(s.pod) < r.pods.size() &&
-        r.pods[static_cast<size_t>(s.pod)].node == node && !n->stopping.count(s)) {
-      r.pods[static_cast<size_t>(s.pod)].started = true;
-      touch(r);
     }
   }
   for (const auto& c : req.checkpoints) {
@@ -920,8 +933,13 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
     reason = r.reason;
   }
   const int64_t gpu_milli = job_gpu_milli(r.job, *config_);
-  bool started = r.state == JobState::kRunning && !r.pods.empty();
-  for (const auto& p : r.pods) started = started && p.started;
+  // Started: every pod's process ran (the job may have ended since); start_time is the last.
+  bool started = !r.pods.empty();
+  TimeNs start_ns = 0;
+  for (const auto& p : r.pods) {
+    started = started && p.started;
+    start_ns = std::max(start_ns, p.started_ns);
+  }
   (void)now;
   return {{"id", r.job.id},
           {"name", r.job.name},
@@ -936,6 +954,7 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
           {"started", started},
           {"submit_time", unix_s(r.job.submit_ns)},
           {"admit_time", time_or_null(r.state == JobState::kPending ? 0 : r.admit_ns)},
+          {"start_time", time_or_null(started ? start_ns : 0)},
           {"end_time", time_or_null(r.end_ns)},
           {"pods", total_pods(r.job)},
           {"gpus", (gpu_milli + 999) / 1000},

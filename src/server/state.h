@@ -36,6 +36,7 @@ struct PodRun {
   std::vector<int32_t> gpus;  // device indices on the node
   int32_t gpu_milli = 1000;
   bool started = false;
+  TimeNs started_ns = 0;  // when the server learned that the process runs
   bool exited = false;
   proto::PodExit exit;
 };
@@ -158,6 +159,7 @@ class ServerState {
     std::set<proto::PodRef> stopping;       // ordered to stop; exit not seen yet
     std::set<proto::PodRef> check_missing;  // after a register: verify at the next sync
     bool first_sync = false;
+    bool lost = false;  // handled as lost (jobs requeued); cleared when the agent registers
   };
 
   JobRecord& rec(JobId id) { return records_.at(id); }

@@ -262,6 +262,11 @@ def test_killed_agent(c):
 
 
 def test_server_kill9(c):
+    # A job running across the crash keeps its GPUs and its process.
+    st, body, _ = c.submit(job_yaml("keeper", gpus=1, cmd="sleep 300"))
+    kid = body["jobs"][0]["id"]
+    before = wait_for(lambda: (lambda x: x if x and x["started"] else None)(c.job(kid)), 60,
+                      "the keeper job to start")
     acked = []
     stop = threading.Event()
 
@@ -285,6 +290,12 @@ def test_server_kill9(c):
     missing = [jid for jid in acked if c.job(jid) is None]
     check(not missing, "every acknowledged job survived kill -9 (%d checked, missing %s)"
           % (len(acked), missing[:5]))
+    time.sleep(4)  # past the agent timeout: a wrongly lost node would have requeued it by now
+    after = c.job(kid)
+    check(before is not None and after is not None and after["state"] == "running" and
+          after["attempts"] == 1 and after["placement"] == before["placement"],
+          "a job running across the crash kept its placement and was not restarted")
+    c.api("POST", "/v1/jobs/%d/cancel" % kid)
     # No GPU is ever assigned twice: sample the nodes while the backlog drains.
     double = []
     deadline = time.time() + 60
@@ -366,6 +377,23 @@ def test_prometheus_scrape(c):
     check(v == "12", "a real Prometheus scraped /metrics: sum(sluice_node_gpus) = %s" % v)
 
 
+def test_web_ui(c):
+    """The status page rendered by a real browser (headless Chromium): queues, nodes, jobs."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        print("skip web UI check: chromium is not installed")
+        return
+    p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--user-data-dir=" + os.path.join(TMP, "chromium"), "--dump-dom",
+                        c.url + "/"], capture_output=True, timeout=120)
+    dom = p.stdout.decode(errors="replace")
+    check("<table id=\"queues\">" in dom.replace("'", '"') or 'id="queues"' in dom,
+          "the browser rendered the status page's queue table")
+    check(">cq<" in dom and ">n0<" in dom and ">n2<" in dom,
+          "the page lists the queue and the nodes")
+    check("succeeded" in dom or "cancelled" in dom, "the page lists recent jobs with their state")
+
+
 def test_auth():
     c = Cluster("auth", CONFIG + AUTH, join="join-secret-123")
     c.admin = "admin-token-123"
@@ -410,6 +438,7 @@ def main():
         test_server_kill9(c)
         test_metrics(c)
         test_prometheus_scrape(c)
+        test_web_ui(c)
         test_bad_input(c)
         test_auth()
     finally:

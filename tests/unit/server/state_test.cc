@@ -259,6 +259,9 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   ASSERT_NE(st.find(running), nullptr);
   EXPECT_EQ(st.find(running)->state, JobState::kRunning);
   EXPECT_EQ(st.find(waiting)->state, JobState::kPending);
+  // Agents get one timeout (10 s) to come back before their jobs are requeued.
+  st.check_agents(105 * kS);
+  EXPECT_EQ(st.find(running)->state, JobState::kRunning);
   // Every GPU is still taken by the restored gang: the waiting job cannot be placed.
   st.register_agent(reg("n0"), 100 * kS);
   st.register_agent(reg("n1"), 100 * kS);
