@@ -122,7 +122,13 @@ __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's interceptors (sigaction, execve, ...) touch its own state in the child, which under
+  // vfork is the parent's memory: sanitizer builds pay for a real fork.
+  const pid_t pid = ::fork();
+#else
   const pid_t pid = ::vfork();
+#endif
   if (pid == 0) {
     // Ignored or handled signals must not carry over (the agent ignores SIGPIPE): defaults
     // first, then an empty mask.
@@ -474,9 +480,10 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
     if (fits) {
       for (int32_t g : pod.spec.gpus) used_milli[g] += pod.spec.gpu_milli;
       waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), ref), waiting_.end());
-      start_locked(pod);
-      if (pod.running) {
-        for (int32_t g : pod.spec.gpus) holder[g] = &pod;
+      start_locked(pod);  // a pod that cannot start is finished and erased: look it up again
+      auto it = pods_.find(ref);
+      if (it != pods_.end() && it->second->running) {
+        for (int32_t g : it->second->spec.gpus) holder[g] = it->second.get();
       }
     } else if (now >= *wait_until) {
       proto::PodExit exit;

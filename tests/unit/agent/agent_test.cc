@@ -263,7 +263,8 @@ TEST_F(AgentTest, RegistersAgainOn404AndReportsRunningPods) {
   ASSERT_EQ(again.running.size(), 1u);  // the pod kept running across the server restart
   EXPECT_EQ(again.running[0].job, 11u);
   EXPECT_GT(again.running[0].pid, 0);
-  EXPECT_EQ(agent->status().registrations, 2u);
+  // The server saw the register before the agent read the reply and counted it.
+  EXPECT_TRUE(wait_until([&] { return agent->status().registrations == 2u; }));
   server_.stop({11, 0, "SIGTERM", 5000, "cancelled"});
   ASSERT_TRUE(wait_until([&] { return !server_.exits_of(11).empty(); }));
 }
