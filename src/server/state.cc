@@ -219,39 +219,37 @@ uint64_t ServerState::persist_config(const std::string& text) {
 // ---------------------------------------------------------------------------------------------
 // Recovery and reconfiguration
 
-std::unique_ptr<Scheduler> ServerState::build_scheduler(std::shared_ptr<const Config> config,
-                                                        std::vector<std::string>* problems,
-                                                        bool strict) const {
+std::unique_ptr<Scheduler> ServerState::build_scheduler(
+    std::shared_ptr<const Config> config,
+    const std::function<bool(JobRecord&, const std::string&)>& refuse) {
   auto s = std::make_unique<Scheduler>(config);
   // Running jobs first (they hold their GPUs), by id; then pending ones in submit order.
-  for (const auto& [id, r] : records_) {
-    if (r.state != JobState::kRunning || !r.admission) continue;
-    // Re-encode by name against the new configuration.
+  for (auto& [id, r] : records_) {
+    if (r.state != JobState::kRunning) continue;
+    if (!r.admission) {
+      if (!refuse(r, "no admission stored")) return nullptr;
+      continue;
+    }
+    // Re-encoded by name: the new configuration may number queues, flavors and nodes anew.
     auto a = decode_admission(encode_admission(*r.admission, *config_), *config);
     std::string why;
     if (!a) {
-      problems->push_back("job " + std::to_string(id) + ": " + a.error());
-      if (strict) return nullptr;
-      continue;
+      why = a.error();
+    } else {
+      a->job = id;
+      s->restore_running(r.job, *a, r.admit_ns, r.admit_ns, r.preemptions, &why);
     }
-    a->job = id;
-    if (!s->restore_running(r.job, *a, r.admit_ns, r.admit_ns, r.preemptions, &why)) {
-      problems->push_back(why);
-      if (strict) return nullptr;
-    }
+    if (!why.empty() && !refuse(r, why)) return nullptr;
   }
-  std::vector<const JobRecord*> pending;
-  for (const auto& [id, r] : records_)
+  std::vector<JobRecord*> pending;
+  for (auto& [id, r] : records_)
     if (r.state == JobState::kPending) pending.push_back(&r);
   std::sort(pending.begin(), pending.end(), [](const JobRecord* a, const JobRecord* b) {
     return std::pair(a->job.submit_ns, a->job.id) < std::pair(b->job.submit_ns, b->job.id);
   });
-  for (const JobRecord* r : pending) {
+  for (JobRecord* r : pending) {
     auto res = s->submit(r->job);
-    if (res.status != SubmitStatus::kAccepted) {
-      problems->push_back("job " + std::to_string(r->job.id) + ": " + res.message);
-      if (strict) return nullptr;
-    }
+    if (res.status != SubmitStatus::kAccepted && !refuse(*r, res.message)) return nullptr;
   }
   return s;
 }
@@ -273,38 +271,18 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
     next_id_ = std::max(next_id_, r->job.id + 1);
     records_.emplace(r->job.id, std::move(*r));
   }
-  // Admit what was running at the crash where it ran; what cannot be restored fails.
-  auto s = std::make_unique<Scheduler>(config_);
-  for (auto& [id, r] : records_) {
-    if (r.state != JobState::kRunning) continue;
-    std::string why = "no admission stored";
-    if (!r.admission ||
-        !s->restore_running(r.job, *r.admission, r.admit_ns, r.admit_ns, r.preemptions, &why)) {
-      problems.push_back("job " + std::to_string(id) + " could not be restored: " + why);
-      r.state = JobState::kFailed;
-      r.reason = "could not be restored after a restart: " + why;
-      r.end_ns = now;
-      r.admission.reset();
-      touch(r);
-    }
-  }
-  std::vector<JobRecord*> pending;
-  for (auto& [id, r] : records_)
-    if (r.state == JobState::kPending) pending.push_back(&r);
-  std::sort(pending.begin(), pending.end(), [](const JobRecord* a, const JobRecord* b) {
-    return std::pair(a->job.submit_ns, a->job.id) < std::pair(b->job.submit_ns, b->job.id);
+  // Admit what was running at the crash where it ran; what cannot be carried over fails.
+  auto s = build_scheduler(config_, [&](JobRecord& r, const std::string& why) {
+    const bool running = r.state == JobState::kRunning;
+    const std::string what = running ? "restored" : "requeued";
+    problems.push_back("job " + std::to_string(r.job.id) + " could not be " + what + ": " + why);
+    r.state = JobState::kFailed;
+    r.reason = "could not be " + what + " after a restart: " + why;
+    r.end_ns = now;
+    r.admission.reset();
+    touch(r);
+    return true;
   });
-  for (JobRecord* r : pending) {
-    auto res = s->submit(r->job);
-    if (res.status != SubmitStatus::kAccepted) {
-      problems.push_back("job " + std::to_string(r->job.id) +
-                         " could not be requeued: " + res.message);
-      r->state = JobState::kFailed;
-      r->reason = "could not be requeued after a restart: " + res.message;
-      r->end_ns = now;
-      touch(*r);
-    }
-  }
   sched_ = std::move(s);
   rebuild_nodes({});  // every node NotReady until its agent registers
   for (auto& n : nodes_)
@@ -327,9 +305,12 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
                      " but is not in the new configuration"};
     }
   }
-  std::vector<std::string> problems;
-  auto s = build_scheduler(config, &problems, true);
-  if (!s) return Error{"the new configuration cannot carry the current jobs: " + problems.front()};
+  std::string problem;
+  auto s = build_scheduler(config, [&](JobRecord& r, const std::string& why) {
+    problem = "job " + std::to_string(r.job.id) + ": " + why;
+    return false;
+  });
+  if (!s) return Error{"the new configuration cannot carry the current jobs: " + problem};
   std::map<std::string, NodeState> old;
   for (auto& n : nodes_) old.emplace(n.name, std::move(n));
   // Records keep the jobs as resolved; re-encode admissions with the new ids.

@@ -4,6 +4,7 @@
 // whole daemon logic is unit-testable and deterministic. The HTTP layer (http_api.cc) and the
 // loop (server.cc) hold mu() around every call and wait for the returned store ticket before
 // they acknowledge anything.
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -179,8 +180,11 @@ class ServerState {
   void deliver(NodeState& n, proto::Assignment a);
   nlohmann::json encode_record(const JobRecord& r) const;
   std::optional<JobRecord> decode_record(const nlohmann::json& j, std::string* why) const;
-  std::unique_ptr<Scheduler> build_scheduler(std::shared_ptr<const Config> config,
-                                             std::vector<std::string>* problems, bool strict) const;
+  // A scheduler over `config` carrying the records: running jobs where they run, then pending
+  // ones in submit order. A job it cannot carry goes to `refuse`; false from it aborts (nullptr).
+  std::unique_ptr<Scheduler> build_scheduler(
+      std::shared_ptr<const Config> config,
+      const std::function<bool(JobRecord&, const std::string&)>& refuse);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -212,8 +212,8 @@ std::string summarize(const Config& c) {
   if (!c.budgets.empty()) {
     o << "budgets: " << c.budgets.size() << "\n";
     for (const auto& b : c.budgets)
-      o << "  " << b.namespace_ << ": " << number(b.gpu_hours_milli / 1000.0)
-        << " GPU-hours per " << duration(b.period_ns) << "\n";
+      o << "  " << b.namespace_ << ": " << number(b.gpu_hours_milli / 1000.0) << " GPU-hours per "
+        << duration(b.period_ns) << "\n";
   }
   o << "warnings: " << c.warnings.size() << "\n";
   return o.str();
