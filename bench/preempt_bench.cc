@@ -3,7 +3,7 @@
 // (victim search + minimal set + the preemptor's placement), and of a full cycle with a
 // reservation and backfill checks over a pending backlog.
 //
-//   build/preempt_bench [--pending 100000]
+//   build/preempt_bench [--pending 100000] [--samples 21] [--backfill-samples 5]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -60,9 +60,12 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int pending = 100'000;
   int samples_n = 21;  // preemption-decision samples (more for profiling)
+  int backfill_n = 5;  // backfill-pass samples
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--pending")) pending = std::stoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--samples")) samples_n = std::max(1, std::stoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--backfill-samples"))
+      backfill_n = std::max(1, std::stoi(argv[i + 1]));
   }
   auto config = bench::make_world();
   for (auto& cq : config->cluster_queues)
@@ -127,7 +130,7 @@ int main(int argc, char** argv) {
   samples.clear();
   cpu.clear();
   CycleResult r;
-  for (int k = 0; k < 5; ++k) {
+  for (int k = 0; k < backfill_n; ++k) {
     r = CycleResult{};  // (freeing the previous result is not part of the pass)
     auto t0 = Clock::now();
     const double c0 = cpu_ms();

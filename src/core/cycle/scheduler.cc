@@ -91,7 +91,7 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
   by_submit_.resize(nq);
   debt_.resize(nq);
   pending_per_local_queue_.assign(config_->local_queues.size(), 0);
-  running_by_queue_.resize(nq);
+  victims_by_queue_.resize(nq);
   budget_state_.resize(config_->budgets.size());
   for (size_t b = 0; b < config_->budgets.size(); ++b)
     budget_of_namespace_.emplace(config_->budgets[b].namespace_, static_cast<int32_t>(b));
@@ -176,11 +176,42 @@ void Scheduler::insert_pending(PendingJob p) {
     for (int64_t k = 1; k <= std::min(steps, kMaxSteps); ++k)
       fallback_opens_.insert({p.job.submit_ns + k * t.after_ns, id});
   }
-  by_key_[p.queue].insert({-p.key, p.job.submit_ns, id});
-  by_submit_[p.queue].insert({p.job.submit_ns, id});
+  p.shape = intern_shape(p.job);
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
     ++pending_per_local_queue_[*lq];
-  pending_.emplace(id, std::move(p));
+  const PendingJob& in = pending_.emplace(id, std::move(p)).first->second;
+  by_key_[in.queue].insert({-in.key, in.job.submit_ns, id, &in});
+  by_submit_[in.queue].insert({in.job.submit_ns, id});
+}
+
+uint64_t Scheduler::intern_shape(const Job& job) {
+  auto& bucket = shapes_[shape_hash(job)];
+  for (auto& e : bucket)
+    if (same_shape(e.proto, job)) {
+      ++e.refs;
+      return e.id;
+    }
+  ShapeRef e;
+  e.proto.pod_sets = job.pod_sets;
+  e.proto.allowed_models = job.allowed_models;
+  e.proto.topology = job.topology;
+  e.proto.gpu_locality = job.gpu_locality;
+  e.id = next_shape_++;
+  e.refs = 1;
+  bucket.push_back(std::move(e));
+  return bucket.back().id;
+}
+
+void Scheduler::release_shape(const Job& job, uint64_t id) {
+  auto it = shapes_.find(shape_hash(job));
+  if (it == shapes_.end()) return;
+  auto& bucket = it->second;
+  for (size_t i = 0; i < bucket.size(); ++i)
+    if (bucket[i].id == id && --bucket[i].refs == 0) {
+      bucket.erase(bucket.begin() + static_cast<std::ptrdiff_t>(i));
+      if (bucket.empty()) shapes_.erase(it);
+      return;
+    }
 }
 
 void Scheduler::erase_pending(JobId id) {
@@ -191,7 +222,8 @@ void Scheduler::erase_pending(JobId id) {
   const Tier t = tier_of(p.job, p.queue, p.job.submit_ns);
   if (t.after_ns > 0)
     for (int64_t k = 1; k <= 64; ++k) fallback_opens_.erase({p.job.submit_ns + k * t.after_ns, id});
-  by_key_[p.queue].erase({-p.key, p.job.submit_ns, id});
+  by_key_[p.queue].erase({-p.key, p.job.submit_ns, id, nullptr});
+  release_shape(p.job, p.shape);
   by_submit_[p.queue].erase({p.job.submit_ns, id});
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
     --pending_per_local_queue_[*lq];
@@ -204,13 +236,41 @@ void Scheduler::release_running(const RunningJob& r) {
 }
 
 void Scheduler::running_added(const RunningJob& r) {
-  running_by_queue_[r.admission.queue].emplace(r.job.id, &r);
+  ends_.emplace(std::pair{r.start_ns + walltime(r.job, r.admission.queue), r.job.id}, &r);
+  const auto& vcq = config_->cluster_queues[r.admission.queue];
+  if ((r.admission.best_effort || (r.job.preemptible && vcq.preemptible)) &&
+      preemption_count(r.job.id) < config_->policy.max_preemptions_per_job) {
+    VictimRec v;
+    v.id = r.job.id;
+    v.start_ns = r.start_ns;
+    v.checkpoint_ns = r.checkpoint_ns;
+    v.submit_ns = r.job.submit_ns;
+    for (const auto& ps : r.job.pod_sets) v.gpu_milli += ps.requests[kGpu] * ps.count;
+    v.priority = r.job.priority;
+    if (r.admission.placement.pods.size() == 1) {
+      v.node = r.admission.placement.pods[0].node;
+      for (const auto& g : r.admission.placement.pods[0].gpus) v.node_gpu_milli += g.milli;
+    }
+    v.r = &r;
+    auto& vs = victims_by_queue_[r.admission.queue];
+    victim_slot_[v.id] = vs.size();
+    vs.push_back(v);
+  }
   if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end())
     budget_state_[b->second].rate += budget_rate(b->second, r.job, r.admission.placement);
 }
 
 void Scheduler::running_removed(const RunningJob& r) {
-  running_by_queue_[r.admission.queue].erase(r.job.id);
+  ends_.erase({r.start_ns + walltime(r.job, r.admission.queue), r.job.id});
+  if (auto it = victim_slot_.find(r.job.id); it != victim_slot_.end()) {
+    auto& vs = victims_by_queue_[r.admission.queue];
+    if (it->second + 1 != vs.size()) {  // move the last one into the hole
+      vs[it->second] = vs.back();
+      victim_slot_[vs[it->second].id] = it->second;
+    }
+    vs.pop_back();
+    victim_slot_.erase(it);
+  }
   if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end())
     budget_state_[b->second].rate -= budget_rate(b->second, r.job, r.admission.placement);
 }
@@ -334,6 +394,9 @@ bool Scheduler::report_checkpoint(JobId id, TimeNs at) {
   auto it = running_.find(id);
   if (it == running_.end()) return false;
   it->second.checkpoint_ns = std::max(it->second.checkpoint_ns, at);
+  if (auto v = victim_slot_.find(id); v != victim_slot_.end())
+    victims_by_queue_[it->second.admission.queue][v->second].checkpoint_ns =
+        it->second.checkpoint_ns;
   return true;
 }
 
@@ -448,6 +511,7 @@ void Scheduler::commit_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& a
 
 struct Scheduler::Candidate {
   const RunningJob* r = nullptr;
+  const VictimRec* v = nullptr;  // what the search reads without touching *r
   PreemptReason why = PreemptReason::kWithinClusterQueue;
   int64_t lost = 0;            // GPU-milli-ns since the last checkpoint
   bool other_queue = false;    // another ClusterQueue of the cohort (reclaim / borrow)
@@ -561,17 +625,26 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
     // GPU milli a node would have free after all its candidates' evictions.
     std::vector<int64_t> gain(static_cast<size_t>(alloc.node_count()), -1);
     std::vector<NodeId> touched;
-    for (const auto& c : cands)
-      for (const auto& pod : c.r->admission.placement.pods) {
-        auto& g = gain[static_cast<size_t>(pod.node)];
-        if (g < 0) {
-          g = 0;
-          touched.push_back(pod.node);
-          for (int k = 0; k < alloc.gpu_count(pod.node); ++k)
-            g += alloc.gpu_free_milli(pod.node, k);
-        }
-        for (const auto& s : pod.gpus) g += s.milli;
+    auto add_gain = [&](NodeId node, int64_t milli) {
+      auto& g = gain[static_cast<size_t>(node)];
+      if (g < 0) {
+        g = 0;
+        touched.push_back(node);
+        for (int k = 0; k < alloc.gpu_count(node); ++k) g += alloc.gpu_free_milli(node, k);
       }
+      g += milli;
+    };
+    for (const auto& c : cands) {
+      if (c.v->node >= 0) {  // one pod: read from the packed record
+        add_gain(c.v->node, c.v->node_gpu_milli);
+        continue;
+      }
+      for (const auto& pod : c.r->admission.placement.pods) {
+        int64_t milli = 0;
+        for (const auto& s : pod.gpus) milli += s.milli;
+        add_gain(pod.node, milli);
+      }
+    }
     std::vector<std::pair<int64_t, NodeId>> nodes;
     for (NodeId n : touched) nodes.push_back({-gain[static_cast<size_t>(n)], n});
     std::sort(nodes.begin(), nodes.end());
@@ -581,8 +654,11 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
     keyed.reserve(cands.size());
     for (size_t i = 0; i < cands.size(); ++i) {
       size_t best = nodes.size();
-      for (const auto& pod : cands[i].r->admission.placement.pods)
-        best = std::min(best, rank[static_cast<size_t>(pod.node)]);
+      if (cands[i].v->node >= 0)
+        best = rank[static_cast<size_t>(cands[i].v->node)];
+      else
+        for (const auto& pod : cands[i].r->admission.placement.pods)
+          best = std::min(best, rank[static_cast<size_t>(pod.node)]);
       keyed.push_back({best, i});
     }
     std::sort(keyed.begin(), keyed.end());
@@ -618,28 +694,19 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
   const bool reclaim = pc.reclaim_within_cohort != ReclaimPolicy::kNever;
   const bool borrow = reclaim && pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
   if (!within && !reclaim) return false;
-  const auto& policy = config_->policy;
 
   // 1. Candidates: preemptible (or admitted as best-effort), past their minimum runtime, under
   // the preemption cap, and allowed by the preemptor's queue policy (Kueue's meanings). Only
   // the queues the preemptor may take from are scanned (running_by_queue_).
   std::vector<Candidate> cands;
-  auto consider = [&](const RunningJob& r, bool other) {
-    const JobId id = r.job.id;
-    if (evicted.count(id)) return;
-    const QueueId vq = r.admission.queue;
-    const auto& vcq = config_->cluster_queues[vq];
-    if (!r.admission.best_effort && (!r.job.preemptible || !vcq.preemptible)) return;
-    if (now - r.start_ns < vcq.min_runtime_ns) return;
-    if (preemption_count(id) >= policy.max_preemptions_per_job) return;
+  auto consider = [&](const VictimRec& v, const ClusterQueue& vcq, bool other) {
+    // (Eligibility that is fixed while a job runs was checked when it was listed.)
+    if (now - v.start_ns < vcq.min_runtime_ns) return;
+    const bool lower = v.priority < p.job.priority;
     Candidate c;
-    c.r = &r;
-    c.other_queue = other;
     if (!other) {
-      const bool lower = r.job.priority < p.job.priority;
-      const bool newer_equal =
-          r.job.priority == p.job.priority &&
-          std::tie(r.job.submit_ns, r.job.id) > std::tie(p.job.submit_ns, p.job.id);
+      const bool newer_equal = v.priority == p.job.priority &&
+                               std::tie(v.submit_ns, v.id) > std::tie(p.job.submit_ns, p.job.id);
       if (!lower && !(pc.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority &&
                       newer_equal))
         return;
@@ -647,40 +714,52 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
     } else {
       // Reclaim: LowerPriority takes only lower-priority work back, Any takes any.
       // borrowWithinCohort: strictly lower priority, and at most maxPriorityThreshold.
-      const bool lower = r.job.priority < p.job.priority;
-      c.borrow_victim =
-          borrow && lower &&
-          (!pc.max_priority_threshold || r.job.priority <= *pc.max_priority_threshold);
+      c.borrow_victim = borrow && lower &&
+                        (!pc.max_priority_threshold || v.priority <= *pc.max_priority_threshold);
       if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority && !lower && !c.borrow_victim)
         return;
       bool borrowing = false;  // only borrowed quota is taken
-      for (const auto& u : r.admission.usage)
+      const QueueId vq = v.r->admission.queue;
+      for (const auto& u : v.r->admission.usage)
         if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
           borrowing = true;
       if (!borrowing) return;
       c.why = PreemptReason::kReclaimWithinCohort;
     }
-    int64_t gpu = 0;  // (the GPU column only: total_requests() sums every resource)
-    for (const auto& ps : r.job.pod_sets) gpu += ps.requests[kGpu] * ps.count;
-    c.lost = gpu * std::max<TimeNs>(0, now - r.checkpoint_ns);
+    if (!evicted.empty() && evicted.count(v.id)) return;
+    c.r = v.r;
+    c.v = &v;
+    c.other_queue = other;
+    c.lost = v.gpu_milli * std::max<TimeNs>(0, now - v.checkpoint_ns);
     cands.push_back(c);
   };
+  // Does queue vq use more than its nominal quota of anything (else none of its jobs is
+  // borrowing and reclaim has nothing to take there)?
+  auto over_nominal = [&](QueueId vq) {
+    for (FlavorId f = 0; f < quota.num_flavors(); ++f)
+      for (int res = 0; res < kMaxResources; ++res)
+        if (quota.usage(vq, f, static_cast<ResourceId>(res)) >
+            quota.nominal(vq, f, static_cast<ResourceId>(res)))
+          return true;
+    return false;
+  };
   if (within)
-    for (const auto& [id, r] : running_by_queue_[q]) consider(*r, false);
+    for (const auto& v : victims_by_queue_[q]) consider(v, config_->cluster_queues[q], false);
   if (reclaim) {
     const int root = quota.root(q);
-    for (QueueId vq = 0; vq < static_cast<QueueId>(running_by_queue_.size()); ++vq) {
+    for (QueueId vq = 0; vq < static_cast<QueueId>(victims_by_queue_.size()); ++vq) {
       if (vq == q || vq >= quota.num_queues() || quota.root(vq) != root) continue;
-      for (const auto& [id, r] : running_by_queue_[vq]) consider(*r, true);
+      if (victims_by_queue_[vq].empty() || !over_nominal(vq)) continue;
+      for (const auto& v : victims_by_queue_[vq]) consider(v, config_->cluster_queues[vq], true);
     }
   }
   if (cands.empty()) return false;
   // 2. Cheapest first: lower priority, then least work lost, then most recently started.
   std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.r->job.priority != b.r->job.priority) return a.r->job.priority < b.r->job.priority;
+    if (a.v->priority != b.v->priority) return a.v->priority < b.v->priority;
     if (a.lost != b.lost) return a.lost < b.lost;
-    if (a.r->start_ns != b.r->start_ns) return a.r->start_ns > b.r->start_ns;
-    return a.r->job.id < b.r->job.id;
+    if (a.v->start_ns != b.v->start_ns) return a.v->start_ns > b.v->start_ns;
+    return a.v->id < b.v->id;
   });
   // 3. Up to three searches, as Kueue's classical preemption: (a) every candidate, where taking
   // back lent quota requires the preemptor to end within its nominal quota; (b) with
@@ -739,11 +818,9 @@ Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>&
     const Job* job;
     const Placement* placement;
   };
-  std::vector<End> ends;
-  ends.reserve(running_.size() + admitted_now.size());
-  for (const auto& [id, r] : running_)
-    ends.push_back(
-        {r.start_ns + walltime(r.job, r.admission.queue), id, &r.job, &r.admission.placement});
+  // Jobs admitted in this cycle end `now` + walltime; they are merged, in (at, id) order, with
+  // the running jobs' ends (ends_, already in that order) as far as the walk below asks.
+  std::vector<End> now_ends;
   std::deque<Job> shaped;  // admitted now with a fallback shape: that is what they hold
   for (const auto& a : admitted_now) {
     const auto& pj = pending_.at(a.job);
@@ -752,10 +829,29 @@ Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>&
       shaped.push_back(reshaped(pj.job, pj.job.fallback.shapes[static_cast<size_t>(a.shape)]));
       job = &shaped.back();
     }
-    ends.push_back({now + walltime(pj.job, pj.queue), a.job, job, &a.placement});
+    now_ends.push_back({now + walltime(pj.job, pj.queue), a.job, job, &a.placement});
   }
-  std::sort(ends.begin(), ends.end(),
-            [](const End& a, const End& b) { return std::tie(a.at, a.id) < std::tie(b.at, b.id); });
+  auto earlier = [](const End& a, const End& b) {
+    return std::tie(a.at, a.id) < std::tie(b.at, b.id);
+  };
+  std::sort(now_ends.begin(), now_ends.end(), earlier);
+  std::vector<End> ends;  // the first ends in order, materialised on demand
+  auto run_it = ends_.begin();
+  size_t now_i = 0;
+  auto materialise = [&](size_t k) {
+    while (ends.size() < k) {
+      if (run_it != ends_.end()) {
+        const RunningJob& r = *run_it->second;
+        End e{run_it->first.first, run_it->first.second, &r.job, &r.admission.placement};
+        if (now_i == now_ends.size() || earlier(e, now_ends[now_i])) {
+          ends.push_back(e);
+          ++run_it;
+          continue;
+        }
+      }
+      ends.push_back(now_ends[now_i++]);
+    }
+  };
   const NodeSet& nodes = nodes_for(flavors, scratch);
   // Placement after the first k jobs ended; monotone in k. One working copy moves between k
   // values by releasing / re-committing jobs (exact inverses), and the placer is asked only
@@ -765,6 +861,7 @@ Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>&
   PodRoom room(p.job, trial);
   size_t at = 0;  // ends released into `trial`
   auto move_to = [&](size_t k) {
+    materialise(k);
     for (; at < k; ++at) {
       trial.release(*ends[at].job, *ends[at].placement);
       room.touch(*ends[at].placement);
@@ -783,7 +880,7 @@ Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>&
     return std::nullopt;
   };
   Reservation res;
-  const size_t n = ends.size();
+  const size_t n = ends_.size() + now_ends.size();
   size_t lo = 0, hi = 0;  // probe(lo) fails (it failed now); probe(hi) fits once hi > 0
   std::optional<Placement> best;
   for (size_t k = 1, step = 1; k <= n;) {
@@ -881,8 +978,8 @@ std::vector<JobId> Scheduler::pending_in_queue(QueueId q, TimeNs now) const {
     if (!is_starving(pending_.at(id).job, policy, now)) break;
     out.push_back(id);
   }
-  for (const auto& [negkey, submit, id] : by_key_[q])
-    if (!is_starving(pending_.at(id).job, policy, now)) out.push_back(id);
+  for (const auto& k : by_key_[q])
+    if (!is_starving(k.job->job, policy, now)) out.push_back(k.id);
   return out;
 }
 
@@ -1190,8 +1287,10 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
         c.in_starving = false;
       }
       if (c.rest == by_key_[q].end()) return nullptr;
-      const PendingJob& p = pending_.at(std::get<2>(*c.rest));
-      if (!is_starving(p.job, policy, now)) return &p;
+      // (is_starving() on the copy of the submit time in the order: the job itself is not
+      // touched until it is picked.)
+      if (!(policy.aging_horizon_ns > 0 && now - c.rest->submit_ns >= policy.aging_horizon_ns))
+        return c.rest->job;
       ++c.rest;  // already served from the starving list
     }
   };
@@ -1208,7 +1307,20 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   // Dynamic part of each queue's score; refreshed for a queue when it admits.
   const auto& w = policy.weights;
   std::vector<double> dyn(nq);
-  auto refresh = [&](int q) { dyn[q] = -w.drf * drf_share(q, quota) - w.debt * fairness_debt(q); };
+  // Each queue's head and what picking the best head compares, packed (one pass over 100,000
+  // pending jobs compares the heads of every queue per job).
+  struct HeadKey {
+    double score = 0;  // key + dyn
+    TimeNs submit_ns = 0;
+    JobId id = 0;
+    bool starving = false;  // a head's starving state is fixed within the cycle
+  };
+  std::vector<const PendingJob*> heads(nq, nullptr);
+  std::vector<HeadKey> head_key(nq);
+  auto refresh = [&](int q) {
+    dyn[q] = -w.drf * drf_share(q, quota) - w.debt * fairness_debt(q);
+    if (heads[q]) head_key[q].score = heads[q]->key + dyn[q];
+  };
   for (int q = 0; q < nq; ++q) refresh(q);
 
   // Capacity held for a starving job: globally (placement) or for one cohort tree (quota).
@@ -1248,48 +1360,53 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   // This is what makes a pass over 100,000 pending jobs behind a full cluster cheap. Only for
   // jobs without a fallback tier (theirs depends on how long they waited).
   struct Failed {
-    const Job* job;
-    QueueId queue;
     PendingReason reason;
     std::vector<FlavorId> failed_flavors;
   };
-  std::unordered_map<uint64_t, std::vector<Failed>> failed;
+  std::unordered_map<uint64_t, Failed> failed;  // by (interned shape, queue)
   if (!incremental) result.pending.reserve(pending_.size());
 
-  std::vector<const PendingJob*> heads(nq, nullptr);
-  std::vector<char> head_starving(nq, 0);  // a head's starving state is fixed within the cycle
   auto next_head = [&](int q) {
     heads[q] = head(q);
-    head_starving[q] = heads[q] && is_starving(heads[q]->job, policy, now);
+    const PendingJob* p = heads[q];
+    if (!p) return;
+    const Cursor& c = cur[q];
+    if (!incremental && !c.in_starving) {
+      // From the order's copies; fetch the job meanwhile: it is read when it is picked, after
+      // the other queues' heads had their turn.
+      const char* line = reinterpret_cast<const char*>(p);
+      for (size_t off = 0; off < sizeof(PendingJob); off += 64) __builtin_prefetch(line + off);
+      head_key[q] = {-c.rest->neg_key + dyn[q], c.rest->submit_ns, c.rest->id, false};
+    } else {
+      head_key[q] = {p->key + dyn[q], p->job.submit_ns, p->job.id,
+                     is_starving(p->job, policy, now)};
+    }
   };
   for (int q = 0; q < nq; ++q) next_head(q);
   while (true) {
     // 1. Pick the best head across queues: starving first (oldest), then the highest score.
     int best = -1;
-    bool best_starving = false;
     for (int q = 0; q < nq; ++q) {
-      const PendingJob* p = heads[q];
-      if (!p) continue;
-      const bool st = head_starving[q];
+      if (!heads[q]) continue;
       if (best < 0) {
-        best = q, best_starving = st;
+        best = q;
         continue;
       }
-      const PendingJob* b = heads[best];
+      const HeadKey& a = head_key[q];
+      const HeadKey& b = head_key[best];
       bool better;
-      if (st != best_starving) {
-        better = st;
-      } else if (st) {
-        better = std::tie(p->job.submit_ns, p->job.id) < std::tie(b->job.submit_ns, b->job.id);
+      if (a.starving != b.starving) {
+        better = a.starving;
+      } else if (a.starving) {
+        better = std::tie(a.submit_ns, a.id) < std::tie(b.submit_ns, b.id);
       } else {
-        const double sp = p->key + dyn[q], sb = b->key + dyn[best];
-        better = sp != sb ? sp > sb
-                          : std::tie(p->job.submit_ns, p->job.id) <
-                                std::tie(b->job.submit_ns, b->job.id);
+        better = a.score != b.score ? a.score > b.score
+                                    : std::tie(a.submit_ns, a.id) < std::tie(b.submit_ns, b.id);
       }
-      if (better) best = q, best_starving = st;
+      if (better) best = q;
     }
     if (best < 0) break;
+    const bool best_starving = head_key[best].starving;
     const int q = best;
     const PendingJob& p = *heads[q];
     advance(q);
@@ -1338,20 +1455,15 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     const Job* used = &p.job;
     const bool plain = tier.after_ns == 0 && p.job.fallback.shapes.empty();
     const Failed* known = nullptr;
-    uint64_t fkey = 0;
-    if (plain) {
-      fkey = shape_hash(p.job) ^ (static_cast<uint64_t>(q) * 0x9e3779b97f4a7c15ULL);
-      if (auto it = failed.find(fkey); it != failed.end())
-        for (const auto& f : it->second)
-          if (f.queue == q && same_shape(*f.job, p.job)) known = &f;
-    }
+    const uint64_t fkey = p.shape * static_cast<uint64_t>(nq) + static_cast<uint64_t>(q);
+    if (plain)
+      if (auto it = failed.find(fkey); it != failed.end()) known = &it->second;
     bool admitted = false;
     if (known) {
       attempt.reason = known->reason;  // (its failed flavors are read from `known` below)
     } else {
       admitted = try_admit_tiered(p, tier, quota, alloc, now, attempt, shaped, &used);
-      if (!admitted && plain)
-        failed[fkey].push_back({&p.job, q, attempt.reason, attempt.failed_flavors});
+      if (!admitted && plain) failed.emplace(fkey, Failed{attempt.reason, attempt.failed_flavors});
     }
     bool via_preemption = false;
     if (!admitted && !over && attempt.reason.code != PendingCode::kNeverFitsQuota &&
@@ -1536,7 +1648,7 @@ void Scheduler::refresh_workload() {
   jobs.reserve(pending_.size() + running_.size());
   for (const auto& [id, r] : running_) jobs.push_back(&r.job);
   for (const auto& q : by_key_)
-    for (const auto& k : q) jobs.push_back(&pending_.at(std::get<2>(k)).job);
+    for (const auto& k : q) jobs.push_back(&k.job->job);
   placer_.set_workload_from_jobs(jobs);
 }
 

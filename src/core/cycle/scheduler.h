@@ -47,6 +47,9 @@ class Scheduler {
     QueueId queue = 0;
     double key = 0;       // queue_key()
     int32_t budget = -1;  // index into Config::budgets of its namespace; -1: none
+    // What decides whether it can be placed, interned on insertion: two pending jobs have the
+    // same `shape` exactly when they ask for the same pods, devices, models and topology.
+    uint64_t shape = 0;
   };
   struct RunningJob {
     Job job;  // as it runs: a fallback shape or best-effort priority already applied
@@ -167,11 +170,23 @@ class Scheduler {
     TimeNs at = 0;
     bool started = false;
   };
-  using KeyOrder = std::tuple<double, TimeNs, JobId>;  // (-key, submit, id)
+  // Rank order within a queue: (-key, submit, id); `job` points at the entry in pending_ (stable
+  // in an unordered_map) so a cycle walking the order does not look every id up. Not compared.
+  struct KeyOrder {
+    double neg_key = 0;
+    TimeNs submit_ns = 0;
+    JobId id = 0;
+    const PendingJob* job = nullptr;
+    bool operator<(const KeyOrder& o) const {
+      return std::tie(neg_key, submit_ns, id) < std::tie(o.neg_key, o.submit_ns, o.id);
+    }
+  };
   using SubmitOrder = std::pair<TimeNs, JobId>;
 
   double drf_share(QueueId q, const QuotaTree& quota) const;
   void insert_pending(PendingJob p);
+  uint64_t intern_shape(const Job& job);  // the shape id of a job (a reference is taken)
+  void release_shape(const Job& job, uint64_t id);
   void erase_pending(JobId id);
   void release_running(const RunningJob& r);
   void mark_freed() {
@@ -235,13 +250,40 @@ class Scheduler {
   std::vector<std::vector<int64_t>> entitlement_;  // [queue][resource]: sum of nominal
 
   std::unordered_map<JobId, PendingJob> pending_;
+  // Interned shapes of pending jobs (by shape hash; a shape lives while a job has it).
+  struct ShapeRef {
+    Job proto;  // only what same_shape() compares is set
+    uint64_t id = 0;
+    int64_t refs = 0;
+  };
+  std::unordered_map<uint64_t, std::vector<ShapeRef>> shapes_;
+  uint64_t next_shape_ = 1;
   std::vector<std::set<KeyOrder>> by_key_;        // per queue
   std::vector<std::set<SubmitOrder>> by_submit_;  // per queue
   std::vector<int32_t> pending_per_local_queue_;
   std::map<JobId, RunningJob> running_;
-  // Running jobs per ClusterQueue (pointers into running_, stable in a std::map): the victim
-  // search looks at the queues a preemptor may take from, not at every running job.
-  std::vector<std::map<JobId, const RunningJob*>> running_by_queue_;
+  // What the victim search reads of a running job, packed per ClusterQueue: the search scans
+  // the queues a preemptor may take from, and a contiguous array of these keeps that scan off
+  // the scattered RunningJob records (pointers into running_, stable in a std::map). Only jobs
+  // that may ever be victims are listed: preemptible (job and queue) or admitted best-effort,
+  // and under the per-job preemption cap (both fixed while a job runs). Order within a queue's
+  // array is not meaningful: candidates are sorted by a total order before use.
+  struct VictimRec {
+    JobId id = 0;
+    TimeNs start_ns = 0;
+    TimeNs checkpoint_ns = 0;
+    TimeNs submit_ns = 0;
+    int64_t gpu_milli = 0;       // the GPU column of its whole request (all pods)
+    int32_t priority = 0;        // as it runs (best-effort work has the best-effort priority)
+    NodeId node = -1;            // its node when it has one pod, else -1
+    int64_t node_gpu_milli = 0;  // with one pod: the GPU milli it holds on that node
+    const RunningJob* r = nullptr;
+  };
+  std::vector<std::vector<VictimRec>> victims_by_queue_;
+  std::unordered_map<JobId, size_t> victim_slot_;  // index in its queue's victims_by_queue_
+  // Running jobs by expected end (start + walltime, then id): the reservation walks them in
+  // this order and usually stops after a few hundred, so it neither copies nor sorts them all.
+  std::map<std::pair<TimeNs, JobId>, const RunningJob*> ends_;
   std::map<std::string, int32_t> budget_of_namespace_;
   std::vector<BudgetState> budget_state_;  // per Config::budgets
   int32_t best_effort_priority_ = -1;
