@@ -79,11 +79,14 @@ void load(ClusterAlloc& alloc, const Placer& placer, const NodeSet& all, double 
   }
 }
 
-void run_shape(benchmark::State& state, const Job& j, double fill, ScoringPolicy pol) {
+// cap: PlacerOptions::max_candidates (64 for the FGD figures of issue 2; 0, every feasible node
+// with node-state grouping, is what the scheduler runs).
+void run_shape(benchmark::State& state, const Job& j, double fill, ScoringPolicy pol,
+               int32_t cap = 64) {
   const Cluster& c = big_cluster();
   ClusterAlloc alloc(c);
   PlacerOptions opt;
-  opt.max_candidates = 64;
+  opt.max_candidates = cap;
   Placer placer(c, pol, opt);
   const NodeSet all = NodeSet::all(c);
   load(alloc, placer, all, fill);
@@ -127,14 +130,24 @@ void BM_Place1GpuFgd(benchmark::State& s) {
 void BM_PlaceFractionalFgd(benchmark::State& s) {
   run_shape(s, job(1, 1, 1, 300), 0.7, ScoringPolicy::kFgd);
 }
+// The default policy as the scheduler runs it: uncapped.
+void BM_Place1GpuFgdPack(benchmark::State& s) {
+  run_shape(s, job(1, 1, 1), 0.7, ScoringPolicy::kFgdPack, 0);
+}
+void BM_Place8GpuFgdPack(benchmark::State& s) {
+  run_shape(s, job(1, 1, 8), 0.7, ScoringPolicy::kFgdPack, 0);
+}
+void BM_PlaceFractionalFgdPack(benchmark::State& s) {
+  run_shape(s, job(1, 1, 1, 300), 0.7, ScoringPolicy::kFgdPack, 0);
+}
 
 // The cycle's workload: 100,000 pending jobs against a cluster at 60%; each is placed and
-// committed when it fits. items/s = place() decisions per second.
+// committed when it fits. items/s = place() decisions per second. Args: policy, candidate cap.
 void BM_PendingMix(benchmark::State& state) {
   const Cluster& c = big_cluster();
   const auto pol = static_cast<ScoringPolicy>(state.range(0));
   PlacerOptions opt;
-  opt.max_candidates = 64;
+  opt.max_candidates = static_cast<int32_t>(state.range(1));
   Placer placer(c, pol, opt);
   const NodeSet all = NodeSet::all(c);
   std::mt19937_64 rng(7);
@@ -168,9 +181,13 @@ BENCHMARK(BM_PlaceFailingWhenFull8Gpu);
 BENCHMARK(BM_PlaceFailingWhenFullGang);
 BENCHMARK(BM_Place1GpuFgd);
 BENCHMARK(BM_PlaceFractionalFgd);
+BENCHMARK(BM_Place1GpuFgdPack);
+BENCHMARK(BM_Place8GpuFgdPack);
+BENCHMARK(BM_PlaceFractionalFgdPack);
 BENCHMARK(BM_PendingMix)
-    ->Arg(static_cast<int>(ScoringPolicy::kBinPack))
-    ->Arg(static_cast<int>(ScoringPolicy::kFgd))
+    ->Args({static_cast<int>(ScoringPolicy::kBinPack), 64})
+    ->Args({static_cast<int>(ScoringPolicy::kFgd), 64})
+    ->Args({static_cast<int>(ScoringPolicy::kFgdPack), 0})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
 

@@ -146,7 +146,7 @@ struct OrderingWeights {
 };
 
 struct SchedulerPolicy {
-  ScoringPolicy gpu_scoring = ScoringPolicy::kBinPack;
+  ScoringPolicy gpu_scoring = ScoringPolicy::kFgdPack;  // docs/placement.md: why
   OrderingWeights weights;
   TimeNs aging_horizon_ns = 3600 * kNsPerSec;        // a job waiting this long is "starving"
   TimeNs debt_half_life_ns = 24 * 3600 * kNsPerSec;  // fairness-debt decay

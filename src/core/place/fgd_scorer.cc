@@ -16,10 +16,15 @@ FgdScorer::FgdScorer(FgdOptions options) : options_(options), memo_(kMemoSize) {
 
 void FgdScorer::set_workload(std::vector<TypicalPod> typical) {
   typical_ = std::move(typical);
-  weights_.clear();
+  std::vector<Typical> weights;
+  weights.reserve(typical_.size());
   for (const TypicalPod& t : typical_)
-    weights_.push_back({t.cpu_milli, t.gpus, t.gpu_milli, t.model_mask,
-                        static_cast<int64_t>(std::llround(t.freq * kFreqUnits))});
+    weights.push_back({t.cpu_milli, t.gpus, t.gpu_milli, t.model_mask,
+                       static_cast<int64_t>(std::llround(t.freq * kFreqUnits))});
+  // The scheduler refreshes the workload as jobs arrive; the memo (6 MiB) is only cleared when
+  // the fixed-point weights actually changed, since scores depend on nothing else.
+  if (weights == weights_) return;
+  weights_ = std::move(weights);
   for (auto& m : memo_) m = Memo{};
 }
 

@@ -70,6 +70,7 @@ class FgdScorer final : public GpuScorer {
     int32_t gpus, gpu_milli;
     uint64_t model_mask;
     int64_t weight;  // freq * kFreqUnits
+    bool operator==(const Typical&) const = default;
   };
   int64_t frag_units(int64_t cpu_free, std::span<const int32_t> gpu_free,
                      std::span<const uint8_t> gpu_model) const;

@@ -1,7 +1,11 @@
 #include "core/place/placer.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
+#include <map>
+
+#include "core/place/bestfit_scorer.h"
 
 namespace sluice {
 
@@ -69,6 +73,20 @@ struct Placer::Impl {
   std::vector<int32_t> gpu_capacity;               // node: non-MIG GPUs
   std::vector<std::vector<NodeBits>> domain_bits;  // [level][domain]
   std::array<uint8_t, kMaxResources> mig_resource{};
+  // Node-state grouping for exhaustive scorers whose score is a function of the node's content
+  // (fgd, fgdpack, bestfit): nodes with the same static shape (capacities, GPU models, topology,
+  // MIG layout) and the same free state fit and score alike, so only the lowest-id one of each
+  // (static class, free state) is evaluated per pod. Ties break by NodeId, so the skipped nodes
+  // could never have won: the placement is the one scoring every node gives.
+  bool group_states = false;
+  std::vector<int32_t> static_class;  // node -> class of equal static shape
+  struct Seen {
+    uint64_t key = 0;
+    uint32_t epoch = 0;
+    int32_t static_class = -1;
+  };
+  std::vector<Seen> seen;  // open addressing, 2^k >= 2 x nodes slots; valid when epoch matches
+  uint32_t epoch = 0;
   // Per call.
   const ClusterAlloc* alloc = nullptr;
   const Job* job = nullptr;
@@ -295,6 +313,31 @@ struct Placer::Impl {
     return 0;
   }
 
+  void next_epoch() {
+    if (++epoch == 0) {
+      for (Seen& e : seen) e = Seen{};
+      epoch = 1;
+    }
+  }
+
+  // False when a node of the same static class and free state (ClusterAlloc's 64-bit state
+  // hash, which the FGD memo trusts as well) was already seen this epoch: it fits and scores
+  // exactly like that one, which has a lower id.
+  bool first_of_state(NodeId n) {
+    const int32_t sc = static_class[static_cast<size_t>(n)];
+    uint64_t key = alloc->state_hash(n) ^ ((static_cast<uint64_t>(sc) + 1) * 0x9e3779b97f4a7c15ULL);
+    key ^= key >> 31;
+    const size_t mask = seen.size() - 1;
+    for (size_t i = key & mask;; i = (i + 1) & mask) {
+      Seen& e = seen[i];
+      if (e.epoch != epoch) {
+        e = {key, epoch, sc};
+        return true;
+      }
+      if (e.key == key && e.static_class == sc) return false;
+    }
+  }
+
   void consider(NodeId n, const PodShape& pod) {
     const NodeView v = view(n);
     if (!fit(n, pod, v, cur)) return;
@@ -331,8 +374,10 @@ struct Placer::Impl {
     // 1. Nodes this gang already touched (their indexed state is stale).
     for (const Tent& t : touched)
       if (mask.test(t.node)) consider(t.node, pod);
-    // 2. Buckets in order.
+    // 2. Buckets in order (one node per equal state when every feasible node is scored).
     build_groups(pod);
+    const bool grouped = group_states && !monotone && cap <= 0;
+    if (grouped) next_epoch();
     int32_t total = 0;
     for (const Group& g : groups) {
       if (monotone && best.node >= 0 && best.rank < g.rank) break;
@@ -345,6 +390,7 @@ struct Placer::Impl {
         while (w && !stop) {
           const NodeId n = i * 64 + std::countr_zero(w);
           w &= w - 1;
+          if (grouped && !first_of_state(n)) continue;
           cur.node = -1;
           consider(n, pod);
           if (cur.node == n) {
@@ -488,6 +534,26 @@ Placer::Placer(const Cluster& cluster, std::shared_ptr<GpuScorer> scorer, Placer
         im.mig_resource[static_cast<size_t>(r)] = 1;
   for (NodeBits* b : {&im.filter, &im.pref, &im.single, &im.pfit, &im.used_mask, &im.touched_bits})
     *b = NodeBits(n);
+  // Node-state grouping: the scorers whose score depends on the node's content only.
+  im.group_states = dynamic_cast<const FgdScorer*>(scorer_.get()) != nullptr ||
+                    dynamic_cast<const BestFitScorer*>(scorer_.get()) != nullptr;
+  if (im.group_states) {
+    std::map<std::vector<int64_t>, int32_t> classes;
+    std::vector<int64_t> sig;
+    im.static_class.resize(cluster.nodes.size());
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+      const Node& node = cluster.nodes[i];
+      sig = {node.cpu_milli, node.memory_mib, im.uniform[i], im.gpu_capacity[i]};
+      for (const Gpu& g : node.gpus) {
+        const auto m = std::find(models_.begin(), models_.end(), g.model) - models_.begin();
+        sig.insert(sig.end(), {m, g.nvlink_domain, g.numa_node, g.pcie_switch,
+                               static_cast<int64_t>(g.mig.size())});
+        for (const MigSlice& s : g.mig) sig.push_back(s.profile);
+      }
+      im.static_class[i] = classes.emplace(sig, static_cast<int32_t>(classes.size())).first->second;
+    }
+    im.seen.resize(std::bit_ceil(2 * cluster.nodes.size() + 2));
+  }
 }
 
 Placer::~Placer() = default;

@@ -286,7 +286,7 @@ kind: SchedulerPolicy
 metadata: {name: p}
 )"));
   ASSERT_TRUE(defaults.ok()) << dump(defaults.errors);
-  EXPECT_EQ(defaults.config.policy.gpu_scoring, ScoringPolicy::kBinPack);
+  EXPECT_EQ(defaults.config.policy.gpu_scoring, ScoringPolicy::kFgdPack);
   EXPECT_EQ(defaults.config.policy.interactive_timeout_ns, 30 * kNsPerSec);
   auto two = load_one(yaml(R"(
 apiVersion: sluice.dev/v1alpha1
@@ -651,7 +651,7 @@ spec:
   for (const char* part :
        {"cluster \"lab\": 1 nodes (1 ready), 4 GPUs (H100 x4)", "training, weight 1",
         "default: nvidia.com/gpu 64; cpu unlimited; memory unlimited;",
-        "(every namespace)/training -> training", "policy: scoring binpack"})
+        "(every namespace)/training -> training", "policy: scoring fgdpack"})
     EXPECT_NE(s.find(part), std::string::npos) << part << "\n" << s;
 }
 

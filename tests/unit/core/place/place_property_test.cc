@@ -50,8 +50,9 @@ RC_GTEST_PROP(PlaceProperty, InvariantsHoldAndPlacementIsDeterministic, ()) {
   ResourceCatalog cat;
   const Cluster c = random_cluster(cat);
   const ResourceId mig = *cat.find("nvidia.com/mig-1g.10gb");
-  const auto policy = *rc::gen::element(ScoringPolicy::kBinPack, ScoringPolicy::kSpread,
-                                        ScoringPolicy::kBestFit, ScoringPolicy::kFgd);
+  const auto policy =
+      *rc::gen::element(ScoringPolicy::kBinPack, ScoringPolicy::kSpread, ScoringPolicy::kBestFit,
+                        ScoringPolicy::kFgd, ScoringPolicy::kFgdPack);
   PlacerOptions opt;
   opt.resources = &cat;
   Placer placer(c, policy, opt);
@@ -101,6 +102,58 @@ RC_GTEST_PROP(PlaceProperty, InvariantsHoldAndPlacementIsDeterministic, ()) {
   }
   for (auto& [j, p] : running) alloc.release(j, p);
   RC_ASSERT(alloc.gpu_milli_used() == 0);
+}
+
+// Node-state grouping (fgd, fgdpack, bestfit score one node per equal static shape and free
+// state) changes nothing: the Placer gives the placement that scoring every node gives. The
+// reference is the same policy with a candidate cap above the node count, which disables the
+// grouping. Clusters are a few node templates repeated, so many nodes share a state.
+RC_GTEST_PROP(PlaceProperty, NodeStateGroupingPlacesLikeScoringEveryNode, ()) {
+  ResourceCatalog cat;
+  const Cluster templates = random_cluster(cat);
+  const ResourceId mig = *cat.find("nvidia.com/mig-1g.10gb");
+  Cluster c;
+  c.levels = templates.levels;
+  const int nodes = *rc::gen::inRange(1, 40);
+  for (int n = 0; n < nodes; ++n) {
+    const auto t = *rc::gen::inRange<size_t>(0, templates.nodes.size());
+    Node node = templates.nodes[t];
+    node.name = "n" + std::to_string(n);
+    node.domains = {*rc::gen::inRange(0, 3)};
+    c.nodes.push_back(std::move(node));
+  }
+  const auto policy =
+      *rc::gen::element(ScoringPolicy::kBestFit, ScoringPolicy::kFgd, ScoringPolicy::kFgdPack);
+  PlacerOptions opt;
+  opt.resources = &cat;
+  PlacerOptions every = opt;
+  every.max_candidates = 1 << 30;
+  Placer grouped(c, policy, opt);
+  Placer reference(c, policy, every);
+  const std::vector<WorkloadShape> workload = {
+      {2000, 1, 500, {}, 0.4}, {4000, 2, 1000, {}, 0.3}, {1000, 1, 1000, {"H100"}, 0.3}};
+  grouped.set_workload(workload);
+  reference.set_workload(workload);
+  ClusterAlloc alloc(c);
+  const NodeSet all = NodeSet::all(c);
+  std::vector<std::pair<Job, Placement>> running;
+  const int steps = *rc::gen::inRange(1, 60);
+  for (int step = 0; step < steps; ++step) {
+    if (*rc::gen::inRange(0, 10) < 8 || running.empty()) {
+      const Job j = random_job(static_cast<JobId>(step + 1), mig);
+      const auto r = grouped.place(j, all, alloc);
+      const auto ref = reference.place(j, all, alloc);
+      RC_ASSERT(placed(r) == placed(ref));
+      if (!placed(r)) continue;
+      RC_ASSERT(placement(r) == placement(ref));
+      alloc.commit(j, placement(r));
+      running.emplace_back(j, placement(r));
+    } else {
+      const size_t i = static_cast<size_t>(*rc::gen::inRange<size_t>(0, running.size()));
+      alloc.release(running[i].first, running[i].second);
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
 }
 
 }  // namespace

@@ -102,8 +102,9 @@ TEST(PlaceScoring, TypicalPodsCoverTheRequestedShare) {
 
 TEST(PlaceScoring, SameInputSamePlacement) {
   Scene s;
-  for (ScoringPolicy pol : {ScoringPolicy::kBinPack, ScoringPolicy::kSpread,
-                            ScoringPolicy::kBestFit, ScoringPolicy::kFgd}) {
+  for (ScoringPolicy pol :
+       {ScoringPolicy::kBinPack, ScoringPolicy::kSpread, ScoringPolicy::kBestFit,
+        ScoringPolicy::kFgd, ScoringPolicy::kFgdPack}) {
     Placer a(s.cluster, pol), b(s.cluster, pol);
     const Job gang = make_job(7, 3, 2, 1000, 4000);
     auto ra = a.place(gang, NodeSet::all(s.cluster), *s.alloc);
