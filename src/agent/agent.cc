@@ -609,23 +609,19 @@ void Agent::take_runner_events() {
 // exits.json: exits not yet acknowledged, so a restarted agent still delivers them.
 void Agent::save_exits() {
   std::lock_guard reports_lock(reports_mu_);
-  const std::string path = options_.state_dir + "/exits.json";
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << nlohmann::json(exits_).dump() << "\n";
-    if (!out) return log("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) log("cannot write " + path);
+  std::string why;
+  if (!exits_file_.save(nlohmann::json(exits_), &why)) log(why);
 }
 
 void Agent::load_exits() {
-  std::ifstream in(options_.state_dir + "/exits.json");
-  if (!in) return;
+  std::string why;
+  auto doc = exits_file_.load(&why);
+  if (!why.empty()) log("ignoring unreadable state: " + why);
+  if (!doc) return;
   try {
-    exits_ = nlohmann::json::parse(in).get<std::vector<proto::PodExit>>();
+    exits_ = doc->get<std::vector<proto::PodExit>>();
   } catch (const std::exception& e) {
-    log("ignoring unreadable " + options_.state_dir + "/exits.json: " + e.what());
+    log("ignoring unreadable " + exits_file_.path() + ": " + e.what());
   }
 }
 

@@ -128,6 +128,7 @@ class Agent {
   // report-carrying sync holds it while it applies the orders of its reply).
   std::recursive_mutex reports_mu_;
   std::vector<proto::PodExit> exits_;
+  StateFile exits_file_{options_.state_dir + "/exits.json"};
   std::vector<proto::PodRef> started_;
   std::vector<proto::CheckpointReport> checkpoints_;
 

@@ -174,7 +174,8 @@ PodPaths pod_paths(const std::string& state_dir, proto::PodRef ref) {
           state_dir + "/work/" + name + "/.sluice-checkpoint"};
 }
 
-ProcessRunner::ProcessRunner(RunnerOptions options) : options_(std::move(options)) {}
+ProcessRunner::ProcessRunner(RunnerOptions options)
+    : options_(std::move(options)), pods_file_(options_.state_dir + "/pods.json") {}
 
 Result<std::unique_ptr<ProcessRunner>> ProcessRunner::create(RunnerOptions options) {
   if (options.state_dir.empty()) return Error{"process runner: empty state directory"};
@@ -598,31 +599,19 @@ void ProcessRunner::save_locked() {
     if (pod->stopping) j["kill_deadline_unix_ns"] = steady_to_unix_ns(pod->kill_deadline);
     pods.push_back(std::move(j));
   }
-  const std::string path = options_.state_dir + "/pods.json";
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << nlohmann::json{{"version", 1}, {"pods", pods}}.dump(1) << "\n";
-    if (!out) {
-      log("cannot write " + tmp);
-      return;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    log("cannot rename " + tmp + ": " + std::strerror(errno));
-    return;
-  }
+  std::string why;
+  if (!pods_file_.save(nlohmann::json{{"version", 1}, {"pods", pods}}, &why)) return log(why);
   dirty_ = false;
 }
 
 void ProcessRunner::adopt_locked() {
-  const std::string path = options_.state_dir + "/pods.json";
-  std::ifstream in(path);
-  if (!in) return;
-  nlohmann::json doc;
+  const std::string& path = pods_file_.path();
+  std::string why;
+  auto doc = pods_file_.load(&why);
+  if (!why.empty()) log("ignoring unreadable state: " + why);
+  if (!doc) return;
   try {
-    doc = nlohmann::json::parse(in);
-    for (const auto& j : doc.at("pods")) {
+    for (const auto& j : doc->at("pods")) {
       auto pod = std::make_unique<Pod>();
       pod->spec.ref = {j.at("job").get<uint64_t>(), j.at("pod").get<int32_t>()};
       pod->pid = j.at("pid").get<pid_t>();

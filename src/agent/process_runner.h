@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/state_file.h"
 #include "core/model/result.h"
 #include "proto/protocol.h"
 
@@ -120,6 +121,7 @@ class ProcessRunner {
   std::vector<proto::PodRef> waiting_;  // arrival order
   RunnerEvents events_;
   bool dirty_ = false;  // pods.json needs a rewrite
+  StateFile pods_file_;
   bool quit_ = false;
   bool wake_ = false;
   size_t adopted_ = 0;

@@ -318,7 +318,10 @@ TEST_F(ProcessRunnerTest, AdoptedPodThatIsNotOurChildEndsAsLost) {
         {"pods",
          {{{"job", 30}, {"pod", 0}, {"pid", pid}, {"start_ticks", st->start_ticks}},
           {{"job", 31}, {"pod", 0}, {"pid", pid}, {"start_ticks", st->start_ticks + 1}}}}};
-    std::ofstream(dir_.path() + "/pods.json") << doc.dump();
+    StateFile file(dir_.path() + "/pods.json");  // after what the previous runner saved
+    std::string why;
+    file.load(&why);
+    ASSERT_TRUE(file.save(doc, &why)) << why;
   }
   runner_ = make();
   // Pod 30 is alive and adopted; pod 31's pid belongs to another process (start time differs):
