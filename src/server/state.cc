@@ -117,7 +117,7 @@ const ServerState::NodeState* ServerState::node_by_name(const std::string& name)
 // ---------------------------------------------------------------------------------------------
 // Persistence
 
-json ServerState::encode_record(const JobRecord& r) const {
+std::string ServerState::encode_record(const JobRecord& r) const {
   json pods = json::array();
   for (const auto& p : r.pods)
     pods.push_back({{"node", p.node},
@@ -127,18 +127,23 @@ json ServerState::encode_record(const JobRecord& r) const {
                     {"started_ns", p.started_ns},
                     {"exited", p.exited},
                     {"exit", p.exit}});
-  return {{"job", encode_job(r.job, *config_)},
-          {"cluster_queue", r.cluster_queue},
-          {"state", state_name(r.state)},
-          {"queued_ns", r.queued_ns},
-          {"admit_ns", r.admit_ns},
-          {"end_ns", r.end_ns},
-          {"admission", r.admission ? encode_admission(*r.admission, *config_) : json(nullptr)},
-          {"pods", pods},
-          {"preemptions", r.preemptions},
-          {"attempts", r.attempts},
-          {"reason", r.reason},
-          {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)}};
+  const json rest = {
+      {"cluster_queue", r.cluster_queue},
+      {"state", state_name(r.state)},
+      {"queued_ns", r.queued_ns},
+      {"admit_ns", r.admit_ns},
+      {"end_ns", r.end_ns},
+      {"admission", r.admission ? encode_admission(*r.admission, *config_) : json(nullptr)},
+      {"pods", pods},
+      {"preemptions", r.preemptions},
+      {"attempts", r.attempts},
+      {"reason", r.reason},
+      {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)}};
+  if (r.job_json.empty()) r.job_json = encode_job(r.job, *config_).dump();
+  // {"job":<cached>,<the rest's members>}
+  std::string out = rest.dump();
+  out.replace(0, 1, "{\"job\":" + r.job_json + ",");
+  return out;
 }
 
 std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* why) const {
@@ -199,7 +204,7 @@ void ServerState::event(json e) {
 uint64_t ServerState::flush() {
   for (JobId id : touched_) {
     const auto& r = records_.at(id);
-    write_.jobs.push_back({id, state_name(r.state), encode_record(r).dump()});
+    write_.jobs.push_back({id, state_name(r.state), encode_record(r)});
   }
   touched_.clear();
   if (write_.empty() || !store_) {
@@ -314,7 +319,8 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
   std::map<std::string, NodeState> old;
   for (auto& n : nodes_) old.emplace(n.name, std::move(n));
   // Records keep the jobs as resolved; re-encode admissions with the new ids.
-  for (auto& [id, r] : records_)
+  for (auto& [id, r] : records_) {
+    r.job_json.clear();  // encoded against the old configuration's names
     if (r.admission) {
       auto a = decode_admission(encode_admission(*r.admission, *config_), *config);
       if (a) {
@@ -322,6 +328,7 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
         r.admission->job = id;
       }
     }
+  }
   config_ = std::move(config);
   sched_ = std::move(s);
   rebuild_nodes(old);

@@ -55,6 +55,9 @@ struct JobRecord {
   int32_t attempts = 0;
   std::string reason;  // why it ended, or why it was requeued last
   std::optional<int32_t> exit_code;
+  // The job's stored JSON: a job never changes after submission, so it is encoded once (empty:
+  // not yet, or dropped by a reconfiguration that may rename what it refers to).
+  mutable std::string job_json;
 };
 
 struct SubmitOutcome {
@@ -178,7 +181,7 @@ class ServerState {
   void finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now);
   void requeue_lost(JobRecord& r, const std::string& reason, TimeNs now);
   void deliver(NodeState& n, proto::Assignment a);
-  nlohmann::json encode_record(const JobRecord& r) const;
+  std::string encode_record(const JobRecord& r) const;
   std::optional<JobRecord> decode_record(const nlohmann::json& j, std::string* why) const;
   // A scheduler over `config` carrying the records: running jobs where they run, then pending
   // ones in submit order. A job it cannot carry goes to `refuse`; false from it aborts (nullptr).
