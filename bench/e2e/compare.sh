@@ -8,7 +8,9 @@
 #   SLUICE_BIN=build-bench/sluice SERVE_BENCH=build-bench/bench/serve_bench bench/e2e/compare.sh
 #
 # Environment: SLUICE_JOBS (10000), SLURM_JOBS (2000), CLIENTS (8), BATCH (100), SLURM_NODES
-# (16), NODELAY_TOO (1: also a sluice run with TCP_NODELAY emulated, labelled what-if).
+# (16), NODELAY_TOO (0; 1: also a sluice run with TCP_NODELAY emulated through LD_PRELOAD, from
+# before the server set it itself), INGEST_TOO (1: also the server's submission rate alone, no
+# agents: the ceiling that the busy-cluster runs share two cores against).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SLUICE_JOBS=${SLUICE_JOBS:-10000}
@@ -20,7 +22,10 @@ OUT=$(mktemp /tmp/compare.XXXXXX.jsonl)
 trap 'rm -f "$OUT"' EXIT
 
 JSON_OUT=$OUT JOBS=$SLUICE_JOBS CLIENTS=$CLIENTS BATCHES="1 $BATCH" "$HERE/sluice_e2e.sh"
-if [[ ${NODELAY_TOO:-1} == 1 ]]; then
+if [[ ${INGEST_TOO:-1} == 1 ]]; then
+  JSON_OUT=$OUT JOBS=$SLUICE_JOBS CLIENTS=$CLIENTS BATCHES="1 $BATCH" INGEST=1 "$HERE/sluice_e2e.sh"
+fi
+if [[ ${NODELAY_TOO:-0} == 1 ]]; then
   JSON_OUT=$OUT JOBS=$SLUICE_JOBS CLIENTS=$CLIENTS BATCHES="1 $BATCH" NODELAY=1 "$HERE/sluice_e2e.sh"
 fi
 JSON_OUT=$OUT JOBS=$SLURM_JOBS CLIENTS=$CLIENTS NODES=$SLURM_NODES "$HERE/slurm_e2e.sh"
@@ -32,6 +37,8 @@ slurm = next(r for r in rows if r["system"] == "slurm")
 def label(r):
     if r["system"] == "slurm":
         return f"Slurm 22.05, {r['nodes']} nodes, {r['jobs']} jobs, sbatch"
+    if r.get("ingest"):
+        return f"sluice, submissions alone (no agents), {r['jobs']} jobs, batch {r['batch']}"
     return (f"sluice, {r['nodes']} nodes, {r['jobs']} jobs, batch {r['batch']}"
             + (" (what-if: TCP_NODELAY)" if r.get("nodelay") else ""))
 cols = [("durable submissions/s", "durable_submissions_per_s", True, "{:.0f}"),
@@ -45,7 +52,10 @@ print("|---|" + "---|" * len(cols))
 for r in rows:
     cells = []
     for name, key, higher_better, fmt in cols:
-        v = r.get(key, 0.0)
+        if key not in r:
+            cells.append("-")
+            continue
+        v = r[key]
         cell = fmt.format(v)
         if r is slurm and "submit_to_running" in key:
             cell = f"{v:.0f} (1 s res.)"

@@ -10,7 +10,9 @@
 # size, each against a fresh server), NODES (64), GPUS_PER_NODE (8), HEARTBEAT_MS (100),
 # CYCLE_MS (50), PORT (27070), JSON_OUT (file: one JSON line per run), KEEP (1: keep temp dir),
 # NODELAY (1: a what-if run; compiles bench/e2e/nodelay_preload.c with cc and LD_PRELOADs it
-# into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md).
+# into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md),
+# INGEST (1: no agents and no waiting for jobs to run: the server's durable submission rate
+# alone, the ceiling the busy-cluster runs share their two cores against).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SLUICE_BIN=${SLUICE_BIN:-$ROOT/build/sluice}
@@ -80,6 +82,7 @@ metadata: {name: bench, namespace: bench}
 spec: {clusterQueue: bench}
 YAML
 
+INGEST=${INGEST:-0}
 start_cluster() {  # $1: run label
   local d=$TMP/$1
   mkdir -p "$d"
@@ -95,6 +98,7 @@ start_cluster() {  # $1: run label
     kill -0 "$SERVE_PID" 2>/dev/null || { echo "sluice_e2e: serve exited" >&2; cat "$d/serve.log" >&2; exit 1; }
     sleep 0.1
   done
+  [[ $INGEST == 1 ]] && return 0
   LD_PRELOAD=$PRELOAD "$SLUICE_BIN" agent --server "$URL" --names "n[$FIRST-$NODES]" --gpus "fake:${GPUS_PER_NODE}xH100" \
     --state-dir "$d/agents" --heartbeat-ms "$HEARTBEAT_MS" > "$d/agent.log" 2>&1 &
   AGENT_PID=$!
@@ -112,13 +116,16 @@ start_cluster() {  # $1: run label
 rc=0
 for batch in $BATCHES; do
   start_cluster "batch$batch"
-  echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}"
+  nowait=() label=
+  [[ $INGEST == 1 ]] && nowait=(--no-wait) label=", ingest only (no agents)"
+  echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}${label}"
   "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "$CLIENTS" --batch "$batch" \
-    --namespace bench --queue bench --command true --json > "$TMP/result.json" || rc=1
-  python3 - "$TMP/result.json" "$NODES" "${NODELAY:-0}" <<'PY'
+    --namespace bench --queue bench --command true --json "${nowait[@]}" > "$TMP/result.json" || rc=1
+  python3 - "$TMP/result.json" "$NODES" "${NODELAY:-0}" "$INGEST" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); r["system"] = "sluice"; r["nodes"] = int(sys.argv[2])
 r["nodelay"] = sys.argv[3] == "1"
+r["ingest"] = sys.argv[4] == "1"
 print(f"  acknowledged jobs                      {r['acknowledged']:12d}  (errors {r['submit_errors']}, 429s {r['submit_429']})")
 print(f"  durable submissions/s                  {r['durable_submissions_per_s']:12.0f}  ({r['submit_wall_s']:.2f} s wall; ack p50 {r['ack_latency_p50_ms']:.1f} ms, p99 {r['ack_latency_p99_ms']:.1f} ms)")
 if "ended" in r:
@@ -132,6 +139,7 @@ PY
   # CPU seconds (user+system, whole run) of the server and of the 64-agent process, from
   # /proc: with 2 shared cores, CPU per job is what bounds the rates.
   for who in serve:$SERVE_PID agent:$AGENT_PID; do
+    [[ $who == *: ]] && continue
     read -r -a st < "/proc/${who#*:}/stat" || continue
     python3 -c "import os,sys; t=(int(sys.argv[1])+int(sys.argv[2]))/os.sysconf('SC_CLK_TCK'); print(f'  cpu: {sys.argv[3]}: {t:.1f} s = {1e3*t/int(sys.argv[4]):.2f} ms per job')" \
       "${st[13]}" "${st[14]}" "${who%%:*}" "$JOBS" || true

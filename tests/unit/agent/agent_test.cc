@@ -286,11 +286,7 @@ TEST_F(AgentTest, ResendsExitsUntilASyncSucceeds) {
   EXPECT_EQ(server_.exits_of(12).size(), carried);
 }
 
-// Disabled 2026-11-30: since 89266ba (the fake server hands orders only to the agent that
-// registered last) the stop order for the adopted pod never reaches the second agent here, while
-// adoption works against the real server (checked by hand: restart, adopt, cancel). Issue note
-// has the details; re-enable once the fake server's order hand-off is fixed.
-TEST_F(AgentTest, DISABLED_RestartedAgentAdoptsItsPods) {
+TEST_F(AgentTest, RestartedAgentAdoptsItsPods) {
   auto first = make();
   first->start();
   server_.assign(sh(13, kSleeper));
