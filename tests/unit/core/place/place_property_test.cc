@@ -107,17 +107,26 @@ RC_GTEST_PROP(PlaceProperty, InvariantsHoldAndPlacementIsDeterministic, ()) {
 // Node-state grouping (fgd, fgdpack, bestfit score one node per equal static shape and free
 // state) changes nothing: the Placer gives the placement that scoring every node gives. The
 // reference is the same policy with a candidate cap above the node count, which disables the
-// grouping. Clusters are a few node templates repeated, so many nodes share a state.
+// grouping. Clusters are a few node templates repeated, so many nodes share a free state; the
+// templates draw capacities from small sets, so nodes of different shape (GPU model, NVLink
+// layout, MIG) often have equal free CPU, memory and GPU milli too.
 RC_GTEST_PROP(PlaceProperty, NodeStateGroupingPlacesLikeScoringEveryNode, ()) {
   ResourceCatalog cat;
-  const Cluster templates = random_cluster(cat);
-  const ResourceId mig = *cat.find("nvidia.com/mig-1g.10gb");
+  const ResourceId mig = *cat.intern("nvidia.com/mig-1g.10gb");
+  std::vector<Node> templates;
+  const int kinds = *rc::gen::inRange(1, 5);
+  for (int t = 0; t < kinds; ++t) {
+    Node node = make_node(
+        "t", *rc::gen::element(8, 8, 4, 0), *rc::gen::element<std::string>("A100", "H100"),
+        *rc::gen::element<int64_t>(64000, 64000, 16000), 65536, {}, *rc::gen::inRange(0, 3));
+    if (!node.gpus.empty() && *rc::gen::inRange(0, 4) == 0) node.gpus[0].mig = {{mig}, {mig}};
+    templates.push_back(std::move(node));
+  }
   Cluster c;
-  c.levels = templates.levels;
+  c.levels = {"rack"};
   const int nodes = *rc::gen::inRange(1, 40);
   for (int n = 0; n < nodes; ++n) {
-    const auto t = *rc::gen::inRange<size_t>(0, templates.nodes.size());
-    Node node = templates.nodes[t];
+    Node node = templates[*rc::gen::inRange<size_t>(0, templates.size())];
     node.name = "n" + std::to_string(n);
     node.domains = {*rc::gen::inRange(0, 3)};
     c.nodes.push_back(std::move(node));
