@@ -432,6 +432,17 @@ bool Agent::do_register(httplib::Client& cli) {
   return true;
 }
 
+// GPU utilisation for a sync: sampled at most once a second (NVML takes the device lock).
+std::vector<int32_t> Agent::sample_utilization() {
+  std::lock_guard lock(util_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - util_at_ >= std::chrono::seconds(1)) {
+    util_ = gpus_->utilization_pct();
+    util_at_ = now;
+  }
+  return util_;
+}
+
 bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* work) {
   std::unique_lock reports_lock(reports_mu_, std::defer_lock);
   proto::SyncRequest req;
@@ -444,6 +455,7 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
     req.checkpoints = checkpoints_;
   }
   req.wait_ms = wait_ms;
+  req.gpu_utilization_pct = sample_utilization();
   cli.set_read_timeout(wait_ms / 1000 + kReadMarginS, 0);
   auto res = cli.Post("/v1/agents/" + options_.node + "/sync", nlohmann::json(req).dump(),
                       "application/json");

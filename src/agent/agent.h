@@ -12,6 +12,7 @@
 // Threads per agent: one sync loop, one reporter (see report_during_poll), one process
 // supervisor, the HTTP server's listener and its small worker pool (http_threads).
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -107,6 +108,7 @@ class Agent {
   void apply_assignments(const std::vector<proto::Assignment>& assign);
   void take_runner_events();
   void save_exits();
+  std::vector<int32_t> sample_utilization();
   void load_exits();
   void wait_for_work(std::chrono::milliseconds d);
   void sleep_unless_quit(std::chrono::milliseconds d);
@@ -128,6 +130,9 @@ class Agent {
   // report-carrying sync holds it while it applies the orders of its reply).
   std::recursive_mutex reports_mu_;
   std::vector<proto::PodExit> exits_;
+  std::mutex util_mu_;  // the last utilisation sample and when it was taken
+  std::vector<int32_t> util_;
+  std::chrono::steady_clock::time_point util_at_{};
   StateFile exits_file_{options_.state_dir + "/exits.json"};
   std::vector<proto::PodRef> started_;
   std::vector<proto::CheckpointReport> checkpoints_;

@@ -27,6 +27,7 @@ struct AgentArgs {
   int64_t report_delay_ms = 50;
   bool drain = false;
   bool discover = false;
+  agent::NvmlOptions nvml;
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -43,7 +44,7 @@ std::string hostname() {
 
 int discover(const AgentArgs& args) {
   const std::string node = args.name.empty() ? hostname() : args.name;
-  auto provider = agent::make_gpu_provider(args.gpus, node);
+  auto provider = agent::make_gpu_provider(args.gpus, node, args.nvml);
   if (!provider) {
     std::cerr << "sluice agent: " << provider.error() << "\n";
     return 1;
@@ -88,6 +89,7 @@ int run_agents(const AgentArgs& args) {
     o.server_url = args.server;
     o.node = nodes[i];
     o.gpus_spec = args.gpus;
+    o.nvml = args.nvml;
     o.state_dir = args.state_dir.empty()
                       ? (multi ? "./sluice-agents/" + nodes[i] : "./sluice-agent-" + nodes[i])
                       : (multi ? args.state_dir + "/" + nodes[i] : args.state_dir);
@@ -155,6 +157,9 @@ void register_agent(CLI::App& app) {
   cmd->add_option("--report-delay-ms", args->report_delay_ms,
                   "Starts/exits during a long poll go out after gathering this long (-1: only "
                   "when the long poll returns)")
+      ->capture_default_str();
+  cmd->add_option("--nvml-library", args->nvml.library,
+                  "NVML library for --gpus auto, loaded at run time")
       ->capture_default_str();
   cmd->add_flag("--discover", args->discover, "Print the GPUs found as JSON and exit");
   cmd->callback([args] {

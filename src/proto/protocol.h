@@ -111,6 +111,9 @@ struct SyncRequest {
   std::vector<CheckpointReport> checkpoints;
   std::vector<PodRef> started;  // pods that started since the last sync
   int64_t wait_ms = 0;          // long poll: the server may hold the reply this long
+  // GPU utilisation in percent per GPU index (-1: not available for that GPU), sampled at most
+  // once a second; empty where the node cannot sample it (fake GPUs).
+  std::vector<int32_t> gpu_utilization_pct;
 };
 
 struct SyncResponse {
@@ -143,7 +146,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, 
                                                 gang_size, peers, command, env, gpus, gpu_milli,
                                                 walltime_ms, grace_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
-                                                started, wait_ms)
+                                                started, wait_ms, gpu_utilization_pct)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ErrorBody, error, details)
 

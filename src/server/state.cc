@@ -753,6 +753,12 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
     return out;
   }
   n->last_seen_ns = now;
+  // A sample for another GPU count than the configuration's is dropped, not guessed at.
+  if (req.gpu_utilization_pct.size() ==
+      config_->cluster.nodes[static_cast<size_t>(n->id)].gpus.size())
+    n->gpu_util_pct = req.gpu_utilization_pct;
+  else
+    n->gpu_util_pct.clear();
   // 1. Starts first: a pod that started and ended between two syncs reports both at once.
   for (const auto& s : req.started) {
     auto rit = records_.find(s.job);
@@ -1026,10 +1032,12 @@ json ServerState::nodes_view(TimeNs now) const {
       const int32_t used = alloc.gpu_is_mig(n.id, static_cast<int>(g)) ? 0 : 1000 - free;
       alloc_milli += used;
       auto it = on.find({n.name, static_cast<int32_t>(g)});
+      const bool sampled = n.ready && g < n.gpu_util_pct.size() && n.gpu_util_pct[g] >= 0;
       gpus.push_back({{"index", g},
                       {"model", cn.gpus[g].model},
                       {"memory_mib", cn.gpus[g].memory_mib},
                       {"allocated_milli", used},
+                      {"utilization_pct", sampled ? json(n.gpu_util_pct[g]) : json(nullptr)},
                       {"jobs", it == on.end() ? json::array() : json(it->second)}});
     }
     out.push_back(
@@ -1104,6 +1112,16 @@ std::string ServerState::metrics_text(TimeNs now) const {
       if (!alloc.gpu_is_mig(n.id, static_cast<int>(g)))
         used += 1000 - alloc.gpu_free_milli(n.id, static_cast<int>(g));
     w.sample("sluice_node_gpus_allocated", {{"node", n.name}}, static_cast<double>(used) / 1000.0);
+  }
+  w.family("sluice_node_gpu_utilization_ratio", "gauge",
+           "GPU utilisation (0-1) sampled by the node's agent through NVML; absent for fake GPUs.");
+  for (const auto& n : nodes_) {
+    if (!n.ready) continue;  // a stale sample of a silent node would read as current
+    for (size_t g = 0; g < n.gpu_util_pct.size(); ++g)
+      if (n.gpu_util_pct[g] >= 0)
+        w.sample("sluice_node_gpu_utilization_ratio",
+                 {{"node", n.name}, {"gpu", std::to_string(g)}},
+                 static_cast<double>(n.gpu_util_pct[g]) / 100.0);
   }
   // Queues.
   const auto& quota = sched_->quota();

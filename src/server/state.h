@@ -164,6 +164,7 @@ class ServerState {
     std::set<proto::PodRef> check_missing;  // after a register: verify at the next sync
     bool first_sync = false;
     bool lost = false;  // handled as lost (jobs requeued); cleared when the agent registers
+    std::vector<int32_t> gpu_util_pct;  // last sample from the agent (NVML); empty: none
   };
 
   JobRecord& rec(JobId id) { return records_.at(id); }

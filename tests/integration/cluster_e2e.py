@@ -135,9 +135,14 @@ def wait_for(pred, timeout, what):
     return None
 
 
-def start(args, log):
+FAKE_NVML = os.environ.get("SLUICE_FAKE_NVML", "")
+NVML_NODE, NVML_UTIL = "n2", "17,42,0,100"
+
+
+def start(args, log, env=None):
     f = open(os.path.join(TMP, log), "ab")
-    p = subprocess.Popen([BIN] + args, stdout=f, stderr=subprocess.STDOUT)
+    p = subprocess.Popen([BIN] + args, stdout=f, stderr=subprocess.STDOUT,
+                         env=dict(os.environ, **(env or {})))
     PROCS.append(p)
     return p
 
@@ -165,11 +170,17 @@ class Cluster:
         wait_for(lambda: http("GET", self.url + "/readyz")[0] == 200, 30, "server ready")
 
     def start_agent(self, node):
-        args = ["agent", "--server", self.url, "--name", node, "--gpus", "fake:4xH100",
+        # Node n2 finds its GPUs through NVML: the test stand-in libnvidia-ml (tests/fake_nvml:
+        # 4 x H100) when the build made one, so discovery and utilisation run end to end.
+        gpus, env = ["--gpus", "fake:4xH100"], None
+        if node == NVML_NODE and FAKE_NVML:
+            gpus = ["--gpus", "auto", "--nvml-library", FAKE_NVML]
+            env = {"SLUICE_FAKE_NVML_UTIL": NVML_UTIL}
+        args = ["agent", "--server", self.url, "--name", node] + gpus + [
                 "--state-dir", os.path.join(self.dir, "agent-" + node), "--heartbeat-ms", "200"]
         if self.join:
             args += ["--join-token", self.join]
-        self.agents[node] = start(args, "agent-%s-%d.log" % (node, self.port))
+        self.agents[node] = start(args, "agent-%s-%d.log" % (node, self.port), env)
 
     def api(self, method, path, body=None, token=None):
         return http(method, self.url + path, body, token or self.token)
@@ -345,6 +356,10 @@ def test_metrics(c):
                            capture_output=True)
         check(p.returncode == 0, "promtool check metrics passes: %s" %
               (p.stdout + p.stderr).decode()[:300])
+    if FAKE_NVML:
+        line = 'sluice_node_gpu_utilization_ratio{node="%s",gpu="1"} 0.42' % NVML_NODE
+        ok = wait_for(lambda: line in c.api("GET", "/metrics")[1], 15, "NVML utilisation")
+        check(ok, "GPU utilisation sampled through NVML reaches /metrics")
 
 
 def test_prometheus_scrape(c):

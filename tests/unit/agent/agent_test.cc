@@ -151,11 +151,12 @@ class FakeServer {
 
 class AgentTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Agent> make(bool drain = false) {
+  std::unique_ptr<Agent> make(bool drain = false, const std::string& gpus = "fake:2xH100") {
     AgentOptions o;
     o.server_url = server_.url();
     o.node = "n1";
-    o.gpus_spec = "fake:2xH100";
+    o.gpus_spec = gpus;
+    o.nvml.library = SLUICE_FAKE_NVML;
     o.state_dir = dir_.path();
     o.join_token = "s3cret";
     o.heartbeat_ms = 200;
@@ -334,6 +335,28 @@ TEST_F(AgentTest, BadAssignmentsFailToStart) {
   // A stop order for a pod the agent does not run is answered with an exit.
   server_.stop({17, 0, "SIGTERM", 0, "cancelled"});
   ASSERT_TRUE(wait_until([&] { return !server_.exits_of(17).empty(); }));
+}
+
+TEST_F(AgentTest, SyncsCarryNvmlUtilisation) {
+  ::setenv("SLUICE_FAKE_NVML_UTIL", "10,20,30,40", 1);
+  auto agent = make(false, "auto");  // NVML, through tests/fake_nvml
+  ASSERT_TRUE(agent);
+  agent->start();
+  ASSERT_TRUE(wait_until([&] {
+    for (const auto& s : server_.syncs())
+      if (s.gpu_utilization_pct == std::vector<int32_t>{10, 20, 30, 40}) return true;
+    return false;
+  }));
+  EXPECT_EQ(server_.registers()[0].gpus.size(), 4u);
+  ::unsetenv("SLUICE_FAKE_NVML_UTIL");
+  agent->stop();
+}
+
+TEST_F(AgentTest, FakeGpusSendNoUtilisation) {
+  auto agent = make();
+  agent->start();
+  ASSERT_TRUE(wait_until([&] { return !server_.syncs().empty(); }));
+  EXPECT_TRUE(server_.syncs()[0].gpu_utilization_pct.empty());
 }
 
 TEST(AgentCreate, ReportsBadOptions) {

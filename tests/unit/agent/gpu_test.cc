@@ -3,6 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "test_util.h"
+
 namespace sluice::agent {
 namespace {
 
@@ -100,6 +106,49 @@ TEST(AgentGpu, NvmlAbsentIsAClearError) {
       << r.error();
   EXPECT_NE(r.error().find("no NVIDIA driver"), std::string::npos);
   EXPECT_NE(r.error().find("--gpus fake:8xH100"), std::string::npos);
+}
+
+// The NVML provider end to end against tests/fake_nvml (a stand-in libnvidia-ml): dlopen,
+// discovery, NUMA from sysfs, NVLink peers, MIG, utilisation.
+TEST(AgentGpu, NvmlDiscoversThroughTheDriverLibrary) {
+  testing::TempDir sysfs;
+  for (const char* bus : {"0000:1b:00.0", "0000:1c:00.0", "0000:3b:00.0", "0000:3c:00.0"}) {
+    std::filesystem::create_directories(sysfs.path() + "/" + bus);
+    std::ofstream(sysfs.path() + "/" + bus + "/numa_node") << (bus[5] == '1' ? "0\n" : "1\n");
+  }
+  NvmlOptions nvml;
+  nvml.library = SLUICE_FAKE_NVML;
+  nvml.sysfs_pci = sysfs.path();
+  ::unsetenv("SLUICE_FAKE_NVML_UTIL");
+  auto r = make_gpu_provider("auto", "n1", nvml);
+  ASSERT_TRUE(r) << r.error();
+  auto& p = **r;
+  EXPECT_EQ(p.kind(), "nvml");
+  const auto& g = p.gpus();
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g[0].model, "H100");
+  EXPECT_EQ(g[0].memory_mib, 81559);
+  EXPECT_EQ(g[2].uuid, "GPU-fake-nvml-2");
+  EXPECT_EQ(g[1].numa_node, 0);
+  EXPECT_EQ(g[2].numa_node, 1);
+  EXPECT_EQ(g[0].nvlink_peers, std::vector<int32_t>{1});
+  EXPECT_EQ(g[3].nvlink_peers, std::vector<int32_t>{2});
+  EXPECT_FALSE(g[0].mig);
+  EXPECT_TRUE(g[3].mig);
+  EXPECT_EQ(p.utilization_pct(), (std::vector<int32_t>{0, 0, 0, 0}));
+  ::setenv("SLUICE_FAKE_NVML_UTIL", "35,0,-,100", 1);
+  EXPECT_EQ(p.utilization_pct(), (std::vector<int32_t>{35, 0, -1, 100}));
+  ::unsetenv("SLUICE_FAKE_NVML_UTIL");
+}
+
+TEST(AgentGpu, NvmlInitFailureSaysWhy) {
+  NvmlOptions nvml;
+  nvml.library = SLUICE_FAKE_NVML;
+  ::setenv("SLUICE_FAKE_NVML_INIT_FAIL", "1", 1);
+  auto r = make_gpu_provider("auto", "n1", nvml);
+  ::unsetenv("SLUICE_FAKE_NVML_INIT_FAIL");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().find("NVML init failed: Driver Not Loaded"), std::string::npos) << r.error();
 }
 
 }  // namespace

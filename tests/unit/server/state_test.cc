@@ -275,5 +275,29 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   std::filesystem::remove_all(dir);
 }
 
+TEST_F(ServerStateTest, GpuUtilisationFromTheAgentReachesMetricsAndNodes) {
+  up(0);
+  proto::SyncRequest s;
+  s.gpu_utilization_pct = {35, 0, -1, 100};  // GPU 2: NVML could not say
+  sync("n0", s, 1 * kS);
+  const std::string m = st.metrics_text(1 * kS);
+  EXPECT_NE(m.find("sluice_node_gpu_utilization_ratio{node=\"n0\",gpu=\"0\"} 0.35"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("sluice_node_gpu_utilization_ratio{node=\"n0\",gpu=\"3\"} 1"),
+            std::string::npos);
+  EXPECT_EQ(m.find("sluice_node_gpu_utilization_ratio{node=\"n0\",gpu=\"2\"}"), std::string::npos);
+  EXPECT_EQ(m.find("sluice_node_gpu_utilization_ratio{node=\"n1\""), std::string::npos);
+  const auto nodes = st.nodes_view(1 * kS)["nodes"];
+  EXPECT_EQ(nodes[0]["gpus"][0]["utilization_pct"], 35);
+  EXPECT_TRUE(nodes[0]["gpus"][2]["utilization_pct"].is_null());
+  EXPECT_TRUE(nodes[1]["gpus"][0]["utilization_pct"].is_null());
+  // A sample for another GPU count than the node has is dropped; so is an empty one.
+  s.gpu_utilization_pct = {50, 50};
+  sync("n0", s, 2 * kS);
+  EXPECT_EQ(st.metrics_text(2 * kS).find("sluice_node_gpu_utilization_ratio{node="),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::server
