@@ -255,6 +255,7 @@ void Scheduler::running_added(const RunningJob& r) {
     auto& vs = victims_by_queue_[r.admission.queue];
     victim_slot_[v.id] = vs.size();
     vs.push_back(v);
+    if (vcq.min_runtime_ns > 0) protected_until_.insert({r.start_ns + vcq.min_runtime_ns, v.id});
   }
   if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end())
     budget_state_[b->second].rate += budget_rate(b->second, r.job, r.admission.placement);
@@ -270,6 +271,8 @@ void Scheduler::running_removed(const RunningJob& r) {
     }
     vs.pop_back();
     victim_slot_.erase(it);
+    if (const TimeNs m = config_->cluster_queues[r.admission.queue].min_runtime_ns; m > 0)
+      protected_until_.erase({r.start_ns + m, r.job.id});
   }
   if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end())
     budget_state_[b->second].rate -= budget_rate(b->second, r.job, r.admission.placement);
@@ -394,9 +397,11 @@ bool Scheduler::report_checkpoint(JobId id, TimeNs at) {
   auto it = running_.find(id);
   if (it == running_.end()) return false;
   it->second.checkpoint_ns = std::max(it->second.checkpoint_ns, at);
-  if (auto v = victim_slot_.find(id); v != victim_slot_.end())
+  if (auto v = victim_slot_.find(id); v != victim_slot_.end()) {
     victims_by_queue_[it->second.admission.queue][v->second].checkpoint_ns =
         it->second.checkpoint_ns;
+    preempt_stale_ = true;  // the victims' cost order changed
+  }
   return true;
 }
 
@@ -488,6 +493,7 @@ bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs star
   }
   const JobId id = r.job.id;
   running_added(running_.emplace(id, std::move(r)).first->second);
+  preempt_stale_ = true;  // a new possible victim
   refresh_workload();
   return true;
 }
@@ -555,6 +561,33 @@ class PodRoom {
     for (const auto& pod : p.pods) touch(pod.node);
   }
   bool may_fit() const { return !active_ || total_ >= need_; }
+  // An upper bound of the same were GPU milli released on nodes at once (`each` yields
+  // (node, milli) pairs), computed on the side (the state is not changed): per touched node, its
+  // free GPU milli after the release, as if it could be pooled. Releasing less only leaves less
+  // room, so when this fails no subset of the releases can make the job fit.
+  template <class Each>
+  bool may_fit_if_released(Each&& each) const {
+    if (!active_) return true;
+    std::vector<int64_t> extra(per_node_.size(), -1);
+    std::vector<NodeId> touched;
+    each([&](NodeId n, int64_t milli) {
+      int64_t& e = extra[static_cast<size_t>(n)];
+      if (e < 0) {
+        e = 0;
+        touched.push_back(n);
+      }
+      e += milli;
+    });
+    int64_t total = total_;
+    for (NodeId n : touched) {
+      total -= per_node_[static_cast<size_t>(n)];
+      if (!alloc_.ready(n)) continue;
+      int64_t free = extra[static_cast<size_t>(n)];
+      for (int32_t f : alloc_.gpu_free_span(n)) free += f;
+      total += gpus_ > 1 || milli_ == 1000 ? free / 1000 / gpus_ : free / milli_;
+    }
+    return total >= need_;
+  }
 
  private:
   int64_t room(NodeId n) const {
@@ -584,7 +617,33 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
   // and topology constraints honoured); no memo: capacity grows here.
   constexpr size_t kMaxCandidates = 128;
   chosen->clear();
+  // 0. Necessary conditions, checked on the packed records without touching the cluster
+  // state: evicting every candidate at once must free enough GPUs, in all (free GPUs of ready
+  // nodes plus the candidates') and per node (PodRoom's bound). When either fails, no subset
+  // can succeed either: the search fails as it would after trying them all.
+  int64_t gpu_need = 0, gpu_room = 0;
+  for (const auto& ps : p.job.pod_sets) gpu_need += ps.requests[kGpu] * ps.count;
+  if (gpu_need > 0) {
+    for (const auto& c : cands) gpu_room += c.v->gpu_milli;
+    if (gpu_room < gpu_need) gpu_room += alloc.total_gpu_milli_free();
+    if (gpu_room < gpu_need) return false;
+  }
+  // (node, GPU milli) of every candidate's pods: from the packed record for one pod.
+  auto each_release = [&](auto&& add) {
+    for (const auto& c : cands) {
+      if (c.v->node >= 0) {
+        add(c.v->node, c.v->node_gpu_milli);
+        continue;
+      }
+      for (const auto& pod : c.r->admission.placement.pods) {
+        int64_t milli = 0;
+        for (const auto& g : pod.gpus) milli += g.milli;
+        add(pod.node, milli);
+      }
+    }
+  };
   PodRoom room(p.job, alloc);
+  if (!room.may_fit_if_released(each_release)) return false;
   bool fits = false;
   auto admit = [&]() {
     trial.memo.clear();
@@ -634,17 +693,7 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
       }
       g += milli;
     };
-    for (const auto& c : cands) {
-      if (c.v->node >= 0) {  // one pod: read from the packed record
-        add_gain(c.v->node, c.v->node_gpu_milli);
-        continue;
-      }
-      for (const auto& pod : c.r->admission.placement.pods) {
-        int64_t milli = 0;
-        for (const auto& s : pod.gpus) milli += s.milli;
-        add_gain(pod.node, milli);
-      }
-    }
+    each_release(add_gain);
     std::vector<std::pair<int64_t, NodeId>> nodes;
     for (NodeId n : touched) nodes.push_back({-gain[static_cast<size_t>(n)], n});
     std::sort(nodes.begin(), nodes.end());
@@ -1218,15 +1267,29 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   // 0. Incremental when nothing was freed since the last applied cycle and no older job
   // became starving since (that would change who holds capacity).
   bool incremental = mode == CycleMode::kAuto && !need_full_;
-  // Preemption breaks the argument (an older job may evict work that passed its minimum
-  // runtime since, or that a bounded number of attempts did not reach): queues that preempt
-  // and have older pending work get a full cycle.
-  for (int q = 0; q < nq && incremental; ++q) {
+  // Preemption: an older job of a queue that preempts failed its queue's attempt in the last
+  // full cycle (or never got one: an older job of its queue had it). The attempt fails again
+  // while the running jobs it could evict are the same ones (no admission or eviction since:
+  // preempt_stale_), none of them passed its minimum runtime since, and every such queue got
+  // its attempt then (the per-cycle cap was not reached), and the job that made it is still
+  // pending (else an older job that never tried would try now). Budgets can open the right to
+  // preempt as time passes (a new period): with them, full cycles as before.
+  bool preempt_pending = false;
+  for (int q = 0; q < nq && !preempt_pending; ++q) {
     const auto& pc = config_->cluster_queues[q].preemption;
-    if ((pc.within_cluster_queue != WithinQueuePolicy::kNever ||
-         pc.reclaim_within_cohort != ReclaimPolicy::kNever) &&
-        by_key_[q].size() > 0)
+    preempt_pending = (pc.within_cluster_queue != WithinQueuePolicy::kNever ||
+                       pc.reclaim_within_cohort != ReclaimPolicy::kNever) &&
+                      !by_key_[q].empty();
+  }
+  if (incremental && preempt_pending) {
+    if (preempt_stale_ || last_preempt_capped_ || !config_->budgets.empty()) {
       incremental = false;
+    } else if (!protected_until_.empty()) {
+      auto it = protected_until_.lower_bound({last_cycle_ns_ + 1, 0});
+      if (it != protected_until_.end() && it->first <= now) incremental = false;
+    }
+    for (JobId id : last_preempt_attempted_)
+      if (id && !pending_.count(id)) incremental = false;
   }
   // A fallback tier that opened a flavor or shape since the last cycle: the job may fit now.
   if (incremental && !fallback_opens_.empty()) {
@@ -1353,6 +1416,20 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   constexpr int kMaxPreemptionAttempts = 16;
   int preempt_attempts = 0;
   std::vector<bool> preempt_tried(nq, false);
+  // The job that has (or, incremental, holds from the last cycles) each queue's attempt.
+  std::vector<JobId> attempted(nq, 0);
+  bool capped = false;
+  // Cohort trees where a held attempt may reclaim: an admission there changes which running
+  // jobs count as borrowing (reclaimable), so the held attempt might succeed in a full cycle.
+  std::vector<char> reclaim_held(quota.num_queues() + config_->cohorts.size(), 0);
+  if (incremental)
+    for (int q = 0; q < nq && q < static_cast<int>(last_preempt_attempted_.size()); ++q)
+      if (last_preempt_attempted_[q]) {
+        attempted[q] = last_preempt_attempted_[q];
+        ++preempt_attempts;
+        if (config_->cluster_queues[q].preemption.reclaim_within_cohort != ReclaimPolicy::kNever)
+          reclaim_held[quota.root(q)] = 1;
+      }
   std::set<JobId> evicted;
 
   // Failures memoised by (queue, shape) until the next admission or eviction of the cycle:
@@ -1466,12 +1543,27 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       if (!admitted && plain) failed.emplace(fkey, Failed{attempt.reason, attempt.failed_flavors});
     }
     bool via_preemption = false;
+    // Incremental: a full cycle would give the queue's attempt to the older job that holds it,
+    // unless this one ranks before it.
+    const bool older_first =
+        incremental && attempted[q] && !ranks_before(p, pending_.at(attempted[q]));
     if (!admitted && !over && attempt.reason.code != PendingCode::kNeverFitsQuota &&
-        preempt_attempts < kMaxPreemptionAttempts && !preempt_tried[q]) {
+        !preempt_tried[q] && !older_first) {
+      // Incremental cycles stop being exact past the cap, or once an eviction frees capacity
+      // that older jobs might use: a full cycle decides instead.
+      if (preempt_attempts >= kMaxPreemptionAttempts) {
+        if (incremental) return run_cycle(now, CycleMode::kFull);
+        capped = true;
+      }
+    }
+    if (!admitted && !over && attempt.reason.code != PendingCode::kNeverFitsQuota &&
+        preempt_attempts < kMaxPreemptionAttempts && !preempt_tried[q] && !older_first) {
       preempt_tried[q] = true;
-      ++preempt_attempts;
+      if (!attempted[q]) ++preempt_attempts;
+      attempted[q] = p.job.id;
       PendingReason keep = attempt.reason;
       admitted = try_preempt(p, tier, quota, alloc, now, evicted, attempt, result.preempted);
+      if (admitted && incremental) return run_cycle(now, CycleMode::kFull);
       via_preemption = admitted;
       if (admitted && attempt.admission.downgraded())
         attempt.admission.waited_ns = now - p.job.submit_ns;
@@ -1506,6 +1598,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       }
     }
     if (admitted) {
+      if (incremental && reclaim_held[root]) return run_cycle(now, CycleMode::kFull);
       failed.clear();  // quota and capacity changed
       Admission& a = attempt.admission;
       a.best_effort = over;
@@ -1561,6 +1654,8 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     }
     result.pending = std::move(keep);
   }
+  result.preempt_attempted = std::move(attempted);
+  result.preempt_capped = capped;
   result.strict_blockers.resize(nq);
   for (int q = 0; q < nq; ++q) result.strict_blockers[q] = cur[q].strict_blocker;
   result.held_by = held_by;
@@ -1581,6 +1676,11 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   last_held_root_ = result.held_root;
   last_held_queue_ = result.held_queue;
   last_reservation_ = result.reservation;
+  // The older jobs' preemption attempts stay valid while the running set stays as they saw it.
+  const bool changed = !result.admitted.empty() || !result.preempted.empty();
+  preempt_stale_ = result.incremental ? (preempt_stale_ || changed) : changed;
+  last_preempt_attempted_ = result.preempt_attempted;
+  if (!result.incremental) last_preempt_capped_ = result.preempt_capped;
   std::erase_if(new_jobs_, [&](const auto& e) { return e.first <= result.generation; });
   // Victims first (their capacity is what the preemptors were placed on), keeping their
   // original submit time; then rejections; then admissions.

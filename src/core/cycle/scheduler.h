@@ -306,6 +306,14 @@ class Scheduler {
   std::vector<JobId> last_held_root_;
   std::vector<JobId> last_held_queue_;
   Reservation last_reservation_;
+  // Preemption in incremental cycles (see run_cycle): whether running jobs were added or
+  // evicted since the last full cycle's preemption attempts, who made each queue's attempt, and
+  // whether that cycle hit the cap on attempts. protected_until_: listed victims still inside
+  // their queue's minimum runtime, by the time they leave it.
+  bool preempt_stale_ = true;
+  std::vector<JobId> last_preempt_attempted_;
+  bool last_preempt_capped_ = true;
+  std::set<std::pair<TimeNs, JobId>> protected_until_;
   uint64_t workload_refreshed_at_ = 0;  // submissions_ when FGD's typical pods were last set
   void refresh_workload();
 };

@@ -2,7 +2,10 @@
 //   - no GPU, CPU or memory over-allocated; quota usage equals running jobs' usage;
 //   - no queue exceeds its quota or borrowing limit;
 //   - gangs are all-or-nothing;
-//   - same input -> identical decisions (also from a freshly built scheduler).
+//   - same input -> identical decisions (also from a freshly built scheduler);
+//   - an incremental cycle admits and evicts exactly what a full one would, also when queues
+//     preempt (within the queue, reclaim in the cohort, with a minimum runtime) and hold older
+//     pending work.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -35,6 +38,17 @@ World gen_world() {
                        "all", strategy);
   }
   c.priority_classes = {{"low", 0}, {"high", 100}};
+  // Preemption, on some queues: within the queue by priority, reclaim of lent quota in the
+  // cohort, sometimes with a minimum runtime that victims pass between cycles.
+  if (*rc::gen::arbitrary<bool>())
+    for (auto& cq : c.cluster_queues) {
+      cq.preemption.within_cluster_queue =
+          *rc::gen::element(WithinQueuePolicy::kNever, WithinQueuePolicy::kLowerPriority,
+                            WithinQueuePolicy::kLowerOrNewerEqualPriority);
+      cq.preemption.reclaim_within_cohort = *rc::gen::element(
+          ReclaimPolicy::kNever, ReclaimPolicy::kLowerPriority, ReclaimPolicy::kAny);
+      cq.min_runtime_ns = *rc::gen::element(0, 0, 90, 150) * kNsPerSec;
+    }
   // Incremental cycles keep the standing backfill reservation (see docs/scheduling.md), so the
   // exact incremental == full equivalence is checked with backfill off.
   c.policy.backfill = *rc::gen::arbitrary<bool>();
@@ -51,6 +65,7 @@ World gen_world() {
       ps.requests[kGpu] = ps.gpu_milli;
     }
     if (*rc::gen::inRange(0, 4) == 0) job.topology = {0, *rc::gen::arbitrary<bool>()};
+    job.preemptible = *rc::gen::inRange(0, 4) != 0;
     w.jobs.push_back(job);
   }
   return w;
@@ -82,15 +97,23 @@ RC_GTEST_PROP(CycleProperty, InvariantsHoldAndDecisionsAreDeterministic, ()) {
     CycleResult r = s.run_cycle(now);
     RC_ASSERT(r == s.run_cycle(now));     // same state, same decisions
     RC_ASSERT(r == twin.run_cycle(now));  // an identical scheduler decides identically
-    // An incremental cycle admits exactly what a full one would.
-    if (!w.config->policy.backfill)
-      RC_ASSERT(r.admitted == s.run_cycle(now, Scheduler::CycleMode::kFull).admitted);
+    // An incremental cycle admits and evicts exactly what a full one would.
+    if (!w.config->policy.backfill) {
+      const CycleResult full = s.run_cycle(now, Scheduler::CycleMode::kFull);
+      RC_ASSERT(r.admitted == full.admitted);
+      RC_ASSERT(r.preempted == full.preempted);
+    }
+    RC_CLASSIFY(r.incremental && !r.preempt_attempted.empty() &&
+                    std::any_of(r.preempt_attempted.begin(), r.preempt_attempted.end(),
+                                [](JobId id) { return id != 0; }),
+                "incremental with a standing preemption attempt");
     check_cycle(s, r);
     s.apply(r, now);
     twin.apply(r, now);
     std::string why;
     RC_ASSERT(s.check_invariants(&why));
     for (const auto& a : r.admitted) running.push_back(a.job);
+    for (const auto& pr : r.preempted) std::erase(running, pr.victim);  // back to pending
     // Finish a random subset of the running jobs.
     std::vector<JobId> still;
     const bool finish_some = *rc::gen::arbitrary<bool>();
