@@ -1,4 +1,4 @@
-// The client commands: submit, run, jobs, queues, nodes, cancel, logs, explain. Each talks
+// The client commands: submit, run, jobs, queues, nodes, cancel, logs, explain, config. Each talks
 // HTTP/JSON to `sluice serve` (docs/api.md) through client_http and prints a table
 // (client_views) or, with --json, the server's JSON as it came. Exit codes: 0 done, 1 the server
 // refused (its message on stderr) or bad options, 2 the server could not be reached.
@@ -292,6 +292,50 @@ void register_explain(CLI::App& app) {
   });
 }
 
+// Warnings of an applied configuration, one per line, then what happened.
+void print_applied(const json& reply, const std::string& what) {
+  if (reply.contains("warnings") && reply["warnings"].is_array())
+    for (const auto& w : reply["warnings"])
+      if (w.is_string()) std::cerr << "warning: " << w.get<std::string>() << "\n";
+  std::cout << what << "\n";
+}
+
+void register_config(CLI::App& app) {
+  auto* cmd = app.add_subcommand("config", "Show, apply or reload the server's configuration");
+  cmd->require_subcommand(1);
+  auto c = std::make_shared<Common>();
+  auto* get = cmd->add_subcommand("get", "Print the configuration in force (YAML; admin token)");
+  add_common(get, *c, false);
+  get->callback([c] { std::cout << need(HttpClient(c->conn).call("GET", "/v1/config")).body; });
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto* apply = cmd->add_subcommand(
+      "apply", "Replace the configuration with these files, validated first (admin token)");
+  apply->add_option("files", *files, "YAML files (all documents of the new configuration)")
+      ->required();
+  add_common(apply, *c, true);
+  apply->callback([c, files] {
+    std::string body;
+    for (const auto& f : *files) {
+      auto read = read_source(f);
+      if (!read) fail({1, "error: " + read.error()});
+      if (!body.empty() && body.back() != '\n') body += "\n";
+      if (!body.empty()) body += "---\n";
+      body += read->text;
+    }
+    json reply = need(HttpClient(c->conn).call_json("PUT", "/v1/config", body, "application/yaml"));
+    if (c->json) return print_json(reply);
+    print_applied(reply, "configuration applied");
+  });
+  auto* reload = cmd->add_subcommand(
+      "reload", "Make the server re-read its --config files, as SIGHUP does (admin token)");
+  add_common(reload, *c, true);
+  reload->callback([c] {
+    json reply = need(HttpClient(c->conn).call_json("POST", "/v1/config/reload"));
+    if (c->json) return print_json(reply);
+    print_applied(reply, "configuration reloaded");
+  });
+}
+
 }  // namespace
 
 void register_client(CLI::App& app) {
@@ -305,6 +349,7 @@ void register_client(CLI::App& app) {
   register_cancel(app);
   register_logs(app);
   register_explain(app);
+  register_config(app);
 }
 
 }  // namespace sluice::cli

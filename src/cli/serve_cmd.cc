@@ -24,25 +24,35 @@ namespace {
 
 using nlohmann::json;
 
-// Blocks SIGINT/SIGTERM in every thread (call before starting any); wait_for_signal() takes them.
+// Blocks SIGINT/SIGTERM/SIGHUP in every thread (call before starting any); wait_for_signal()
+// takes them.
 void block_signals(sigset_t* set) {
   sigemptyset(set);
   sigaddset(set, SIGINT);
   sigaddset(set, SIGTERM);
+  sigaddset(set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, set, nullptr);
 }
 
-// Waits for SIGINT/SIGTERM, or `seconds` (<= 0: forever). Returns the signal or 0 on timeout.
-int wait_for_signal(const sigset_t& set, double seconds) {
+// Waits for SIGINT/SIGTERM, or `seconds` (<= 0: forever). Returns the signal, or 0 on timeout
+// or after a SIGHUP, which reloads the server's --config files (a bad one is refused and logged).
+int wait_for_signal(const sigset_t& set, double seconds, server::Server& srv) {
+  int sig = 0;
   if (seconds <= 0) {
-    int sig = 0;
-    sigwait(&set, &sig);
+    do {
+      sigwait(&set, &sig);
+      if (sig == SIGHUP) srv.reload_config();
+    } while (sig == SIGHUP);
     return sig;
   }
   timespec ts{
       static_cast<time_t>(seconds),
       static_cast<long>((seconds - static_cast<double>(static_cast<time_t>(seconds))) * 1e9)};
-  const int sig = sigtimedwait(&set, nullptr, &ts);
+  sig = sigtimedwait(&set, nullptr, &ts);
+  if (sig == SIGHUP) {
+    srv.reload_config();
+    return 0;
+  }
   return sig < 0 ? 0 : sig;
 }
 
@@ -89,7 +99,7 @@ int run_serve(ServeArgs& a) {
   }
   std::cerr << "sluice serve: API on " << (*srv)->url() << " (data in " << a.opt.data_dir
             << "); stop with Ctrl-C\n";
-  const int sig = wait_for_signal(set, 0);
+  const int sig = wait_for_signal(set, 0, **srv);
   std::cerr << "sluice serve: signal " << sig << ", stopping\n";
   (*srv)->stop();
   return 0;
@@ -263,7 +273,7 @@ int run_up(UpArgs& a) {
         "its quota; team-b reclaims; an interactive notebook must start within 30 s\n");
     for (const auto& [at, docs] : demo_schedule()) {
       while (elapsed() < at) {
-        if (wait_for_signal(set, std::min(1.0, at - elapsed())) != 0) goto done;
+        if (wait_for_signal(set, std::min(1.0, at - elapsed()), **srv) != 0) goto done;
         print_status(cli, elapsed(), last);
       }
       for (const auto& d : docs) {
@@ -280,7 +290,7 @@ int run_up(UpArgs& a) {
   for (;;) {
     const double left = a.exit_after_s > 0 ? a.exit_after_s - elapsed() : 5.0;
     if (a.exit_after_s > 0 && left <= 0) break;
-    if (wait_for_signal(set, std::min(1.0, left)) != 0) break;
+    if (wait_for_signal(set, std::min(1.0, left), **srv) != 0) break;
     print_status(cli, elapsed(), last);
   }
 done:

@@ -321,25 +321,22 @@ void Server::routes() {
     std::lock_guard lk(state_->mu());
     res.set_content(config_text_, "application/yaml");
   });
-  h.Put("/v1/config", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Put("/v1/config", [this, who](const httplib::Request& req, httplib::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (!caller->admin) return fail(res, 403, "only an admin token may change the configuration");
-    auto lc = load_server_config({Source{"request", req.body}});
-    if (!lc) return fail(res, 400, "the configuration is invalid; the old one stays", {lc.error()});
-    uint64_t ticket = 0;
-    {
-      std::lock_guard lk(state_->mu());
-      auto ok = state_->reconfigure(lc->config, lc->text, now());
-      if (!ok) return fail(res, 409, ok.error(), {"the old configuration stays"});
-      ticket = state_->persist_config(lc->text);
-      config_text_ = lc->text;
-      // A configuration without a ServerAuth document keeps the tokens in force.
-      if (lc->auth.enabled() || !lc->auth.join_token.empty()) auth_ = lc->auth;
-    }
-    if (ticket) store_->wait(ticket);
-    kick();
-    reply(res, 200, json{{"applied", true}, {"warnings", lc->warnings}});
+    const auto out = apply_config({Source{"request", req.body}});
+    if (out.status != 200) return fail(res, out.status, out.error, out.details);
+    reply(res, 200, json{{"applied", true}, {"warnings", out.warnings}});
+  });
+  h.Post("/v1/config/reload", [this, who](const httplib::Request& req, httplib::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    if (!caller->admin) return fail(res, 403, "only an admin token may change the configuration");
+    const auto out = reload_config();
+    if (out.status != 200) return fail(res, out.status, out.error, out.details);
+    reply(res, 200,
+          json{{"applied", true}, {"files", options_.config_files}, {"warnings", out.warnings}});
   });
 
   // --- Agents --------------------------------------------------------------------------------

@@ -155,6 +155,51 @@ void Server::stop() {
   if (loop_thread_.joinable()) loop_thread_.join();
 }
 
+namespace {
+Server::ApplyOutcome refused(int status, std::string error, std::string detail) {
+  return {status, std::move(error), {std::move(detail)}, {}};
+}
+constexpr const char* kInvalid = "the configuration is invalid; the old one stays";
+}  // namespace
+
+Server::ApplyOutcome Server::apply_config(const std::vector<Source>& sources) {
+  ApplyOutcome out;
+  auto lc = load_server_config(sources);
+  if (!lc) return refused(400, kInvalid, lc.error());
+  uint64_t ticket = 0;
+  {
+    std::lock_guard lk(state_->mu());
+    auto ok = state_->reconfigure(lc->config, lc->text, now_ns());
+    if (!ok) return refused(409, ok.error(), "the old configuration stays");
+    ticket = state_->persist_config(lc->text);
+    config_text_ = lc->text;
+    // A configuration without a ServerAuth document keeps the tokens in force.
+    if (lc->auth.enabled() || !lc->auth.join_token.empty()) auth_ = lc->auth;
+  }
+  if (ticket) store_->wait(ticket);
+  kick();
+  out.warnings = lc->warnings;
+  return out;
+}
+
+Server::ApplyOutcome Server::reload_config() {
+  if (options_.config_files.empty())
+    return refused(400, "the server was started without --config files: nothing to reload",
+                   "change the configuration with PUT /v1/config instead");
+  std::vector<Source> sources;
+  for (const auto& f : options_.config_files) {
+    auto src = read_source(f);
+    if (!src) return refused(400, kInvalid, src.error());
+    sources.push_back(std::move(*src));
+  }
+  const ApplyOutcome out = apply_config(sources);
+  log(out.status == 200
+          ? "configuration reloaded from " + std::to_string(sources.size()) + " file(s)"
+          : "configuration reload refused: " + out.error +
+                (out.details.empty() ? "" : ": " + out.details.front()));
+  return out;
+}
+
 void Server::kick() {
   {
     std::lock_guard lk(loop_mu_);

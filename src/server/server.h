@@ -45,6 +45,19 @@ class Server {
   // Startup messages (recovered jobs, config warnings) for the caller to print.
   const std::vector<std::string>& notes() const { return notes_; }
 
+  // A configuration change: validated first, refused whole (the old one stays) when it is
+  // invalid (400) or cannot carry the jobs in flight (409); 200 with its warnings when applied.
+  struct ApplyOutcome {
+    int status = 200;
+    std::string error;
+    std::vector<std::string> details;
+    std::vector<std::string> warnings;
+  };
+  ApplyOutcome apply_config(const std::vector<Source>& sources);
+  // Re-reads the --config files (SIGHUP, POST /v1/config/reload); 400 when serving the stored
+  // configuration (no files were given).
+  ApplyOutcome reload_config();
+
  private:
   Server() = default;
   void routes();
