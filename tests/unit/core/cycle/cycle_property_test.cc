@@ -20,7 +20,9 @@ struct World {
   std::vector<Job> jobs;
 };
 
-World gen_world() {
+// preempting: every queue preempts (some way), backfill off, so that most cycles check the
+// incremental == full equivalence with older pending work in queues that preempt.
+World gen_world(bool preempting = false) {
   World w;
   w.config = std::make_shared<Config>();
   auto& c = *w.config;
@@ -40,7 +42,7 @@ World gen_world() {
   c.priority_classes = {{"low", 0}, {"high", 100}};
   // Preemption, on some queues: within the queue by priority, reclaim of lent quota in the
   // cohort, sometimes with a minimum runtime that victims pass between cycles.
-  if (*rc::gen::arbitrary<bool>())
+  if (preempting || *rc::gen::arbitrary<bool>())
     for (auto& cq : c.cluster_queues) {
       cq.preemption.within_cluster_queue =
           *rc::gen::element(WithinQueuePolicy::kNever, WithinQueuePolicy::kLowerPriority,
@@ -51,7 +53,7 @@ World gen_world() {
     }
   // Incremental cycles keep the standing backfill reservation (see docs/scheduling.md), so the
   // exact incremental == full equivalence is checked with backfill off.
-  c.policy.backfill = *rc::gen::arbitrary<bool>();
+  c.policy.backfill = !preempting && *rc::gen::arbitrary<bool>();
   const int njobs = *rc::gen::inRange(1, 40);
   for (int j = 0; j < njobs; ++j) {
     const int q = *rc::gen::inRange(0, queues);
@@ -80,8 +82,7 @@ void check_cycle(const Scheduler& s, const CycleResult& r) {
   }
 }
 
-RC_GTEST_PROP(CycleProperty, InvariantsHoldAndDecisionsAreDeterministic, ()) {
-  World w = gen_world();
+void run_world(const World& w, int cycles) {
   Scheduler s(w.config);
   Scheduler twin(w.config);
   // Half the jobs up front, the rest trickle in between cycles.
@@ -92,7 +93,7 @@ RC_GTEST_PROP(CycleProperty, InvariantsHoldAndDecisionsAreDeterministic, ()) {
   }
   size_t next = half;
   std::vector<JobId> running;
-  for (int cycle = 0; cycle < 6; ++cycle) {
+  for (int cycle = 0; cycle < cycles; ++cycle) {
     const TimeNs now = (100 + cycle * 60) * kNsPerSec;
     CycleResult r = s.run_cycle(now);
     RC_ASSERT(r == s.run_cycle(now));     // same state, same decisions
@@ -136,6 +137,14 @@ RC_GTEST_PROP(CycleProperty, InvariantsHoldAndDecisionsAreDeterministic, ()) {
   for (JobId id : running) s.finish(id, 10'000 * kNsPerSec);
   // Everything returned: all capacity free again, no drift.
   RC_ASSERT(s.alloc().total_gpu_milli_free() == s.alloc().total_gpu_milli_capacity());
+}
+
+RC_GTEST_PROP(CycleProperty, InvariantsHoldAndDecisionsAreDeterministic, ()) {
+  run_world(gen_world(), 6);
+}
+
+RC_GTEST_PROP(CycleProperty, IncrementalEqualsFullWhenQueuesPreempt, ()) {
+  run_world(gen_world(true), 12);
 }
 
 }  // namespace
