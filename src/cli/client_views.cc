@@ -300,6 +300,7 @@ std::string nodes_table(const json& reply, const ViewOptions& o) {
            {"READY"},
            {"GPUS", 0, true},
            {"ALLOC", 0, true},
+           {"UTIL", 0, true},
            {"MODEL", cap(o, 24)},
            {"LAST-SEEN", 0, true}});
   for (const auto& n : items(reply, "nodes")) {
@@ -307,8 +308,17 @@ std::string nodes_table(const json& reply, const ViewOptions& o) {
     std::string gpu_count = "-";
     std::string alloc = "-";
     std::vector<std::string> models;
+    std::string util = "-";  // mean NVML utilisation of the GPUs that report one
     if (gpus && gpus->is_array()) {
       gpu_count = std::to_string(gpus->size());
+      double sum = 0;
+      int sampled = 0;
+      for (const auto& g : *gpus)
+        if (const json* u = field(g, {"utilization_pct"}); u && u->is_number()) {
+          sum += u->get<double>();
+          ++sampled;
+        }
+      if (sampled) util = format_decimal(sum / sampled, 0) + "%";
       // Allocation from the GPUs themselves: their allocated share, else "has a job".
       double allocated = 0;
       for (const auto& g : *gpus) {
@@ -351,8 +361,8 @@ std::string nodes_table(const json& reply, const ViewOptions& o) {
       last_seen = age_since(seen, o.now_unix_s);
       if (last_seen != "-") last_seen += " ago";
     }
-    t.add_row(
-        {text_of(field(n, {"name", "node"})), ready, gpu_count, alloc, model_text, last_seen});
+    t.add_row({text_of(field(n, {"name", "node"})), ready, gpu_count, alloc, util, model_text,
+               last_seen});
   }
   return t.render();
 }

@@ -128,16 +128,18 @@ TEST(ClientViews, NodesTable) {
   json reply = json::parse(R"({"nodes": [
     {"name": "n1", "ready": true, "registered": true, "agent": "http://127.0.0.1:4100",
      "last_seen_s_ago": 1.2, "gpu_count": 4, "gpus_allocated": 2.5,
-     "gpus": [{"index": 0, "model": "H100", "allocated_milli": 1000, "jobs": [17]},
-              {"index": 1, "model": "H100", "allocated_milli": 1000, "jobs": [17]},
+     "gpus": [{"index": 0, "model": "H100", "allocated_milli": 1000, "jobs": [17],
+               "utilization_pct": 90},
+              {"index": 1, "model": "H100", "allocated_milli": 1000, "jobs": [17],
+               "utilization_pct": 45},
               {"index": 2, "model": "H100", "allocated_milli": 500, "jobs": [18]},
               {"index": 3, "model": "H100", "allocated_milli": 0, "jobs": []}]},
     {"name": "n2", "ready": false, "registered": false, "last_seen_s_ago": null,
      "gpus": [{"index": 0, "model": "L4", "jobs": []}, {"index": 1, "model": "A100", "jobs": [3]}]}]})");
   EXPECT_EQ(nodes_table(reply, {kNow, false}),
-            "NAME  READY  GPUS  ALLOC  MODEL    LAST-SEEN\n"
-            "n1    yes       4    2.5  H100        1s ago\n"
-            "n2    no        2      1  L4,A100      never\n");
+            "NAME  READY  GPUS  ALLOC  UTIL  MODEL    LAST-SEEN\n"
+            "n1    yes       4    2.5   68%  H100        1s ago\n"
+            "n2    no        2      1     -  L4,A100      never\n");
 }
 
 TEST(ClientViews, NodeHeartbeatAsATime) {
