@@ -275,6 +275,59 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   std::filesystem::remove_all(dir);
 }
 
+// Records are written by hand (encode_record); every awkward byte must read back.
+TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sluice-state-text-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto cfg = config();
+  const std::string message = "quote \" backslash \\ nl \n tab \t ctrl \x01 utf8 \xc3\xa9 end";
+  JobId id = 0;
+  std::string reason;
+  {
+    auto store = Store::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    st.register_agent(reg("n0"), 0);
+    proto::SyncRequest s;
+    s.agent_id = "agent-n0";
+    st.sync_reports("n0", s, 0);
+    id = st.submit(jobs(*cfg, job_yaml("odd", 1, 1)), 1 * kS).ids[0];
+    ASSERT_TRUE((*store)->wait(st.cycle(2 * kS)));
+    st.release_staged();
+    s.started = {{id, 0}};
+    proto::PodExit e;
+    e.job = id;
+    e.pod = 0;
+    e.reason = "exited";
+    e.exit_code = 3;
+    e.message = message + " bad \xff byte";
+    s.exits = {e};
+    ASSERT_EQ(st.sync_reports("n0", s, 3 * kS).status, 200);
+    ASSERT_TRUE((*store)->wait(st.cycle(4 * kS)));
+    ASSERT_EQ(st.find(id)->state, JobState::kFailed);
+    reason = st.find(id)->reason;
+  }
+  auto store = Store::open(dir.string());
+  ASSERT_TRUE(store.ok());
+  auto stored = (*store)->load_jobs();
+  ASSERT_TRUE(stored.ok());
+  ServerState st(cfg, store->get(), ServerOptions{});
+  auto problems = st.recover(*stored, 10 * kS);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  const JobRecord* r = st.find(id);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->state, JobState::kFailed);
+  EXPECT_EQ(r->exit_code, 3);
+  ASSERT_EQ(r->pods.size(), 1u);
+  // Valid text comes back byte for byte; the invalid byte becomes U+FFFD.
+  EXPECT_EQ(r->pods[0].exit.message, message + " bad \xef\xbf\xbd byte");
+  EXPECT_EQ(r->reason.substr(0, 20), reason.substr(0, 20));
+  EXPECT_EQ(r->job.name, "odd");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(ServerStateTest, GpuUtilisationFromTheAgentReachesMetricsAndNodes) {
   up(0);
   proto::SyncRequest s;
