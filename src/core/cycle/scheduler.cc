@@ -1274,12 +1274,14 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   // its attempt then (the per-cycle cap was not reached), and the job that made it is still
   // pending (else an older job that never tried would try now). Budgets can open the right to
   // preempt as time passes (a new period): with them, full cycles as before.
+  // Only queues whose policy may preempt make attempts (and count against the cap).
+  std::vector<char> may_preempt(nq, 0);
   bool preempt_pending = false;
-  for (int q = 0; q < nq && !preempt_pending; ++q) {
+  for (int q = 0; q < nq; ++q) {
     const auto& pc = config_->cluster_queues[q].preemption;
-    preempt_pending = (pc.within_cluster_queue != WithinQueuePolicy::kNever ||
-                       pc.reclaim_within_cohort != ReclaimPolicy::kNever) &&
-                      !by_key_[q].empty();
+    may_preempt[q] = pc.within_cluster_queue != WithinQueuePolicy::kNever ||
+                     pc.reclaim_within_cohort != ReclaimPolicy::kNever;
+    preempt_pending = preempt_pending || (may_preempt[q] && !by_key_[q].empty());
   }
   if (incremental && preempt_pending) {
     if (preempt_stale_ || last_preempt_capped_ || !config_->budgets.empty()) {
@@ -1547,8 +1549,8 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     // unless this one ranks before it.
     const bool older_first =
         incremental && attempted[q] && !ranks_before(p, pending_.at(attempted[q]));
-    if (!admitted && !over && attempt.reason.code != PendingCode::kNeverFitsQuota &&
-        !preempt_tried[q] && !older_first) {
+    if (!admitted && !over && may_preempt[q] &&
+        attempt.reason.code != PendingCode::kNeverFitsQuota && !preempt_tried[q] && !older_first) {
       // Incremental cycles stop being exact past the cap, or once an eviction frees capacity
       // that older jobs might use: a full cycle decides instead.
       if (preempt_attempts >= kMaxPreemptionAttempts) {
@@ -1556,7 +1558,8 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
         capped = true;
       }
     }
-    if (!admitted && !over && attempt.reason.code != PendingCode::kNeverFitsQuota &&
+    if (!admitted && !over && may_preempt[q] &&
+        attempt.reason.code != PendingCode::kNeverFitsQuota &&
         preempt_attempts < kMaxPreemptionAttempts && !preempt_tried[q] && !older_first) {
       preempt_tried[q] = true;
       if (!attempted[q]) ++preempt_attempts;
