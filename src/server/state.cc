@@ -371,6 +371,7 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
     return true;
   });
   sched_ = std::move(s);
+  sched_->restore_budgets(stored_budgets(), now);
   rebuild_nodes({});  // every node NotReady until its agent registers
   for (auto& n : nodes_)
     n.last_seen_ns = now;  // agents get one timeout to come back before their jobs are requeued
@@ -411,12 +412,12 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
       }
     }
   }
+  s->restore_budgets(sched_->budget_snapshot(now), now);  // usage carries over by namespace
   config_ = std::move(config);
   sched_ = std::move(s);
   rebuild_nodes(old);
   pending_.clear();
   dirty_ = true;
-  (void)now;
   persist_config(text);
   return true;
 }
@@ -697,7 +698,33 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     start_run(rec(a.job), a, now);
   }
   if (!res.admitted.empty() || !res.preempted.empty()) dirty_ = true;  // follow-up cycle
+  persist_budgets(now);
   return flush();
+}
+
+// GPU-hour budgets survive a restart: their usage goes to the store with every cycle (at
+// least once a second), and recover() hands it back to the new scheduler.
+void ServerState::persist_budgets(TimeNs now) {
+  if (config_->budgets.empty()) return;
+  json out = json::array();
+  for (const auto& b : sched_->budget_snapshot(now))
+    out.push_back({{"namespace", b.namespace_}, {"at_ns", b.at_ns}, {"used", b.used}});
+  write_.meta.push_back({"budgets", out.dump()});
+}
+
+std::vector<Scheduler::BudgetSnapshot> ServerState::stored_budgets() const {
+  std::vector<Scheduler::BudgetSnapshot> out;
+  if (!store_) return out;
+  auto text = store_->get_meta("budgets");
+  if (!text) return out;
+  const json j = json::parse(*text, nullptr, false);
+  if (!j.is_array()) return out;
+  for (const auto& e : j)
+    if (e.is_object() && e.value("namespace", json()).is_string() &&
+        e.value("at_ns", json()).is_number_integer() && e.value("used", json()).is_string())
+      out.push_back({e["namespace"].get<std::string>(), e["at_ns"].get<TimeNs>(),
+                     e["used"].get<std::string>()});
+  return out;
 }
 
 void ServerState::release_staged() {

@@ -175,6 +175,8 @@ class ServerState {
   void touch(const JobRecord& r);
   void event(nlohmann::json e);
   uint64_t flush();
+  void persist_budgets(TimeNs now);
+  std::vector<Scheduler::BudgetSnapshot> stored_budgets() const;
   // Pod lifecycle.
   void stop_pods(JobRecord& r, const std::string& reason, TimeNs grace_ns);
   void start_run(JobRecord& r, const Admission& a, TimeNs now);

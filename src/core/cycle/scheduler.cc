@@ -349,6 +349,46 @@ std::vector<Scheduler::BudgetUsage> Scheduler::budget_usage(TimeNs now) const {
   return out;
 }
 
+std::vector<Scheduler::BudgetSnapshot> Scheduler::budget_snapshot(TimeNs now) const {
+  std::vector<BudgetSnapshot> out;
+  for (size_t b = 0; b < config_->budgets.size(); ++b) {
+    Int128 v = budget_used(static_cast<int32_t>(b), now);
+    std::string digits;
+    do {
+      digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+      v /= 10;
+    } while (v > 0);
+    out.push_back({config_->budgets[b].namespace_, now, std::move(digits)});
+  }
+  return out;
+}
+
+void Scheduler::restore_budgets(const std::vector<BudgetSnapshot>& snapshot, TimeNs now) {
+  for (const auto& snap : snapshot) {
+    auto it = budget_of_namespace_.find(snap.namespace_);
+    // (36 digits stay well inside __int128, whose maximum has 39.)
+    if (it == budget_of_namespace_.end() || snap.used.empty() || snap.used.size() > 36 ||
+        snap.at_ns > now)
+      continue;
+    const Budget& budget = config_->budgets[static_cast<size_t>(it->second)];
+    if (period_start(budget, snap.at_ns) != period_start(budget, now)) continue;
+    Int128 used = 0;
+    bool ok = true;
+    for (char c : snap.used) {
+      if (c < '0' || c > '9') {
+        ok = false;
+        break;
+      }
+      used = used * 10 + (c - '0');
+    }
+    if (!ok) continue;
+    BudgetState& st = budget_state_[static_cast<size_t>(it->second)];
+    st.used = used;
+    st.at = snap.at_ns;
+    st.started = true;
+  }
+}
+
 std::optional<Scheduler::BudgetUsage> Scheduler::budget_usage(const std::string& ns,
                                                               TimeNs now) const {
   auto it = budget_of_namespace_.find(ns);

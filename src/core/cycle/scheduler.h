@@ -124,6 +124,18 @@ class Scheduler {
   // Usage of every configured budget (Config::budgets order) at `now`; pure.
   std::vector<BudgetUsage> budget_usage(TimeNs now) const;
   std::optional<BudgetUsage> budget_usage(const std::string& namespace_, TimeNs now) const;
+  // Budget accounting across a restart or a reconfiguration: take a snapshot (exact accrued
+  // usage per namespace at `now`, as decimal text), then hand it to the new scheduler after
+  // restore_running(). A namespace's usage then continues from the snapshot: GPU time of work
+  // that ended before it is kept, running work accrues from the snapshot's time on. Entries of
+  // an earlier period, or for namespaces without a budget now, are ignored.
+  struct BudgetSnapshot {
+    std::string namespace_;
+    TimeNs at_ns = 0;
+    std::string used;  // weight-milli x GPU-milli x ns, decimal
+  };
+  std::vector<BudgetSnapshot> budget_snapshot(TimeNs now) const;
+  void restore_budgets(const std::vector<BudgetSnapshot>& snapshot, TimeNs now);
   // Priority of best-effort work (one below the lowest priority class, and below 0).
   int32_t best_effort_priority() const { return best_effort_priority_; }
 

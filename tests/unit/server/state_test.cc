@@ -328,6 +328,64 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
   std::filesystem::remove_all(dir);
 }
 
+// Budget usage survives a crash: work that ended before it still counts, running work keeps
+// accruing; a reconfiguration carries it over too.
+TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sluice-state-budget-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string budget =
+      "---\napiVersion: sluice.dev/v1alpha1\nkind: Budget\nmetadata: {name: team}\n"
+      "spec: {gpuHours: 100, period: 720h}\n";
+  auto lc = load_server_config({Source{"test.yaml", std::string(kConfig) + budget}});
+  ASSERT_TRUE(lc.ok()) << (lc.ok() ? "" : lc.error());
+  auto cfg = lc->config;
+  constexpr TimeNs kH = 3600 * kS;
+  auto used = [](const ServerState& st, TimeNs now) {
+    return st.scheduler().budget_usage("team", now)->used_milli_gpu_hours;
+  };
+  JobId running = 0;
+  {
+    auto store = Store::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    st.register_agent(reg("n0"), 0);
+    proto::SyncRequest s;
+    s.agent_id = "agent-n0";
+    st.sync_reports("n0", s, 0);
+    // Two 1-GPU jobs from t=0: one ends after an hour, one keeps running.
+    auto ids = st.submit(jobs(*cfg, job_yaml("a", 1, 1) + "---\n" + job_yaml("b", 1, 1)), 0).ids;
+    ASSERT_TRUE((*store)->wait(st.cycle(0)));
+    st.release_staged();
+    running = ids[1];
+    s.started = {{ids[0], 0}, {ids[1], 0}};
+    proto::PodExit e;
+    e.job = ids[0];
+    e.pod = 0;
+    e.reason = "exited";
+    s.exits = {e};
+    ASSERT_EQ(st.sync_reports("n0", s, 1 * kH).status, 200);
+    ASSERT_TRUE((*store)->wait(st.cycle(2 * kH)));
+    EXPECT_EQ(used(st, 2 * kH), 3000);  // 1 h + 2 h of one GPU
+  }                                     // crash at 2 h
+  auto store = Store::open(dir.string());
+  ASSERT_TRUE(store.ok());
+  auto stored = (*store)->load_jobs();
+  ASSERT_TRUE(stored.ok());
+  ServerState st(cfg, store->get(), ServerOptions{});
+  st.recover(*stored, 3 * kH);
+  ASSERT_EQ(st.find(running)->state, JobState::kRunning);
+  // Without the stored usage only the running job's 3 h would count.
+  EXPECT_EQ(used(st, 3 * kH), 4000);
+  // A reconfiguration (the same documents) keeps it.
+  auto again = load_server_config({Source{"test.yaml", std::string(kConfig) + budget}});
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(st.reconfigure(again->config, again->text, 4 * kH).ok());
+  EXPECT_EQ(used(st, 4 * kH), 5000);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(ServerStateTest, GpuUtilisationFromTheAgentReachesMetricsAndNodes) {
   up(0);
   proto::SyncRequest s;
