@@ -646,9 +646,44 @@ class PodRoom {
 
 }  // namespace
 
+bool Scheduler::may_end_within_nominal(const PendingJob& p, const std::vector<Candidate>& cands,
+                                       const QuotaTree& quota) const {
+  const QueueId q = p.queue;
+  const auto& cq = config_->cluster_queues[q];
+  const ResourceVec req = p.job.total_requests();
+  for (int r = 0; r < kMaxResources; ++r) {
+    if (req[r] <= 0) continue;
+    const auto res = static_cast<ResourceId>(r);
+    const int g = quota.group_of(q, res);
+    if (g < 0) continue;
+    // Some flavor of its group must hold the request within nominal once every same-queue
+    // candidate is gone (each resource on its own: weaker than all of them on one flavor, so
+    // still only a necessary condition).
+    bool some = false;
+    for (const auto& fq : cq.resource_groups[static_cast<size_t>(g)].flavors) {
+      if (!quota.managed(q, fq.flavor, res)) {
+        some = true;
+        break;
+      }
+      int64_t used = quota.usage(q, fq.flavor, res);
+      for (const auto& c : cands)
+        if (!c.other_queue)
+          for (const auto& u : c.r->admission.usage)
+            if (u.flavor == fq.flavor && u.resource == res) used -= u.amount;
+      if (used + req[r] <= quota.nominal(q, fq.flavor, res)) {
+        some = true;
+        break;
+      }
+    }
+    if (!some) return false;
+  }
+  return true;
+}
+
 bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree& quota,
                                ClusterAlloc& alloc, const std::vector<Candidate>& cands,
-                               std::vector<size_t>* chosen, Attempt& trial) const {
+                               bool within_nominal, std::vector<size_t>* chosen,
+                               Attempt& trial) const {
   // Evicts on the working state itself and undoes what it does not keep (release and commit
   // are exact inverses on integers): no copy of 5,000 nodes' state per attempt. Pass one takes
   // candidates in cost order; when the cheapest ones are scattered (their freed GPUs do not
@@ -687,7 +722,8 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
   bool fits = false;
   auto admit = [&]() {
     trial.memo.clear();
-    return try_admit(p.job, p.queue, quota, alloc, trial, tier.open, tier.preferred);
+    return try_admit(p.job, p.queue, quota, alloc, trial, tier.open, tier.preferred) &&
+           !(within_nominal && trial.admission.borrowing);
   };
   // A victim of another queue helps only while that queue still borrows (Kueue skips it once
   // earlier evictions brought the queue back within its nominal quota).
@@ -832,9 +868,15 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
           return true;
     return false;
   };
-  if (within)
+  if (within) {
+    cands.reserve(victims_by_queue_[q].size());
     for (const auto& v : victims_by_queue_[q]) consider(v, config_->cluster_queues[q], false);
-  if (reclaim) {
+  }
+  // The other queues' jobs are needed by search (a), which runs only when evicting every
+  // same-queue candidate could bring the preemptor within its nominal quota (checked on the
+  // same-queue candidates alone), and by search (b).
+  const bool within_nominal_possible = reclaim && may_end_within_nominal(p, cands, quota);
+  if (within_nominal_possible || borrow) {
     const int root = quota.root(q);
     for (QueueId vq = 0; vq < static_cast<QueueId>(victims_by_queue_.size()); ++vq) {
       if (vq == q || vq >= quota.num_queues() || quota.root(vq) != root) continue;
@@ -844,37 +886,39 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
   }
   if (cands.empty()) return false;
   // 2. Cheapest first: lower priority, then least work lost, then most recently started.
-  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+  auto by_cost = [](const Candidate& a, const Candidate& b) {
     if (a.v->priority != b.v->priority) return a.v->priority < b.v->priority;
     if (a.lost != b.lost) return a.lost < b.lost;
     if (a.v->start_ns != b.v->start_ns) return a.v->start_ns > b.v->start_ns;
     return a.v->id < b.v->id;
-  });
-  // 3. Up to three searches, as Kueue's classical preemption: (a) every candidate, where taking
-  // back lent quota requires the preemptor to end within its nominal quota; (b) with
-  // borrowWithinCohort, only same-queue candidates and those it allows, and the preemptor may
-  // borrow; (c) only same-queue candidates, borrowing allowed.
+  };
+  // 3. Up to three searches, as Kueue's classical preemption: (a) when other queues' jobs are
+  // candidates: all candidates, the preemptor ending within its nominal quota (taking back
+  // lent quota only for work that fits its own share); (b) with borrowWithinCohort, same-queue
+  // candidates plus the other queues' jobs it allows, the preemptor borrowing; (c) same-queue
+  // candidates only, borrowing allowed. Each list is sorted only when it is searched: (a) is
+  // skipped outright when even evicting every same-queue candidate leaves the preemptor
+  // borrowing, and then the other queues' jobs are never sorted.
   Attempt trial;
   std::vector<size_t> chosen;
-  auto reclaims = [&]() {
-    for (size_t i : chosen)
-      if (cands[i].other_queue) return true;
-    return false;
-  };
-  bool ok = search_victims(p, tier, quota, alloc, cands, &chosen, trial);
-  if (ok && reclaims() && trial.admission.borrowing) {
-    for (size_t k = chosen.size(); k-- > 0;) commit_in(*cands[chosen[k]].r, quota, alloc);
-    chosen.clear();
-    ok = false;
-  }
+  bool ok = false;
   bool while_borrowing = false;
+  const bool others =
+      std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.other_queue; });
+  if (others && within_nominal_possible) {
+    std::sort(cands.begin(), cands.end(), by_cost);
+    ok = search_victims(p, tier, quota, alloc, cands, true, &chosen, trial);
+  }
+  size_t searched = 0;  // size of the last list searched with borrowing allowed (a subset)
   for (int round = 0; round < 2 && !ok; ++round) {
     if (round == 0 && !borrow) continue;
     std::vector<Candidate> subset;
     for (const auto& c : cands)
       if (!c.other_queue || (round == 0 && c.borrow_victim)) subset.push_back(c);
-    if (subset.empty() || subset.size() == cands.size()) continue;
-    if (search_victims(p, tier, quota, alloc, subset, &chosen, trial)) {
+    if (subset.empty() || subset.size() == searched) continue;
+    searched = subset.size();
+    std::sort(subset.begin(), subset.end(), by_cost);
+    if (search_victims(p, tier, quota, alloc, subset, false, &chosen, trial)) {
       cands = std::move(subset);
       ok = true;
       while_borrowing = round == 0 && trial.admission.borrowing;

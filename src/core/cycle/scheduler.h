@@ -223,11 +223,15 @@ class Scheduler {
                    std::vector<Preemption>& out) const;
   // One victim search over `cands` (cost order) on the working state: true with the minimal set
   // in *chosen released from quota/alloc and the preemptor's admission in `trial`; false with
-  // quota/alloc unchanged.
+  // quota/alloc unchanged. within_nominal: a fit counts only when the preemptor does not borrow.
   struct Candidate;
   bool search_victims(const PendingJob& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
-                      const std::vector<Candidate>& cands, std::vector<size_t>* chosen,
-                      Attempt& trial) const;
+                      const std::vector<Candidate>& cands, bool within_nominal,
+                      std::vector<size_t>* chosen, Attempt& trial) const;
+  // Whether evicting every same-queue candidate could bring the preemptor within its queue's
+  // nominal quota (a necessary condition for search (a), checked before it).
+  bool may_end_within_nominal(const PendingJob& p, const std::vector<Candidate>& cands,
+                              const QuotaTree& quota) const;
   // Running jobs: bookkeeping shared by every way in and out (per-queue index, budgets).
   void running_added(const RunningJob& r);
   void running_removed(const RunningJob& r);
