@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <iterator>
 
 namespace sluice {
 
@@ -1329,6 +1330,43 @@ bool Scheduler::try_admit_tiered(const PendingJob& p, const Tier& tier, const Qu
   return false;
 }
 
+// The cycle's working copies of quota and capacity: the scheduler's kept ones when free (copied
+// into by assignment), else fresh copies.
+class Scheduler::ScratchLease {
+ public:
+  ScratchLease(CycleScratch* scratch, const QuotaTree& quota, const ClusterAlloc& alloc)
+      : s_(scratch && !scratch->busy.exchange(true) ? scratch : nullptr) {
+    if (s_) {
+      if (s_->quota)
+        *s_->quota = quota;
+      else
+        s_->quota.emplace(quota);
+      if (s_->alloc)
+        *s_->alloc = alloc;
+      else
+        s_->alloc.emplace(alloc);
+    } else {
+      own_quota_.emplace(quota);
+      own_alloc_.emplace(alloc);
+    }
+  }
+  ~ScratchLease() { release(); }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  QuotaTree& quota() { return s_ ? *s_->quota : *own_quota_; }
+  ClusterAlloc& alloc() { return s_ ? *s_->alloc : *own_alloc_; }
+  // Gives the kept copies back early (before a nested cycle; this one must not use them after).
+  void release() {
+    if (s_) s_->busy.store(false);
+    s_ = nullptr;
+  }
+
+ private:
+  CycleScratch* s_;
+  std::optional<QuotaTree> own_quota_;
+  std::optional<ClusterAlloc> own_alloc_;
+};
+
 CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   CycleResult result;
   result.now = now;
@@ -1336,8 +1374,14 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   result.free_epoch = free_epoch_;
   const auto& policy = config_->policy;
   const int nq = static_cast<int>(by_key_.size());
-  QuotaTree quota = quota_;
-  ClusterAlloc alloc = alloc_;
+  ScratchLease lease(scratch_.get(), quota_, alloc_);
+  QuotaTree& quota = lease.quota();
+  ClusterAlloc& alloc = lease.alloc();
+  // An incremental cycle that turns out not to be exact starts over as a full one.
+  auto restart_full = [&]() {
+    lease.release();
+    return run_cycle(now, CycleMode::kFull);
+  };
   Attempt attempt;
 
   // Within a queue: starving first (oldest first), then by key, then submit time, then id.
@@ -1498,6 +1542,10 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     over_budget[b] = used >= budget_limit(config_->budgets[b]);
   }
   std::deque<Job> shaped;  // fallback shapes tried this cycle (the memo points into it)
+  // Nodes a backfilled job may use: those of its flavors outside the reservation.
+  NodeSet backfill_nodes;
+  JobId backfill_for = 0;
+  std::vector<FlavorId> backfill_flavors;
 
   constexpr int kMaxPreemptionAttempts = 16;
   int preempt_attempts = 0;
@@ -1638,7 +1686,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       // Incremental cycles stop being exact past the cap, or once an eviction frees capacity
       // that older jobs might use: a full cycle decides instead.
       if (preempt_attempts >= kMaxPreemptionAttempts) {
-        if (incremental) return run_cycle(now, CycleMode::kFull);
+        if (incremental) return restart_full();
         capped = true;
       }
     }
@@ -1650,7 +1698,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       attempted[q] = p.job.id;
       PendingReason keep = attempt.reason;
       admitted = try_preempt(p, tier, quota, alloc, now, evicted, attempt, result.preempted);
-      if (admitted && incremental) return run_cycle(now, CycleMode::kFull);
+      if (admitted && incremental) return restart_full();
       via_preemption = admitted;
       if (admitted && attempt.admission.downgraded())
         attempt.admission.waited_ns = now - p.job.submit_ns;
@@ -1666,13 +1714,20 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     if (admitted && !via_preemption && reservation.job && reservation.job != p.job.id &&
         now + walltime(p.job, q) > reservation.start_ns &&
         uses_any(attempt.admission.placement, reservation.nodes)) {
-      std::vector<NodeId> others;
-      for (NodeId n : nodes_for(attempt.admission.flavors, attempt.scratch).ids())
-        if (!std::binary_search(reservation.nodes.begin(), reservation.nodes.end(), n))
-          others.push_back(n);
-      auto placed = placer_.place(
-          *used, NodeSet(static_cast<int32_t>(config_->cluster.nodes.size()), std::move(others)),
-          alloc);
+      // The flavors' nodes less the reserved ones, kept while the reservation and the flavors
+      // stay the same (both lists ascending: one merge walk, the result ascending too).
+      if (backfill_for != reservation.job || backfill_flavors != attempt.admission.flavors) {
+        std::vector<NodeId> others;
+        const auto& allowed = nodes_for(attempt.admission.flavors, attempt.scratch).ids();
+        others.reserve(allowed.size());
+        std::set_difference(allowed.begin(), allowed.end(), reservation.nodes.begin(),
+                            reservation.nodes.end(), std::back_inserter(others));
+        backfill_nodes =
+            NodeSet(static_cast<int32_t>(config_->cluster.nodes.size()), std::move(others));
+        backfill_for = reservation.job;
+        backfill_flavors = attempt.admission.flavors;
+      }
+      auto placed = placer_.place(*used, backfill_nodes, alloc);
       if (auto* pl = std::get_if<Placement>(&placed)) {
         attempt.admission.placement = std::move(*pl);
       } else {
@@ -1685,7 +1740,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       }
     }
     if (admitted) {
-      if (incremental && reclaim_held[root]) return run_cycle(now, CycleMode::kFull);
+      if (incremental && reclaim_held[root]) return restart_full();
       failed.clear();  // quota and capacity changed
       Admission& a = attempt.admission;
       a.best_effort = over;

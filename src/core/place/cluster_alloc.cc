@@ -27,57 +27,60 @@ std::vector<std::string> gpu_models(const Cluster& cluster) {
 }
 
 ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
+  auto layout = std::make_shared<Layout>();
+  layout_ = layout;
+  Layout& w = *layout;
   const auto n = cluster.nodes.size();
   const auto nn = static_cast<int32_t>(n);
   cpu_free_.resize(n);
   mem_free_.resize(n);
-  gpu_off_.assign(n + 1, 0);
+  w.gpu_off.assign(n + 1, 0);
   whole_free_.assign(n, 0);
   idx_whole_.assign(n, 0);
   idx_partial_.assign(n, -1);
   hash_.assign(n, 0);
-  single_model_.assign(n, 1);
+  w.single_model.assign(n, 1);
   ready_ = NodeBits(nn);
-  gpu_nodes_ = NodeBits(nn);
+  w.gpu_nodes = NodeBits(nn);
   mig_free_.assign(kMaxResources, NodeBits(nn));
   partial_.assign(kPartialBuckets, NodeBits(nn));
 
   // 1. Flatten GPUs and MIG slices; intern models.
-  gpu_slice_off_.push_back(0);
+  w.gpu_slice_off.push_back(0);
   for (size_t i = 0; i < n; ++i) {
     const Node& node = cluster.nodes[i];
     cpu_free_[i] = node.cpu_milli;
     mem_free_[i] = node.memory_mib;
-    gpu_off_[i + 1] = gpu_off_[i] + static_cast<int32_t>(node.gpus.size());
-    max_gpus_ = std::max(max_gpus_, static_cast<int32_t>(node.gpus.size()));
-    if (!node.gpus.empty()) gpu_nodes_.set(static_cast<NodeId>(i));
+    w.gpu_off[i + 1] = w.gpu_off[i] + static_cast<int32_t>(node.gpus.size());
+    w.max_gpus = std::max(w.max_gpus, static_cast<int32_t>(node.gpus.size()));
+    if (!node.gpus.empty()) w.gpu_nodes.set(static_cast<NodeId>(i));
     for (const Gpu& g : node.gpus) {
-      auto it = std::find(models_.begin(), models_.end(), g.model);
-      if (it == models_.end()) {
-        models_.push_back(g.model);
-        model_nodes_.emplace_back(nn);
-        it = models_.end() - 1;
+      auto it = std::find(w.models.begin(), w.models.end(), g.model);
+      if (it == w.models.end()) {
+        w.models.push_back(g.model);
+        w.model_nodes.emplace_back(nn);
+        it = w.models.end() - 1;
       }
-      const auto m = static_cast<size_t>(it - models_.begin());
-      model_nodes_[m].set(static_cast<NodeId>(i));
-      if (g.model != node.gpus.front().model) single_model_[i] = 0;
-      gpu_model_.push_back(static_cast<uint8_t>(m));
-      gpu_mig_.push_back(g.mig.empty() ? 0 : 1);
+      const auto m = static_cast<size_t>(it - w.models.begin());
+      w.model_nodes[m].set(static_cast<NodeId>(i));
+      if (g.model != node.gpus.front().model) w.single_model[i] = 0;
+      w.gpu_model.push_back(static_cast<uint8_t>(m));
+      w.gpu_mig.push_back(g.mig.empty() ? 0 : 1);
       gpu_free_.push_back(g.mig.empty() ? static_cast<int32_t>(kMilliPerGpu) : 0);
-      if (g.mig.empty()) gpu_milli_capacity_ += kMilliPerGpu;
+      if (g.mig.empty()) w.gpu_milli_capacity += kMilliPerGpu;
       for (const MigSlice& s : g.mig) {
         slice_used_.push_back(0);
-        slice_profile_.push_back(s.profile);
-        slice_gpu_.push_back(static_cast<int32_t>(gpu_free_.size() - 1));
+        w.slice_profile.push_back(s.profile);
+        w.slice_gpu.push_back(static_cast<int32_t>(gpu_free_.size() - 1));
       }
-      gpu_slice_off_.push_back(static_cast<int32_t>(slice_used_.size()));
+      w.gpu_slice_off.push_back(static_cast<int32_t>(slice_used_.size()));
     }
   }
-  whole_eq_.assign(static_cast<size_t>(max_gpus_) + 1, NodeBits(nn));
-  count_by_whole_.assign(static_cast<size_t>(max_gpus_) + 1, 0);
+  whole_eq_.assign(static_cast<size_t>(w.max_gpus) + 1, NodeBits(nn));
+  count_by_whole_.assign(static_cast<size_t>(w.max_gpus) + 1, 0);
 
   // 2. Topology domains (ids may exceed domain_names; size by the largest seen).
-  domain_nodes_.resize(cluster.levels.size());
+  w.domain_nodes.resize(cluster.levels.size());
   dom_whole_.resize(cluster.levels.size());
   dom_count_.resize(cluster.levels.size());
   for (size_t l = 0; l < cluster.levels.size(); ++l) {
@@ -85,13 +88,13 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
     for (const Node& node : cluster.nodes)
       if (l < node.domains.size() && node.domains[l] >= 0)
         count = std::max(count, static_cast<size_t>(node.domains[l]) + 1);
-    domain_nodes_[l].resize(count);
+    w.domain_nodes[l].resize(count);
     dom_whole_[l].assign(count, 0);
-    dom_count_[l].assign(count * (static_cast<size_t>(max_gpus_) + 1), 0);
+    dom_count_[l].assign(count * (static_cast<size_t>(w.max_gpus) + 1), 0);
     for (size_t i = 0; i < n; ++i) {
       const Node& node = cluster.nodes[i];
       if (l < node.domains.size() && node.domains[l] >= 0)
-        domain_nodes_[l][static_cast<size_t>(node.domains[l])].push_back(static_cast<NodeId>(i));
+        w.domain_nodes[l][static_cast<size_t>(node.domains[l])].push_back(static_cast<NodeId>(i));
     }
   }
 
@@ -107,8 +110,8 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
 }
 
 int ClusterAlloc::model_index(const std::string& name) const {
-  for (size_t m = 0; m < models_.size(); ++m)
-    if (models_[m] == name) return static_cast<int>(m);
+  for (size_t m = 0; m < L().models.size(); ++m)
+    if (L().models[m] == name) return static_cast<int>(m);
   return -1;
 }
 
@@ -125,8 +128,8 @@ uint64_t ClusterAlloc::compute_hash(NodeId n) const {
   uint64_t h =
       mix(static_cast<uint64_t>(cpu_free_[idx(n)]), static_cast<uint64_t>(mem_free_[idx(n)]));
   for (int g = 0; g < gpu_count(n); ++g) h = mix(h, static_cast<uint64_t>(gpu_free_[gpu(n, g)]));
-  const int32_t s0 = gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n)])];
-  const int32_t s1 = gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n) + 1])];
+  const int32_t s0 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[idx(n)])];
+  const int32_t s1 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[idx(n) + 1])];
   for (int32_t s = s0; s < s1; ++s) h = mix(h, slice_used_[static_cast<size_t>(s)]);
   return mix(h, ready_.test(n) ? 1 : 2);
 }
@@ -136,18 +139,18 @@ void ClusterAlloc::unindex(NodeId n) {
   const int c = idx_whole_[i];
   whole_eq_[static_cast<size_t>(c)].reset(n);
   if (idx_partial_[i] >= 0) partial_[static_cast<size_t>(idx_partial_[i])].reset(n);
-  const int32_t s0 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i])];
-  const int32_t s1 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i + 1])];
-  for (int32_t s = s0; s < s1; ++s) mig_free_[slice_profile_[static_cast<size_t>(s)]].reset(n);
+  const int32_t s0 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i])];
+  const int32_t s1 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i + 1])];
+  for (int32_t s = s0; s < s1; ++s) mig_free_[L().slice_profile[static_cast<size_t>(s)]].reset(n);
   if (ready_.test(n)) {
     --count_by_whole_[static_cast<size_t>(c)];
     total_whole_free_ -= c;
     const Node& node = cluster_->nodes[i];
-    for (size_t l = 0; l < domain_nodes_.size(); ++l) {
+    for (size_t l = 0; l < L().domain_nodes.size(); ++l) {
       if (l >= node.domains.size() || node.domains[l] < 0) continue;
       const auto d = static_cast<size_t>(node.domains[l]);
       dom_whole_[l][d] -= c;
-      --dom_count_[l][d * (static_cast<size_t>(max_gpus_) + 1) + static_cast<size_t>(c)];
+      --dom_count_[l][d * (static_cast<size_t>(L().max_gpus) + 1) + static_cast<size_t>(c)];
     }
   }
 }
@@ -160,20 +163,20 @@ void ClusterAlloc::index(NodeId n) {
   const int32_t pm = partial_max(n);
   idx_partial_[i] = pm > 0 ? static_cast<int16_t>(pm / 100) : int16_t{-1};
   if (pm > 0) partial_[static_cast<size_t>(pm / 100)].set(n);
-  const int32_t s0 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i])];
-  const int32_t s1 = gpu_slice_off_[static_cast<size_t>(gpu_off_[i + 1])];
+  const int32_t s0 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i])];
+  const int32_t s1 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i + 1])];
   for (int32_t s = s0; s < s1; ++s)
     if (!slice_used_[static_cast<size_t>(s)])
-      mig_free_[slice_profile_[static_cast<size_t>(s)]].set(n);
+      mig_free_[L().slice_profile[static_cast<size_t>(s)]].set(n);
   if (ready_.test(n)) {
     ++count_by_whole_[static_cast<size_t>(c)];
     total_whole_free_ += c;
     const Node& node = cluster_->nodes[i];
-    for (size_t l = 0; l < domain_nodes_.size(); ++l) {
+    for (size_t l = 0; l < L().domain_nodes.size(); ++l) {
       if (l >= node.domains.size() || node.domains[l] < 0) continue;
       const auto d = static_cast<size_t>(node.domains[l]);
       dom_whole_[l][d] += c;
-      ++dom_count_[l][d * (static_cast<size_t>(max_gpus_) + 1) + static_cast<size_t>(c)];
+      ++dom_count_[l][d * (static_cast<size_t>(L().max_gpus) + 1) + static_cast<size_t>(c)];
     }
   }
   hash_[i] = compute_hash(n);
@@ -189,7 +192,7 @@ void ClusterAlloc::apply(const Job& job, const Placement& p, int sign) {
     for (const GpuShare& s : pod.gpus) {
       const size_t g = gpu(n, s.gpu);
       if (s.mig_slice >= 0) {
-        const auto si = static_cast<size_t>(gpu_slice_off_[g] + s.mig_slice);
+        const auto si = static_cast<size_t>(L().gpu_slice_off[g] + s.mig_slice);
         assert(slice_used_[si] == (sign > 0 ? 0 : 1));
         slice_used_[si] = sign > 0 ? 1 : 0;
         continue;
@@ -229,15 +232,15 @@ int64_t ClusterAlloc::total_gpu_milli_free() const {
 }
 
 int32_t ClusterAlloc::max_whole_gpus_free() const {
-  for (int c = max_gpus_; c > 0; --c)
+  for (int c = L().max_gpus; c > 0; --c)
     if (count_by_whole_[static_cast<size_t>(c)] > 0) return c;
   return 0;
 }
 
 int32_t ClusterAlloc::domain_max_whole_free(int level, int d) const {
-  const auto stride = static_cast<size_t>(max_gpus_) + 1;
+  const auto stride = static_cast<size_t>(L().max_gpus) + 1;
   const auto& counts = dom_count_[static_cast<size_t>(level)];
-  for (int c = max_gpus_; c > 0; --c)
+  for (int c = L().max_gpus; c > 0; --c)
     if (counts[static_cast<size_t>(d) * stride + static_cast<size_t>(c)] > 0) return c;
   return 0;
 }
@@ -271,7 +274,7 @@ bool ClusterAlloc::check_invariants(std::string* why) const {
     }
     if (whole != whole_free_[idx(n)] || !whole_eq_[static_cast<size_t>(whole)].test(n))
       return fail(at + "whole-GPU index out of date");
-    for (int c = 0; c <= max_gpus_; ++c)
+    for (int c = 0; c <= L().max_gpus; ++c)
       if (c != whole && whole_eq_[static_cast<size_t>(c)].test(n))
         return fail(at + "indexed in two whole-GPU buckets");
     const int32_t pm = partial_max(n);
@@ -287,10 +290,10 @@ bool ClusterAlloc::check_invariants(std::string* why) const {
   if (total_whole != total_whole_free_) return fail("total free whole GPUs out of date");
   if (by_whole != count_by_whole_) return fail("count of nodes by free whole GPUs out of date");
   if (used != gpu_milli_used_) return fail("used GPU milli out of date");
-  for (size_t l = 0; l < domain_nodes_.size(); ++l)
-    for (size_t d = 0; d < domain_nodes_[l].size(); ++d) {
+  for (size_t l = 0; l < L().domain_nodes.size(); ++l)
+    for (size_t d = 0; d < L().domain_nodes[l].size(); ++d) {
       int64_t sum = 0;
-      for (NodeId n : domain_nodes_[l][d])
+      for (NodeId n : L().domain_nodes[l][d])
         if (ready_.test(n)) sum += whole_free_[idx(n)];
       if (sum != dom_whole_[l][d]) return fail("domain summary out of date");
     }

@@ -12,6 +12,7 @@
 //   per topology domain: sum of free whole GPUs and how many nodes have c free whole GPUs, so a
 //   domain that cannot hold a gang is rejected in O(1); counted over ready nodes only.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -48,65 +49,65 @@ class ClusterAlloc {
   bool ready(NodeId n) const { return ready_.test(n); }
   int64_t cpu_free_milli(NodeId n) const { return cpu_free_[idx(n)]; }
   int64_t memory_free_mib(NodeId n) const { return mem_free_[idx(n)]; }
-  int32_t gpu_count(NodeId n) const { return gpu_off_[idx(n) + 1] - gpu_off_[idx(n)]; }
+  int32_t gpu_count(NodeId n) const { return L().gpu_off[idx(n) + 1] - L().gpu_off[idx(n)]; }
   // Free milli of GPU `g` of node `n`; 0 for a MIG-partitioned GPU (only its slices count).
   int32_t gpu_free_milli(NodeId n, int g) const { return gpu_free_[gpu(n, g)]; }
-  bool gpu_is_mig(NodeId n, int g) const { return gpu_mig_[gpu(n, g)] != 0; }
+  bool gpu_is_mig(NodeId n, int g) const { return L().gpu_mig[gpu(n, g)] != 0; }
   bool mig_slice_used(NodeId n, int g, int slice) const {
-    return slice_used_[static_cast<size_t>(gpu_slice_off_[gpu(n, g)] + slice)] != 0;
+    return slice_used_[static_cast<size_t>(L().gpu_slice_off[gpu(n, g)] + slice)] != 0;
   }
   int32_t whole_gpus_free(NodeId n) const { return whole_free_[idx(n)]; }
   std::span<const int32_t> gpu_free_span(NodeId n) const {
-    return {gpu_free_.data() + gpu_off_[idx(n)], static_cast<size_t>(gpu_count(n))};
+    return {gpu_free_.data() + L().gpu_off[idx(n)], static_cast<size_t>(gpu_count(n))};
   }
   std::span<const uint8_t> gpu_model_span(NodeId n) const {
-    return {gpu_model_.data() + gpu_off_[idx(n)], static_cast<size_t>(gpu_count(n))};
+    return {L().gpu_model.data() + L().gpu_off[idx(n)], static_cast<size_t>(gpu_count(n))};
   }
   // MIG slices of a node, flattened: [slice_begin(n), slice_end(n)).
   int32_t slice_begin(NodeId n) const {
-    return gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n)])];
+    return L().gpu_slice_off[static_cast<size_t>(L().gpu_off[idx(n)])];
   }
   int32_t slice_end(NodeId n) const {
-    return gpu_slice_off_[static_cast<size_t>(gpu_off_[idx(n) + 1])];
+    return L().gpu_slice_off[static_cast<size_t>(L().gpu_off[idx(n) + 1])];
   }
-  ResourceId slice_profile(int32_t s) const { return slice_profile_[static_cast<size_t>(s)]; }
+  ResourceId slice_profile(int32_t s) const { return L().slice_profile[static_cast<size_t>(s)]; }
   bool slice_used(int32_t s) const { return slice_used_[static_cast<size_t>(s)] != 0; }
   // (GPU index within its node, slice index within Gpu::mig) of flat slice `s` of node `n`.
   int16_t slice_gpu(NodeId n, int32_t s) const {
-    return static_cast<int16_t>(slice_gpu_[static_cast<size_t>(s)] - gpu_off_[idx(n)]);
+    return static_cast<int16_t>(L().slice_gpu[static_cast<size_t>(s)] - L().gpu_off[idx(n)]);
   }
   int16_t slice_index(int32_t s) const {
     return static_cast<int16_t>(
-        s - gpu_slice_off_[static_cast<size_t>(slice_gpu_[static_cast<size_t>(s)])]);
+        s - L().gpu_slice_off[static_cast<size_t>(L().slice_gpu[static_cast<size_t>(s)])]);
   }
   // A hash of the node's free state; scorers memoise on it (equal state -> equal hash).
   uint64_t state_hash(NodeId n) const { return hash_[idx(n)]; }
 
   // Totals over ready nodes.
   int64_t total_gpu_milli_free() const;
-  int64_t total_gpu_milli_capacity() const { return gpu_milli_capacity_; }
+  int64_t total_gpu_milli_capacity() const { return L().gpu_milli_capacity; }
   int64_t total_whole_gpus_free() const { return total_whole_free_; }
   int32_t max_whole_gpus_free() const;  // largest whole_gpus_free over ready nodes
   int64_t gpu_milli_used() const { return gpu_milli_used_; }  // all nodes, ready or not
 
   // Indexes.
-  int32_t max_gpus_per_node() const { return max_gpus_; }
+  int32_t max_gpus_per_node() const { return L().max_gpus; }
   const NodeBits& ready_bits() const { return ready_; }
   const NodeBits& whole_eq(int c) const { return whole_eq_[static_cast<size_t>(c)]; }
   const NodeBits& partial_bucket(int b) const { return partial_[static_cast<size_t>(b)]; }
   const NodeBits& mig_free(ResourceId r) const { return mig_free_[r]; }
-  const NodeBits& gpu_nodes() const { return gpu_nodes_; }
-  int model_count() const { return static_cast<int>(models_.size()); }
-  const std::string& model_name(int m) const { return models_[static_cast<size_t>(m)]; }
+  const NodeBits& gpu_nodes() const { return L().gpu_nodes; }
+  int model_count() const { return static_cast<int>(L().models.size()); }
+  const std::string& model_name(int m) const { return L().models[static_cast<size_t>(m)]; }
   int model_index(const std::string& name) const;  // -1 when no GPU has this model
-  const NodeBits& model_nodes(int m) const { return model_nodes_[static_cast<size_t>(m)]; }
-  bool node_single_model(NodeId n) const { return single_model_[idx(n)] != 0; }
+  const NodeBits& model_nodes(int m) const { return L().model_nodes[static_cast<size_t>(m)]; }
+  bool node_single_model(NodeId n) const { return L().single_model[idx(n)] != 0; }
 
   int domain_count(int level) const {
-    return static_cast<int>(domain_nodes_[static_cast<size_t>(level)].size());
+    return static_cast<int>(L().domain_nodes[static_cast<size_t>(level)].size());
   }
   const std::vector<NodeId>& domain_nodes(int level, int d) const {
-    return domain_nodes_[static_cast<size_t>(level)][static_cast<size_t>(d)];
+    return L().domain_nodes[static_cast<size_t>(level)][static_cast<size_t>(d)];
   }
   int64_t domain_whole_free(int level, int d) const {
     return dom_whole_[static_cast<size_t>(level)][static_cast<size_t>(d)];
@@ -115,39 +116,48 @@ class ClusterAlloc {
 
  private:
   static size_t idx(NodeId n) { return static_cast<size_t>(n); }
-  size_t gpu(NodeId n, int g) const { return static_cast<size_t>(gpu_off_[idx(n)] + g); }
+  size_t gpu(NodeId n, int g) const { return static_cast<size_t>(L().gpu_off[idx(n)] + g); }
   void apply(const Job& job, const Placement& p, int sign);
   void unindex(NodeId n);
   void index(NodeId n);
   int32_t partial_max(NodeId n) const;
   uint64_t compute_hash(NodeId n) const;
 
+  // What never changes after construction, shared by copies (a scheduling cycle copies the
+  // whole allocation state; only the free capacity and its indexes need copying).
+  struct Layout {
+    int32_t max_gpus = 0;
+    std::vector<int32_t> gpu_off;  // node -> first GPU (size nodes+1)
+    std::vector<uint8_t> gpu_model, gpu_mig;
+    std::vector<int32_t> gpu_slice_off;  // GPU -> first slice (size gpus+1)
+    std::vector<ResourceId> slice_profile;
+    std::vector<int32_t> slice_gpu;  // slice -> global GPU index
+    std::vector<uint8_t> single_model;
+    NodeBits gpu_nodes;
+    std::vector<NodeBits> model_nodes;
+    std::vector<std::string> models;
+    std::vector<std::vector<std::vector<NodeId>>> domain_nodes;  // [level][domain] -> nodes
+    int64_t gpu_milli_capacity = 0;
+  };
+  const Layout& L() const { return *layout_; }
+
   const Cluster* cluster_;
-  int32_t max_gpus_ = 0;
+  std::shared_ptr<const Layout> layout_;
   std::vector<int64_t> cpu_free_, mem_free_;
-  std::vector<int32_t> gpu_off_;  // node -> first GPU (size nodes+1)
   std::vector<int32_t> gpu_free_;
-  std::vector<uint8_t> gpu_model_, gpu_mig_;
-  std::vector<int32_t> gpu_slice_off_;  // GPU -> first slice (size gpus+1)
   std::vector<uint8_t> slice_used_;
-  std::vector<ResourceId> slice_profile_;
-  std::vector<int32_t> slice_gpu_;  // slice -> global GPU index
   std::vector<int16_t> whole_free_;
   std::vector<int16_t> idx_whole_;    // bucket the node is indexed in
   std::vector<int16_t> idx_partial_;  // partial bucket or -1
   std::vector<uint64_t> hash_;
-  std::vector<uint8_t> single_model_;
 
-  NodeBits ready_, gpu_nodes_;
-  std::vector<NodeBits> whole_eq_, partial_, mig_free_, model_nodes_;
-  std::vector<std::string> models_;
+  NodeBits ready_;
+  std::vector<NodeBits> whole_eq_, partial_, mig_free_;
 
-  std::vector<std::vector<std::vector<NodeId>>> domain_nodes_;  // [level][domain] -> nodes
-  std::vector<std::vector<int64_t>> dom_whole_;                 // [level][domain]
-  std::vector<std::vector<int32_t>> dom_count_;  // [level][domain * (max_gpus_+1) + c]
+  std::vector<std::vector<int64_t>> dom_whole_;  // [level][domain]
+  std::vector<std::vector<int32_t>> dom_count_;  // [level][domain * (max_gpus+1) + c]
   std::vector<int32_t> count_by_whole_;          // ready nodes with c free whole GPUs
   int64_t total_whole_free_ = 0;
-  int64_t gpu_milli_capacity_ = 0;
   int64_t gpu_milli_used_ = 0;
 };
 

@@ -21,11 +21,14 @@ void FgdScorer::set_workload(std::vector<TypicalPod> typical) {
   for (const TypicalPod& t : typical_)
     weights.push_back({t.cpu_milli, t.gpus, t.gpu_milli, t.model_mask,
                        static_cast<int64_t>(std::llround(t.freq * kFreqUnits))});
-  // The scheduler refreshes the workload as jobs arrive; the memo (6 MiB) is only cleared when
-  // the fixed-point weights actually changed, since scores depend on nothing else.
+  // The scheduler refreshes the workload as jobs arrive; the memo (6 MiB) is only invalidated
+  // when the fixed-point weights actually changed, since scores depend on nothing else.
   if (weights == weights_) return;
   weights_ = std::move(weights);
-  for (auto& m : memo_) m = Memo{};
+  if (++weights_generation_ == 0) {  // wrapped (after 4e9 changes): start over, cleared
+    for (auto& m : memo_) m = Memo{};
+    weights_generation_ = 1;
+  }
 }
 
 double FgdScorer::fragmentation(int64_t cpu_free, std::span<const int32_t> gpu_free,
@@ -120,10 +123,10 @@ Scored FgdScorer::evaluate(const NodeView& node, const PodShape& pod,
       node.state_hash ^ (pod.key * 0x9e3779b97f4a7c15ULL) ^ (models * 0xc2b2ae3d27d4eb4fULL);
   key |= 1;
   Memo& m = memo_[(key ^ (key >> 32)) & (kMemoSize - 1)];
-  if (m.key == key) return m.value;
-  m.key = key;
-  m.value = finish(compute(node, pod, take), node, pod);
-  return m.value;
+  if (m.key == key && m.generation == weights_generation_) return {m.score, m.shared_gpu};
+  const Scored value = finish(compute(node, pod, take), node, pod);
+  m = {key, value.score, value.shared_gpu, weights_generation_};
+  return value;
 }
 
 std::vector<TypicalPod> typical_pods(const std::vector<TypicalPod>& pods, double coverage) {

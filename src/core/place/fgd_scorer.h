@@ -74,9 +74,11 @@ class FgdScorer final : public GpuScorer {
   };
   int64_t frag_units(int64_t cpu_free, std::span<const int32_t> gpu_free,
                      std::span<const uint8_t> gpu_model) const;
-  struct Memo {
+  struct Memo {  // 24 bytes: Scored's fields unpacked around the generation
     uint64_t key = 0;
-    Scored value;
+    double score = 0;
+    int16_t shared_gpu = -1;
+    uint32_t generation = 0;  // the workload it was computed for (weights_generation_)
   };
   Scored finish(Scored growth, const NodeView& node, const PodShape& pod) const;
   Scored compute(const NodeView& node, const PodShape& pod, std::span<const int16_t> take) const;
@@ -85,6 +87,9 @@ class FgdScorer final : public GpuScorer {
   std::vector<TypicalPod> typical_;
   std::vector<Typical> weights_;
   mutable std::vector<Memo> memo_;
+  // Bumped when the weights change: entries of an earlier workload no longer match (clearing
+  // the 6 MiB memo instead was a twentieth of a long simulation that refreshes the workload).
+  uint32_t weights_generation_ = 1;
 };
 
 // The most frequent shapes that together cover `coverage` (0..1) of `pods`, with their

@@ -6,7 +6,7 @@ namespace sluice {
 
 NodeSet::NodeSet(int32_t cluster_nodes, std::vector<NodeId> ids, std::string name)
     : ids_(std::move(ids)), bits_(cluster_nodes), name_(std::move(name)) {
-  std::sort(ids_.begin(), ids_.end());
+  if (!std::is_sorted(ids_.begin(), ids_.end())) std::sort(ids_.begin(), ids_.end());
   ids_.erase(std::unique(ids_.begin(), ids_.end()), ids_.end());
   for (NodeId n : ids_) bits_.set(n);
 }
