@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "core/config/internal.h"
+#include "core/config/json_documents.h"
+#include "core/config/parse_jobs.h"
 
 namespace sluice {
 
@@ -181,41 +183,67 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) 
   return out;
 }
 
-JobsOutput parse_jobs(const Source& source, const Config& config) {
-  cd::Sink sink;
+namespace config_detail {
+
+JobsOutput read_job_documents(const std::string& file, const std::vector<YAML::Node>& docs,
+                              const Config& config) {
+  Sink sink;
   JobsOutput out;
-  std::vector<YAML::Node> docs;
-  if (parse_yaml(source, sink, &docs)) {
-    cd::Reader r(source.name, sink);
-    cd::JobContext ctx{config, {}, {}};
-    std::vector<cd::Where> where;
-    for (const YAML::Node& doc : docs) {
-      if (sink.full()) break;
-      try {
-        auto h = read_header(r, doc, {});
-        if (!h) continue;
-        if (!cd::is_job_kind(h->kind)) {
-          r.error(h->kind_node, "kind",
-                  h->kind_name +
-                      " is configuration, not a job (expected sluice.dev/v1alpha1 "
-                      "Job, v1 Pod or batch/v1 Job)");
-          continue;
-        }
-        if (auto job = cd::read_job(r, doc, h->kind, ctx)) {
-          out.jobs.push_back(std::move(*job));
-          where.push_back(r.where(doc));
-        }
-      } catch (const std::exception& e) {
-        internal_error(sink, r.where(doc).str(), e.what());
+  Reader r(file, sink);
+  JobContext ctx{config, {}, {}};
+  std::vector<Where> where;
+  for (const YAML::Node& doc : docs) {
+    if (sink.full()) break;
+    try {
+      auto h = read_header(r, doc, {});
+      if (!h) continue;
+      if (!is_job_kind(h->kind)) {
+        r.error(h->kind_node, "kind",
+                h->kind_name +
+                    " is configuration, not a job (expected sluice.dev/v1alpha1 "
+                    "Job, v1 Pod or batch/v1 Job)");
+        continue;
       }
+      if (auto job = read_job(r, doc, h->kind, ctx)) {
+        out.jobs.push_back(std::move(*job));
+        where.push_back(r.where(doc));
+      }
+    } catch (const std::exception& e) {
+      internal_error(sink, r.where(doc).str(), e.what());
     }
-    cd::assign_job_ids(out.jobs, where, sink);
   }
+  assign_job_ids(out.jobs, where, sink);
   sink.finish();
   out.errors = std::move(sink.errors);
   out.notes = std::move(sink.notes);
   for (auto& w : sink.warnings) out.notes.push_back(std::move(w));
   return out;
+}
+
+JobsOutput parse_jobs_yaml(const Source& source, const Config& config) {
+  Sink sink;
+  std::vector<YAML::Node> docs;
+  if (parse_yaml(source, sink, &docs)) return read_job_documents(source.name, docs, config);
+  sink.finish();
+  JobsOutput out;
+  out.errors = std::move(sink.errors);
+  return out;
+}
+
+std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& config) {
+  auto docs = json_documents(source.text);
+  if (!docs) return std::nullopt;
+  JobsOutput out = read_job_documents(source.name, *docs, config);
+  // Messages from nodes without marks would lack their line: the YAML path says them instead.
+  if (!out.errors.empty() || !out.notes.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace config_detail
+
+JobsOutput parse_jobs(const Source& source, const Config& config) {
+  if (auto out = cd::parse_jobs_json(source, config)) return std::move(*out);
+  return cd::parse_jobs_yaml(source, config);
 }
 
 }  // namespace sluice

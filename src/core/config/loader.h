@@ -41,6 +41,8 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options);
 
 // Parses job submissions only (sluice Job, v1 Pod, batch/v1 Job; JSON is YAML, so JSON works
 // too) against an already loaded config. Ids are 1, 2, 3... in document order unless given.
+// A body of JSON objects (one, or one per `---` document) takes a faster parser with the same
+// result; whenever that would say anything, the YAML path reads the body again (parse_jobs.h).
 struct JobsOutput {
   std::vector<Job> jobs;
   std::vector<std::string> errors;
