@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <functional>
 #include <string>
 
 namespace sluice::config_detail {
@@ -200,13 +201,14 @@ std::optional<YAML::Node> parse_object(std::string_view text) {
 
 }  // namespace
 
-std::optional<std::vector<YAML::Node>> json_documents(std::string_view text) {
+bool for_each_json_document(std::string_view text,
+                            const std::function<bool(const YAML::Node&)>& each) {
   // 1. Nothing yaml-cpp reads differently (and no byte-order mark).
-  if (!text.empty() && static_cast<unsigned char>(text[0]) == 0xEF) return std::nullopt;
-  if (!yaml_reads_alike(text)) return std::nullopt;
+  if (!text.empty() && static_cast<unsigned char>(text[0]) == 0xEF) return false;
+  if (!yaml_reads_alike(text)) return false;
   // 2. One object per document; documents end at `---` lines. A blank document is what YAML
   // reads as null, which the readers skip: it is left out here.
-  std::vector<YAML::Node> docs;
+  size_t count = 0;
   try {
     for (size_t start = 0; start <= text.size();) {
       size_t end = find_separator(text, start);
@@ -214,16 +216,25 @@ std::optional<std::vector<YAML::Node>> json_documents(std::string_view text) {
           text.substr(start, (end == std::string_view::npos ? text.size() : end) - start);
       if (!blank(doc)) {
         auto node = parse_object(doc);
-        if (!node) return std::nullopt;
-        docs.push_back(std::move(*node));
+        if (!node || !each(*node)) return false;
+        ++count;
       }
       if (end == std::string_view::npos) break;
       start = end + 4;  // past "---\n" (or past the end)
     }
   } catch (const std::exception&) {
-    return std::nullopt;
+    return false;
   }
-  if (docs.empty()) return std::nullopt;
+  return count > 0;
+}
+
+std::optional<std::vector<YAML::Node>> json_documents(std::string_view text) {
+  std::vector<YAML::Node> docs;
+  if (!for_each_json_document(text, [&](const YAML::Node& doc) {
+        docs.push_back(doc);
+        return true;
+      }))
+    return std::nullopt;
   return docs;
 }
 

@@ -5,6 +5,7 @@
 // per job; the document readers (jobs.cc) stay the only reader of the job schema.
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -18,5 +19,11 @@ namespace sluice::config_detail {
 // escapes yaml-cpp rejects, `-0`, tabs, carriage returns, deep nesting, a top-level array): the
 // caller then reads it as YAML.
 std::optional<std::vector<YAML::Node>> json_documents(std::string_view text);
+
+// The same documents one at a time, each freed before the next is built (a body of a hundred
+// jobs then stays in cache). False, after calling `each` for any number of documents, when
+// json_documents would give nullopt or `each` returns false.
+bool for_each_json_document(std::string_view text,
+                            const std::function<bool(const YAML::Node&)>& each);
 
 }  // namespace sluice::config_detail

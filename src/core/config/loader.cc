@@ -183,41 +183,68 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) 
   return out;
 }
 
+namespace {
+
+// Job documents read one at a time against a config, for both of parse_jobs' paths.
+class JobDocuments {
+ public:
+  JobDocuments(const std::string& file, const Config& config)
+      : r_(file, sink_), ctx_{config, {}, {}} {}
+
+  bool full() { return sink_.full(); }
+  bool said_anything() const {
+    return !sink_.errors.empty() || !sink_.warnings.empty() || !sink_.notes.empty();
+  }
+
+  void read(const YAML::Node& doc) {
+    try {
+      auto h = read_header(r_, doc, {});
+      if (!h) return;
+      if (!cd::is_job_kind(h->kind)) {
+        r_.error(h->kind_node, "kind",
+                 h->kind_name +
+                     " is configuration, not a job (expected sluice.dev/v1alpha1 "
+                     "Job, v1 Pod or batch/v1 Job)");
+        return;
+      }
+      if (auto job = cd::read_job(r_, doc, h->kind, ctx_)) {
+        out_.jobs.push_back(std::move(*job));
+        where_.push_back(r_.where(doc));
+      }
+    } catch (const std::exception& e) {
+      internal_error(sink_, r_.where(doc).str(), e.what());
+    }
+  }
+
+  JobsOutput finish() {
+    cd::assign_job_ids(out_.jobs, where_, sink_);
+    sink_.finish();
+    out_.errors = std::move(sink_.errors);
+    out_.notes = std::move(sink_.notes);
+    for (auto& w : sink_.warnings) out_.notes.push_back(std::move(w));
+    return std::move(out_);
+  }
+
+ private:
+  cd::Sink sink_;
+  cd::Reader r_;
+  cd::JobContext ctx_;
+  std::vector<cd::Where> where_;
+  JobsOutput out_;
+};
+
+}  // namespace
+
 namespace config_detail {
 
 JobsOutput read_job_documents(const std::string& file, const std::vector<YAML::Node>& docs,
                               const Config& config) {
-  Sink sink;
-  JobsOutput out;
-  Reader r(file, sink);
-  JobContext ctx{config, {}, {}};
-  std::vector<Where> where;
+  JobDocuments jobs(file, config);
   for (const YAML::Node& doc : docs) {
-    if (sink.full()) break;
-    try {
-      auto h = read_header(r, doc, {});
-      if (!h) continue;
-      if (!is_job_kind(h->kind)) {
-        r.error(h->kind_node, "kind",
-                h->kind_name +
-                    " is configuration, not a job (expected sluice.dev/v1alpha1 "
-                    "Job, v1 Pod or batch/v1 Job)");
-        continue;
-      }
-      if (auto job = read_job(r, doc, h->kind, ctx)) {
-        out.jobs.push_back(std::move(*job));
-        where.push_back(r.where(doc));
-      }
-    } catch (const std::exception& e) {
-      internal_error(sink, r.where(doc).str(), e.what());
-    }
+    if (jobs.full()) break;
+    jobs.read(doc);
   }
-  assign_job_ids(out.jobs, where, sink);
-  sink.finish();
-  out.errors = std::move(sink.errors);
-  out.notes = std::move(sink.notes);
-  for (auto& w : sink.warnings) out.notes.push_back(std::move(w));
-  return out;
+  return jobs.finish();
 }
 
 JobsOutput parse_jobs_yaml(const Source& source, const Config& config) {
@@ -231,11 +258,16 @@ JobsOutput parse_jobs_yaml(const Source& source, const Config& config) {
 }
 
 std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& config) {
-  auto docs = json_documents(source.text);
-  if (!docs) return std::nullopt;
-  JobsOutput out = read_job_documents(source.name, *docs, config);
-  // Messages from nodes without marks would lack their line: the YAML path says them instead.
-  if (!out.errors.empty() || !out.notes.empty()) return std::nullopt;
+  // Messages from nodes without marks would lack their line: at the first one, stop; the YAML
+  // path says them instead.
+  JobDocuments jobs(source.name, config);
+  const bool read = for_each_json_document(source.text, [&](const YAML::Node& doc) {
+    jobs.read(doc);
+    return !jobs.said_anything();
+  });
+  if (!read || jobs.said_anything()) return std::nullopt;
+  JobsOutput out = jobs.finish();
+  if (!out.errors.empty() || !out.notes.empty()) return std::nullopt;  // from assign_job_ids
   return out;
 }
 
