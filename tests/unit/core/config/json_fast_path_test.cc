@@ -3,6 +3,8 @@
 // message (errors, warnings, notes) from the YAML path with its line.
 #include <gtest/gtest.h>
 
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "config_test_util.h"
@@ -100,6 +102,100 @@ TEST(ConfigJsonFastPath, DeclinesWhatItDoesNotTake) {
   std::string deep = "{\"a\":";
   for (int i = 0; i < 80; ++i) deep += "{\"a\":";
   declines(deep + "1" + std::string(81, '}') + "}");
+}
+
+// Random JSON text, written the ways clients and people write it: tricky strings and numbers,
+// repeated keys, whitespace and line breaks between tokens.
+std::string random_space() {
+  static const char* kSpace[] = {"", "", "", " ", "\n", "  ", "\n  ", " \n"};
+  return kSpace[*rc::gen::inRange(0, 8)];
+}
+
+std::string random_json(int depth, bool object = false) {
+  static const char* kStrings[] = {R"("")",
+                                   R"("8")",
+                                   R"("true")",
+                                   R"("null")",
+                                   R"("~")",
+                                   R"("-0")",
+                                   R"("1e3")",
+                                   R"("a b")",
+                                   R"(" x ")",
+                                   R"("#c")",
+                                   R"("é中")",
+                                   R"("\u00e9\u4e2d")",
+                                   R"("\ud83d\ude00")",
+                                   R"("\n\t\"\\\/")",
+                                   R"("a: b")",
+                                   R"("- x")",
+                                   R"("[1]")",
+                                   R"("{}")",
+                                   R"("---")",
+                                   R"("\u0000")"};
+  static const char* kNumbers[] = {"0",
+                                   "-0",
+                                   "1",
+                                   "-17",
+                                   "1.50",
+                                   "1e3",
+                                   "2E-2",
+                                   "-0.0",
+                                   "12345678901234567890",
+                                   "0.1",
+                                   "9223372036854775807",
+                                   "-9223372036854775808"};
+  static const char* kKeys[] = {"a", "b", "name", "spec", "é", "", "a b", "x\\\\y", "1", "true"};
+  const int kind = object ? 5 : *rc::gen::inRange(0, depth >= 3 ? 4 : 6);
+  switch (kind) {
+    case 0:
+      return kStrings[*rc::gen::inRange(0, 20)];
+    case 1:
+      return kNumbers[*rc::gen::inRange(0, 12)];
+    case 2:
+      return *rc::gen::element<std::string>("true", "false", "null");
+    case 3:
+      return kStrings[*rc::gen::inRange(0, 5)];
+    case 4: {
+      std::string s = "[" + random_space();
+      const int n = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < n; ++i)
+        s += (i ? "," + random_space() : "") + random_json(depth + 1) + random_space();
+      return s + "]";
+    }
+    default: {
+      std::string s = "{" + random_space();
+      const int n = *rc::gen::inRange(0, 5);
+      for (int i = 0; i < n; ++i)
+        s += (i ? "," + random_space() : "") + "\"" + kKeys[*rc::gen::inRange(0, 10)] + "\"" +
+             random_space() + ":" + random_space() + random_json(depth + 1) + random_space();
+      return s + "}";
+    }
+  }
+}
+
+// Whatever the fast path takes, yaml-cpp reads alike (and does not reject).
+RC_GTEST_PROP(ConfigJsonFastPathProperty, TakenTextReadsAsYamlCppReadsIt, ()) {
+  std::string text;
+  const int docs = *rc::gen::inRange(1, 4);
+  for (int i = 0; i < docs; ++i) {
+    const std::string doc = random_json(1, /*object=*/true);
+    text += (i ? "\n---\n" : random_space()) + doc + random_space();
+  }
+  auto fast = cd::json_documents(text);
+  RC_CLASSIFY(fast.has_value(), "taken");
+  if (!fast) return;
+  std::vector<YAML::Node> slow;
+  try {
+    for (const auto& d : YAML::LoadAll(text))
+      if (!d.IsNull()) slow.push_back(d);
+  } catch (const YAML::Exception& e) {
+    RC_FAIL("taken, but yaml-cpp rejects it: " + std::string(e.what()) + "\n" + text);
+  }
+  RC_ASSERT(fast->size() == slow.size());
+  for (size_t i = 0; i < slow.size(); ++i) {
+    const std::string d = diff((*fast)[i], slow[i], "doc" + std::to_string(i));
+    if (!d.empty()) RC_FAIL(d + "\n" + text);
+  }
 }
 
 // ---- JobsOutput ------------------------------------------------------------------------------
