@@ -1434,7 +1434,6 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       if (it != by_submit_[q].end() && it->first <= is) incremental = false;
     }
   }
-  result.incremental = incremental;
   std::vector<std::vector<const PendingJob*>> fresh(incremental ? nq : 0);
   if (incremental) {
     std::set<JobId> seen;
@@ -1452,7 +1451,24 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     }
     for (auto& v : fresh)
       std::sort(v.begin(), v.end(), [&](auto* a, auto* b) { return ranks_before(*a, *b); });
+    // A starving job's claim holds back only what a full cycle walks after it: a new job that
+    // ranks before a standing holder (starving, and submitted earlier: a job that arrives with
+    // an old submit time) would be walked before the claim exists. A full cycle decides then.
+    std::vector<const PendingJob*> holders;
+    auto add_holder = [&](JobId id) {
+      if (!id) return;
+      if (auto it = pending_.find(id); it != pending_.end()) holders.push_back(&it->second);
+    };
+    add_holder(last_held_by_);
+    for (JobId id : last_held_root_) add_holder(id);
+    for (JobId id : last_held_queue_) add_holder(id);
+    for (const auto& v : fresh)
+      for (const PendingJob* f : v)
+        for (const PendingJob* h : holders)
+          if (is_starving(f->job, policy, now) && ranks_before(*f, *h)) incremental = false;
+    if (!incremental) fresh.clear();
   }
+  result.incremental = incremental;
 
   // Per-queue cursors: starving jobs (oldest first), then the rest in key order; or, when
   // incremental, the new jobs in the same order.
@@ -1844,6 +1860,9 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     if (!pending_.count(rj.job)) continue;
     erase_pending(rj.job);
     preempt_count_.erase(rj.job);
+    // As a cancellation: it may have been a StrictFIFO head, a starving holder, the backfill
+    // reservation or its queue's preemption attempt, which the next cycle must not keep.
+    need_full_ = true;
     if (rj.reason.code == PendingCode::kOverBudget) {
       ++counters_.rejected_over_budget;
     } else {

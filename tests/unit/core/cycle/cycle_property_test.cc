@@ -54,6 +54,10 @@ World gen_world(bool preempting = false) {
   // Incremental cycles keep the standing backfill reservation (see docs/scheduling.md), so the
   // exact incremental == full equivalence is checked with backfill off.
   c.policy.backfill = !preempting && *rc::gen::arbitrary<bool>();
+  // Sometimes jobs starve within the run (cycles are a minute apart), so that starving jobs'
+  // claims hold the others back; interactive jobs time out after two minutes.
+  c.policy.aging_horizon_ns = *rc::gen::element(3600, 300, 150) * kNsPerSec;
+  c.policy.interactive_timeout_ns = 120 * kNsPerSec;
   const int njobs = *rc::gen::inRange(1, 40);
   for (int j = 0; j < njobs; ++j) {
     const int q = *rc::gen::inRange(0, queues);
@@ -68,6 +72,7 @@ World gen_world(bool preempting = false) {
     }
     if (*rc::gen::inRange(0, 4) == 0) job.topology = {0, *rc::gen::arbitrary<bool>()};
     job.preemptible = *rc::gen::inRange(0, 4) != 0;
+    job.interactive = *rc::gen::inRange(0, 6) == 0;
     w.jobs.push_back(job);
   }
   return w;
