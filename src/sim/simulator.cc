@@ -15,7 +15,9 @@ class Run {
  public:
   Run(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
       const SimOptions& options)
-      : config_(std::move(config)), jobs_(jobs), options_(options), sched_(config_) {}
+      : config_(std::move(config)), jobs_(jobs), options_(options), sched_(config_) {
+    sched_.set_list_held(false);  // pending reasons are not reported
+  }
 
   SimResult go() {
     // 1. Outcomes and the arrival events, in trace order (the sequence number breaks ties of

@@ -1610,6 +1610,33 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     }
   };
   for (int q = 0; q < nq; ++q) next_head(q);
+  // Why a job of queue q is held back, if it is: behind a StrictFIFO head that did not fit, or
+  // behind a starving job's claim (on the whole cluster, its cohort tree or its queue).
+  auto held_reason = [&](const PendingJob& p, int q, PendingReason& reason) {
+    reason.queue = q;
+    const auto blocker =
+        cur[q].strict_blocker ? pending_.find(cur[q].strict_blocker) : pending_.end();
+    if (blocker != pending_.end() && !ranks_before(p, blocker->second)) {
+      reason.code = PendingCode::kStrictFifoBlocked;
+      reason.blocker = cur[q].strict_blocker;
+      return true;
+    }
+    const int root = quota.root(q);
+    if (held_by || held_root[root] || held_queue[q]) {
+      reason.code = PendingCode::kHeldForStarving;
+      reason.blocker = held_by ? held_by : held_root[root] ? held_root[root] : held_queue[q];
+      return true;
+    }
+    return false;
+  };
+  // Every queue with jobs left to walk is under a starving job's claim (claims only grow
+  // within a cycle, so this stays true).
+  auto all_held = [&]() {
+    if (held_by) return true;
+    for (int k = 0; k < nq; ++k)
+      if (heads[k] && !held_root[quota.root(k)] && !held_queue[k]) return false;
+    return true;
+  };
   while (true) {
     // 1. Pick the best head across queues: starving first (oldest), then the highest score.
     int best = -1;
@@ -1642,23 +1669,16 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     PendingDecision pd;
     pd.job = p.job.id;
     pd.starving = best_starving;
-    pd.reason.queue = q;
     const int root = quota.root(q);
     // 2. Held back: behind a StrictFIFO head, or behind a starving job's claim.
-    const auto blocker =
-        cur[q].strict_blocker ? pending_.find(cur[q].strict_blocker) : pending_.end();
-    if (blocker != pending_.end() && !ranks_before(p, blocker->second)) {
-      pd.reason.code = PendingCode::kStrictFifoBlocked;
-      pd.reason.blocker = cur[q].strict_blocker;
+    if (held_reason(p, q, pd.reason)) {
       result.pending.push_back(std::move(pd));
+      // Unlisted held jobs: once every queue still to walk is held, nothing further in this
+      // cycle can be admitted, evict, reserve or hold: the walk stops.
+      if (!list_held_ && all_held()) break;
       continue;
     }
-    if (held_by || held_root[root] || held_queue[q]) {
-      pd.reason.code = PendingCode::kHeldForStarving;
-      pd.reason.blocker = held_by ? held_by : held_root[root] ? held_root[root] : held_queue[q];
-      result.pending.push_back(std::move(pd));
-      continue;
-    }
+    pd.reason.queue = q;
     // 3. Budget: a namespace over its GPU-hour budget gets new work in only as preemptible
     // best-effort work, or not at all, as its queue says.
     const bool over = p.budget >= 0 && over_budget[static_cast<size_t>(p.budget)];
@@ -1804,13 +1824,23 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     std::vector<PendingDecision> keep;
     keep.reserve(result.pending.size());
     for (auto& pd : result.pending) {
-      if (expired.count(pd.job)) {
+      if (expired.erase(pd.job)) {
         result.rejected.push_back({pd.job, std::move(pd.reason)});
       } else {
         keep.push_back(std::move(pd));
       }
     }
     result.pending = std::move(keep);
+    // Those the walk did not reach (it stops once everything left is held, without
+    // set_list_held) were held back.
+    for (const auto& a : result.admitted) expired.erase(a.job);
+    for (const auto& rj : result.rejected) expired.erase(rj.job);
+    for (JobId id : expired) {
+      const PendingJob& p = pending_.at(id);
+      Rejection rj;
+      rj.job = id;
+      if (held_reason(p, p.queue, rj.reason)) result.rejected.push_back(std::move(rj));
+    }
   }
   result.preempt_attempted = std::move(attempted);
   result.preempt_capped = capped;

@@ -116,6 +116,11 @@ class Scheduler {
   // when no capacity or quota was freed since the last applied cycle, no job that failed then
   // can fit now, so only new arrivals need a look.
   CycleResult run_cycle(TimeNs now, CycleMode mode = CycleMode::kAuto) const;
+  // Whether run_cycle() lists every pending job it holds back behind a starving job's claim
+  // (default). A caller that reads no pending reasons (the simulator) turns it off: once every
+  // queue left to walk is held, the walk stops and the rest are not listed. Decisions are the
+  // same either way (held jobs are neither admitted nor make attempts).
+  void set_list_held(bool list) { list_held_ = list; }
   // Applies a result of run_cycle() computed on the current state (no mutation in between).
   void apply(const CycleResult& result, TimeNs now);
   // Accumulates fairness debt up to `now` (called by apply/finish; callable on its own).
@@ -311,6 +316,7 @@ class Scheduler {
   std::map<JobId, int32_t> preempt_count_;                    // jobs preempted at least once
   std::set<std::pair<TimeNs, JobId>> interactive_deadlines_;  // pending interactive jobs
   Counters counters_;
+  bool list_held_ = true;
 
   // Incremental-cycle bookkeeping.
   bool need_full_ = true;     // something was freed (or nothing applied yet)

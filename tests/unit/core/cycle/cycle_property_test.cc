@@ -2,7 +2,8 @@
 //   - no GPU, CPU or memory over-allocated; quota usage equals running jobs' usage;
 //   - no queue exceeds its quota or borrowing limit;
 //   - gangs are all-or-nothing;
-//   - same input -> identical decisions (also from a freshly built scheduler);
+//   - same input -> identical decisions (also from a freshly built scheduler, and from one that
+//     does not list held jobs);
 //   - an incremental cycle admits and evicts exactly what a full one would, also when queues
 //     preempt (within the queue, reclaim in the cohort, with a minimum runtime) and hold older
 //     pending work.
@@ -87,14 +88,43 @@ void check_cycle(const Scheduler& s, const CycleResult& r) {
   }
 }
 
+// A scheduler that does not list held jobs (set_list_held(false)) decides the same: the same
+// admissions, evictions and rejections (the reasons of those its walk did not reach are the
+// ones a full listing gives), and what it lists is what the full listing says, in its order.
+void check_unlisted(const CycleResult& listed, const CycleResult& unlisted) {
+  RC_ASSERT(unlisted.admitted == listed.admitted);
+  RC_ASSERT(unlisted.preempted == listed.preempted);
+  RC_ASSERT(unlisted.reservation == listed.reservation);
+  auto by_id = [](std::vector<Rejection> v) {
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.job < b.job; });
+    return v;
+  };
+  RC_ASSERT(by_id(unlisted.rejected) == by_id(listed.rejected));
+  size_t k = 0;
+  for (const auto& pd : listed.pending) {
+    if (k < unlisted.pending.size() && unlisted.pending[k].job == pd.job) {
+      RC_ASSERT(unlisted.pending[k] == pd);
+      ++k;
+    } else {
+      RC_ASSERT(pd.reason.code == PendingCode::kHeldForStarving ||
+                pd.reason.code == PendingCode::kStrictFifoBlocked);
+    }
+  }
+  RC_ASSERT(k == unlisted.pending.size());
+  RC_CLASSIFY(unlisted.pending.size() < listed.pending.size(), "walk stopped early");
+}
+
 void run_world(const World& w, int cycles) {
   Scheduler s(w.config);
   Scheduler twin(w.config);
+  Scheduler unlisted(w.config);
+  unlisted.set_list_held(false);
   // Half the jobs up front, the rest trickle in between cycles.
   const size_t half = w.jobs.size() / 2;
   for (size_t i = 0; i < half; ++i) {
     s.submit(w.jobs[i]);
     twin.submit(w.jobs[i]);
+    unlisted.submit(w.jobs[i]);
   }
   size_t next = half;
   std::vector<JobId> running;
@@ -103,6 +133,8 @@ void run_world(const World& w, int cycles) {
     CycleResult r = s.run_cycle(now);
     RC_ASSERT(r == s.run_cycle(now));     // same state, same decisions
     RC_ASSERT(r == twin.run_cycle(now));  // an identical scheduler decides identically
+    const CycleResult u = unlisted.run_cycle(now);
+    check_unlisted(r, u);
     // An incremental cycle admits and evicts exactly what a full one would.
     if (!w.config->policy.backfill) {
       const CycleResult full = s.run_cycle(now, Scheduler::CycleMode::kFull);
@@ -116,6 +148,7 @@ void run_world(const World& w, int cycles) {
     check_cycle(s, r);
     s.apply(r, now);
     twin.apply(r, now);
+    unlisted.apply(u, now);
     std::string why;
     RC_ASSERT(s.check_invariants(&why));
     for (const auto& a : r.admitted) running.push_back(a.job);
@@ -127,6 +160,7 @@ void run_world(const World& w, int cycles) {
       if (finish_some && *rc::gen::inRange(0, 3) == 0) {
         RC_ASSERT(s.finish(id, now + kNsPerSec));
         RC_ASSERT(twin.finish(id, now + kNsPerSec));
+        RC_ASSERT(unlisted.finish(id, now + kNsPerSec));
       } else {
         still.push_back(id);
       }
@@ -137,6 +171,7 @@ void run_world(const World& w, int cycles) {
     for (int k = 0; k < 3 && next < w.jobs.size(); ++k, ++next) {
       s.submit(w.jobs[next]);
       twin.submit(w.jobs[next]);
+      unlisted.submit(w.jobs[next]);
     }
   }
   for (JobId id : running) s.finish(id, 10'000 * kNsPerSec);
