@@ -754,8 +754,25 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
     }
     if (!fits) undo();
   };
-  std::vector<size_t> order;
-  for (size_t i = 0; i < std::min(cands.size(), kMaxCandidates); ++i) order.push_back(i);
+  // Cost order: lower priority, then least work lost, then most recently started, then id (a
+  // total order). Only the passes' prefixes are ordered: most searches end at the necessary
+  // conditions above or within a few candidates, so sorting every candidate is wasted.
+  auto cheaper = [&](size_t a, size_t b) {
+    const Candidate& x = cands[a];
+    const Candidate& y = cands[b];
+    if (x.v->priority != y.v->priority) return x.v->priority < y.v->priority;
+    if (x.lost != y.lost) return x.lost < y.lost;
+    if (x.v->start_ns != y.v->start_ns) return x.v->start_ns > y.v->start_ns;
+    return x.v->id < y.v->id;
+  };
+  std::vector<size_t> order(cands.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto first = [](std::vector<size_t>& v, size_t n, auto&& less) {
+    n = std::min(n, v.size());
+    std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), v.end(), less);
+    v.resize(n);
+  };
+  first(order, kMaxCandidates, cheaper);
   run_pass(order);
   if (!fits && cands.size() > 1) {
     // GPU milli a node would have free after all its candidates' evictions.
@@ -776,8 +793,8 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
     std::sort(nodes.begin(), nodes.end());
     std::vector<size_t> rank(static_cast<size_t>(alloc.node_count()), nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) rank[static_cast<size_t>(nodes[i].second)] = i;
-    std::vector<std::pair<size_t, size_t>> keyed;  // (first node rank, cost rank)
-    keyed.reserve(cands.size());
+    // Each candidate's best node rank, then cost order within a node.
+    std::vector<size_t> first_node(cands.size());
     for (size_t i = 0; i < cands.size(); ++i) {
       size_t best = nodes.size();
       if (cands[i].v->node >= 0)
@@ -785,12 +802,13 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
       else
         for (const auto& pod : cands[i].r->admission.placement.pods)
           best = std::min(best, rank[static_cast<size_t>(pod.node)]);
-      keyed.push_back({best, i});
+      first_node[i] = best;
     }
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<size_t> by_node;
-    for (size_t i = 0; i < keyed.size() && i < 2 * kMaxCandidates; ++i)
-      by_node.push_back(keyed[i].second);
+    std::vector<size_t> by_node(cands.size());
+    for (size_t i = 0; i < by_node.size(); ++i) by_node[i] = i;
+    first(by_node, 2 * kMaxCandidates, [&](size_t a, size_t b) {
+      return first_node[a] != first_node[b] ? first_node[a] < first_node[b] : cheaper(a, b);
+    });
     run_pass(by_node);
   }
   if (!fits) return false;
@@ -886,20 +904,12 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
     }
   }
   if (cands.empty()) return false;
-  // 2. Cheapest first: lower priority, then least work lost, then most recently started.
-  auto by_cost = [](const Candidate& a, const Candidate& b) {
-    if (a.v->priority != b.v->priority) return a.v->priority < b.v->priority;
-    if (a.lost != b.lost) return a.lost < b.lost;
-    if (a.v->start_ns != b.v->start_ns) return a.v->start_ns > b.v->start_ns;
-    return a.v->id < b.v->id;
-  };
-  // 3. Up to three searches, as Kueue's classical preemption: (a) when other queues' jobs are
-  // candidates: all candidates, the preemptor ending within its nominal quota (taking back
-  // lent quota only for work that fits its own share); (b) with borrowWithinCohort, same-queue
-  // candidates plus the other queues' jobs it allows, the preemptor borrowing; (c) same-queue
-  // candidates only, borrowing allowed. Each list is sorted only when it is searched: (a) is
-  // skipped outright when even evicting every same-queue candidate leaves the preemptor
-  // borrowing, and then the other queues' jobs are never sorted.
+  // 2. Up to three searches (each walks its candidates cheapest first), as Kueue's classical
+  // preemption: (a) when other queues' jobs are candidates: all candidates, the preemptor ending
+  // within its nominal quota (taking back lent quota only for work that fits its own share); (b)
+  // with borrowWithinCohort, same-queue candidates plus the other queues' jobs it allows, the
+  // preemptor borrowing; (c) same-queue candidates only, borrowing allowed. (a) is skipped outright
+  // when even evicting every same-queue candidate leaves the preemptor borrowing.
   Attempt trial;
   std::vector<size_t> chosen;
   bool ok = false;
@@ -907,7 +917,6 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
   const bool others =
       std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.other_queue; });
   if (others && within_nominal_possible) {
-    std::sort(cands.begin(), cands.end(), by_cost);
     ok = search_victims(p, tier, quota, alloc, cands, true, &chosen, trial);
   }
   size_t searched = 0;  // size of the last list searched with borrowing allowed (a subset)
@@ -918,7 +927,6 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
       if (!c.other_queue || (round == 0 && c.borrow_victim)) subset.push_back(c);
     if (subset.empty() || subset.size() == searched) continue;
     searched = subset.size();
-    std::sort(subset.begin(), subset.end(), by_cost);
     if (search_victims(p, tier, quota, alloc, subset, false, &chosen, trial)) {
       cands = std::move(subset);
       ok = true;
@@ -927,7 +935,7 @@ bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& qu
   }
   if (!ok) return false;
 
-  // 4. The evictions stay in the cycle's working state; the caller commits the admission.
+  // 3. The evictions stay in the cycle's working state; the caller commits the admission.
   for (size_t i : chosen) {
     const auto& c = cands[i];
     evicted.insert(c.r->job.id);

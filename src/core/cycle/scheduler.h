@@ -227,9 +227,10 @@ class Scheduler {
   bool try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
                    TimeNs now, std::set<JobId>& evicted, Attempt& at,
                    std::vector<Preemption>& out) const;
-  // One victim search over `cands` (cost order) on the working state: true with the minimal set
-  // in *chosen released from quota/alloc and the preemptor's admission in `trial`; false with
-  // quota/alloc unchanged. within_nominal: a fit counts only when the preemptor does not borrow.
+  // One victim search over `cands` (any order: it walks them cheapest first) on the working state:
+  // true with the minimal set in *chosen released from quota/alloc and the preemptor's admission in
+  // `trial`; false with quota/alloc unchanged. within_nominal: a fit counts only when the preemptor
+  // does not borrow.
   struct Candidate;
   bool search_victims(const PendingJob& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
                       const std::vector<Candidate>& cands, bool within_nominal,
