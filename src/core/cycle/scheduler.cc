@@ -1339,7 +1339,7 @@ bool Scheduler::try_admit_tiered(const PendingJob& p, const Tier& tier, const Qu
 }
 
 // The cycle's working copies of quota and capacity: the scheduler's kept ones when free (copied
-// into by assignment), else fresh copies.
+// into by assignment; the capacity only where it changed), else fresh copies.
 class Scheduler::ScratchLease {
  public:
   ScratchLease(CycleScratch* scratch, const QuotaTree& quota, const ClusterAlloc& alloc)
@@ -1350,7 +1350,7 @@ class Scheduler::ScratchLease {
       else
         s_->quota.emplace(quota);
       if (s_->alloc)
-        *s_->alloc = alloc;
+        s_->alloc->assign_from(alloc);
       else
         s_->alloc.emplace(alloc);
     } else {

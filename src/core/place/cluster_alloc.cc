@@ -30,6 +30,7 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
   auto layout = std::make_shared<Layout>();
   layout_ = layout;
   Layout& w = *layout;
+  clock_ = std::make_shared<std::atomic<uint64_t>>(0);
   const auto n = cluster.nodes.size();
   const auto nn = static_cast<int32_t>(n);
   cpu_free_.resize(n);
@@ -39,6 +40,7 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
   idx_whole_.assign(n, 0);
   idx_partial_.assign(n, -1);
   hash_.assign(n, 0);
+  version_.assign(n, 0);
   w.single_model.assign(n, 1);
   ready_ = NodeBits(nn);
   w.gpu_nodes = NodeBits(nn);
@@ -180,6 +182,7 @@ void ClusterAlloc::index(NodeId n) {
     }
   }
   hash_[i] = compute_hash(n);
+  version_[i] = ++*clock_;
 }
 
 void ClusterAlloc::apply(const Job& job, const Placement& p, int sign) {
@@ -220,6 +223,31 @@ void ClusterAlloc::set_ready(NodeId n, bool ready) {
   unindex(n);
   ready_.assign(n, ready);
   index(n);
+}
+
+void ClusterAlloc::assign_from(const ClusterAlloc& src) {
+  if (layout_ != src.layout_ || clock_ != src.clock_) {
+    *this = src;
+    return;
+  }
+  for (NodeId n = 0; n < node_count(); ++n) {
+    const size_t i = idx(n);
+    if (version_[i] == src.version_[i]) continue;
+    unindex(n);
+    cpu_free_[i] = src.cpu_free_[i];
+    mem_free_[i] = src.mem_free_[i];
+    for (int32_t g = L().gpu_off[i]; g < L().gpu_off[i + 1]; ++g) {
+      const auto k = static_cast<size_t>(g);
+      gpu_milli_used_ += gpu_free_[k] - src.gpu_free_[k];  // (MIG GPUs: 0 on both sides)
+      gpu_free_[k] = src.gpu_free_[k];
+    }
+    for (int32_t sl = slice_begin(n); sl < slice_end(n); ++sl)
+      slice_used_[static_cast<size_t>(sl)] = src.slice_used_[static_cast<size_t>(sl)];
+    whole_free_[i] = src.whole_free_[i];
+    ready_.assign(n, src.ready_.test(n));
+    index(n);
+    version_[i] = src.version_[i];
+  }
 }
 
 int64_t ClusterAlloc::total_gpu_milli_free() const {

@@ -11,6 +11,7 @@
 //   model_nodes(m)     nodes with at least one GPU of model m (static)
 //   per topology domain: sum of free whole GPUs and how many nodes have c free whole GPUs, so a
 //   domain that cannot hold a gang is rejected in O(1); counted over ready nodes only.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -41,6 +42,11 @@ class ClusterAlloc {
   // Give them back: the exact inverse of commit (integers, so it never drifts).
   void release(const Job& job, const Placement& p);
   void set_ready(NodeId n, bool ready);
+  // The same as `*this = src` for a copy of the same allocation (else it is that assignment),
+  // copying only the nodes whose state differs: those changed on either side since the copy.
+  // A scheduling cycle refreshes its working copy this way; most nodes do not change between
+  // two cycles.
+  void assign_from(const ClusterAlloc& src);
   // allocated <= capacity on every GPU and node, nothing negative, indexes consistent.
   bool check_invariants(std::string* why) const;
 
@@ -159,6 +165,10 @@ class ClusterAlloc {
   std::vector<int32_t> count_by_whole_;          // ready nodes with c free whole GPUs
   int64_t total_whole_free_ = 0;
   int64_t gpu_milli_used_ = 0;
+  // Change tracking for assign_from: a clock shared by an allocation and all its copies, and
+  // per node the clock value of its last change (equal versions: equal node states).
+  std::shared_ptr<std::atomic<uint64_t>> clock_;
+  std::vector<uint64_t> version_;
 };
 
 }  // namespace sluice

@@ -57,6 +57,90 @@ TEST(ClusterAlloc, CommitReleaseRoundTripNeverDrifts) {
   EXPECT_EQ(alloc.domain_whole_free(0, 0), 16);  // nodes 0,1,2: 4 + 8 + 4
 }
 
+// Everything observable of two allocations of the same cluster is equal.
+void expect_same(const ClusterAlloc& a, const ClusterAlloc& b, int round) {
+  std::string why;
+  ASSERT_TRUE(a.check_invariants(&why)) << "round " << round << ": " << why;
+  for (NodeId n = 0; n < a.node_count(); ++n) {
+    ASSERT_EQ(a.cpu_free_milli(n), b.cpu_free_milli(n)) << "round " << round << " node " << n;
+    ASSERT_EQ(a.memory_free_mib(n), b.memory_free_mib(n));
+    ASSERT_EQ(a.ready(n), b.ready(n));
+    ASSERT_EQ(a.state_hash(n), b.state_hash(n));
+    ASSERT_EQ(a.whole_gpus_free(n), b.whole_gpus_free(n));
+    for (int g = 0; g < a.gpu_count(n); ++g)
+      ASSERT_EQ(a.gpu_free_milli(n, g), b.gpu_free_milli(n, g));
+    for (int c = 0; c <= a.max_gpus_per_node(); ++c)
+      ASSERT_EQ(a.whole_eq(c).test(n), b.whole_eq(c).test(n));
+    for (int k = 0; k < ClusterAlloc::kPartialBuckets; ++k)
+      ASSERT_EQ(a.partial_bucket(k).test(n), b.partial_bucket(k).test(n));
+  }
+  ASSERT_EQ(a.total_whole_gpus_free(), b.total_whole_gpus_free());
+  ASSERT_EQ(a.max_whole_gpus_free(), b.max_whole_gpus_free());
+  ASSERT_EQ(a.gpu_milli_used(), b.gpu_milli_used());
+  ASSERT_EQ(a.total_gpu_milli_free(), b.total_gpu_milli_free());
+  for (int d = 0; d < a.domain_count(0); ++d) {
+    ASSERT_EQ(a.domain_whole_free(0, d), b.domain_whole_free(0, d));
+    ASSERT_EQ(a.domain_max_whole_free(0, d), b.domain_max_whole_free(0, d));
+  }
+}
+
+TEST(ClusterAlloc, AssignFromCopiesOnlyWhatChangedAndEqualsAssignment) {
+  Cluster c;
+  c.levels = {"rack"};
+  for (int n = 0; n < 8; ++n)
+    c.nodes.push_back(
+        make_node("n" + std::to_string(n), n % 2 ? 8 : 4, "H100", 64000, 256 * 1024, {n / 3}));
+  ClusterAlloc master(c);
+  ClusterAlloc work = master;  // the cycle's working copy
+  Placer placer(c, ScoringPolicy::kBinPack);
+  const NodeSet all = NodeSet::all(c);
+  std::mt19937_64 rng(11);
+  std::vector<std::pair<Job, Placement>> running;
+  std::vector<std::pair<Job, Placement>> at_sync;  // running at the last assign_from
+  auto random_job = [&](JobId id) {
+    const int gpus = static_cast<int>(rng() % 4);
+    const int milli = gpus == 1 && rng() % 2 ? 100 + static_cast<int>(rng() % 900) : 1000;
+    return make_job(id, 1 + static_cast<int>(rng() % 2), gpus, milli,
+                    1000 + static_cast<int64_t>(rng() % 8000), 1024);
+  };
+  JobId next = 1;
+  for (int round = 0; round < 400; ++round) {
+    // The scheduler's state moves on: jobs start and end, a node fails or comes back.
+    for (int k = static_cast<int>(rng() % 4); k > 0; --k) {
+      if (running.empty() || rng() % 2) {
+        Job j = random_job(next++);
+        auto r = placer.place(j, all, master);
+        if (placed(r)) {
+          master.commit(j, placement(r));
+          running.emplace_back(j, placement(r));
+        }
+      } else {
+        const size_t i = rng() % running.size();
+        master.release(running[i].first, running[i].second);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+    if (rng() % 10 == 0) {
+      const auto n = static_cast<NodeId>(rng() % c.nodes.size());
+      master.set_ready(n, !master.ready(n));
+    }
+    // The last cycle tried things on its copy: admissions and evictions it did not keep.
+    for (int k = static_cast<int>(rng() % 5); k > 0; --k) {
+      Job j = random_job(next++);
+      auto r = placer.place(j, all, work);
+      if (placed(r)) work.commit(j, placement(r));
+    }
+    if (!at_sync.empty() && rng() % 2) {
+      const auto& [j, p] = at_sync[rng() % at_sync.size()];
+      work.release(j, p);
+    }
+    work.assign_from(master);
+    at_sync = running;
+    const ClusterAlloc plain = master;
+    expect_same(work, plain, round);
+  }
+}
+
 TEST(ClusterAlloc, IndexesFollowCommits) {
   Cluster c;
   c.nodes.push_back(make_node("a", 4));
