@@ -768,9 +768,10 @@ bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree&
   std::vector<size_t> order(cands.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   const auto first = [](std::vector<size_t>& v, size_t n, auto&& less) {
-    n = std::min(n, v.size());
-    std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), v.end(), less);
-    v.resize(n);
+    const auto end = v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size()));
+    if (end != v.end()) std::nth_element(v.begin(), end, v.end(), less);  // (a total order:
+    std::sort(v.begin(), end, less);  // the same prefix as a full sort)
+    v.erase(end, v.end());
   };
   first(order, kMaxCandidates, cheaper);
   run_pass(order);
