@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <tuple>
+
 namespace sluice::sim {
 namespace {
 
@@ -35,6 +38,37 @@ TEST(EventQueue, EventsPushedWhilePoppingKeepTheOrder) {
   EXPECT_EQ(q.pop().a, 2u);
   EXPECT_EQ(q.pop().a, 3u);
   EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, PushAllPopsWhatPushingOneByOneWould) {
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 50; ++round) {
+    EventQueue all, one;
+    std::vector<std::pair<TimeNs, EventKind>> when;
+    std::vector<uint64_t> a;
+    for (uint64_t i = 0; i < 200; ++i) {
+      when.push_back({static_cast<TimeNs>(rng() % 50), EventKind::kArrival});
+      a.push_back(i);
+      one.push(when.back().first, EventKind::kArrival, i);
+    }
+    all.push_all(when, a);
+    EXPECT_EQ(all.size(), one.size());
+    // While popping, the run schedules more (some at the time being popped, some earlier).
+    uint64_t extra = 1000;
+    while (!one.empty()) {
+      ASSERT_FALSE(all.empty());
+      const Event x = all.pop(), y = one.pop();
+      ASSERT_EQ(std::tie(x.time_ns, x.seq, x.a), std::tie(y.time_ns, y.seq, y.a));
+      if (rng() % 3 == 0) {
+        const TimeNs t = x.time_ns + static_cast<TimeNs>(rng() % 5);
+        all.push(t, EventKind::kCompletion, extra);
+        one.push(t, EventKind::kCompletion, extra);
+        ++extra;
+      }
+    }
+    EXPECT_TRUE(all.empty());
+    EXPECT_EQ(all.pushed(), one.pushed());
+  }
 }
 
 }  // namespace
