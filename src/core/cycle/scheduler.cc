@@ -1364,6 +1364,8 @@ class Scheduler::ScratchLease {
   ScratchLease& operator=(const ScratchLease&) = delete;
   QuotaTree& quota() { return s_ ? *s_->quota : *own_quota_; }
   ClusterAlloc& alloc() { return s_ ? *s_->alloc : *own_alloc_; }
+  // The kept scratch while held (for caches that outlive a cycle), else nullptr.
+  CycleScratch* kept() const { return s_; }
   // Gives the kept copies back early (before a nested cycle; this one must not use them after).
   void release() {
     if (s_) s_->busy.store(false);
@@ -1619,6 +1621,22 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     }
   };
   for (int q = 0; q < nq; ++q) next_head(q);
+  // Could the job be placed on an idle cluster (on these flavors' nodes)? Remembered per shape.
+  auto fits_idle = [&](const PendingJob& p, const std::vector<FlavorId>& flavors) {
+    auto place = [&]() {
+      return std::holds_alternative<Placement>(
+          placer_.place(p.job, nodes_for(flavors, attempt.scratch), empty_alloc_));
+    };
+    CycleScratch* kept = lease.kept();
+    if (!kept) return place();
+    auto& memo = kept->fits_idle;
+    auto key = std::make_pair(p.shape, flavors);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    if (memo.size() >= 100'000) memo.clear();  // shapes come and go: bound it
+    const bool fits = place();
+    memo.emplace(std::move(key), fits);
+    return fits;
+  };
   // Why a job of queue q is held back, if it is: behind a StrictFIFO head that did not fit, or
   // behind a starving job's claim (on the whole cluster, its cohort tree or its queue).
   auto held_reason = [&](const PendingJob& p, int q, PendingReason& reason) {
@@ -1813,11 +1831,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
           held_queue[q] = p.job.id;
         else
           held_root[root] = p.job.id;
-      } else if (std::holds_alternative<Placement>(
-                     placer_.place(p.job,
-                                   nodes_for(known ? known->failed_flavors : attempt.failed_flavors,
-                                             attempt.scratch),
-                                   empty_alloc_))) {
+      } else if (fits_idle(p, known ? known->failed_flavors : attempt.failed_flavors)) {
         held_by = p.job.id;  // fits an idle cluster: worth draining capacity for
       }
     }

@@ -349,6 +349,9 @@ class Scheduler {
     std::atomic<bool> busy{false};
     std::optional<QuotaTree> quota;
     std::optional<ClusterAlloc> alloc;
+    // Whether a shape (interned id; ids are never reused) fits the idle cluster on a list of
+    // flavors: a starving job's test for holding capacity, the same answer every cycle.
+    std::map<std::pair<uint64_t, std::vector<FlavorId>>, bool> fits_idle;
   };
   class ScratchLease;
   std::unique_ptr<CycleScratch> scratch_ = std::make_unique<CycleScratch>();
