@@ -6,6 +6,7 @@
 // they acknowledge anything.
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -200,7 +201,7 @@ class ServerState {
   ServerOptions options_;
   Metrics metrics_;
   std::map<JobId, JobRecord> records_;
-  std::map<JobId, PendingDecision> pending_;  // last reason per pending job
+  std::unordered_map<JobId, PendingDecision> pending_;  // last reason per pending job
   std::vector<NodeState> nodes_;
   std::vector<std::pair<std::string, proto::Assignment>> staged_;
   JobId next_id_ = 1;
