@@ -6,12 +6,12 @@
 // they acknowledge anything.
 #include <functional>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>

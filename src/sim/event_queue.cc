@@ -10,15 +10,12 @@ uint64_t EventQueue::push(TimeNs time_ns, EventKind kind, uint64_t a, uint64_t b
   return seq;
 }
 
-void EventQueue::push_all(const std::vector<std::pair<TimeNs, EventKind>>& when,
-                          const std::vector<uint64_t>& a) {
+void EventQueue::push_all(std::vector<Event> events) {
   // The not-yet-popped rest of an earlier batch joins the heap (rare: one batch per run).
   for (; next_ < sorted_.size(); ++next_) heap_.push(sorted_[next_]);
-  sorted_.clear();
+  sorted_ = std::move(events);
   next_ = 0;
-  sorted_.reserve(when.size());
-  for (size_t i = 0; i < when.size(); ++i)
-    sorted_.push_back(Event{when[i].first, next_seq_++, when[i].second, a[i], 0});
+  for (Event& e : sorted_) e.seq = next_seq_++;
   std::sort(sorted_.begin(), sorted_.end(), [](const Event& x, const Event& y) {
     return Later{}(y, x);  // earliest first: (time, seq) ascending
   });

@@ -34,8 +34,8 @@ class EventQueue {
   // numbers push() would have given them one by one. They wait in a sorted array that pop()
   // merges with the heap, so the heap holds only what the run schedules (a million arrivals
   // made every heap operation ~20 levels deep). The order popped is the same either way.
-  void push_all(const std::vector<std::pair<TimeNs, EventKind>>& when,
-                const std::vector<uint64_t>& a);
+  // (The events' `seq` is ignored and assigned here, in the order given.)
+  void push_all(std::vector<Event> events);
   bool empty() const { return heap_.empty() && next_ == sorted_.size(); }
   size_t size() const { return heap_.size() + (sorted_.size() - next_); }
   const Event& top() const { return from_sorted() ? sorted_[next_] : heap_.top(); }

@@ -26,10 +26,8 @@ class Run {
     res_.jobs.resize(jobs_.size());
     down_count_.assign(config_->cluster.nodes.size(), 0);
     index_.reserve(jobs_.size());
-    std::vector<std::pair<TimeNs, EventKind>> arrivals;
-    std::vector<uint64_t> trace_index;
+    std::vector<Event> arrivals;
     arrivals.reserve(jobs_.size());
-    trace_index.reserve(jobs_.size());
     for (size_t i = 0; i < jobs_.size(); ++i) {
       const Job& j = jobs_[i].job;
       JobOutcome& o = res_.jobs[i];
@@ -39,10 +37,9 @@ class Run {
       o.gpu_milli = j.total_requests()[kGpu];
       o.submit_ns = j.submit_ns;
       index_.emplace(j.id, i);
-      arrivals.push_back({j.submit_ns, EventKind::kArrival});
-      trace_index.push_back(i);
+      arrivals.push_back({j.submit_ns, 0, EventKind::kArrival, i, 0});
     }
-    events_.push_all(arrivals, trace_index);
+    events_.push_all(std::move(arrivals));
     if (options_.record_series) {
       std::map<std::string, int32_t> names;
       for (const auto& tj : jobs_)

@@ -87,6 +87,33 @@ proto::RegisterRequest reg(const std::string& node, int gpus = 4,
   return r;
 }
 
+// Registers node n0 and reports its first (empty) sync; returns the request, to fill in later.
+proto::SyncRequest join_n0(ServerState& st) {
+  st.register_agent(reg("n0"), 0);
+  proto::SyncRequest s;
+  s.agent_id = "agent-n0";
+  st.sync_reports("n0", s, 0);
+  return s;
+}
+
+// Pod 0 of `job` exited with `code`.
+proto::PodExit pod_exit(JobId job, int code = 0) {
+  proto::PodExit e;
+  e.job = job;
+  e.pod = 0;
+  e.reason = "exited";
+  e.exit_code = code;
+  return e;
+}
+
+// An empty directory for a store, named after the test and the process.
+std::filesystem::path fresh_dir(const std::string& tag) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sluice-state-" + tag + "-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
 struct ServerStateTest : ::testing::Test {
   std::shared_ptr<const Config> cfg = config();
   ServerState st{cfg, nullptr, ServerOptions{}};
@@ -232,9 +259,7 @@ TEST_F(ServerStateTest, ReconfigureRefusesToDropANodeInUse) {
 }
 
 TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("sluice-state-test-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("recovery");
   auto cfg = config();
   JobId running = 0, waiting = 0;
   {
@@ -277,9 +302,7 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
 
 // Records are written by hand (encode_record); every awkward byte must read back.
 TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sluice-state-text-test-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("text");
   auto cfg = config();
   const std::string message = "quote \" backslash \\ nl \n tab \t ctrl \x01 utf8 \xc3\xa9 end";
   JobId id = 0;
@@ -289,19 +312,12 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
-    st.register_agent(reg("n0"), 0);
-    proto::SyncRequest s;
-    s.agent_id = "agent-n0";
-    st.sync_reports("n0", s, 0);
+    proto::SyncRequest s = join_n0(st);
     id = st.submit(jobs(*cfg, job_yaml("odd", 1, 1)), 1 * kS).ids[0];
     ASSERT_TRUE((*store)->wait(st.cycle(2 * kS)));
     st.release_staged();
     s.started = {{id, 0}};
-    proto::PodExit e;
-    e.job = id;
-    e.pod = 0;
-    e.reason = "exited";
-    e.exit_code = 3;
+    proto::PodExit e = pod_exit(id, 3);
     e.message = message + " bad \xff byte";
     s.exits = {e};
     ASSERT_EQ(st.sync_reports("n0", s, 3 * kS).status, 200);
@@ -331,9 +347,7 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
 // Budget usage survives a crash: work that ended before it still counts, running work keeps
 // accruing; a reconfiguration carries it over too.
 TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sluice-state-budget-test-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  const auto dir = fresh_dir("budget");
   const std::string budget =
       "---\napiVersion: sluice.dev/v1alpha1\nkind: Budget\nmetadata: {name: team}\n"
       "spec: {gpuHours: 100, period: 720h}\n";
@@ -350,21 +364,14 @@ TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
-    st.register_agent(reg("n0"), 0);
-    proto::SyncRequest s;
-    s.agent_id = "agent-n0";
-    st.sync_reports("n0", s, 0);
+    proto::SyncRequest s = join_n0(st);
     // Two 1-GPU jobs from t=0: one ends after an hour, one keeps running.
     auto ids = st.submit(jobs(*cfg, job_yaml("a", 1, 1) + "---\n" + job_yaml("b", 1, 1)), 0).ids;
     ASSERT_TRUE((*store)->wait(st.cycle(0)));
     st.release_staged();
     running = ids[1];
     s.started = {{ids[0], 0}, {ids[1], 0}};
-    proto::PodExit e;
-    e.job = ids[0];
-    e.pod = 0;
-    e.reason = "exited";
-    s.exits = {e};
+    s.exits = {pod_exit(ids[0])};
     ASSERT_EQ(st.sync_reports("n0", s, 1 * kH).status, 200);
     ASSERT_TRUE((*store)->wait(st.cycle(2 * kH)));
     EXPECT_EQ(used(st, 2 * kH), 3000);  // 1 h + 2 h of one GPU

@@ -44,14 +44,12 @@ TEST(EventQueue, PushAllPopsWhatPushingOneByOneWould) {
   std::mt19937_64 rng(5);
   for (int round = 0; round < 50; ++round) {
     EventQueue all, one;
-    std::vector<std::pair<TimeNs, EventKind>> when;
-    std::vector<uint64_t> a;
+    std::vector<Event> batch;
     for (uint64_t i = 0; i < 200; ++i) {
-      when.push_back({static_cast<TimeNs>(rng() % 50), EventKind::kArrival});
-      a.push_back(i);
-      one.push(when.back().first, EventKind::kArrival, i);
+      batch.push_back({static_cast<TimeNs>(rng() % 50), 0, EventKind::kArrival, i, 0});
+      one.push(batch.back().time_ns, EventKind::kArrival, i);
     }
-    all.push_all(when, a);
+    all.push_all(batch);
     EXPECT_EQ(all.size(), one.size());
     // While popping, the run schedules more (some at the time being popped, some earlier).
     uint64_t extra = 1000;
