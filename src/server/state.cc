@@ -83,6 +83,7 @@ const char* workload_class(const Job& job, const Config&) {
 ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, ServerOptions options)
     : config_(std::move(config)), store_(store), options_(options) {
   sched_ = std::make_unique<Scheduler>(config_);
+  sched_->set_summarize_pending(true);  // pending_decision() reads summaries
   rebuild_nodes({});
 }
 
@@ -310,6 +311,7 @@ std::unique_ptr<Scheduler> ServerState::build_scheduler(
     std::shared_ptr<const Config> config,
     const std::function<bool(JobRecord&, const std::string&)>& refuse) {
   auto s = std::make_unique<Scheduler>(config);
+  s->set_summarize_pending(true);
   // Running jobs first (they hold their GPUs), by id; then pending ones in submit order.
   for (auto& [id, r] : records_) {
     if (r.state != JobState::kRunning) continue;
@@ -417,6 +419,7 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
   sched_ = std::move(s);
   rebuild_nodes(old);
   pending_.clear();
+  summary_.clear();
   dirty_ = true;
   persist_config(text);
   return true;
@@ -478,6 +481,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
     const auto q = sched_->find_pending(job.id)->queue;
     r.cluster_queue = config_->cluster_queues[static_cast<size_t>(q)].name;
     r.queued_ns = now;
+    r.pending_since_cycle = cycles_;
     r.job = std::move(job);
     metrics_.submitted[r.cluster_queue] += 1;
     const auto& ps = r.job.pod_sets.front();
@@ -513,8 +517,16 @@ const JobRecord* ServerState::find(JobId id) const {
 
 std::optional<PendingDecision> ServerState::pending_decision(JobId id) const {
   auto it = pending_.find(id);
-  if (it == pending_.end()) return std::nullopt;
-  return it->second;
+  const bool listed = it != pending_.end();
+  if (listed && it->second.cycle >= summary_cycle_) return it->second.decision;
+  // The last full cycle summarised it if it was pending then and its queue has a summary.
+  auto r = records_.find(id);
+  const Scheduler::PendingJob* p = sched_->find_pending(id);
+  if (r != records_.end() && p && r->second.pending_since_cycle < summary_cycle_)
+    if (const PendingReason* why = summarized_reason(summary_, p->queue, p->shape))
+      return PendingDecision{id, *why, is_starving(p->job, config_->policy, summary_now_)};
+  if (listed) return it->second.decision;
+  return std::nullopt;
 }
 
 int ServerState::cancel(JobId id, TimeNs now, std::string* error, uint64_t* ticket) {
@@ -601,6 +613,7 @@ void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs n
   end_run(r, now);
   r.state = JobState::kPending;
   r.queued_ns = now;
+  r.pending_since_cycle = cycles_;
   r.reason = reason;
   event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", r.job.id}, {"reason", reason}});
   touch(r);
@@ -659,6 +672,7 @@ void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
 uint64_t ServerState::cycle(TimeNs now, bool full) {
   CycleResult res =
       sched_->run_cycle(now, full ? Scheduler::CycleMode::kFull : Scheduler::CycleMode::kAuto);
+  const uint64_t seq = ++cycles_;
   dirty_ = false;
   last_incremental_ = res.incremental;
   // Records first (they read the running state the scheduler is about to change).
@@ -669,6 +683,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     r.state = JobState::kPending;
     r.preemptions += 1;
     r.queued_ns = now;
+    r.pending_since_cycle = seq;
     r.reason = "preempted by job " + std::to_string(pr.preemptor);
     metrics_.preemptions[{{"cluster_queue", r.cluster_queue},
                           {"reason", pr.borrow_within_cohort ? "borrow-within-cohort"
@@ -691,7 +706,16 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     pending_.erase(rj.job);
     touch(r);
   }
-  for (auto& pd : res.pending) pending_[pd.job] = std::move(pd);  // apply() does not read them
+  for (auto& pd : res.pending) {  // apply() does not read them
+    Listed& l = pending_[pd.job];
+    l.decision = std::move(pd);
+    l.cycle = seq;
+  }
+  if (!res.incremental) {  // an incremental cycle leaves older jobs' reasons as they were
+    summary_ = std::move(res.summary);
+    summary_cycle_ = seq;
+    summary_now_ = now;
+  }
   sched_->apply(res, now);
   for (const auto& a : res.admitted) {
     pending_.erase(a.job);

@@ -54,7 +54,8 @@ struct JobRecord {
   std::vector<PodRun> pods;            // current (or last) run, in placement order
   int32_t preemptions = 0;
   int32_t attempts = 0;
-  std::string reason;  // why it ended, or why it was requeued last
+  std::string reason;                // why it ended, or why it was requeued last
+  uint64_t pending_since_cycle = 0;  // ServerState's cycle count when it last became pending
   std::optional<int32_t> exit_code;
   // The job's stored JSON: a job never changes after submission, so it is encoded once (empty:
   // not yet, or dropped by a reconfiguration that may rename what it refers to).
@@ -201,7 +202,18 @@ class ServerState {
   ServerOptions options_;
   Metrics metrics_;
   std::map<JobId, JobRecord> records_;
-  std::unordered_map<JobId, PendingDecision> pending_;  // last reason per pending job
+  // Pending reasons. A cycle lists some jobs one by one (kept here with the cycle's number)
+  // and may summarise the rest of its walk by (queue, shape) (summary_, from the last full
+  // cycle): a pending job's reason is its listed one unless the summary is newer and covers it.
+  struct Listed {
+    PendingDecision decision;
+    uint64_t cycle = 0;
+  };
+  std::unordered_map<JobId, Listed> pending_;
+  std::vector<PendingSummary> summary_;
+  uint64_t summary_cycle_ = 0;
+  TimeNs summary_now_ = 0;
+  uint64_t cycles_ = 0;  // cycles run
   std::vector<NodeState> nodes_;
   std::vector<std::pair<std::string, proto::Assignment>> staged_;
   JobId next_id_ = 1;

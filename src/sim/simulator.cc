@@ -16,7 +16,7 @@ class Run {
   Run(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
       const SimOptions& options)
       : config_(std::move(config)), jobs_(jobs), options_(options), sched_(config_) {
-    sched_.set_list_held(false);  // pending reasons are not reported
+    sched_.set_summarize_pending(true);  // pending reasons are not reported
   }
 
   SimResult go() {

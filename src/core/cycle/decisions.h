@@ -111,6 +111,21 @@ struct Reservation {
   bool operator==(const Reservation&) const = default;
 };
 
+// Pending jobs of one ClusterQueue that a cycle summarised instead of listing one by one
+// (Scheduler::set_summarize_pending): once every job left to walk would stay pending without
+// effect on the rest of the cycle (held back, or failing exactly as an earlier job of its queue
+// and shape failed), the walk stops. A summary covers every job of its queue that was pending
+// when the cycle ran and is named nowhere in the result. (Such a job's PendingDecision::starving
+// is what is_starving() says of it at the cycle's time: held jobs may be starving.)
+struct PendingSummary {
+  QueueId queue = 0;
+  bool held = false;     // all of them are held back, for `reason`
+  PendingReason reason;  // when held
+  // Else: the reason by the job's shape (Scheduler::PendingJob::shape), ascending by shape.
+  std::vector<std::pair<uint64_t, PendingReason>> by_shape;
+  bool operator==(const PendingSummary&) const = default;
+};
+
 struct CycleResult {
   TimeNs now = 0;
   // Incremental: only jobs that arrived since the last applied cycle were considered (nothing
@@ -130,11 +145,16 @@ struct CycleResult {
   bool preempt_capped = false;
   std::vector<Admission> admitted;       // in decision order
   std::vector<PendingDecision> pending;  // in rank order
+  std::vector<PendingSummary> summary;   // jobs left unlisted, by ascending queue (see above)
   std::vector<Preemption> preempted;     // victims; each preemptor is in `admitted`
   std::vector<Rejection> rejected;       // interactive jobs past their timeout
   int64_t evaluated = 0;                 // jobs for which quota/placement was actually computed
   bool operator==(const CycleResult&) const = default;
 };
+
+// The reason a summary gives a job of queue q with this shape; nullptr when none covers it.
+const PendingReason* summarized_reason(const std::vector<PendingSummary>& summary, QueueId q,
+                                       uint64_t shape);
 
 // Plain-words rendering of a pending reason, e.g.
 //   "ClusterQueue team-a: nvidia.com/gpu on flavor h100 exhausted (needs 8, 4 available

@@ -1,5 +1,6 @@
 #include "core/cycle/decisions.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace sluice {
@@ -49,6 +50,17 @@ std::string format_thousands(int64_t v) {
     out += digits[i];
   }
   return out;
+}
+
+const PendingReason* summarized_reason(const std::vector<PendingSummary>& summary, QueueId q,
+                                       uint64_t shape) {
+  auto s = std::lower_bound(summary.begin(), summary.end(), q,
+                            [](const PendingSummary& e, QueueId v) { return e.queue < v; });
+  if (s == summary.end() || s->queue != q) return nullptr;
+  if (s->held) return &s->reason;
+  auto it = std::lower_bound(s->by_shape.begin(), s->by_shape.end(), shape,
+                             [](const auto& e, uint64_t v) { return e.first < v; });
+  return it != s->by_shape.end() && it->first == shape ? &it->second : nullptr;
 }
 
 std::string describe(const Admission& a, const Config& config) {

@@ -90,6 +90,8 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
         for (const auto& rq : fq.resources) entitlement_[q][rq.resource] += rq.nominal;
   by_key_.resize(nq);
   by_submit_.resize(nq);
+  shape_counts_.resize(nq);
+  not_by_shape_.assign(nq, 0);
   debt_.resize(nq);
   pending_per_local_queue_.assign(config_->local_queues.size(), 0);
   victims_by_queue_.resize(nq);
@@ -178,6 +180,13 @@ void Scheduler::insert_pending(PendingJob p) {
       fallback_opens_.insert({p.job.submit_ns + k * t.after_ns, id});
   }
   p.shape = intern_shape(p.job);
+  p.by_shape =
+      t.after_ns == 0 && p.job.fallback.shapes.empty() &&
+      !(p.budget >= 0 && config_->cluster_queues[p.queue].over_budget == OverBudgetPolicy::kReject);
+  if (p.by_shape)
+    ++shape_counts_[p.queue][p.shape];
+  else
+    ++not_by_shape_[p.queue];
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
     ++pending_per_local_queue_[*lq];
   const PendingJob& in = pending_.emplace(id, std::move(p)).first->second;
@@ -224,6 +233,11 @@ void Scheduler::erase_pending(JobId id) {
   if (t.after_ns > 0)
     for (int64_t k = 1; k <= 64; ++k) fallback_opens_.erase({p.job.submit_ns + k * t.after_ns, id});
   by_key_[p.queue].erase({-p.key, p.job.submit_ns, id, nullptr});
+  if (!p.by_shape) {
+    --not_by_shape_[p.queue];
+  } else if (auto c = shape_counts_[p.queue].find(p.shape); --c->second == 0) {
+    shape_counts_[p.queue].erase(c);
+  }
   release_shape(p.job, p.shape);
   by_submit_[p.queue].erase({p.job.submit_ns, id});
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
@@ -1602,7 +1616,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     std::vector<FlavorId> failed_flavors;
   };
   std::unordered_map<uint64_t, Failed> failed;  // by (interned shape, queue)
-  if (!incremental) result.pending.reserve(pending_.size());
+  if (!incremental && !summarize_) result.pending.reserve(pending_.size());
 
   auto next_head = [&](int q) {
     heads[q] = head(q);
@@ -1664,6 +1678,65 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       if (heads[k] && !held_root[quota.root(k)] && !held_queue[k]) return false;
     return true;
   };
+  // Summarising (set_summarize_pending; full cycles only: an incremental one walks new jobs
+  // only). What the walk reached so far: jobs by (shape, queue) key and, per queue, those not
+  // decided by their shape; and after how many more jobs left pending to look again whether
+  // the rest can be summarised (as many as the last look cost: looks stay a fraction of the walk).
+  const bool summarize = summarize_ && !incremental;
+  std::unordered_map<uint64_t, int64_t> walked;
+  std::vector<int64_t> walked_other(summarize ? nq : 0, 0);
+  int64_t quiet = 0, next_look = 1;
+  // Whether every job left to walk would stay pending without effect on the rest of the cycle,
+  // as the walk below would decide it; if so, their summary goes into the result. A held queue
+  // holds all its rest (they rank after its head). Otherwise no job left may be starving (those
+  // come first) or be decided otherwise than by shape, and every shape left must have failed in
+  // this queue already (the memo: it fails again, for the same reason) for a reason that would
+  // start no preemption attempt, reservation or StrictFIFO block.
+  auto summarize_rest = [&](int64_t& cost) {
+    std::vector<PendingSummary> out;
+    for (int q = 0; q < nq; ++q) {
+      if (!heads[q]) continue;
+      ++cost;
+      PendingSummary sum;
+      sum.queue = q;
+      if (held_reason(*heads[q], q, sum.reason)) {
+        sum.held = true;
+        out.push_back(std::move(sum));
+        continue;
+      }
+      if (head_key[q].starving || walked_other[q] < not_by_shape_[q]) return false;
+      const bool strict = config_->cluster_queues[q].strategy == QueueingStrategy::kStrictFIFO;
+      for (const auto& [shape, count] : shape_counts_[q]) {
+        ++cost;
+        const uint64_t key = shape * static_cast<uint64_t>(nq) + static_cast<uint64_t>(q);
+        if (auto w = walked.find(key); w != walked.end() && w->second >= count) continue;
+        auto f = failed.find(key);
+        if (f == failed.end()) return false;
+        const PendingReason& r = f->second.reason;
+        const bool fits_quota_some_day = r.code != PendingCode::kNeverFitsQuota;
+        if ((may_preempt[q] && fits_quota_some_day && !preempt_tried[q]) ||
+            (policy.backfill && !reservation.job && r.code == PendingCode::kPlacement) ||
+            (strict && fits_quota_some_day))
+          return false;
+        sum.by_shape.emplace_back(shape, r);
+      }
+      std::sort(sum.by_shape.begin(), sum.by_shape.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      out.push_back(std::move(sum));
+    }
+    result.summary = std::move(out);
+    return true;
+  };
+  // After a job stayed pending: whether the walk stops here, the rest summarised.
+  auto stop_here = [&](bool held) {
+    if (!summarize) return false;
+    ++quiet;
+    if (quiet < next_look && !(held && all_held())) return false;
+    int64_t cost = 0;
+    if (summarize_rest(cost)) return true;
+    next_look = quiet + std::max<int64_t>(4, cost);
+    return false;
+  };
   while (true) {
     // 1. Pick the best head across queues: starving first (oldest), then the highest score.
     int best = -1;
@@ -1692,6 +1765,13 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     const PendingJob& p = *heads[q];
     advance(q);
     next_head(q);
+    const uint64_t fkey = p.shape * static_cast<uint64_t>(nq) + static_cast<uint64_t>(q);
+    if (summarize) {
+      if (p.by_shape)
+        ++walked[fkey];
+      else
+        ++walked_other[q];
+    }
 
     PendingDecision pd;
     pd.job = p.job.id;
@@ -1700,9 +1780,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     // 2. Held back: behind a StrictFIFO head, or behind a starving job's claim.
     if (held_reason(p, q, pd.reason)) {
       result.pending.push_back(std::move(pd));
-      // Unlisted held jobs: once every queue still to walk is held, nothing further in this
-      // cycle can be admitted, evict, reserve or hold: the walk stops.
-      if (!list_held_ && all_held()) break;
+      if (stop_here(true)) break;
       continue;
     }
     pd.reason.queue = q;
@@ -1729,7 +1807,6 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     const Job* used = &p.job;
     const bool plain = tier.after_ns == 0 && p.job.fallback.shapes.empty();
     const Failed* known = nullptr;
-    const uint64_t fkey = p.shape * static_cast<uint64_t>(nq) + static_cast<uint64_t>(q);
     if (plain)
       if (auto it = failed.find(fkey); it != failed.end()) known = &it->second;
     bool admitted = false;
@@ -1836,6 +1913,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       }
     }
     result.pending.push_back(std::move(pd));
+    if (stop_here(false)) break;
   }
   // 4. Interactive jobs past their timeout that did not start are rejected, not queued.
   if (!interactive_deadlines_.empty() && interactive_deadlines_.begin()->first <= now) {
@@ -1854,15 +1932,13 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       }
     }
     result.pending = std::move(keep);
-    // Those the walk did not reach (it stops once everything left is held, without
-    // set_list_held) were held back.
+    // Those the walk did not reach (it stopped, summarising the rest) have their summary's reason.
     for (const auto& a : result.admitted) expired.erase(a.job);
     for (const auto& rj : result.rejected) expired.erase(rj.job);
     for (JobId id : expired) {
       const PendingJob& p = pending_.at(id);
-      Rejection rj;
-      rj.job = id;
-      if (held_reason(p, p.queue, rj.reason)) result.rejected.push_back(std::move(rj));
+      if (const PendingReason* why = summarized_reason(result.summary, p.queue, p.shape))
+        result.rejected.push_back({id, *why});
     }
   }
   result.preempt_attempted = std::move(attempted);

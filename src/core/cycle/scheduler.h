@@ -51,6 +51,9 @@ class Scheduler {
     // What decides whether it can be placed, interned on insertion: two pending jobs have the
     // same `shape` exactly when they ask for the same pods, devices, models and topology.
     uint64_t shape = 0;
+    // Whether a failure of its (queue, shape) decides it: no fallback tier or shapes (theirs
+    // depend on how long it waited) and no budget that may reject it. Fixed on insertion.
+    bool by_shape = true;
   };
   struct RunningJob {
     Job job;  // as it runs: a fallback shape or best-effort priority already applied
@@ -116,11 +119,14 @@ class Scheduler {
   // when no capacity or quota was freed since the last applied cycle, no job that failed then
   // can fit now, so only new arrivals need a look.
   CycleResult run_cycle(TimeNs now, CycleMode mode = CycleMode::kAuto) const;
-  // Whether run_cycle() lists every pending job it holds back behind a starving job's claim
-  // (default). A caller that reads no pending reasons (the simulator) turns it off: once every
-  // queue left to walk is held, the walk stops and the rest are not listed. Decisions are the
-  // same either way (held jobs are neither admitted nor make attempts).
-  void set_list_held(bool list) { list_held_ = list; }
+  // Whether a full run_cycle() lists every pending job (default) or may stop its walk once
+  // every job left would stay pending without effect on the cycle: held back behind a starving
+  // job's claim or a StrictFIFO head, or failing for the reason an earlier job of the same
+  // queue and shape failed with, where that failure could start no preemption attempt,
+  // reservation or hold. The jobs left are then described by CycleResult::summary, a reason per
+  // (queue, shape). Decisions are the same either way; with 8,000 jobs queued behind a full
+  // cluster a cycle walks only up to the first failures. The daemon and the simulator use it.
+  void set_summarize_pending(bool on) { summarize_ = on; }
   // Applies a result of run_cycle() computed on the current state (no mutation in between).
   void apply(const CycleResult& result, TimeNs now);
   // Accumulates fairness debt up to `now` (called by apply/finish; callable on its own).
@@ -283,6 +289,10 @@ class Scheduler {
   uint64_t next_shape_ = 1;
   std::vector<std::set<KeyOrder>> by_key_;        // per queue
   std::vector<std::set<SubmitOrder>> by_submit_;  // per queue
+  // Per queue: pending jobs with by_shape set, counted by shape, and the number of the others
+  // (what a cycle summarising its walk must know of the jobs it did not reach).
+  std::vector<std::unordered_map<uint64_t, int64_t>> shape_counts_;
+  std::vector<int64_t> not_by_shape_;
   std::vector<int32_t> pending_per_local_queue_;
   std::map<JobId, RunningJob> running_;
   // What the victim search reads of a running job, packed per ClusterQueue: the search scans
@@ -317,7 +327,7 @@ class Scheduler {
   std::map<JobId, int32_t> preempt_count_;                    // jobs preempted at least once
   std::set<std::pair<TimeNs, JobId>> interactive_deadlines_;  // pending interactive jobs
   Counters counters_;
-  bool list_held_ = true;
+  bool summarize_ = false;
 
   // Incremental-cycle bookkeeping.
   bool need_full_ = true;     // something was freed (or nothing applied yet)

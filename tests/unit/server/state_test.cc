@@ -202,6 +202,39 @@ TEST_F(ServerStateTest, PreemptionStopsTheVictimWithItsGraceAndRequeuesIt) {
             std::string::npos);
 }
 
+// A cycle over a backlog behind a full cluster summarises most of it (the scheduler's walk
+// stops after the first failures); every pending job still has its reason, and a job that
+// arrived after the cycle has none until the next one looks at it.
+TEST_F(ServerStateTest, EveryPendingJobOfASummarisedBacklogHasItsReason) {
+  up(0);
+  std::string yaml;
+  for (int i = 0; i < 52; ++i) yaml += "---\n" + job_yaml("j" + std::to_string(i), 1, 4);
+  const auto ids = st.submit(jobs(*cfg, yaml), 1 * kS).ids;
+  ASSERT_EQ(ids.size(), 52u);
+  st.cycle(2 * kS);
+  st.release_staged();
+  std::optional<PendingDecision> first;
+  for (size_t i = 2; i < ids.size(); ++i) {
+    ASSERT_EQ(st.find(ids[i])->state, JobState::kPending);
+    auto pd = st.pending_decision(ids[i]);
+    ASSERT_TRUE(pd) << "job " << ids[i];
+    EXPECT_EQ(pd->reason.code, PendingCode::kQuota);
+    if (first) {
+      EXPECT_EQ(pd->reason, first->reason);
+    }
+    first = pd;
+  }
+  EXPECT_NE(st.explain(ids.back(), 3 * kS).find("Why: ClusterQueue cq: quota for nvidia.com/gpu"),
+            std::string::npos)
+      << st.explain(ids.back(), 3 * kS);
+  const JobId late = st.submit(jobs(*cfg, job_yaml("late", 1, 4)), 3 * kS).ids.at(0);
+  EXPECT_FALSE(st.pending_decision(late));
+  st.cycle(4 * kS);
+  ASSERT_TRUE(st.pending_decision(late));
+  EXPECT_EQ(st.pending_decision(late)->reason, first->reason);
+  EXPECT_EQ(st.pending_decision(ids.back())->reason, first->reason);
+}
+
 TEST_F(ServerStateTest, SilentAgentsNodeIsLostAndItsJobsRequeueAsAWhole) {
   up(0);
   const JobId id = st.submit(jobs(*cfg, job_yaml("ddp", 2, 4)), 1 * kS).ids[0];

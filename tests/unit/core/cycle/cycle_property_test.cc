@@ -3,7 +3,7 @@
 //   - no queue exceeds its quota or borrowing limit;
 //   - gangs are all-or-nothing;
 //   - same input -> identical decisions (also from a freshly built scheduler, and from one that
-//     does not list held jobs);
+//     summarises the end of its walk);
 //   - an incremental cycle admits and evicts exactly what a full one would, also when queues
 //     preempt (within the queue, reclaim in the cohort, with a minimum runtime) and hold older
 //     pending work.
@@ -74,6 +74,9 @@ World gen_world(bool preempting = false) {
     if (*rc::gen::inRange(0, 4) == 0) job.topology = {0, *rc::gen::arbitrary<bool>()};
     job.preemptible = *rc::gen::inRange(0, 4) != 0;
     job.interactive = *rc::gen::inRange(0, 6) == 0;
+    // A fallback tier (nothing to fall back to on one flavor, but a job a summary must not
+    // decide by its shape).
+    if (*rc::gen::inRange(0, 8) == 0) job.fallback.after_ns = 90 * kNsPerSec;
     w.jobs.push_back(job);
   }
   return w;
@@ -88,37 +91,53 @@ void check_cycle(const Scheduler& s, const CycleResult& r) {
   }
 }
 
-// A scheduler that does not list held jobs (set_list_held(false)) decides the same: the same
-// admissions, evictions and rejections (the reasons of those its walk did not reach are the
-// ones a full listing gives), and what it lists is what the full listing says, in its order.
-void check_unlisted(const CycleResult& listed, const CycleResult& unlisted) {
-  RC_ASSERT(unlisted.admitted == listed.admitted);
-  RC_ASSERT(unlisted.preempted == listed.preempted);
-  RC_ASSERT(unlisted.reservation == listed.reservation);
+// A scheduler that summarises the end of its walk (set_summarize_pending) decides the same: the
+// same admissions, evictions, rejections and bookkeeping for the next cycle, what it lists is
+// what the full listing says, in its order, and its summary gives every job it did not list the
+// reason the full listing gives.
+void check_summarized(const CycleResult& listed, const CycleResult& summed, const Scheduler& s) {
+  RC_ASSERT(summed.admitted == listed.admitted);
+  RC_ASSERT(summed.preempted == listed.preempted);
+  RC_ASSERT(summed.reservation == listed.reservation);
+  RC_ASSERT(summed.strict_blockers == listed.strict_blockers);
+  RC_ASSERT(summed.held_by == listed.held_by);
+  RC_ASSERT(summed.held_root == listed.held_root);
+  RC_ASSERT(summed.held_queue == listed.held_queue);
+  RC_ASSERT(summed.preempt_attempted == listed.preempt_attempted);
+  RC_ASSERT(summed.preempt_capped == listed.preempt_capped);
+  RC_ASSERT(listed.summary.empty());
   auto by_id = [](std::vector<Rejection> v) {
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.job < b.job; });
     return v;
   };
-  RC_ASSERT(by_id(unlisted.rejected) == by_id(listed.rejected));
+  RC_ASSERT(by_id(summed.rejected) == by_id(listed.rejected));
   size_t k = 0;
+  bool by_shape = false;
   for (const auto& pd : listed.pending) {
-    if (k < unlisted.pending.size() && unlisted.pending[k].job == pd.job) {
-      RC_ASSERT(unlisted.pending[k] == pd);
+    if (k < summed.pending.size() && summed.pending[k].job == pd.job) {
+      RC_ASSERT(summed.pending[k] == pd);
       ++k;
     } else {
-      RC_ASSERT(pd.reason.code == PendingCode::kHeldForStarving ||
-                pd.reason.code == PendingCode::kStrictFifoBlocked);
+      const auto* p = s.find_pending(pd.job);
+      RC_ASSERT(p != nullptr);
+      const PendingReason* why = summarized_reason(summed.summary, p->queue, p->shape);
+      RC_ASSERT(why != nullptr);
+      RC_ASSERT(*why == pd.reason);
+      RC_ASSERT(pd.starving == is_starving(p->job, s.config().policy, listed.now));
+      by_shape = by_shape || (pd.reason.code != PendingCode::kHeldForStarving &&
+                              pd.reason.code != PendingCode::kStrictFifoBlocked);
     }
   }
-  RC_ASSERT(k == unlisted.pending.size());
-  RC_CLASSIFY(unlisted.pending.size() < listed.pending.size(), "walk stopped early");
+  RC_ASSERT(k == summed.pending.size());
+  RC_CLASSIFY(summed.pending.size() < listed.pending.size(), "walk stopped early");
+  RC_CLASSIFY(by_shape, "summarised by shape");
 }
 
 void run_world(const World& w, int cycles) {
   Scheduler s(w.config);
   Scheduler twin(w.config);
   Scheduler unlisted(w.config);
-  unlisted.set_list_held(false);
+  unlisted.set_summarize_pending(true);
   // Half the jobs up front, the rest trickle in between cycles.
   const size_t half = w.jobs.size() / 2;
   for (size_t i = 0; i < half; ++i) {
@@ -134,7 +153,7 @@ void run_world(const World& w, int cycles) {
     RC_ASSERT(r == s.run_cycle(now));     // same state, same decisions
     RC_ASSERT(r == twin.run_cycle(now));  // an identical scheduler decides identically
     const CycleResult u = unlisted.run_cycle(now);
-    check_unlisted(r, u);
+    check_summarized(r, u, unlisted);
     // An incremental cycle admits and evicts exactly what a full one would.
     if (!w.config->policy.backfill) {
       const CycleResult full = s.run_cycle(now, Scheduler::CycleMode::kFull);
