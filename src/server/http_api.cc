@@ -379,7 +379,8 @@ void Server::routes() {
       if (!sr.exits.empty()) kick();  // capacity may have been freed
       // Long poll: hold the reply until there is work for this node (bounded).
       const auto wait = std::chrono::milliseconds(std::clamp<int64_t>(sr.wait_ms, 0, 30'000));
-      state_->cv().wait_for(lk, wait, [&] { return stop_ || state_->has_outbox(node); });
+      state_->outbox_cv(node)->wait_for(lk, wait,
+                                        [&] { return stop_ || state_->has_outbox(node); });
       resp = state_->take_outbox(node);
     }
     if (out.ticket && !store_->wait(out.ticket))

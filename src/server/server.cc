@@ -148,7 +148,7 @@ void Server::stop() {
   kick();
   {
     std::lock_guard lk(state_->mu());
-    state_->cv().notify_all();  // long polls return
+    state_->wake_polls();  // long polls return
   }
   if (http_) http_->stop();
   if (http_thread_.joinable()) http_thread_.join();

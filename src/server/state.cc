@@ -576,8 +576,8 @@ void ServerState::stop_pods(JobRecord& r, const std::string& reason, TimeNs grac
     if (withdrawn) continue;
     n->stop.push_back({key.job, key.pod, options_.stop_signal, grace_ns / 1'000'000, reason});
     n->stopping.insert(key);
+    notify_outbox(n->name);
   }
-  cv_.notify_all();
 }
 
 void ServerState::end_run(JobRecord& r, TimeNs now) {
@@ -752,10 +752,29 @@ std::vector<Scheduler::BudgetSnapshot> ServerState::stored_budgets() const {
 }
 
 void ServerState::release_staged() {
-  for (auto& [node, a] : staged_)
-    if (NodeState* n = node_by_name(node)) deliver(*n, std::move(a));
+  const std::string* last = nullptr;  // staged in placement order: mostly runs of one node
+  for (auto& [node, a] : staged_) {
+    NodeState* n = node_by_name(node);
+    if (!n) continue;
+    deliver(*n, std::move(a));
+    if (!last || *last != node) notify_outbox(node);
+    last = &node;
+  }
   staged_.clear();
-  cv_.notify_all();
+}
+
+std::shared_ptr<std::condition_variable> ServerState::outbox_cv(const std::string& node) {
+  auto& cv = outbox_cv_[node];
+  if (!cv) cv = std::make_shared<std::condition_variable>();
+  return cv;
+}
+
+void ServerState::notify_outbox(const std::string& node) {
+  if (auto it = outbox_cv_.find(node); it != outbox_cv_.end()) it->second->notify_all();
+}
+
+void ServerState::wake_polls() {
+  for (auto& [node, cv] : outbox_cv_) cv->notify_all();
 }
 
 void ServerState::drop_staged() {
@@ -916,6 +935,7 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
       if (it != n->held.end()) {
         n->assign.push_back(std::move(*it));
         n->held.erase(it);
+        notify_outbox(n->name);
       }
       continue;
     }

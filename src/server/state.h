@@ -147,8 +147,11 @@ class ServerState {
   nlohmann::json nodes_view(TimeNs now) const;
   std::string metrics_text(TimeNs now) const;
 
-  // Bumped whenever an outbox gains work (long polls wait on cv()).
-  std::condition_variable& cv() { return cv_; }
+  // A node's long poll waits on the node's own condition variable, notified (under mu()) when
+  // its outbox gains work: a cycle that assigns to three nodes wakes three polls, not one per
+  // node. The variable lives as long as the state (call with mu() held).
+  std::shared_ptr<std::condition_variable> outbox_cv(const std::string& node);
+  void wake_polls();  // every node's (shutdown)
 
  private:
   struct NodeState {
@@ -195,7 +198,8 @@ class ServerState {
       const std::function<bool(JobRecord&, const std::string&)>& refuse);
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::unordered_map<std::string, std::shared_ptr<std::condition_variable>> outbox_cv_;
+  void notify_outbox(const std::string& node);
   std::shared_ptr<const Config> config_;
   std::unique_ptr<Scheduler> sched_;
   Store* store_;
