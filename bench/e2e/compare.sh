@@ -10,7 +10,8 @@
 # Environment: SLUICE_JOBS (10000), SLURM_JOBS (2000), CLIENTS (8), BATCH (100), SLURM_NODES
 # (16), NODELAY_TOO (0; 1: also a sluice run with TCP_NODELAY emulated through LD_PRELOAD, from
 # before the server set it itself), INGEST_TOO (1: also the server's submission rate alone, no
-# agents: the ceiling that the busy-cluster runs share two cores against).
+# agents: the ceiling that the busy-cluster runs share two cores against), KEEP (1: keep every
+# run's files; see below).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SLUICE_JOBS=${SLUICE_JOBS:-10000}
@@ -19,7 +20,19 @@ CLIENTS=${CLIENTS:-8}
 BATCH=${BATCH:-100}
 SLURM_NODES=${SLURM_NODES:-16}
 OUT=$(mktemp /tmp/compare.XXXXXX.jsonl)
-trap 'rm -f "$OUT"' EXIT
+# Every run's files (pod logs and work dirs, databases, Slurm's spool) stay until the end: on a
+# filesystem without a journal (ext4 here), creating files for some minutes after deleting
+# thousands is several times slower (ext4 then skips each recently deleted inode one by one),
+# so a run that follows another's cleanup would pay for it. Delete only once all have run, and
+# start the next compare.sh some minutes later (or run them all with KEEP=1 and delete after).
+WORK_ROOT=$(mktemp -d /tmp/compare-e2e.XXXXXX)
+chmod 755 "$WORK_ROOT"  # Slurm's munged runs as user munge below it
+if [[ ${KEEP:-0} == 1 ]]; then
+  trap 'rm -f "$OUT"; echo "kept $WORK_ROOT" >&2' EXIT
+else
+  trap 'rm -f "$OUT"; rm -rf "$WORK_ROOT"' EXIT
+fi
+export WORK_ROOT KEEP=1
 
 JSON_OUT=$OUT JOBS=$SLUICE_JOBS CLIENTS=$CLIENTS BATCHES="1 $BATCH" "$HERE/sluice_e2e.sh"
 if [[ ${INGEST_TOO:-1} == 1 ]]; then

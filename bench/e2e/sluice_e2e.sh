@@ -9,6 +9,7 @@
 # Environment: JOBS (10000), CLIENTS (8), BATCHES ("1 100": one serve_bench run per batch
 # size, each against a fresh server), NODES (64), GPUS_PER_NODE (8), HEARTBEAT_MS (100),
 # CYCLE_MS (50), PORT (27070), JSON_OUT (file: one JSON line per run), KEEP (1: keep temp dir),
+# WORK_ROOT (/tmp: where the temp dir goes),
 # NODELAY (1: a what-if run; compiles bench/e2e/nodelay_preload.c with cc and LD_PRELOADs it
 # into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md),
 # INGEST (1: no agents and no waiting for jobs to run: the server's durable submission rate
@@ -29,7 +30,7 @@ JSON_OUT=${JSON_OUT:-}
 for b in "$SLUICE_BIN" "$SERVE_BENCH"; do
   [[ -x $b ]] || { echo "sluice_e2e: $b is not built (set SLUICE_BIN / SERVE_BENCH)" >&2; exit 2; }
 done
-TMP=$(mktemp -d /tmp/sluice-e2e.XXXXXX)
+TMP=$(mktemp -d "${WORK_ROOT:-/tmp}/sluice-e2e.XXXXXX")
 PRELOAD=
 if [[ ${NODELAY:-0} == 1 ]]; then
   cc -O2 -shared -fPIC -o "$TMP/nodelay.so" "$ROOT/bench/e2e/nodelay_preload.c" -ldl

@@ -11,7 +11,7 @@
 #
 # Environment: JOBS (2000), CLIENTS (8), NODES (16), GPUS_PER_NODE (8), CTLD_PORT (16817),
 # SLURMD_PORT0 (17001: nodes use SLURMD_PORT0..+NODES-1), WAIT_S (900), JSON_OUT (file),
-# KEEP (1: keep the temp dir).
+# KEEP (1: keep the temp dir), WORK_ROOT (/tmp: where the temp dir goes).
 set -euo pipefail
 JOBS=${JOBS:-2000}
 CLIENTS=${CLIENTS:-8}
@@ -27,7 +27,7 @@ if ! command -v slurmctld >/dev/null || ! command -v sbatch >/dev/null || ! comm
 fi
 [[ -f /etc/munge/munge.key ]] || { echo "slurm_e2e: /etc/munge/munge.key missing" >&2; exit 2; }
 
-TMP=$(mktemp -d /tmp/slurm-e2e.XXXXXX)
+TMP=$(mktemp -d "${WORK_ROOT:-/tmp}/slurm-e2e.XXXXXX")
 chmod 755 "$TMP"
 PIDS=()
 MUNGE_PID=
