@@ -196,8 +196,26 @@ class JobDocuments {
     return !sink_.errors.empty() || !sink_.warnings.empty() || !sink_.notes.empty();
   }
 
-  void read(const YAML::Node& doc) {
+  // A document is a job, or a list of them: a YAML/JSON sequence of job documents, or a
+  // Kubernetes `kind: List` with `items` (what `kubectl get -o yaml` writes). Not nested.
+  void read(const YAML::Node& doc, bool in_list = false) {
     try {
+      if (const auto list = list_items(doc)) {
+        const YAML::Node& items = *list;
+        if (in_list) {
+          r_.error(doc, "", "a list inside a list: give the jobs in one list");
+          return;
+        }
+        if (!items.IsSequence()) {
+          r_.error(items, "items", "must be a list of job documents");
+          return;
+        }
+        for (const YAML::Node& item : items) {
+          if (full()) return;
+          read(item, true);
+        }
+        return;
+      }
       auto h = read_header(r_, doc, {});
       if (!h) return;
       if (!cd::is_job_kind(h->kind)) {
@@ -214,6 +232,17 @@ class JobDocuments {
     } catch (const std::exception& e) {
       internal_error(sink_, r_.where(doc).str(), e.what());
     }
+  }
+
+  // The items of a list document (the document itself when it is a sequence); nullopt when it
+  // is not a list.
+  static std::optional<YAML::Node> list_items(const YAML::Node& doc) {
+    if (doc.IsSequence()) return doc;
+    if (!doc.IsMap()) return std::nullopt;
+    const YAML::Node kind = doc["kind"];
+    if (!kind || !kind.IsScalar() || kind.Scalar() != "List") return std::nullopt;
+    const YAML::Node items = doc["items"];
+    return items ? items : YAML::Node(YAML::NodeType::Sequence);
   }
 
   JobsOutput finish() {

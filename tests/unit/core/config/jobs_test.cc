@@ -450,6 +450,51 @@ TEST(ConfigJobs, JsonInput) {
       << dump(out.notes);
 }
 
+// Several jobs in one document: a JSON array (or YAML sequence) of job documents, or a
+// Kubernetes List. Errors name the item's line; lists do not nest.
+TEST(ConfigJobs, ArraysAndListsOfJobs) {
+  auto out = jobs(R"(
+[{"apiVersion": "sluice.dev/v1alpha1", "kind": "Job",
+  "metadata": {"name": "a", "namespace": "team-a"}, "spec": {"queue": "train", "gpus": 1}},
+ {"apiVersion": "sluice.dev/v1alpha1", "kind": "Job",
+  "metadata": {"name": "b", "namespace": "team-a"}, "spec": {"queue": "train", "gpus": 2}}]
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 2u);
+  EXPECT_EQ(out.jobs[1].name, "b");
+  EXPECT_EQ(out.jobs[1].pod_sets[0].gpus, 2);
+
+  out = jobs(R"(
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: sluice.dev/v1alpha1, kind: Job, metadata: {name: c, namespace: team-a}, spec: {queue: train, gpus: 1}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: d, namespace: team-a, labels: {queue: train}}
+  spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 2u);
+  EXPECT_EQ(out.jobs[0].name, "c");
+  EXPECT_EQ(out.jobs[1].name, "d");
+
+  out = jobs(R"(
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: sluice.dev/v1alpha1, kind: Job, metadata: {name: e, namespace: team-a}, spec: {queue: train, gpus: -1}}
+- [{apiVersion: sluice.dev/v1alpha1, kind: Job, metadata: {name: f}}]
+)");
+  EXPECT_TRUE(out.jobs.empty());
+  EXPECT_TRUE(any_contains(out.errors, {"jobs.yaml:4: spec.gpus"})) << dump(out.errors);
+  EXPECT_TRUE(any_contains(out.errors, {"jobs.yaml:5: a list inside a list"})) << dump(out.errors);
+
+  out = jobs("apiVersion: v1\nkind: List\nitems: {a: 1}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"items: must be a list of job documents"}))
+      << dump(out.errors);
+}
+
 TEST(ConfigJobs, ParseJobsRejectsConfigurationKinds) {
   auto out = jobs(R"(
 apiVersion: kueue.x-k8s.io/v1beta1
