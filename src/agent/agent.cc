@@ -104,6 +104,7 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   ro.state_dir = a->options_.state_dir;
   ro.tick_ms = a->options_.tick_ms;
   ro.gpu_wait_timeout_ms = a->options_.gpu_wait_timeout_ms;
+  ro.keep_finished = a->options_.keep_finished;
   Agent* self = a.get();
   ro.on_event = [self] {
     {
@@ -195,7 +196,11 @@ void Agent::setup_http() {
     if (!in)
       return json_error(res, 404,
                         "no log for job " + std::to_string(ref.job) + " pod " +
-                            std::to_string(ref.pod) + " on node " + options_.node);
+                            std::to_string(ref.pod) + " on node " + options_.node +
+                            (options_.keep_finished > 0
+                                 ? " (the agent keeps the logs of its last " +
+                                       std::to_string(options_.keep_finished) + " finished pods)"
+                                 : ""));
     const int64_t size = in.tellg();
     const int64_t from = std::max<int64_t>(0, size - tail);
     std::string data(static_cast<size_t>(size - from), '\0');

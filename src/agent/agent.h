@@ -58,6 +58,7 @@ struct AgentOptions {
   // ... after gathering for this long: one sync then carries the exits of a whole wave of pods
   // (each report-carrying sync costs the server a durable commit).
   int64_t report_delay_ms = 50;
+  int64_t keep_finished = 1000;  // RunnerOptions::keep_finished
   NvmlOptions nvml;
   // One line per call; nullptr: "<time> agent <node>: <line>" on stderr.
   std::function<void(const std::string&)> log;

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <tuple>
 
 #include "agent/proc.h"
 
@@ -192,6 +194,7 @@ Result<std::unique_ptr<ProcessRunner>> ProcessRunner::create(RunnerOptions optio
   {
     std::lock_guard lock(r->mu_);
     r->adopt_locked();
+    r->find_finished_locked();
   }
   r->thread_ = std::thread([p = r.get()] { p->run(); });
   return r;
@@ -215,6 +218,7 @@ bool ProcessRunner::launch(PodLaunch spec) {
   {
     std::lock_guard lock(mu_);
     if (pods_.count(spec.ref)) return false;
+    finished_seq_.erase(spec.ref);  // runs again: its files are in use
     auto pod = std::make_unique<Pod>();
     pod->paths = pod_paths(options_.state_dir, spec.ref);
     pod->queued = Clock::now();
@@ -362,6 +366,61 @@ void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), ref), waiting_.end());
   pods_.erase(ref);
   dirty_ = true;
+  retire_locked(ref);
+}
+
+void ProcessRunner::retire_locked(proto::PodRef ref) {
+  if (options_.keep_finished <= 0) return;
+  const uint64_t seq = next_finished_seq_++;
+  finished_seq_[ref] = seq;
+  finished_.emplace_back(ref, seq);
+  trim_finished_locked();
+}
+
+void ProcessRunner::trim_finished_locked() {
+  while (static_cast<int64_t>(finished_seq_.size()) > options_.keep_finished &&
+         !finished_.empty()) {
+    const auto [ref, seq] = finished_.front();
+    finished_.pop_front();
+    auto it = finished_seq_.find(ref);
+    if (it == finished_seq_.end() || it->second != seq) continue;  // ran again since
+    finished_seq_.erase(it);
+    const PodPaths paths = pod_paths(options_.state_dir, ref);
+    std::error_code ec;
+    fs::remove(paths.log, ec);
+    if (ec) log("cannot remove " + paths.log + ": " + ec.message());
+    fs::remove_all(paths.work_dir, ec);
+    if (ec) log("cannot remove " + paths.work_dir + ": " + ec.message());
+  }
+}
+
+// The logs of pods that finished before this runner started (not adopted as running), oldest
+// first by modification time, so that keep_finished holds across restarts.
+void ProcessRunner::find_finished_locked() {
+  if (options_.keep_finished <= 0) return;
+  std::vector<std::tuple<fs::file_time_type, proto::PodRef>> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(options_.state_dir) / "logs", ec)) {
+    const std::string name = e.path().filename().string();
+    unsigned long long job = 0;
+    int pod = 0;
+    int used = 0;
+    if (std::sscanf(name.c_str(), "%llu-%d.log%n", &job, &pod, &used) != 2 ||
+        static_cast<size_t>(used) != name.size())
+      continue;
+    const proto::PodRef ref{static_cast<uint64_t>(job), pod};
+    if (pods_.count(ref)) continue;
+    std::error_code tec;
+    const auto t = e.last_write_time(tec);
+    if (!tec) found.emplace_back(t, ref);
+  }
+  std::sort(found.begin(), found.end());
+  for (const auto& [t, ref] : found) {
+    const uint64_t seq = next_finished_seq_++;
+    finished_seq_[ref] = seq;
+    finished_.emplace_back(ref, seq);
+  }
+  trim_finished_locked();
 }
 
 // Runs in the supervisor thread. Returns true when new events are pending.

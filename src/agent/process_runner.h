@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,6 +52,9 @@ struct RunnerOptions {
   // A pod waits for GPUs held by other pods at most this long (counted from the holders' kill
   // deadline when they are being stopped), then fails with "start-failed".
   int64_t gpu_wait_timeout_ms = 60'000;
+  // Finished pods whose log and working directory stay on disk (for `sluice logs`): beyond
+  // this many, those of the pods that finished first are removed. 0: keep every one.
+  int64_t keep_finished = 1000;
   // Called on the supervisor thread, without locks held, whenever new events are ready.
   std::function<void()> on_event;
   // Diagnostics (one line each); nullptr: silent.
@@ -111,6 +115,10 @@ class ProcessRunner {
   void signal_locked(Pod& pod, int sig);
   void save_locked();
   void adopt_locked();
+  // Finished pods' files: remember one, drop the oldest beyond keep_finished.
+  void retire_locked(proto::PodRef ref);
+  void trim_finished_locked();
+  void find_finished_locked();  // at creation: logs on disk of pods not running
   void log(const std::string& line) const;
 
   RunnerOptions options_;
@@ -125,6 +133,11 @@ class ProcessRunner {
   bool quit_ = false;
   bool wake_ = false;
   size_t adopted_ = 0;
+  // Finished pods whose files are on disk, oldest first. A pod that runs again here (same job
+  // and pod) leaves the list until it finishes again; its stale entry is skipped by sequence.
+  std::deque<std::pair<proto::PodRef, uint64_t>> finished_;
+  std::map<proto::PodRef, uint64_t> finished_seq_;
+  uint64_t next_finished_seq_ = 0;
   std::thread thread_;
 };
 

@@ -25,6 +25,7 @@ struct AgentArgs {
   int64_t heartbeat_ms = 1000;
   int64_t drain_grace_ms = 10'000;
   int64_t report_delay_ms = 50;
+  int64_t keep_finished = 1000;
   bool drain = false;
   bool discover = false;
   agent::NvmlOptions nvml;
@@ -104,6 +105,7 @@ int run_agents(const AgentArgs& args) {
     o.drain_grace_ms = args.drain_grace_ms;
     o.report_during_poll = args.report_delay_ms >= 0;
     o.report_delay_ms = args.report_delay_ms;
+    o.keep_finished = args.keep_finished;
     auto a = agent::Agent::create(std::move(o));
     if (!a) {
       std::cerr << "sluice agent: " << a.error() << "\n";
@@ -158,6 +160,11 @@ void register_agent(CLI::App& app) {
                   "Starts/exits during a long poll go out after gathering this long (-1: only "
                   "when the long poll returns)")
       ->capture_default_str();
+  cmd->add_option("--keep-finished", args->keep_finished,
+                  "Finished pods whose log and working directory stay on disk (`sluice logs`); "
+                  "beyond this many the oldest are removed (0: keep all)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{100'000'000}));
   cmd->add_option("--nvml-library", args->nvml.library,
                   "NVML library for --gpus auto, loaded at run time")
       ->capture_default_str();

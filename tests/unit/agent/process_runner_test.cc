@@ -2,6 +2,7 @@
 // assertion depends on how fast the machine is.
 #include "agent/process_runner.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,11 +33,13 @@ class ProcessRunnerTest : public ::testing::Test {
       runner_->wait_idle(20s);
     }
   }
-  std::unique_ptr<ProcessRunner> make(int64_t gpu_wait_timeout_ms = 60'000) {
+  std::unique_ptr<ProcessRunner> make(int64_t gpu_wait_timeout_ms = 60'000,
+                                      int64_t keep_finished = 1000) {
     RunnerOptions o;
     o.state_dir = dir_.path();
     o.tick_ms = 10;
     o.gpu_wait_timeout_ms = gpu_wait_timeout_ms;
+    o.keep_finished = keep_finished;
     auto r = ProcessRunner::create(o);
     EXPECT_TRUE(r) << (r ? "" : r.error());
     return r ? std::move(*r) : nullptr;
@@ -105,6 +108,46 @@ TEST_F(ProcessRunnerTest, CapturesStdoutAndStderrInOneLog) {
   EXPECT_NE(log.find("out\n"), std::string::npos) << log;
   EXPECT_NE(log.find("err\n"), std::string::npos) << log;
   EXPECT_NE(log.find(dir_.path() + "/work/3-0"), std::string::npos) << log;  // working dir
+}
+
+// Only the last keep_finished finished pods keep their log and working directory; a pod that
+// runs again here keeps its files (the log goes on), and the limit holds across a restart.
+TEST_F(ProcessRunnerTest, KeepsTheFilesOfTheLastFinishedPodsOnly) {
+  runner_.reset();
+  runner_ = make(60'000, 2);
+  auto files_of = [&](uint64_t job) {
+    const auto p = pod_paths(dir_.path(), {job, 0});
+    struct stat st;
+    const bool log = ::stat(p.log.c_str(), &st) == 0;
+    const bool work = ::stat(p.work_dir.c_str(), &st) == 0;
+    EXPECT_EQ(log, work) << "job " << job;
+    return log;
+  };
+  for (uint64_t job : {11, 12, 13}) {
+    ASSERT_TRUE(runner_->launch(sh(job, "echo run-$SLUICE_X; touch f")));
+    wait_exit({job, 0});
+  }
+  EXPECT_FALSE(files_of(11));
+  EXPECT_TRUE(files_of(12));
+  EXPECT_TRUE(files_of(13));
+  // 12 runs again: 13 is now the oldest finished pod, and goes when 14 finishes.
+  exits_.clear();
+  ASSERT_TRUE(runner_->launch(sh(12, "echo again")));
+  wait_exit({12, 0});
+  ASSERT_TRUE(runner_->launch(sh(14, "true")));
+  wait_exit({14, 0});
+  EXPECT_FALSE(files_of(13));
+  EXPECT_TRUE(files_of(12));
+  EXPECT_TRUE(files_of(14));
+  EXPECT_NE(read_file(pod_paths(dir_.path(), {12, 0}).log).find("again"), std::string::npos);
+  // A restarted runner that keeps one: the most recently finished stays.
+  ::utimensat(AT_FDCWD, pod_paths(dir_.path(), {12, 0}).log.c_str(), nullptr, 0);  // now
+  ::usleep(20'000);
+  ::utimensat(AT_FDCWD, pod_paths(dir_.path(), {14, 0}).log.c_str(), nullptr, 0);
+  runner_.reset();
+  runner_ = make(60'000, 1);
+  EXPECT_FALSE(files_of(12));
+  EXPECT_TRUE(files_of(14));
 }
 
 TEST_F(ProcessRunnerTest, PodGetsItsEnvironment) {
