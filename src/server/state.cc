@@ -456,10 +456,14 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
         case SubmitStatus::kPendingCap:
           out.status = 429;
           break;
+        case SubmitStatus::kNotSelected:
+          out.status = 403;
+          break;
         case SubmitStatus::kAccepted:
           break;
       }
-      static const char* kReason[] = {"", "invalid", "unknown-queue", "duplicate", "pending-cap"};
+      static const char* kReason[] = {"",          "invalid",     "unknown-queue",
+                                      "duplicate", "pending-cap", "namespace-not-selected"};
       metrics_.rejected[kReason[static_cast<int>(res.status)]] += 1;
       out.error = (jobs.size() > 1 ? "job \"" + job.name + "\": " : std::string()) + res.message;
       if (res.status == SubmitStatus::kUnknownQueue) {

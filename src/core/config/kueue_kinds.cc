@@ -186,6 +186,12 @@ std::optional<NamespaceSelector> read_namespace_selector(Reader& r, const YAML::
   }
   if (const YAML::Node* l = m.find("matchLabels")) {
     if (auto labels = r.labels(*l, m.path("matchLabels"))) sel.match_labels = *labels;
+    for (const auto& [key, value] : sel.match_labels)
+      if (key != "kubernetes.io/metadata.name")
+        r.warning(*l, m.path("matchLabels"),
+                  "label " + key +
+                      " selects no namespace: sluice has no Namespace objects and sees only "
+                      "kubernetes.io/metadata.name (the namespace's name)");
   }
   sel.match_all = sel.match_labels.empty();  // an empty selector selects everything
   return sel;

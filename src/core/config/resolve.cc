@@ -192,6 +192,14 @@ class Resolver {
       }
       LocalQueue lq = raw.lq;
       lq.cluster_queue = *cq;
+      const ClusterQueue& target = c_.cluster_queues[static_cast<size_t>(*cq)];
+      if (lq.namespace_ != "*" && !selects_namespace(target.namespace_selector, lq.namespace_))
+        sink_.warning(loc_message(
+            raw.name_loc, "LocalQueue " + quote(lq.namespace_ + "/" + lq.name) +
+                              ": the namespaceSelector of ClusterQueue " + quote(target.name) +
+                              " does not select namespace " + quote(lq.namespace_) +
+                              " (its labels are {kubernetes.io/metadata.name: " + lq.namespace_ +
+                              "}): submissions to it are refused"));
       c_.local_queues.push_back(std::move(lq));
       where.push_back(raw.name_loc.where);
     }

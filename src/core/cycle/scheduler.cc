@@ -112,6 +112,14 @@ SubmitResult Scheduler::resolve(const Job& job) const {
     return res;
   }
   res.queue = config_->local_queues[*lq].cluster_queue;
+  const ClusterQueue& cq = config_->cluster_queues[res.queue];
+  if (!selects_namespace(cq.namespace_selector, job.namespace_)) {
+    res.status = SubmitStatus::kNotSelected;
+    res.message = "LocalQueue \"" + job.queue + "\" leads to ClusterQueue \"" + cq.name +
+                  "\", whose namespaceSelector does not select namespace \"" + job.namespace_ +
+                  "\"";
+    return res;
+  }
   if (job.pod_sets.empty() || job.pod_count() <= 0) {
     res.status = SubmitStatus::kInvalid;
     res.message = "job has no pods";

@@ -33,6 +33,7 @@ enum class SubmitStatus : uint8_t {
   kUnknownQueue,  // no such LocalQueue in the job's namespace
   kDuplicate,     // the id is already known
   kPendingCap,    // a pending cap (LocalQueue, ClusterQueue or cluster) is full: back off
+  kNotSelected,   // the ClusterQueue's namespaceSelector does not select the job's namespace
 };
 
 struct SubmitResult {

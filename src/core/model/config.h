@@ -92,6 +92,16 @@ struct NamespaceSelector {
   Labels match_labels;     // when !match_all: namespace labels must include all of these
 };
 
+// Whether a ClusterQueue's selector selects a namespace. sluice has no Namespace objects: a
+// namespace's labels are {kubernetes.io/metadata.name: <name>}, the one Kubernetes always sets.
+// No selector (nullopt) selects every namespace (sluice's default; the loader warns).
+inline bool selects_namespace(const std::optional<NamespaceSelector>& s, const std::string& ns) {
+  if (!s || s->match_all) return true;
+  for (const auto& [key, value] : s->match_labels)
+    if (key != "kubernetes.io/metadata.name" || value != ns) return false;
+  return true;
+}
+
 struct ClusterQueue {
   std::string name;
   std::optional<CohortId> cohort;

@@ -255,6 +255,28 @@ TEST_F(ServerStateTest, SilentAgentsNodeIsLostAndItsJobsRequeueAsAWhole) {
   EXPECT_EQ(st.find(id)->state, JobState::kPending);
 }
 
+// A ClusterQueue's namespaceSelector: a namespace it does not select gets 403 and nothing.
+TEST(ServerSubmit, NamespaceTheClusterQueueDoesNotSelectIsForbidden) {
+  std::string text = kConfig;
+  text.replace(text.find("namespaceSelector: {}"), 21,
+               "namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: team}}");
+  text.replace(text.find("namespace: team}"), 16, "namespace: '*'}");
+  auto lc = load_server_config({Source{"test.yaml", text}});
+  ASSERT_TRUE(lc.ok()) << (lc.ok() ? "" : lc.error());
+  ServerState st{lc->config, nullptr, ServerOptions{}};
+  auto job = [&](const std::string& ns) {
+    std::string y = job_yaml("j", 1, 1);
+    y.replace(y.find("namespace: team"), 15, "namespace: " + ns);
+    return jobs(*lc->config, y);
+  };
+  EXPECT_EQ(st.submit(job("team"), kS).status, 202);
+  const auto out = st.submit(job("other"), kS);
+  EXPECT_EQ(out.status, 403);
+  EXPECT_NE(out.error.find("does not select namespace \"other\""), std::string::npos) << out.error;
+  EXPECT_EQ(st.scheduler().pending_count(), 1u);
+  EXPECT_NE(st.metrics_text(kS).find("reason=\"namespace-not-selected\"} 1"), std::string::npos);
+}
+
 TEST_F(ServerStateTest, RegistrationChecksTheNodeAndItsGpus) {
   auto unknown = st.register_agent(reg("ghost"), 0);
   EXPECT_EQ(unknown.status, 404);

@@ -633,6 +633,45 @@ spec: {clusterQueue: team}
   EXPECT_EQ(c.local_queues[static_cast<size_t>(*b)].namespace_, "*");
 }
 
+// sluice sees a namespace's labels as {kubernetes.io/metadata.name: <name>}: a LocalQueue its
+// ClusterQueue's selector leaves out, or a selector on any other label, is warned about.
+TEST(ConfigKinds, NamespaceSelectorThatCannotSelectIsWarned) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: nlp}
+spec: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: nlp}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: labelled}
+spec: {namespaceSelector: {matchLabels: {team: a}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: train, namespace: nlp}
+spec: {clusterQueue: nlp}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: train, namespace: vision}
+spec: {clusterQueue: nlp}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: train, namespace: '*'}
+spec: {clusterQueue: nlp}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const auto& w = out.config.warnings;
+  EXPECT_TRUE(any_contains(w, {"LocalQueue \"vision/train\": the namespaceSelector of ClusterQueue "
+                               "\"nlp\" does not select namespace \"vision\""}))
+      << dump(w);
+  EXPECT_FALSE(any_contains(w, {"LocalQueue \"nlp/train\""})) << dump(w);
+  EXPECT_FALSE(any_contains(w, {"LocalQueue \"*/train\""})) << dump(w);  // checked per job
+  EXPECT_TRUE(any_contains(w, {"label team selects no namespace"})) << dump(w);
+}
+
 TEST(ConfigKinds, SummaryNamesQueuesQuotasAndNodes) {
   auto out = load_one(yaml(R"(
 apiVersion: scheduling.x-k8s.io/v1alpha1
