@@ -1124,17 +1124,14 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
 json ServerState::queues_view(TimeNs now) const {
   (void)now;
   const auto& cfg = *config_;
+  // From the scheduler's pending and running jobs: records of finished jobs are not walked.
   std::vector<std::map<std::string, int64_t>> pending(cfg.cluster_queues.size());
   std::vector<int64_t> running(cfg.cluster_queues.size(), 0);
-  for (const auto& [id, r] : records_) {
-    auto q = cfg.find_cluster_queue(r.cluster_queue);
-    if (!q) continue;
-    if (r.state == JobState::kPending)
-      pending[static_cast<size_t>(*q)]
-             [r.job.priority_class.empty() ? "none" : r.job.priority_class]++;
-    else if (r.state == JobState::kRunning)
-      running[static_cast<size_t>(*q)]++;
-  }
+  sched_->for_each_pending([&](const Scheduler::PendingJob& p) {
+    pending[static_cast<size_t>(p.queue)]
+           [p.job.priority_class.empty() ? "none" : p.job.priority_class]++;
+  });
+  for (const auto& [id, rj] : sched_->running()) running[static_cast<size_t>(rj.admission.queue)]++;
   json out = json::array();
   const auto& quota = sched_->quota();
   for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi) {
@@ -1174,9 +1171,9 @@ json ServerState::nodes_view(TimeNs now) const {
   const auto& cfg = *config_;
   // The job on each device.
   std::map<std::pair<std::string, int32_t>, std::vector<JobId>> on;
-  for (const auto& [id, r] : records_)
-    if (r.state == JobState::kRunning)
-      for (const auto& p : r.pods)
+  for (const auto& [id, rj] : sched_->running())
+    if (const JobRecord* r = find(id))
+      for (const auto& p : r->pods)
         for (int32_t g : p.gpus) on[{p.node, g}].push_back(id);
   json out = json::array();
   const auto& alloc = sched_->alloc();
@@ -1217,17 +1214,19 @@ std::string ServerState::metrics_text(TimeNs now) const {
   std::map<LabelSet, int64_t> pending;
   std::map<std::string, int64_t> running;
   std::map<std::string, double> gpu_seconds = gpu_seconds_;
-  for (const auto& [id, r] : records_) {
-    if (r.state == JobState::kPending)
-      pending[{{"cluster_queue", r.cluster_queue},
-               {"priority_class", r.job.priority_class},
-               {"class", workload_class(r.job, cfg)}}]++;
-    if (r.state == JobState::kRunning) {
-      running[r.cluster_queue]++;
-      if (now > r.admit_ns)
-        gpu_seconds[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, cfg)) / 1000.0 *
-                                         static_cast<double>(now - r.admit_ns) / 1e9;
-    }
+  // From the scheduler's pending and running jobs: records of finished jobs are not walked.
+  sched_->for_each_pending([&](const Scheduler::PendingJob& p) {
+    pending[{{"cluster_queue", cfg.cluster_queues[static_cast<size_t>(p.queue)].name},
+             {"priority_class", p.job.priority_class},
+             {"class", workload_class(p.job, cfg)}}]++;
+  });
+  for (const auto& [id, rj] : sched_->running()) {
+    const JobRecord* r = find(id);
+    if (!r) continue;
+    running[r->cluster_queue]++;
+    if (now > r->admit_ns)
+      gpu_seconds[r->job.namespace_] += static_cast<double>(job_gpu_milli(r->job, cfg)) / 1000.0 *
+                                        static_cast<double>(now - r->admit_ns) / 1e9;
   }
   w.family("sluice_pending_jobs", "gauge", "Jobs waiting in a queue.");
   for (const auto& [l, v] : pending) w.sample("sluice_pending_jobs", l, static_cast<double>(v));

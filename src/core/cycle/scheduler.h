@@ -158,6 +158,12 @@ class Scheduler {
   size_t pending_count() const { return pending_.size(); }
   size_t running_count() const { return running_.size(); }
   const std::map<JobId, RunningJob>& running() const { return running_; }
+  // Calls f(const PendingJob&) for every pending job, in no particular order (counts and
+  // gauges: cost in pending jobs, not in every job ever seen).
+  template <class F>
+  void for_each_pending(F&& f) const {
+    for (const auto& [id, p] : pending_) f(p);
+  }
   // Pending job ids of one queue in rank order at `now`.
   std::vector<JobId> pending_in_queue(QueueId q, TimeNs now) const;
   size_t pending_in_queue_count(QueueId q) const { return by_key_[q].size(); }

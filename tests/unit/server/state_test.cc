@@ -255,6 +255,35 @@ TEST_F(ServerStateTest, SilentAgentsNodeIsLostAndItsJobsRequeueAsAWhole) {
   EXPECT_EQ(st.find(id)->state, JobState::kPending);
 }
 
+// Gauges and views count pending and running jobs (from the scheduler), never finished ones.
+TEST_F(ServerStateTest, GaugesAndViewsCountOnlyLiveJobs) {
+  up(0);
+  std::string yaml;
+  for (int i = 0; i < 3; ++i) yaml += "---\n" + job_yaml("j" + std::to_string(i), 1, 4);
+  const auto ids = st.submit(jobs(*cfg, yaml), 1 * kS).ids;
+  st.cycle(2 * kS);
+  st.release_staged();
+  const JobId done = st.find(ids[0])->state == JobState::kRunning ? ids[0] : ids[1];
+  proto::SyncRequest s;
+  s.exits.push_back({done, 0, 0, 0, "exited", "", 3 * kS});
+  sync(st.find(done)->pods[0].node, s, 3 * kS);
+  ASSERT_EQ(st.find(done)->state, JobState::kSucceeded);
+  const std::string m = st.metrics_text(4 * kS);
+  EXPECT_NE(m.find("sluice_pending_jobs{cluster_queue=\"cq\",priority_class=\"low\","
+                   "class=\"best-effort\"} 1"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("sluice_running_jobs{cluster_queue=\"cq\"} 1"), std::string::npos) << m;
+  const auto q = st.queues_view(4 * kS)["queues"][0];
+  EXPECT_EQ(q["pending"], 1);
+  EXPECT_EQ(q["running"], 1);
+  size_t busy = 0;
+  const auto nodes = st.nodes_view(4 * kS);
+  for (const auto& n : nodes["nodes"])
+    for (const auto& g : n["gpus"]) busy += g["jobs"].size();
+  EXPECT_EQ(busy, 4u) << nodes.dump();  // the running job's four GPUs
+}
+
 // A ClusterQueue's namespaceSelector: a namespace it does not select gets 403 and nothing.
 TEST(ServerSubmit, NamespaceTheClusterQueueDoesNotSelectIsForbidden) {
   std::string text = kConfig;
