@@ -77,6 +77,11 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "A scheduling cycle at least this often (events trigger more)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, int64_t{60'000}));
+  cmd->add_option("--keep-finished-jobs", a.opt.state.keep_finished_jobs,
+                  "Finished jobs kept for job views (memory and store); beyond this many the "
+                  "oldest are dropped, their events stay in the event log (0: keep all)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}));
   cmd->add_flag("--quiet", a.opt.quiet, "No log lines on stderr");
 }
 

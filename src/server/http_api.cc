@@ -209,7 +209,12 @@ void Server::routes() {
     auto id = parse_id(id_text);
     const JobRecord* r = id ? state_->find(*id) : nullptr;
     if (!r || !c.sees(r->job.namespace_)) {
-      fail(res, 404, "no job " + id_text);
+      const int64_t keep = state_->options().keep_finished_jobs;
+      fail(res, 404,
+           "no job " + id_text +
+               (keep > 0 ? " (the server keeps the last " + std::to_string(keep) +
+                               " finished jobs; older ones are in its event log)"
+                         : ""));
       return nullptr;
     }
     return r;

@@ -284,7 +284,33 @@ void ServerState::event(json e) {
   write_.events.push_back(e.dump());
 }
 
+void ServerState::retire(const JobRecord& r) {
+  if (options_.keep_finished_jobs > 0) finished_.insert({r.end_ns, r.job.id});
+}
+
+// Drops the finished jobs that ended first beyond keep_finished_jobs, from memory and (in this
+// flush's write) from the store. Records changed since the last flush are kept for now: the
+// operation that changed them may still hold them.
+void ServerState::trim_finished() {
+  for (auto it = finished_.begin();
+       it != finished_.end() &&
+       static_cast<int64_t>(finished_.size()) > options_.keep_finished_jobs;) {
+    const JobId id = it->second;
+    if (touched_.count(id)) {
+      ++it;
+      continue;
+    }
+    it = finished_.erase(it);
+    records_.erase(id);
+    pending_.erase(id);
+    write_.deleted.push_back(id);
+    // Ids are never reused, also when the job with the highest one is dropped (recover()).
+    write_.meta.push_back({"next_job_id", std::to_string(next_id_)});
+  }
+}
+
 uint64_t ServerState::flush() {
+  if (options_.keep_finished_jobs > 0) trim_finished();
   for (JobId id : touched_) {
     const auto& r = records_.at(id);
     write_.jobs.push_back({id, state_name(r.state), encode_record(r)});
@@ -360,6 +386,9 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
     next_id_ = std::max(next_id_, r->job.id + 1);
     records_.emplace(r->job.id, std::move(*r));
   }
+  if (store_)  // ids of dropped finished jobs (trim_finished) are not given out again
+    if (auto next = store_->get_meta("next_job_id"))
+      next_id_ = std::max<JobId>(next_id_, std::strtoull(next->c_str(), nullptr, 10));
   // Admit what was running at the crash where it ran; what cannot be carried over fails.
   auto s = build_scheduler(config_, [&](JobRecord& r, const std::string& why) {
     const bool running = r.state == JobState::kRunning;
@@ -377,6 +406,10 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
   rebuild_nodes({});  // every node NotReady until its agent registers
   for (auto& n : nodes_)
     n.last_seen_ns = now;  // agents get one timeout to come back before their jobs are requeued
+  std::vector<const JobRecord*> done;
+  for (const auto& [id, r] : records_)
+    if (r.state != JobState::kPending && r.state != JobState::kRunning) done.push_back(&r);
+  for (const JobRecord* r : done) retire(*r);  // flush() below trims
   dirty_ = true;
   flush();
   return problems;
@@ -609,6 +642,7 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
   }
   touch(r);
   dirty_ = true;
+  retire(r);
 }
 
 void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs now) {
@@ -709,6 +743,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     r.end_ns = now;
     pending_.erase(rj.job);
     touch(r);
+    retire(r);
   }
   for (auto& pd : res.pending) {  // apply() does not read them
     Listed& l = pending_[pd.job];

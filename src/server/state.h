@@ -74,6 +74,10 @@ struct ServerOptions {
   int64_t heartbeat_ms = 1000;
   TimeNs agent_timeout_ns = 10 * kNsPerSec;
   std::string stop_signal = "SIGTERM";
+  // Finished jobs (succeeded, failed, cancelled, rejected) kept in memory and in the store for
+  // job views; beyond this many, those that ended first are dropped from both (their events
+  // stay in the event log). 0: keep all.
+  int64_t keep_finished_jobs = 100'000;
 };
 
 class ServerState {
@@ -206,6 +210,11 @@ class ServerState {
   ServerOptions options_;
   Metrics metrics_;
   std::map<JobId, JobRecord> records_;
+  std::set<std::pair<TimeNs, JobId>> finished_;  // kept finished jobs, by (end, id)
+  // A job reached a final state: it is kept, and flush() drops the oldest beyond
+  // keep_finished_jobs (trim_finished).
+  void retire(const JobRecord& r);
+  void trim_finished();
   // Pending reasons. A cycle lists some jobs one by one (kept here with the cycle's number)
   // and may summarise the rest of its walk by (queue, shape) (summary_, from the last full
   // cycle): a pending job's reason is its listed one unless the summary is newer and covers it.

@@ -147,13 +147,14 @@ bool Store::commit(std::vector<Write>& batch) {
   auto body = [&]() -> bool {
     if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
       return fail("begin");
-    sqlite3_stmt *job = nullptr, *meta = nullptr, *ev = nullptr;
+    sqlite3_stmt *job = nullptr, *meta = nullptr, *ev = nullptr, *del = nullptr;
     sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)", -1,
                        &job, nullptr);
     sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", -1, &meta,
                        nullptr);
     sqlite3_prepare_v2(db_, "INSERT INTO events (line) VALUES (?)", -1, &ev, nullptr);
-    bool ok = job && meta && ev;
+    sqlite3_prepare_v2(db_, "DELETE FROM jobs WHERE id = ?", -1, &del, nullptr);
+    bool ok = job && meta && ev && del;
     for (auto& w : batch) {
       for (auto& j : w.jobs) {
         if (!ok) break;
@@ -176,11 +177,18 @@ bool Store::commit(std::vector<Write>& batch) {
         ok = sqlite3_step(ev) == SQLITE_DONE;
         sqlite3_reset(ev);
       }
+      for (uint64_t id : w.deleted) {
+        if (!ok) break;
+        sqlite3_bind_int64(del, 1, static_cast<sqlite3_int64>(id));
+        ok = sqlite3_step(del) == SQLITE_DONE;
+        sqlite3_reset(del);
+      }
     }
     if (!ok) fail("write");
     sqlite3_finalize(job);
     sqlite3_finalize(meta);
     sqlite3_finalize(ev);
+    sqlite3_finalize(del);
     if (!ok) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
       return false;

@@ -34,7 +34,8 @@ struct Write {
   std::vector<StoredJob> jobs;                            // upserted by id
   std::vector<std::pair<std::string, std::string>> meta;  // key -> value, upserted
   std::vector<std::string> events;                        // event-log lines (JSON)
-  bool empty() const { return jobs.empty() && meta.empty() && events.empty(); }
+  std::vector<uint64_t> deleted;                          // job ids removed (after `jobs`)
+  bool empty() const { return jobs.empty() && meta.empty() && events.empty() && deleted.empty(); }
 };
 
 class Store {

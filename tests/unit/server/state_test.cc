@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "core/config/loader.h"
 #include "server/server.h"
@@ -381,6 +382,65 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   // New ids continue after the recovered ones.
   auto more = st.submit(jobs(*cfg, job_yaml("more", 1, 1)), 102 * kS);
   EXPECT_GT(more.ids[0], waiting);
+  std::filesystem::remove_all(dir);
+}
+
+// Only the last keep_finished_jobs finished jobs stay, in memory and in the store; a restart
+// with a smaller limit trims the rest; ids are never given out again.
+TEST(ServerStore, FinishedJobsBeyondTheLimitAreDropped) {
+  const auto dir = fresh_dir("retention");
+  auto cfg = config();
+  ServerOptions opt;
+  opt.keep_finished_jobs = 2;
+  std::vector<JobId> ids;
+  auto stored_ids = [&]() {
+    auto store = Store::open(dir.string());
+    EXPECT_TRUE(store.ok());
+    std::set<JobId> out;
+    auto stored = (*store)->load_jobs();
+    EXPECT_TRUE(stored.ok());
+    if (stored.ok())
+      for (const auto& j : *stored) out.insert(j.id);
+    return out;
+  };
+  {
+    auto store = Store::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), opt);
+    for (int i = 0; i < 6; ++i)
+      ids.push_back(st.submit(jobs(*cfg, job_yaml("j" + std::to_string(i), 1, 1)), kS).ids[0]);
+    // Cancelled in this order (each one ends a second after the one before): the highest id
+    // ends first. Job 2 stays pending.
+    int t = 2;
+    for (size_t i : {5, 0, 1, 3, 4}) {
+      std::string err;
+      uint64_t ticket = 0;
+      ASSERT_EQ(st.cancel(ids[i], t++ * kS, &err, &ticket), 200) << err;
+      ASSERT_TRUE((*store)->wait(ticket));
+    }
+    for (size_t i : {5, 0, 1}) EXPECT_EQ(st.find(ids[i]), nullptr) << i;
+    EXPECT_EQ(st.find(ids[3])->state, JobState::kCancelled);
+    EXPECT_EQ(st.find(ids[4])->state, JobState::kCancelled);
+    EXPECT_EQ(st.find(ids[2])->state, JobState::kPending);  // live jobs are never dropped
+  }
+  EXPECT_EQ(stored_ids(), (std::set<JobId>{ids[2], ids[3], ids[4]}));
+  {
+    auto store = Store::open(dir.string());
+    ASSERT_TRUE(store.ok());
+    auto stored = (*store)->load_jobs();
+    ASSERT_TRUE(stored.ok());
+    (*store)->start();
+    opt.keep_finished_jobs = 1;
+    ServerState st(cfg, store->get(), opt);
+    EXPECT_TRUE(st.recover(*stored, 10 * kS).empty());
+    EXPECT_EQ(st.find(ids[3]), nullptr);
+    EXPECT_NE(st.find(ids[4]), nullptr);
+    // Ids continue after every job ever given one: the highest (job 5) was dropped.
+    EXPECT_EQ(st.submit(jobs(*cfg, job_yaml("later", 1, 1)), 11 * kS).ids.at(0), ids[5] + 1);
+    ASSERT_TRUE((*store)->write(Write{{}, {{"probe", "1"}}, {}, {}}));  // after the flushes
+  }
+  EXPECT_EQ(stored_ids(), (std::set<JobId>{ids[2], ids[4], ids[5] + 1}));
   std::filesystem::remove_all(dir);
 }
 
