@@ -292,6 +292,7 @@ void ServerState::retire(const JobRecord& r) {
 // flush's write) from the store. Records changed since the last flush are kept for now: the
 // operation that changed them may still hold them.
 void ServerState::trim_finished() {
+  const size_t before = write_.deleted.size();
   for (auto it = finished_.begin();
        it != finished_.end() &&
        static_cast<int64_t>(finished_.size()) > options_.keep_finished_jobs;) {
@@ -304,9 +305,10 @@ void ServerState::trim_finished() {
     records_.erase(id);
     pending_.erase(id);
     write_.deleted.push_back(id);
-    // Ids are never reused, also when the job with the highest one is dropped (recover()).
-    write_.meta.push_back({"next_job_id", std::to_string(next_id_)});
   }
+  // Ids are never reused, also when the job with the highest one is dropped (recover()).
+  if (write_.deleted.size() != before)
+    write_.meta.push_back({"next_job_id", std::to_string(next_id_)});
 }
 
 uint64_t ServerState::flush() {
