@@ -27,15 +27,36 @@ std::string truncate_text(const std::string& text, std::size_t max_width) {
   return out;
 }
 
+std::string printable_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  char hex[8];
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool c1 = c == 0xC2 && i + 1 < text.size() &&
+                    static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if (c == '\n' || c == '\t' || c == '\r') {
+      out += ' ';
+    } else if (c < 0x20 || c == 0x7F) {
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else if (c1) {
+      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(text[++i]));
+      out += hex;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
 void Table::add_row(std::vector<std::string> cells) {
   cells.resize(columns_.size());
   for (std::size_t i = 0; i < cells.size(); ++i) {
-    // Control characters would break the grid (a reason with a newline in it).
-    for (char& c : cells[i])
-      if (c == '\n' || c == '\t' || c == '\r') c = ' ';
-    cells[i] = truncate_text(cells[i], columns_[i].max_width);
+    cells[i] = truncate_text(printable_text(cells[i]), columns_[i].max_width);
   }
   rows_.push_back(std::move(cells));
 }

@@ -13,6 +13,11 @@ namespace sluice::cli {
 // them); such text may then be a little narrower than max_width.
 std::string truncate_text(const std::string& text, std::size_t max_width);
 
+// Text safe to print on a terminal: newlines and tabs become spaces (they would break the
+// grid), other control characters, C1 controls included, are shown escaped (\x1b, \u009b)
+// so a name or reason cannot send escape sequences to an operator's terminal.
+std::string printable_text(const std::string& text);
+
 class Table {
  public:
   struct Column {

@@ -82,6 +82,9 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "oldest are dropped, their events stay in the event log (0: keep all)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}));
+  cmd->add_flag("--fresh-store", a.opt.fresh_store,
+                "Start with an empty database although the data directory's event log shows "
+                "earlier jobs (the database was lost); job ids continue after the event log's");
   cmd->add_flag("--quiet", a.opt.quiet, "No log lines on stderr");
 }
 

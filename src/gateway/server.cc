@@ -499,6 +499,14 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_header(error_code ec) {
     if (ec) return on_read_error(ec);
+    // Only `chunked` is understood. Any other coding leaves a request's body without a length
+    // (RFC 9112 6.3: a server answers 400), and reading to the end would hold the connection
+    // until the body timeout.
+    const auto te = parser_->get()[http::field::transfer_encoding];
+    if (!te.empty() && !beast::iequals(te, "chunked"))
+      return send(error_response(400, 11, "malformed",
+                                 "unsupported Transfer-Encoding (only chunked is accepted)"),
+                  true);
     if (parser_->is_done()) return on_request();
     if (phase_ != Phase::kBody) set_phase(Phase::kBody, server_.cfg().limits.body_timeout_ms);
     auto read_body = [self = shared_from_this()] {

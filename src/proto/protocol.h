@@ -11,6 +11,13 @@
 
 namespace sluice::proto {
 
+// JSON text that cannot throw: strings are validated as UTF-8 where they enter (job
+// submissions, configuration), and should one slip through anyway its bad bytes become U+FFFD
+// instead of an exception in a thread that must not die.
+inline std::string dump_json(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // One GPU as an agent sees it.
 struct AgentGpu {
   int32_t index = 0;  // device index (CUDA_VISIBLE_DEVICES numbering)

@@ -7,6 +7,8 @@
 namespace sluice::server {
 namespace {
 
+constexpr size_t kMinJoinTokenChars = 16;
+
 std::string bearer(const std::string& header) {
   const std::string prefix = "Bearer ";
   if (header.size() <= prefix.size() || header.compare(0, prefix.size(), prefix) != 0) return {};
@@ -58,7 +60,15 @@ Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
       const auto spec = d["spec"];
       if (!spec || !spec.IsMap()) return Error{where + "spec: required map"};
       try {
-        if (spec["joinToken"]) out.join_token = spec["joinToken"].as<std::string>();
+        if (spec["joinToken"]) {
+          out.join_token = spec["joinToken"].as<std::string>();
+          // Anyone with it can register a node: it must not be guessable.
+          if (out.join_token.size() < kMinJoinTokenChars)
+            return Error{where + "spec.joinToken: at least " +
+                         std::to_string(kMinJoinTokenChars) + " characters (got " +
+                         std::to_string(out.join_token.size()) +
+                         "); e.g. `openssl rand -hex 16`"};
+        }
         if (spec["tokens"]) {
           if (!spec["tokens"].IsSequence()) return Error{where + "spec.tokens: must be a list"};
           size_t i = 0;

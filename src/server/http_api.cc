@@ -15,7 +15,7 @@ using nlohmann::json;
 
 void reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(proto::dump_json(body), "application/json");
 }
 
 void fail(httplib::Response& res, int status, const std::string& error,
@@ -105,9 +105,10 @@ void Server::routes() {
     res.set_content("ok\n", "text/plain");
   });
   h.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ok = ready_ && !store_failed_;
+    const bool failed = refusing_work();
+    const bool ok = ready_ && !failed;
     res.status = ok ? 200 : 503;
-    res.set_content(ok ? "ready\n" : (store_failed_ ? "store failed\n" : "starting\n"),
+    res.set_content(ok ? "ready\n" : (failed ? "not ready: " + refusal() + "\n" : "starting\n"),
                     "text/plain");
   });
   h.Get("/metrics", [this, now](const httplib::Request&, httplib::Response& res) {
@@ -123,7 +124,7 @@ void Server::routes() {
   h.Post("/v1/jobs", [this, who, now](const httplib::Request& req, httplib::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
-    if (store_failed_) return fail(res, 503, "the store failed; new work is refused");
+    if (refusing_work()) return fail(res, 503, refusal());
     std::shared_ptr<const Config> cfg;
     {
       std::lock_guard lk(state_->mu());
@@ -138,6 +139,9 @@ void Server::routes() {
             return e.find("LocalQueue") != std::string::npos &&
                    e.find("not found") != std::string::npos;
           });
+      if (parsed.too_large)
+        return fail(res, 413, "the submission is over a limit (docs/api.md, Limits)",
+                    parsed.errors);
       return fail(res, unknown_queue ? 404 : 400,
                   unknown_queue ? parsed.errors.front() : "the body is not a valid job submission",
                   parsed.errors);
@@ -162,8 +166,17 @@ void Server::routes() {
       if (out.status == 429) res.set_header("Retry-After", "5");
       return fail(res, out.status, out.error, out.details);
     }
-    if (out.ticket && !store_->wait(out.ticket))
-      return fail(res, 500, "the submission could not be written: " + store_->error());
+    if (out.ticket && !store_->wait(out.ticket)) {
+      // Not on disk, so not acknowledged: taken back, so it can neither run nor reappear.
+      {
+        std::lock_guard lk(state_->mu());
+        state_->withdraw(out.ids, now());
+      }
+      if (!store_failed_.exchange(true))
+        log("store commit failed: " + store_->error() + "; new work is refused");
+      return fail(res, 503, "the submission could not be written; nothing was submitted",
+                  {refusal()});
+    }
     kick();
     reply(res, 202, json{{"jobs", body}, {"notes", parsed.notes}});
   });
@@ -256,7 +269,7 @@ void Server::routes() {
       view = state_->job_view(*r, now());
     }
     if (ticket && !store_->wait(ticket))
-      return fail(res, 500, "the cancellation could not be written: " + store_->error());
+      return fail(res, 503, "the cancellation could not be written", {refusal()});
     kick();
     reply(res, 200, view);
   };
@@ -389,7 +402,7 @@ void Server::routes() {
       resp = state_->take_outbox(node);
     }
     if (out.ticket && !store_->wait(out.ticket))
-      return fail(res, 500, "the reports could not be written: " + store_->error());
+      return fail(res, 503, "the reports could not be written", {refusal()});
     reply(res, 200, resp);
   });
 

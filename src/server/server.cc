@@ -54,7 +54,7 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options) {
   }
   if (port < 0 || port > 65535) return Error{"--listen: port out of range"};
   // 2. Store, then configuration (files win over the stored copy).
-  auto store = Store::open(s->options_.data_dir);
+  auto store = Store::open(s->options_.data_dir, StoreOptions{s->options_.fresh_store});
   if (!store) return Error{store.error()};
   s->store_ = std::move(*store);
   std::vector<Source> sources;
@@ -146,7 +146,7 @@ void Server::start() {
 void Server::stop() {
   if (stop_.exchange(true)) return;
   kick();
-  {
+  if (state_) {  // null when create() failed before it (the destructor still calls stop())
     std::lock_guard lk(state_->mu());
     state_->wake_polls();  // long polls return
   }
@@ -200,6 +200,12 @@ Server::ApplyOutcome Server::reload_config() {
   return out;
 }
 
+std::string Server::refusal() const {
+  const std::string why = store_ && store_->failed() ? store_->error() : "";
+  return "the store failed" + (why.empty() ? std::string() : " (" + why + ")") +
+         "; new work is refused until the server is restarted (docs/api.md)";
+}
+
 void Server::kick() {
   {
     std::lock_guard lk(loop_mu_);
@@ -208,7 +214,29 @@ void Server::kick() {
   loop_cv_.notify_one();
 }
 
+// The scheduling loop must outlive any one bad cycle: an exception (a bug, never input: input
+// is validated where it enters) is logged and the loop goes on after a pause, so one fault
+// cannot take the control plane down. The store is then marked failed: a cycle that threw
+// halfway may have left decisions unpersisted, so no new work is taken until a restart
+// rebuilds the state from disk.
 void Server::loop() {
+  while (!stop_) {
+    try {
+      loop_body();
+    } catch (const std::exception& e) {
+      store_failed_ = true;
+      log(std::string("internal error in the scheduling loop: ") + e.what() +
+          "; new work is refused until a restart");
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    } catch (...) {
+      store_failed_ = true;
+      log("internal error in the scheduling loop; new work is refused until a restart");
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+}
+
+void Server::loop_body() {
   using clock = std::chrono::steady_clock;
   auto last_cycle = clock::now() - std::chrono::hours(1);
   const auto interval = std::chrono::milliseconds(options_.cycle_interval_ms);
@@ -249,8 +277,8 @@ void Server::loop() {
       state_->release_staged();
     } else {
       state_->drop_staged();
-      store_failed_ = true;
-      log("store commit failed: " + store_->error() + "; new work is refused");
+      if (!store_failed_.exchange(true))
+        log("store commit failed: " + store_->error() + "; new work is refused");
     }
     if (state_->wants_cycle()) kick();
   }

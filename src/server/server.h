@@ -24,6 +24,7 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:7070";  // port 0: any free port (see Server::port())
   std::string data_dir = "sluice-data";
   std::vector<std::string> config_files;  // none: the configuration stored in data_dir
+  bool fresh_store = false;  // start afresh when the database was lost (StoreOptions::fresh)
   ServerOptions state;
   int64_t cycle_interval_ms = 1000;  // at least one cycle this often, besides event triggers
   size_t max_body_bytes = 1 << 20;
@@ -62,7 +63,10 @@ class Server {
   Server() = default;
   void routes();
   void loop();
+  void loop_body();
   void kick();
+  bool refusing_work() const { return store_failed_ || (store_ && store_->failed()); }
+  std::string refusal() const;
   int64_t now_ns() const;
   void log(const std::string& line) const;
 

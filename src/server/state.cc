@@ -172,7 +172,7 @@ void put_key(std::string& out, std::string_view key) {
 // building it as an nlohmann object was a seventh of the server's CPU at a thousand jobs a
 // second. decode_record() reads it back with nlohmann.
 std::string ServerState::encode_record(const JobRecord& r) const {
-  if (r.job_json.empty()) r.job_json = encode_job(r.job, *config_).dump();
+  if (r.job_json.empty()) r.job_json = proto::dump_json(encode_job(r.job, *config_));
   std::string out;
   out.reserve(r.job_json.size() + 256 + 128 * r.pods.size());
   out += "{\"job\":";
@@ -188,7 +188,7 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   put_key(out, "end_ns");
   out += std::to_string(r.end_ns);
   put_key(out, "admission");
-  out += r.admission ? encode_admission(*r.admission, *config_).dump() : "null";
+  out += r.admission ? proto::dump_json(encode_admission(*r.admission, *config_)) : "null";
   put_key(out, "pods");
   out += '[';
   for (size_t i = 0; i < r.pods.size(); ++i) {
@@ -281,7 +281,7 @@ void ServerState::touch(const JobRecord& r) {
 }
 
 void ServerState::event(json e) {
-  write_.events.push_back(e.dump());
+  write_.events.push_back(proto::dump_json(e));
 }
 
 void ServerState::retire(const JobRecord& r) {
@@ -549,6 +549,24 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
   return out;
 }
 
+// The submission's write failed, so it was never acknowledged: it must not run or be listed.
+// Its jobs may have been admitted by a cycle meanwhile, but that cycle's write came after the
+// failed one and failed too (the store fails every later write), so no agent was told.
+void ServerState::withdraw(const std::vector<JobId>& ids, TimeNs now) {
+  for (JobId id : ids) {
+    if (!records_.count(id)) continue;
+    sched_->cancel(id, now);
+    staged_.erase(std::remove_if(staged_.begin(), staged_.end(),
+                                 [&](const auto& s) { return s.second.job == id; }),
+                  staged_.end());
+    finished_.erase({records_.at(id).end_ns, id});
+    records_.erase(id);
+    pending_.erase(id);
+    touched_.erase(id);
+  }
+  dirty_ = true;
+}
+
 const JobRecord* ServerState::find(JobId id) const {
   auto it = records_.find(id);
   return it == records_.end() ? nullptr : &it->second;
@@ -774,7 +792,7 @@ void ServerState::persist_budgets(TimeNs now) {
   json out = json::array();
   for (const auto& b : sched_->budget_snapshot(now))
     out.push_back({{"namespace", b.namespace_}, {"at_ns", b.at_ns}, {"used", b.used}});
-  write_.meta.push_back({"budgets", out.dump()});
+  write_.meta.push_back({"budgets", proto::dump_json(out)});
 }
 
 std::vector<Scheduler::BudgetSnapshot> ServerState::stored_budgets() const {

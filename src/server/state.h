@@ -99,6 +99,8 @@ class ServerState {
   // Admits documents already parsed against config(); ids and submit times are assigned here.
   // All-or-nothing: if one job is refused, none is kept.
   SubmitOutcome submit(std::vector<Job> jobs, TimeNs now);
+  // Takes back jobs whose submission could not be written (never acknowledged).
+  void withdraw(const std::vector<JobId>& ids, TimeNs now);
   // 200 with the record, 404 unknown, 409 already ended.
   int cancel(JobId id, TimeNs now, std::string* error, uint64_t* ticket);
   const JobRecord* find(JobId id) const;

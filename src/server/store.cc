@@ -2,37 +2,159 @@
 
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 namespace sluice::server {
 
-Result<std::unique_ptr<Store>> Store::open(const std::string& dir) {
+namespace {
+
+// A column's text; "" for NULL (a damaged or foreign database may hold one).
+std::string column_text(sqlite3_stmt* st, int col) {
+  const auto* t = sqlite3_column_text(st, col);
+  return t ? std::string(reinterpret_cast<const char*>(t),
+                         static_cast<size_t>(sqlite3_column_bytes(st, col)))
+           : std::string();
+}
+
+// The highest job id an event log line names (`"id":N`), 0 when none: ids after a lost
+// database continue from there.
+uint64_t max_id_in_event_log(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return 0;
+  uint64_t best = 0;
+  char buf[1 << 16];
+  std::string carry;
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    std::string text = carry + std::string(buf, n);
+    size_t pos = 0;
+    while ((pos = text.find("\"id\":", pos)) != std::string::npos) {
+      pos += 5;
+      uint64_t v = 0;
+      size_t d = pos;
+      while (d < text.size() && d - pos < 19 && text[d] >= '0' && text[d] <= '9')
+        v = v * 10 + static_cast<uint64_t>(text[d++] - '0');
+      best = std::max(best, v);
+    }
+    carry = text.size() > 32 ? text.substr(text.size() - 32) : text;
+  }
+  std::fclose(f);
+  return best;
+}
+
+off_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
+}  // namespace
+
+Result<bool> Store::lock_dir() {
+  const std::string path = dir_ + "/sluice.lock";
+  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {0};
+    const ssize_t got = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    std::string holder = got > 0 ? std::string(pid, static_cast<size_t>(got)) : "";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return Error{"data directory " + dir_ + " is in use by another sluice serve" +
+                 (holder.empty() ? "" : " (pid " + holder + ")") +
+                 ": two servers on one data directory would lose jobs"};
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, me.data(), me.size(), 0) < 0)
+    return Error{"cannot write " + path + ": " + std::strerror(errno)};
+  return true;
+}
+
+// An empty database beside an event log that has lines means the database was lost.
+Result<bool> Store::check_not_lost(bool existed, const StoreOptions& options) {
+  sqlite3_stmt* st = nullptr;
+  int64_t rows = 0;
+  if (sqlite3_prepare_v2(db_, "SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM meta)",
+                         -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    rows = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  const std::string log = dir_ + "/events.jsonl";
+  if (rows > 0 || file_size(log) <= 0) return true;
+  if (!options.fresh)
+    return Error{dir_ + "/sluice.db is " + (existed ? "empty" : "missing") + " but " + log +
+                 " records earlier jobs: the database was lost or replaced. Restore it from a "
+                 "backup, or start afresh with --fresh-store (no jobs are recovered; job ids "
+                 "continue after the event log's)"};
+  const uint64_t next = max_id_in_event_log(log) + 1;
+  Write w;
+  w.meta.push_back({"next_job_id", std::to_string(next)});
+  std::vector<Write> batch{std::move(w)};
+  if (!commit(batch)) return Error{"cannot write to " + dir_ + "/sluice.db: " + error_};
+  return true;
+}
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& dir, StoreOptions options) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{"cannot create data directory " + dir + ": " + ec.message()};
   std::unique_ptr<Store> s(new Store());
   s->dir_ = dir;
+  if (auto locked = s->lock_dir(); !locked) return Error{locked.error()};
   const std::string path = dir + "/sluice.db";
+  const bool existed = file_size(path) > 0;
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
     return Error{"cannot open " + path + ": " +
                  (s->db_ ? sqlite3_errmsg(s->db_) : std::string("out of memory"))};
   // WAL + FULL: a commit is on disk (the WAL is fsynced) when sqlite3_step returns.
-  if (!s->exec("PRAGMA journal_mode=WAL") || !s->exec("PRAGMA synchronous=FULL") ||
-      !s->exec("PRAGMA busy_timeout=5000") ||
+  // quick_check reads every page once: a truncated or damaged file is refused here, with the
+  // reason, instead of failing (or losing records) later.
+  if (!s->exec("PRAGMA busy_timeout=5000") || !s->exec("PRAGMA journal_mode=WAL") ||
+      !s->exec("PRAGMA synchronous=FULL") || !s->quick_check() ||
       !s->exec("CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, state TEXT NOT NULL, "
                "record TEXT NOT NULL)") ||
       !s->exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)") ||
       !s->exec("CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
                "line TEXT NOT NULL)"))
-    return Error{"cannot initialise " + path + ": " + s->error_};
+    return Error{path + " cannot be used: " + s->error_ +
+                 " (is it a sluice database? restore it from a backup, or move it away and "
+                 "start with --fresh-store)"};
+  if (auto ok = s->check_not_lost(existed, options); !ok) return Error{ok.error()};
   const std::string events = dir + "/events.jsonl";
   s->events_ = std::fopen(events.c_str(), "a");
-  if (!s->events_) return Error{"cannot open " + events + " for appending"};
+  if (!s->events_)
+    return Error{"cannot open " + events + " for appending: " + std::strerror(errno)};
   return s;
+}
+
+bool Store::quick_check() {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA quick_check", -1, &st, nullptr) != SQLITE_OK) {
+    error_ = std::string("PRAGMA quick_check: ") + sqlite3_errmsg(db_);
+    return false;
+  }
+  std::string problems;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const auto* t = sqlite3_column_text(st, 0);
+    const std::string line = t ? reinterpret_cast<const char*>(t) : "";
+    if (line != "ok" && problems.size() < 300) problems += (problems.empty() ? "" : "; ") + line;
+  }
+  if (rc != SQLITE_DONE && problems.empty()) problems = sqlite3_errmsg(db_);
+  sqlite3_finalize(st);
+  if (problems.empty()) return true;
+  error_ = "the database is damaged: " + problems;
+  return false;
 }
 
 Store::~Store() {
@@ -44,6 +166,7 @@ Store::~Store() {
   if (thread_.joinable()) thread_.join();
   if (events_) std::fclose(events_);
   if (db_) sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
 
 bool Store::exec(const char* sql) {
@@ -64,8 +187,8 @@ Result<std::vector<StoredJob>> Store::load_jobs() {
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     StoredJob j;
     j.id = static_cast<uint64_t>(sqlite3_column_int64(st, 0));
-    j.state = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
-    j.record = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
+    j.state = column_text(st, 1);
+    j.record = column_text(st, 2);
     out.push_back(std::move(j));
   }
   sqlite3_finalize(st);
@@ -80,7 +203,7 @@ std::optional<std::string> Store::get_meta(const std::string& key) {
     return std::nullopt;
   sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
   std::optional<std::string> v;
-  if (sqlite3_step(st) == SQLITE_ROW) v = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  if (sqlite3_step(st) == SQLITE_ROW) v = column_text(st, 0);
   sqlite3_finalize(st);
   return v;
 }
@@ -101,14 +224,17 @@ uint64_t Store::enqueue(Write w) {
 bool Store::wait(uint64_t ticket) {
   std::unique_lock lk(mu_);
   done_cv_.wait(lk, [&] { return committed_ >= ticket; });
-  for (const auto& [lo, hi] : failed_)
-    if (ticket >= lo && ticket <= hi) return false;
-  return true;
+  return first_failed_ == 0 || ticket < first_failed_;
 }
 
 std::string Store::error() const {
   std::lock_guard lk(mu_);
   return error_;
+}
+
+bool Store::failed() const {
+  std::lock_guard lk(mu_);
+  return first_failed_ != 0;
 }
 
 void Store::run() {
@@ -124,13 +250,21 @@ void Store::run() {
       queue_.clear();
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const bool ok = commit(batch);
+    bool ok = false;
+    if (!failed()) {
+      try {
+        ok = commit(batch);
+      } catch (const std::exception& e) {  // last resort: the writer thread must not die
+        std::lock_guard lk(mu_);
+        error_ = std::string("internal error while writing: ") + e.what();
+      }
+    }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     {
       std::lock_guard lk(mu_);
       const uint64_t last = first + batch.size() - 1;
-      if (!ok) failed_.push_back({first, last});
+      if (!ok && first_failed_ == 0) first_failed_ = first;
       committed_ = last;
     }
     done_cv_.notify_all();

@@ -38,10 +38,18 @@ struct Write {
   bool empty() const { return jobs.empty() && meta.empty() && events.empty() && deleted.empty(); }
 };
 
+struct StoreOptions {
+  // The database is empty or missing while the event log shows earlier state (it was deleted,
+  // truncated to 0 bytes or replaced): refused unless this is set. Then the store starts
+  // empty and job ids continue after the highest id in the event log.
+  bool fresh = false;
+};
+
 class Store {
  public:
-  // Opens (creating) DIR/sluice.db and the event log DIR/events.jsonl.
-  static Result<std::unique_ptr<Store>> open(const std::string& dir);
+  // Opens (creating) DIR/sluice.db and the event log DIR/events.jsonl, after taking DIR's lock
+  // (DIR/sluice.lock, flock) for the store's lifetime: one writer per data directory.
+  static Result<std::unique_ptr<Store>> open(const std::string& dir, StoreOptions options = {});
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -58,6 +66,9 @@ class Store {
   bool wait(uint64_t ticket);
   bool write(Write w) { return wait(enqueue(std::move(w))); }
   std::string error() const;
+  // A commit failed (disk full, I/O error): every later write fails too, without trying, so
+  // nothing is acknowledged after a write that was lost. Cleared by a restart.
+  bool failed() const;
   const std::string& dir() const { return dir_; }
 
  private:
@@ -65,8 +76,12 @@ class Store {
   void run();
   bool commit(std::vector<Write>& batch);
   bool exec(const char* sql);
+  bool quick_check();
+  Result<bool> lock_dir();
+  Result<bool> check_not_lost(bool existed, const StoreOptions& options);
 
   std::string dir_;
+  int lock_fd_ = -1;
   sqlite3* db_ = nullptr;
   FILE* events_ = nullptr;
   std::function<void(double, size_t)> on_commit_;
@@ -76,7 +91,7 @@ class Store {
   std::deque<Write> queue_;
   uint64_t next_ticket_ = 1;  // ticket of the next enqueued write
   uint64_t committed_ = 0;    // every ticket <= this has committed or failed
-  std::vector<std::pair<uint64_t, uint64_t>> failed_;  // ticket ranges that failed
+  uint64_t first_failed_ = 0;  // the first ticket that failed; it and all later ones fail
   std::string error_;
   bool stop_ = false;
   std::thread thread_;

@@ -82,7 +82,7 @@ apiVersion: sluice.dev/v1alpha1
 kind: ServerAuth
 metadata: {name: tokens}
 spec:
-  joinToken: join-secret-123
+  joinToken: join-secret-12345678
   tokens:
   - {name: admin, token: admin-token-123, role: admin}
   - {name: alice, token: alice-token-123, role: member, namespaces: [team-a]}
@@ -410,7 +410,7 @@ def test_web_ui(c):
 
 
 def test_auth():
-    c = Cluster("auth", CONFIG + AUTH, join="join-secret-123")
+    c = Cluster("auth", CONFIG + AUTH, join="join-secret-12345678")
     c.admin = "admin-token-123"
     c.start_server()
     st, _, _ = c.api("GET", "/v1/jobs")

@@ -112,9 +112,19 @@ Metadata read_metadata(Reader& r, const YAML::Node& doc, const YAML::Node* metad
   bool ok = true;
   const YAML::Node* name = mr->find("name");
   const YAML::Node* generate = mr->find("generateName");
+  // Names are printed in tables and logs: no control characters (escape sequences would
+  // reach an operator's terminal), and no longer than Kubernetes allows.
+  auto printable = [&](const YAML::Node& n, const char* path, const std::string& s) {
+    const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (control) r.error(n, path, "must not contain control characters");
+    if (s.size() > 253) r.error(n, path, "longer than 253 characters");
+    return !control && s.size() <= 253;
+  };
   if (name) {
     auto s = r.str(*name, "metadata.name");
-    ok = ok && s;
+    ok = ok && s && printable(*name, "metadata.name", *s);
     if (s) m.name = *s;
   } else if (generate && ignored) {  // jobs may use generateName
     auto s = r.str(*generate, "metadata.generateName");
@@ -126,7 +136,7 @@ Metadata read_metadata(Reader& r, const YAML::Node& doc, const YAML::Node* metad
   }
   if (const YAML::Node* ns = mr->find("namespace")) {
     auto s = r.str(*ns, "metadata.namespace");
-    ok = ok && s;
+    ok = ok && s && printable(*ns, "metadata.namespace", *s);
     if (s) m.namespace_ = *s;
   }
   if (const YAML::Node* labels = mr->find("labels")) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/config/input_limits.h"
 #include "core/config/internal.h"
 #include "core/config/json_documents.h"
 #include "core/config/parse_jobs.h"
@@ -19,9 +20,22 @@ namespace cd = config_detail;
 namespace {
 
 // Every YAML document of a source; false after reporting malformed YAML.
-bool parse_yaml(const Source& source, cd::Sink& sink, std::vector<YAML::Node>* docs) {
+// Limits (input_limits.h) are checked before (documents) and after (the expanded trees)
+// parsing; *too_large says a size limit was hit.
+bool parse_yaml(const Source& source, cd::Sink& sink, std::vector<YAML::Node>* docs,
+                const InputLimits& limits, bool* too_large = nullptr) {
+  auto violated = [&](const LimitViolation& v) {
+    sink.error(cd::format(cd::Where{source.name, v.line}, "", v.message));
+    if (too_large) *too_large = v.too_large;
+    docs->clear();
+    return false;
+  };
   try {
+    if (auto v = check_document_count(source.text, limits)) return violated(*v);
     *docs = YAML::LoadAll(source.text);
+    InputBudget budget;
+    for (const YAML::Node& doc : *docs)
+      if (auto v = check_document(doc, limits, budget)) return violated(*v);
     return true;
   } catch (const YAML::Exception& e) {
     int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
@@ -135,7 +149,7 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) 
   // 1. Every document of every source.
   for (const Source& source : sources) {
     std::vector<YAML::Node> docs;
-    if (!parse_yaml(source, sink, &docs)) continue;
+    if (!parse_yaml(source, sink, &docs, config_limits())) continue;
     cd::Reader r(source.name, sink);
     for (const YAML::Node& doc : docs) {
       if (sink.full()) break;
@@ -279,22 +293,31 @@ JobsOutput read_job_documents(const std::string& file, const std::vector<YAML::N
 JobsOutput parse_jobs_yaml(const Source& source, const Config& config) {
   Sink sink;
   std::vector<YAML::Node> docs;
-  if (parse_yaml(source, sink, &docs)) return read_job_documents(source.name, docs, config);
+  bool too_large = false;
+  if (parse_yaml(source, sink, &docs, submission_limits(), &too_large))
+    return read_job_documents(source.name, docs, config);
   sink.finish();
   JobsOutput out;
   out.errors = std::move(sink.errors);
+  out.too_large = too_large;
   return out;
 }
 
 std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& config) {
   // Messages from nodes without marks would lack their line: at the first one, stop; the YAML
   // path says them instead.
+  // Limits too: a violation is said by the YAML path, with its line.
+  const InputLimits limits = submission_limits();
+  if (check_document_count(source.text, limits)) return std::nullopt;
+  InputBudget budget;
+  bool within = true;
   JobDocuments jobs(source.name, config);
   const bool read = for_each_json_document(source.text, [&](const YAML::Node& doc) {
-    jobs.read(doc);
-    return !jobs.said_anything();
+    within = !check_document(doc, limits, budget);
+    if (within) jobs.read(doc);
+    return within && !jobs.said_anything();
   });
-  if (!read || jobs.said_anything()) return std::nullopt;
+  if (!read || !within || jobs.said_anything()) return std::nullopt;
   JobsOutput out = jobs.finish();
   if (!out.errors.empty() || !out.notes.empty()) return std::nullopt;  // from assign_job_ids
   return out;

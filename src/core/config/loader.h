@@ -47,6 +47,7 @@ struct JobsOutput {
   std::vector<Job> jobs;
   std::vector<std::string> errors;
   std::vector<std::string> notes;  // ignored fields, built-in priority classes used, ...
+  bool too_large = false;          // refused by a size limit (input_limits.h): HTTP 413
 };
 JobsOutput parse_jobs(const Source& source, const Config& config);
 

@@ -1,0 +1,167 @@
+#include "core/config/input_limits.h"
+
+#include <vector>
+
+namespace sluice {
+
+InputLimits submission_limits() {
+  return InputLimits{};
+}
+
+InputLimits config_limits() {
+  InputLimits l;
+  l.max_documents = 10'000;
+  l.max_nodes = 5'000'000;
+  l.max_expanded_bytes = 64u << 20;
+  l.max_entries = 100'000;
+  return l;
+}
+
+bool valid_utf8(std::string_view s, size_t* bad_at) {
+  auto bad = [&](size_t i) {
+    if (bad_at) *bad_at = i;
+    return false;
+  };
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned cp = 0, min = 0;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+      return bad(i);
+    }
+    if (i + len > n) return bad(i);
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return bad(i);
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return bad(i);
+    i += len;
+  }
+  return true;
+}
+
+std::optional<LimitViolation> check_document_count(std::string_view text,
+                                                   const InputLimits& limits) {
+  size_t docs = 1;
+  for (size_t pos = 0; pos < text.size();) {
+    if (text.compare(pos, 3, "---") == 0 && pos > 0 && ++docs > limits.max_documents)
+      return LimitViolation{"more than " + std::to_string(limits.max_documents) +
+                                " YAML documents in one body (split it into several requests)",
+                            0, true};
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// One walk: the path to the node in hand (keys and indexes) for messages.
+class Walk {
+ public:
+  Walk(const InputLimits& limits, InputBudget& budget) : limits_(limits), budget_(budget) {}
+
+  std::optional<LimitViolation> node(const YAML::Node& n, size_t depth) {
+    if (++budget_.nodes > limits_.max_nodes)
+      return fail(n, "more than " + std::to_string(limits_.max_nodes) +
+                         " YAML nodes (aliases count each time they are used)",
+                  true);
+    if (depth > limits_.max_depth)
+      return fail(n, "nested more than " + std::to_string(limits_.max_depth) + " levels deep",
+                  true);
+    switch (n.Type()) {
+      case YAML::NodeType::Scalar:
+        return scalar(n, n.Scalar());
+      case YAML::NodeType::Sequence:
+        return sequence(n, depth);
+      case YAML::NodeType::Map:
+        return map(n, depth);
+      default:
+        return std::nullopt;
+    }
+  }
+
+ private:
+  std::optional<LimitViolation> scalar(const YAML::Node& n, const std::string& s) {
+    budget_.bytes += s.size();
+    if (budget_.bytes > limits_.max_expanded_bytes)
+      return fail(n, "more than " + std::to_string(limits_.max_expanded_bytes >> 20) +
+                         " MiB of text once aliases are expanded",
+                  true);
+    if (s.size() > limits_.max_scalar_bytes)
+      return fail(n, "a string of " + std::to_string(s.size()) + " bytes (at most " +
+                         std::to_string(limits_.max_scalar_bytes >> 10) + " KiB)",
+                  true);
+    size_t at = 0;
+    if (!valid_utf8(s, &at))
+      return fail(n, "invalid UTF-8 at byte " + std::to_string(at) + " (text must be UTF-8)",
+                  false);
+    if (s.find('\0') != std::string::npos)
+      return fail(n, "a NUL byte at byte " + std::to_string(s.find('\0')), false);
+    return std::nullopt;
+  }
+
+  std::optional<LimitViolation> sequence(const YAML::Node& n, size_t depth) {
+    if (n.size() > limits_.max_entries) return too_many(n);
+    size_t i = 0;
+    for (auto it = n.begin(); it != n.end(); ++it, ++i) {
+      path_.push_back("[" + std::to_string(i) + "]");
+      if (auto v = node(*it, depth + 1)) return v;
+      path_.pop_back();
+    }
+    return std::nullopt;
+  }
+
+  std::optional<LimitViolation> map(const YAML::Node& n, size_t depth) {
+    if (n.size() > limits_.max_entries) return too_many(n);
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (auto v = node(key, depth + 1)) return v;
+      path_.push_back(key.IsScalar() ? "." + key.Scalar() : ".?");
+      if (auto v = node(it->second, depth + 1)) return v;
+      path_.pop_back();
+    }
+    return std::nullopt;
+  }
+
+  std::optional<LimitViolation> too_many(const YAML::Node& n) {
+    return fail(n, std::to_string(n.size()) + " entries (at most " +
+                       std::to_string(limits_.max_entries) + " in one list or map)",
+                true);
+  }
+
+  std::optional<LimitViolation> fail(const YAML::Node& n, const std::string& what,
+                                     bool too_large) {
+    std::string path;
+    for (const auto& p : path_) path += p;
+    if (!path.empty() && path[0] == '.') path.erase(0, 1);
+    const int line = n.Mark().line >= 0 ? n.Mark().line + 1 : 0;
+    return LimitViolation{(path.empty() ? "" : path + ": ") + what, line, too_large};
+  }
+
+  const InputLimits& limits_;
+  InputBudget& budget_;
+  std::vector<std::string> path_;
+};
+
+}  // namespace
+
+std::optional<LimitViolation> check_document(const YAML::Node& doc, const InputLimits& limits,
+                                             InputBudget& budget) {
+  return Walk(limits, budget).node(doc, 0);
+}
+
+}  // namespace sluice
