@@ -131,7 +131,15 @@ void Server::routes() {
       cfg = state_->config_ptr();
     }
     // Parse outside the lock: documents against the configuration in force.
-    auto parsed = parse_jobs(Source{"request", req.body}, *cfg);
+    JobsOutput parsed;
+    {
+      parse_slots_.acquire();
+      struct Release {
+        std::counting_semaphore<>& s;
+        ~Release() { s.release(); }
+      } release{parse_slots_};
+      parsed = parse_jobs(Source{"request", req.body}, *cfg);
+    }
     if (!parsed.errors.empty()) {
       // An unknown LocalQueue is "not found", not "malformed".
       const bool unknown_queue =

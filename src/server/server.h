@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +80,9 @@ class Server {
   std::string host_;
   int port_ = 0;
   std::vector<std::string> notes_;
+  // Submissions parsed at once: each may hold up to ~100 MB of parse trees (docs/api.md,
+  // Limits), so memory for parsing stays bounded however many clients send at once.
+  std::counting_semaphore<> parse_slots_{4};
 
   std::thread http_thread_, loop_thread_;
   std::mutex loop_mu_;

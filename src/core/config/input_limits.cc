@@ -9,7 +9,7 @@ InputLimits submission_limits() {
 }
 
 InputLimits config_limits() {
-  InputLimits l;
+  InputLimits l;  // admins' text: a Cluster may list thousands of nodes
   l.max_documents = 10'000;
   l.max_nodes = 5'000'000;
   l.max_expanded_bytes = 64u << 20;
@@ -52,8 +52,8 @@ bool valid_utf8(std::string_view s, size_t* bad_at) {
   return true;
 }
 
-std::optional<LimitViolation> check_document_count(std::string_view text,
-                                                   const InputLimits& limits) {
+std::optional<LimitViolation> check_text(std::string_view text, const InputLimits& limits) {
+  // 1. Documents: lines that start with `---` (the first document needs none).
   size_t docs = 1;
   for (size_t pos = 0; pos < text.size();) {
     if (text.compare(pos, 3, "---") == 0 && pos > 0 && ++docs > limits.max_documents)
@@ -64,6 +64,17 @@ std::optional<LimitViolation> check_document_count(std::string_view text,
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }
+  // 2. Nodes: each needs one of these characters before or after it, so their count bounds
+  // the nodes the parser will build (yaml-cpp holds ~500 bytes per node, so 1 MiB of `a,`
+  // would take 240 MB before any walk could refuse it).
+  size_t marks = 0;
+  for (char c : text)
+    marks += c == ',' || c == '\n' || c == '[' || c == '{' || c == ':' || c == '-';
+  if (marks > 2 * limits.max_nodes)
+    return LimitViolation{"more than " + std::to_string(limits.max_nodes) +
+                              " YAML nodes in one body (" + std::to_string(marks) +
+                              " separators; split it into several requests)",
+                          0, true};
   return std::nullopt;
 }
 

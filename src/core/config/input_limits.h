@@ -3,7 +3,7 @@
 // 13). A YAML text is cheap to send and can be expensive to hold: one anchor referenced by
 // 10,000 aliases turns 70 KB into hundreds of MB once every alias is copied into a job, and a
 // megabyte of `---` lines is 250,000 documents. So:
-//   1. before parsing, the text's documents are counted (check_document_count);
+//   1. before parsing, the text's documents and separators are counted (check_text);
 //   2. after parsing, each document is walked once with aliases expanded, counting nodes and
 //      scalar bytes against a budget that stops the walk as soon as it is spent, and checking
 //      that every scalar is valid UTF-8 without NUL bytes, every string and list is within
@@ -21,7 +21,7 @@ namespace sluice {
 
 struct InputLimits {
   size_t max_documents = 1000;             // YAML documents in one text
-  size_t max_nodes = 200'000;              // over all documents, aliases expanded
+  size_t max_nodes = 100'000;              // over all documents, aliases expanded
   size_t max_expanded_bytes = 8u << 20;    // scalar bytes over all documents, aliases expanded
   size_t max_scalar_bytes = 64u << 10;     // one string (a command line, an env value)
   size_t max_entries = 10'000;             // entries of one list or map
@@ -39,10 +39,9 @@ struct LimitViolation {
   bool too_large = false;  // a size limit (413) rather than malformed text (400)
 };
 
-// Counts the documents a YAML text holds (lines starting `---`, plus the first) and refuses a
-// text with more than limits.max_documents.
-std::optional<LimitViolation> check_document_count(std::string_view text,
-                                                   const InputLimits& limits);
+// Before parsing: refuses a text with more than limits.max_documents documents (lines that
+// start `---`), or with so many separators that it may hold more than max_nodes nodes.
+std::optional<LimitViolation> check_text(std::string_view text, const InputLimits& limits);
 
 // Running totals over the documents of one text.
 struct InputBudget {

@@ -20,6 +20,7 @@ using json = nlohmann::json;
 
 // yaml-cpp's own bound is deeper; real job documents nest about six levels.
 constexpr size_t kMaxDepth = 64;
+constexpr size_t kMaxFastMapEntries = 256;  // a larger map goes the YAML path (key())
 const std::string kPlainTag = "?";   // plain scalars and flow collections
 const std::string kQuotedTag = "!";  // quoted scalars (keys and values)
 
@@ -99,6 +100,9 @@ class SaxToYaml {
 // A key given twice fails: YAML keeps both entries and the readers report it with its line.
 bool SaxToYaml::key(std::string& k) {
   Frame& f = frames_[depth_ - 1];
+  // Both the duplicate check and yaml-cpp's insertion by key node are linear in the map's
+  // size: a big map (a 40,000-entry env) goes the YAML path, whose builder is not.
+  if (f.keys.size() >= kMaxFastMapEntries) return false;
   for (const std::string& seen : f.keys)
     if (seen == k) return false;
   f.keys.push_back(k);

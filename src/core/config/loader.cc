@@ -31,7 +31,7 @@ bool parse_yaml(const Source& source, cd::Sink& sink, std::vector<YAML::Node>* d
     return false;
   };
   try {
-    if (auto v = check_document_count(source.text, limits)) return violated(*v);
+    if (auto v = check_text(source.text, limits)) return violated(*v);
     *docs = YAML::LoadAll(source.text);
     InputBudget budget;
     for (const YAML::Node& doc : *docs)
@@ -308,7 +308,7 @@ std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& co
   // path says them instead.
   // Limits too: a violation is said by the YAML path, with its line.
   const InputLimits limits = submission_limits();
-  if (check_document_count(source.text, limits)) return std::nullopt;
+  if (check_text(source.text, limits)) return std::nullopt;
   InputBudget budget;
   bool within = true;
   JobDocuments jobs(source.name, config);
