@@ -110,7 +110,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, StoreOptions 
   s->dir_ = dir;
   if (auto locked = s->lock_dir(); !locked) return Error{locked.error()};
   const std::string path = dir + "/sluice.db";
-  const bool existed = file_size(path) > 0;
+  const bool existed = file_size(path) >= 0;
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
@@ -130,6 +130,10 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, StoreOptions 
                  " (is it a sluice database? restore it from a backup, or move it away and "
                  "start with --fresh-store)"};
   if (auto ok = s->check_not_lost(existed, options); !ok) return Error{ok.error()};
+  if (options.max_db_pages > 0) {
+    const std::string cap = "PRAGMA max_page_count=" + std::to_string(options.max_db_pages);
+    if (!s->exec(cap.c_str())) return Error{path + ": " + s->error_};
+  }
   const std::string events = dir + "/events.jsonl";
   s->events_ = std::fopen(events.c_str(), "a");
   if (!s->events_)

@@ -43,6 +43,9 @@ struct StoreOptions {
   // truncated to 0 bytes or replaced): refused unless this is set. Then the store starts
   // empty and job ids continue after the highest id in the event log.
   bool fresh = false;
+  // Caps the database at this many pages (PRAGMA max_page_count; 0: no cap). Writes past it
+  // fail as on a full disk, which is how the unit tests fill it.
+  int64_t max_db_pages = 0;
 };
 
 class Store {

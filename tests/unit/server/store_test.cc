@@ -1,0 +1,133 @@
+// The durable store under faults (issue 13): one writer per data directory, a lost or damaged
+// database refused with a clear message, ids that never repeat, and a failed commit that fails
+// every later write.
+#include "server/store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace sluice::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& tag) {
+  const auto dir = fs::temp_directory_path() /
+                   ("sluice-store-" + tag + "-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
+}
+
+// A store that has committed one job and a meta key, then closed.
+void seed(const fs::path& dir) {
+  auto s = Store::open(dir.string());
+  ASSERT_TRUE(s.ok()) << s.error();
+  (*s)->start();
+  ASSERT_TRUE((*s)->write(Write{{{7, "pending", "{}"}},
+                                {{"next_job_id", "8"}},
+                                {R"({"event":"submit","id":7})"},
+                                {}}));
+}
+
+// The finding: a second server on the same data dir lost 18 of 30 acknowledged jobs.
+TEST(Store, OneWriterPerDataDirectory) {
+  const auto dir = fresh_dir("lock");
+  auto first = Store::open(dir.string());
+  ASSERT_TRUE(first.ok()) << first.error();
+  auto second = Store::open(dir.string());
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().find("is in use by another sluice serve (pid " +
+                                std::to_string(::getpid()) + ")"),
+            std::string::npos)
+      << second.error();
+  first->reset();  // closing releases the lock
+  EXPECT_TRUE(Store::open(dir.string()).ok());
+  fs::remove_all(dir);
+}
+
+// The finding: a 0-byte or deleted database started empty and gave job ids out again.
+TEST(Store, LostDatabaseIsRefusedUnlessStartedAfresh) {
+  for (const bool zero_bytes : {false, true}) {
+    const auto dir = fresh_dir(zero_bytes ? "empty" : "deleted");
+    seed(dir);
+    fs::remove(dir / "sluice.db-wal");
+    fs::remove(dir / "sluice.db-shm");
+    if (zero_bytes)
+      write_file(dir / "sluice.db", "");
+    else
+      fs::remove(dir / "sluice.db");
+    auto refused = Store::open(dir.string());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().find(zero_bytes ? "sluice.db is empty" : "sluice.db is missing"),
+              std::string::npos)
+        << refused.error();
+    EXPECT_NE(refused.error().find("--fresh-store"), std::string::npos);
+    // Afresh: empty, and ids continue after the event log's highest.
+    auto fresh = Store::open(dir.string(), StoreOptions{true});
+    ASSERT_TRUE(fresh.ok()) << fresh.error();
+    EXPECT_EQ((*fresh)->get_meta("next_job_id").value_or(""), "8");
+    EXPECT_TRUE((*fresh)->load_jobs()->empty());
+    fresh->reset();
+    // The fresh store is not empty any more: a plain start works.
+    EXPECT_TRUE(Store::open(dir.string()).ok());
+    fs::remove_all(dir);
+  }
+}
+
+// The finding: a truncated or text sluice.db gave SIGSEGV with no message.
+TEST(Store, DamagedDatabaseIsOneClearError) {
+  const auto dir = fresh_dir("damaged");
+  seed(dir);
+  {  // checkpoint the WAL into the main file, so truncating the file loses pages
+    auto s = Store::open(dir.string());
+    ASSERT_TRUE(s.ok());
+  }
+  fs::remove(dir / "sluice.db-wal");
+  fs::remove(dir / "sluice.db-shm");
+  const auto size = fs::file_size(dir / "sluice.db");
+  ASSERT_GT(size, 4096u);
+  fs::resize_file(dir / "sluice.db", size / 2 + 100);
+  auto truncated = Store::open(dir.string());
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.error().find("sluice.db cannot be used"), std::string::npos)
+      << truncated.error();
+
+  write_file(dir / "sluice.db", "this is not a database, it is a text file\n");
+  auto text = Store::open(dir.string());
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.error().find("file is not a database"), std::string::npos) << text.error();
+  fs::remove_all(dir);
+}
+
+TEST(Store, AFailedCommitFailsEveryLaterWrite) {
+  const auto dir = fresh_dir("failed");
+  auto s = Store::open(dir.string(), StoreOptions{false, /*max_db_pages=*/8});
+  ASSERT_TRUE(s.ok()) << s.error();
+  (*s)->start();
+  EXPECT_TRUE((*s)->write(Write{{{1, "pending", "{}"}}, {}, {}, {}}));
+  // Far more than 8 pages: the database is "full".
+  const std::string big(64 * 1024, 'x');
+  EXPECT_FALSE((*s)->write(Write{{{2, "pending", big}}, {}, {}, {}}));
+  EXPECT_TRUE((*s)->failed());
+  EXPECT_NE((*s)->error().find("full"), std::string::npos) << (*s)->error();
+  // A small write would fit, but nothing is written after a lost write.
+  EXPECT_FALSE((*s)->write(Write{{{3, "pending", "{}"}}, {}, {}, {}}));
+  s->reset();
+  auto again = Store::open(dir.string());
+  ASSERT_TRUE(again.ok());
+  auto jobs = (*again)->load_jobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 1u);  // job 1 only
+  EXPECT_EQ(jobs->front().id, 1u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sluice::server
