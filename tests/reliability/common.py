@@ -1,0 +1,187 @@
+"""Shared by the reliability suite (tests/reliability/*.py): real `sluice serve` processes on
+free loopback ports, HTTP with bounded timeouts, checks that print one line each.
+
+Env: SLUICE_BIN (the binary). Every process a test starts is stopped by its PID."""
+import atexit
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+BIN = os.environ.get("SLUICE_BIN", "build/sluice")
+FAILURES = []
+STARTED = []  # every Serve started, stopped at exit whatever happened
+
+
+@atexit.register
+def _stop_all():
+    for s in STARTED:
+        s.kill9()
+
+CONFIG = """
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: rel}
+spec:
+  nodeGroups:
+  - {namePrefix: n, count: 2, cpu: 16, memory: 64Gi, gpus: {count: 4, model: H100}}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: SchedulerPolicy
+metadata: {name: rel}
+spec:
+  maxPendingTotal: 1000000
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu, memory]
+    flavors:
+    - name: h100
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+      - {name: cpu, nominalQuota: 32}
+      - {name: memory, nominalQuota: 128Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-a}
+spec: {clusterQueue: cq}
+"""
+
+
+def job(name, command_arg="true"):
+    return json.dumps({"apiVersion": "sluice.dev/v1alpha1", "kind": "Job",
+                       "metadata": {"name": name, "namespace": "team-a"},
+                       "spec": {"queue": "q", "podSets": [{"resources": {"nvidia.com/gpu": 1}}],
+                                "command": ["sh", "-c", command_arg]}})
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+PASSES = [0]
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        FAILURES.append(what)
+    else:
+        PASSES[0] += 1
+    return cond
+
+
+def http(method, url, body=None, token=None, timeout=10, ctype="application/json"):
+    data = body.encode("utf-8", "surrogateescape") if isinstance(body, str) else body
+    req = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", ctype)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+    except (urllib.error.URLError, ConnectionError, socket.timeout, OSError) as e:
+        return 0, str(e)
+
+
+def rss_mib(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return 0.0
+
+
+class Serve:
+    """One `sluice serve` on a data dir; start() returns once /readyz answers (or it exited)."""
+
+    def __init__(self, data_dir, config_path, port=None, extra=()):
+        self.data_dir, self.config_path = data_dir, config_path
+        self.port = port or free_port()
+        self.extra = list(extra)
+        self.proc = None
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def argv(self):
+        return [BIN, "serve", "--config", self.config_path, "--data-dir", self.data_dir,
+                "--listen", "127.0.0.1:%d" % self.port, "--quiet"] + self.extra
+
+    def start(self, timeout=30, wait_ready=True):
+        STARTED.append(self)
+        self.proc = subprocess.Popen(self.argv(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, errors="replace")
+        deadline = time.time() + timeout
+        while wait_ready and time.time() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            if http("GET", self.url + "/healthz", timeout=2)[0] == 200:
+                return True
+            time.sleep(0.05)
+        return not wait_ready
+
+    def kill9(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+
+
+def run_to_exit(argv, timeout=20):
+    """Runs a command that should refuse to start: (returncode, stderr). One still running
+    after `timeout` is killed (subprocess.run does) and reported as -1000."""
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -1000, "still running after %d s (it did not refuse)" % timeout
+    return p.returncode, p.stderr
+
+
+def workdir(tag):
+    d = tempfile.mkdtemp(prefix="sluice-rel-%s-" % tag)
+    cfg = os.path.join(d, "config.yaml")
+    with open(cfg, "w") as f:
+        f.write(CONFIG)
+    return d, cfg
+
+
+def finish(name, summary):
+    print("%s: %s" % (name, summary), flush=True)
+    print("%s: %d passed, %d failed" % (name, PASSES[0], len(FAILURES)), flush=True)
+    if FAILURES:
+        print("%s: %d check(s) failed: %s" % (name, len(FAILURES), "; ".join(FAILURES)))
+        sys.exit(1)
+    sys.exit(0)
