@@ -173,7 +173,8 @@ bool parse_limits(Parser& p, const YAML::Node& n, LimitsConfig* out) {
   const std::string path = "limits";
   if (!p.check_keys(n, path,
                     {"maxHeaderBytes", "maxBodyBytes", "headerTimeoutMs", "bodyTimeoutMs",
-                     "idleTimeoutMs", "writeTimeoutMs", "maxConnections"})) {
+                     "idleTimeoutMs", "writeTimeoutMs", "maxConnections",
+                     "maxConnectionsPerClient"})) {
     return false;
   }
   const char* pos = "must be positive";
@@ -185,7 +186,9 @@ bool parse_limits(Parser& p, const YAML::Node& n, LimitsConfig* out) {
          p.get_int<std::int64_t>(n, path, "bodyTimeoutMs", &out->body_timeout_ms, 1, pos) &&
          p.get_int<std::int64_t>(n, path, "idleTimeoutMs", &out->idle_timeout_ms, 1, pos) &&
          p.get_int<std::int64_t>(n, path, "writeTimeoutMs", &out->write_timeout_ms, 1, pos) &&
-         p.get_int<int>(n, path, "maxConnections", &out->max_connections, 1, pos);
+         p.get_int<int>(n, path, "maxConnections", &out->max_connections, 1, pos) &&
+         p.get_int<int>(n, path, "maxConnectionsPerClient", &out->max_connections_per_client, 1,
+                        pos);
 }
 
 bool parse_health(Parser& p, const YAML::Node& n, const std::string& path, HealthCheckConfig* out) {

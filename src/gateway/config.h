@@ -74,6 +74,9 @@ struct LimitsConfig {
   std::int64_t idle_timeout_ms = 60000;  // keep-alive connection with no request
   std::int64_t write_timeout_ms = 30000;
   int max_connections = 10000;
+  // Per client address: one client cannot hold every slot (the finding: 10,000 idle
+  // connections from one client left everyone else with 503 for 60 s).
+  int max_connections_per_client = 1000;
 };
 
 struct GatewayConfig {

@@ -1,6 +1,8 @@
 // The gateway server: sessions (client connections), pools with their queues and backends,
 // upstream keep-alive connections, health checks, metrics and graceful drain. Everything runs on
 // one io_context thread; see gateway.h.
+#include <sys/resource.h>
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -18,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -221,6 +224,12 @@ class Server {
   bool draining() const { return draining_; }
 
   void add_session(Session* s) { sessions_.insert(s); }
+  // Open connections per client address (count_client(addr, +1 / -1)).
+  void count_client(const std::string& addr, int delta) {
+    auto it = per_client_.try_emplace(addr, 0).first;
+    it->second += delta;
+    if (it->second <= 0) per_client_.erase(it);
+  }
   void remove_session(Session* s);
 
   // Entry point for a fully read request.
@@ -284,6 +293,9 @@ class Server {
   int exit_code_ = 0;
   std::uint64_t connections_total_ = 0;
   std::uint64_t connections_refused_ = 0;
+  std::uint64_t connections_refused_client_ = 0;
+  std::unordered_map<std::string, int> per_client_;
+  int max_connections_ = 0;  // limits.max_connections, less what the fd limit cannot hold
   std::map<unsigned, std::uint64_t> responses_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
@@ -389,9 +401,12 @@ class Session : public std::enable_shared_from_this<Session> {
     error_code ec;
     socket_.set_option(tcp::no_delay(true), ec);
     remote_ = socket_.remote_endpoint(ec).address().to_string(ec);
+    server_.count_client(remote_, 1);
   }
   ~Session() {
-    if (*alive_) server_.remove_session(this);
+    if (!*alive_) return;
+    server_.count_client(remote_, -1);
+    server_.remove_session(this);
   }
 
   void start() { do_read(); }
@@ -684,7 +699,21 @@ bool Server::start(const RunOptions& opts) {
       p->backends.push_back(std::move(b));
     }
   }
-  // 2. Listen.
+  // 2. Client connections the descriptor limit can hold: a quarter (at least 64) stays for
+  // upstream connections and health checks, so running out of descriptors never looks like a
+  // dead backend.
+  max_connections_ = cfg_.limits.max_connections;
+  if (rlimit rl{}; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    const auto nofile = static_cast<std::int64_t>(rl.rlim_cur);
+    const std::int64_t room = std::max<std::int64_t>(16, nofile - std::max<std::int64_t>(64, nofile / 4));
+    if (room < max_connections_) {
+      max_connections_ = static_cast<int>(room);
+      log_line("limits.maxConnections " + std::to_string(cfg_.limits.max_connections) +
+               " is more than the file descriptor limit (" + std::to_string(nofile) +
+               ") holds: at most " + std::to_string(room) + " client connections");
+    }
+  }
+  // 3. Listen.
   error_code ec;
   auto addr = asio::ip::make_address(cfg_.listen.host, ec);
   if (ec) {
@@ -711,7 +740,7 @@ bool Server::start(const RunOptions& opts) {
   }
   log_line("listening on " + cfg_.listen.host + ":" + std::to_string(port) + " with " +
            std::to_string(pools_.size()) + " pool(s)");
-  // 3. Health checks, signals, accept loop.
+  // 4. Health checks, signals, accept loop.
   for (auto& p : pools_) {
     if (!p->cfg.health.enabled) continue;
     for (auto& b : p->backends) schedule_health(*b, std::chrono::milliseconds(0));
@@ -762,8 +791,13 @@ void Server::do_accept() {
       return;
     }
     ++connections_total_;
-    if (static_cast<int>(sessions_.size()) >= cfg_.limits.max_connections) {
-      ++connections_refused_;
+    error_code re;
+    const std::string addr = sock.remote_endpoint(re).address().to_string(re);
+    const auto mine = per_client_.find(addr);
+    const bool client_full =
+        mine != per_client_.end() && mine->second >= cfg_.limits.max_connections_per_client;
+    if (static_cast<int>(sessions_.size()) >= max_connections_ || client_full) {
+      ++(client_full ? connections_refused_client_ : connections_refused_);
       static const std::string kBusy =
           "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
           "Retry-After: 1\r\n\r\n";
@@ -1056,7 +1090,10 @@ void Server::send_upstream(const std::shared_ptr<Exchange>& ex, Backend& b,
   conn->deadline = Clock::now() + std::chrono::milliseconds(b.pool->cfg.connect_timeout_ms);
   conn->socket.async_connect(b.endpoint, [this, ex, &b, conn, do_exchange](error_code ec) {
     if (ec) {
-      if (!conn->timed_out && !conn->aborted) ec = asio::error::connection_refused;
+      // Out of descriptors is this process's trouble, not the backend's: kept as it is, so
+      // the backend is not marked down for it (upstream_done).
+      if (!conn->timed_out && !conn->aborted && ec != asio::error::no_descriptors)
+        ec = asio::error::connection_refused;
       return upstream_done(ex, b, conn, ec, nullptr, false);
     }
     conn->connected = true;
@@ -1120,6 +1157,11 @@ void Server::upstream_done(const std::shared_ptr<Exchange>& ex, Backend& b,
   } else if (ec == asio::error::connection_refused) {
     ++pool.m.upstream_errors[kErrConnect];
     reason = "connect_failed";
+  } else if (ec == asio::error::no_descriptors) {
+    ++pool.m.upstream_errors[kErrIo];
+    status = 503;
+    reason = "no_descriptors";
+    msg = "the gateway is out of file descriptors; retry";
   } else {
     ++pool.m.upstream_errors[kErrIo];
   }
@@ -1164,6 +1206,10 @@ void Server::run_health(Backend& b) {
   probe->req.keep_alive(false);
   probe->stream.expires_after(std::chrono::milliseconds(hc.timeout_ms));
   probe->stream.async_connect(b.endpoint, [this, &b, probe](error_code ec) {
+    if (ec == asio::error::no_descriptors) {  // says nothing about the backend: try again later
+      if (!stopped_) schedule_health(b, std::chrono::milliseconds(b.pool->cfg.health.interval_ms));
+      return;
+    }
     if (ec) return health_result(b, false);
     http::async_write(probe->stream, probe->req, [this, &b, probe](error_code ec, std::size_t) {
       if (ec) return health_result(b, false);
@@ -1329,6 +1375,9 @@ Response Server::metrics_response(unsigned version) {
   w.family("sluice_gateway_connections_refused_total", "counter",
            "Connections refused at maxConnections.");
   w.sample("sluice_gateway_connections_refused_total", {}, connections_refused_);
+  w.family("sluice_gateway_connections_refused_per_client_total", "counter",
+           "Connections refused because their client address held maxConnectionsPerClient.");
+  w.sample("sluice_gateway_connections_refused_per_client_total", {}, connections_refused_client_);
   w.family("sluice_gateway_draining", "gauge", "1 while draining after SIGTERM.");
   w.sample("sluice_gateway_draining", {}, std::int64_t{draining_ ? 1 : 0});
   return make_response(200, version, w.text(), "text/plain; version=0.0.4; charset=utf-8");
