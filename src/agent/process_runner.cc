@@ -331,7 +331,22 @@ RunnerEvents ProcessRunner::wait_events(milliseconds timeout) {
   return std::exchange(events_, {});
 }
 
+// The runner's thread reaps, signals and kills pods: it must outlive any one fault. An
+// exception (a filesystem error in a path that does not expect one, say) is logged and the
+// loop goes on after a pause.
 void ProcessRunner::run() {
+  for (;;) {
+    try {
+      run_loop();  // returns once quit_ is set
+      return;
+    } catch (const std::exception& e) {
+      log(std::string("internal error in the process runner: ") + e.what());
+      std::this_thread::sleep_for(milliseconds(options_.tick_ms));
+    }
+  }
+}
+
+void ProcessRunner::run_loop() {
   std::unique_lock lock(mu_);
   while (!quit_) {
     const bool fresh = tick_locked(Clock::now());

@@ -109,6 +109,7 @@ class ProcessRunner {
   struct Pod;
   explicit ProcessRunner(RunnerOptions options);
   void run();
+  void run_loop();
   bool tick_locked(std::chrono::steady_clock::time_point now);
   void start_locked(Pod& pod);
   void finish_locked(Pod& pod, proto::PodExit exit);

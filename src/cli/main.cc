@@ -27,7 +27,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; a wrong option or a missing file exits 1, as docs/cli.md
+    // says (CLI11's own codes are 100 and up).
+    return app.exit(e) == 0 ? 0 : 1;
   }
   return 0;
 }

@@ -1425,7 +1425,18 @@ int run_gateway(const GatewayConfig& cfg, const RunOptions& opts) {
   {
     Server server(ioc, cfg);
     if (!server.start(opts)) return 1;
-    ioc.run();
+    // Last resort: an exception out of a handler (a bug; input errors are answers) is logged
+    // and the loop goes on, so one bad request cannot take every connection down. Bounded:
+    // a handler that throws over and over ends the process after 1,000 of them.
+    for (int faults = 0;; ++faults) {
+      try {
+        ioc.run();
+        break;
+      } catch (const std::exception& e) {
+        log_line(std::string("internal error in a handler: ") + e.what());
+        if (faults >= 1000) return 1;
+      }
+    }
     code = server.exit_code();
     server.detach();
   }

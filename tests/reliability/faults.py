@@ -109,7 +109,22 @@ first.stop()
 refused(serve_argv(os.path.join(root, "open"), listen="0.0.0.0:0"), "0.0.0.0 without tokens",
         "listens on loopback only")
 
-# 7. A full disk: a 3 MiB tmpfs. Submissions of ~60 KB each until the store fails.
+# 7. Other setup errors: a data dir that is a file, bad listen addresses, a missing or broken
+# configuration file.
+f = os.path.join(root, "a-file")
+open(f, "w").close()
+refused(serve_argv(os.path.join(f, "data")), "data dir below a file", "cannot create data directory")
+refused(serve_argv(os.path.join(root, "p1"), listen="127.0.0.1:99999"), "port 99999", "port out of range")
+refused(serve_argv(os.path.join(root, "p2"), listen="nonsense"), "listen without a port", "expected HOST:PORT")
+refused([BIN, "serve", "--config", os.path.join(root, "nope.yaml"), "--data-dir",
+         os.path.join(root, "p3"), "--quiet"], "missing config file", "File does not exist")
+bad = os.path.join(root, "bad.yaml")
+with open(bad, "w") as fh:
+    fh.write("kind: [unclosed\n")
+refused([BIN, "serve", "--config", bad, "--data-dir", os.path.join(root, "p4"), "--quiet"],
+        "malformed config file", "malformed YAML")
+
+# 8. A full disk: a 3 MiB tmpfs. Submissions of ~60 KB each until the store fails.
 mnt = os.path.join(root, "tmpfs")
 os.makedirs(mnt)
 mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mnt],
