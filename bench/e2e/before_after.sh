@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Two builds of sluice in one script, alternating (A B A B ...) so that drift of the machine
+# falls on both: bench/e2e/sluice_e2e.sh for each (64 agents, 10,000 jobs, batch 1 and BATCH),
+# then one table of durable submissions/s, job starts/s and the server's and agents' CPU per
+# job, with the after/before ratio. Builds nothing.
+#
+#   BEFORE_BIN=/path/old/sluice AFTER_BIN=build/sluice SERVE_BENCH=build/bench/serve_bench \
+#     bench/e2e/before_after.sh
+#
+# Environment: ROUNDS (2), JOBS (10000), BATCH (100), plus what sluice_e2e.sh reads.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+: "${BEFORE_BIN:?set BEFORE_BIN}" "${AFTER_BIN:?set AFTER_BIN}"
+ROUNDS=${ROUNDS:-2}
+BATCH=${BATCH:-100}
+LOGS=$(mktemp -d /tmp/before-after.XXXXXX)
+WORK_ROOT=$(mktemp -d /tmp/before-after-work.XXXXXX)  # deleted at the end only (docs/benchmarks.md)
+trap 'rm -rf "$WORK_ROOT"' EXIT
+export WORK_ROOT
+for r in $(seq 1 "$ROUNDS"); do
+  for side in before after; do
+    bin=$BEFORE_BIN; [[ $side == after ]] && bin=$AFTER_BIN
+    SLUICE_BIN=$bin BATCHES="1 $BATCH" JSON_OUT="$LOGS/$side-$r.jsonl" \
+      "$HERE/sluice_e2e.sh" | tee "$LOGS/$side-$r.log"
+  done
+done
+python3 - "$LOGS" "$ROUNDS" <<'PY'
+import json, os, re, statistics, sys
+logs, rounds = sys.argv[1], int(sys.argv[2])
+rows = {}  # (side, batch) -> list of dicts
+for side in ("before", "after"):
+    for r in range(1, rounds + 1):
+        res = [json.loads(l) for l in open(os.path.join(logs, f"{side}-{r}.jsonl")) if l.strip()]
+        text = open(os.path.join(logs, f"{side}-{r}.log")).read()
+        cpus = re.findall(r"cpu: (serve|agent): [\d.]+ s = ([\d.]+) ms per job", text)
+        for i, x in enumerate(res):
+            x["serve_cpu_ms"] = float(cpus[2 * i][1]) if len(cpus) > 2 * i else float("nan")
+            x["agent_cpu_ms"] = float(cpus[2 * i + 1][1]) if len(cpus) > 2 * i + 1 else float("nan")
+            rows.setdefault((side, x["batch"]), []).append(x)
+cols = [("durable submissions/s", "durable_submissions_per_s"), ("job starts/s", "job_starts_per_s"),
+        ("server CPU ms/job", "serve_cpu_ms"), ("agents CPU ms/job", "agent_cpu_ms")]
+print("\n| batch | " + " | ".join(f"{c} before | after | after/before" for c, _ in cols) + " |")
+print("|---|" + "---|---|---|" * len(cols))
+for batch in sorted({b for _, b in rows}):
+    cells = []
+    for _, key in cols:
+        b = [x[key] for x in rows[("before", batch)]]
+        a = [x[key] for x in rows[("after", batch)]]
+        fmt = "{:.0f}" if "per_s" in key else "{:.3f}"
+        cells += ["/".join(fmt.format(v) for v in b), "/".join(fmt.format(v) for v in a),
+                  "%.2fx" % (statistics.median(a) / statistics.median(b))]
+    print(f"| {batch} | " + " | ".join(cells) + " |")
+print(f"\n(each cell: the {rounds} rounds in order; ratio of medians; logs in {logs})")
+PY
