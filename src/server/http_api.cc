@@ -13,12 +13,12 @@ namespace {
 
 using nlohmann::json;
 
-void reply(httplib::Response& res, int status, const json& body) {
+void reply(net::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(body.dump(), "application/json");
 }
 
-void fail(httplib::Response& res, int status, const std::string& error,
+void fail(net::Response& res, int status, const std::string& error,
           const std::vector<std::string>& details = {}) {
   reply(res, status, json{{"error", error}, {"details", details}});
 }
@@ -73,44 +73,29 @@ std::vector<std::string> split_commas(const std::string& s) {
 void Server::routes() {
   auto& h = *http_;
   // Authorization for /v1 (except the agents' endpoints, which use the join token).
-  auto who = [this](const httplib::Request& req, httplib::Response& res) -> std::optional<Caller> {
+  auto who = [this](const net::Request& req, net::Response& res) -> std::optional<Caller> {
     auto c = auth_.caller(req.get_header_value("Authorization"));
     if (!c) fail(res, 401, "missing or unknown bearer token");
     return c;
   };
   auto now = [this] { return now_ns(); };
 
-  h.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "internal error";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        fail(res, 500, what);
-      });
-  h.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 413)
-      fail(res, 413, "request body larger than the 1 MiB limit");
-    else if (res.status == 404)
-      fail(res, 404, "no such endpoint (see docs/api.md)");
-    else
-      fail(res, res.status, "request failed");
-  });
-
-  h.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  h.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+  // Errors the HTTP stack answers itself (404, 413, 431, 503 when busy, 500 when a handler
+  // throws) carry the same {"error", "details"} body as fail() (src/net/message.h).
+  // /healthz and /readyz run inline, on the I/O thread: they answer while every worker is busy
+  // (long polls, store commits); they take no lock.
+  const net::RouteOptions inline_route{.inline_ = true};
+  h.Get(
+      "/healthz",
+      [](const net::Request&, net::Response& res) { res.set_content("ok\n", "text/plain"); },
+      inline_route);
+  h.Get("/readyz", [this](const net::Request&, net::Response& res) {
     const bool ok = ready_ && !store_failed_;
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ready\n" : (store_failed_ ? "store failed\n" : "starting\n"),
                     "text/plain");
-  });
-  h.Get("/metrics", [this, now](const httplib::Request&, httplib::Response& res) {
+  }, inline_route);
+  h.Get("/metrics", [this, now](const net::Request&, net::Response& res) {
     std::string text;
     {
       std::lock_guard lk(state_->mu());
@@ -120,7 +105,7 @@ void Server::routes() {
   });
 
   // --- Jobs ----------------------------------------------------------------------------------
-  h.Post("/v1/jobs", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Post("/v1/jobs", [this, who, now](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (store_failed_) return fail(res, 503, "the store failed; new work is refused");
@@ -168,7 +153,7 @@ void Server::routes() {
     reply(res, 202, json{{"jobs", body}, {"notes", parsed.notes}});
   });
 
-  h.Get("/v1/jobs", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/jobs", [this, who, now](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     std::vector<JobState> states;
@@ -205,7 +190,7 @@ void Server::routes() {
 
   // A job the caller may see, or an error already written.
   auto visible = [this](const Caller& c, const std::string& id_text,
-                        httplib::Response& res) -> const JobRecord* {
+                        net::Response& res) -> const JobRecord* {
     auto id = parse_id(id_text);
     const JobRecord* r = id ? state_->find(*id) : nullptr;
     if (!r || !c.sees(r->job.namespace_)) {
@@ -221,7 +206,7 @@ void Server::routes() {
   };
 
   h.Get(R"(/v1/jobs/([^/]+))",
-        [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+        [this, who, now, visible](const net::Request& req, net::Response& res) {
           auto caller = who(req, res);
           if (!caller) return;
           std::lock_guard lk(state_->mu());
@@ -230,7 +215,7 @@ void Server::routes() {
         });
 
   h.Get(R"(/v1/jobs/([^/]+)/explain)",
-        [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+        [this, who, now, visible](const net::Request& req, net::Response& res) {
           auto caller = who(req, res);
           if (!caller) return;
           std::lock_guard lk(state_->mu());
@@ -241,7 +226,7 @@ void Server::routes() {
                        {"explanation", state_->explain(r->job.id, now())}});
         });
 
-  auto cancel = [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+  auto cancel = [this, who, now, visible](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     uint64_t ticket = 0;
@@ -263,8 +248,8 @@ void Server::routes() {
   h.Post(R"(/v1/jobs/([^/]+)/cancel)", cancel);
   h.Delete(R"(/v1/jobs/([^/]+))", cancel);
 
-  h.Get(R"(/v1/jobs/([^/]+)/logs)", [this, who, visible](const httplib::Request& req,
-                                                         httplib::Response& res) {
+  h.Get(R"(/v1/jobs/([^/]+)/logs)", [this, who, visible](const net::Request& req,
+                                                         net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     std::string address, node;
@@ -309,24 +294,24 @@ void Server::routes() {
   });
 
   // --- Cluster -------------------------------------------------------------------------------
-  h.Get("/v1/queues", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/queues", [this, who, now](const net::Request& req, net::Response& res) {
     if (!who(req, res)) return;
     std::lock_guard lk(state_->mu());
     reply(res, 200, state_->queues_view(now()));
   });
-  h.Get("/v1/nodes", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/nodes", [this, who, now](const net::Request& req, net::Response& res) {
     if (!who(req, res)) return;
     std::lock_guard lk(state_->mu());
     reply(res, 200, state_->nodes_view(now()));
   });
-  h.Get("/v1/config", [this, who](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/config", [this, who](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (!caller->admin) return fail(res, 403, "only an admin token may read the configuration");
     std::lock_guard lk(state_->mu());
     res.set_content(config_text_, "application/yaml");
   });
-  h.Put("/v1/config", [this, who](const httplib::Request& req, httplib::Response& res) {
+  h.Put("/v1/config", [this, who](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (!caller->admin) return fail(res, 403, "only an admin token may change the configuration");
@@ -334,7 +319,7 @@ void Server::routes() {
     if (out.status != 200) return fail(res, out.status, out.error, out.details);
     reply(res, 200, json{{"applied", true}, {"warnings", out.warnings}});
   });
-  h.Post("/v1/config/reload", [this, who](const httplib::Request& req, httplib::Response& res) {
+  h.Post("/v1/config/reload", [this, who](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (!caller->admin) return fail(res, 403, "only an admin token may change the configuration");
@@ -345,7 +330,7 @@ void Server::routes() {
   });
 
   // --- Agents --------------------------------------------------------------------------------
-  h.Post("/v1/agents/register", [this, now](const httplib::Request& req, httplib::Response& res) {
+  h.Post("/v1/agents/register", [this, now](const net::Request& req, net::Response& res) {
     if (!auth_.agent_allowed(req.get_header_value("Authorization")))
       return fail(res, 401, "missing or wrong join token");
     proto::RegisterRequest rr;
@@ -364,8 +349,8 @@ void Server::routes() {
     kick();
     reply(res, 200, out.response);
   });
-  h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const httplib::Request& req,
-                                                   httplib::Response& res) {
+  h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const net::Request& req,
+                                                   net::Response& res) {
     if (!auth_.agent_allowed(req.get_header_value("Authorization")))
       return fail(res, 401, "missing or wrong join token");
     proto::SyncRequest sr;
@@ -394,7 +379,7 @@ void Server::routes() {
   });
 
   // --- A status page for people ----------------------------------------------------------------
-  h.Get("/", [this, now](const httplib::Request&, httplib::Response& res) {
+  h.Get("/", [this, now](const net::Request&, net::Response& res) {
     json queues, nodes;
     std::vector<json> jobs;
     {
