@@ -70,6 +70,10 @@ Connection::~Connection() {
   server_.release(this, addr_, slot_);
 }
 
+void Connection::start() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] { self->next_request(); });
+}
+
 void Connection::close() {
   asio::post(stream_.get_executor(), [self = shared_from_this()] { self->close_now(); });
 }

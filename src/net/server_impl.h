@@ -78,7 +78,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  void start() { next_request(); }
+  // Begins on the connection's own strand (the caller runs on the acceptor's): stop() may
+  // already be closing it from another I/O thread.
+  void start();
   void close();  // post to the strand; stop() uses it
 
   struct Exchange;
