@@ -50,7 +50,7 @@ std::string error_text(const httplib::Result& res) {
   return text;
 }
 
-void json_error(httplib::Response& res, int status, const std::string& msg) {
+void json_error(net::Response& res, int status, const std::string& msg) {
   res.status = status;
   res.set_content(nlohmann::json(proto::ErrorBody{msg, {}}).dump(), "application/json");
 }
@@ -118,13 +118,11 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   if (!runner) return Error{runner.error()};
   a->runner_ = std::move(*runner);
   // 4. HTTP endpoints: bound now so the address is known before registering.
-  a->http_ = std::make_unique<httplib::Server>();
   a->setup_http();
   const auto& [host, port] = *listen;
-  int bound = port == 0 ? a->http_->bind_to_any_port(host)
-                        : (a->http_->bind_to_port(host, port) ? port : -1);
-  if (bound <= 0)
-    return Error{"agent " + a->options_.node + ": cannot listen on " + a->options_.listen};
+  auto listening = a->http_->listen(host, port);
+  if (!listening) return Error{"agent " + a->options_.node + ": " + listening.error()};
+  const int bound = *listening;
   if (!a->options_.advertise.empty()) {
     a->address_ = a->options_.advertise;
   } else {
@@ -173,15 +171,23 @@ AgentStatus Agent::status() const {
 }
 
 void Agent::setup_http() {
+  // One I/O thread does the socket work; handlers (file reads of up to kMaxTailBytes) run on
+  // http_threads workers; /healthz answers on the I/O thread even when they are all busy.
+  net::ServerOptions ho;
+  ho.name = "agent " + options_.node;
+  ho.io_threads = 1;
+  ho.workers = std::max(1, options_.http_threads);
+  ho.max_queued = 256;
+  ho.max_body_bytes = 1 << 20;
+  ho.log = [this](const std::string& line) { log(line); };
+  http_ = std::make_unique<net::Server>(std::move(ho));
   auto& s = *http_;
-  const int threads = std::max(1, options_.http_threads);
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  s.set_payload_max_length(1 << 20);
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok", "text/plain");
-  });
-  s.Get(R"(/v1/logs/(\d{1,19})/(\d{1,9}))", [this](const httplib::Request& req,
-                                                   httplib::Response& res) {
+  s.Get(
+      "/healthz",
+      [](const net::Request&, net::Response& res) { res.set_content("ok", "text/plain"); },
+      {.inline_ = true});
+  s.Get(R"(/v1/logs/(\d{1,19})/(\d{1,9}))", [this](const net::Request& req,
+                                                   net::Response& res) {
     const proto::PodRef ref{std::stoull(req.matches[1].str()), std::stoi(req.matches[2].str())};
     int64_t tail = kDefaultTailBytes;
     if (req.has_param("tail_bytes")) {
@@ -209,8 +215,8 @@ void Agent::setup_http() {
     data.resize(static_cast<size_t>(in.gcount()));
     res.set_content(std::move(data), "text/plain");
   });
-  s.Post(R"(/v1/checkpoint/(\d{1,19})/(\d{1,9}))", [this](const httplib::Request& req,
-                                                          httplib::Response& res) {
+  s.Post(R"(/v1/checkpoint/(\d{1,19})/(\d{1,9}))", [this](const net::Request& req,
+                                                          net::Response& res) {
     const proto::PodRef ref{std::stoull(req.matches[1].str()), std::stoi(req.matches[2].str())};
     if (!runner_->report_checkpoint(ref)) {
       return json_error(res, 404,
@@ -219,7 +225,7 @@ void Agent::setup_http() {
     }
     res.set_content(R"({"ok":true})", "application/json");
   });
-  s.Get("/v1/pods", [this](const httplib::Request&, httplib::Response& res) {
+  s.Get("/v1/pods", [this](const net::Request&, net::Response& res) {
     res.set_content(nlohmann::json(runner_->running()).dump(), "application/json");
   });
 }
@@ -230,7 +236,7 @@ void Agent::start() {
     if (started_threads_ || stopped_) return;
     started_threads_ = true;
   }
-  http_thread_ = std::thread([this] { http_->listen_after_bind(); });
+  http_->start();
   sync_thread_ = std::thread([this] { sync_loop(); });
   if (options_.report_during_poll) report_thread_ = std::thread([this] { report_loop(); });
   log("started: " + std::to_string(gpus().size()) + " GPUs (" + gpus_->kind() + "), endpoints at " +
@@ -259,10 +265,7 @@ void Agent::stop() {
       log("drain: some pods are still running");
     if (had_threads) final_sync();
   }
-  if (http_) {
-    http_->stop();
-    if (http_thread_.joinable()) http_thread_.join();
-  }
+  if (http_) http_->stop();  // closes connections, joins its threads
   if (runner_) {  // null when create() failed half way
     take_runner_events();
     save_exits();

@@ -10,7 +10,8 @@
 //   (*agent)->stop();    // pods keep running unless options.drain
 //
 // Threads per agent: one sync loop, one reporter (see report_during_poll), one process
-// supervisor, the HTTP server's listener and its small worker pool (http_threads).
+// supervisor, the HTTP server's I/O thread and its small worker pool (http_threads; src/net:
+// slow or idle connections hold no thread, /healthz answers on the I/O thread).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -25,11 +26,11 @@
 #include "agent/gpu.h"
 #include "agent/process_runner.h"
 #include "core/model/result.h"
+#include "net/http_server.h"
 #include "proto/protocol.h"
 
 namespace httplib {
 class Client;
-class Server;
 }  // namespace httplib
 
 namespace sluice::agent {
@@ -123,8 +124,7 @@ class Agent {
   std::string address_;
   std::unique_ptr<GpuProvider> gpus_;
   std::unique_ptr<ProcessRunner> runner_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread http_thread_;
+  std::unique_ptr<net::Server> http_;
   std::thread sync_thread_;
 
   // Reports not yet acknowledged by a successful sync, guarded by reports_mu_ (recursive: a

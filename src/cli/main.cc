@@ -27,9 +27,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; a wrong option or a missing file exits 1, as docs/cli.md
-    // says (CLI11's own codes are 100 and up).
-    return app.exit(e) == 0 ? 0 : 1;
+    // --help and --version exit 0, a command's own failure keeps its code; a wrong option or a
+    // missing file exits 1, as docs/cli.md says, not with CLI11's own codes (100 and up).
+    const int code = app.exit(e);
+    return code >= 100 ? 1 : code;
   }
   return 0;
 }

@@ -13,12 +13,12 @@ namespace {
 
 using nlohmann::json;
 
-void reply(httplib::Response& res, int status, const json& body) {
+void reply(net::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(proto::dump_json(body), "application/json");
 }
 
-void fail(httplib::Response& res, int status, const std::string& error,
+void fail(net::Response& res, int status, const std::string& error,
           const std::vector<std::string>& details = {}) {
   reply(res, status, json{{"error", error}, {"details", details}});
 }
@@ -73,45 +73,30 @@ std::vector<std::string> split_commas(const std::string& s) {
 void Server::routes() {
   auto& h = *http_;
   // Authorization for /v1 (except the agents' endpoints, which use the join token).
-  auto who = [this](const httplib::Request& req, httplib::Response& res) -> std::optional<Caller> {
+  auto who = [this](const net::Request& req, net::Response& res) -> std::optional<Caller> {
     auto c = auth_.caller(req.get_header_value("Authorization"));
     if (!c) fail(res, 401, "missing or unknown bearer token");
     return c;
   };
   auto now = [this] { return now_ns(); };
 
-  h.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "internal error";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        fail(res, 500, what);
-      });
-  h.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 413)
-      fail(res, 413, "request body larger than the 1 MiB limit");
-    else if (res.status == 404)
-      fail(res, 404, "no such endpoint (see docs/api.md)");
-    else
-      fail(res, res.status, "request failed");
-  });
-
-  h.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  h.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    const bool failed = refusing_work();
+  // Errors the HTTP stack answers itself (404, 413, 431, 503 when busy, 500 when a handler
+  // throws) carry the same {"error", "details"} body as fail() (src/net/message.h).
+  // /healthz and /readyz run inline, on the I/O thread: they answer while every worker is busy
+  // (long polls, store commits); they take no lock.
+  const net::RouteOptions inline_route{.inline_ = true};
+  h.Get(
+      "/healthz",
+      [](const net::Request&, net::Response& res) { res.set_content("ok\n", "text/plain"); },
+      inline_route);
+  h.Get("/readyz", [this](const net::Request&, net::Response& res) {
+    const bool failed = refusing_work();  // no lock held long: an atomic and a short one
     const bool ok = ready_ && !failed;
     res.status = ok ? 200 : 503;
     res.set_content(ok ? "ready\n" : (failed ? "not ready: " + refusal() + "\n" : "starting\n"),
                     "text/plain");
-  });
-  h.Get("/metrics", [this, now](const httplib::Request&, httplib::Response& res) {
+  }, inline_route);
+  h.Get("/metrics", [this, now](const net::Request&, net::Response& res) {
     std::string text;
     {
       std::lock_guard lk(state_->mu());
@@ -121,7 +106,7 @@ void Server::routes() {
   });
 
   // --- Jobs ----------------------------------------------------------------------------------
-  h.Post("/v1/jobs", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Post("/v1/jobs", [this, who, now](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (refusing_work()) return fail(res, 503, refusal());
@@ -189,7 +174,7 @@ void Server::routes() {
     reply(res, 202, json{{"jobs", body}, {"notes", parsed.notes}});
   });
 
-  h.Get("/v1/jobs", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/jobs", [this, who, now](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     std::vector<JobState> states;
@@ -226,7 +211,7 @@ void Server::routes() {
 
   // A job the caller may see, or an error already written.
   auto visible = [this](const Caller& c, const std::string& id_text,
-                        httplib::Response& res) -> const JobRecord* {
+                        net::Response& res) -> const JobRecord* {
     auto id = parse_id(id_text);
     const JobRecord* r = id ? state_->find(*id) : nullptr;
     if (!r || !c.sees(r->job.namespace_)) {
@@ -242,7 +227,7 @@ void Server::routes() {
   };
 
   h.Get(R"(/v1/jobs/([^/]+))",
-        [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+        [this, who, now, visible](const net::Request& req, net::Response& res) {
           auto caller = who(req, res);
           if (!caller) return;
           std::lock_guard lk(state_->mu());
@@ -251,7 +236,7 @@ void Server::routes() {
         });
 
   h.Get(R"(/v1/jobs/([^/]+)/explain)",
-        [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+        [this, who, now, visible](const net::Request& req, net::Response& res) {
           auto caller = who(req, res);
           if (!caller) return;
           std::lock_guard lk(state_->mu());
@@ -262,7 +247,7 @@ void Server::routes() {
                        {"explanation", state_->explain(r->job.id, now())}});
         });
 
-  auto cancel = [this, who, now, visible](const httplib::Request& req, httplib::Response& res) {
+  auto cancel = [this, who, now, visible](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     uint64_t ticket = 0;
@@ -284,8 +269,8 @@ void Server::routes() {
   h.Post(R"(/v1/jobs/([^/]+)/cancel)", cancel);
   h.Delete(R"(/v1/jobs/([^/]+))", cancel);
 
-  h.Get(R"(/v1/jobs/([^/]+)/logs)", [this, who, visible](const httplib::Request& req,
-                                                         httplib::Response& res) {
+  h.Get(R"(/v1/jobs/([^/]+)/logs)", [this, who, visible](const net::Request& req,
+                                                         net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     std::string address, node;
@@ -330,24 +315,24 @@ void Server::routes() {
   });
 
   // --- Cluster -------------------------------------------------------------------------------
-  h.Get("/v1/queues", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/queues", [this, who, now](const net::Request& req, net::Response& res) {
     if (!who(req, res)) return;
     std::lock_guard lk(state_->mu());
     reply(res, 200, state_->queues_view(now()));
   });
-  h.Get("/v1/nodes", [this, who, now](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/nodes", [this, who, now](const net::Request& req, net::Response& res) {
     if (!who(req, res)) return;
     std::lock_guard lk(state_->mu());
     reply(res, 200, state_->nodes_view(now()));
   });
-  h.Get("/v1/config", [this, who](const httplib::Request& req, httplib::Response& res) {
+  h.Get("/v1/config", [this, who](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (!caller->admin) return fail(res, 403, "only an admin token may read the configuration");
     std::lock_guard lk(state_->mu());
     res.set_content(config_text_, "application/yaml");
   });
-  h.Put("/v1/config", [this, who](const httplib::Request& req, httplib::Response& res) {
+  h.Put("/v1/config", [this, who](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (!caller->admin) return fail(res, 403, "only an admin token may change the configuration");
@@ -355,7 +340,7 @@ void Server::routes() {
     if (out.status != 200) return fail(res, out.status, out.error, out.details);
     reply(res, 200, json{{"applied", true}, {"warnings", out.warnings}});
   });
-  h.Post("/v1/config/reload", [this, who](const httplib::Request& req, httplib::Response& res) {
+  h.Post("/v1/config/reload", [this, who](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
     if (!caller->admin) return fail(res, 403, "only an admin token may change the configuration");
@@ -366,7 +351,7 @@ void Server::routes() {
   });
 
   // --- Agents --------------------------------------------------------------------------------
-  h.Post("/v1/agents/register", [this, now](const httplib::Request& req, httplib::Response& res) {
+  h.Post("/v1/agents/register", [this, now](const net::Request& req, net::Response& res) {
     if (!auth_.agent_allowed(req.get_header_value("Authorization")))
       return fail(res, 401, "missing or wrong join token");
     proto::RegisterRequest rr;
@@ -385,8 +370,8 @@ void Server::routes() {
     kick();
     reply(res, 200, out.response);
   });
-  h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const httplib::Request& req,
-                                                   httplib::Response& res) {
+  h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const net::Request& req,
+                                                   net::Response& res) {
     if (!auth_.agent_allowed(req.get_header_value("Authorization")))
       return fail(res, 401, "missing or wrong join token");
     proto::SyncRequest sr;
@@ -415,7 +400,7 @@ void Server::routes() {
   });
 
   // --- A status page for people ----------------------------------------------------------------
-  h.Get("/", [this, now](const httplib::Request&, httplib::Response& res) {
+  h.Get("/", [this, now](const net::Request&, net::Response& res) {
     json queues, nodes;
     std::vector<json> jobs;
     {

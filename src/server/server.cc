@@ -1,7 +1,5 @@
 #include "server/server.h"
 
-#include <httplib.h>
-
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -97,20 +95,21 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options) {
   });
   if (!s->store_->write(Write{{}, {{"config", s->config_text_}}, {}}))
     return Error{"cannot write to the store: " + s->store_->error()};
-  // 4. HTTP.
-  s->http_ = std::make_unique<httplib::Server>();
-  const int threads = s->options_.http_threads;
-  s->http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  s->http_->set_payload_max_length(s->options_.max_body_bytes);
-  s->http_->set_keep_alive_max_count(1000000);
-  // Headers and body go out as separate writes: without TCP_NODELAY every keep-alive reply
-  // waits for the client's delayed ACK (about 40 ms).
-  s->http_->set_tcp_nodelay(true);
-  s->http_->set_read_timeout(60, 0);
+  // 4. HTTP (src/net): sockets on a few I/O threads, handlers on http_threads workers.
+  net::ServerOptions ho;
+  ho.name = "serve";
+  ho.io_threads = s->options_.http_io_threads;
+  ho.workers = s->options_.http_threads;
+  ho.max_queued = s->options_.http_max_queued;
+  ho.max_body_bytes = s->options_.max_body_bytes;
+  ho.max_connections = s->options_.http_max_connections;
+  ho.max_connections_per_ip = s->options_.http_max_connections_per_ip;
+  ho.log = [srv = s.get()](const std::string& line) { srv->log(line); };
+  s->http_ = std::make_unique<net::Server>(std::move(ho));
   s->routes();
-  s->port_ = port == 0 ? s->http_->bind_to_any_port(s->host_)
-                       : (s->http_->bind_to_port(s->host_, port) ? port : -1);
-  if (s->port_ <= 0) return Error{"cannot listen on " + s->options_.listen};
+  auto bound = s->http_->listen(s->host_, port);
+  if (!bound) return Error{bound.error()};
+  s->port_ = *bound;
   return s;
 }
 
@@ -138,8 +137,7 @@ void Server::log(const std::string& line) const {
 
 void Server::start() {
   loop_thread_ = std::thread([this] { loop(); });
-  http_thread_ = std::thread([this] { http_->listen_after_bind(); });
-  while (!http_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  http_->start();
   ready_ = true;
 }
 
@@ -150,8 +148,7 @@ void Server::stop() {
     std::lock_guard lk(state_->mu());
     state_->wake_polls();  // long polls return
   }
-  if (http_) http_->stop();
-  if (http_thread_.joinable()) http_thread_.join();
+  if (http_) http_->stop();  // closes connections, joins its threads
   if (loop_thread_.joinable()) loop_thread_.join();
 }
 

@@ -11,13 +11,10 @@
 #include <vector>
 
 #include "core/config/loader.h"
+#include "net/http_server.h"
 #include "server/auth.h"
 #include "server/state.h"
 #include "server/store.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace sluice::server {
 
@@ -29,7 +26,14 @@ struct ServeOptions {
   ServerOptions state;
   int64_t cycle_interval_ms = 1000;  // at least one cycle this often, besides event triggers
   size_t max_body_bytes = 1 << 20;
-  int http_threads = 256;  // agents long-poll: one thread each while they wait
+  // Handler threads. Agents long-poll: each holds one while it waits, so this bounds the agents
+  // that wait at once; the others queue (up to http_max_queued, then 503) and retry.
+  // Sockets, slow clients and idle keep-alive connections cost no thread (docs/api.md).
+  int http_threads = 256;
+  int http_io_threads = 2;
+  size_t http_max_queued = 4096;
+  size_t http_max_connections = 10'000;      // kept below RLIMIT_NOFILE
+  size_t http_max_connections_per_ip = 256;  // loopback: only the total cap
   bool quiet = false;
 };
 
@@ -76,7 +80,7 @@ class Server {
   std::unique_ptr<ServerState> state_;
   AuthConfig auth_;
   std::string config_text_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<net::Server> http_;
   std::string host_;
   int port_ = 0;
   std::vector<std::string> notes_;
@@ -84,7 +88,7 @@ class Server {
   // Limits), so memory for parsing stays bounded however many clients send at once.
   std::counting_semaphore<> parse_slots_{4};
 
-  std::thread http_thread_, loop_thread_;
+  std::thread loop_thread_;
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;
   bool kicked_ = false;

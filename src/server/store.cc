@@ -237,7 +237,6 @@ std::string Store::error() const {
 }
 
 bool Store::failed() const {
-  std::lock_guard lk(mu_);
   return first_failed_ != 0;
 }
 

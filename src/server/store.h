@@ -6,6 +6,7 @@
 // concurrent submissions share an fsync and each is on disk before it is acknowledged.
 // Reads happen once, at startup, before the writer starts; afterwards the server serves reads
 // from memory.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -94,7 +95,9 @@ class Store {
   std::deque<Write> queue_;
   uint64_t next_ticket_ = 1;  // ticket of the next enqueued write
   uint64_t committed_ = 0;    // every ticket <= this has committed or failed
-  uint64_t first_failed_ = 0;  // the first ticket that failed; it and all later ones fail
+  // The first ticket that failed; it and all later ones fail. Atomic: /readyz reads it on the
+  // HTTP I/O thread.
+  std::atomic<uint64_t> first_failed_{0};
   std::string error_;
   bool stop_ = false;
   std::thread thread_;

@@ -3,7 +3,8 @@
 // 13). A YAML text is cheap to send and can be expensive to hold: one anchor referenced by
 // 10,000 aliases turns 70 KB into hundreds of MB once every alias is copied into a job, and a
 // megabyte of `---` lines is 250,000 documents. So:
-//   1. before parsing, the text's documents and separators are counted (check_text);
+//   1. before parsing, the text's documents and separators are counted (check_text), and
+//      yaml-cpp's parser is run once over it counting events (check_yaml_events);
 //   2. after parsing, each document is walked once with aliases expanded, counting nodes and
 //      scalar bytes against a budget that stops the walk as soon as it is spent, and checking
 //      that every scalar is valid UTF-8 without NUL bytes, every string and list is within
@@ -42,6 +43,13 @@ struct LimitViolation {
 // Before parsing: refuses a text with more than limits.max_documents documents (lines that
 // start `---`), or with so many separators that it may hold more than max_nodes nodes.
 std::optional<LimitViolation> check_text(std::string_view text, const InputLimits& limits);
+
+// Before building any tree: runs yaml-cpp's parser over the text with a handler that only
+// counts its events, and stops it past what the text's separators allow. yaml-cpp 0.7 never
+// ends on some malformed text (a top-level flow map followed by `, `: it builds nodes until
+// memory runs out), so LoadAll must not see such text. A syntax error is left for the real
+// parse to report (nullopt).
+std::optional<LimitViolation> check_yaml_events(std::string_view text, const InputLimits& limits);
 
 // Running totals over the documents of one text.
 struct InputBudget {

@@ -32,6 +32,7 @@ bool parse_yaml(const Source& source, cd::Sink& sink, std::vector<YAML::Node>* d
   };
   try {
     if (auto v = check_text(source.text, limits)) return violated(*v);
+    if (auto v = check_yaml_events(source.text, limits)) return violated(*v);
     *docs = YAML::LoadAll(source.text);
     InputBudget budget;
     for (const YAML::Node& doc : *docs)

@@ -165,6 +165,23 @@ TEST(InputLimits, DuplicateEnvKeysInABigMapAreStillFound) {
   EXPECT_TRUE(any_contains(out.errors, {"spec.env.V17: duplicate key"})) << dump(out.errors);
 }
 
+// Found by tests/reliability/hostile.py: on this 89-byte body yaml-cpp 0.7's LoadAll never
+// returns, allocating nodes until memory runs out. The counting pass stops it first.
+TEST(InputLimits, TextYamlCppDoesNotEndOnIsRefused) {
+  const std::string body =
+      R"({"apiVersion": "sluice.dev/v1alpha1", "kind": "Job", "me": "s0", "namespace": "team-a"}, )"
+      "\n";
+  auto out = submit(body);
+  EXPECT_TRUE(out.jobs.empty());
+  EXPECT_FALSE(out.too_large);
+  EXPECT_TRUE(any_contains(out.errors, {"the parser does not come to an end"})) << dump(out.errors);
+  // Configuration text takes the same pass.
+  auto cfg = load_one(body);
+  EXPECT_TRUE(any_contains(cfg.errors, {"the parser does not come to an end"})) << dump(cfg.errors);
+  // Ordinary YAML is untouched by it.
+  EXPECT_FALSE(check_yaml_events("a: [1, 2, {b: c}]\n---\nd: e\n", submission_limits()));
+}
+
 // Configuration text is checked too, with the larger configuration limits.
 TEST(InputLimits, ConfigurationTextIsChecked) {
   auto out = load_one(yaml(kBase) + "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: "

@@ -1,0 +1,269 @@
+// net::Server: binding, accepting against the connection caps, start and stop.
+#include "net/http_server.h"
+
+#include <sys/resource.h>
+
+#include <cstdio>
+
+#include "net/server_impl.h"
+
+namespace sluice::net {
+
+namespace {
+
+constexpr auto kAcceptRetry = std::chrono::milliseconds(100);  // after EMFILE / ENFILE
+// File descriptors left to the rest of the process (store, logs, pods' pipes, clients) when the
+// connection cap is fitted under RLIMIT_NOFILE.
+constexpr size_t kFdsForTheRest = 128;
+constexpr size_t kMinConnections = 16;
+
+size_t fit_under_fd_limit(size_t wanted, size_t reserve) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return wanted;
+  const size_t fds = static_cast<size_t>(rl.rlim_cur);
+  const size_t room = fds > reserve + kFdsForTheRest + kMinConnections
+                          ? fds - reserve - kFdsForTheRest
+                          : kMinConnections;
+  return std::min(wanted, room);
+}
+
+std::string lower_first(std::string s) {
+  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+}  // namespace
+
+Server::Impl::Impl(const ServerOptions& o, const Router& r)
+    : opts(o),
+      router(r),
+      ioc(std::max(1, o.io_threads)),
+      acceptor(asio::make_strand(ioc)),
+      accept_retry(acceptor.get_executor()) {
+  max_connections = fit_under_fd_limit(o.max_connections, o.reserve_connections);
+}
+
+void Server::Impl::log(const std::string& line) const {
+  if (opts.log) return opts.log(line);
+  std::fprintf(stderr, "%s: %s\n", opts.name.c_str(), line.c_str());
+}
+
+// Caps, in order: the total, then the client's address (loopback only when asked). A connection
+// over a cap gets a reserve slot while there is one (at most a quarter of the reserve per
+// address, so that one client cannot take it all), else it is refused.
+Slot Server::Impl::admit(const asio::ip::address& addr) {
+  std::lock_guard lk(mu);
+  const bool per_ip_cap = opts.cap_loopback_per_ip || !addr.is_loopback();
+  PerIp& p = per_ip[addr];
+  const bool over =
+      normal >= max_connections || (per_ip_cap && p.normal >= opts.max_connections_per_ip);
+  if (!over) {
+    ++normal;
+    ++p.normal;
+    return Slot::kNormal;
+  }
+  const size_t reserve_per_ip = std::max<size_t>(1, opts.reserve_connections / 4);
+  if (reserve < opts.reserve_connections && p.reserve < reserve_per_ip) {
+    ++reserve;
+    ++p.reserve;
+    return Slot::kReserve;
+  }
+  if (p.normal == 0 && p.reserve == 0) per_ip.erase(addr);
+  return Slot::kRefused;
+}
+
+void Server::Impl::enroll(Connection* c, std::weak_ptr<Connection> w) {
+  std::lock_guard lk(mu);
+  conns.emplace(c, std::move(w));
+}
+
+void Server::Impl::release(Connection* c, const asio::ip::address& addr, Slot slot) {
+  std::lock_guard lk(mu);
+  conns.erase(c);
+  auto it = per_ip.find(addr);
+  if (slot == Slot::kNormal) {
+    --normal;
+    if (it != per_ip.end()) --it->second.normal;
+  } else if (slot == Slot::kReserve) {
+    --reserve;
+    if (it != per_ip.end()) --it->second.reserve;
+  }
+  if (it != per_ip.end() && it->second.normal == 0 && it->second.reserve == 0) per_ip.erase(it);
+}
+
+void Server::Impl::do_accept() {
+  if (stopping) return;
+  // Each connection gets its own strand: with several I/O threads, its handlers never overlap.
+  acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
+    on_accept(ec, std::move(socket));
+  });
+}
+
+void Server::Impl::on_accept(error_code ec, tcp::socket socket) {
+  if (stopping || ec == asio::error::operation_aborted) return;
+  if (ec) {
+    // Out of file descriptors (or a transient error): wait a little instead of spinning on an
+    // accept that fails at once. Logged once until an accept succeeds again.
+    if (!logged_accept_error.exchange(true)) log("accept failed: " + ec.message());
+    accept_retry.expires_after(kAcceptRetry);
+    accept_retry.async_wait([this](error_code e) {
+      if (!e) do_accept();
+    });
+    return;
+  }
+  logged_accept_error = false;
+  ++accepted;
+  error_code e;
+  const tcp::endpoint remote = socket.remote_endpoint(e);
+  const Slot slot = e ? Slot::kRefused : admit(remote.address());
+  if (slot == Slot::kRefused) {
+    ++refused_at_accept;
+    socket.close(e);
+  } else {
+    auto c = std::make_shared<Connection>(*this, std::move(socket), remote.address(),
+                                          remote.port(), slot);
+    enroll(c.get(), c);
+    c->start();
+  }
+  do_accept();
+}
+
+void Server::Impl::close_all() {
+  std::vector<std::shared_ptr<Connection>> live;
+  {
+    std::lock_guard lk(mu);
+    for (auto& [p, w] : conns)
+      if (auto c = w.lock()) live.push_back(std::move(c));
+  }
+  for (auto& c : live) c->close();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Server::Server(ServerOptions options) : options_(std::move(options)) {
+  impl_ = std::make_unique<Impl>(options_, router_);
+}
+
+Server::~Server() {
+  stop();
+}
+
+void Server::Get(std::string pattern, Handler h, RouteOptions o) {
+  router_.add("GET", std::move(pattern), std::move(h), o);
+}
+void Server::Post(std::string pattern, Handler h, RouteOptions o) {
+  router_.add("POST", std::move(pattern), std::move(h), o);
+}
+void Server::Put(std::string pattern, Handler h, RouteOptions o) {
+  router_.add("PUT", std::move(pattern), std::move(h), o);
+}
+void Server::Delete(std::string pattern, Handler h, RouteOptions o) {
+  router_.add("DELETE", std::move(pattern), std::move(h), o);
+}
+
+Result<int> Server::listen(const std::string& host, int port) {
+  const std::string where = host + ":" + std::to_string(port);
+  auto fail = [&](const std::string& why) -> Result<int> {
+    error_code e;
+    impl_->acceptor.close(e);
+    return Error{"cannot listen on " + where + ": " + why};
+  };
+  if (port < 0 || port > 65535) return fail("port out of range");
+  error_code ec;
+  tcp::endpoint ep;
+  const auto addr = asio::ip::make_address(host, ec);
+  if (!ec) {
+    ep = tcp::endpoint(addr, static_cast<unsigned short>(port));
+  } else {
+    tcp::resolver resolver(impl_->ioc);
+    auto found = resolver.resolve(host, std::to_string(port), tcp::resolver::passive, ec);
+    if (ec || found.empty()) return fail("cannot resolve " + host);
+    ep = found.begin()->endpoint();
+  }
+  auto& a = impl_->acceptor;
+  a.open(ep.protocol(), ec);
+  if (ec) return fail(lower_first(ec.message()));
+  // SO_REUSEADDR lets a restarted server bind while old connections sit in TIME_WAIT; on Linux
+  // it never lets two listeners share a port. SO_REUSEPORT would, so it is not set: a second
+  // server on a port in use fails here instead of answering half the requests.
+  a.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) a.bind(ep, ec);
+  if (!ec) a.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return fail(lower_first(ec.message()));
+  port_ = a.local_endpoint(ec).port();
+  if (ec) return fail(lower_first(ec.message()));
+  return port_;
+}
+
+void Server::start() {
+  if (started_.exchange(true) || stopped_) return;
+  auto& im = *impl_;
+  im.pool = std::make_unique<WorkerPool>(static_cast<size_t>(std::max(1, options_.workers)),
+                                         options_.max_queued);
+  im.guard.emplace(im.ioc.get_executor());
+  asio::post(im.acceptor.get_executor(), [&im] { im.do_accept(); });
+  for (int i = 0; i < std::max(1, options_.io_threads); ++i)
+    im.io_threads.emplace_back([&im] {
+      // A handler that throws on the I/O thread is a bug in this file; log it and go on, so
+      // that one bad connection does not take the server down.
+      for (;;) {
+        try {
+          im.ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          im.log(std::string("I/O thread: ") + e.what());
+        }
+      }
+    });
+}
+
+void Server::stop() {
+  if (stopped_.exchange(true)) return;
+  auto& im = *impl_;
+  im.stopping = true;
+  // 1. No new connections; the open ones are closed (a worker's late answer finds its socket
+  //    closed and is dropped).
+  asio::post(im.acceptor.get_executor(), [&im] {
+    error_code e;
+    im.acceptor.close(e);
+    im.accept_retry.cancel();
+  });
+  im.close_all();
+  // 2. Running handlers finish (the owner woke its long polls); queued requests are dropped.
+  if (im.pool) im.pool->stop();
+  // 3. The I/O threads end; what their queues still held runs here, with every socket closed,
+  //    so that each Connection completes and unregisters before the Server goes away.
+  im.guard.reset();
+  im.ioc.stop();
+  for (auto& t : im.io_threads)
+    if (t.joinable()) t.join();
+  error_code e;
+  im.acceptor.close(e);
+  im.accept_retry.cancel();
+  im.close_all();
+  im.ioc.restart();
+  im.ioc.poll();
+}
+
+ServerStats Server::stats() const {
+  auto& im = *impl_;
+  ServerStats s;
+  {
+    std::lock_guard lk(im.mu);
+    s.connections = im.normal + im.reserve;
+    s.reserve_connections = im.reserve;
+  }
+  s.accepted = im.accepted;
+  s.refused_at_accept = im.refused_at_accept;
+  s.over_cap_503 = im.over_cap_503;
+  s.busy_503 = im.busy_503;
+  s.timeouts = im.timeouts;
+  s.handler_errors = im.handler_errors;
+  if (im.pool) {
+    s.workers_busy = im.pool->busy();
+    s.queued = im.pool->queued();
+  }
+  return s;
+}
+
+}  // namespace sluice::net

@@ -1,0 +1,45 @@
+#pragma once
+// Routes: method + path pattern -> handler. A pattern without regex syntax matches the path
+// exactly (a string compare); one with it is a std::regex that must match the whole path, its
+// captures in Request::matches. The first route registered that matches wins (as in httplib).
+#include <functional>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "net/message.h"
+
+namespace sluice::net {
+
+using Handler = std::function<void(const Request&, Response&)>;
+
+struct RouteOptions {
+  // Served on the I/O thread, never queued for a worker: for cheap, lock-free endpoints
+  // (/healthz, /readyz) that must answer while every worker is busy, and on connections over
+  // the connection caps (which may ask for nothing else).
+  bool inline_ = false;
+};
+
+struct Route {
+  std::string method;
+  std::string pattern;
+  std::optional<std::regex> regex;  // nullopt: exact match
+  Handler handler;
+  RouteOptions options;
+};
+
+class Router {
+ public:
+  void add(std::string method, std::string pattern, Handler handler, RouteOptions options = {});
+  // The route for this method and path, its captures in `matches` (which refer into `path`:
+  // pass the Request's own member). nullptr when none matches. HEAD finds GET routes.
+  const Route* find(const std::string& method, const std::string& path,
+                    std::smatch& matches) const;
+  size_t size() const { return routes_.size(); }
+
+ private:
+  std::vector<Route> routes_;  // bounded by the code that registers them
+};
+
+}  // namespace sluice::net
