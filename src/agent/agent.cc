@@ -182,12 +182,10 @@ void Agent::setup_http() {
   ho.log = [this](const std::string& line) { log(line); };
   http_ = std::make_unique<net::Server>(std::move(ho));
   auto& s = *http_;
-  s.Get(
-      "/healthz",
-      [](const net::Request&, net::Response& res) { res.set_content("ok", "text/plain"); },
-      {.inline_ = true});
-  s.Get(R"(/v1/logs/(\d{1,19})/(\d{1,9}))", [this](const net::Request& req,
-                                                   net::Response& res) {
+  s.Get("/healthz",
+        [](const net::Request&, net::Response& res) { res.set_content("ok", "text/plain"); },
+        {.run_inline = true});
+  s.Get(R"(/v1/logs/(\d{1,19})/(\d{1,9}))", [this](const net::Request& req, net::Response& res) {
     const proto::PodRef ref{std::stoull(req.matches[1].str()), std::stoi(req.matches[2].str())};
     int64_t tail = kDefaultTailBytes;
     if (req.has_param("tail_bytes")) {
@@ -266,7 +264,7 @@ void Agent::stop() {
     if (had_threads) final_sync();
   }
   if (http_) http_->stop();  // closes connections, joins its threads
-  if (runner_) {  // null when create() failed half way
+  if (runner_) {             // null when create() failed half way
     take_runner_events();
     save_exits();
   }

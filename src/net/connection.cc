@@ -58,7 +58,10 @@ void run_handler(Server::Impl& server, const Route& route, Request& req, Respons
 
 Connection::Connection(Server::Impl& server, tcp::socket socket, asio::ip::address addr, int port,
                        Slot slot)
-    : server_(server), stream_(std::move(socket)), addr_(std::move(addr)), port_(port),
+    : server_(server),
+      stream_(std::move(socket)),
+      addr_(std::move(addr)),
+      port_(port),
       slot_(slot) {
   // Headers and body may leave in separate segments: without TCP_NODELAY a keep-alive answer
   // can wait for the client's delayed ACK (about 40 ms).
@@ -111,18 +114,18 @@ void Connection::next_request() {
 
 void Connection::read_header() {
   stream_.expires_after(deadline(server_.opts.header_timeout));
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](error_code ec, size_t) {
-                            self->on_header(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
 }
 
 void Connection::on_header(error_code ec) {
   if (ec) return on_read_error(ec);
   const auto& h = parser_->get();
   if (h.target().size() > server_.opts.max_target_bytes)
-    return answer_error(414, "request target longer than the " +
-                                 describe_bytes(server_.opts.max_target_bytes) + " limit",
+    return answer_error(414,
+                        "request target longer than the " +
+                            describe_bytes(server_.opts.max_target_bytes) + " limit",
                         true);
   if (parser_->is_done()) return on_request();
   if (beast::iequals(h[http::field::expect], "100-continue")) {
@@ -162,10 +165,10 @@ void Connection::on_read_error(error_code ec) {
                             describe_bytes(server_.opts.max_header_bytes) + " limit",
                         true);
   if (ec == http::error::body_limit)
-    return answer_error(413,
-                        "request body larger than the " +
-                            describe_bytes(server_.opts.max_body_bytes) + " limit",
-                        true);
+    return answer_error(
+        413,
+        "request body larger than the " + describe_bytes(server_.opts.max_body_bytes) + " limit",
+        true);
   if (ec.category() == http::make_error_code(http::error::bad_target).category())
     return answer_error(400, "malformed request", true, {ec.message()});
   close_now();
@@ -207,7 +210,7 @@ void Connection::dispatch(std::shared_ptr<Exchange> ex) {
     set_error(ex->res, 404, "no such endpoint: " + ex->req.method + " " + ex->req.path);
     return write(std::move(ex));
   }
-  if (ex->route->options.inline_) {
+  if (ex->route->options.run_inline) {
     run_handler(server_, *ex->route, ex->req, ex->res);
     return write(std::move(ex));
   }

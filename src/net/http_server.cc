@@ -120,8 +120,8 @@ void Server::Impl::on_accept(error_code ec, tcp::socket socket) {
     ++refused_at_accept;
     socket.close(e);
   } else {
-    auto c = std::make_shared<Connection>(*this, std::move(socket), remote.address(),
-                                          remote.port(), slot);
+    auto c = std::make_shared<Connection>(*this, std::move(socket), remote.address(), remote.port(),
+                                          slot);
     enroll(c.get(), c);
     c->start();
   }

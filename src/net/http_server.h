@@ -16,7 +16,7 @@
 //   - body and header size limits (413, 431), a 500 for a handler that throws.
 //
 //   net::Server http(opts);
-//   http.Get("/healthz", handler, {.inline_ = true});
+//   http.Get("/healthz", handler, {.run_inline = true});
 //   http.Get(R"(/v1/jobs/(\d+))", handler);  // req.matches[1]
 //   auto port = http.listen("127.0.0.1", 0);  // error: "cannot listen on ...: address in use"
 //   http.start();
@@ -38,9 +38,9 @@ namespace sluice::net {
 struct ServerOptions {
   std::string name = "http";  // in log lines
   int io_threads = 1;
-  int workers = 4;            // handler threads; a blocked handler (long poll) holds one
-  size_t max_queued = 1024;   // complete requests waiting for a worker; beyond: 503
-  size_t max_body_bytes = 1 << 20;    // beyond: 413
+  int workers = 4;                     // handler threads; a blocked handler (long poll) holds one
+  size_t max_queued = 1024;            // complete requests waiting for a worker; beyond: 503
+  size_t max_body_bytes = 1 << 20;     // beyond: 413
   size_t max_header_bytes = 16 << 10;  // request line and headers; beyond: 431
   size_t max_target_bytes = 4096;      // the request target; beyond: 414
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive: waiting for a request
@@ -64,7 +64,7 @@ struct ServerOptions {
 };
 
 struct ServerStats {
-  size_t connections = 0;        // open now, reserve included
+  size_t connections = 0;  // open now, reserve included
   size_t reserve_connections = 0;
   uint64_t accepted = 0;
   uint64_t refused_at_accept = 0;  // over every cap and the reserve: closed unread

@@ -17,8 +17,8 @@ struct Request {
   std::string target;  // as sent: path and query
   std::string path;    // percent-decoded, without the query
   std::string body;
-  Fields headers;  // in arrival order; names compared case-insensitively
-  Fields params;   // query parameters, percent-decoded, in arrival order
+  Fields headers;       // in arrival order; names compared case-insensitively
+  Fields params;        // query parameters, percent-decoded, in arrival order
   std::smatch matches;  // the route's regex captures, into `path` (a Request is not copied)
   std::string remote_addr;
   int remote_port = 0;

@@ -18,7 +18,7 @@ struct RouteOptions {
   // Served on the I/O thread, never queued for a worker: for cheap, lock-free endpoints
   // (/healthz, /readyz) that must answer while every worker is busy, and on connections over
   // the connection caps (which may ask for nothing else).
-  bool inline_ = false;
+  bool run_inline = false;
 };
 
 struct Route {
@@ -34,8 +34,7 @@ class Router {
   void add(std::string method, std::string pattern, Handler handler, RouteOptions options = {});
   // The route for this method and path, its captures in `matches` (which refer into `path`:
   // pass the Request's own member). nullptr when none matches. HEAD finds GET routes.
-  const Route* find(const std::string& method, const std::string& path,
-                    std::smatch& matches) const;
+  const Route* find(const std::string& method, const std::string& path, std::smatch& matches) const;
   size_t size() const { return routes_.size(); }
 
  private:

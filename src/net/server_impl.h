@@ -54,7 +54,7 @@ struct Server::Impl {
 
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
-  tcp::acceptor acceptor;  // on its own strand: stop() closes it from another thread
+  tcp::acceptor acceptor;           // on its own strand: stop() closes it from another thread
   asio::steady_timer accept_retry;  // after EMFILE: accept again a little later
   std::unique_ptr<WorkerPool> pool;
   std::vector<std::thread> io_threads;
@@ -72,8 +72,7 @@ struct Server::Impl {
 // connection's strand (the executor of stream_); a worker hands a response back by posting.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(Server::Impl& server, tcp::socket socket, asio::ip::address addr, int port,
-             Slot slot);
+  Connection(Server::Impl& server, tcp::socket socket, asio::ip::address addr, int port, Slot slot);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -84,18 +84,22 @@ void Server::routes() {
   // throws) carry the same {"error", "details"} body as fail() (src/net/message.h).
   // /healthz and /readyz run inline, on the I/O thread: they answer while every worker is busy
   // (long polls, store commits); they take no lock.
-  const net::RouteOptions inline_route{.inline_ = true};
+  const net::RouteOptions inline_route{.run_inline = true};
   h.Get(
       "/healthz",
       [](const net::Request&, net::Response& res) { res.set_content("ok\n", "text/plain"); },
       inline_route);
-  h.Get("/readyz", [this](const net::Request&, net::Response& res) {
-    const bool failed = refusing_work();  // no lock held long: an atomic and a short one
-    const bool ok = ready_ && !failed;
-    res.status = ok ? 200 : 503;
-    res.set_content(ok ? "ready\n" : (failed ? "not ready: " + refusal() + "\n" : "starting\n"),
-                    "text/plain");
-  }, inline_route);
+  h.Get(
+      "/readyz",
+      [this](const net::Request&, net::Response& res) {
+        const bool failed = refusing_work();  // no lock held long: an atomic and a short one
+        const bool ok = ready_ && !failed;
+        res.status = ok ? 200 : 503;
+        res.set_content(
+            ok ? "ready\n" : (failed ? "not ready: " + refusal() + "\n" : "starting\n"),
+            "text/plain");
+      },
+      inline_route);
   h.Get("/metrics", [this, now](const net::Request&, net::Response& res) {
     std::string text;
     {
@@ -370,8 +374,7 @@ void Server::routes() {
     kick();
     reply(res, 200, out.response);
   });
-  h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const net::Request& req,
-                                                   net::Response& res) {
+  h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const net::Request& req, net::Response& res) {
     if (!auth_.agent_allowed(req.get_header_value("Authorization")))
       return fail(res, 401, "missing or wrong join token");
     proto::SyncRequest sr;

@@ -45,9 +45,8 @@ httplib::Client client(const Server& s) {
 }
 
 void health_route(Server& s) {
-  s.Get(
-      "/healthz", [](const Request&, Response& res) { res.set_content("ok", "text/plain"); },
-      {.inline_ = true});
+  s.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok", "text/plain"); },
+        {.run_inline = true});
 }
 
 TEST(NetServer, RoutesParamsHeadersAndKeepAlive) {
@@ -204,8 +203,8 @@ TEST(NetServer, HealthAnswersWhile300SlowlorisConnectionsStall) {
 TEST(NetServer, PerIpCapServesOnlyInlineRoutesOverTheCap) {
   auto o = quiet_options();
   o.max_connections_per_ip = 4;
-  o.cap_loopback_per_ip = true;  // loopback is exempt by default
-  o.reserve_connections = 8;     // at most 2 reserve slots per address
+  o.cap_loopback_per_ip = true;              // loopback is exempt by default
+  o.reserve_connections = 8;                 // at most 2 reserve slots per address
   o.reserve_timeout = milliseconds(60'000);  // held reserve connections stay for the test
   auto s = serve(o, [](Server& h) {
     health_route(h);
@@ -251,8 +250,8 @@ TEST(NetServer, HandlerThatThrowsGives500AndTheServerGoesOn) {
   };
   auto s = serve(o, [](Server& h) {
     h.Get("/boom", [](const Request&, Response&) -> void { throw std::runtime_error("kaput"); });
-    h.Get(
-        "/boom-inline", [](const Request&, Response&) -> void { throw 42; }, {.inline_ = true});
+    h.Get("/boom-inline", [](const Request&, Response&) -> void { throw 42; },
+          {.run_inline = true});
     h.Get("/fine", [](const Request&, Response& res) { res.set_content("fine", "text/plain"); });
   });
   auto c = client(*s);
@@ -336,8 +335,8 @@ TEST(NetServer, PortInUseFailsWithAClearError) {
   Server b(quiet_options());
   auto again = b.listen("127.0.0.1", a->port());
   ASSERT_FALSE(again);
-  EXPECT_EQ(again.error(), "cannot listen on 127.0.0.1:" + std::to_string(a->port()) +
-                               ": address already in use");
+  EXPECT_EQ(again.error(),
+            "cannot listen on 127.0.0.1:" + std::to_string(a->port()) + ": address already in use");
   // The first server still answers every request (no SO_REUSEPORT sharing).
   auto c = client(*a);
   for (int i = 0; i < 4; ++i) {
@@ -367,7 +366,7 @@ TEST(NetServer, StopClosesOpenConnectionsAndJoins) {
 TEST(NetMessage, PercentDecodingAndQueries) {
   EXPECT_EQ(percent_decode("a%20b+c", true), "a b c");
   EXPECT_EQ(percent_decode("a%20b+c", false), "a b+c");
-  EXPECT_EQ(percent_decode("100%", true), "100%");   // a trailing '%' stays
+  EXPECT_EQ(percent_decode("100%", true), "100%");    // a trailing '%' stays
   EXPECT_EQ(percent_decode("%zz%4", true), "%zz%4");  // so do malformed escapes
   auto q = parse_query("a=1&&b=&c&a=2");
   ASSERT_EQ(q.size(), 4u);

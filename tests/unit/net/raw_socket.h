@@ -35,7 +35,8 @@ class RawSocket {
 
   bool ok() const { return fd_ >= 0; }
   bool send(const std::string& s) {
-    return fd_ >= 0 && ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
+    return fd_ >= 0 &&
+           ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
   }
   // Reads until the peer closes or `timeout` passes. closed: the peer closed (EOF or reset).
   std::string read_all(std::chrono::milliseconds timeout, bool* closed = nullptr) {

@@ -57,7 +57,8 @@ TEST(ServeHttp, AnswersWhile300SlowConnectionsStallAndRefusesAPortInUse) {
   EXPECT_NE(r->body.find("1 MiB"), std::string::npos) << r->body;
 
   // A second server on the same port: refused, and the first keeps every request.
-  auto again = server::Server::create(serve_options(d2.path(), "127.0.0.1:" + std::to_string(port)));
+  auto again =
+      server::Server::create(serve_options(d2.path(), "127.0.0.1:" + std::to_string(port)));
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error(),
             "cannot listen on 127.0.0.1:" + std::to_string(port) + ": address already in use");
