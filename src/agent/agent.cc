@@ -235,8 +235,9 @@ void Agent::start() {
     started_threads_ = true;
   }
   http_->start();
-  sync_thread_ = std::thread([this] { sync_loop(); });
-  if (options_.report_during_poll) report_thread_ = std::thread([this] { report_loop(); });
+  sync_thread_ = std::thread([this] { guarded("sync loop", [this] { sync_loop(); }); });
+  if (options_.report_during_poll)
+    report_thread_ = std::thread([this] { guarded("report loop", [this] { report_loop(); }); });
   log("started: " + std::to_string(gpus().size()) + " GPUs (" + gpus_->kind() + "), endpoints at " +
       address_ + ", server " + options_.server_url + ", state in " + options_.state_dir);
 }
@@ -293,18 +294,46 @@ void Agent::sleep_unless_quit(milliseconds d) {
   cv_.wait_for(lock, d, [&] { return quit_; });
 }
 
+// A loop thread must outlive any one fault (a bug; replies are parsed with their errors
+// caught): the exception is logged and the loop starts again after a second.
+void Agent::guarded(const char* what, const std::function<void()>& loop) {
+  for (;;) {
+    try {
+      loop();
+      return;  // it ends only when the agent stops
+    } catch (const std::exception& e) {
+      log(std::string("internal error in the ") + what + ": " + e.what() + "; restarting it");
+    }
+    sleep_unless_quit(milliseconds(1000));
+    std::lock_guard lock(mu_);
+    if (quit_) return;
+  }
+}
+
+// Clears the pointer that stop() uses to cut a request short, before the client it points to
+// is destroyed (also when the loop leaves by an exception).
+struct Agent::InFlight {
+  Agent& agent;
+  httplib::Client*& slot;
+  InFlight(Agent& a, httplib::Client*& s, httplib::Client* cli) : agent(a), slot(s) {
+    std::lock_guard lock(agent.mu_);
+    slot = cli;
+  }
+  ~InFlight() {
+    std::lock_guard lock(agent.mu_);
+    slot = nullptr;
+  }
+};
+
 void Agent::sync_loop() {
   auto cli = make_client();
+  InFlight in_flight(*this, in_flight_, cli.get());
   int64_t backoff_ms = kMinBackoffMs;
   auto back_off = [&] {
     sleep_unless_quit(milliseconds(backoff_ms));
     backoff_ms =
         std::min(backoff_ms * 2, std::max<int64_t>(options_.max_backoff_ms, kMinBackoffMs));
   };
-  {
-    std::lock_guard lock(mu_);
-    in_flight_ = cli.get();
-  }
   for (;;) {
     {
       std::lock_guard lock(mu_);
@@ -354,8 +383,6 @@ void Agent::sync_loop() {
     const auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
     if (!work && wait_ms > 0 && elapsed < wait_ms / 2) wait_for_work(milliseconds(hb - elapsed));
   }
-  std::lock_guard lock(mu_);
-  in_flight_ = nullptr;
 }
 
 bool Agent::has_reports() {
@@ -370,10 +397,7 @@ void Agent::report_loop() {
   // The server must have read the long poll before a newer report overtakes it.
   constexpr auto kSettle = milliseconds(20);
   auto cli = make_client();
-  {
-    std::lock_guard lock(mu_);
-    report_in_flight_ = cli.get();
-  }
+  InFlight in_flight(*this, report_in_flight_, cli.get());
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -395,8 +419,6 @@ void Agent::report_loop() {
     if (!do_sync(*cli, 0, /*carry=*/true, &work)) sleep_unless_quit(milliseconds(kMinBackoffMs));
     if (work) cv_.notify_all();
   }
-  std::lock_guard lock(mu_);
-  report_in_flight_ = nullptr;
 }
 
 bool Agent::do_register(httplib::Client& cli) {

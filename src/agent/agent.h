@@ -98,6 +98,8 @@ class Agent {
  private:
   explicit Agent(AgentOptions options);
   void sync_loop();
+  void guarded(const char* what, const std::function<void()>& loop);
+  struct InFlight;
   bool do_register(httplib::Client& cli);
   // One sync; false when it failed (the caller backs off). *work: it delivered orders.
   // carry: send the queued reports (and hold reports_mu_ for the whole request, so that two
