@@ -955,6 +955,9 @@ void Server::send_upstream(const std::shared_ptr<Exchange>& ex, Backend& b,
       http::async_read(conn->socket, conn->buffer, *conn->parser,
                        [this, ex, &b, conn](error_code ec, std::size_t n) {
                          if (ec) return upstream_done(ex, b, conn, ec, nullptr, n > 0);
+                         if (!relayable_status(conn->parser->get().result_int()))
+                           return upstream_done(ex, b, conn, http::error::bad_status, nullptr,
+                                                true);
                          Response res = conn->parser->release();
                          upstream_done(ex, b, conn, ec, &res, true);
                        });
