@@ -11,6 +11,7 @@
 #include "core/config/internal.h"
 #include "core/config/json_documents.h"
 #include "core/config/parse_jobs.h"
+#include "core/config/yaml_documents.h"
 
 namespace sluice {
 
@@ -21,7 +22,7 @@ namespace {
 // Every YAML document of a source; false after reporting malformed YAML.
 bool parse_yaml(const Source& source, cd::Sink& sink, std::vector<YAML::Node>* docs) {
   try {
-    *docs = YAML::LoadAll(source.text);
+    *docs = cd::load_all_documents(source.text);
     return true;
   } catch (const YAML::Exception& e) {
     int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
