@@ -47,6 +47,7 @@ bool parse(Parser& p, std::string_view in, size_t& pos, size_t piece) {
       buf.commit(n);
       pos += n;
     } else if (buf.size() == 0 || ec == http::error::need_more) {
+      if (!p.got_some()) return false;  // http::read's end_of_stream: the peer sent nothing
       p.put_eof(ec);
       if (ec) return false;
       break;
