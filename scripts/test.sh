@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds sluice and runs the whole test suite: the normal build first, then
-# the same tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+# the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, then a short run of every
+# fuzz target (docs/fuzzing.md; SLUICE_FUZZ_SECONDS per target, 0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -9,10 +10,18 @@ scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
 if [ "${SLUICE_SKIP_SANITIZE:-0}" != 1 ]; then
   # The sanitizer pass runs the core's unit, scenario and property tests; integration tests
-  # (real servers, timing) and the gateway's load tests already ran above against the
-  # optimised build.
+  # (real servers, timing), the reliability suite and the gateway's load tests already ran
+  # above against the optimised build.
   scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF \
     -DSLUICE_GATEWAY=OFF
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --output-on-failure -j"$jobs" --timeout 900 -E '^integration\.|^gateway\.')
+    ctest --output-on-failure -j"$jobs" --timeout 900 -E '^integration\.|^gateway\.|^reliability\.')
+fi
+fuzz_s=${SLUICE_FUZZ_SECONDS:-10}
+if [ "$fuzz_s" = 0 ]; then
+  echo "fuzz: skipped (SLUICE_FUZZ_SECONDS=0)"
+elif ! command -v clang++-16 >/dev/null; then
+  echo "fuzz: skipped: clang++-16 is not installed (scripts/deps.sh installs clang-16)"
+else
+  scripts/fuzz.sh "$fuzz_s"
 fi

@@ -26,6 +26,7 @@
 
 #include "gateway/admission.h"
 #include "gateway/gateway.h"
+#include "gateway/http_head.h"
 #include "gateway/metrics.h"
 #include "gateway/routing.h"
 
@@ -299,91 +300,6 @@ class Server {
   std::map<unsigned, std::uint64_t> responses_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
-
-// ---------------------------------------------------------------------------------------------
-// Serialization. Messages are written by hand as one gather write (head, body): Beast's
-// serializer costs more than the rest of a proxied request on the hot path.
-
-bool is_hop_by_hop(http::field f) {
-  switch (f) {
-    case http::field::connection:
-    case http::field::keep_alive:
-    case http::field::proxy_connection:
-    case http::field::te:
-    case http::field::trailer:
-    case http::field::upgrade:
-    case http::field::transfer_encoding:
-    case http::field::content_length:
-    case http::field::expect:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void append_fields(const http::fields& fields, std::string& out) {
-  for (const auto& f : fields) {
-    if (is_hop_by_hop(f.name())) continue;
-    out += f.name_string();
-    out += ": ";
-    out += f.value();
-    out += "\r\n";
-  }
-}
-
-// Request head for the upstream hop: always HTTP/1.1 keep-alive, length-delimited body.
-void serialize_request_head(const Request& req, std::string_view client_ip, std::string& out) {
-  out.clear();
-  out += req.method_string();
-  out += ' ';
-  out += req.target();
-  out += " HTTP/1.1\r\n";
-  append_fields(req.base(), out);
-  out += "x-forwarded-for: ";
-  out += client_ip;
-  out += "\r\n";
-  const auto m = req.method();
-  if (!req.body().empty() || m == http::verb::post || m == http::verb::put ||
-      m == http::verb::patch) {
-    out += "content-length: ";
-    out += std::to_string(req.body().size());
-    out += "\r\n";
-  }
-  out += "\r\n";
-}
-
-// Response head for the client. `head_request`: keep the upstream's Content-Length (no body).
-void serialize_response_head(const Response& res, unsigned version, bool keep_alive,
-                             bool head_request, std::string_view pool, std::string& out) {
-  out.clear();
-  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  out += std::to_string(res.result_int());
-  out += ' ';
-  auto reason = res.reason();
-  out += reason.empty() ? http::obsolete_reason(res.result()) : reason;
-  out += "\r\n";
-  append_fields(res.base(), out);
-  const unsigned code = res.result_int();
-  if (head_request) {
-    if (auto cl = res[http::field::content_length]; !cl.empty()) {
-      out += "content-length: ";
-      out += cl;
-      out += "\r\n";
-    }
-  } else if (code >= 200 && code != 204 && code != 304) {
-    out += "content-length: ";
-    out += std::to_string(res.body().size());
-    out += "\r\n";
-  }
-  if (!pool.empty()) {
-    out += "x-sluice-pool: ";
-    out += pool;
-    out += "\r\n";
-  }
-  if (!keep_alive && version >= 11) out += "connection: close\r\n";
-  if (keep_alive && version == 10) out += "connection: keep-alive\r\n";
-  out += "\r\n";
-}
 
 // ---------------------------------------------------------------------------------------------
 // A client connection. Reads one request at a time, hands it to the server, and writes the
@@ -1081,6 +997,9 @@ void Server::send_upstream(const std::shared_ptr<Exchange>& ex, Backend& b,
       http::async_read(conn->socket, conn->buffer, *conn->parser,
                        [this, ex, &b, conn](error_code ec, std::size_t n) {
                          if (ec) return upstream_done(ex, b, conn, ec, nullptr, n > 0);
+                         if (!relayable_status(conn->parser->get().result_int()))
+                           return upstream_done(ex, b, conn, http::error::bad_status, nullptr,
+                                                true);
                          Response res = conn->parser->release();
                          upstream_done(ex, b, conn, ec, &res, true);
                        });

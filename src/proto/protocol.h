@@ -157,4 +157,49 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ErrorBody, error, details)
 
+// Every number of the protocol is an integer (nanoseconds, milliseconds, milli-units, ids).
+// nlohmann turns a float into an integer field with a plain cast, undefined behaviour where the
+// value does not fit (`"heartbeat_ms": 1e300`, `"job": -2.5`), so a float anywhere in a message
+// is a wrong type, thrown as json::type_error like any other (found by tests/fuzz, fuzz_proto).
+inline void require_integers(const nlohmann::json& message) {
+  std::vector<const nlohmann::json*> todo{&message};  // a stack, not recursion: bodies nest deep
+  while (!todo.empty()) {
+    const nlohmann::json* j = todo.back();
+    todo.pop_back();
+    if (j->is_number_float())
+      throw nlohmann::json::type_error::create(
+          302, "a number of the agent protocol must be an integer, not " + j->dump(), j);
+    if (j->is_structured())
+      for (const auto& child : *j) todo.push_back(&child);
+  }
+}
+
+// The messages a peer sends, decoded through require_integers first.
+template <class T>
+struct CheckedMessageSerializer {
+  static void to_json(nlohmann::json& j, const T& v) { sluice::proto::to_json(j, v); }
+  static void from_json(const nlohmann::json& j, T& v) {
+    require_integers(j);
+    sluice::proto::from_json(j, v);
+  }
+};
+
 }  // namespace sluice::proto
+
+namespace nlohmann {
+template <>
+struct adl_serializer<sluice::proto::RegisterRequest>
+    : sluice::proto::CheckedMessageSerializer<sluice::proto::RegisterRequest> {};
+template <>
+struct adl_serializer<sluice::proto::RegisterResponse>
+    : sluice::proto::CheckedMessageSerializer<sluice::proto::RegisterResponse> {};
+template <>
+struct adl_serializer<sluice::proto::SyncRequest>
+    : sluice::proto::CheckedMessageSerializer<sluice::proto::SyncRequest> {};
+template <>
+struct adl_serializer<sluice::proto::SyncResponse>
+    : sluice::proto::CheckedMessageSerializer<sluice::proto::SyncResponse> {};
+template <>
+struct adl_serializer<sluice::proto::ErrorBody>
+    : sluice::proto::CheckedMessageSerializer<sluice::proto::ErrorBody> {};
+}  // namespace nlohmann

@@ -1,5 +1,7 @@
 #include "server/auth.h"
 
+#include "core/config/yaml_documents.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -50,7 +52,7 @@ Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
   for (const auto& src : sources) {
     std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAll(src.text);
+      docs = config_detail::load_all_documents(src.text);  // LoadAll may not end
     } catch (const YAML::Exception& e) {
       return Error{src.name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg};
     }

@@ -4,7 +4,8 @@
 // 10,000 aliases turns 70 KB into hundreds of MB once every alias is copied into a job, and a
 // megabyte of `---` lines is 250,000 documents. So:
 //   1. before parsing, the text's documents and separators are counted (check_text), and
-//      yaml-cpp's parser is run once over it counting events (check_yaml_events);
+//      yaml-cpp's parser runs once over it, counting events up to max_parser_events, before
+//      any tree is built (yaml_documents.h);
 //   2. after parsing, each document is walked once with aliases expanded, counting nodes and
 //      scalar bytes against a budget that stops the walk as soon as it is spent, and checking
 //      that every scalar is valid UTF-8 without NUL bytes, every string and list is within
@@ -44,12 +45,10 @@ struct LimitViolation {
 // start `---`), or with so many separators that it may hold more than max_nodes nodes.
 std::optional<LimitViolation> check_text(std::string_view text, const InputLimits& limits);
 
-// Before building any tree: runs yaml-cpp's parser over the text with a handler that only
-// counts its events, and stops it past what the text's separators allow. yaml-cpp 0.7 never
-// ends on some malformed text (a top-level flow map followed by `, `: it builds nodes until
-// memory runs out), so LoadAll must not see such text. A syntax error is left for the real
-// parse to report (nullopt).
-std::optional<LimitViolation> check_yaml_events(std::string_view text, const InputLimits& limits);
+// The most parser events a text within these limits can give (every node but a document's
+// root needs one of check_text's separators): past it, the parser is not coming to an end
+// (yaml_documents.h stops it).
+size_t max_parser_events(const InputLimits& limits);
 
 // Running totals over the documents of one text.
 struct InputBudget {

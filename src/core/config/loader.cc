@@ -12,6 +12,7 @@
 #include "core/config/internal.h"
 #include "core/config/json_documents.h"
 #include "core/config/parse_jobs.h"
+#include "core/config/yaml_documents.h"
 
 namespace sluice {
 
@@ -32,8 +33,7 @@ bool parse_yaml(const Source& source, cd::Sink& sink, std::vector<YAML::Node>* d
   };
   try {
     if (auto v = check_text(source.text, limits)) return violated(*v);
-    if (auto v = check_yaml_events(source.text, limits)) return violated(*v);
-    *docs = YAML::LoadAll(source.text);
+    *docs = cd::load_all_documents(source.text, max_parser_events(limits));
     InputBudget budget;
     for (const YAML::Node& doc : *docs)
       if (auto v = check_document(doc, limits, budget)) return violated(*v);

@@ -135,6 +135,21 @@ TEST(ConfigErrors, MalformedYamlGivesParserMessageAndLine) {
   EXPECT_TRUE(any_contains(tab.errors, {"tab.yaml:2: malformed YAML"})) << dump(tab.errors);
 }
 
+// yaml-cpp 0.7's LoadAll never returns on a token that starts no node (yaml_documents.h): the
+// loader reports it instead (found by tests/fuzz, fuzz_config_load and fuzz_jobs_json).
+TEST(ConfigErrors, TokenThatStartsNoNodeIsAnErrorNotAHang) {
+  auto out = load_one(",\"gpus\":1", "comma.yaml");
+  EXPECT_TRUE(any_contains(out.errors, {"comma.yaml:1: malformed YAML: unexpected token"}))
+      << dump(out.errors);
+  auto later = load_one("apiVersion: v1\nkind: Pod\n---\n- a\n,\n", "later.yaml");
+  EXPECT_TRUE(any_contains(later.errors, {"later.yaml:5: malformed YAML"})) << dump(later.errors);
+  // Empty documents still load as before: `---` twice is two empty documents, no error.
+  EXPECT_TRUE(load_one("---\n---\n", "empty.yaml").errors.empty());
+  Config config;
+  auto jobs = parse_jobs({"body", ","}, config);
+  EXPECT_TRUE(any_contains(jobs.errors, {"body:1: malformed YAML"})) << dump(jobs.errors);
+}
+
 TEST(ConfigErrors, WrongTypesAndBadValues) {
   auto out = load_one(yaml(R"(
 apiVersion: kueue.x-k8s.io/v1beta1
