@@ -52,7 +52,7 @@ std::string error_text(const httplib::Result& res) {
 
 void json_error(net::Response& res, int status, const std::string& msg) {
   res.status = status;
-  res.set_content(nlohmann::json(proto::ErrorBody{msg, {}}).dump(), "application/json");
+  res.set_content(proto::dump_json(nlohmann::json(proto::ErrorBody{msg, {}})), "application/json");
 }
 
 std::string ref_name(proto::PodRef r) {
@@ -224,7 +224,7 @@ void Agent::setup_http() {
     res.set_content(R"({"ok":true})", "application/json");
   });
   s.Get("/v1/pods", [this](const net::Request&, net::Response& res) {
-    res.set_content(nlohmann::json(runner_->running()).dump(), "application/json");
+    res.set_content(proto::dump_json(nlohmann::json(runner_->running())), "application/json");
   });
 }
 
@@ -434,7 +434,8 @@ bool Agent::do_register(httplib::Client& cli) {
   req.running = runner_->running();
   req.agent_id = agent_id_;
   cli.set_read_timeout(kReadMarginS, 0);
-  auto res = cli.Post("/v1/agents/register", nlohmann::json(req).dump(), "application/json");
+  auto res =
+      cli.Post("/v1/agents/register", proto::dump_json(nlohmann::json(req)), "application/json");
   if (!res || res->status != 200) {
     note_error("register at " + options_.server_url + " failed: " + error_text(res));
     return false;
@@ -485,8 +486,8 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
   req.wait_ms = wait_ms;
   req.gpu_utilization_pct = sample_utilization();
   cli.set_read_timeout(wait_ms / 1000 + kReadMarginS, 0);
-  auto res = cli.Post("/v1/agents/" + options_.node + "/sync", nlohmann::json(req).dump(),
-                      "application/json");
+  auto res = cli.Post("/v1/agents/" + options_.node + "/sync",
+                      proto::dump_json(nlohmann::json(req)), "application/json");
   if (res && res->status == 404) {
     // The server does not know us (it restarted, or forgot the node): register again, with
     // the pods we run; the reports stay queued for the next sync.
@@ -543,8 +544,8 @@ void Agent::final_sync() {
   req.started = started_;
   req.checkpoints = checkpoints_;
   cli->set_read_timeout(kReadMarginS, 0);
-  auto res = cli->Post("/v1/agents/" + options_.node + "/sync", nlohmann::json(req).dump(),
-                       "application/json");
+  auto res = cli->Post("/v1/agents/" + options_.node + "/sync",
+                       proto::dump_json(nlohmann::json(req)), "application/json");
   if (res && res->status == 200) {
     exits_.clear();
     started_.clear();

@@ -171,10 +171,10 @@ class Parser {
 
 bool parse_limits(Parser& p, const YAML::Node& n, LimitsConfig* out) {
   const std::string path = "limits";
-  if (!p.check_keys(n, path,
-                    {"maxHeaderBytes", "maxBodyBytes", "headerTimeoutMs", "bodyTimeoutMs",
-                     "idleTimeoutMs", "writeTimeoutMs", "maxConnections",
-                     "maxConnectionsPerClient"})) {
+  if (!p.check_keys(
+          n, path,
+          {"maxHeaderBytes", "maxBodyBytes", "headerTimeoutMs", "bodyTimeoutMs", "idleTimeoutMs",
+           "writeTimeoutMs", "maxConnections", "maxConnectionsPerClient"})) {
     return false;
   }
   const char* pos = "must be positive";

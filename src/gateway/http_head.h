@@ -25,7 +25,9 @@ void serialize_request_head(const HttpRequest& req, std::string_view client_ip, 
 // Beast reads any 3 digits, so "000" arrives as 0, which the client's head would carry as the
 // invalid "HTTP/1.1 0"; a 1xx is never final (the gateway sends no Expect or Upgrade upstream).
 // Anything else is the backend's protocol error: 502 (found by tests/fuzz, fuzz_gateway_http).
-inline bool relayable_status(unsigned code) { return code >= 200 && code <= 999; }
+inline bool relayable_status(unsigned code) {
+  return code >= 200 && code <= 999;
+}
 
 // Response head for the client. `head_request`: keep the upstream's Content-Length (no body).
 // `pool` non-empty adds `x-sluice-pool`.

@@ -621,7 +621,8 @@ bool Server::start(const RunOptions& opts) {
   max_connections_ = cfg_.limits.max_connections;
   if (rlimit rl{}; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
     const auto nofile = static_cast<std::int64_t>(rl.rlim_cur);
-    const std::int64_t room = std::max<std::int64_t>(16, nofile - std::max<std::int64_t>(64, nofile / 4));
+    const std::int64_t room =
+        std::max<std::int64_t>(16, nofile - std::max<std::int64_t>(64, nofile / 4));
     if (room < max_connections_) {
       max_connections_ = static_cast<int>(room);
       log_line("limits.maxConnections " + std::to_string(cfg_.limits.max_connections) +

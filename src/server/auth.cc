@@ -66,9 +66,8 @@ Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
           out.join_token = spec["joinToken"].as<std::string>();
           // Anyone with it can register a node: it must not be guessable.
           if (out.join_token.size() < kMinJoinTokenChars)
-            return Error{where + "spec.joinToken: at least " +
-                         std::to_string(kMinJoinTokenChars) + " characters (got " +
-                         std::to_string(out.join_token.size()) +
+            return Error{where + "spec.joinToken: at least " + std::to_string(kMinJoinTokenChars) +
+                         " characters (got " + std::to_string(out.join_token.size()) +
                          "); e.g. `openssl rand -hex 16`"};
         }
         if (spec["tokens"]) {

@@ -95,9 +95,8 @@ void Server::routes() {
         const bool failed = refusing_work();  // no lock held long: an atomic and a short one
         const bool ok = ready_ && !failed;
         res.status = ok ? 200 : 503;
-        res.set_content(
-            ok ? "ready\n" : (failed ? "not ready: " + refusal() + "\n" : "starting\n"),
-            "text/plain");
+        res.set_content(ok ? "ready\n" : (failed ? "not ready: " + refusal() + "\n" : "starting\n"),
+                        "text/plain");
       },
       inline_route);
   h.Get("/metrics", [this, now](const net::Request&, net::Response& res) {

@@ -1,8 +1,8 @@
 // The gateway's configuration (gateway.yaml): parse_config, then the routing and identity
 // functions over what parsed.
+#include "fuzz_util.h"
 #include "gateway/config.h"
 #include "gateway/routing.h"
-#include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sluice::gateway;

@@ -90,8 +90,8 @@ void handle(const sluice::gateway::HttpRequest& req) {
   again.body_limit(wire.size());
   size_t pos = 0;
   if (!parse(again, wire, pos, wire.size()) || pos != wire.size() ||
-      again.get().method_string() != req.method_string() ||
-      again.get().target() != req.target() || again.get().body() != req.body()) {
+      again.get().method_string() != req.method_string() || again.get().target() != req.target() ||
+      again.get().body() != req.body()) {
     std::fprintf(stderr, "upstream head does not parse back:\n%s\n", wire.c_str());
     std::abort();
   }

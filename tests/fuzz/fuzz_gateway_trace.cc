@@ -1,6 +1,6 @@
 // load_inference_trace: the Azure LLM inference trace `sluice gateway replay` reads.
-#include "gateway/trace.h"
 #include "fuzz_util.h"
+#include "gateway/trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sluice::gateway;

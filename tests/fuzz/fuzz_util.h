@@ -55,8 +55,8 @@ class MemFile {
     if (fd_ < 0) std::abort();
   }
   const std::string& write(std::string_view text) {
-    if (ftruncate(fd_, 0) != 0 || pwrite(fd_, text.data(), text.size(), 0) !=
-                                      static_cast<ssize_t>(text.size()))
+    if (ftruncate(fd_, 0) != 0 ||
+        pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
       std::abort();
     path_ = "/proc/self/fd/" + std::to_string(fd_);
     return path_;

@@ -91,8 +91,9 @@ class Walk {
 
   std::optional<LimitViolation> node(const YAML::Node& n, size_t depth) {
     if (++budget_.nodes > limits_.max_nodes)
-      return fail(n, "more than " + std::to_string(limits_.max_nodes) +
-                         " YAML nodes (aliases count each time they are used)",
+      return fail(n,
+                  "more than " + std::to_string(limits_.max_nodes) +
+                      " YAML nodes (aliases count each time they are used)",
                   true);
     if (depth > limits_.max_depth)
       return fail(n, "nested more than " + std::to_string(limits_.max_depth) + " levels deep",
@@ -113,12 +114,14 @@ class Walk {
   std::optional<LimitViolation> scalar(const YAML::Node& n, const std::string& s) {
     budget_.bytes += s.size();
     if (budget_.bytes > limits_.max_expanded_bytes)
-      return fail(n, "more than " + std::to_string(limits_.max_expanded_bytes >> 20) +
-                         " MiB of text once aliases are expanded",
+      return fail(n,
+                  "more than " + std::to_string(limits_.max_expanded_bytes >> 20) +
+                      " MiB of text once aliases are expanded",
                   true);
     if (s.size() > limits_.max_scalar_bytes)
-      return fail(n, "a string of " + std::to_string(s.size()) + " bytes (at most " +
-                         std::to_string(limits_.max_scalar_bytes >> 10) + " KiB)",
+      return fail(n,
+                  "a string of " + std::to_string(s.size()) + " bytes (at most " +
+                      std::to_string(limits_.max_scalar_bytes >> 10) + " KiB)",
                   true);
     size_t at = 0;
     if (!valid_utf8(s, &at))
@@ -153,13 +156,13 @@ class Walk {
   }
 
   std::optional<LimitViolation> too_many(const YAML::Node& n) {
-    return fail(n, std::to_string(n.size()) + " entries (at most " +
-                       std::to_string(limits_.max_entries) + " in one list or map)",
+    return fail(n,
+                std::to_string(n.size()) + " entries (at most " +
+                    std::to_string(limits_.max_entries) + " in one list or map)",
                 true);
   }
 
-  std::optional<LimitViolation> fail(const YAML::Node& n, const std::string& what,
-                                     bool too_large) {
+  std::optional<LimitViolation> fail(const YAML::Node& n, const std::string& what, bool too_large) {
     std::string path;
     for (const auto& p : path_) path += p;
     if (!path.empty() && path[0] == '.') path.erase(0, 1);

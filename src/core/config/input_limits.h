@@ -22,12 +22,12 @@
 namespace sluice {
 
 struct InputLimits {
-  size_t max_documents = 1000;             // YAML documents in one text
-  size_t max_nodes = 100'000;              // over all documents, aliases expanded
-  size_t max_expanded_bytes = 8u << 20;    // scalar bytes over all documents, aliases expanded
-  size_t max_scalar_bytes = 64u << 10;     // one string (a command line, an env value)
-  size_t max_entries = 10'000;             // entries of one list or map
-  size_t max_depth = 64;                   // nesting of lists and maps
+  size_t max_documents = 1000;           // YAML documents in one text
+  size_t max_nodes = 100'000;            // over all documents, aliases expanded
+  size_t max_expanded_bytes = 8u << 20;  // scalar bytes over all documents, aliases expanded
+  size_t max_scalar_bytes = 64u << 10;   // one string (a command line, an env value)
+  size_t max_entries = 10'000;           // entries of one list or map
+  size_t max_depth = 64;                 // nesting of lists and maps
 };
 
 // Job submissions (POST /v1/jobs): what a member may send.
@@ -36,8 +36,8 @@ InputLimits submission_limits();
 InputLimits config_limits();
 
 struct LimitViolation {
-  std::string message;  // "spec.command[2]: invalid UTF-8 at byte 5" (the caller adds file:line)
-  int line = 0;         // 1-based; 0 when unknown
+  std::string message;     // "spec.command[2]: invalid UTF-8 at byte 5" (the caller adds file:line)
+  int line = 0;            // 1-based; 0 when unknown
   bool too_large = false;  // a size limit (413) rather than malformed text (400)
 };
 

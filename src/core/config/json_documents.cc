@@ -21,8 +21,8 @@ using json = nlohmann::json;
 // yaml-cpp's own bound is deeper; real job documents nest about six levels.
 constexpr size_t kMaxDepth = 64;
 constexpr size_t kMaxFastMapEntries = 256;  // a larger map goes the YAML path (key())
-const std::string kPlainTag = "?";   // plain scalars and flow collections
-const std::string kQuotedTag = "!";  // quoted scalars (keys and values)
+const std::string kPlainTag = "?";          // plain scalars and flow collections
+const std::string kQuotedTag = "!";         // quoted scalars (keys and values)
 
 // nlohmann SAX handler that builds one document. Every callback returns false to stop the
 // parse when the text is not what the fast path takes (the caller then uses yaml-cpp).

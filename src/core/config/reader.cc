@@ -325,9 +325,9 @@ void MapReader::read_entries() {
     const std::string& key = it->first.Scalar();
     const auto [at, fresh] = index.try_emplace(key, entries_.size());
     if (!fresh) {
-      r_.error(it->first, child(path_, key),
-               "duplicate key (first at line " + std::to_string(r_.where(keys_[at->second]).line) +
-                   ")");
+      r_.error(
+          it->first, child(path_, key),
+          "duplicate key (first at line " + std::to_string(r_.where(keys_[at->second]).line) + ")");
       continue;
     }
     entries_.emplace_back(key, it->second);

@@ -16,7 +16,6 @@ namespace sluice::config_detail {
 // mark of the token) where LoadAll would loop, or once the parser has given more than
 // max_events events (input_limits.h: a text within the limits gives fewer; this bounds any
 // other way yaml-cpp might not come to an end), and whatever LoadAll throws otherwise.
-std::vector<YAML::Node> load_all_documents(const std::string& text,
-                                           size_t max_events = SIZE_MAX);
+std::vector<YAML::Node> load_all_documents(const std::string& text, size_t max_events = SIZE_MAX);
 
 }  // namespace sluice::config_detail

@@ -20,8 +20,8 @@ TEST(Protocol, FloatsAreWrongTypesNotCasts) {
   EXPECT_THROW(json::parse(R"({"gpus":[{"memory_mib":1.0}]})").get<RegisterRequest>(),
                json::exception);
   // Integers, missing fields and unknown fields decode as before.
-  const auto sync = json::parse(R"({"wait_ms":250,"started":[{"job":7,"pod":1}],"new":"x"})")
-                        .get<SyncRequest>();
+  const auto sync =
+      json::parse(R"({"wait_ms":250,"started":[{"job":7,"pod":1}],"new":"x"})").get<SyncRequest>();
   EXPECT_EQ(sync.wait_ms, 250);  // given
   ASSERT_EQ(sync.started.size(), 1u);
   EXPECT_EQ(sync.started[0], (PodRef{7, 1}));

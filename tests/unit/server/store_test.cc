@@ -15,8 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& tag) {
-  const auto dir = fs::temp_directory_path() /
-                   ("sluice-store-" + tag + "-test-" + std::to_string(::getpid()));
+  const auto dir =
+      fs::temp_directory_path() / ("sluice-store-" + tag + "-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   return dir;
 }
@@ -30,10 +30,8 @@ void seed(const fs::path& dir) {
   auto s = Store::open(dir.string());
   ASSERT_TRUE(s.ok()) << s.error();
   (*s)->start();
-  ASSERT_TRUE((*s)->write(Write{{{7, "pending", "{}"}},
-                                {{"next_job_id", "8"}},
-                                {R"({"event":"submit","id":7})"},
-                                {}}));
+  ASSERT_TRUE((*s)->write(
+      Write{{{7, "pending", "{}"}}, {{"next_job_id", "8"}}, {R"({"event":"submit","id":7})"}, {}}));
 }
 
 // The finding: a second server on the same data dir lost 18 of 30 acknowledged jobs.

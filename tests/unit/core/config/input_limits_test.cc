@@ -63,7 +63,9 @@ std::string job_json(const std::string& command_arg) {
 
 TEST(InputLimits, Utf8Validation) {
   EXPECT_TRUE(valid_utf8("plain ascii"));
-  EXPECT_TRUE(valid_utf8("gr\xC3\xBC\xC3\x9F" "e \xE2\x82\xAC \xF0\x9F\x98\x80"));
+  EXPECT_TRUE(
+      valid_utf8("gr\xC3\xBC\xC3\x9F"
+                 "e \xE2\x82\xAC \xF0\x9F\x98\x80"));
   size_t at = 0;
   EXPECT_FALSE(valid_utf8("ab\xFF", &at));
   EXPECT_EQ(at, 2u);
@@ -107,7 +109,8 @@ TEST(InputLimits, AliasExpansionIsBounded) {
   std::string text =
       "apiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: j, namespace: team-a}\n"
       "x-big: &a [" +
-      std::string(8000, 'x') + ", " + std::string(8000, 'y') + "]\nspec:\n  queue: train\n"
+      std::string(8000, 'x') + ", " + std::string(8000, 'y') +
+      "]\nspec:\n  queue: train\n"
       "  podSets: [{resources: {nvidia.com/gpu: 1}}]\n  command: [";
   for (int i = 0; i < 10000; ++i) text += i ? ", *a" : "*a";
   text += "]\n";
@@ -176,7 +179,8 @@ TEST(InputLimits, TextYamlCppDoesNotEndOnIsRefused) {
   auto out = submit(body);
   EXPECT_TRUE(out.jobs.empty());
   EXPECT_FALSE(out.too_large);
-  EXPECT_TRUE(any_contains(out.errors, {"request:1: malformed YAML: unexpected token"})) << dump(out.errors);
+  EXPECT_TRUE(any_contains(out.errors, {"request:1: malformed YAML: unexpected token"}))
+      << dump(out.errors);
   // Configuration text takes the same pass.
   auto cfg = load_one(body);
   EXPECT_TRUE(any_contains(cfg.errors, {"malformed YAML: unexpected token"})) << dump(cfg.errors);
@@ -189,8 +193,9 @@ TEST(InputLimits, TextYamlCppDoesNotEndOnIsRefused) {
 
 // Configuration text is checked too, with the larger configuration limits.
 TEST(InputLimits, ConfigurationTextIsChecked) {
-  auto out = load_one(yaml(kBase) + "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: "
-                                    "ResourceFlavor\nmetadata: {name: \"b\xFF\"}\n");
+  auto out = load_one(yaml(kBase) +
+                      "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: "
+                      "ResourceFlavor\nmetadata: {name: \"b\xFF\"}\n");
   EXPECT_TRUE(any_contains(out.errors, {"metadata.name: invalid UTF-8"})) << dump(out.errors);
 }
 
