@@ -19,8 +19,11 @@ trap 'rm -rf "$WORK_ROOT"' EXIT
 export WORK_ROOT
 for r in $(seq 1 "$ROUNDS"); do
   for side in before after; do
-    bin=$BEFORE_BIN; [[ $side == after ]] && bin=$AFTER_BIN
-    SLUICE_BIN=$bin BATCHES="1 $BATCH" JSON_OUT="$LOGS/$side-$r.jsonl" \
+    bin=$BEFORE_BIN port=27070
+    [[ $side == after ]] && bin=$AFTER_BIN port=27170
+    # A port per side: a server on cpp-httplib (SO_REUSEPORT) leaves TIME_WAIT sockets that
+    # keep a later SO_REUSEADDR-only bind of the same port refused for up to a minute.
+    PORT=$port SLUICE_BIN=$bin BATCHES="1 $BATCH" JSON_OUT="$LOGS/$side-$r.jsonl" \
       "$HERE/sluice_e2e.sh" | tee "$LOGS/$side-$r.log"
   done
 done
