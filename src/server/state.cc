@@ -388,9 +388,12 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
     next_id_ = std::max(next_id_, r->job.id + 1);
     records_.emplace(r->job.id, std::move(*r));
   }
-  if (store_)  // ids of dropped finished jobs (trim_finished) are not given out again
-    if (auto next = store_->get_meta("next_job_id"))
-      next_id_ = std::max<JobId>(next_id_, std::strtoull(next->c_str(), nullptr, 10));
+  // Ids of dropped finished jobs (trim_finished), and those counted by submissions (next_id),
+  // are not given out again.
+  if (store_)
+    for (const char* key : {"next_job_id", "next_id"})
+      if (auto next = store_->get_meta(key))
+        next_id_ = std::max<JobId>(next_id_, std::strtoull(next->c_str(), nullptr, 10));
   // Admit what was running at the crash where it ran; what cannot be carried over fails.
   auto s = build_scheduler(config_, [&](JobRecord& r, const std::string& why) {
     const bool running = r.state == JobState::kRunning;
