@@ -422,7 +422,9 @@ def test_backend_death(h):
     _, gw = h.gateway("listen: 127.0.0.1:0\npools:\n" + pool_yaml("main", [b1, b2], 4, 16))
     held = [Background(gw, HOLD) for _ in range(4)]
     wait_until(lambda: metric(gw, "sluice_gateway_in_flight", pool="main") == 4, "4 held")
-    check(backend_stats(b1)["held"] == 2 and backend_stats(b2)["held"] == 2, "spread")
+    # In flight at the gateway comes before held at the backend (it has yet to read them).
+    wait_until(lambda: backend_stats(b1)["held"] == 2 and backend_stats(b2)["held"] == 2,
+               "the held requests spread 2 and 2", timeout=10)
     t0 = time.monotonic()
     p1.kill()  # SIGKILL: the kernel resets its connections
     p1.wait()
