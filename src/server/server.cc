@@ -218,18 +218,17 @@ void Server::kick() {
 // rebuilds the state from disk.
 void Server::loop() {
   while (!stop_) {
+    std::string what;
     try {
       loop_body();
+      continue;
     } catch (const std::exception& e) {
-      store_failed_ = true;
-      log(std::string("internal error in the scheduling loop: ") + e.what() +
-          "; new work is refused until a restart");
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      what = std::string(": ") + e.what();
     } catch (...) {
-      store_failed_ = true;
-      log("internal error in the scheduling loop; new work is refused until a restart");
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
+    store_failed_ = true;
+    log("internal error in the scheduling loop" + what + "; new work is refused until a restart");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
 

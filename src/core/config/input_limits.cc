@@ -136,7 +136,7 @@ class Walk {
     if (n.size() > limits_.max_entries) return too_many(n);
     size_t i = 0;
     for (auto it = n.begin(); it != n.end(); ++it, ++i) {
-      path_.push_back("[" + std::to_string(i) + "]");
+      path_.push_back(Step{nullptr, i});
       if (auto v = node(*it, depth + 1)) return v;
       path_.pop_back();
     }
@@ -148,7 +148,7 @@ class Walk {
     for (auto it = n.begin(); it != n.end(); ++it) {
       const YAML::Node key = it->first;
       if (auto v = node(key, depth + 1)) return v;
-      path_.push_back(key.IsScalar() ? "." + key.Scalar() : ".?");
+      path_.push_back(Step{key.IsScalar() ? &key.Scalar() : &kOddKey, 0});
       if (auto v = node(it->second, depth + 1)) return v;
       path_.pop_back();
     }
@@ -164,15 +164,23 @@ class Walk {
 
   std::optional<LimitViolation> fail(const YAML::Node& n, const std::string& what, bool too_large) {
     std::string path;
-    for (const auto& p : path_) path += p;
-    if (!path.empty() && path[0] == '.') path.erase(0, 1);
+    for (const Step& p : path_)
+      path += p.key ? (path.empty() ? "" : ".") + *p.key : "[" + std::to_string(p.index) + "]";
     const int line = n.Mark().line >= 0 ? n.Mark().line + 1 : 0;
     return LimitViolation{(path.empty() ? "" : path + ": ") + what, line, too_large};
   }
 
+  // A map key (its text lives in the tree) or a list index: the path is spelled out only for
+  // a message, so the walk allocates nothing per node.
+  struct Step {
+    const std::string* key;
+    size_t index;
+  };
+  inline static const std::string kOddKey = "?";  // a key that is not a scalar
+
   const InputLimits& limits_;
   InputBudget& budget_;
-  std::vector<std::string> path_;
+  std::vector<Step> path_;
 };
 
 }  // namespace
