@@ -25,6 +25,9 @@ namespace sluice::server {
 
 enum class JobState : uint8_t { kPending, kRunning, kSucceeded, kFailed, kCancelled, kRejected };
 const char* state_name(JobState s);
+inline double unix_s(TimeNs ns) {
+  return static_cast<double>(ns) / 1e9;
+}
 std::optional<JobState> parse_state(const std::string& s);
 inline bool is_terminal(JobState s) {
   return s != JobState::kPending && s != JobState::kRunning;
