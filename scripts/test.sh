@@ -15,7 +15,7 @@ if [ "${SLUICE_SKIP_SANITIZE:-0}" != 1 ]; then
   scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF \
     -DSLUICE_GATEWAY=OFF
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --output-on-failure -j"$jobs" --timeout 900 -E '^integration\.|^gateway\.|^reliability\.')
+    ctest --output-on-failure -j"$jobs" --timeout 900 -E '^integration\.|^gateway\.|^reliability\.|^security\.')
 fi
 fuzz_s=${SLUICE_FUZZ_SECONDS:-10}
 if [ "$fuzz_s" = 0 ]; then

@@ -10,9 +10,11 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <tuple>
 
 #include "agent/pod_env.h"
 #include "agent/proc.h"
+#include "secret/secret.h"
 
 extern char** environ;
 
@@ -26,8 +28,9 @@ namespace {
 
 constexpr int64_t kMinBackoffMs = 100;
 constexpr int64_t kReadMarginS = 10;         // a long poll may take wait_ms plus this
-constexpr int64_t kMaxTailBytes = 64 << 20;  // /v1/logs answers at most this much
+constexpr int64_t kMaxTailBytes = 16 << 20;  // a log answers at most this much (the server's cap)
 constexpr int64_t kDefaultTailBytes = 64 << 10;
+constexpr size_t kMaxQueuedLogs = 64;  // log requests waiting for the uploader; beyond: dropped
 
 std::string random_id() {
   std::random_device rd;
@@ -48,6 +51,37 @@ std::string error_text(const httplib::Result& res) {
     if (!res->body.empty()) text += ": " + res->body.substr(0, 200);
   }
   return text;
+}
+
+httplib::Headers bearer(const std::string& token) {
+  return token.empty() ? httplib::Headers{}
+                       : httplib::Headers{{"Authorization", "Bearer " + token}};
+}
+
+// The machine-readable reason of an error answer ("code"), "" when there is none.
+std::string error_code(const httplib::Result& res) {
+  if (!res) return {};
+  try {
+    return nlohmann::json::parse(res->body).value("code", std::string());
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+// The last `tail` bytes of a pod's log: (status, body, content type).
+std::tuple<int, std::string, std::string> read_log_tail(const std::string& path, int64_t tail,
+                                                        const std::string& missing) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in)
+    return {404, proto::dump_json(nlohmann::json(proto::ErrorBody{missing, {}})),
+            "application/json"};
+  const int64_t size = in.tellg();
+  const int64_t from = std::max<int64_t>(0, size - tail);
+  std::string data(static_cast<size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  data.resize(static_cast<size_t>(in.gcount()));
+  return {200, std::move(data), "text/plain"};
 }
 
 void json_error(net::Response& res, int status, const std::string& msg) {
@@ -99,12 +133,19 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   std::error_code ec;
   fs::create_directories(a->options_.state_dir, ec);
   if (ec) return Error{"cannot create " + a->options_.state_dir + ": " + ec.message()};
+  // The lock first: a second agent on this directory must not adopt the first one's pods.
+  auto identity = AgentIdentity::open(a->options_.state_dir);
+  if (!identity) return Error{"agent " + a->options_.node + ": " + identity.error()};
+  a->identity_.emplace(std::move(*identity));
+  a->lease_file_.emplace(a->options_.state_dir);
+  const auto previous_lease = a->lease_file_->read();
   a->load_exits();
   RunnerOptions ro;
   ro.state_dir = a->options_.state_dir;
   ro.tick_ms = a->options_.tick_ms;
   ro.gpu_wait_timeout_ms = a->options_.gpu_wait_timeout_ms;
   ro.keep_finished = a->options_.keep_finished;
+  ro.previous_lease_expired = previous_lease && Clock::now() >= *previous_lease;
   Agent* self = a.get();
   ro.on_event = [self] {
     {
@@ -117,6 +158,13 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   auto runner = ProcessRunner::create(std::move(ro));
   if (!runner) return Error{runner.error()};
   a->runner_ = std::move(*runner);
+  // The previous agent's lease still holds for the pods it left: once it runs out without a
+  // successful sync of ours, they are fenced (at once when it already has).
+  if (previous_lease) a->runner_->set_lease(*previous_lease);
+  if (!a->options_.fencer_exe.empty()) {
+    auto fencer = spawn_fencer(a->options_.fencer_exe, a->options_.state_dir);
+    if (!fencer) return Error{"agent " + a->options_.node + ": " + fencer.error()};
+  }
   // 4. HTTP endpoints: bound now so the address is known before registering.
   a->setup_http();
   const auto& [host, port] = *listen;
@@ -143,12 +191,7 @@ Agent::~Agent() {
 
 void Agent::log(const std::string& line) const {
   if (options_.log) return options_.log(line);
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char ts[32];
-  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  std::string out = std::string(ts) + " agent " + options_.node + ": " + line + "\n";
+  std::string out = utc_timestamp() + " agent " + options_.node + ": " + line + "\n";
   std::cerr << out << std::flush;
 }
 
@@ -185,7 +228,11 @@ void Agent::setup_http() {
   s.Get("/healthz",
         [](const net::Request&, net::Response& res) { res.set_content("ok", "text/plain"); },
         {.run_inline = true});
+  // The node's credential: the agent's own administrator (root on the node) may look; pods
+  // and other users may not (docs/agent.md, "Trust model").
   s.Get(R"(/v1/logs/(\d{1,19})/(\d{1,9}))", [this](const net::Request& req, net::Response& res) {
+    if (!authorized(req, identity_->credential()))
+      return json_error(res, 401, "this endpoint needs the node's credential");
     const proto::PodRef ref{std::stoull(req.matches[1].str()), std::stoi(req.matches[2].str())};
     int64_t tail = kDefaultTailBytes;
     if (req.has_param("tail_bytes")) {
@@ -195,27 +242,18 @@ void Agent::setup_http() {
       }
       tail = std::min<int64_t>(std::stoll(t), kMaxTailBytes);
     }
-    const std::string path = pod_paths(options_.state_dir, ref).log;
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in)
-      return json_error(res, 404,
-                        "no log for job " + std::to_string(ref.job) + " pod " +
-                            std::to_string(ref.pod) + " on node " + options_.node +
-                            (options_.keep_finished > 0
-                                 ? " (the agent keeps the logs of its last " +
-                                       std::to_string(options_.keep_finished) + " finished pods)"
-                                 : ""));
-    const int64_t size = in.tellg();
-    const int64_t from = std::max<int64_t>(0, size - tail);
-    std::string data(static_cast<size_t>(size - from), '\0');
-    in.seekg(from);
-    in.read(data.data(), static_cast<std::streamsize>(data.size()));
-    data.resize(static_cast<size_t>(in.gcount()));
-    res.set_content(std::move(data), "text/plain");
+    auto [status, body, type] = read_log_tail(pod_paths(options_.state_dir, ref).log, tail,
+                                              "no log for job " + ref_name(ref));
+    res.status = status;
+    res.set_content(std::move(body), type);
   });
+  // A pod reports its own checkpoint with its own token (SLUICE_CHECKPOINT_TOKEN).
   s.Post(R"(/v1/checkpoint/(\d{1,19})/(\d{1,9}))", [this](const net::Request& req,
                                                           net::Response& res) {
     const proto::PodRef ref{std::stoull(req.matches[1].str()), std::stoi(req.matches[2].str())};
+    if (!authorized(req, identity_->checkpoint_token(ref)))
+      return json_error(res, 401,
+                        "a checkpoint report needs the pod's own $SLUICE_CHECKPOINT_TOKEN");
     if (!runner_->report_checkpoint(ref)) {
       return json_error(res, 404,
                         "job " + std::to_string(ref.job) + " pod " + std::to_string(ref.pod) +
@@ -223,9 +261,15 @@ void Agent::setup_http() {
     }
     res.set_content(R"({"ok":true})", "application/json");
   });
-  s.Get("/v1/pods", [this](const net::Request&, net::Response& res) {
+  s.Get("/v1/pods", [this](const net::Request& req, net::Response& res) {
+    if (!authorized(req, identity_->credential()))
+      return json_error(res, 401, "this endpoint needs the node's credential");
     res.set_content(proto::dump_json(nlohmann::json(runner_->running())), "application/json");
   });
+}
+
+bool Agent::authorized(const net::Request& req, const std::string& token) const {
+  return secret::same(secret::bearer(req.get_header_value("Authorization")), token);
 }
 
 void Agent::start() {
@@ -238,6 +282,7 @@ void Agent::start() {
   sync_thread_ = std::thread([this] { guarded("sync loop", [this] { sync_loop(); }); });
   if (options_.report_during_poll)
     report_thread_ = std::thread([this] { guarded("report loop", [this] { report_loop(); }); });
+  log_thread_ = std::thread([this] { guarded("log uploads", [this] { log_loop(); }); });
   log("started: " + std::to_string(gpus().size()) + " GPUs (" + gpus_->kind() + "), endpoints at " +
       address_ + ", server " + options_.server_url + ", state in " + options_.state_dir);
 }
@@ -256,6 +301,7 @@ void Agent::stop() {
   cv_.notify_all();
   if (sync_thread_.joinable()) sync_thread_.join();
   if (report_thread_.joinable()) report_thread_.join();
+  if (log_thread_.joinable()) log_thread_.join();
   if (options_.drain && runner_) {
     const auto pods = runner_->running().size();
     log("draining " + std::to_string(pods) + " pods");
@@ -280,7 +326,6 @@ std::unique_ptr<httplib::Client> Agent::make_client() const {
   cli->set_connection_timeout(2, 0);
   cli->set_write_timeout(10, 0);
   cli->set_keep_alive(true);
-  if (!options_.join_token.empty()) cli->set_bearer_token_auth(options_.join_token);
   return cli;
 }
 
@@ -433,9 +478,22 @@ bool Agent::do_register(httplib::Client& cli) {
                                                  ::sysconf(_SC_PAGESIZE) / (1024 * 1024);
   req.running = runner_->running();
   req.agent_id = agent_id_;
+  req.credential = identity_->credential();
   cli.set_read_timeout(kReadMarginS, 0);
+  const std::string body = proto::dump_json(nlohmann::json(req));
+  // 1. As the node (its credential); 2. a node the server does not know yet joins with the
+  //    join token, and the credential it brings becomes the node's.
+  const auto sent = Clock::now();
   auto res =
-      cli.Post("/v1/agents/register", proto::dump_json(nlohmann::json(req)), "application/json");
+      cli.Post("/v1/agents/register", bearer(identity_->credential()), body, "application/json");
+  if (res && res->status == 401 && error_code(res) == "no-node-credential") {
+    if (options_.join_token.empty()) {
+      note_error("register at " + options_.server_url + " failed: " + error_text(res) +
+                 "; this agent has no join token (--join-token-file or $SLUICE_JOIN_TOKEN)");
+      return false;
+    }
+    res = cli.Post("/v1/agents/register", bearer(options_.join_token), body, "application/json");
+  }
   if (!res || res->status != 200) {
     note_error("register at " + options_.server_url + " failed: " + error_text(res));
     return false;
@@ -452,8 +510,10 @@ bool Agent::do_register(httplib::Client& cli) {
     status_.registered = true;
     ++status_.registrations;
     if (resp.heartbeat_ms > 0) heartbeat_ms_ = resp.heartbeat_ms;
+    lease_ms_ = std::max<int64_t>(resp.lease_ms, 0);
     last_logged_error_.clear();
   }
+  renew_lease(sent);
   log("registered with " + options_.server_url + ": " + std::to_string(req.gpus.size()) +
       " GPUs, " + std::to_string(req.running.size()) + " running pods, heartbeat " +
       std::to_string(resp.heartbeat_ms) + " ms");
@@ -486,12 +546,13 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
   req.wait_ms = wait_ms;
   req.gpu_utilization_pct = sample_utilization();
   cli.set_read_timeout(wait_ms / 1000 + kReadMarginS, 0);
-  auto res = cli.Post("/v1/agents/" + options_.node + "/sync",
+  const auto sent = Clock::now();
+  auto res = cli.Post("/v1/agents/" + options_.node + "/sync", bearer(identity_->credential()),
                       proto::dump_json(nlohmann::json(req)), "application/json");
-  if (res && res->status == 404) {
-    // The server does not know us (it restarted, or forgot the node): register again, with
-    // the pods we run; the reports stay queued for the next sync.
-    log("server answered 404 to sync: registering again");
+  if (res && (res->status == 404 || res->status == 401)) {
+    // The server does not know us (it restarted, forgot the node, or lost its credential):
+    // register again, with the pods we run; the reports stay queued for the next sync.
+    log("server answered " + std::to_string(res->status) + " to sync: registering again");
     std::lock_guard lock(mu_);
     status_.registered = false;
     return false;
@@ -525,9 +586,11 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
       status_.last_error.clear();
     }
   }
+  renew_lease(sent);
   // Stops first: an assignment in the same reply may need the GPUs a stopped pod frees.
   apply_stops(resp.stop);
   apply_assignments(resp.assign);
+  upload_logs(resp.logs);
   *work = !resp.stop.empty() || !resp.assign.empty();
   return true;
 }
@@ -544,7 +607,7 @@ void Agent::final_sync() {
   req.started = started_;
   req.checkpoints = checkpoints_;
   cli->set_read_timeout(kReadMarginS, 0);
-  auto res = cli->Post("/v1/agents/" + options_.node + "/sync",
+  auto res = cli->Post("/v1/agents/" + options_.node + "/sync", bearer(identity_->credential()),
                        proto::dump_json(nlohmann::json(req)), "application/json");
   if (res && res->status == 200) {
     exits_.clear();
@@ -621,7 +684,9 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign) {
     launch.ref = ref;
     launch.argv = a.command;
     const PodPaths paths = pod_paths(options_.state_dir, ref);
-    launch.env = compose_pod_env(a, {options_.node, address_, paths.checkpoint_file}, environ);
+    launch.env = compose_pod_env(
+        a, {options_.node, address_, paths.checkpoint_file, identity_->checkpoint_token(ref)},
+        environ);
     launch.gpus = a.gpus;
     launch.gpu_milli = a.gpu_milli;
     launch.walltime_ms = a.walltime_ms;
@@ -645,6 +710,69 @@ void Agent::take_runner_events() {
   }
   std::lock_guard lock(mu_);
   status_.unacked_exits = exits_.size();
+}
+
+// The lease runs from when the last successful request was sent: the server saw it no earlier,
+// so the agent's deadline never falls after the server's (docs/agent.md, "Fencing").
+void Agent::renew_lease(Clock::time_point sent) {
+  int64_t lease = 0;
+  {
+    std::lock_guard lock(mu_);
+    lease = lease_ms_;
+  }
+  if (lease <= 0) return;
+  const auto deadline = sent + milliseconds(lease);
+  runner_->set_lease(deadline);
+  std::lock_guard lock(util_mu_);  // the lease file's writer: the sync and report threads
+  std::string why;
+  if (!lease_file_->write(deadline, &why)) log("cannot record the lease: " + why);
+}
+
+void Agent::upload_logs(const std::vector<proto::LogRequest>& logs) {
+  if (logs.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& l : logs) {
+      if (log_queue_.size() >= kMaxQueuedLogs) {
+        log("too many log requests queued: dropping the request for " + ref_name({l.job, l.pod}) +
+            " (the server answers 504)");
+        continue;
+      }
+      log_queue_.push_back(l);
+    }
+  }
+  cv_.notify_all();
+}
+
+// Posts each requested log back to the server on the node's own authenticated channel.
+void Agent::log_loop() {
+  auto cli = make_client();
+  cli->set_read_timeout(kReadMarginS, 0);
+  for (;;) {
+    proto::LogRequest l;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return quit_ || !log_queue_.empty(); });
+      if (quit_) return;
+      l = log_queue_.front();
+      log_queue_.pop_front();
+    }
+    const int64_t tail =
+        l.tail_bytes > 0 ? std::min(l.tail_bytes, kMaxTailBytes) : kDefaultTailBytes;
+    auto [status, body, type] =
+        read_log_tail(pod_paths(options_.state_dir, {l.job, l.pod}).log, tail,
+                      "no log for job " + std::to_string(l.job) + " pod " + std::to_string(l.pod) +
+                          " on node " + options_.node +
+                          (options_.keep_finished > 0
+                               ? " (the agent keeps the logs of its last " +
+                                     std::to_string(options_.keep_finished) + " finished pods)"
+                               : ""));
+    auto res = cli->Post("/v1/agents/" + options_.node + "/logs/" + std::to_string(l.id) +
+                             "?status=" + std::to_string(status),
+                         bearer(identity_->credential()), body, type);
+    if (!res || res->status != 200)
+      log("log upload for " + ref_name({l.job, l.pod}) + " failed: " + error_text(res));
+  }
 }
 
 // exits.json: exits not yet acknowledged, so a restarted agent still delivers them.

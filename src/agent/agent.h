@@ -16,14 +16,18 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "agent/fence.h"
 #include "agent/gpu.h"
+#include "agent/identity.h"
 #include "agent/process_runner.h"
 #include "core/model/result.h"
 #include "net/http_server.h"
@@ -42,10 +46,14 @@ struct AgentOptions {
   std::string state_dir;               // required: logs/, work/, pods.json, exits.json
   std::string listen = "127.0.0.1:0";  // the agent's own HTTP server; port 0: any free port
   std::string advertise;               // address sent to the server; default http://<listen>
-  std::string join_token;              // Authorization: Bearer on every request to the server
-  int64_t heartbeat_ms = 1000;         // until the server's RegisterResponse says otherwise
-  int64_t long_poll_ms = 0;            // wait_ms of an idle sync; 0: the heartbeat
-  bool drain = false;                  // stop(): end the pods (SIGTERM, drain_grace_ms, SIGKILL)
+  // Bootstraps the node's identity at its first registration (identity.h); later requests
+  // carry the node's credential. Never from the command line (docs/agent.md).
+  std::string join_token;
+  // `sluice` binary to run the fencer with (fence.h); "" = no fencer (tests, benchmarks).
+  std::string fencer_exe;
+  int64_t heartbeat_ms = 1000;  // until the server's RegisterResponse says otherwise
+  int64_t long_poll_ms = 0;     // wait_ms of an idle sync; 0: the heartbeat
+  bool drain = false;           // stop(): end the pods (SIGTERM, drain_grace_ms, SIGKILL)
   int64_t drain_grace_ms = 10'000;
   int64_t cpu_milli = 0;  // reported capacity; 0: this machine's
   int64_t memory_mib = 0;
@@ -117,12 +125,22 @@ class Agent {
   void wait_for_work(std::chrono::milliseconds d);
   void sleep_unless_quit(std::chrono::milliseconds d);
   std::unique_ptr<httplib::Client> make_client() const;
+  void renew_lease(std::chrono::steady_clock::time_point sent);
+  void upload_logs(const std::vector<proto::LogRequest>& logs);
+  void log_loop();
+  bool authorized(const net::Request& req, const std::string& token) const;
   void log(const std::string& line) const;
   void note_error(const std::string& what);
   void setup_http();
 
   AgentOptions options_;
   std::string agent_id_;
+  std::optional<AgentIdentity> identity_;  // the state dir's lock, credential, pod-token key
+  std::optional<LeaseFile> lease_file_;
+  int64_t lease_ms_ = 0;  // from the server's RegisterResponse; 0: no lease (no fencing)
+  // Log requests from sync replies, posted back by log_thread_ (bounded: kMaxQueuedLogs).
+  std::deque<proto::LogRequest> log_queue_;
+  std::thread log_thread_;
   std::string address_;
   std::unique_ptr<GpuProvider> gpus_;
   std::unique_ptr<ProcessRunner> runner_;

@@ -37,6 +37,7 @@ std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodCo
   env["SLUICE_NODE"] = ctx.node;
   env["SLUICE_AGENT_URL"] = ctx.agent_url;
   env["SLUICE_CHECKPOINT_FILE"] = ctx.checkpoint_file;
+  if (!ctx.checkpoint_token.empty()) env["SLUICE_CHECKPOINT_TOKEN"] = ctx.checkpoint_token;
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

@@ -11,6 +11,8 @@ struct PodContext {
   std::string node;             // SLUICE_NODE
   std::string agent_url;        // SLUICE_AGENT_URL
   std::string checkpoint_file;  // SLUICE_CHECKPOINT_FILE
+  // SLUICE_CHECKPOINT_TOKEN: the bearer token of this pod's own checkpoint report, nothing more.
+  std::string checkpoint_token;
 };
 
 // "KEY=VALUE" entries, sorted by key, each key once. Layers, later ones win:

@@ -1,6 +1,8 @@
 // /proc parsing and signal names.
 #include "agent/proc.h"
 
+#include <ctime>
+
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -65,6 +67,15 @@ std::string signal_name(int sig) {
     if (s.sig == sig) return s.name;
   }
   return "signal " + std::to_string(sig);
+}
+
+std::string utc_timestamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char ts[32];
+  std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return ts;
 }
 
 int64_t unix_now_ns() {

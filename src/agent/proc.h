@@ -23,5 +23,7 @@ std::optional<int> parse_signal(const std::string& name);
 std::string signal_name(int sig);
 
 int64_t unix_now_ns();
+// "2026-12-02T00:52:02Z": the start of a log line.
+std::string utc_timestamp();
 
 }  // namespace sluice::agent

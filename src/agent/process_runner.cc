@@ -238,32 +238,8 @@ bool ProcessRunner::stop(proto::PodRef ref, int sig, int64_t grace_ms, const std
     std::lock_guard lock(mu_);
     auto it = pods_.find(ref);
     if (it == pods_.end()) return false;
-    Pod& pod = *it->second;
-    const auto now = Clock::now();
-    if (!pod.running) {
-      // Never started: it simply ends.
-      proto::PodExit exit;
-      exit.job = ref.job;
-      exit.pod = ref.pod;
-      exit.reason = reason;
-      exit.message = "ended before it started" + (why.empty() ? "" : " (" + why + ")");
-      finish_locked(pod, std::move(exit));
-      notify = true;
-    } else {
-      const auto deadline = now + milliseconds(std::max<int64_t>(grace_ms, 0));
-      if (!pod.stopping) {
-        pod.stopping = true;
-        pod.exit_reason = reason;
-        pod.stop_why = why;
-        pod.kill_deadline = deadline;
-      } else {
-        pod.kill_deadline = std::min(pod.kill_deadline, deadline);
-      }
-      signal_locked(pod, sig);
-      if (sig == SIGKILL) pod.killed = true;
-      dirty_ = true;
-      wake_ = true;
-    }
+    notify = !it->second->running;  // a waiting pod ends at once: an event
+    stop_locked(*it->second, sig, grace_ms, reason, why, Clock::now());
   }
   if (notify) {
     events_cv_.notify_all();
@@ -271,6 +247,55 @@ bool ProcessRunner::stop(proto::PodRef ref, int sig, int64_t grace_ms, const std
   }
   cv_.notify_all();
   return true;
+}
+
+void ProcessRunner::stop_locked(Pod& pod, int sig, int64_t grace_ms, const std::string& reason,
+                                const std::string& why, Clock::time_point now) {
+  if (!pod.running) {
+    // Never started: it simply ends.
+    proto::PodExit exit;
+    exit.job = pod.spec.ref.job;
+    exit.pod = pod.spec.ref.pod;
+    exit.reason = reason;
+    exit.message = "ended before it started" + (why.empty() ? "" : " (" + why + ")");
+    finish_locked(pod, std::move(exit));
+    return;
+  }
+  const auto deadline = now + milliseconds(std::max<int64_t>(grace_ms, 0));
+  if (!pod.stopping) {
+    pod.stopping = true;
+    pod.exit_reason = reason;
+    pod.stop_why = why;
+    pod.kill_deadline = deadline;
+  } else {
+    pod.kill_deadline = std::min(pod.kill_deadline, deadline);
+  }
+  signal_locked(pod, sig);
+  if (sig == SIGKILL) pod.killed = true;
+  dirty_ = true;
+  wake_ = true;
+}
+
+void ProcessRunner::set_lease(Clock::time_point deadline) {
+  std::lock_guard lock(mu_);
+  if (lease_ && deadline <= *lease_) return;
+  lease_ = deadline;
+  if (deadline > Clock::now()) fenced_ = false;
+}
+
+// The lease ran out: stop everything, each pod with its own grace. Pods already stopping on a
+// server order keep their reason (the server knows about them) and their earlier deadline.
+void ProcessRunner::fence_locked(Clock::time_point now) {
+  fenced_ = true;
+  std::vector<Pod*> pods;
+  for (auto& [ref, pod] : pods_) pods.push_back(pod.get());
+  if (pods.empty()) return;
+  log("lease expired: no successful sync with the server for the lease period; stopping " +
+      std::to_string(pods.size()) + " pod(s) so that they cannot run twice (fencing)");
+  for (Pod* pod : pods)
+    if (!pod->stopping)
+      stop_locked(*pod, SIGTERM, pod->spec.walltime_grace_ms, "fenced",
+                  "the agent lost the server for its lease", now);
 }
 
 void ProcessRunner::stop_all(int sig, int64_t grace_ms, const std::string& reason) {
@@ -441,6 +466,7 @@ void ProcessRunner::find_finished_locked() {
 // Runs in the supervisor thread. Returns true when new events are pending.
 bool ProcessRunner::tick_locked(Clock::time_point now) {
   const size_t before = events_.started.size() + events_.exits.size() + events_.checkpoints.size();
+  if (lease_ && now >= *lease_ && !fenced_) fence_locked(now);
   // 1. Exits of running pods (children: waitid WNOWAIT first, so the group can be killed while
   //    the zombie still holds the pid; adopted: /proc).
   std::vector<proto::PodRef> refs;
@@ -700,8 +726,10 @@ void ProcessRunner::adopt_locked() {
         exit.job = pod->spec.ref.job;
         exit.pod = pod->spec.ref.pod;
         exit.exit_code = -1;
-        exit.reason = "lost";
-        exit.message = "ended while the agent was down; exit status unknown";
+        exit.reason = options_.previous_lease_expired ? "fenced" : "lost";
+        exit.message = options_.previous_lease_expired
+                           ? "stopped while the agent was down past its lease (the fencer)"
+                           : "ended while the agent was down; exit status unknown";
         exit.at_unix_ns = unix_now_ns();
         events_.exits.push_back(std::move(exit));
         dirty_ = true;

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,9 @@ struct RunnerOptions {
   std::function<void()> on_event;
   // Diagnostics (one line each); nullptr: silent.
   std::function<void(const std::string&)> log;
+  // The previous agent's lease had run out before this start (fence.h): pods of pods.json
+  // found dead were stopped by the fencer, and are reported "fenced" instead of "lost".
+  bool previous_lease_expired = false;
 };
 
 struct RunnerEvents {
@@ -89,6 +93,11 @@ class ProcessRunner {
   bool stop(proto::PodRef ref, int sig, int64_t grace_ms, const std::string& reason,
             const std::string& why = "");
   void stop_all(int sig, int64_t grace_ms, const std::string& reason);
+  // Fencing (fence.h): once the steady clock passes `deadline` without a newer one, every pod
+  // is stopped: SIGTERM, its own grace (the job's checkpoint grace), SIGKILL; exits "fenced".
+  // A later deadline (the agent reached the server again) lets new pods run; pods already
+  // being fenced still end.
+  void set_lease(std::chrono::steady_clock::time_point deadline);
   // Waits until no pod is waiting or running; false on timeout.
   bool wait_idle(std::chrono::milliseconds timeout);
 
@@ -114,6 +123,9 @@ class ProcessRunner {
   void start_locked(Pod& pod);
   void finish_locked(Pod& pod, proto::PodExit exit);
   void signal_locked(Pod& pod, int sig);
+  void stop_locked(Pod& pod, int sig, int64_t grace_ms, const std::string& reason,
+                   const std::string& why, std::chrono::steady_clock::time_point now);
+  void fence_locked(std::chrono::steady_clock::time_point now);
   void save_locked();
   void adopt_locked();
   // Finished pods' files: remember one, drop the oldest beyond keep_finished.
@@ -133,6 +145,8 @@ class ProcessRunner {
   StateFile pods_file_;
   bool quit_ = false;
   bool wake_ = false;
+  std::optional<std::chrono::steady_clock::time_point> lease_;  // fencing deadline, once known
+  bool fenced_ = false;  // the pods were fenced for the current lease_
   size_t adopted_ = 0;
   // Finished pods whose files are on disk, oldest first. A pod that runs again here (same job
   // and pod) leaves the list until it finishes again; its stale entry is skipped by sequence.

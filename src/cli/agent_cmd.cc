@@ -1,9 +1,13 @@
 // `sluice agent`: the node agent (docs/agent.md). One agent per machine in production; with
 // --names one per name in this process (benchmarks with many fake nodes on one machine).
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "agent/agent.h"
@@ -22,6 +26,9 @@ struct AgentArgs {
   std::string listen = "127.0.0.1:0";
   std::string advertise;
   std::string join_token;
+  std::string join_token_file;
+  std::string join_token_flag;  // refused: a token on the command line is visible to everyone
+  bool fencer = true;
   int64_t heartbeat_ms = 1000;
   int64_t drain_grace_ms = 10'000;
   int64_t report_delay_ms = 50;
@@ -34,6 +41,39 @@ struct AgentArgs {
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
+}
+
+// Reads a secret from the environment and wipes it there: /proc/PID/environ shows the
+// process's original environment block, which unsetenv alone leaves intact.
+std::string take_env_secret(const char* name) {
+  char* v = std::getenv(name);
+  if (!v) return {};
+  std::string value(v);
+  std::memset(v, 0, value.size());
+  ::unsetenv(name);
+  return value;
+}
+
+// A token file: its first line, trimmed. Refused when other users may read it.
+Result<std::string> read_token_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return Error{"--join-token-file " + path + ": " + std::strerror(errno)};
+  if (st.st_mode & 077)
+    return Error{"--join-token-file " + path + ": readable by other users (mode " +
+                 std::to_string(st.st_mode & 0777) + " octal " +
+                 [&] {
+                   char b[8];
+                   std::snprintf(b, sizeof b, "%o", st.st_mode & 0777);
+                   return std::string(b);
+                 }() +
+                 "); chmod 600 it"};
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  if (line.empty()) return Error{"--join-token-file " + path + ": empty"};
+  return line;
 }
 
 std::string hostname() {
@@ -57,7 +97,21 @@ int discover(const AgentArgs& args) {
   return 0;
 }
 
-int run_agents(const AgentArgs& args) {
+int run_agents(AgentArgs args) {
+  if (!args.join_token_flag.empty()) {
+    std::cerr << "sluice agent: --join-token: a token on the command line is visible to every "
+                 "user of the machine (ps, /proc/PID/cmdline); use --join-token-file FILE "
+                 "(mode 600) or $SLUICE_JOIN_TOKEN\n";
+    return 2;
+  }
+  if (!args.join_token_file.empty()) {
+    auto t = read_token_file(args.join_token_file);
+    if (!t) {
+      std::cerr << "sluice agent: " << t.error() << "\n";
+      return 2;
+    }
+    args.join_token = *t;
+  }
   // 1. Which agents: --names expands to several, else one named --name or the host name.
   std::vector<std::string> nodes;
   if (!args.names.empty()) {
@@ -100,6 +154,7 @@ int run_agents(const AgentArgs& args) {
                    : listen->first + ":" + std::to_string(listen->second + static_cast<int>(i));
     o.advertise = multi ? "" : args.advertise;
     o.join_token = args.join_token;
+    if (args.fencer) o.fencer_exe = self_exe();
     o.heartbeat_ms = args.heartbeat_ms;
     o.drain = args.drain;
     o.drain_grace_ms = args.drain_grace_ms;
@@ -125,11 +180,17 @@ int run_agents(const AgentArgs& args) {
 
 }  // namespace
 
+std::string self_exe() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 void register_agent(CLI::App& app) {
   auto* cmd = app.add_subcommand("agent", "Run the node agent: GPUs, pod processes, heartbeats");
   auto args = std::make_shared<AgentArgs>();
   args->server = env_or("SLUICE_SERVER", "http://127.0.0.1:7070");
-  args->join_token = env_or("SLUICE_JOIN_TOKEN", "");
+  args->join_token = take_env_secret("SLUICE_JOIN_TOKEN");
   cmd->add_option("--server", args->server, "Control-plane URL ($SLUICE_SERVER)")
       ->capture_default_str();
   cmd->add_option("--name", args->name, "Node name as in the Cluster config (default: host name)");
@@ -146,8 +207,15 @@ void register_agent(CLI::App& app) {
   cmd->add_option(
       "--advertise", args->advertise,
       "Address the server and jobs use to reach the endpoints (default http://<listen>)");
-  cmd->add_option("--join-token", args->join_token,
-                  "Bearer token for the server ($SLUICE_JOIN_TOKEN)");
+  cmd->add_option("--join-token-file", args->join_token_file,
+                  "File (mode 600) holding the join token that registers a new node; or "
+                  "$SLUICE_JOIN_TOKEN. Later the node uses its own credential (STATE_DIR/"
+                  "node-credential)");
+  cmd->add_option("--join-token", args->join_token_flag)
+      ->group("");  // refused with a message: tokens never go on the command line
+  cmd->add_flag("!--no-fencer", args->fencer,
+                "Do not start the fencer that stops this node's pods when the agent dies and "
+                "its lease runs out (docs/agent.md, Fencing)");
   cmd->add_option("--heartbeat-ms", args->heartbeat_ms, "Sync period until the server sets one")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{50}, int64_t{60'000}));
@@ -171,6 +239,15 @@ void register_agent(CLI::App& app) {
   cmd->add_flag("--discover", args->discover, "Print the GPUs found as JSON and exit");
   cmd->callback([args] {
     const int rc = args->discover ? discover(*args) : run_agents(*args);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+
+  // The fencer (src/agent/fence.h): started by the agent, not by people.
+  auto* fencer = app.add_subcommand("agent-fencer", "")->group("");
+  auto dir = std::make_shared<std::string>();
+  fencer->add_option("--state-dir", *dir, "The agent's state directory")->required();
+  fencer->callback([dir] {
+    const int rc = agent::run_fencer({.state_dir = *dir});
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
 }

@@ -172,7 +172,8 @@ void register_listing(CLI::App& app, const char* name, const char* help, const c
   auto c = std::make_shared<Common>();
   add_common(cmd, *c, true);
   cmd->add_flag("--wide,-w", c->wide, "Do not shorten long cells");
-  cmd->callback([c, path, table, what] {
+  cmd->callback([cmd, c, path, table, what] {
+    if (!cmd->get_subcommands().empty()) return;  // e.g. `nodes reset-credential`: not a listing
     json reply = need(HttpClient(c->conn).call_json("GET", path));
     if (c->json) return print_json(reply);
     std::string text = table(reply, ViewOptions{now_unix_s(), c->wide});
@@ -336,6 +337,27 @@ void register_config(CLI::App& app) {
   });
 }
 
+// `sluice nodes reset-credential NODE` (admin): docs/agent.md, "Trust model".
+void register_node_reset(CLI::App& app) {
+  auto* nodes = app.get_subcommand("nodes");
+  auto* cmd = nodes->add_subcommand(
+      "reset-credential",
+      "Release a node whose agent lost its state directory: the next agent to join with "
+      "that name (and the join token) becomes the node (admin token)");
+  auto c = std::make_shared<Common>();
+  auto node = std::make_shared<std::string>();
+  cmd->add_option("node", *node, "Node name")->required();
+  add_common(cmd, *c, true);
+  cmd->callback([c, node] {
+    json reply =
+        need(HttpClient(c->conn).call_json("POST", "/v1/nodes/" + *node + "/reset-credential"));
+    if (c->json) return print_json(reply);
+    std::cout << "node " << *node
+              << ": credential reset; the next agent to register it with the join token "
+                 "becomes the node\n";
+  });
+}
+
 }  // namespace
 
 void register_client(CLI::App& app) {
@@ -346,6 +368,7 @@ void register_client(CLI::App& app) {
                    "/v1/queues", queues_table, "queues");
   register_listing(app, "nodes", "List nodes: readiness, GPUs, allocation", "/v1/nodes",
                    nodes_table, "nodes");
+  register_node_reset(app);
   register_cancel(app);
   register_logs(app);
   register_explain(app);

@@ -2,6 +2,8 @@
 // Subcommands of the `sluice` binary; each file registers one.
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace sluice::cli {
 
 void register_check(CLI::App& app);
@@ -9,5 +11,8 @@ void register_plan(CLI::App& app);
 void register_serve(CLI::App& app);   // serve, up (serve_cmd.cc)
 void register_agent(CLI::App& app);   // agent (agent_cmd.cc)
 void register_client(CLI::App& app);  // submit, run, jobs, queues, nodes, cancel, logs, explain
+
+// The running `sluice` binary (/proc/self/exe), which agents start their fencer with.
+std::string self_exe();
 
 }  // namespace sluice::cli

@@ -59,6 +59,7 @@ int wait_for_signal(const sigset_t& set, double seconds, server::Server& srv) {
 struct ServeArgs {
   server::ServeOptions opt;
   double agent_timeout_s = 10;
+  double fence_margin_s = 2;
 };
 
 void add_server_options(CLI::App* cmd, ServeArgs& a) {
@@ -67,9 +68,17 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
   cmd->add_option("--data-dir", a.opt.data_dir, "SQLite store and event log directory")
       ->capture_default_str();
   cmd->add_option("--agent-timeout", a.agent_timeout_s,
-                  "Seconds without a sync before a node is NotReady and its jobs are requeued")
+                  "Seconds without a sync before a node is NotReady; also the agents' lease: an "
+                  "agent that cannot sync this long stops its pods, and a silent node's jobs "
+                  "are requeued this + their checkpoint grace + --fence-margin after its last "
+                  "sync (docs/agent.md, Fencing)")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
+  cmd->add_option("--fence-margin", a.fence_margin_s,
+                  "Seconds added to a silent node's lease and grace before its jobs are "
+                  "requeued (covers the agent's tick and signal delivery)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--heartbeat-ms", a.opt.state.heartbeat_ms, "Agent sync interval to ask for")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, int64_t{60'000}));
@@ -90,6 +99,13 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
 
 Result<std::unique_ptr<server::Server>> start_server(ServeArgs& a) {
   a.opt.state.agent_timeout_ns = static_cast<TimeNs>(a.agent_timeout_s * 1e9);
+  a.opt.state.fence_margin_ns = static_cast<TimeNs>(a.fence_margin_s * 1e9);
+  // An agent syncs about once a heartbeat (a long poll); its lease must span several.
+  if (a.opt.state.agent_timeout_ns < 3 * a.opt.state.heartbeat_ms * 1'000'000)
+    return Error{"--agent-timeout " + server::format_double(a.agent_timeout_s) +
+                 " s is shorter than 3 heartbeats (--heartbeat-ms " +
+                 std::to_string(a.opt.state.heartbeat_ms) +
+                 "): agents would lose their lease and stop their pods between two syncs"};
   auto srv = server::Server::create(a.opt);
   if (!srv) return srv;
   for (const auto& n : (*srv)->notes()) std::cerr << "serve: " << n << "\n";
@@ -250,7 +266,8 @@ int run_up(UpArgs& a) {
     o.gpus_spec = a.gpus;
     o.state_dir = a.serve.opt.data_dir + "/agent-" + o.node;
     o.heartbeat_ms = a.serve.opt.state.heartbeat_ms;
-    o.drain = true;  // `up` owns its pods: they end with it
+    o.drain = true;  // `up` owns its pods: they end with it (or, if it is killed, by the fencer)
+    o.fencer_exe = self_exe();
     o.drain_grace_ms = 3000;
     if (a.serve.opt.quiet) o.log = [](const std::string&) {};
     auto ag = agent::Agent::create(o);

@@ -128,6 +128,7 @@ void Connection::on_header(error_code ec) {
                             describe_bytes(server_.opts.max_target_bytes) + " limit",
                         true);
   if (parser_->is_done()) return on_request();
+  raise_body_limit();
   if (beast::iequals(h[http::field::expect], "100-continue")) {
     // The client waits for this before it sends the body (the size was checked against the
     // limit with the header).
@@ -141,6 +142,23 @@ void Connection::on_header(error_code ec) {
     return;
   }
   read_body();
+}
+
+// A route may accept a larger body than the server's limit (RouteOptions::max_body_bytes).
+// The route is looked up here only when some route raises the limit and this body needs it.
+void Connection::raise_body_limit() {
+  const auto& router = server_.router;
+  if (router.largest_body_limit() <= server_.opts.max_body_bytes) return;
+  const auto length = parser_->content_length();
+  if (length && *length <= server_.opts.max_body_bytes) return;
+  const auto& h = parser_->get();
+  const std::string target(h.target());
+  const std::string path =
+      percent_decode(std::string_view(target).substr(0, target.find('?')), false);
+  std::smatch matches;
+  const Route* route = router.find(std::string(h.method_string()), path, matches);
+  if (route && route->options.max_body_bytes > server_.opts.max_body_bytes)
+    parser_->body_limit(static_cast<std::uint64_t>(route->options.max_body_bytes));
 }
 
 void Connection::read_body() {

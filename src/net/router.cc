@@ -1,5 +1,7 @@
 #include "net/router.h"
 
+#include <algorithm>
+
 namespace sluice::net {
 
 namespace {
@@ -15,6 +17,7 @@ void Router::add(std::string method, std::string pattern, Handler handler, Route
   r.pattern = std::move(pattern);
   r.handler = std::move(handler);
   r.options = options;
+  largest_body_limit_ = std::max(largest_body_limit_, options.max_body_bytes);
   routes_.push_back(std::move(r));
 }
 

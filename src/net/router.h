@@ -19,6 +19,9 @@ struct RouteOptions {
   // (/healthz, /readyz) that must answer while every worker is busy, and on connections over
   // the connection caps (which may ask for nothing else).
   bool run_inline = false;
+  // A larger request body than ServerOptions::max_body_bytes for this route (0: the server's
+  // limit). For bulk uploads from trusted peers (an agent's log), never for user input.
+  size_t max_body_bytes = 0;
 };
 
 struct Route {
@@ -36,9 +39,12 @@ class Router {
   // pass the Request's own member). nullptr when none matches. HEAD finds GET routes.
   const Route* find(const std::string& method, const std::string& path, std::smatch& matches) const;
   size_t size() const { return routes_.size(); }
+  // The largest RouteOptions::max_body_bytes of any route (0: none raises the limit).
+  size_t largest_body_limit() const { return largest_body_limit_; }
 
  private:
   std::vector<Route> routes_;  // bounded by the code that registers them
+  size_t largest_body_limit_ = 0;
 };
 
 }  // namespace sluice::net

@@ -89,6 +89,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_header();
   void on_header(error_code ec);
   void read_body();
+  void raise_body_limit();
   void on_read_error(error_code ec);
   void on_request();
   void dispatch(std::shared_ptr<Exchange> ex);

@@ -46,7 +46,8 @@ struct RunningPod {
 
 // How a pod ended. reason: "exited" (exit_code valid), "signaled" (signal valid), "walltime"
 // (killed for running past its walltime), "stopped" (killed on the server's stop order),
-// "start-failed" (could not exec; message says why).
+// "start-failed" (could not exec; message says why), "fenced" (stopped because the agent lost
+// the server for its lease: the job is requeued, not failed), "lost" (status unknown).
 struct PodExit {
   uint64_t job = 0;
   int32_t pod = 0;
@@ -63,7 +64,8 @@ struct CheckpointReport {
   int64_t at_unix_ns = 0;
 };
 
-// POST /v1/agents/register (Authorization: Bearer <join token> when the server has one).
+// POST /v1/agents/register. Authorization: Bearer <the node's credential>, or, for a node the
+// server has no credential for yet, Bearer <join token> (docs/api.md, "Trust model").
 struct RegisterRequest {
   std::string node;
   std::string address;  // the agent's own HTTP address, e.g. "http://127.0.0.1:41234"
@@ -72,6 +74,9 @@ struct RegisterRequest {
   int64_t memory_mib = 0;
   std::vector<RunningPod> running;  // what the agent still runs (after an agent restart)
   std::string agent_id;             // random per agent process start
+  // The secret this agent authenticates with from now on (made by the agent, kept 0600 in its
+  // state dir). The server keeps its SHA-256 when it admits a new node with the join token.
+  std::string credential;
 };
 
 struct StopOrder {
@@ -86,6 +91,19 @@ struct RegisterResponse {
   std::string node;
   int64_t heartbeat_ms = 1000;
   std::vector<StopOrder> stop;  // pods the agent reported that the server does not know
+  // Fencing (docs/agent.md): an agent with no successful sync for lease_ms, counted from when
+  // it sent its last successful request, stops its pods (SIGTERM, each job's grace, SIGKILL).
+  // The server requeues a silent node's jobs only after lease + grace + a margin. 0: no lease.
+  int64_t lease_ms = 0;
+};
+
+// The server wants a pod's log (`sluice logs`): the agent posts it to
+// /v1/agents/{node}/logs/{id}, authenticated like its syncs. The server never dials an agent.
+struct LogRequest {
+  uint64_t id = 0;
+  uint64_t job = 0;
+  int32_t pod = 0;
+  int64_t tail_bytes = 0;  // the last N bytes; 0: the agent's default
 };
 
 struct PeerPod {
@@ -127,6 +145,7 @@ struct SyncResponse {
   std::vector<Assignment> assign;
   std::vector<StopOrder> stop;
   int64_t heartbeat_ms = 1000;
+  std::vector<LogRequest> logs;
 };
 
 // Errors are {"error": "...", "details": [...]} with a 4xx/5xx status on every endpoint.
@@ -145,16 +164,18 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PodExit, job, pod, exit_code, si
                                                 message, at_unix_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckpointReport, job, pod, at_unix_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterRequest, node, address, gpus, cpu_milli,
-                                                memory_mib, running, agent_id)
+                                                memory_mib, running, agent_id, credential)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StopOrder, job, pod, signal, grace_ms, reason)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterResponse, node, heartbeat_ms, stop)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterResponse, node, heartbeat_ms, stop,
+                                                lease_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LogRequest, id, job, pod, tail_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerPod, pod, node, address)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, job_namespace,
                                                 gang_size, peers, command, env, gpus, gpu_milli,
                                                 walltime_ms, grace_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
                                                 started, wait_ms, gpu_utilization_pct)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms, logs)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ErrorBody, error, details)
 
 // Every number of the protocol is an integer (nanoseconds, milliseconds, milli-units, ids).

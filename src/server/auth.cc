@@ -1,6 +1,7 @@
 #include "server/auth.h"
 
 #include "core/config/yaml_documents.h"
+#include "secret/secret.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -9,21 +10,8 @@
 namespace sluice::server {
 namespace {
 
-constexpr size_t kMinJoinTokenChars = 16;
-
-std::string bearer(const std::string& header) {
-  const std::string prefix = "Bearer ";
-  if (header.size() <= prefix.size() || header.compare(0, prefix.size(), prefix) != 0) return {};
-  return header.substr(prefix.size());
-}
-
-// Comparison that does not stop at the first differing byte.
-bool same(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
+// Every token, the join token included: shorter ones can be guessed or brute-forced.
+constexpr size_t kMinTokenChars = 16;
 
 }  // namespace
 
@@ -35,16 +23,11 @@ bool Caller::sees(const std::string& ns) const {
 
 std::optional<Caller> AuthConfig::caller(const std::string& header) const {
   if (!enabled()) return Caller{};
-  const std::string t = bearer(header);
+  const std::string t = secret::bearer(header);
   if (t.empty()) return std::nullopt;
   for (const auto& tok : tokens)
-    if (same(tok.token, t)) return Caller{tok.name, tok.admin, tok.namespaces};
+    if (secret::same(tok.token, t)) return Caller{tok.name, tok.admin, tok.namespaces};
   return std::nullopt;
-}
-
-bool AuthConfig::agent_allowed(const std::string& header) const {
-  if (join_token.empty()) return true;
-  return same(bearer(header), join_token);
 }
 
 Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
@@ -65,8 +48,8 @@ Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
         if (spec["joinToken"]) {
           out.join_token = spec["joinToken"].as<std::string>();
           // Anyone with it can register a node: it must not be guessable.
-          if (out.join_token.size() < kMinJoinTokenChars)
-            return Error{where + "spec.joinToken: at least " + std::to_string(kMinJoinTokenChars) +
+          if (out.join_token.size() < kMinTokenChars)
+            return Error{where + "spec.joinToken: at least " + std::to_string(kMinTokenChars) +
                          " characters (got " + std::to_string(out.join_token.size()) +
                          "); e.g. `openssl rand -hex 16`"};
         }
@@ -78,7 +61,10 @@ Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
             Token tok;
             tok.name = t["name"].as<std::string>("");
             tok.token = t["token"].as<std::string>("");
-            if (tok.token.size() < 8) return Error{at + ".token: required, at least 8 characters"};
+            if (tok.token.size() < kMinTokenChars)
+              return Error{at + ".token: required, at least " + std::to_string(kMinTokenChars) +
+                           " characters (got " + std::to_string(tok.token.size()) +
+                           "); e.g. `openssl rand -hex 16`"};
             const std::string role = t["role"].as<std::string>("member");
             if (role != "admin" && role != "member")
               return Error{at + ".role: \"" + role + "\" is not admin or member"};
@@ -94,6 +80,12 @@ Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
       } catch (const YAML::Exception& e) {
         return Error{where + "spec: " + e.msg};
       }
+      // With user tokens the API is guarded, so the agents' door must be too: without a join
+      // token anyone who reaches the port could register a node.
+      if (!out.tokens.empty() && out.join_token.empty())
+        return Error{where +
+                     "spec.joinToken: required when spec.tokens is set (without it anyone who "
+                     "reaches the server could register as a node); e.g. `openssl rand -hex 16`"};
     }
   }
   return out;

@@ -26,12 +26,13 @@ struct Caller {
 };
 
 struct AuthConfig {
-  std::string join_token;  // "" = agents join without a token
+  // Bootstraps a node's identity (server/node_auth.h); "" = agents join without a token, only
+  // allowed without user tokens (loopback).
+  std::string join_token;
   std::vector<Token> tokens;
   bool enabled() const { return !tokens.empty(); }
   // The caller for an Authorization header value; nullopt: missing or unknown token.
   std::optional<Caller> caller(const std::string& authorization_header) const;
-  bool agent_allowed(const std::string& authorization_header) const;
 };
 
 // Finds `kind: ServerAuth` documents in the sources (none: auth off). Errors name file and line.

@@ -1,17 +1,19 @@
 // The HTTP API of `sluice serve` (docs/api.md). Every handler: authorize, take the state lock
 // for the shortest time, wait for the store outside it, then answer.
-#include <httplib.h>
-
 #include <algorithm>
 #include <chrono>
 
 #include "core/config/loader.h"
+#include "secret/secret.h"
 #include "server/server.h"
 
 namespace sluice::server {
 namespace {
 
 using nlohmann::json;
+
+// The largest log tail one request returns (`sluice logs --tail-bytes`), held in memory once.
+constexpr size_t kMaxLogBytes = 16 << 20;
 
 void reply(net::Response& res, int status, const json& body) {
   res.status = status;
@@ -272,50 +274,51 @@ void Server::routes() {
   h.Post(R"(/v1/jobs/([^/]+)/cancel)", cancel);
   h.Delete(R"(/v1/jobs/([^/]+))", cancel);
 
-  h.Get(R"(/v1/jobs/([^/]+)/logs)", [this, who, visible](const net::Request& req,
-                                                         net::Response& res) {
-    auto caller = who(req, res);
-    if (!caller) return;
-    std::string address, node;
-    int32_t pod = 0;
-    JobId id = 0;
-    {
-      std::lock_guard lk(state_->mu());
-      const auto* r = visible(*caller, req.matches[1], res);
-      if (!r) return;
-      id = r->job.id;
-      if (req.has_param("pod")) {
-        auto p = parse_id(req.get_param_value("pod"));
-        if (!p) return fail(res, 400, "pod: expected a pod index");
-        pod = static_cast<int32_t>(*p);
-      }
-      if (r->pods.empty())
-        return fail(res, 404, "job " + std::to_string(id) + " has not run yet: no logs");
-      if (static_cast<size_t>(pod) >= r->pods.size())
-        return fail(
-            res, 404,
-            "job " + std::to_string(id) + " has " + std::to_string(r->pods.size()) + " pod(s)");
-      node = r->pods[static_cast<size_t>(pod)].node;
-      address = state_->agent_address_of(id, pod);
-    }
-    if (address.empty()) return fail(res, 502, "node " + node + " has no agent address");
-    httplib::Client agent(address);
-    agent.set_connection_timeout(3, 0);
-    agent.set_read_timeout(10, 0);
-    std::string path = "/v1/logs/" + std::to_string(id) + "/" + std::to_string(pod);
-    if (req.has_param("tail_bytes")) {
-      auto n = parse_id(req.get_param_value("tail_bytes"));
-      if (!n) return fail(res, 400, "tail_bytes: expected a non-negative integer");
-      path += "?tail_bytes=" + std::to_string(*n);
-    }
-    auto r = agent.Get(path);
-    if (!r)
-      return fail(res, 502, "the agent of node " + node + " (" + address + ") is unreachable");
-    res.status = r->status;
-    res.set_content(r->body, r->get_header_value("Content-Type").empty()
-                                 ? "text/plain"
-                                 : r->get_header_value("Content-Type"));
-  });
+  // Logs come through the agent's own authenticated channel: the request rides on the node's
+  // next sync reply and the agent posts the bytes back (below). The server never dials an
+  // address a peer gave it.
+  h.Get(R"(/v1/jobs/([^/]+)/logs)",
+        [this, who, visible](const net::Request& req, net::Response& res) {
+          auto caller = who(req, res);
+          if (!caller) return;
+          int32_t pod = 0;
+          int64_t tail = 0;
+          if (req.has_param("pod")) {
+            auto p = parse_id(req.get_param_value("pod"));
+            if (!p || *p > 1'000'000) return fail(res, 400, "pod: expected a pod index");
+            pod = static_cast<int32_t>(*p);
+          }
+          if (req.has_param("tail_bytes")) {
+            auto n = parse_id(req.get_param_value("tail_bytes"));
+            if (!n) return fail(res, 400, "tail_bytes: expected a non-negative integer");
+            tail = static_cast<int64_t>(std::min<JobId>(*n, kMaxLogBytes));
+          }
+          std::unique_lock lk(state_->mu());
+          const auto* r = visible(*caller, req.matches[1], res);
+          if (!r) return;
+          const JobId id = r->job.id;
+          if (r->pods.empty())
+            return fail(res, 404, "job " + std::to_string(id) + " has not run yet: no logs");
+          if (static_cast<size_t>(pod) >= r->pods.size())
+            return fail(
+                res, 404,
+                "job " + std::to_string(id) + " has " + std::to_string(r->pods.size()) + " pod(s)");
+          const auto ask = state_->request_log(id, pod, tail);
+          if (!ask.id) return fail(res, ask.status, ask.error);
+          const std::string node = r->pods[static_cast<size_t>(pod)].node;
+          const bool answered = state_->log_cv().wait_for(lk, std::chrono::seconds(10), [&] {
+            const auto* f = state_->log_fetch(ask.id);
+            return stop_ || (f && f->done);
+          });
+          const auto* f = state_->log_fetch(ask.id);
+          if (answered && f && f->done) {
+            res.status = f->status;
+            res.set_content(f->body, f->content_type.empty() ? "text/plain" : f->content_type);
+          } else {
+            fail(res, 504, "the agent of node " + node + " did not send the log within 10 s");
+          }
+          state_->forget_log(ask.id);
+        });
 
   // --- Cluster -------------------------------------------------------------------------------
   h.Get("/v1/queues", [this, who, now](const net::Request& req, net::Response& res) {
@@ -355,8 +358,6 @@ void Server::routes() {
 
   // --- Agents --------------------------------------------------------------------------------
   h.Post("/v1/agents/register", [this, now](const net::Request& req, net::Response& res) {
-    if (!auth_.agent_allowed(req.get_header_value("Authorization")))
-      return fail(res, 401, "missing or wrong join token");
     proto::RegisterRequest rr;
     try {
       rr = json::parse(req.body).get<proto::RegisterRequest>();
@@ -364,30 +365,39 @@ void Server::routes() {
       return fail(res, 400, std::string("bad register request: ") + e.what());
     }
     ServerState::RegisterOutcome out;
+    const std::string bearer = secret::bearer(req.get_header_value("Authorization"));
     {
       std::lock_guard lk(state_->mu());
-      out = state_->register_agent(rr, now());
+      out = state_->register_agent(rr, bearer, auth_.join_token, now());
     }
-    if (out.status != 200) return fail(res, out.status, out.error, out.details);
+    if (out.status != 200)
+      return reply(res, out.status,
+                   json{{"error", out.error}, {"details", out.details}, {"code", out.code}});
+    if (out.ticket && !store_->wait(out.ticket))
+      return fail(res, 503, "the registration could not be written", {refusal()});
     log("agent registered: node " + rr.node + " at " + rr.address);
     kick();
     reply(res, 200, out.response);
   });
   h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const net::Request& req, net::Response& res) {
-    if (!auth_.agent_allowed(req.get_header_value("Authorization")))
-      return fail(res, 401, "missing or wrong join token");
+    const std::string node = req.matches[1];
+    const std::string bearer = secret::bearer(req.get_header_value("Authorization"));
+    {
+      std::lock_guard lk(state_->mu());  // before the body is parsed: strangers cost nothing
+      if (!state_->node_admitted(node, bearer))
+        return fail(res, 401, "missing or wrong credential for node \"" + node + "\"");
+    }
     proto::SyncRequest sr;
     try {
       sr = json::parse(req.body).get<proto::SyncRequest>();
     } catch (const json::exception& e) {
       return fail(res, 400, std::string("bad sync request: ") + e.what());
     }
-    const std::string node = req.matches[1];
     ServerState::SyncOutcome out;
     proto::SyncResponse resp;
     {
       std::unique_lock lk(state_->mu());
-      out = state_->sync_reports(node, sr, now());
+      out = state_->sync_reports(node, bearer, sr, now());
       if (out.status != 200) return fail(res, out.status, out.error);
       if (!sr.exits.empty()) kick();  // capacity may have been freed
       // Long poll: hold the reply until there is work for this node (bounded).
@@ -400,6 +410,46 @@ void Server::routes() {
       return fail(res, 503, "the reports could not be written", {refusal()});
     reply(res, 200, resp);
   });
+
+  // An agent's answer to a log request of its sync reply: the body is the log (or an error).
+  h.Post(R"(/v1/agents/([^/]+)/logs/(\d+))",
+         [this](const net::Request& req, net::Response& res) {
+           const std::string node = req.matches[1];
+           const std::string bearer = secret::bearer(req.get_header_value("Authorization"));
+           const auto id = parse_id(req.matches[2]);
+           const auto status = parse_id(req.get_param_value("status"));
+           std::lock_guard lk(state_->mu());
+           if (!state_->node_admitted(node, bearer))
+             return fail(res, 401, "missing or wrong credential for node \"" + node + "\"");
+           if (!id || !status || *status < 200 || *status > 599)
+             return fail(res, 400, "expected /v1/agents/NODE/logs/ID?status=CODE");
+           if (!state_->deliver_log(node, *id, static_cast<int>(*status), req.body,
+                                    req.get_header_value("Content-Type")))
+             return fail(res, 404, "no log request " + req.matches[2].str() + " for node " + node);
+           reply(res, 200, json{{"delivered", true}});
+         },
+         {.max_body_bytes = kMaxLogBytes + (64 << 10)});
+
+  // An admin releases a node whose agent lost its state directory (node-credential): the next
+  // agent to register that name with the join token becomes the node.
+  h.Post(R"(/v1/nodes/([^/]+)/reset-credential)",
+         [this, who](const net::Request& req, net::Response& res) {
+           auto caller = who(req, res);
+           if (!caller) return;
+           if (!caller->admin) return fail(res, 403, "only an admin token may reset a node");
+           const std::string node = req.matches[1];
+           uint64_t ticket = 0;
+           int status = 0;
+           {
+             std::lock_guard lk(state_->mu());
+             status = state_->reset_node_credential(node, &ticket);
+           }
+           if (status != 200) return fail(res, status, "no node \"" + node + "\" is configured");
+           if (ticket && !store_->wait(ticket))
+             return fail(res, 503, "the reset could not be written", {refusal()});
+           log("node " + node + ": credential reset by " + caller->name);
+           reply(res, 200, json{{"node", node}, {"reset", true}});
+         });
 
   // --- A status page for people ----------------------------------------------------------------
   h.Get("/", [this, now](const net::Request&, net::Response& res) {

@@ -9,21 +9,9 @@ namespace sluice::server {
 
 using nlohmann::json;
 
-namespace {
-
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-const char* preempt_reason_name(PreemptReason r) {
-  switch (r) {
-    case PreemptReason::kWithinClusterQueue:
-      return "within-cluster-queue";
-    case PreemptReason::kReclaimWithinCohort:
-      return "reclaim-within-cohort";
-  }
-  return "other";
 }
 
 std::string exit_text(const proto::PodExit& e) {
@@ -34,6 +22,18 @@ std::string exit_text(const proto::PodExit& e) {
   if (e.reason == "start-failed") return pod + " could not start: " + e.message;
   if (e.reason == "lost") return pod + " disappeared (agent restarted; exit status unknown)";
   return pod + " ended (" + e.reason + (e.message.empty() ? "" : ": " + e.message) + ")";
+}
+
+namespace {
+
+const char* preempt_reason_name(PreemptReason r) {
+  switch (r) {
+    case PreemptReason::kWithinClusterQueue:
+      return "within-cluster-queue";
+    case PreemptReason::kReclaimWithinCohort:
+      return "reclaim-within-cohort";
+  }
+  return "other";
 }
 
 // Per-pod view of a job: pod sets flattened in order (the order of Placement::pods).
@@ -78,6 +78,8 @@ ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, Ser
   sched_ = std::make_unique<Scheduler>(config_);
   sched_->set_summarize_pending(true);  // pending_decision() reads summaries
   rebuild_nodes({});
+  if (store_)
+    if (auto creds = store_->get_meta("node-credentials")) node_creds_.load(*creds);
 }
 
 void ServerState::rebuild_nodes(const std::map<std::string, NodeState>& old) {
@@ -626,6 +628,7 @@ void ServerState::stop_pods(JobRecord& r, const std::string& reason, TimeNs grac
       return s.first == n->name && s.second.job == key.job && s.second.pod == key.pod;
     });
     withdrawn |= staged_.size() != before;
+    p.stop_ordered = true;
     if (withdrawn) continue;
     n->stop.push_back({key.job, key.pod, options_.stop_signal, grace_ns / 1'000'000, reason});
     n->stopping.insert(key);
@@ -659,19 +662,6 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
   touch(r);
   dirty_ = true;
   retire(r);
-}
-
-void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs now) {
-  stop_pods(r, "node-lost", 0);
-  sched_->requeue(r.job.id, now);
-  end_run(r, now);
-  r.state = JobState::kPending;
-  r.queued_ns = now;
-  r.pending_since_cycle = cycles_;
-  r.reason = reason;
-  event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", r.job.id}, {"reason", reason}});
-  touch(r);
-  dirty_ = true;
 }
 
 void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
@@ -816,254 +806,6 @@ void ServerState::release_staged() {
     last = &node;
   }
   staged_.clear();
-}
-
-std::shared_ptr<std::condition_variable> ServerState::outbox_cv(const std::string& node) {
-  auto& cv = outbox_cv_[node];
-  if (!cv) cv = std::make_shared<std::condition_variable>();
-  return cv;
-}
-
-void ServerState::notify_outbox(const std::string& node) {
-  if (auto it = outbox_cv_.find(node); it != outbox_cv_.end()) it->second->notify_all();
-}
-
-void ServerState::wake_polls() {
-  for (auto& [node, cv] : outbox_cv_) cv->notify_all();
-}
-
-void ServerState::drop_staged() {
-  staged_.clear();
-}
-
-uint64_t ServerState::check_agents(TimeNs now) {
-  for (auto& n : nodes_) {
-    if (n.lost || now - n.last_seen_ns <= options_.agent_timeout_ns) continue;
-    n.lost = true;  // once: a NotReady node gets no new work, so nothing new can be lost here
-    const bool was_ready = n.ready;
-    if (n.ready) {
-      n.ready = false;
-      sched_->set_node_ready(n.id, false);
-    }
-    n.registered = false;
-    // Every job with a pod here goes back to its queue as a whole.
-    std::vector<JobId> lost;
-    for (const auto& [id, r] : records_)
-      if (r.state == JobState::kRunning)
-        for (const auto& p : r.pods)
-          if (p.node == n.name && !p.exited) {
-            lost.push_back(id);
-            break;
-          }
-    for (JobId id : lost) requeue_lost(rec(id), "node " + n.name + " stopped heartbeating", now);
-    if (was_ready || !lost.empty()) dirty_ = true;
-  }
-  return flush();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Agents
-
-ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRequest& req,
-                                                         TimeNs now) {
-  RegisterOutcome out;
-  NodeState* n = node_by_name(req.node);
-  if (!n) {
-    out.status = 404;
-    out.error = "node \"" + req.node + "\" is not in the cluster configuration";
-    std::string known;
-    for (const auto& x : nodes_) known += (known.empty() ? "" : ", ") + x.name;
-    out.details.push_back("configured nodes: " + (known.empty() ? "none" : known));
-    return out;
-  }
-  // The agent must have found the GPUs the configuration promises.
-  const auto& cn = config_->cluster.nodes[static_cast<size_t>(n->id)];
-  std::string mismatch;
-  if (cn.gpus.size() != req.gpus.size()) {
-    mismatch = "the configuration gives " + std::to_string(cn.gpus.size()) +
-               " GPUs, the agent found " + std::to_string(req.gpus.size());
-  } else {
-    for (size_t i = 0; i < cn.gpus.size(); ++i)
-      if (lower(cn.gpus[i].model) != lower(req.gpus[i].model)) {
-        mismatch = "GPU " + std::to_string(i) + " is " + cn.gpus[i].model +
-                   " in the configuration, " + req.gpus[i].model + " on the node";
-        break;
-      }
-  }
-  if (!mismatch.empty()) {
-    out.status = 409;
-    out.error = "node " + req.node + ": " + mismatch;
-    return out;
-  }
-  n->registered = true;
-  n->lost = false;
-  n->agent_id = req.agent_id;
-  n->address = req.address;
-  n->last_seen_ns = now;
-  if (!n->ready) {
-    n->ready = true;
-    sched_->set_node_ready(n->id, true);
-    dirty_ = true;
-  }
-  // Reconcile: what the agent runs against what the server placed here.
-  std::set<proto::PodRef> reported;
-  for (const auto& rp : req.running) reported.insert({rp.job, rp.pod});
-  std::set<proto::PodRef> expected;
-  for (const auto& [id, r] : records_)
-    if (r.state == JobState::kRunning)
-      for (size_t i = 0; i < r.pods.size(); ++i)
-        if (r.pods[i].node == n->name && !r.pods[i].exited)
-          expected.insert({id, static_cast<int32_t>(i)});
-  for (const auto& key : reported)
-    if (expected.count(key) && !n->stopping.count(key)) {
-      auto& p = records_.at(key.job).pods[static_cast<size_t>(key.pod)];
-      if (!p.started) p.started_ns = now;  // e.g. after a server restart: the pod runs
-      p.started = true;
-    }
-  for (const auto& key : reported)
-    if (!expected.count(key) || n->stopping.count(key)) {
-      const auto* r = find(key.job);
-      const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
-      out.response.stop.push_back(
-          {key.job, key.pod, options_.stop_signal, grace / 1'000'000, "unknown-job"});
-      n->stopping.insert(key);
-    }
-  // Expected pods the agent does not run are checked at its next sync, after it has sent the
-  // exits it still holds; pods whose assignment is still queued here are not missing.
-  n->check_missing.clear();
-  for (const auto& key : expected) {
-    if (reported.count(key)) continue;
-    bool queued = false;
-    for (const auto* v : {&n->assign, &n->held})
-      for (const auto& a : *v) queued |= a.job == key.job && a.pod == key.pod;
-    if (!queued) n->check_missing.insert(key);
-  }
-  n->first_sync = true;
-  out.response.node = n->name;
-  out.response.heartbeat_ms = options_.heartbeat_ms;
-  flush();
-  return out;
-}
-
-ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
-                                                   const proto::SyncRequest& req, TimeNs now) {
-  SyncOutcome out;
-  NodeState* n = node_by_name(node);
-  if (!n || !n->registered) {
-    out.status = 404;
-    out.error = "node \"" + node + "\" is not registered; register first";
-    return out;
-  }
-  if (!req.agent_id.empty() && !n->agent_id.empty() && req.agent_id != n->agent_id) {
-    out.status = 404;  // a different agent process: it must register (and reconcile) first
-    out.error = "agent " + req.agent_id + " is not the registered agent of node " + node;
-    return out;
-  }
-  n->last_seen_ns = now;
-  // A sample for another GPU count than the configuration's is dropped, not guessed at.
-  if (req.gpu_utilization_pct.size() ==
-      config_->cluster.nodes[static_cast<size_t>(n->id)].gpus.size())
-    n->gpu_util_pct = req.gpu_utilization_pct;
-  else
-    n->gpu_util_pct.clear();
-  // 1. Starts first: a pod that started and ended between two syncs reports both at once.
-  for (const auto& s : req.started) {
-    auto rit = records_.find(s.job);
-    if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
-    auto& r = rit->second;
-    if (s.pod >= 0 && static_cast<size_t>(s.pod) < r.pods.size() &&
-        r.pods[static_cast<size_t>(s.pod)].node == node && !n->stopping.count(s)) {
-      auto& p = r.pods[static_cast<size_t>(s.pod)];
-      if (!p.started) p.started_ns = now;
-      p.started = true;
-      touch(r);
-    }
-  }
-  // 2. Exits (at-least-once: repeats find nothing to do).
-  for (const auto& e : req.exits) {
-    const proto::PodRef key{e.job, e.pod};
-    if (n->stopping.erase(key)) {
-      // An earlier run of this pod, or a pod we ordered to stop: its GPUs are free now.
-      auto it = std::find_if(n->held.begin(), n->held.end(), [&](const proto::Assignment& a) {
-        return a.job == key.job && a.pod == key.pod;
-      });
-      if (it != n->held.end()) {
-        n->assign.push_back(std::move(*it));
-        n->held.erase(it);
-        notify_outbox(n->name);
-      }
-      continue;
-    }
-    auto rit = records_.find(e.job);
-    if (rit == records_.end()) continue;
-    JobRecord& r = rit->second;
-    if (r.state != JobState::kRunning || e.pod < 0 || static_cast<size_t>(e.pod) >= r.pods.size())
-      continue;
-    PodRun& p = r.pods[static_cast<size_t>(e.pod)];
-    if (p.node != node || p.exited) continue;
-    p.exited = true;
-    p.exit = e;
-    touch(r);
-    const bool ok = e.reason == "exited" && e.exit_code == 0;
-    if (!ok) {
-      r.exit_code = e.reason == "exited" ? e.exit_code : (e.signal ? 128 + e.signal : -1);
-      stop_pods(r, "gang-failed", 0);
-      finish_job(r, JobState::kFailed, exit_text(e), now);
-      continue;
-    }
-    if (std::all_of(r.pods.begin(), r.pods.end(), [](const PodRun& x) { return x.exited; })) {
-      r.exit_code = 0;
-      finish_job(r, JobState::kSucceeded, "every pod exited 0", now);
-    }
-  }
-  for (const auto& c : req.checkpoints) {
-    auto rit = records_.find(c.job);
-    if (rit != records_.end() && rit->second.state == JobState::kRunning)
-      sched_->report_checkpoint(c.job, c.at_unix_ns);
-  }
-  // 3. After a register: expected pods the agent neither runs nor reported ending are lost.
-  if (n->first_sync) {
-    n->first_sync = false;
-    std::set<proto::PodRef> running;
-    for (const auto& rp : req.running) running.insert({rp.job, rp.pod});
-    std::set<JobId> lost;
-    for (const auto& key : n->check_missing) {
-      if (running.count(key)) continue;
-      auto rit = records_.find(key.job);
-      if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
-      const auto& p = rit->second.pods[static_cast<size_t>(key.pod)];
-      if (p.node == node && !p.exited) lost.insert(key.job);
-    }
-    n->check_missing.clear();
-    for (JobId id : lost)
-      requeue_lost(rec(id), "its pod on node " + node + " was lost when the agent restarted", now);
-  }
-  out.ticket = flush();
-  return out;
-}
-
-bool ServerState::has_outbox(const std::string& node) const {
-  const NodeState* n = node_by_name(node);
-  return n && (!n->assign.empty() || !n->stop.empty());
-}
-
-proto::SyncResponse ServerState::take_outbox(const std::string& node) {
-  proto::SyncResponse resp;
-  resp.heartbeat_ms = options_.heartbeat_ms;
-  NodeState* n = node_by_name(node);
-  if (!n) return resp;
-  resp.assign = std::move(n->assign);
-  resp.stop = std::move(n->stop);
-  n->assign.clear();
-  n->stop.clear();
-  return resp;
-}
-
-std::string ServerState::agent_address_of(JobId id, int32_t pod) const {
-  const JobRecord* r = find(id);
-  if (!r || pod < 0 || static_cast<size_t>(pod) >= r->pods.size()) return {};
-  const NodeState* n = node_by_name(r->pods[static_cast<size_t>(pod)].node);
-  return n ? n->address : std::string();
 }
 
 }  // namespace sluice::server

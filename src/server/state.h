@@ -19,6 +19,7 @@
 #include "core/cycle/scheduler.h"
 #include "proto/protocol.h"
 #include "server/metrics.h"
+#include "server/node_auth.h"
 #include "server/store.h"
 
 namespace sluice::server {
@@ -33,6 +34,10 @@ inline bool is_terminal(JobState s) {
   return s != JobState::kPending && s != JobState::kRunning;
 }
 
+std::string lower(std::string s);
+// "pod 2 exited with code 3", for a job's reason.
+std::string exit_text(const proto::PodExit& e);
+
 // Workload class for metrics and alerts: interactive, best-effort (preemptible batch), batch.
 const char* workload_class(const Job& job, const Config& config);
 
@@ -44,6 +49,7 @@ struct PodRun {
   TimeNs started_ns = 0;  // when the server learned that the process runs
   bool exited = false;
   proto::PodExit exit;
+  bool stop_ordered = false;  // a stop went out for this run (requeue, preemption, cancel)
 };
 
 struct JobRecord {
@@ -75,7 +81,12 @@ struct SubmitOutcome {
 
 struct ServerOptions {
   int64_t heartbeat_ms = 1000;
+  // A node whose agent has not synced for this long is NotReady. It is also the agents' lease:
+  // an agent that has not synced for this long stops its pods (docs/agent.md, "Fencing").
   TimeNs agent_timeout_ns = 10 * kNsPerSec;
+  // A silent node's jobs are requeued only agent_timeout + the job's checkpoint grace + this
+  // after the node's last sync: by then its agent has stopped them, or its fencer has.
+  TimeNs fence_margin_ns = 2 * kNsPerSec;
   std::string stop_signal = "SIGTERM";
   // Finished jobs (succeeded, failed, cancelled, rejected) kept in memory and in the store for
   // job views; beyond this many, those that ended first are dropped from both (their events
@@ -127,21 +138,55 @@ class ServerState {
   struct RegisterOutcome {
     int status = 200;
     std::string error;
+    std::string code;  // NodeAdmission::code, for the agent
     std::vector<std::string> details;
     proto::RegisterResponse response;
+    uint64_t ticket = 0;  // wait for it before answering (a new node's credential)
   };
-  RegisterOutcome register_agent(const proto::RegisterRequest& req, TimeNs now);
+  // `bearer`: the request's bearer token (the node's credential, or the join token for a node
+  // with none yet); `join_token`: the server's ("" = agents join without one).
+  RegisterOutcome register_agent(const proto::RegisterRequest& req, const std::string& bearer,
+                                 const std::string& join_token, TimeNs now);
   struct SyncOutcome {
     int status = 200;
     std::string error;
     uint64_t ticket = 0;
   };
   // Applies what an agent reports. The reply is taken with take_outbox() (after a long poll).
-  SyncOutcome sync_reports(const std::string& node, const proto::SyncRequest& req, TimeNs now);
+  SyncOutcome sync_reports(const std::string& node, const std::string& bearer,
+                           const proto::SyncRequest& req, TimeNs now);
   bool has_outbox(const std::string& node) const;
   proto::SyncResponse take_outbox(const std::string& node);
-  // Agent address of the node running pod `pod` of job `id` ("" when none).
-  std::string agent_address_of(JobId id, int32_t pod) const;
+  // Whether `bearer` is the credential of `node` (syncs, log uploads).
+  bool node_admitted(const std::string& node, const std::string& bearer) const;
+  // Forgets a node's credential (an admin, after the node's state directory was lost). 404
+  // for a node that is not configured. The ticket makes it durable.
+  int reset_node_credential(const std::string& node, uint64_t* ticket);
+
+  // --- Logs through the agents' own channel (the server never dials an agent) ----------------
+  struct LogFetch {
+    std::string node;
+    bool done = false;
+    int status = 0;
+    std::string body;
+    std::string content_type;
+  };
+  // Asks the agent of pod `pod` of job `id` for its log with the node's next sync reply:
+  // the request's id, or (id 0) the status and error to answer (404, 503 NotReady or busy).
+  struct LogAsk {
+    uint64_t id = 0;
+    int status = 200;
+    std::string error;
+  };
+  LogAsk request_log(JobId id, int32_t pod, int64_t tail_bytes);
+  // The agent's answer; false when `node` did not get request `id`.
+  bool deliver_log(const std::string& node, uint64_t id, int status, std::string body,
+                   std::string content_type);
+  // The request's state (nullptr: unknown); call with mu() held. log_cv() is notified when
+  // an answer arrives; forget_log() drops the request once the handler is done with it.
+  const LogFetch* log_fetch(uint64_t id) const;
+  std::condition_variable& log_cv() { return log_cv_; }
+  void forget_log(uint64_t id);
 
   // --- Configuration --------------------------------------------------------------------------
   // Swaps in a new configuration, carrying every pending and running job over. On failure the
@@ -177,8 +222,9 @@ class ServerState {
     std::set<proto::PodRef> stopping;       // ordered to stop; exit not seen yet
     std::set<proto::PodRef> check_missing;  // after a register: verify at the next sync
     bool first_sync = false;
-    bool lost = false;  // handled as lost (jobs requeued); cleared when the agent registers
-    std::vector<int32_t> gpu_util_pct;  // last sample from the agent (NVML); empty: none
+    bool lost = false;  // NotReady for silence (jobs being fenced); cleared when it registers
+    std::vector<int32_t> gpu_util_pct;    // last sample from the agent (NVML); empty: none
+    std::vector<proto::LogRequest> logs;  // outbox
   };
 
   JobRecord& rec(JobId id) { return records_.at(id); }
@@ -196,7 +242,18 @@ class ServerState {
   void start_run(JobRecord& r, const Admission& a, TimeNs now);
   void end_run(JobRecord& r, TimeNs now);  // accounts GPU-hours of the run that ends
   void finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now);
+  // A job whose run cannot go on (a node fell silent, a pod was fenced): its other pods are
+  // stopped with the job's grace now, and it goes back to its queue only once no pod of the
+  // run can still be alive (finish_requeues): never two live runs of one job.
+  void begin_requeue(JobRecord& r, const std::string& reason, TimeNs now);
+  void finish_requeues(TimeNs now);
+  bool pod_gone(const JobRecord& r, size_t pod, TimeNs now) const;
   void requeue_lost(JobRecord& r, const std::string& reason, TimeNs now);
+  void apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now);
+  void reconcile_registered(NodeState& n, const proto::RegisterRequest& req, TimeNs now,
+                            proto::RegisterResponse* resp);
+  void check_first_sync(NodeState& n, const proto::SyncRequest& req, TimeNs now);
+  void release_held(NodeState& n, const proto::PodRef& key);
   void deliver(NodeState& n, proto::Assignment a);
   std::string encode_record(const JobRecord& r) const;
   std::optional<JobRecord> decode_record(const nlohmann::json& j, std::string* why) const;
@@ -240,6 +297,11 @@ class ServerState {
   Write write_;  // queued for the next flush
   std::set<JobId> touched_;
   std::map<std::string, double> gpu_seconds_;  // per namespace, closed runs
+  NodeCredentials node_creds_;                 // persisted as meta "node-credentials"
+  std::map<JobId, std::string> requeueing_;    // begin_requeue'd jobs -> the reason
+  std::map<uint64_t, LogFetch> log_fetches_;   // bounded: request_log refuses past kMaxLogFetches
+  uint64_t next_log_id_ = 1;
+  std::condition_variable log_cv_;
 };
 
 }  // namespace sluice::server

@@ -84,9 +84,9 @@ metadata: {name: tokens}
 spec:
   joinToken: join-secret-12345678
   tokens:
-  - {name: admin, token: admin-token-123, role: admin}
-  - {name: alice, token: alice-token-123, role: member, namespaces: [team-a]}
-  - {name: bob, token: bob-token-1234, role: member, namespaces: [team-b]}
+  - {name: admin, token: admin-token-12345, role: admin}
+  - {name: alice, token: alice-token-12345, role: member, namespaces: [team-a]}
+  - {name: bob, token: bob-token-1234567, role: member, namespaces: [team-b]}
 """
 
 
@@ -178,8 +178,8 @@ class Cluster:
             env = {"SLUICE_FAKE_NVML_UTIL": NVML_UTIL}
         args = ["agent", "--server", self.url, "--name", node] + gpus + [
                 "--state-dir", os.path.join(self.dir, "agent-" + node), "--heartbeat-ms", "200"]
-        if self.join:
-            args += ["--join-token", self.join]
+        if self.join:  # never on the command line: the environment (or --join-token-file)
+            env = dict(env or {}, SLUICE_JOIN_TOKEN=self.join)
         self.agents[node] = start(args, "agent-%s-%d.log" % (node, self.port), env)
 
     def api(self, method, path, body=None, token=None):
@@ -411,33 +411,33 @@ def test_web_ui(c):
 
 def test_auth():
     c = Cluster("auth", CONFIG + AUTH, join="join-secret-12345678")
-    c.admin = "admin-token-123"
+    c.admin = "admin-token-12345"
     c.start_server()
     st, _, _ = c.api("GET", "/v1/jobs")
     check(st == 401, "no token -> 401")
-    st, body, _ = c.submit(job_yaml("a1", cmd="sleep 300"), token="alice-token-123")
+    st, body, _ = c.submit(job_yaml("a1", cmd="sleep 300"), token="alice-token-12345")
     check(st == 202, "alice submits to team-a")
     aid = body["jobs"][0]["id"] if st == 202 else 0
-    st, _, _ = c.submit(job_yaml("b1", ns="team-b"), token="alice-token-123")
+    st, _, _ = c.submit(job_yaml("b1", ns="team-b"), token="alice-token-12345")
     check(st == 403, "alice may not submit to team-b (403)")
-    st, _, _ = c.api("GET", "/v1/jobs/%d" % aid, token="bob-token-1234")
+    st, _, _ = c.api("GET", "/v1/jobs/%d" % aid, token="bob-token-1234567")
     check(st == 404, "bob cannot see alice's job")
-    st, _, _ = c.api("POST", "/v1/jobs/%d/cancel" % aid, token="bob-token-1234")
+    st, _, _ = c.api("POST", "/v1/jobs/%d/cancel" % aid, token="bob-token-1234567")
     check(st == 404, "bob cannot cancel alice's job")
-    st, body, _ = c.api("GET", "/v1/jobs", token="bob-token-1234")
+    st, body, _ = c.api("GET", "/v1/jobs", token="bob-token-1234567")
     check(st == 200 and not json.loads(body)["jobs"], "bob's listing does not show team-a")
-    st, _, _ = c.api("PUT", "/v1/config", CONFIG + AUTH, token="alice-token-123")
+    st, _, _ = c.api("PUT", "/v1/config", CONFIG + AUTH, token="alice-token-12345")
     check(st == 403, "a member may not change the configuration")
-    st, body, _ = c.api("PUT", "/v1/config", "kind: ClusterQueue\nspec: 3", token="admin-token-123")
+    st, body, _ = c.api("PUT", "/v1/config", "kind: ClusterQueue\nspec: 3", token="admin-token-12345")
     check(st == 400, "a bad configuration is refused with 400 (%d)" % st)
-    st, body, _ = c.api("PUT", "/v1/config", CONFIG + AUTH, token="admin-token-123")
+    st, body, _ = c.api("PUT", "/v1/config", CONFIG + AUTH, token="admin-token-12345")
     check(st == 200, "an admin applies a configuration (%d %s)" % (st, body[:200]))
     st, _, _ = http("POST", c.url + "/v1/agents/register", json.dumps({"node": "n0"}),
                     ctype="application/json")
     check(st == 401, "an agent without the join token -> 401")
     c.start_agent("n0")
     wait_for(lambda: c.ready_nodes() == 1, 30, "an agent with the join token to register")
-    st, _, _ = c.api("POST", "/v1/jobs/%d/cancel" % aid, token="alice-token-123")
+    st, _, _ = c.api("POST", "/v1/jobs/%d/cancel" % aid, token="alice-token-12345")
     check(st == 200, "alice cancels her own job")
 
 

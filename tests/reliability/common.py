@@ -107,6 +107,18 @@ def http(method, url, body=None, token=None, timeout=10, ctype="application/json
         return 0, str(e)
 
 
+def wait_for(pred, timeout, what):
+    """pred()'s first true value within `timeout` s (polled every 0.1 s); else a failed check."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.1)
+    check(False, "timed out waiting for " + what)
+    return None
+
+
 def rss_mib(pid):
     try:
         with open("/proc/%d/status" % pid) as f:

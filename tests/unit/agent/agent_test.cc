@@ -3,18 +3,23 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/stat.h>
 
 #include <csignal>
 #include <deque>
 
+#include "secret/secret.h"
 #include "test_util.h"
 
 namespace sluice::agent {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::read_file;
 using testing::TempDir;
 using testing::wait_until;
+
+const std::string kJoinToken = "join-token-0123456789";
 
 // The server side of docs/api.md "Agent protocol", scripted by the test.
 class FakeServer {
@@ -22,8 +27,16 @@ class FakeServer {
   FakeServer() {
     http_.Post("/v1/agents/register", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
-      registers_.push_back(nlohmann::json::parse(req.body).get<proto::RegisterRequest>());
       auth_.push_back(req.get_header_value("Authorization"));
+      // A node the server has no credential for joins with the join token (docs/api.md).
+      if (!joined_ && auth_.back() != "Bearer " + kJoinToken) {
+        res.status = 401;
+        res.set_content(R"({"error":"no credential on record","code":"no-node-credential"})",
+                        "application/json");
+        return;
+      }
+      joined_ = true;
+      registers_.push_back(nlohmann::json::parse(req.body).get<proto::RegisterRequest>());
       registered_ = true;
       agent_id_ = registers_.back().agent_id;
       proto::RegisterResponse resp;
@@ -140,6 +153,7 @@ class FakeServer {
   std::condition_variable cv_;
   bool quit_ = false;
   bool registered_ = false;
+  bool joined_ = false;
   std::string agent_id_;
   int fail_exit_syncs_ = 0;
   proto::SyncResponse orders_;
@@ -158,7 +172,7 @@ class AgentTest : public ::testing::Test {
     o.gpus_spec = gpus;
     o.nvml.library = SLUICE_FAKE_NVML;
     o.state_dir = dir_.path();
-    o.join_token = "s3cret";
+    o.join_token = kJoinToken;
     o.heartbeat_ms = 200;
     o.tick_ms = 10;
     o.max_backoff_ms = 200;
@@ -198,7 +212,17 @@ TEST_F(AgentTest, RegistersRunsAPodAndReportsItsExit) {
   EXPECT_EQ(reg.gpus[1].uuid, "fake-n1-1");
   EXPECT_FALSE(reg.agent_id.empty());
   EXPECT_GT(reg.cpu_milli, 0);
-  EXPECT_EQ(server_.auth()[0], "Bearer s3cret");
+  // First as the node (its credential, refused: the server has none), then with the join
+  // token, bringing the credential the agent made in its state directory (0600).
+  const std::string credential = read_file(dir_.path() + "/node-credential");
+  ASSERT_GE(credential.size(), 32u);
+  EXPECT_EQ(reg.credential + "\n", credential);
+  ASSERT_GE(server_.auth().size(), 2u);
+  EXPECT_EQ(server_.auth()[0], "Bearer " + reg.credential);
+  EXPECT_EQ(server_.auth()[1], "Bearer " + kJoinToken);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_.path() + "/node-credential").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
 
   server_.assign(sh(7, "echo hello from $SLUICE_NODE; exit 3"));
   ASSERT_TRUE(wait_until([&] { return !server_.exits_of(7).empty(); }));
@@ -214,14 +238,21 @@ TEST_F(AgentTest, RegistersRunsAPodAndReportsItsExit) {
   auto health = cli.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->body, "ok");
-  auto logs = cli.Get("/v1/logs/7/0");
+  auto anonymous = cli.Get("/v1/logs/7/0");  // logs and pods need the node's credential
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+  auto pods = cli.Get("/v1/pods");
+  ASSERT_TRUE(pods);
+  EXPECT_EQ(pods->status, 401);
+  const httplib::Headers node{{"Authorization", "Bearer " + reg.credential}};
+  auto logs = cli.Get("/v1/logs/7/0", node);
   ASSERT_TRUE(logs);
   EXPECT_EQ(logs->status, 200);
   EXPECT_EQ(logs->body, "hello from n1\n");
-  auto tail = cli.Get("/v1/logs/7/0?tail_bytes=3");
+  auto tail = cli.Get("/v1/logs/7/0?tail_bytes=3", node);
   ASSERT_TRUE(tail);
   EXPECT_EQ(tail->body, "n1\n");
-  auto missing = cli.Get("/v1/logs/8/0");
+  auto missing = cli.Get("/v1/logs/8/0", node);
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
   agent->stop();
@@ -233,10 +264,24 @@ TEST_F(AgentTest, CheckpointEndpointReachesTheServer) {
   server_.assign(sh(9, kSleeper));
   ASSERT_TRUE(wait_until([&] { return server_.saw_running(9); }));
   httplib::Client cli(agent->address());
-  auto ok = cli.Post("/v1/checkpoint/9/0");
+  // Only with the pod's own token ($SLUICE_CHECKPOINT_TOKEN): another pod's is refused.
+  auto token = [&](uint64_t job) {
+    const std::string key = read_file(dir_.path() + "/pod-token.key");
+    return httplib::Headers{
+        {"Authorization",
+         "Bearer " + secret::hmac_sha256_hex(key.substr(0, key.size() - 1),
+                                             "checkpoint/" + std::to_string(job) + "/0")}};
+  };
+  auto anonymous = cli.Post("/v1/checkpoint/9/0");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+  auto others = cli.Post("/v1/checkpoint/9/0", token(10), "", "text/plain");
+  ASSERT_TRUE(others);
+  EXPECT_EQ(others->status, 401);
+  auto ok = cli.Post("/v1/checkpoint/9/0", token(9), "", "text/plain");
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);
-  auto unknown = cli.Post("/v1/checkpoint/10/0");
+  auto unknown = cli.Post("/v1/checkpoint/10/0", token(10), "", "text/plain");
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);
   ASSERT_TRUE(wait_until([&] {

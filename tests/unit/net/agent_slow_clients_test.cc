@@ -1,5 +1,5 @@
-// The agent's HTTP server on the net stack: slow clients hold no worker, so the server's log
-// fetches and /healthz keep answering (with httplib, 3 slow connections stalled the agent).
+// The agent's HTTP server on the net stack: slow clients hold no worker, so its endpoints
+// and /healthz keep answering (with httplib, 3 slow connections stalled the agent).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -42,6 +42,10 @@ TEST(AgentHttp, SurvivesSlowConnections) {
   auto r = c.Get("/healthz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
+  // The node's own credential (its endpoints answer nobody else).
+  std::string cred = agent::testing::read_file(dir.path() + "/node-credential");
+  cred.pop_back();  // the newline
+  c.set_default_headers({{"Authorization", "Bearer " + cred}});
   r = c.Get("/v1/pods");  // a worker route
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);

@@ -84,16 +84,27 @@ proto::RegisterRequest reg(const std::string& node, int gpus = 4,
   r.node = node;
   r.address = "http://127.0.0.1:1";
   r.agent_id = "agent-" + node;
+  r.credential = "credential-of-node-" + node + "-0123456789abcdef";
   for (int i = 0; i < gpus; ++i) r.gpus.push_back({i, model, 81920, 0, {}, false, ""});
   return r;
 }
 
+// The agent of `r.node` registers with its credential (no join token on the server).
+ServerState::RegisterOutcome join(ServerState& st, const proto::RegisterRequest& r, TimeNs now) {
+  return st.register_agent(r, r.credential, "", now);
+}
+
+ServerState::SyncOutcome sync_as(ServerState& st, const std::string& node,
+                                 const proto::SyncRequest& s, TimeNs now) {
+  return st.sync_reports(node, reg(node).credential, s, now);
+}
+
 // Registers node n0 and reports its first (empty) sync; returns the request, to fill in later.
 proto::SyncRequest join_n0(ServerState& st) {
-  st.register_agent(reg("n0"), 0);
+  join(st, reg("n0"), 0);
   proto::SyncRequest s;
   s.agent_id = "agent-n0";
-  st.sync_reports("n0", s, 0);
+  sync_as(st, "n0", s, 0);
   return s;
 }
 
@@ -119,17 +130,17 @@ struct ServerStateTest : ::testing::Test {
   std::shared_ptr<const Config> cfg = config();
   ServerState st{cfg, nullptr, ServerOptions{}};
   void up(TimeNs now) {
-    ASSERT_EQ(st.register_agent(reg("n0"), now).status, 200);
-    ASSERT_EQ(st.register_agent(reg("n1"), now).status, 200);
+    ASSERT_EQ(join(st, reg("n0"), now).status, 200);
+    ASSERT_EQ(join(st, reg("n1"), now).status, 200);
     proto::SyncRequest s;
     s.agent_id = "agent-n0";
-    st.sync_reports("n0", s, now);
+    sync_as(st, "n0", s, now);
     s.agent_id = "agent-n1";
-    st.sync_reports("n1", s, now);
+    sync_as(st, "n1", s, now);
   }
   proto::SyncResponse sync(const std::string& node, proto::SyncRequest s, TimeNs now) {
     s.agent_id = "agent-" + node;
-    EXPECT_EQ(st.sync_reports(node, s, now).status, 200);
+    EXPECT_EQ(sync_as(st, node, s, now).status, 200);
     return st.take_outbox(node);
   }
 };
@@ -236,24 +247,100 @@ TEST_F(ServerStateTest, EveryPendingJobOfASummarisedBacklogHasItsReason) {
   EXPECT_EQ(st.pending_decision(ids.back())->reason, first->reason);
 }
 
-TEST_F(ServerStateTest, SilentAgentsNodeIsLostAndItsJobsRequeueAsAWhole) {
+// Fencing (docs/agent.md): a silent node is NotReady after the 10 s agent timeout, but its
+// job goes back to the queue only once no pod of the run can be alive: the surviving pod
+// confirmed its stop, and the silent node's lease + the job's grace (5 s) + the 2 s margin
+// passed, by when its agent (or fencer) has killed the pod there.
+TEST_F(ServerStateTest, SilentAgentsJobRequeuesOnlyOnceItsOldRunIsDeadEverywhere) {
+  up(0);
+  const JobId id = st.submit(jobs(*cfg, job_yaml("ddp", 2, 4, "low", "5s")), 1 * kS).ids[0];
+  st.cycle(2 * kS);
+  st.release_staged();
+  sync("n0", {}, 3 * kS);
+  sync("n1", {}, 3 * kS);
+  // n1 keeps syncing, n0 goes silent past the 10 s timeout (last sync at 3 s).
+  sync("n1", {}, 12 * kS);
+  st.check_agents(14 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kRunning);  // fencing: not yet requeued
+  auto r1 = sync("n1", {}, 14 * kS);
+  ASSERT_EQ(r1.stop.size(), 1u);  // the surviving pod of the gang, with the job's grace
+  EXPECT_EQ(r1.stop[0].reason, "node-lost");
+  EXPECT_EQ(r1.stop[0].grace_ms, 5000);
+  const int32_t n1_pod = static_cast<int32_t>(r1.stop[0].pod);
+  proto::SyncRequest s;
+  s.exits.push_back({id, n1_pod, 0, 15, "stopped", "", 16 * kS});
+  sync("n1", s, 16 * kS);
+  // 3 + 10 + 5 + 2 = 20 s: until then n0's pod may still be in its grace.
+  st.check_agents(19 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kRunning);
+  st.check_agents(21 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kPending);
+  EXPECT_NE(st.find(id)->reason.find("n0 stopped heartbeating"), std::string::npos);
+  // With one node left a 2 x 4-GPU gang cannot run.
+  st.cycle(22 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kPending);
+}
+
+// A survivor that never confirms its stop holds the requeue back: two live runs never overlap.
+TEST_F(ServerStateTest, RequeueWaitsForTheSurvivorsStopToBeConfirmed) {
   up(0);
   const JobId id = st.submit(jobs(*cfg, job_yaml("ddp", 2, 4)), 1 * kS).ids[0];
   st.cycle(2 * kS);
   st.release_staged();
   sync("n0", {}, 3 * kS);
   sync("n1", {}, 3 * kS);
-  // n1 keeps syncing, n0 goes silent past the 10 s timeout.
-  sync("n1", {}, 12 * kS);
-  st.check_agents(14 * kS);
+  for (int t = 5; t <= 40; t += 5) sync("n1", {}, t * kS);  // n1 alive, never reports the exit
+  st.check_agents(40 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kRunning);
+}
+
+// An agent whose lease ran out reports its pods "fenced": the job is requeued, not failed.
+TEST_F(ServerStateTest, FencedPodRequeuesItsJob) {
+  up(0);
+  const JobId id = st.submit(jobs(*cfg, job_yaml("one", 1, 4)), 1 * kS).ids[0];
+  st.cycle(2 * kS);
+  st.release_staged();
+  const std::string node = st.find(id)->pods[0].node;
+  proto::SyncRequest s;
+  s.exits.push_back({id, 0, -1, 0, "fenced", "the agent lost the server", 3 * kS});
+  sync(node, s, 3 * kS);
   EXPECT_EQ(st.find(id)->state, JobState::kPending);
-  EXPECT_NE(st.find(id)->reason.find("n0 stopped heartbeating"), std::string::npos);
-  auto r1 = sync("n1", {}, 14 * kS);
-  ASSERT_EQ(r1.stop.size(), 1u);  // the surviving pod of the gang
-  EXPECT_EQ(r1.stop[0].reason, "node-lost");
-  // With one node left a 2 x 4-GPU gang cannot run.
-  st.cycle(15 * kS);
-  EXPECT_EQ(st.find(id)->state, JobState::kPending);
+  EXPECT_NE(st.find(id)->reason.find("fenced"), std::string::npos) << st.find(id)->reason;
+}
+
+// Node identity: a live node's name cannot be taken with the join token, another node's
+// credential syncs nothing, and an admin's reset lets a reinstalled node join again.
+TEST_F(ServerStateTest, NodeNamesBelongToTheirCredential) {
+  const std::string join_token = "join-token-0123456789";
+  auto n0 = reg("n0");
+  EXPECT_EQ(st.register_agent(n0, "wrong", join_token, 0).status, 401);
+  EXPECT_EQ(st.register_agent(n0, "wrong", join_token, 0).code, "no-node-credential");
+  ASSERT_EQ(st.register_agent(n0, join_token, join_token, 0).status, 200);
+  // An impostor with the join token and a credential of its own.
+  auto impostor = reg("n0");
+  impostor.credential = "impostor-credential-0123456789abcdef";
+  impostor.address = "http://10.9.9.9:1";
+  auto taken = st.register_agent(impostor, join_token, join_token, 1 * kS);
+  EXPECT_EQ(taken.status, 403);
+  EXPECT_EQ(taken.code, "node-has-credential");
+  EXPECT_EQ(st.register_agent(impostor, impostor.credential, join_token, 1 * kS).status, 401);
+  // The real agent, after a crash: its credential registers it again.
+  EXPECT_EQ(st.register_agent(n0, n0.credential, join_token, 2 * kS).status, 200);
+  // Syncs need the node's own credential: n1's (or the join token) is refused.
+  proto::SyncRequest s;
+  s.agent_id = n0.agent_id;
+  ASSERT_EQ(st.register_agent(reg("n1"), join_token, join_token, 2 * kS).status, 200);
+  EXPECT_EQ(st.sync_reports("n0", reg("n1").credential, s, 3 * kS).status, 401);
+  EXPECT_EQ(st.sync_reports("n0", join_token, s, 3 * kS).status, 401);
+  EXPECT_EQ(st.sync_reports("n0", n0.credential, s, 3 * kS).status, 200);
+  // Reset: the next agent joins with the join token and its own credential.
+  uint64_t ticket = 0;
+  EXPECT_EQ(st.reset_node_credential("ghost", &ticket), 404);
+  EXPECT_EQ(st.reset_node_credential("n0", &ticket), 200);
+  EXPECT_EQ(st.sync_reports("n0", n0.credential, s, 4 * kS).status, 401);
+  EXPECT_EQ(st.register_agent(impostor, join_token, join_token, 4 * kS).status, 200);
+  EXPECT_EQ(st.sync_reports("n0", impostor.credential, s, 5 * kS).status, 200);  // it is n0 now
+  EXPECT_EQ(st.sync_reports("n0", n0.credential, s, 5 * kS).status, 401);
 }
 
 // Gauges and views count pending and running jobs (from the scheduler), never finished ones.
@@ -308,12 +395,12 @@ TEST(ServerSubmit, NamespaceTheClusterQueueDoesNotSelectIsForbidden) {
 }
 
 TEST_F(ServerStateTest, RegistrationChecksTheNodeAndItsGpus) {
-  auto unknown = st.register_agent(reg("ghost"), 0);
+  auto unknown = join(st, reg("ghost"), 0);
   EXPECT_EQ(unknown.status, 404);
   EXPECT_NE(unknown.details.at(0).find("n0, n1"), std::string::npos);
-  EXPECT_EQ(st.register_agent(reg("n0", 2), 0).status, 409);
-  EXPECT_EQ(st.register_agent(reg("n0", 4, "A100"), 0).status, 409);
-  EXPECT_EQ(st.register_agent(reg("n0", 4, "h100"), 0).status, 200);  // case does not matter
+  EXPECT_EQ(join(st, reg("n0", 2), 0).status, 409);
+  EXPECT_EQ(join(st, reg("n0", 4, "A100"), 0).status, 409);
+  EXPECT_EQ(join(st, reg("n0", 4, "h100"), 0).status, 200);  // case does not matter
 }
 
 TEST_F(ServerStateTest, SubmissionErrorsMapToHttpStatusesAndKeepNothing) {
@@ -352,8 +439,8 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
-    st.register_agent(reg("n0"), 0);
-    st.register_agent(reg("n1"), 0);
+    join(st, reg("n0"), 0);
+    join(st, reg("n1"), 0);
     running = st.submit(jobs(*cfg, job_yaml("big", 2, 4)), 1 * kS).ids[0];
     ASSERT_TRUE((*store)->wait(st.cycle(2 * kS)));
     waiting = st.submit(jobs(*cfg, job_yaml("next", 1, 1)), 3 * kS).ids[0];
@@ -373,8 +460,8 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   st.check_agents(105 * kS);
   EXPECT_EQ(st.find(running)->state, JobState::kRunning);
   // Every GPU is still taken by the restored gang: the waiting job cannot be placed.
-  st.register_agent(reg("n0"), 100 * kS);
-  st.register_agent(reg("n1"), 100 * kS);
+  join(st, reg("n0"), 100 * kS);
+  join(st, reg("n1"), 100 * kS);
   st.cycle(101 * kS);
   EXPECT_EQ(st.find(waiting)->state, JobState::kPending);
   std::string why;
@@ -464,7 +551,7 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
     proto::PodExit e = pod_exit(id, 3);
     e.message = message + " bad \xff byte";
     s.exits = {e};
-    ASSERT_EQ(st.sync_reports("n0", s, 3 * kS).status, 200);
+    ASSERT_EQ(sync_as(st, "n0", s, 3 * kS).status, 200);
     ASSERT_TRUE((*store)->wait(st.cycle(4 * kS)));
     ASSERT_EQ(st.find(id)->state, JobState::kFailed);
     reason = st.find(id)->reason;
@@ -516,7 +603,7 @@ TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
     running = ids[1];
     s.started = {{ids[0], 0}, {ids[1], 0}};
     s.exits = {pod_exit(ids[0])};
-    ASSERT_EQ(st.sync_reports("n0", s, 1 * kH).status, 200);
+    ASSERT_EQ(sync_as(st, "n0", s, 1 * kH).status, 200);
     ASSERT_TRUE((*store)->wait(st.cycle(2 * kH)));
     EXPECT_EQ(used(st, 2 * kH), 3000);  // 1 h + 2 h of one GPU
   }                                     // crash at 2 h

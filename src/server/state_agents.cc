@@ -1,0 +1,451 @@
+// ServerState, the agents' side: registration and node identity, syncs and their reports,
+// silent nodes and fencing, and logs fetched through the agents' own channel.
+#include <algorithm>
+
+#include "server/state.h"
+
+namespace sluice::server {
+
+namespace {
+
+constexpr size_t kMaxLogFetches = 256;  // log requests in flight, all nodes together
+
+}  // namespace
+
+std::shared_ptr<std::condition_variable> ServerState::outbox_cv(const std::string& node) {
+  auto& cv = outbox_cv_[node];
+  if (!cv) cv = std::make_shared<std::condition_variable>();
+  return cv;
+}
+
+void ServerState::notify_outbox(const std::string& node) {
+  if (auto it = outbox_cv_.find(node); it != outbox_cv_.end()) it->second->notify_all();
+}
+
+void ServerState::wake_polls() {
+  for (auto& [node, cv] : outbox_cv_) cv->notify_all();
+  log_cv_.notify_all();
+}
+
+void ServerState::drop_staged() {
+  staged_.clear();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Silent nodes and fencing (docs/agent.md, "Fencing")
+//
+// Timeline of a node whose agent falls silent at T (its last sync the server received):
+//   T + agent_timeout          NotReady: no new work; its jobs' other pods are told to stop
+//                              (each job's checkpoint grace). The agent, counting its lease
+//                              from a request it sent no later than T, stops its pods now.
+//   T + timeout + grace        the agent (or, when the agent is dead, its fencer) has SIGKILLed
+//                              whatever was left.
+//   T + timeout + grace + margin   the job is requeued (finish_requeues): no pod of the old
+//                              run can be alive, so two runs never overlap.
+
+uint64_t ServerState::check_agents(TimeNs now) {
+  // 1. Nodes that just fell silent: NotReady once, and their jobs start their requeue.
+  for (auto& n : nodes_) {
+    if (n.lost || now - n.last_seen_ns <= options_.agent_timeout_ns) continue;
+    n.lost = true;
+    n.registered = false;
+    if (n.ready) {
+      n.ready = false;
+      sched_->set_node_ready(n.id, false);
+      dirty_ = true;
+    }
+    std::vector<JobId> hit;
+    for (const auto& [id, r] : records_)
+      if (r.state == JobState::kRunning && !requeueing_.count(id))
+        for (const auto& p : r.pods)
+          if (p.node == n.name && !p.exited) {
+            hit.push_back(id);
+            break;
+          }
+    for (JobId id : hit) begin_requeue(rec(id), "node " + n.name + " stopped heartbeating", now);
+  }
+  // 2. Jobs whose old run is over everywhere go back to their queues.
+  finish_requeues(now);
+  return flush();
+}
+
+void ServerState::begin_requeue(JobRecord& r, const std::string& reason, TimeNs now) {
+  if (r.state != JobState::kRunning || !requeueing_.emplace(r.job.id, reason).second) return;
+  stop_pods(r, "node-lost", r.job.checkpoint_grace_ns);
+  finish_requeues(now);  // nothing left alive (e.g. a one-pod job whose pod was fenced): now
+}
+
+bool ServerState::pod_gone(const JobRecord& r, size_t pod, TimeNs now) const {
+  const PodRun& p = r.pods[pod];
+  if (p.exited) return true;
+  const NodeState* n = node_by_name(p.node);
+  if (!n) return true;
+  // Ordered to stop, and its exit came back (or it was withdrawn before it was delivered).
+  if (p.stop_ordered && !n->stopping.count({r.job.id, static_cast<int32_t>(pod)})) return true;
+  // On a silent node: its agent stopped it when its lease ran out, SIGKILL after the grace.
+  return n->lost && now - n->last_seen_ns > options_.agent_timeout_ns + r.job.checkpoint_grace_ns +
+                                                options_.fence_margin_ns;
+}
+
+void ServerState::finish_requeues(TimeNs now) {
+  for (auto it = requeueing_.begin(); it != requeueing_.end();) {
+    auto rit = records_.find(it->first);
+    if (rit == records_.end() || rit->second.state != JobState::kRunning) {
+      it = requeueing_.erase(it);  // ended meanwhile (cancelled)
+      continue;
+    }
+    JobRecord& r = rit->second;
+    bool gone = true;
+    for (size_t i = 0; i < r.pods.size() && gone; ++i) gone = pod_gone(r, i, now);
+    if (!gone) {
+      ++it;
+      continue;
+    }
+    const std::string reason = it->second;
+    it = requeueing_.erase(it);
+    requeue_lost(r, reason, now);
+  }
+}
+
+void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs now) {
+  sched_->requeue(r.job.id, now);
+  end_run(r, now);
+  r.state = JobState::kPending;
+  r.queued_ns = now;
+  r.pending_since_cycle = cycles_;
+  r.reason = reason;
+  event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", r.job.id}, {"reason", reason}});
+  touch(r);
+  dirty_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registration and node identity
+
+ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRequest& req,
+                                                         const std::string& bearer,
+                                                         const std::string& join_token,
+                                                         TimeNs now) {
+  RegisterOutcome out;
+  // 1. Who is asking: the node's credential, or the join token for a node without one. Before
+  //    anything else, so that an unauthenticated caller learns nothing about the cluster.
+  const NodeAdmission admitted =
+      node_creds_.admit_register(req.node, bearer, req.credential, join_token);
+  if (admitted.status != 200) {
+    out.status = admitted.status;
+    out.error = admitted.error;
+    out.code = admitted.code;
+    return out;
+  }
+  // 2. The node must be configured, with the GPUs the configuration promises.
+  NodeState* n = node_by_name(req.node);
+  if (!n) {
+    out.status = 404;
+    out.error = "node \"" + req.node + "\" is not in the cluster configuration";
+    std::string known;
+    for (const auto& x : nodes_) known += (known.empty() ? "" : ", ") + x.name;
+    out.details.push_back("configured nodes: " + (known.empty() ? "none" : known));
+    return out;
+  }
+  const auto& cn = config_->cluster.nodes[static_cast<size_t>(n->id)];
+  std::string mismatch;
+  if (cn.gpus.size() != req.gpus.size()) {
+    mismatch = "the configuration gives " + std::to_string(cn.gpus.size()) +
+               " GPUs, the agent found " + std::to_string(req.gpus.size());
+  } else {
+    for (size_t i = 0; i < cn.gpus.size(); ++i)
+      if (lower(cn.gpus[i].model) != lower(req.gpus[i].model)) {
+        mismatch = "GPU " + std::to_string(i) + " is " + cn.gpus[i].model +
+                   " in the configuration, " + req.gpus[i].model + " on the node";
+        break;
+      }
+  }
+  if (!mismatch.empty()) {
+    out.status = 409;
+    out.error = "node " + req.node + ": " + mismatch;
+    return out;
+  }
+  // 3. A new node's credential becomes its identity (durable before the reply goes out).
+  if (admitted.issued) {
+    node_creds_.set(n->name, req.credential);
+    write_.meta.push_back({"node-credentials", node_creds_.dump()});
+  }
+  n->registered = true;
+  n->lost = false;
+  n->agent_id = req.agent_id;
+  n->address = req.address;  // informational only: the server never dials it
+  n->last_seen_ns = now;
+  if (!n->ready) {
+    n->ready = true;
+    sched_->set_node_ready(n->id, true);
+    dirty_ = true;
+  }
+  reconcile_registered(*n, req, now, &out.response);
+  out.response.node = n->name;
+  out.response.heartbeat_ms = options_.heartbeat_ms;
+  out.response.lease_ms = options_.agent_timeout_ns / 1'000'000;
+  out.ticket = flush();
+  return out;
+}
+
+// What the agent runs against what the server placed there.
+void ServerState::reconcile_registered(NodeState& n, const proto::RegisterRequest& req, TimeNs now,
+                                       proto::RegisterResponse* resp) {
+  std::set<proto::PodRef> reported;
+  for (const auto& rp : req.running) reported.insert({rp.job, rp.pod});
+  std::set<proto::PodRef> expected;
+  for (const auto& [id, r] : records_)
+    if (r.state == JobState::kRunning)
+      for (size_t i = 0; i < r.pods.size(); ++i)
+        if (r.pods[i].node == n.name && !r.pods[i].exited)
+          expected.insert({id, static_cast<int32_t>(i)});
+  for (const auto& key : reported) {
+    if (expected.count(key) && !n.stopping.count(key)) {
+      auto& p = records_.at(key.job).pods[static_cast<size_t>(key.pod)];
+      if (!p.started) p.started_ns = now;  // e.g. after a server restart: the pod runs
+      p.started = true;
+      continue;
+    }
+    // Not ours (any more), or being stopped: stop it with its job's grace, never 0 ms.
+    const auto* r = find(key.job);
+    const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
+    resp->stop.push_back(
+        {key.job, key.pod, options_.stop_signal, grace / 1'000'000, "unknown-job"});
+    n.stopping.insert(key);
+  }
+  // Expected pods the agent does not run are checked at its next sync, after it has sent the
+  // exits it still holds; pods whose assignment is still queued here are not missing.
+  n.check_missing.clear();
+  for (const auto& key : expected) {
+    if (reported.count(key)) continue;
+    bool queued = false;
+    for (const auto* v : {&n.assign, &n.held})
+      for (const auto& a : *v) queued |= a.job == key.job && a.pod == key.pod;
+    if (!queued) n.check_missing.insert(key);
+  }
+  n.first_sync = true;
+}
+
+bool ServerState::node_admitted(const std::string& node, const std::string& bearer) const {
+  return node_creds_.admit(node, bearer);
+}
+
+int ServerState::reset_node_credential(const std::string& node, uint64_t* ticket) {
+  if (!node_by_name(node)) return 404;
+  node_creds_.reset(node);
+  write_.meta.push_back({"node-credentials", node_creds_.dump()});
+  *ticket = flush();
+  return 200;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Syncs
+
+ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
+                                                   const std::string& bearer,
+                                                   const proto::SyncRequest& req, TimeNs now) {
+  SyncOutcome out;
+  if (!node_creds_.admit(node, bearer)) {
+    out.status = 401;
+    out.error = "missing or wrong credential for node \"" + node + "\"";
+    return out;
+  }
+  NodeState* n = node_by_name(node);
+  if (!n || !n->registered) {
+    out.status = 404;
+    out.error = "node \"" + node + "\" is not registered; register first";
+    return out;
+  }
+  if (!req.agent_id.empty() && !n->agent_id.empty() && req.agent_id != n->agent_id) {
+    out.status = 404;  // a different agent process: it must register (and reconcile) first
+    out.error = "agent " + req.agent_id + " is not the registered agent of node " + node;
+    return out;
+  }
+  n->last_seen_ns = now;
+  // A sample for another GPU count than the configuration's is dropped, not guessed at.
+  if (req.gpu_utilization_pct.size() ==
+      config_->cluster.nodes[static_cast<size_t>(n->id)].gpus.size())
+    n->gpu_util_pct = req.gpu_utilization_pct;
+  else
+    n->gpu_util_pct.clear();
+  // 1. Starts first: a pod that started and ended between two syncs reports both at once.
+  for (const auto& s : req.started) {
+    auto rit = records_.find(s.job);
+    if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
+    auto& r = rit->second;
+    if (s.pod >= 0 && static_cast<size_t>(s.pod) < r.pods.size() &&
+        r.pods[static_cast<size_t>(s.pod)].node == node && !n->stopping.count(s)) {
+      auto& p = r.pods[static_cast<size_t>(s.pod)];
+      if (!p.started) p.started_ns = now;
+      p.started = true;
+      touch(r);
+    }
+  }
+  // 2. Exits (at-least-once: repeats find nothing to do).
+  for (const auto& e : req.exits) apply_exit(*n, e, now);
+  for (const auto& c : req.checkpoints) {
+    auto rit = records_.find(c.job);
+    if (rit != records_.end() && rit->second.state == JobState::kRunning)
+      sched_->report_checkpoint(c.job, c.at_unix_ns);
+  }
+  // 3. After a register: expected pods the agent neither runs nor reported ending are lost.
+  if (n->first_sync) check_first_sync(*n, req, now);
+  finish_requeues(now);
+  out.ticket = flush();
+  return out;
+}
+
+void ServerState::release_held(NodeState& n, const proto::PodRef& key) {
+  auto it = std::find_if(n.held.begin(), n.held.end(), [&](const proto::Assignment& a) {
+    return a.job == key.job && a.pod == key.pod;
+  });
+  if (it == n.held.end()) return;
+  n.assign.push_back(std::move(*it));
+  n.held.erase(it);
+  notify_outbox(n.name);
+}
+
+void ServerState::apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now) {
+  const proto::PodRef key{e.job, e.pod};
+  if (n.stopping.erase(key)) {
+    // An earlier run of this pod, or a pod we ordered to stop: its GPUs are free now.
+    release_held(n, key);
+    return;
+  }
+  auto rit = records_.find(e.job);
+  if (rit == records_.end()) return;
+  JobRecord& r = rit->second;
+  if (r.state != JobState::kRunning || e.pod < 0 || static_cast<size_t>(e.pod) >= r.pods.size())
+    return;
+  PodRun& p = r.pods[static_cast<size_t>(e.pod)];
+  if (p.node != n.name || p.exited) return;
+  p.exited = true;
+  p.exit = e;
+  touch(r);
+  // Stopped by its agent's lease (fencing), or gone while its agent was down: the node lost
+  // it, the job did not fail. It runs again once the rest of this run is gone.
+  if (e.reason == "fenced" || e.reason == "lost") {
+    begin_requeue(r, exit_text(e) + " on node " + n.name, now);
+    return;
+  }
+  const bool ok = e.reason == "exited" && e.exit_code == 0;
+  if (!ok) {
+    r.exit_code = e.reason == "exited" ? e.exit_code : (e.signal ? 128 + e.signal : -1);
+    stop_pods(r, "gang-failed", 0);
+    finish_job(r, JobState::kFailed, exit_text(e), now);
+    return;
+  }
+  if (std::all_of(r.pods.begin(), r.pods.end(), [](const PodRun& x) { return x.exited; })) {
+    r.exit_code = 0;
+    finish_job(r, JobState::kSucceeded, "every pod exited 0", now);
+  }
+}
+
+void ServerState::check_first_sync(NodeState& n, const proto::SyncRequest& req, TimeNs now) {
+  n.first_sync = false;
+  std::set<proto::PodRef> running;
+  for (const auto& rp : req.running) running.insert({rp.job, rp.pod});
+  std::set<JobId> lost;
+  for (const auto& key : n.check_missing) {
+    if (running.count(key)) continue;
+    auto rit = records_.find(key.job);
+    if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
+    auto& p = rit->second.pods[static_cast<size_t>(key.pod)];
+    if (p.node == n.name && !p.exited) {
+      p.exited = true;  // it does not run there, and nothing will report it
+      lost.insert(key.job);
+    }
+  }
+  n.check_missing.clear();
+  // Pods ordered to stop that the agent neither runs nor reported ending are gone: an exit
+  // lost with an agent's state directory must not hold a later run back for ever.
+  for (auto it = n.stopping.begin(); it != n.stopping.end();) {
+    const proto::PodRef key = *it;
+    if (running.count(key)) {
+      ++it;
+      continue;
+    }
+    it = n.stopping.erase(it);
+    release_held(n, key);
+  }
+  for (JobId id : lost)
+    begin_requeue(rec(id), "its pod on node " + n.name + " was lost when the agent restarted", now);
+}
+
+bool ServerState::has_outbox(const std::string& node) const {
+  const NodeState* n = node_by_name(node);
+  return n && (!n->assign.empty() || !n->stop.empty() || !n->logs.empty());
+}
+
+proto::SyncResponse ServerState::take_outbox(const std::string& node) {
+  proto::SyncResponse resp;
+  resp.heartbeat_ms = options_.heartbeat_ms;
+  NodeState* n = node_by_name(node);
+  if (!n) return resp;
+  resp.assign = std::move(n->assign);
+  resp.stop = std::move(n->stop);
+  resp.logs = std::move(n->logs);
+  n->assign.clear();
+  n->stop.clear();
+  n->logs.clear();
+  return resp;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logs: asked for in a node's sync reply, posted back by its agent on its authenticated channel
+
+ServerState::LogAsk ServerState::request_log(JobId id, int32_t pod, int64_t tail_bytes) {
+  LogAsk out;
+  const JobRecord* r = find(id);
+  if (!r || pod < 0 || static_cast<size_t>(pod) >= r->pods.size()) {
+    out.status = 404;
+    out.error = "job " + std::to_string(id) + " has no pod " + std::to_string(pod);
+    return out;
+  }
+  const std::string& node = r->pods[static_cast<size_t>(pod)].node;
+  NodeState* n = node_by_name(node);
+  if (!n || !n->registered) {
+    out.status = 503;
+    out.error = "node " + node +
+                " is NotReady (its agent is not syncing): the log stays on that node until its "
+                "agent is back";
+    return out;
+  }
+  if (log_fetches_.size() >= kMaxLogFetches) {
+    out.status = 503;
+    out.error = "too many log requests in flight; try again";
+    return out;
+  }
+  out.id = next_log_id_++;
+  log_fetches_[out.id].node = node;
+  n->logs.push_back({out.id, id, pod, tail_bytes});
+  notify_outbox(node);
+  return out;
+}
+
+bool ServerState::deliver_log(const std::string& node, uint64_t id, int status, std::string body,
+                              std::string content_type) {
+  auto it = log_fetches_.find(id);
+  if (it == log_fetches_.end() || it->second.node != node || it->second.done) return false;
+  it->second.done = true;
+  it->second.status = status;
+  it->second.body = std::move(body);
+  it->second.content_type = std::move(content_type);
+  log_cv_.notify_all();
+  return true;
+}
+
+const ServerState::LogFetch* ServerState::log_fetch(uint64_t id) const {
+  auto it = log_fetches_.find(id);
+  return it == log_fetches_.end() ? nullptr : &it->second;
+}
+
+void ServerState::forget_log(uint64_t id) {
+  auto it = log_fetches_.find(id);
+  if (it == log_fetches_.end()) return;
+  if (NodeState* n = node_by_name(it->second.node))
+    std::erase_if(n->logs, [&](const proto::LogRequest& l) { return l.id == id; });
+  log_fetches_.erase(it);
+}
+
+}  // namespace sluice::server

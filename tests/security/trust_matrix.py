@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Who may call what (issue 14; docs/api.md "Trust model"): every endpoint of the server and of
+an agent, called with no token, a wrong token, another namespace's member, the member, an
+admin, the join token, and the credential of another node, against the expected status.
+
+Then impersonation: a second agent with the join token cannot take a live node's name, a
+forged sync is refused and changes nothing, and the server never dials an address a peer gave
+it (logs come through the agent's own channel). Last, configurations and flags that would
+weaken this are refused at start.
+
+Real `sluice serve` and two real `sluice agent` processes on loopback; everything started here
+is stopped by its PID."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "reliability"))
+from common import (BIN, CONFIG, Serve, check, finish, free_port, http, run_to_exit,  # noqa
+                    wait_for, workdir)
+
+JOIN = "join-token-for-the-matrix-0123"
+TOKENS = {"admin": "admin-token-0123456789", "alice": "alice-token-0123456789",
+          "bob": "bob-token-012345678901"}
+AUTH = """
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-b}
+spec: {clusterQueue: cq}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: ServerAuth
+metadata: {name: tokens}
+spec:
+  joinToken: %s
+  tokens:
+  - {name: admin, token: %s, role: admin}
+  - {name: alice, token: %s, role: member, namespaces: [team-a]}
+  - {name: bob, token: %s, role: member, namespaces: [team-b]}
+""" % (JOIN, TOKENS["admin"], TOKENS["alice"], TOKENS["bob"])
+
+AGENTS = []
+
+
+def start_agent(url, node, state, port, token=JOIN, extra=()):
+    env = dict(os.environ, SLUICE_JOIN_TOKEN=token)
+    log = open(state + ".log", "ab")
+    p = subprocess.Popen([BIN, "agent", "--server", url, "--name", node, "--gpus", "fake:4xH100",
+                          "--state-dir", state, "--listen", "127.0.0.1:%d" % port,
+                          "--heartbeat-ms", "200", "--drain", "--drain-grace-ms", "2000"] +
+                         list(extra), env=env, stdout=log, stderr=log)
+    AGENTS.append(p)
+    return p
+
+
+def stop_agents():
+    for p in AGENTS:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in AGENTS:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def job(name, ns, script):
+    return json.dumps({"apiVersion": "sluice.dev/v1alpha1", "kind": "Job",
+                       "metadata": {"name": name, "namespace": ns},
+                       "spec": {"queue": "q", "podSets": [{"resources": {"nvidia.com/gpu": 1}}],
+                                "command": ["sh", "-c", script]}})
+
+
+def submit(url, token, name, ns, script):
+    st, body = http("POST", url + "/v1/jobs", job(name, ns, script), token=token)
+    check(st == 202, "%s submits %s: %d %s" % (name, ns, st, body[:200]))
+    return json.loads(body)["jobs"][0]["id"] if st == 202 else None
+
+
+def read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def matrix(rows, callers):
+    """rows: (label, method, url, body, {caller: expected status}); one check per cell."""
+    bad = []
+    cells = 0
+    for label, method, url, body, want in rows:
+        for caller, token in callers.items():
+            if caller not in want:
+                continue
+            st, text = http(method, url, body, token=token, timeout=15)
+            cells += 1
+            if st != want[caller]:
+                bad.append("%s as %s: %d, expected %d (%s)" % (label, caller, st, want[caller],
+                                                                text[:120]))
+    check(not bad, "%d cells of the trust matrix as expected%s" % (
+        cells, "" if not bad else ": " + "; ".join(bad)))
+    return cells
+
+
+def main():
+    d, cfg = workdir("trust")
+    with open(cfg, "a") as f:
+        f.write(AUTH)
+    srv = Serve(d + "/data", cfg)
+    check(srv.start(), "server starts with tokens")
+    url = srv.url
+    ports = {"n0": free_port(), "n1": free_port()}
+    for n in ("n0", "n1"):
+        start_agent(url, n, os.path.join(d, "agent-" + n), ports[n])
+    admin = TOKENS["admin"]
+    wait_for(lambda: sum(n["ready"] for n in json.loads(
+        http("GET", url + "/v1/nodes", token=admin)[1])["nodes"]) == 2, 30, "both agents")
+    creds = {n: read(os.path.join(d, "agent-" + n, "node-credential")) for n in ("n0", "n1")}
+    mode = os.stat(os.path.join(d, "agent-n1", "node-credential")).st_mode & 0o777
+    check(mode == 0o600, "node-credential is 0600 (%o)" % mode)
+
+    # Jobs: A (alice, team-a) prints its checkpoint token and runs; B (bob, team-b) runs.
+    a = submit(url, TOKENS["alice"], "a", "team-a",
+               'echo "token=$SLUICE_CHECKPOINT_TOKEN"; exec sleep 300')
+    b = submit(url, TOKENS["bob"], "b", "team-b",
+               'echo "token=$SLUICE_CHECKPOINT_TOKEN"; exec sleep 300')
+    doomed = submit(url, TOKENS["alice"], "c", "team-a", "exec sleep 300")
+
+    def running(i):
+        st, body = http("GET", url + "/v1/jobs/%d" % i, token=admin)
+        return st == 200 and json.loads(body)["state"] == "running"
+    wait_for(lambda: running(a) and running(b), 60, "jobs a and b to run")
+
+    def token_of(i, who):
+        st, body = http("GET", url + "/v1/jobs/%d/logs" % i, token=TOKENS[who], timeout=15)
+        return body.split("token=", 1)[1].strip() if st == 200 and "token=" in body else None
+    tok_a = wait_for(lambda: token_of(a, "alice"), 30, "a's log through the server")
+    tok_b = wait_for(lambda: token_of(b, "bob"), 30, "b's log through the server")
+    check(tok_a and tok_b and tok_a != tok_b, "each pod has its own checkpoint token")
+    node_a = json.loads(http("GET", url + "/v1/jobs/%d" % a, token=admin)[1])["placement"][0]["node"]
+    other = "n1" if node_a == "n0" else "n0"
+    agent_a = "http://127.0.0.1:%d" % ports[node_a]
+
+    callers = {"none": None, "wrong": "wrong-token-0123456789", "other-member": TOKENS["bob"],
+               "member": TOKENS["alice"], "admin": admin, "join": JOIN,
+               "other-node": creds[other]}
+    U = {"none": 401, "wrong": 401, "join": 401, "other-node": 401}  # not a user at all
+
+    def users(other_member, member, adm):
+        return dict(U, **{"other-member": other_member, "member": member, "admin": adm})
+    anyone = {c: 200 for c in callers}
+    nobody = {c: 401 for c in callers}
+    with open(cfg) as f:
+        config_text = f.read()
+    reg = json.dumps({"node": node_a, "address": "http://127.0.0.1:9", "agent_id": "x",
+                      "credential": "impostor-credential-0123456789abcdef",
+                      "gpus": [{"index": i, "model": "H100"} for i in range(4)]})
+    rows = [
+        ("GET /healthz", "GET", url + "/healthz", None, anyone),
+        ("GET /readyz", "GET", url + "/readyz", None, anyone),
+        ("GET /metrics", "GET", url + "/metrics", None, anyone),
+        ("GET /", "GET", url + "/", None, anyone),
+        ("GET /v1/jobs", "GET", url + "/v1/jobs", None, users(200, 200, 200)),
+        ("POST /v1/jobs team-a", "POST", url + "/v1/jobs", job("m", "team-a", "true"),
+         users(403, 202, 202)),
+        ("GET job a", "GET", url + "/v1/jobs/%d" % a, None, users(404, 200, 200)),
+        ("GET job a explain", "GET", url + "/v1/jobs/%d/explain" % a, None, users(404, 200, 200)),
+        ("GET job a logs", "GET", url + "/v1/jobs/%d/logs" % a, None, users(404, 200, 200)),
+        ("POST cancel job c", "POST", url + "/v1/jobs/%d/cancel" % doomed, None,
+         dict(U, **{"other-member": 404})),
+        ("GET /v1/queues", "GET", url + "/v1/queues", None, users(200, 200, 200)),
+        ("GET /v1/nodes", "GET", url + "/v1/nodes", None, users(200, 200, 200)),
+        ("GET /v1/config", "GET", url + "/v1/config", None, users(403, 403, 200)),
+        ("PUT /v1/config", "PUT", url + "/v1/config", config_text, users(403, 403, 200)),
+        ("POST reset-credential", "POST", url + "/v1/nodes/%s/reset-credential" % node_a, None,
+         dict(U, **{"other-member": 403, "member": 403})),  # an admin's reset: unit tests
+        ("POST /v1/agents/register as a live node", "POST", url + "/v1/agents/register", reg,
+         dict(nobody, join=403)),
+        ("POST sync of another node", "POST", url + "/v1/agents/%s/sync" % node_a, "{}", nobody),
+        ("POST log upload of another node", "POST",
+         url + "/v1/agents/%s/logs/1?status=200" % node_a, "forged", nobody),
+        ("agent GET /healthz", "GET", agent_a + "/healthz", None, anyone),
+        ("agent GET /v1/pods", "GET", agent_a + "/v1/pods", None, nobody),
+        ("agent GET /v1/logs of b", "GET", agent_a + "/v1/logs/%d/0" % b, None, nobody),
+        ("agent POST checkpoint of a", "POST", agent_a + "/v1/checkpoint/%d/0" % a, None, nobody),
+    ]
+    cells = matrix(rows, callers)
+    # The node itself, and the pods' own narrow credentials.
+    own = {"node": creds[node_a], "pod-a": tok_a, "pod-b": tok_b}
+    cells += matrix([
+        ("agent GET /v1/pods", "GET", agent_a + "/v1/pods", None,
+         {"node": 200, "pod-a": 401, "pod-b": 401}),
+        ("agent POST checkpoint of a", "POST", agent_a + "/v1/checkpoint/%d/0" % a, None,
+         {"node": 401, "pod-a": 200, "pod-b": 401}),
+    ], own)
+    st, body = http("GET", url + "/v1/jobs", token=TOKENS["bob"])
+    names = sorted(j["name"] for j in json.loads(body)["jobs"]) if st == 200 else []
+    check(names == ["b"], "bob lists only team-b's jobs: %s" % names)
+
+    # --- Impersonation -------------------------------------------------------------------------
+    # A listener where an impostor says it is: the server must never connect to it.
+    trap = socket.socket()
+    trap.bind(("127.0.0.1", 0))
+    trap.listen(16)
+    trap.settimeout(0.2)
+    trap_port = trap.getsockname()[1]
+    dialed = []
+
+    def watch():
+        end = time.time() + 20
+        while time.time() < end:
+            try:
+                c, _ = trap.accept()
+                dialed.append(1)
+                c.close()
+            except OSError:
+                pass
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    impostor = start_agent(url, node_a, os.path.join(d, "impostor"), free_port(),
+                           extra=["--advertise", "http://127.0.0.1:%d" % trap_port])
+    time.sleep(3)
+    log = open(os.path.join(d, "impostor.log"), errors="replace").read()
+    check("already belongs to the agent holding its credential" in log,
+          "a second agent with the join token cannot take node %s" % node_a)
+    impostor.send_signal(signal.SIGTERM)
+    impostor.wait(timeout=30)
+    nodes = json.loads(http("GET", url + "/v1/nodes", token=admin)[1])["nodes"]
+    mine = [n for n in nodes if n["name"] == node_a][0]
+    check(mine["agent"] == agent_a and mine["ready"],
+          "node %s still served by its own agent (%s)" % (node_a, mine["agent"]))
+    forged = json.dumps({"agent_id": "x", "running": [],
+                         "exits": [{"job": a, "pod": 0, "exit_code": 0, "reason": "exited"}]})
+    for who, tok in (("join token", JOIN), ("other node", creds[other])):
+        st, _ = http("POST", url + "/v1/agents/%s/sync" % node_a, forged, token=tok)
+        check(st == 401, "a forged sync with the %s is refused (%d)" % (who, st))
+    time.sleep(1)
+    check(running(a), "job a still runs after the forged syncs")
+    st, body = http("GET", url + "/v1/jobs/%d/logs" % a, token=TOKENS["alice"], timeout=15)
+    check(st == 200 and "token=" in body, "logs come through the agent's channel (%d)" % st)
+    watcher.join()
+    check(not dialed, "the server never dialed the address an impostor gave (%d)" % len(dialed))
+
+    stop_agents()
+    srv.stop()
+
+    # --- Refused at start -----------------------------------------------------------------------
+    weak = cfg + ".weak"
+    with open(weak, "w") as f:
+        f.write(CONFIG + AUTH.replace(TOKENS["bob"], "short-123"))
+    rc, err = run_to_exit([BIN, "serve", "--config", weak, "--data-dir", d + "/weak",
+                           "--listen", "127.0.0.1:%d" % free_port()])
+    check(rc != 0 and "at least 16 characters" in err, "a 9-character token is refused: " +
+          err.strip()[:160])
+    nojoin = cfg + ".nojoin"
+    with open(nojoin, "w") as f:
+        f.write(CONFIG + "\n".join(l for l in AUTH.splitlines() if "joinToken" not in l))
+    rc, err = run_to_exit([BIN, "serve", "--config", nojoin, "--data-dir", d + "/nojoin",
+                           "--listen", "127.0.0.1:%d" % free_port()])
+    check(rc != 0 and "joinToken: required" in err,
+          "user tokens without a join token are refused: " + err.strip()[:160])
+    rc, err = run_to_exit([BIN, "agent", "--name", "n1", "--gpus", "fake:4xH100",
+                           "--state-dir", d + "/cli", "--join-token", JOIN])
+    check(rc == 2 and "--join-token-file" in err, "--join-token on the command line is refused")
+    tf = os.path.join(d, "join.txt")
+    with open(tf, "w") as f:
+        f.write(JOIN + "\n")
+    os.chmod(tf, 0o644)
+    rc, err = run_to_exit([BIN, "agent", "--name", "n1", "--gpus", "fake:4xH100",
+                           "--state-dir", d + "/cli", "--join-token-file", tf])
+    check(rc == 2 and "chmod 600" in err, "a join token file others can read is refused")
+    finish("trust_matrix", "%d matrix cells" % cells)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        stop_agents()
