@@ -279,6 +279,15 @@ TEST_F(ServerStateTest, SilentAgentsJobRequeuesOnlyOnceItsOldRunIsDeadEverywhere
   // With one node left a 2 x 4-GPU gang cannot run.
   st.cycle(22 * kS);
   EXPECT_EQ(st.find(id)->state, JobState::kPending);
+  // n0's agent comes back still running the old pod (it had no fencer): stopped with the
+  // job's grace, never 0 ms.
+  auto back = reg("n0");
+  back.running.push_back({id, 1 - n1_pod, 4242, false});
+  auto out = join(st, back, 23 * kS);
+  ASSERT_EQ(out.status, 200);
+  ASSERT_EQ(out.response.stop.size(), 1u);
+  EXPECT_EQ(out.response.stop[0].grace_ms, 5000);
+  EXPECT_EQ(out.response.lease_ms, 10'000);
 }
 
 // A survivor that never confirms its stop holds the requeue back: two live runs never overlap.
