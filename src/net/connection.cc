@@ -1,6 +1,7 @@
 // One connection: wait for a request (idle deadline), read its header (header deadline from the
 // first byte), its body (body deadline), hand it to a handler, write the answer (write
 // deadline), and again while the client keeps the connection alive.
+#include <algorithm>
 #include <cstdio>
 
 #include "net/server_impl.h"
@@ -98,7 +99,10 @@ void Connection::next_request() {
   if (closed_ || server_.stopping) return close_now();
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(server_.opts.max_header_bytes));
-  parser_->body_limit(static_cast<std::uint64_t>(server_.opts.max_body_bytes));
+  // The largest any route takes: Beast checks a Content-Length against the limit while it
+  // parses the header, before the route is known. on_header() sets this request's own.
+  body_limit_ = std::max(server_.opts.max_body_bytes, server_.router.largest_body_limit());
+  parser_->body_limit(static_cast<std::uint64_t>(body_limit_));
   if (buffer_.size() > 0) return read_header();  // the next request is already here
   // Idle: a pending read and a timer, nothing else. The header deadline starts with the first
   // byte, so a keep-alive connection may be quiet for the whole idle timeout.
@@ -128,7 +132,11 @@ void Connection::on_header(error_code ec) {
                             describe_bytes(server_.opts.max_target_bytes) + " limit",
                         true);
   if (parser_->is_done()) return on_request();
-  raise_body_limit();
+  body_limit_ = request_body_limit();
+  if (const auto length = parser_->content_length(); length && *length > body_limit_)
+    return answer_error(
+        413, "request body larger than the " + describe_bytes(body_limit_) + " limit", true);
+  parser_->body_limit(static_cast<std::uint64_t>(body_limit_));
   if (beast::iequals(h[http::field::expect], "100-continue")) {
     // The client waits for this before it sends the body (the size was checked against the
     // limit with the header).
@@ -144,21 +152,24 @@ void Connection::on_header(error_code ec) {
   read_body();
 }
 
-// A route may accept a larger body than the server's limit (RouteOptions::max_body_bytes).
-// The route is looked up here only when some route raises the limit and this body needs it.
-void Connection::raise_body_limit() {
+// The body limit of this request: the server's, or a route's larger one for callers it admits
+// by their header (RouteOptions::max_body_bytes, large_body_allowed). The route is looked up
+// here only when some route raises the limit.
+size_t Connection::request_body_limit() const {
+  const size_t limit = server_.opts.max_body_bytes;
   const auto& router = server_.router;
-  if (router.largest_body_limit() <= server_.opts.max_body_bytes) return;
-  const auto length = parser_->content_length();
-  if (length && *length <= server_.opts.max_body_bytes) return;
+  if (router.largest_body_limit() <= limit) return limit;
   const auto& h = parser_->get();
   const std::string target(h.target());
   const std::string path =
       percent_decode(std::string_view(target).substr(0, target.find('?')), false);
   std::smatch matches;
   const Route* route = router.find(std::string(h.method_string()), path, matches);
-  if (route && route->options.max_body_bytes > server_.opts.max_body_bytes)
-    parser_->body_limit(static_cast<std::uint64_t>(route->options.max_body_bytes));
+  if (!route || route->options.max_body_bytes <= limit || !route->options.large_body_allowed)
+    return limit;
+  return route->options.large_body_allowed(path, std::string(h[http::field::authorization]))
+             ? route->options.max_body_bytes
+             : limit;
 }
 
 void Connection::read_body() {
@@ -184,9 +195,7 @@ void Connection::on_read_error(error_code ec) {
                         true);
   if (ec == http::error::body_limit)
     return answer_error(
-        413,
-        "request body larger than the " + describe_bytes(server_.opts.max_body_bytes) + " limit",
-        true);
+        413, "request body larger than the " + describe_bytes(body_limit_) + " limit", true);
   if (ec.category() == http::make_error_code(http::error::bad_target).category())
     return answer_error(400, "malformed request", true, {ec.message()});
   close_now();

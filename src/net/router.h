@@ -20,8 +20,12 @@ struct RouteOptions {
   // the connection caps (which may ask for nothing else).
   bool run_inline = false;
   // A larger request body than ServerOptions::max_body_bytes for this route (0: the server's
-  // limit). For bulk uploads from trusted peers (an agent's log), never for user input.
+  // limit), for bulk uploads from trusted peers (an agent's log), and only to a request that
+  // `large_body_allowed(path, Authorization header)` admits, checked with the header on the I/O
+  // thread (so: cheap, no long locks). Anyone else keeps the server's limit: a stranger cannot
+  // make the server buffer large bodies.
   size_t max_body_bytes = 0;
+  std::function<bool(const std::string& path, const std::string& authorization)> large_body_allowed;
 };
 
 struct Route {

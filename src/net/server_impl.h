@@ -89,7 +89,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_header();
   void on_header(error_code ec);
   void read_body();
-  void raise_body_limit();
+  size_t request_body_limit() const;
   void on_read_error(error_code ec);
   void on_request();
   void dispatch(std::shared_ptr<Exchange> ex);
@@ -106,6 +106,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  size_t body_limit_ = 0;  // of the request being read (request_body_limit)
   asio::ip::address addr_;
   int port_ = 0;
   Slot slot_;

@@ -382,11 +382,10 @@ void Server::routes() {
   h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const net::Request& req, net::Response& res) {
     const std::string node = req.matches[1];
     const std::string bearer = secret::bearer(req.get_header_value("Authorization"));
-    {
-      std::lock_guard lk(state_->mu());  // before the body is parsed: strangers cost nothing
-      if (!state_->node_admitted(node, bearer))
-        return fail(res, 401, "missing or wrong credential for node \"" + node + "\"");
-    }
+    // Before the body is parsed: strangers cost nothing (no state lock: credentials have
+    // their own).
+    if (!state_->node_admitted(node, bearer))
+      return fail(res, 401, "missing or wrong credential for node \"" + node + "\"");
     proto::SyncRequest sr;
     try {
       sr = json::parse(req.body).get<proto::SyncRequest>();
@@ -428,7 +427,15 @@ void Server::routes() {
              return fail(res, 404, "no log request " + req.matches[2].str() + " for node " + node);
            reply(res, 200, json{{"delivered", true}});
          },
-         {.max_body_bytes = kMaxLogBytes + (64 << 10)});
+         {.max_body_bytes = kMaxLogBytes + (64 << 10),
+          .large_body_allowed = [this](const std::string& path, const std::string& authorization) {
+            // "/v1/agents/NODE/logs/ID": only that node's own credential may send a large body.
+            const std::string prefix = "/v1/agents/";
+            const auto end = path.find('/', prefix.size());
+            if (path.rfind(prefix, 0) != 0 || end == std::string::npos) return false;
+            return state_->node_admitted(path.substr(prefix.size(), end - prefix.size()),
+                                         secret::bearer(authorization));
+          }});
 
   // An admin releases a node whose agent lost its state directory (node-credential): the next
   // agent to register that name with the join token becomes the node.

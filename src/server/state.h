@@ -157,7 +157,8 @@ class ServerState {
                            const proto::SyncRequest& req, TimeNs now);
   bool has_outbox(const std::string& node) const;
   proto::SyncResponse take_outbox(const std::string& node);
-  // Whether `bearer` is the credential of `node` (syncs, log uploads).
+  // Whether `bearer` is the credential of `node` (syncs, log uploads). Thread-safe without
+  // mu(): the HTTP layer asks before it reads a body, on its I/O thread.
   bool node_admitted(const std::string& node, const std::string& bearer) const;
   // Forgets a node's credential (an admin, after the node's state directory was lost). 404
   // for a node that is not configured. The ticket makes it durable.
@@ -297,9 +298,10 @@ class ServerState {
   Write write_;  // queued for the next flush
   std::set<JobId> touched_;
   std::map<std::string, double> gpu_seconds_;  // per namespace, closed runs
-  NodeCredentials node_creds_;                 // persisted as meta "node-credentials"
-  std::map<JobId, std::string> requeueing_;    // begin_requeue'd jobs -> the reason
-  std::map<uint64_t, LogFetch> log_fetches_;   // bounded: request_log refuses past kMaxLogFetches
+  NodeCredentials node_creds_;   // persisted as meta "node-credentials"; written under both
+  mutable std::mutex creds_mu_;  // mu_ and creds_mu_, read under either
+  std::map<JobId, std::string> requeueing_;   // begin_requeue'd jobs -> the reason
+  std::map<uint64_t, LogFetch> log_fetches_;  // bounded: request_log refuses past kMaxLogFetches
   uint64_t next_log_id_ = 1;
   std::condition_variable log_cv_;
 };

@@ -167,6 +167,7 @@ ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRe
   }
   // 3. A new node's credential becomes its identity (durable before the reply goes out).
   if (admitted.issued) {
+    std::lock_guard lk(creds_mu_);
     node_creds_.set(n->name, req.credential);
     write_.meta.push_back({"node-credentials", node_creds_.dump()});
   }
@@ -227,13 +228,17 @@ void ServerState::reconcile_registered(NodeState& n, const proto::RegisterReques
 }
 
 bool ServerState::node_admitted(const std::string& node, const std::string& bearer) const {
+  std::lock_guard lk(creds_mu_);
   return node_creds_.admit(node, bearer);
 }
 
 int ServerState::reset_node_credential(const std::string& node, uint64_t* ticket) {
   if (!node_by_name(node)) return 404;
-  node_creds_.reset(node);
-  write_.meta.push_back({"node-credentials", node_creds_.dump()});
+  {
+    std::lock_guard lk(creds_mu_);
+    node_creds_.reset(node);
+    write_.meta.push_back({"node-credentials", node_creds_.dump()});
+  }
   *ticket = flush();
   return 200;
 }
@@ -245,7 +250,7 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
                                                    const std::string& bearer,
                                                    const proto::SyncRequest& req, TimeNs now) {
   SyncOutcome out;
-  if (!node_creds_.admit(node, bearer)) {
+  if (!node_admitted(node, bearer)) {
     out.status = 401;
     out.error = "missing or wrong credential for node \"" + node + "\"";
     return out;

@@ -243,6 +243,18 @@ def main():
     check(st == 200 and "token=" in body, "logs come through the agent's channel (%d)" % st)
     watcher.join()
     check(not dialed, "the server never dialed the address an impostor gave (%d)" % len(dialed))
+    # A log larger than the server's 1 MiB body limit comes through the agent's channel: only
+    # the node's own credential may send the server such a body.
+    big = submit(url, TOKENS["alice"], "big", "team-a",
+                 "head -c 3145728 /dev/zero | tr '\\0' x; exec sleep 300")
+    wait_for(lambda: running(big), 60, "the big-log job to run")
+
+    def big_log():
+        st, body = http("GET", url + "/v1/jobs/%d/logs?tail_bytes=4000000" % big,
+                        token=TOKENS["alice"], timeout=30)
+        return (st, len(body)) if st == 200 and len(body) >= 3145728 else None
+    got = wait_for(big_log, 30, "a 3 MiB log")
+    check(got == (200, 3145728), "a 3 MiB log through the agent's channel: %s" % (got,))
 
     stop_agents()
     srv.stop()

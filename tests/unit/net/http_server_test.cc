@@ -136,6 +136,36 @@ TEST(NetServer, BodyOverTheLimitIs413WithAJsonError) {
   EXPECT_TRUE(j["details"].is_array());
 }
 
+// A route may take larger bodies, only from callers its header check admits.
+TEST(NetServer, LargerBodyOnlyForAdmittedCallers) {
+  auto o = quiet_options();
+  o.max_body_bytes = 1024;
+  auto s = serve(o, [](Server& h) {
+    h.Post("/upload/n1",
+           [](const Request& req, Response& res) {
+             res.set_content(std::to_string(req.body.size()), "text/plain");
+           },
+           {.max_body_bytes = 128 << 10,
+            .large_body_allowed = [](const std::string& path, const std::string& auth) {
+              return path == "/upload/n1" && auth == "Bearer node-secret";
+            }});
+  });
+  auto c = client(*s);
+  const std::string big(64 << 10, 'x');
+  auto r = c.Post("/upload/n1", big, "text/plain");  // a stranger: the server's 1 KiB limit
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  httplib::Client admitted("127.0.0.1", s->port());
+  admitted.set_default_headers({{"Authorization", "Bearer node-secret"}});
+  r = admitted.Post("/upload/n1", big, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, std::to_string(big.size()));
+  r = admitted.Post("/upload/n1", std::string(129 << 10, 'x'), "text/plain");  // over the route's
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+}
+
 TEST(NetServer, HeaderOverTheLimitIs431) {
   auto o = quiet_options();
   o.max_header_bytes = 1024;
