@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "core/config/loader.h"
+#include "server/run_as.h"
 #include "server/server.h"
 
 namespace sluice::server {
@@ -147,6 +148,8 @@ void Server::routes() {
         return fail(
             res, 403,
             "token " + caller->name + " may not submit to namespace \"" + j.namespace_ + "\"");
+    for (auto& j : parsed.jobs)
+      if (auto why = resolve_run_as(j, *caller, *cfg); !why.empty()) return fail(res, 403, why);
     SubmitOutcome out;
     json body = json::array();
     {

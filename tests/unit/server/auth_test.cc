@@ -25,5 +25,37 @@ TEST(ServerAuth, JoinTokenOfAtLeastSixteenCharacters) {
   EXPECT_EQ(ok->join_token, "sixteen-chars!!!");
 }
 
+TEST(ServerAuth, TokensMayCarryAUnixIdentity) {
+  auto ok = parse_auth({Source{"auth.yaml", R"(apiVersion: sluice.dev/v1alpha1
+kind: ServerAuth
+metadata: {name: a}
+spec:
+  tokens:
+  - {name: alice, token: alice-token, namespaces: [nlp], uid: 1000, gid: 100,
+     runAsUsers: [1500], runAsGroups: [200, 300]}
+  - {name: bob, token: bob-token-1, namespaces: [cv]}
+)"}});
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  auto alice = ok->caller("Bearer alice-token");
+  ASSERT_TRUE(alice);
+  EXPECT_EQ(alice->unix_id.uid, 1000);
+  EXPECT_EQ(alice->unix_id.gid, 100);
+  EXPECT_EQ(alice->unix_id.run_as_users, (std::vector<int64_t>{1500}));
+  EXPECT_EQ(alice->unix_id.run_as_groups, (std::vector<int64_t>{200, 300}));
+  auto bob = ok->caller("Bearer bob-token-1");
+  ASSERT_TRUE(bob);
+  EXPECT_EQ(bob->unix_id.uid, -1);  // none: the agents' per-namespace uid
+  auto bad = parse_auth({Source{"auth.yaml", R"(apiVersion: sluice.dev/v1alpha1
+kind: ServerAuth
+metadata: {name: a}
+spec:
+  tokens:
+  - {name: alice, token: alice-token, namespaces: [nlp], uid: -5}
+)"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("spec.tokens[0].uid: -5 is not a uid/gid"), std::string::npos)
+      << bad.error();
+}
+
 }  // namespace
 }  // namespace sluice::server
