@@ -60,12 +60,19 @@ uint32_t hashed_namespace_uid(const std::string& ns, uint32_t first, uint32_t la
 }
 
 std::string unix_user_name(uint32_t uid) {
+  // One passwd lookup per uid and process, not one per pod (NSS may be a file read or LDAP).
+  static std::mutex mu;
+  static std::map<uint32_t, std::string> names;  // bounded by the uids pods run as
+  std::lock_guard lock(mu);
+  auto it = names.find(uid);
+  if (it != names.end()) return it->second;
+  std::string name = "sluice-" + std::to_string(uid);
   std::vector<char> buf(16384);
   passwd pw{};
   passwd* found = nullptr;
   if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found && pw.pw_name)
-    return pw.pw_name;
-  return "sluice-" + std::to_string(uid);
+    name = pw.pw_name;
+  return names.emplace(uid, name).first->second;
 }
 
 IdentityResolver::IdentityResolver(IdentityOptions options, const std::string& claims_path)
