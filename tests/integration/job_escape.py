@@ -111,6 +111,7 @@ try "agent-environ" cat /proc/{agent_pid}/environ
 try "agent-cmdline-token" grep -a -o {join} /proc/{agent_pid}/cmdline
 try "agent-fds" ls /proc/{agent_pid}/fd
 try "token-file" cat {token_file}
+try "server-db" grep -a -o bob-token-1234 {data}/sluice.db {data}/sluice.db-wal
 try "own-env-token" sh -c 'env | grep -e {join} -e SLUICE_JOIN'
 try "signal-b" sh -c 'kill -STOP {b_pid} && echo sent'
 try "signal-agent" sh -c 'kill -0 {agent_pid} && echo sent'
@@ -229,7 +230,8 @@ def main():
 
         # 3. team-a's attacker.
         subs = {"b_log": b_log, "b_work": b_work, "state": state, "agent_pid": agent.pid,
-                "join": JOIN, "token_file": token_file, "b_pid": b_pid}
+                "join": JOIN, "token_file": token_file, "b_pid": b_pid,
+                "data": os.path.join(tmp, "data")}
         out = attack(url, state, "attacker", ATTACK, subs, "team-a's pod")
         check("UID %d GID %d" % (ALICE_UID, ALICE_UID) in out,
               "alice's pod runs as her token's uid")
