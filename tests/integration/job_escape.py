@@ -123,12 +123,12 @@ def registrations(log_path):
         return f.read().count(": registered with ")
 
 
-def start_agent(url, state, port, log, extra=()):
+def start_agent(url, node, state, port, log, extra=()):
     """The node's agent, as root, with the join token in its environment (and in `extra`).
     Returns once this agent (not an earlier one the node still counts as ready) registered."""
     before = registrations(log.name)
     p = subprocess.Popen(
-        [BIN, "agent", "--server", url, "--name", "n0", "--gpus", "fake:4xH100", "--state-dir",
+        [BIN, "agent", "--server", url, "--name", node, "--gpus", "fake:4xH100", "--state-dir",
          state, "--listen", "127.0.0.1:%d" % port, "--heartbeat-ms", "200"] + list(extra),
         stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, SLUICE_JOIN_TOKEN=JOIN))
     PROCS.append(p)
@@ -137,12 +137,13 @@ def start_agent(url, state, port, log, extra=()):
     return p
 
 
-def attack(url, state, name, script, subs, what):
+def attack(url, state, name, script, subs, what, extra=""):
     """Runs `script` (placeholders {k} from subs) as alice's pod; checks every attempt it
     reports is REFUSED and returns its log."""
     for k, v in subs.items():
         script = script.replace("{%s}" % k, str(v))
-    st, body = http("POST", url + "/v1/jobs", job_yaml(name, "team-a", script), "alice-token-123")
+    st, body = http("POST", url + "/v1/jobs", job_yaml(name, "team-a", script, extra),
+                    "alice-token-123")
     if not check(st == 202, "alice submits %s (%d %s)" % (what, st, body[:160])):
         return ""
     jid = json.loads(body)["jobs"][0]["id"]
@@ -200,7 +201,7 @@ def main():
         # The join token reaches the agent both ways an admin might pass it: its environment and
         # its command line. Neither may reach a pod.
         alog = open(os.path.join(tmp, "agent.log"), "ab")
-        agent = start_agent(url, state, agent_port, alog, ["--join-token", JOIN])
+        agent = start_agent(url, "n0", state, agent_port, alog, ["--join-token", JOIN])
 
         # 1. Who may run as whom.
         st, body = http("POST", url + "/v1/jobs", job_yaml(
@@ -211,10 +212,11 @@ def main():
         check(st == 403 and "may not run pods as uid 3000" in body,
               "alice's runAsUser of someone else is refused (%d %s)" % (st, body[:160]))
 
-        # 2. team-b's pod: a secret in its work dir and its log, then it waits.
+        # 2. team-b's pod on n0 (the only node with an agent yet), holding its 4 GPUs: a secret in
+        #    its work dir and its log, then it waits.
         st, body = http("POST", url + "/v1/jobs", job_yaml(
             "victim", "team-b",
-            "echo b-secret-data > secret.txt; echo b-log-secret; exec sleep 300"),
+            "echo b-secret-data > secret.txt; echo b-log-secret; exec sleep 300", "  gpus: 4\n"),
             "bob-token-1234")
         check(st == 202, "bob submits team-b's job (%d %s)" % (st, body[:160]))
         b_id = json.loads(body)["jobs"][0]["id"]
@@ -246,22 +248,29 @@ def main():
         with open(b_log) as f:
             check("b-log-secret" in f.read(), "team-b's log is intact")
 
-        # 5. The same agent restarted with the bubblewrap sandbox: it adopts team-b's pod (another
-        #    uid), and a sandboxed pod sees neither other processes nor the host's /tmp.
+        # 5. A second node's agent with the bubblewrap sandbox. The sandboxed attacker asks for
+        #    a GPU, so it can only run there (team-b holds n0's): no host /tmp, no other
+        #    processes, no host writes, and still none of the above.
         if not shutil.which("bwrap"):
             print("job_escape: sandbox part skipped: bwrap not installed (Debian bubblewrap)")
         else:
-            agent.send_signal(signal.SIGTERM)  # pods keep running
-            agent.wait(timeout=30)
+            state1 = os.path.join(tmp, "agent-n1")
+            boxed_agent = start_agent(url, "n1", state1, free_port(), alog, ["--sandbox", "bwrap"])
             host_tmp = "/tmp/sluice-escape-host-%d" % os.getpid()
             with open(host_tmp, "w") as f:
                 f.write("host tmp\n")
-            agent = start_agent(url, state, agent_port, alog, ["--sandbox", "bwrap"])
-            subs.update(agent_pid=agent.pid, host_tmp=host_tmp)
-            attack(url, state, "boxed", ATTACK + SANDBOXED, subs, "team-a's sandboxed pod")
+            subs.update(agent_pid=boxed_agent.pid, host_tmp=host_tmp)
+            attack(url, state1, "boxed", ATTACK + SANDBOXED, subs, "team-a's sandboxed pod",
+                   "  gpus: 1\n")
             os.unlink(host_tmp)
-            check(proc_state(b_pid) not in (None, "T", "Z"),
-                  "team-b's pod, adopted by the new agent, still runs")
+
+        # 6. n0's agent restarted: it adopts team-b's pod, which runs as another uid.
+        agent.send_signal(signal.SIGTERM)  # pods keep running
+        agent.wait(timeout=30)
+        agent = start_agent(url, "n0", state, agent_port, alog)
+        with open(alog.name, errors="replace") as f:
+            check("adopted pod %d/0" % b_id in f.read(), "the restarted agent adopts team-b's pod")
+        check(proc_state(b_pid) not in (None, "T", "Z"), "team-b's pod still runs")
     finally:
         for p in PROCS:
             if p.poll() is None:
