@@ -123,6 +123,8 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   }
   auto listen = parse_listen(options.listen);
   if (!listen) return Error{listen.error()};
+  // Absolute: pods get paths into it ($HOME, $SLUICE_CHECKPOINT_FILE) and run elsewhere.
+  options.state_dir = fs::absolute(options.state_dir).lexically_normal().string();
   std::unique_ptr<Agent> a(new Agent(std::move(options)));
   a->heartbeat_ms_ = a->options_.heartbeat_ms;
   // 2. GPUs.
@@ -131,6 +133,10 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   a->gpus_ = std::move(*gpus);
   // 3. State directory, unacknowledged exits of the previous run, adopted pods.
   std::error_code ec;
+  auto isolation = PodIsolation::create(a->options_.isolation, a->options_.state_dir,
+                                        [&a](const std::string& line) { a->log(line); });
+  if (!isolation) return Error{"agent " + a->options_.node + ": " + isolation.error()};
+  a->isolation_ = std::move(*isolation);
   fs::create_directories(a->options_.state_dir, ec);
   if (ec) return Error{"cannot create " + a->options_.state_dir + ": " + ec.message()};
   // The lock first: a second agent on this directory must not adopt the first one's pods.
@@ -146,6 +152,7 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   ro.gpu_wait_timeout_ms = a->options_.gpu_wait_timeout_ms;
   ro.keep_finished = a->options_.keep_finished;
   ro.previous_lease_expired = previous_lease && Clock::now() >= *previous_lease;
+  ro.cgroups = a->isolation_->cgroups();
   Agent* self = a.get();
   ro.on_event = [self] {
     {
@@ -667,6 +674,19 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign) {
     }
     if (a.gpu_milli <= 0 || a.gpu_milli > 1000)
       bad = "gpu_milli " + std::to_string(a.gpu_milli) + " is outside 1..1000";
+    PodLaunch launch;
+    launch.ref = ref;
+    launch.argv = a.command;
+    launch.gpus = a.gpus;
+    launch.gpu_milli = a.gpu_milli;
+    launch.walltime_ms = a.walltime_ms;
+    launch.walltime_grace_ms = a.grace_ms;
+    if (bad.empty()) {
+      const PodPaths paths = pod_paths(options_.state_dir, ref);
+      bad = isolation_->prepare(
+          a, {options_.node, address_, paths.checkpoint_file, identity_->checkpoint_token(ref)},
+          environ, launch);
+    }
     if (!bad.empty()) {
       proto::PodExit exit;
       exit.job = a.job;
@@ -680,17 +700,6 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign) {
       log("cannot start " + ref_name(ref) + ": " + bad);
       continue;
     }
-    PodLaunch launch;
-    launch.ref = ref;
-    launch.argv = a.command;
-    const PodPaths paths = pod_paths(options_.state_dir, ref);
-    launch.env = compose_pod_env(
-        a, {options_.node, address_, paths.checkpoint_file, identity_->checkpoint_token(ref)},
-        environ);
-    launch.gpus = a.gpus;
-    launch.gpu_milli = a.gpu_milli;
-    launch.walltime_ms = a.walltime_ms;
-    launch.walltime_grace_ms = a.grace_ms;
     runner_->launch(std::move(launch));
   }
 }

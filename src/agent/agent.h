@@ -28,6 +28,7 @@
 #include "agent/fence.h"
 #include "agent/gpu.h"
 #include "agent/identity.h"
+#include "agent/isolation.h"
 #include "agent/process_runner.h"
 #include "core/model/result.h"
 #include "net/http_server.h"
@@ -69,6 +70,7 @@ struct AgentOptions {
   int64_t report_delay_ms = 50;
   int64_t keep_finished = 1000;  // RunnerOptions::keep_finished
   NvmlOptions nvml;
+  IsolationOptions isolation;  // users, sandbox, cgroups of the pods (isolation.h)
   // One line per call; nullptr: "<time> agent <node>: <line>" on stderr.
   std::function<void(const std::string&)> log;
 };
@@ -143,6 +145,7 @@ class Agent {
   std::thread log_thread_;
   std::string address_;
   std::unique_ptr<GpuProvider> gpus_;
+  std::unique_ptr<PodIsolation> isolation_;
   std::unique_ptr<ProcessRunner> runner_;
   std::unique_ptr<net::Server> http_;
   std::thread sync_thread_;

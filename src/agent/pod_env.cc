@@ -3,6 +3,15 @@
 #include <map>
 
 namespace sluice::agent {
+namespace {
+
+// What a pod that runs as another user keeps of the agent's environment: nothing that could
+// hold a credential (tokens in *_TOKEN, cloud keys, proxy passwords), only presentation.
+bool kept_in_minimal(const std::string& key) {
+  return key == "LANG" || key == "LANGUAGE" || key == "TZ" || key.rfind("LC_", 0) == 0;
+}
+
+}  // namespace
 
 std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodContext& ctx,
                                          const char* const* base) {
@@ -13,7 +22,15 @@ std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodCo
     if (eq == std::string::npos || eq == 0) continue;
     std::string key = kv.substr(0, eq);
     if (key.rfind("SLUICE_", 0) == 0 || key == "CUDA_VISIBLE_DEVICES") continue;
+    if (ctx.minimal && !kept_in_minimal(key)) continue;
     env[key] = kv.substr(eq + 1);
+  }
+  if (ctx.minimal) {
+    env["PATH"] = kPodDefaultPath;
+    env["HOME"] = ctx.home;
+    env["USER"] = ctx.user;
+    env["LOGNAME"] = ctx.user;
+    env["SHELL"] = "/bin/sh";
   }
   for (const auto& [k, v] : a.env) {
     if (!k.empty() && k.find('=') == std::string::npos) env[k] = v;
@@ -38,6 +55,7 @@ std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodCo
   env["SLUICE_AGENT_URL"] = ctx.agent_url;
   env["SLUICE_CHECKPOINT_FILE"] = ctx.checkpoint_file;
   if (!ctx.checkpoint_token.empty()) env["SLUICE_CHECKPOINT_TOKEN"] = ctx.checkpoint_token;
+  if (!a.user.empty()) env["SLUICE_USER"] = a.user;
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

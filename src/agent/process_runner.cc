@@ -15,8 +15,10 @@
 #include <fstream>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "agent/proc.h"
+#include "agent/spawn.h"
 
 namespace sluice::agent {
 
@@ -69,105 +71,12 @@ std::string env_value(const std::vector<std::string>& env, const std::string& ke
   return {};
 }
 
-// execvp's search, done in the parent with the pod's PATH (not the agent's), so "not found"
-// is a clear message rather than a guess from exit code 127.
-std::optional<std::string> resolve_command(const std::string& cmd,
-                                           const std::vector<std::string>& env) {
-  if (cmd.find('/') != std::string::npos) return cmd;
-  std::string path = env_value(env, "PATH");
-  if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
-  size_t pos = 0;
-  while (pos <= path.size()) {
-    size_t colon = path.find(':', pos);
-    if (colon == std::string::npos) colon = path.size();
-    std::string dir = path.substr(pos, colon - pos);
-    if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + cmd;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-    pos = colon + 1;
-  }
-  return std::nullopt;
-}
-
-struct ChildError {
-  int32_t stage = 0;  // 1 chdir, 2 exec, 3 setsid, 4 dup2
-  int32_t err = 0;
-};
-
 std::string exit_message(int status) {
   if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return "killed by " + signal_name(WTERMSIG(status));
   return "status " + std::to_string(status);
 }
 
-struct ChildSetup {
-  const char* exe;
-  char* const* argv;
-  char* const* envp;
-  const char* work_dir;
-  int null_fd;
-  int log_fd;
-  int err_fd;  // write end of the CLOEXEC error pipe
-  long max_fd;
-};
-
-// The child side of a launch, after vfork(): it shares the agent's memory until execve, so it
-// only makes system calls (no allocation, no locks) and leaves by execve or _exit. vfork, not
-// fork: with many agents in one process (hundreds of threads) copying the page tables for every
-// pod was the agent's main CPU cost. Signals are blocked around the call so that no handler of
-// the agent runs on the child's borrowed stack.
-__attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
-  sigset_t all, old;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &old);
-#if defined(__SANITIZE_ADDRESS__)
-  // ASan's interceptors (sigaction, execve, ...) touch its own state in the child, which under
-  // vfork is the parent's memory: sanitizer builds pay for a real fork.
-  const pid_t pid = ::fork();
-#else
-  const pid_t pid = ::vfork();
-#endif
-  if (pid == 0) {
-    // Ignored or handled signals must not carry over (the agent ignores SIGPIPE): defaults
-    // first, then an empty mask.
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int s = 1; s < NSIG; ++s) {
-      if (s != SIGKILL && s != SIGSTOP) ::sigaction(s, &dfl, nullptr);
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ChildError e{0, 0};
-    if (::setsid() < 0) {
-      e = {3, errno};
-    } else if (::chdir(c.work_dir) != 0) {
-      e = {1, errno};
-    } else if (::dup2(c.null_fd, 0) < 0 || ::dup2(c.log_fd, 1) < 0 || ::dup2(c.log_fd, 2) < 0) {
-      e = {4, errno};
-    } else {
-      // No descriptor of the agent (sockets, other pods' pipes) leaks into the job.
-      if ((c.err_fd > 3 && ::close_range(3, static_cast<unsigned>(c.err_fd) - 1, 0) != 0) ||
-          ::close_range(static_cast<unsigned>(c.err_fd) + 1, ~0U, 0) != 0) {
-        for (long fd = 3; fd < c.max_fd; ++fd) {  // kernels before 5.9
-          if (fd != c.err_fd) ::close(static_cast<int>(fd));
-        }
-      }
-      ::execve(c.exe, c.argv, c.envp);
-      e = {2, errno};
-    }
-    [[maybe_unused]] auto n = ::write(c.err_fd, &e, sizeof e);
-    ::_exit(127);
-  }
-  const int saved = errno;
-  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  errno = saved;
-  return pid;
-}
 }  // namespace
 
 PodPaths pod_paths(const std::string& state_dir, proto::PodRef ref) {
@@ -184,11 +93,14 @@ Result<std::unique_ptr<ProcessRunner>> ProcessRunner::create(RunnerOptions optio
   if (options.tick_ms <= 0) options.tick_ms = 50;
   std::error_code ec;
   for (const char* sub : {"logs", "work"}) {
-    fs::create_directories(fs::path(options.state_dir) / sub, ec);
-    if (ec) {
-      return Error{"cannot create " + (fs::path(options.state_dir) / sub).string() + ": " +
-                   ec.message()};
-    }
+    const fs::path dir = fs::path(options.state_dir) / sub;
+    fs::create_directories(dir, ec);
+    // Searchable, not listable or writable: a pod reaches its own log and work dir by name
+    // (both its own, 0600/0700) and cannot list or replace the others'.
+    if (!ec)
+      fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec,
+                      ec);
+    if (ec) return Error{"cannot create " + dir.string() + ": " + ec.message()};
   }
   std::unique_ptr<ProcessRunner> r(new ProcessRunner(std::move(options)));
   {
@@ -403,6 +315,7 @@ void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) + " ended: " + exit.reason +
       (exit.message.empty() ? "" : " (" + exit.message + ")"));
   events_.exits.push_back(std::move(exit));
+  if (options_.cgroups) options_.cgroups->release(ref);
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), ref), waiting_.end());
   pods_.erase(ref);
   dirty_ = true;
@@ -434,6 +347,18 @@ void ProcessRunner::trim_finished_locked() {
   }
 }
 
+namespace {
+// A finished pod's files as an older agent left them (log 0644, work dir 0755): closed, since
+// pods of other users may now run here.
+void tighten_finished(const PodPaths& paths) {
+  std::error_code ec;
+  if (fs::is_symlink(paths.log, ec)) return;
+  fs::permissions(paths.log, fs::perms::owner_read | fs::perms::owner_write, ec);
+  if (!fs::is_symlink(paths.work_dir, ec))
+    fs::permissions(paths.work_dir, fs::perms::owner_all, ec);
+}
+}  // namespace
+
 // The logs of pods that finished before this runner started (not adopted as running), oldest
 // first by modification time, so that keep_finished holds across restarts.
 void ProcessRunner::find_finished_locked() {
@@ -450,6 +375,7 @@ void ProcessRunner::find_finished_locked() {
       continue;
     const proto::PodRef ref{static_cast<uint64_t>(job), pod};
     if (pods_.count(ref)) continue;
+    tighten_finished(pod_paths(options_.state_dir, ref));
     std::error_code tec;
     const auto t = e.last_write_time(tec);
     if (!tec) found.emplace_back(t, ref);
@@ -526,6 +452,11 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
     }
     finish_locked(pod, std::move(exit));
   }
+  if (options_.cgroups) {
+    std::vector<std::string> stuck;
+    options_.cgroups->sweep(&stuck);
+    for (const auto& d : stuck) log("cannot remove cgroup " + d + ": still busy; left in place");
+  }
   // 2. Walltimes, kill deadlines, checkpoint files.
   for (auto& [ref, podp] : pods_) {
     Pod& pod = *podp;
@@ -597,8 +528,29 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
   return events_.started.size() + events_.exits.size() + events_.checkpoints.size() != before;
 }
 
-// Starts one pod: vfork, and in the child setsid + chdir + redirect + exec. exec failures come
-// back through a CLOEXEC pipe (EOF means exec succeeded). Erases the pod on failure.
+namespace {
+
+// Descriptors of one launch, closed however it ends.
+struct LaunchFds {
+  int log = -1, null = -1, cgroup = -1, pipe_read = -1, pipe_write = -1;
+  ~LaunchFds() {
+    for (int fd : {log, null, cgroup, pipe_read, pipe_write})
+      if (fd >= 0) ::close(fd);
+  }
+};
+
+std::vector<char*> c_strings(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+// Starts one pod: vfork, and in the child setsid + cgroup + chdir + redirect + drop privileges
+// + exec. exec failures come back through a CLOEXEC pipe (EOF means exec succeeded). Erases the
+// pod on failure.
 void ProcessRunner::start_locked(Pod& pod) {
   const PodLaunch& spec = pod.spec;
   auto fail = [&](const std::string& msg) {
@@ -610,61 +562,60 @@ void ProcessRunner::start_locked(Pod& pod) {
   };
   // 1. Everything the child needs is prepared here: after vfork() only system calls.
   if (spec.argv.empty() || spec.argv[0].empty()) return fail("empty command");
-  auto path = resolve_command(spec.argv[0], spec.env);
-  if (!path) {
-    std::string search = env_value(spec.env, "PATH");
-    return fail("command not found: " + spec.argv[0] + " (PATH=" + search + ")");
+  const std::string search = env_value(spec.env, "PATH");
+  auto path = find_executable(spec.argv[0], search);
+  if (!path) return fail("command not found: " + spec.argv[0] + " (PATH=" + search + ")");
+  std::vector<std::string> args = spec.wrapper;  // the sandbox's `bwrap ... --`, if any
+  args.push_back(spec.wrapper.empty() ? spec.argv[0] : *path);
+  args.insert(args.end(), spec.argv.begin() + 1, spec.argv.end());
+  const std::string exe = spec.wrapper.empty() ? *path : spec.wrapper.front();
+  LaunchFds fds;
+  std::string why;
+  fds.log = open_pod_files({pod.paths.work_dir, pod.paths.log}, spec.identity, &why);
+  if (fds.log < 0) return fail(why);
+  if (options_.cgroups) {
+    auto cg = options_.cgroups->prepare(spec.ref, spec.cpu_milli, spec.memory_mib);
+    if (!cg) return fail(cg.error());
+    fds.cgroup = *cg;
   }
-  std::error_code ec;
-  fs::create_directories(pod.paths.work_dir, ec);
-  if (ec) return fail("cannot create " + pod.paths.work_dir + ": " + ec.message());
-  int log_fd = ::open(pod.paths.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) return fail("cannot open " + pod.paths.log + ": " + std::strerror(errno));
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  fds.null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   int pipe_fds[2] = {-1, -1};
-  if (null_fd < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::close(log_fd);
-    if (null_fd >= 0) ::close(null_fd);
-    return fail(std::string("cannot create pipe: ") + std::strerror(e));
-  }
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  const char* exe = path->c_str();
-  const char* work = pod.paths.work_dir.c_str();
-  const long max_fd = std::min<long>(::sysconf(_SC_OPEN_MAX), 65536);
+  if (fds.null < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return fail(std::string("cannot create pipe: ") + std::strerror(errno));
+  fds.pipe_read = pipe_fds[0];
+  fds.pipe_write = pipe_fds[1];
+  std::vector<char*> argv = c_strings(args);
+  std::vector<char*> envp = c_strings(spec.env);
   pod.checkpoint_mtime_ns = mtime_ns(pod.paths.checkpoint_file);
 
-  const ChildSetup setup{exe, argv.data(), envp.data(), work, null_fd, log_fd, pipe_fds[1], max_fd};
-  const pid_t pid = spawn_child(setup);
-  ::close(pipe_fds[1]);
-  ::close(log_fd);
-  ::close(null_fd);
-  if (pid < 0) {
-    const int e = errno;
-    ::close(pipe_fds[0]);
-    return fail(std::string("vfork: ") + std::strerror(e));
+  ChildSetup setup{
+      exe.c_str(), argv.data(), envp.data(),    pod.paths.work_dir.c_str(),
+      fds.null,    fds.log,     fds.pipe_write, std::min<long>(::sysconf(_SC_OPEN_MAX), 65536)};
+  setup.cgroup_fd = fds.cgroup;
+  if (spec.identity) {
+    setup.drop = true;
+    setup.uid = spec.identity->uid;
+    setup.gid = spec.identity->gid;
   }
+  const pid_t pid = spawn_child(setup);
+  const int spawn_errno = errno;
+  ::close(std::exchange(fds.pipe_write, -1));
+  if (pid < 0) return fail(std::string("vfork: ") + std::strerror(spawn_errno));
   // 2. EOF: exec succeeded. A ChildError: it did not, and the child has _exit'ed.
   ChildError ce{};
   ssize_t n = 0;
   do {
-    n = ::read(pipe_fds[0], &ce, sizeof ce);
+    n = ::read(fds.pipe_read, &ce, sizeof ce);
   } while (n < 0 && errno == EINTR);
-  ::close(pipe_fds[0]);
   if (n == static_cast<ssize_t>(sizeof ce)) {
     int st = 0;
     ::waitpid(pid, &st, 0);
-    const char* what = ce.stage == 1   ? "chdir "
-                       : ce.stage == 3 ? "setsid "
-                       : ce.stage == 4 ? "redirect "
-                                       : "exec ";
-    return fail(std::string("cannot ") + what + (ce.stage == 1 ? pod.paths.work_dir : *path) +
-                ": " + std::strerror(ce.err));
+    const std::string what =
+        ce.stage == 1   ? pod.paths.work_dir
+        : ce.stage == 5 ? "uid " + std::to_string(setup.uid) + " gid " + std::to_string(setup.gid)
+                        : (ce.stage == 6 ? options_.cgroups->dir(spec.ref) : exe);
+    return fail(std::string("cannot ") + child_stage_name(ce.stage) + what + ": " +
+                std::strerror(ce.err));
   }
   pod.running = true;
   pod.child = true;
@@ -675,7 +626,8 @@ void ProcessRunner::start_locked(Pod& pod) {
   events_.started.push_back(spec.ref);
   dirty_ = true;
   log("pod " + std::to_string(spec.ref.job) + "/" + std::to_string(spec.ref.pod) +
-      " started: pid " + std::to_string(pid));
+      " started: pid " + std::to_string(pid) +
+      (spec.identity ? " as uid " + std::to_string(spec.identity->uid) : std::string()));
 }
 
 // pods.json: what a restarted runner needs to adopt the pods (and nothing it could not check).

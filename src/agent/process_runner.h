@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "agent/cgroup.h"
+#include "agent/pod_identity.h"
 #include "agent/state_file.h"
 #include "core/model/result.h"
 #include "proto/protocol.h"
@@ -38,6 +40,14 @@ struct PodLaunch {
   int32_t gpu_milli = 1000;       // share of each of its GPUs (< 1000: fractional)
   int64_t walltime_ms = 0;        // 0: no limit
   int64_t walltime_grace_ms = 0;  // SIGTERM at the walltime, SIGKILL this much later
+  // The user it runs as (the agent is root): its work dir and log are given to it, and the
+  // child drops to it before exec. nullopt: it runs as the agent.
+  std::optional<PodIdentity> identity;
+  // A command it runs under (the sandbox: `bwrap ... --`, wrapper[0] an absolute path); the
+  // pod's resolved command and arguments follow.
+  std::vector<std::string> wrapper;
+  int64_t cpu_milli = 0;  // cgroup limits (RunnerOptions::cgroups); 0: none
+  int64_t memory_mib = 0;
 };
 
 struct PodPaths {
@@ -56,6 +66,8 @@ struct RunnerOptions {
   // Finished pods whose log and working directory stay on disk (for `sluice logs`): beyond
   // this many, those of the pods that finished first are removed. 0: keep every one.
   int64_t keep_finished = 1000;
+  // Pods' cgroups (cgroup.h); nullptr: none.
+  std::shared_ptr<Cgroups> cgroups;
   // Called on the supervisor thread, without locks held, whenever new events are ready.
   std::function<void()> on_event;
   // Diagnostics (one line each); nullptr: silent.

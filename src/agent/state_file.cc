@@ -1,6 +1,7 @@
 #include "agent/state_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,6 +35,7 @@ std::optional<nlohmann::json> StateFile::load(std::string* why) {
   std::optional<nlohmann::json> best;
   for (uint64_t slot = 0; slot < 2; ++slot) {
     const std::string p = slot_path(path_, slot);
+    ::chmod(p.c_str(), 0600);  // an older agent wrote 0644; pods of other users may run here
     auto j = read_json(p, why);
     if (!j) continue;
     if (!j->is_object() || !j->contains("seq") || !(*j)["seq"].is_number_unsigned() ||
@@ -58,7 +60,7 @@ bool StateFile::save(const nlohmann::json& doc, std::string* why) {
   const uint64_t seq = seq_ + 1;
   const std::string p = slot_path(path_, seq);
   const std::string text = nlohmann::json{{"seq", seq}, {"doc", doc}}.dump() + "\n";
-  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     *why = "cannot open " + p + ": " + std::strerror(errno);
     return false;

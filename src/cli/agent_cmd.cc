@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <tuple>
 
 #include "agent/agent.h"
 #include "agent/node_names.h"
@@ -36,7 +37,27 @@ struct AgentArgs {
   bool drain = false;
   bool discover = false;
   agent::NvmlOptions nvml;
+  // Isolation of pods (docs/agent.md, "What a pod can see and do").
+  std::vector<std::string> pod_uids;  // NS=UID[:GID]
+  std::string pod_uid_range = "60000-65535";
+  bool pods_as_agent = false;
+  agent::IsolationOptions isolation;
 };
+
+// --pod-uid, --pod-uid-range and --pods-as-agent into the isolation options.
+Result<agent::IsolationOptions> isolation_options(const AgentArgs& args) {
+  agent::IsolationOptions o = args.isolation;
+  for (const auto& spec : args.pod_uids) {
+    auto entry = agent::parse_pod_uid(spec);
+    if (!entry) return Error{entry.error()};
+    o.identity.namespaces[entry->first] = entry->second;
+  }
+  auto range = agent::parse_uid_range(args.pod_uid_range);
+  if (!range) return Error{range.error()};
+  std::tie(o.identity.range_first, o.identity.range_last) = *range;
+  if (args.pods_as_agent) o.drop_privileges = 0;
+  return o;
+}
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
@@ -59,15 +80,12 @@ Result<std::string> read_token_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     return Error{"--join-token-file " + path + ": " + std::strerror(errno)};
-  if (st.st_mode & 077)
-    return Error{"--join-token-file " + path + ": readable by other users (mode " +
-                 std::to_string(st.st_mode & 0777) + " octal " +
-                 [&] {
-                   char b[8];
-                   std::snprintf(b, sizeof b, "%o", st.st_mode & 0777);
-                   return std::string(b);
-                 }() +
+  if (st.st_mode & 077) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%o", st.st_mode & 0777);
+    return Error{"--join-token-file " + path + ": other users may read it (mode " + mode +
                  "); chmod 600 it"};
+  }
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
@@ -125,6 +143,11 @@ int run_agents(AgentArgs args) {
     nodes.push_back(args.name.empty() ? hostname() : args.name);
   }
   const bool multi = !args.names.empty();
+  auto isolation = isolation_options(args);
+  if (!isolation) {
+    std::cerr << "sluice agent: " << isolation.error() << "\n";
+    return 2;
+  }
   auto listen = agent::parse_listen(args.listen);
   if (!listen) {
     std::cerr << "sluice agent: " << listen.error() << "\n";
@@ -161,6 +184,7 @@ int run_agents(AgentArgs args) {
     o.report_during_poll = args.report_delay_ms >= 0;
     o.report_delay_ms = args.report_delay_ms;
     o.keep_finished = args.keep_finished;
+    o.isolation = *isolation;
     auto a = agent::Agent::create(std::move(o));
     if (!a) {
       std::cerr << "sluice agent: " << a.error() << "\n";
@@ -237,6 +261,28 @@ void register_agent(CLI::App& app) {
                   "NVML library for --gpus auto, loaded at run time")
       ->capture_default_str();
   cmd->add_flag("--discover", args->discover, "Print the GPUs found as JSON and exit");
+  cmd->add_option("--pod-uid", args->pod_uids,
+                  "A root agent runs the pods of namespace NS as UID (and GID, default UID): "
+                  "NS=UID[:GID], repeatable")
+      ->take_all();
+  cmd->add_option("--pod-uid-range", args->pod_uid_range,
+                  "uids for namespaces without --pod-uid (one per namespace, from a hash of its "
+                  "name): FIRST-LAST, or none")
+      ->capture_default_str();
+  cmd->add_flag("--pods-as-agent", args->pods_as_agent,
+                "A root agent runs pods as root, with its environment (no isolation; tests)");
+  cmd->add_option("--sandbox", args->isolation.sandbox,
+                  "none, or bwrap: each pod in a bubblewrap sandbox (read-only host, private "
+                  "/tmp and PID namespace, only its GPUs)")
+      ->capture_default_str();
+  cmd->add_option("--bwrap", args->isolation.bwrap, "The bubblewrap executable")
+      ->capture_default_str();
+  cmd->add_option("--cgroups", args->isolation.cgroups.mode,
+                  "cgroup v2 CPU and memory limits for pods: auto (when the machine allows it), "
+                  "on (required), off")
+      ->capture_default_str();
+  cmd->add_option("--cgroup-root", args->isolation.cgroups.root,
+                  "Parent cgroup of the pods' groups (default: <cgroup2 mount>/sluice)");
   cmd->callback([args] {
     const int rc = args->discover ? discover(*args) : run_agents(*args);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/secret_args.h"
 #ifdef SLUICE_HAVE_SIM
 #include "sim/cli.h"
 #endif
@@ -24,8 +25,13 @@ int main(int argc, char** argv) {
 #ifdef SLUICE_HAVE_GATEWAY
   sluice::gateway::register_commands(app);
 #endif
+  // The parser reads a copy: secrets are blanked in what /proc/<pid>/cmdline shows.
+  std::vector<std::string> args = sluice::cli::hide_secret_args(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (auto& a : args) arg_ptrs.push_back(a.data());
+  arg_ptrs.push_back(nullptr);
   try {
-    app.parse(argc, argv);
+    app.parse(argc, arg_ptrs.data());
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0, a command's own failure keeps its code; a wrong option or a
     // missing file exits 1, as docs/cli.md says, not with CLI11's own codes (100 and up).

@@ -126,6 +126,14 @@ struct Assignment {
   int32_t gpu_milli = 1000;   // < 1000: a shared fraction of gpus[0]
   int64_t walltime_ms = 0;    // 0: no limit
   int64_t grace_ms = 0;       // checkpoint grace used when the walltime runs out
+  // Who the pod runs as when the agent is root (docs/agent.md, "Who a pod runs as"). -1: the
+  // server resolved no identity (the agent uses its per-namespace uid); older servers send none.
+  int64_t run_as_uid = -1;
+  int64_t run_as_gid = -1;
+  std::string user;         // the submitter (token name, or "anonymous"): SLUICE_USER
+  bool allow_root = false;  // the ClusterQueue allows uid/gid 0 (spec.sluice.allowRootPods)
+  int64_t cpu_milli = 0;    // the pod's requests, for its cgroup limits; 0: none
+  int64_t memory_mib = 0;
 };
 
 // POST /v1/agents/{node}/sync: heartbeat, reports and (long-)poll for work in one call.
@@ -172,7 +180,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LogRequest, id, job, pod, tail_b
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerPod, pod, node, address)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, job_namespace,
                                                 gang_size, peers, command, env, gpus, gpu_milli,
-                                                walltime_ms, grace_ms)
+                                                walltime_ms, grace_ms, run_as_uid, run_as_gid, user,
+                                                allow_root, cpu_milli, memory_mib)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
                                                 started, wait_ms, gpu_utilization_pct)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms, logs)

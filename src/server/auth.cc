@@ -13,6 +13,33 @@ namespace {
 // Every token, the join token included: shorter ones can be guessed or brute-forced.
 constexpr size_t kMinTokenChars = 16;
 
+constexpr int64_t kMaxUnixId = 0x7fffffff;
+
+// uid, gid, runAsUsers, runAsGroups of one token; "" or ".field: why".
+std::string read_unix_identity(const YAML::Node& t, UnixIdentity& out) {
+  auto id = [](const YAML::Node& n, const char* field, int64_t& v) -> std::string {
+    v = n.as<int64_t>();
+    if (v < 0 || v > kMaxUnixId)
+      return std::string(".") + field + ": " + std::to_string(v) + " is not a uid/gid (0.." +
+             std::to_string(kMaxUnixId) + ")";
+    return {};
+  };
+  for (auto [field, v] : {std::pair{"uid", &out.uid}, std::pair{"gid", &out.gid}})
+    if (t[field])
+      if (auto why = id(t[field], field, *v); !why.empty()) return why;
+  for (auto [field, list] :
+       {std::pair{"runAsUsers", &out.run_as_users}, std::pair{"runAsGroups", &out.run_as_groups}}) {
+    if (!t[field]) continue;
+    if (!t[field].IsSequence()) return std::string(".") + field + ": must be a list";
+    for (const auto& n : t[field]) {
+      int64_t v = 0;
+      if (auto why = id(n, field, v); !why.empty()) return why;
+      list->push_back(v);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 bool Caller::sees(const std::string& ns) const {
@@ -26,7 +53,7 @@ std::optional<Caller> AuthConfig::caller(const std::string& header) const {
   const std::string t = secret::bearer(header);
   if (t.empty()) return std::nullopt;
   for (const auto& tok : tokens)
-    if (secret::same(tok.token, t)) return Caller{tok.name, tok.admin, tok.namespaces};
+    if (secret::same(tok.token, t)) return Caller{tok.name, tok.admin, tok.namespaces, tok.unix_id};
   return std::nullopt;
 }
 
@@ -73,6 +100,7 @@ Result<AuthConfig> parse_auth(const std::vector<Source>& sources) {
               for (const auto& ns : t["namespaces"]) tok.namespaces.push_back(ns.as<std::string>());
             if (!tok.admin && tok.namespaces.empty())
               return Error{at + ".namespaces: a member needs at least one namespace"};
+            if (auto why = read_unix_identity(t, tok.unix_id); !why.empty()) return Error{at + why};
             if (tok.name.empty()) tok.name = role + "-" + std::to_string(i);
             out.tokens.push_back(std::move(tok));
           }

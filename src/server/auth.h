@@ -2,6 +2,7 @@
 // Bearer tokens (docs/api.md "Auth"): each token has a role and, for members, the namespaces it
 // may see and act in. Agents join with the join token. Read from a `kind: ServerAuth` document
 // in the server's configuration.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,17 +12,28 @@
 
 namespace sluice::server {
 
+// The unix user behind a token (docs/api.md "Auth"): its pods run as uid/gid on root agents,
+// and securityContext.runAsUser/runAsGroup may also name the listed ids. -1: none.
+struct UnixIdentity {
+  int64_t uid = -1;
+  int64_t gid = -1;
+  std::vector<int64_t> run_as_users;
+  std::vector<int64_t> run_as_groups;
+};
+
 struct Token {
   std::string name;
   std::string token;
   bool admin = false;
   std::vector<std::string> namespaces;  // members only; "*" = every namespace
+  UnixIdentity unix_id;
 };
 
 struct Caller {
   std::string name = "anonymous";
   bool admin = true;  // with auth off everyone is admin (loopback only)
   std::vector<std::string> namespaces;
+  UnixIdentity unix_id;
   bool sees(const std::string& ns) const;
 };
 

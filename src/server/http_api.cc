@@ -5,6 +5,7 @@
 
 #include "core/config/loader.h"
 #include "secret/secret.h"
+#include "server/run_as.h"
 #include "server/server.h"
 
 namespace sluice::server {
@@ -149,6 +150,8 @@ void Server::routes() {
         return fail(
             res, 403,
             "token " + caller->name + " may not submit to namespace \"" + j.namespace_ + "\"");
+    for (auto& j : parsed.jobs)
+      if (auto why = resolve_run_as(j, *caller, *cfg); !why.empty()) return fail(res, 403, why);
     SubmitOutcome out;
     json body = json::array();
     {
@@ -403,7 +406,7 @@ void Server::routes() {
       const auto wait = std::chrono::milliseconds(std::clamp<int64_t>(sr.wait_ms, 0, 30'000));
       state_->outbox_cv(node)->wait_for(lk, wait,
                                         [&] { return stop_ || state_->has_outbox(node); });
-      resp = state_->take_outbox(node);
+      resp = state_->take_outbox(node, sr.agent_id);
     }
     if (out.ticket && !store_->wait(out.ticket))
       return fail(res, 503, "the reports could not be written", {refusal()});

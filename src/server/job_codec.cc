@@ -60,7 +60,10 @@ json encode_job(const Job& job, const Config& config) {
       {"checkpoint_grace_ns", job.checkpoint_grace_ns},
       {"submit_ns", job.submit_ns},
       {"command", job.command},
-      {"env", env}};
+      {"env", env},
+      {"user", job.user},
+      {"run_as_uid", job.run_as_uid},
+      {"run_as_gid", job.run_as_gid}};
 }
 
 Result<Job> decode_job(const json& j, const Config& config) {
@@ -105,6 +108,10 @@ Result<Job> decode_job(const json& j, const Config& config) {
     if (j.contains("env"))
       for (const auto& kv : j["env"])
         job.env.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+    // Records written before issue 14 have none: the agent's per-namespace uid.
+    job.user = j.value("user", "");
+    job.run_as_uid = j.value("run_as_uid", int64_t{-1});
+    job.run_as_gid = j.value("run_as_gid", int64_t{-1});
     return job;
   } catch (const json::exception& e) {
     return Error{std::string("malformed stored job: ") + e.what()};

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "server/job_codec.h"
+#include "server/run_as.h"
 
 namespace sluice::server {
 
@@ -698,6 +699,7 @@ void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
     as.gpu_milli = r.pods[i].gpu_milli;
     as.walltime_ms = r.job.walltime_ns / 1'000'000;
     as.grace_ms = r.job.checkpoint_grace_ns / 1'000'000;
+    set_pod_identity(as, r.job, a, i, cfg);
     staged_.push_back({r.pods[i].node, std::move(as)});
   }
   const double wait_s = unix_s(now - r.queued_ns);

@@ -156,7 +156,10 @@ class ServerState {
   SyncOutcome sync_reports(const std::string& node, const std::string& bearer,
                            const proto::SyncRequest& req, TimeNs now);
   bool has_outbox(const std::string& node) const;
-  proto::SyncResponse take_outbox(const std::string& node);
+  // The node's orders, for the agent process `agent_id` (its sync's). A long poll of an agent
+  // that has been replaced since (it stopped, a new one registered) gets none: they are for
+  // the new agent, and its old connection is likely gone.
+  proto::SyncResponse take_outbox(const std::string& node, const std::string& agent_id = "");
   // Whether `bearer` is the credential of `node` (syncs, log uploads). Thread-safe without
   // mu(): the HTTP layer asks before it reads a body, on its I/O thread.
   bool node_admitted(const std::string& node, const std::string& bearer) const;

@@ -382,11 +382,13 @@ bool ServerState::has_outbox(const std::string& node) const {
   return n && (!n->assign.empty() || !n->stop.empty() || !n->logs.empty());
 }
 
-proto::SyncResponse ServerState::take_outbox(const std::string& node) {
+proto::SyncResponse ServerState::take_outbox(const std::string& node,
+                                             const std::string& agent_id) {
   proto::SyncResponse resp;
   resp.heartbeat_ms = options_.heartbeat_ms;
   NodeState* n = node_by_name(node);
-  if (!n) return resp;
+  if (!n || !n->registered) return resp;
+  if (!agent_id.empty() && !n->agent_id.empty() && agent_id != n->agent_id) return resp;
   resp.assign = std::move(n->assign);
   resp.stop = std::move(n->stop);
   resp.logs = std::move(n->logs);

@@ -105,12 +105,24 @@ Result<bool> Store::check_not_lost(bool existed, const StoreOptions& options) {
 Result<std::unique_ptr<Store>> Store::open(const std::string& dir, StoreOptions options) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
+  // The database holds the configuration (the tokens) and every job's environment, and pods
+  // of other users may run on this machine: the directory cannot be listed by them (0711:
+  // `sluice up` keeps its agents' state directories inside, which pods must traverse) and its
+  // files are the server's alone (0600).
+  namespace fs = std::filesystem;
+  if (!ec)
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
   if (ec) return Error{"cannot create data directory " + dir + ": " + ec.message()};
   std::unique_ptr<Store> s(new Store());
   s->dir_ = dir;
   if (auto locked = s->lock_dir(); !locked) return Error{locked.error()};
   const std::string path = dir + "/sluice.db";
   const bool existed = file_size(path) >= 0;
+  // SQLite gives a new -wal or -shm file the database's mode: the database's own is enough,
+  // older ones (0644 before issue 14) are tightened.
+  if (!existed) ::close(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    ::chmod((path + suffix).c_str(), 0600);
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
@@ -138,6 +150,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& dir, StoreOptions 
   s->events_ = std::fopen(events.c_str(), "a");
   if (!s->events_)
     return Error{"cannot open " + events + " for appending: " + std::strerror(errno)};
+  ::fchmod(::fileno(s->events_), 0600);
   return s;
 }
 

@@ -19,6 +19,7 @@ import urllib.request
 
 BIN = os.environ.get("SLUICE_BIN", "build/sluice")
 TMP = tempfile.mkdtemp(prefix="sluice-e2e-")
+os.chmod(TMP, 0o711)  # pods of other users reach marks/ and their work dirs through it
 PROCS = []
 FAILURES = []
 
@@ -209,6 +210,7 @@ def job_yaml(name, ns="team-a", pods=1, gpus=1, prio="low", cmd="sleep 1", grace
 def test_gang_and_preemption(c):
     marks = os.path.join(TMP, "marks")
     os.makedirs(marks)
+    os.chmod(marks, 0o1777)  # a root agent runs the pods as its namespaces' uids
     # 1. A gang of 3 pods x 4 GPUs: one pod per node, all start together.
     cmd = ("echo $(date +%%s.%%N) $SLUICE_NODE $CUDA_VISIBLE_DEVICES $SLUICE_PEERS "
            "> %s/gang-$SLUICE_POD_INDEX; sleep 2" % marks)

@@ -89,7 +89,13 @@ def runs_of(ledger, name):
 
 def main():
     d, cfg = workdir("fencing")
-    ledger = os.path.join(d, "ledger")
+    # Pods run as unprivileged users when the agent is root: they may write the shared ledger
+    # (in a directory of its own) and reach it (the test's directory is only traversable).
+    os.chmod(d, 0o711)
+    shared = os.path.join(d, "shared")
+    os.makedirs(shared)
+    os.chmod(shared, 0o1777)
+    ledger = os.path.join(shared, "ledger")
     srv = Serve(d + "/data", cfg, extra=["--agent-timeout", str(TIMEOUT_S), "--fence-margin",
                                          str(MARGIN_S), "--heartbeat-ms", "200"])
     check(srv.start(), "server starts")

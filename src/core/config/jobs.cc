@@ -11,6 +11,7 @@ namespace {
 constexpr int64_t kMaxGpusPerJob = 1'000'000;
 constexpr int64_t kMaxPodsPerSet = 100'000;
 constexpr size_t kMaxIgnoredListed = 20;
+constexpr int64_t kMaxUnixId = 0x7fffffff;  // uid/gid: the kernel's are 32-bit, -1 reserved
 
 const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
 const char* kPlainQueueLabel = "queue";
@@ -92,7 +93,7 @@ class JobReader {
                                              "gpus",        "pods",
                                              "cpu",         "memory",
                                              "gpuFraction", "resources",
-                                             "fallback"}});
+                                             "fallback",    "securityContext"}});
     if (!spec.is_map()) return fail();
     Job& job = d_.job;
     if (const YAML::Node* n = spec.find("queue")) {
@@ -198,6 +199,8 @@ class JobReader {
       }
     }
     if (const YAML::Node* n = spec.find("fallback")) fallback(*n);
+    if (const YAML::Node* n = spec.find("securityContext"))
+      security_context(*n, "spec.securityContext", nullptr);
     auto duration = [&](const char* key, TimeNs* out) {
       if (const YAML::Node* n = spec.find(key)) {
         if (auto v = r_.duration(*n, spec.path(key))) {
@@ -477,8 +480,12 @@ class JobReader {
   // Containers' resources (limits, else requests) summed; init containers: the max of them.
   void pod_spec(const YAML::Node& node, const std::string& path, PodSet& set,
                 std::vector<std::string>& ignored) {
-    MapReader spec(r_, node, path, {"containers", "initContainers", "priorityClassName"}, &ignored);
+    MapReader spec(r_, node, path,
+                   {"containers", "initContainers", "priorityClassName", "securityContext"},
+                   &ignored);
     if (!spec.is_map()) return fail();
+    if (const YAML::Node* n = spec.find("securityContext"))  // the first container's wins
+      security_context(*n, spec.path("securityContext"), &ignored);
     if (const YAML::Node* n = spec.find("priorityClassName")) {
       if (auto s = r_.str(*n, spec.path("priorityClassName"))) {
         if (d_.priority.empty()) {  // the kueue.x-k8s.io/priority-class label wins
@@ -518,7 +525,8 @@ class JobReader {
 
   ResourceVec container(const YAML::Node& node, const std::string& path, bool first,
                         std::vector<std::string>& ignored) {
-    static const std::vector<const char*> kFirst = {"name", "resources", "command", "args", "env"};
+    static const std::vector<const char*> kFirst = {"name", "resources", "command",
+                                                    "args", "env",       "securityContext"};
     static const std::vector<const char*> kOther = {"name", "resources"};
     MapReader c(r_, node, path, first ? kFirst : kOther, &ignored);
     ResourceVec limits, requests;
@@ -553,6 +561,8 @@ class JobReader {
         }
         return out;
       };
+      if (const YAML::Node* n = c.find("securityContext"))
+        security_context(*n, c.path("securityContext"), &ignored);
       d_.job.command = list("command");
       for (auto& a : list("args")) d_.job.command.push_back(std::move(a));
       if (const YAML::Node* env = c.find("env")) {
@@ -578,6 +588,37 @@ class JobReader {
       }
     }
     return limits;
+  }
+
+  // runAsUser / runAsGroup (the server checks them against the submitter's token) and
+  // runAsNonRoot. Kubernetes fields sluice does not act on (capabilities, seccomp, ...) are
+  // noted as ignored in Pods and batch Jobs (`ignored`), errors in a sluice Job (nullptr).
+  void security_context(const YAML::Node& node, const std::string& path,
+                        std::vector<std::string>* ignored) {
+    std::vector<std::string> unknown;
+    MapReader sc(r_, node, path, {"runAsUser", "runAsGroup", "runAsNonRoot"},
+                 ignored ? ignored : &unknown);
+    if (!sc.is_map()) return fail();
+    for (const auto& u : unknown) {
+      r_.error(node, u, "unknown field (sluice reads runAsUser, runAsGroup, runAsNonRoot)");
+      fail();
+    }
+    for (auto [key, out] : {std::pair{"runAsUser", &d_.job.run_as_uid},
+                            std::pair{"runAsGroup", &d_.job.run_as_gid}}) {
+      if (const YAML::Node* n = sc.find(key)) {
+        if (auto v = r_.integer(*n, sc.path(key), 0, kMaxUnixId)) {
+          *out = *v;
+        } else {
+          fail();
+        }
+      }
+    }
+    if (const YAML::Node* n = sc.find("runAsNonRoot")) {
+      if (r_.boolean(*n, sc.path("runAsNonRoot")).value_or(false) && d_.job.run_as_uid == 0) {
+        r_.error(*n, sc.path("runAsNonRoot"), "true, but runAsUser is 0");
+        fail();
+      }
+    }
   }
 
   void ignored_note(const YAML::Node& doc, const std::vector<std::string>& ignored) {

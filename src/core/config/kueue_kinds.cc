@@ -328,7 +328,7 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
     if (const YAML::Node* n = spec.find("sluice")) {
       MapReader s(r, *n, "spec.sluice",
                   {{"preemptible", "interactive", "defaultWalltime", "minRuntime", "maxPending",
-                    "defaultPriorityClass", "fallback", "overBudget"}});
+                    "defaultPriorityClass", "fallback", "overBudget", "allowRootPods"}});
       std::optional<bool> preemptible;
       if (const YAML::Node* v = s.find("preemptible"))
         preemptible = r.boolean(*v, s.path("preemptible"));
@@ -346,6 +346,9 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
       if (const YAML::Node* v = s.find("maxPending")) {
         if (auto x = r.integer(*v, s.path("maxPending"), 0, std::numeric_limits<int32_t>::max()))
           raw.cq.max_pending = static_cast<int32_t>(*x);
+      }
+      if (const YAML::Node* v = s.find("allowRootPods")) {
+        if (auto x = r.boolean(*v, s.path("allowRootPods"))) raw.cq.allow_root_pods = *x;
       }
       if (const YAML::Node* v = s.find("fallback")) {
         MapReader f(r, *v, s.path("fallback"), {{"after", "preferredFlavors"}});

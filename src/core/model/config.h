@@ -123,6 +123,9 @@ struct ClusterQueue {
   std::string default_priority_class;
   FallbackPolicy fallback;
   OverBudgetPolicy over_budget = OverBudgetPolicy::kBestEffort;
+  // Pods of its jobs may run as uid or gid 0 (securityContext.runAsUser: 0, or a token or an
+  // agent mapping that gives root). Off: refused at submission and by the agents.
+  bool allow_root_pods = false;
 };
 
 struct Cohort {

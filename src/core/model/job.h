@@ -71,6 +71,12 @@ struct Job {
   // What the agent runs (not used by the core's decisions).
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;
+  // Who runs it: the submitter (token name, "anonymous" without auth) and the unix ids its pods
+  // run as on a root agent. A submission sets them from securityContext.runAsUser/runAsGroup;
+  // the server then resolves them against the token (-1: none: the agent's per-namespace uid).
+  std::string user;
+  int64_t run_as_uid = -1;
+  int64_t run_as_gid = -1;
 
   // Sum of all pods' requests.
   ResourceVec total_requests() const;

@@ -178,6 +178,9 @@ class AgentTest : public ::testing::Test {
     o.max_backoff_ms = 200;
     o.drain = drain;
     o.drain_grace_ms = 5000;
+    // The protocol, not isolation (isolation_test.cc): pods write into the test's 0700 dir.
+    o.isolation.drop_privileges = 0;
+    o.isolation.cgroups.mode = "off";
     if (!std::getenv("SLUICE_AGENT_TEST_LOG")) o.log = [](const std::string&) {};  // quiet
     auto a = Agent::create(o);
     EXPECT_TRUE(a) << (a ? "" : a.error());

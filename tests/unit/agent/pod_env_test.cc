@@ -42,5 +42,41 @@ TEST(AgentPodEnv, LayersAgentJobAndSluiceVariables) {
   EXPECT_TRUE(std::is_sorted(env.begin(), env.end()));
 }
 
+TEST(AgentPodEnv, MinimalEnvironmentForAnotherUserKeepsNoAgentSecret) {
+  proto::Assignment a;
+  a.job = 3;
+  a.job_namespace = "nlp";
+  a.user = "alice";
+  a.env = {{"LR", "0.1"}};
+  const char* base[] = {"HOME=/root",
+                        "PATH=/root/bin:/usr/bin",
+                        "AWS_SECRET_ACCESS_KEY=k",
+                        "GITHUB_TOKEN=t",
+                        "LANG=C.UTF-8",
+                        "LC_ALL=C",
+                        "TZ=UTC",
+                        "SLUICE_JOIN_TOKEN=secret",
+                        nullptr};
+  PodContext ctx{"n1", "http://127.0.0.1:1", "/s/work/3-0/.sluice-checkpoint"};
+  ctx.minimal = true;
+  ctx.home = "/s/work/3-0";
+  ctx.user = "sluice-60001";
+  auto env = compose_pod_env(a, ctx, base);
+  EXPECT_TRUE(has(env, "HOME=/s/work/3-0"));  // its work dir, not the agent's home
+  EXPECT_TRUE(has(env, "USER=sluice-60001"));
+  EXPECT_TRUE(has(env, "LOGNAME=sluice-60001"));
+  EXPECT_TRUE(has(env, std::string("PATH=") + kPodDefaultPath));
+  EXPECT_TRUE(has(env, "LANG=C.UTF-8"));  // presentation is kept
+  EXPECT_TRUE(has(env, "LC_ALL=C"));
+  EXPECT_TRUE(has(env, "TZ=UTC"));
+  EXPECT_TRUE(has(env, "LR=0.1"));             // the job's own
+  EXPECT_TRUE(has(env, "SLUICE_USER=alice"));  // the submitter
+  for (const auto& kv : env) {
+    EXPECT_EQ(kv.find("SECRET"), std::string::npos) << kv;  // nothing else of the agent's
+    EXPECT_EQ(kv.find("TOKEN"), std::string::npos) << kv;
+    EXPECT_EQ(kv.find("/root"), std::string::npos) << kv;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::agent

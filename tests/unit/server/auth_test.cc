@@ -25,5 +25,57 @@ TEST(ServerAuth, JoinTokenOfAtLeastSixteenCharacters) {
   EXPECT_EQ(ok->join_token, "sixteen-chars!!!");
 }
 
+TEST(ServerAuth, UserTokensOfAtLeastSixteenCharactersAndAJoinToken) {
+  const std::string head =
+      "apiVersion: sluice.dev/v1alpha1\nkind: ServerAuth\nmetadata: {name: a}\nspec:\n";
+  auto weak = parse_auth({Source{"auth.yaml", head + "  joinToken: join-token-0123456789\n"
+                                                     "  tokens:\n  - {name: a, token: short-token, "
+                                                     "role: admin}\n"}});
+  ASSERT_FALSE(weak.ok());
+  EXPECT_NE(weak.error().find("spec.tokens[0].token: required, at least 16 characters (got 11)"),
+            std::string::npos)
+      << weak.error();
+  auto no_join = parse_auth({Source{
+      "auth.yaml", head + "  tokens:\n  - {name: a, token: admin-token-0123456, role: admin}\n"}});
+  ASSERT_FALSE(no_join.ok());
+  EXPECT_NE(no_join.error().find("spec.joinToken: required when spec.tokens is set"),
+            std::string::npos)
+      << no_join.error();
+}
+
+TEST(ServerAuth, TokensMayCarryAUnixIdentity) {
+  auto ok = parse_auth({Source{"auth.yaml", R"(apiVersion: sluice.dev/v1alpha1
+kind: ServerAuth
+metadata: {name: a}
+spec:
+  joinToken: join-token-0123456789
+  tokens:
+  - {name: alice, token: alice-token-0123456, namespaces: [nlp], uid: 1000, gid: 100,
+     runAsUsers: [1500], runAsGroups: [200, 300]}
+  - {name: bob, token: bob-token-01234567, namespaces: [cv]}
+)"}});
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  auto alice = ok->caller("Bearer alice-token-0123456");
+  ASSERT_TRUE(alice);
+  EXPECT_EQ(alice->unix_id.uid, 1000);
+  EXPECT_EQ(alice->unix_id.gid, 100);
+  EXPECT_EQ(alice->unix_id.run_as_users, (std::vector<int64_t>{1500}));
+  EXPECT_EQ(alice->unix_id.run_as_groups, (std::vector<int64_t>{200, 300}));
+  auto bob = ok->caller("Bearer bob-token-01234567");
+  ASSERT_TRUE(bob);
+  EXPECT_EQ(bob->unix_id.uid, -1);  // none: the agents' per-namespace uid
+  auto bad = parse_auth({Source{"auth.yaml", R"(apiVersion: sluice.dev/v1alpha1
+kind: ServerAuth
+metadata: {name: a}
+spec:
+  joinToken: join-token-0123456789
+  tokens:
+  - {name: alice, token: alice-token-0123456, namespaces: [nlp], uid: -5}
+)"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("spec.tokens[0].uid: -5 is not a uid/gid"), std::string::npos)
+      << bad.error();
+}
+
 }  // namespace
 }  // namespace sluice::server

@@ -352,6 +352,21 @@ TEST_F(ServerStateTest, NodeNamesBelongToTheirCredential) {
   EXPECT_EQ(st.sync_reports("n0", n0.credential, s, 5 * kS).status, 401);
 }
 
+// A long poll of an agent that was replaced meanwhile (it stopped, a new one registered) must
+// not take the new agent's orders: they would go to a dead connection and the pod never start.
+TEST_F(ServerStateTest, StalePollOfAReplacedAgentTakesNoOrders) {
+  up(0);
+  auto fresh = reg("n0");
+  fresh.agent_id = "agent-n0-restarted";
+  ASSERT_EQ(join(st, fresh, 1 * kS).status, 200);
+  st.submit(jobs(*cfg, job_yaml("one", 1, 4) + "---\n" + job_yaml("two", 1, 4)), 2 * kS);
+  st.cycle(3 * kS);  // one 4-GPU job on each node
+  st.release_staged();
+  EXPECT_TRUE(st.take_outbox("n0", "agent-n0").assign.empty());  // the old process's poll
+  EXPECT_EQ(st.take_outbox("n0", "agent-n0-restarted").assign.size(), 1u);
+  EXPECT_EQ(st.take_outbox("n1", "agent-n1").assign.size(), 1u);
+}
+
 // Gauges and views count pending and running jobs (from the scheduler), never finished ones.
 TEST_F(ServerStateTest, GaugesAndViewsCountOnlyLiveJobs) {
   up(0);

@@ -50,6 +50,35 @@ TEST(Store, OneWriterPerDataDirectory) {
   fs::remove_all(dir);
 }
 
+// Issue 14: a pod of another user on the server's machine read every token from sluice.db.
+TEST(Store, DataDirectoryIsTheServersOnly) {
+  const auto dir = fresh_dir("mode");
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);  // even one left open by an admin
+  write_file(dir / "events.jsonl", "");  // an older server's files: 0644
+  fs::permissions(dir / "events.jsonl", fs::perms::owner_read | fs::perms::owner_write |
+                                            fs::perms::group_read | fs::perms::others_read);
+  {
+    auto s = Store::open(dir.string());
+    ASSERT_TRUE(s.ok()) << s.error();
+    (*s)->start();
+    ASSERT_TRUE(
+        (*s)->write(Write{{{1, "pending", "{}"}}, {}, {R"({"event":"submit","id":1})"}, {}}));
+  }
+  // Searchable (sluice up keeps its agents' state inside), not listable; files the server's.
+  const auto searchable = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  EXPECT_EQ(fs::status(dir).permissions() & fs::perms::all, searchable);
+  const auto own = fs::perms::owner_read | fs::perms::owner_write;
+  for (const char* f : {"sluice.db", "events.jsonl"})
+    EXPECT_EQ(fs::status(dir / f).permissions() & fs::perms::all, own) << f;
+  for (const char* f : {"sluice.db-wal", "sluice.db-shm"}) {
+    if (fs::exists(dir / f)) {
+      EXPECT_EQ(fs::status(dir / f).permissions() & fs::perms::all, own) << f;
+    }
+  }
+  fs::remove_all(dir);
+}
+
 // The finding: a 0-byte or deleted database started empty and gave job ids out again.
 TEST(Store, LostDatabaseIsRefusedUnlessStartedAfresh) {
   for (const bool zero_bytes : {false, true}) {

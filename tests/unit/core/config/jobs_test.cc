@@ -385,6 +385,81 @@ spec:
             "spec.initContainers[0].image");
 }
 
+TEST(ConfigJobs, SecurityContextRunAsUserAndGroup) {
+  // Pod level, then the first container's: the container wins (as in Kubernetes).
+  auto pod = jobs(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: team-a, labels: {queue: train}}
+spec:
+  securityContext: {runAsUser: 1000, runAsGroup: 100, fsGroup: 5}
+  containers:
+  - name: main
+    command: [python]
+    resources: {limits: {cpu: "1"}}
+    securityContext: {runAsUser: 1001, allowPrivilegeEscalation: false}
+)");
+  ASSERT_TRUE(pod.errors.empty()) << dump(pod.errors);
+  EXPECT_EQ(pod.jobs[0].run_as_uid, 1001);
+  EXPECT_EQ(pod.jobs[0].run_as_gid, 100);
+  ASSERT_EQ(pod.notes.size(), 1u);  // fields sluice does not act on are named
+  EXPECT_NE(pod.notes[0].find("spec.securityContext.fsGroup"), std::string::npos) << pod.notes[0];
+  auto batch = jobs(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: b, namespace: team-a, labels: {queue: train}}
+spec:
+  template:
+    spec:
+      securityContext: {runAsUser: 2000}
+      containers: [{name: main, command: ["true"], resources: {limits: {cpu: "1"}}}]
+)");
+  ASSERT_TRUE(batch.errors.empty()) << dump(batch.errors);
+  EXPECT_EQ(batch.jobs[0].run_as_uid, 2000);
+  EXPECT_EQ(batch.jobs[0].run_as_gid, -1);  // none asked: resolved by the server
+  auto sluice = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: s, namespace: team-a}
+spec: {queue: train, gpus: 1, securityContext: {runAsUser: 3000, runAsGroup: 3000}}
+)");
+  ASSERT_TRUE(sluice.errors.empty()) << dump(sluice.errors);
+  EXPECT_EQ(sluice.jobs[0].run_as_uid, 3000);
+  EXPECT_EQ(sluice.jobs[0].run_as_gid, 3000);
+  auto none = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: s, namespace: team-a}
+spec: {queue: train, gpus: 1}
+)");
+  EXPECT_EQ(none.jobs[0].run_as_uid, -1);
+  // Errors: a negative id, runAsNonRoot with uid 0, an unknown field in a sluice Job.
+  auto bad = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: s, namespace: team-a}
+spec: {queue: train, gpus: 1, securityContext: {runAsUser: -1}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: team-a, labels: {queue: train}}
+spec:
+  securityContext: {runAsUser: 0, runAsNonRoot: true}
+  containers: [{name: main, resources: {limits: {cpu: "1"}}}]
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: s2, namespace: team-a}
+spec: {queue: train, gpus: 1, securityContext: {privileged: true}}
+)");
+  ASSERT_EQ(bad.errors.size(), 3u) << dump(bad.errors);
+  EXPECT_NE(bad.errors[0].find("spec.securityContext.runAsUser"), std::string::npos)
+      << bad.errors[0];
+  EXPECT_NE(bad.errors[1].find("runAsNonRoot: true, but runAsUser is 0"), std::string::npos)
+      << bad.errors[1];
+  EXPECT_NE(bad.errors[2].find("privileged"), std::string::npos) << bad.errors[2];
+}
+
 TEST(ConfigJobs, BatchJobParallelismIsTheGang) {
   auto out = jobs(R"(
 apiVersion: batch/v1

@@ -1,0 +1,107 @@
+#include "agent/isolation.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "agent/sandbox.h"
+
+namespace sluice::agent {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The first of `dir` and the directories above it that other users cannot search ("" if
+// none): a pod then reaches its work dir only as its current directory, not by path ($HOME,
+// the checkpoint file).
+std::string closed_ancestor(const fs::path& dir) {
+  for (fs::path p = dir; !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH)) return p.string();
+    if (p == p.root_path()) break;
+  }
+  return {};
+}
+
+Result<bool> make_state_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) return false;
+  fs::create_directories(dir, ec);
+  // Searchable, not listable: pods reach their own work dir by name, nothing else.
+  if (!ec)
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
+  if (ec) return Error{"cannot create " + dir.string() + ": " + ec.message()};
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
+    IsolationOptions options, const std::string& state_dir,
+    const std::function<void(const std::string&)>& log) {
+  std::unique_ptr<PodIsolation> iso(new PodIsolation());
+  iso->state_dir_ = fs::absolute(state_dir).lexically_normal().string();
+  while (iso->state_dir_.size() > 1 && iso->state_dir_.back() == '/') iso->state_dir_.pop_back();
+  if (auto made = make_state_dir(iso->state_dir_); !made) return Error{made.error()};
+  // 1. Users.
+  const bool root = ::geteuid() == 0;
+  if (options.drop_privileges == 1 && !root)
+    return Error{"pods can run as other users only when the agent is root"};
+  if (options.drop_privileges != 0 && root) {
+    auto r = IdentityResolver::create(options.identity, iso->state_dir_ + "/uids.json");
+    if (!r) return Error{r.error()};
+    iso->resolver_ = std::move(*r);
+    log(iso->resolver_->describe() + "; never root unless the ClusterQueue allows it");
+    if (auto closed = closed_ancestor(iso->state_dir_); !closed.empty())
+      log("warning: " + closed +
+          " is not searchable by other users: pods reach their work dir "
+          "only as their current directory ($HOME and $SLUICE_CHECKPOINT_FILE do not resolve); "
+          "use a --state-dir such as /var/lib/sluice-agent");
+  } else {
+    log(std::string(root ? "--pods-as-agent"
+                         : "the agent is not root (uid " + std::to_string(::geteuid()) + ")") +
+        ": pods run as the agent's own user, with its environment less SLUICE_*; pods of "
+        "different namespaces can read each other's files and signal each other");
+  }
+  // 2. Sandbox.
+  if (options.sandbox == "bwrap") {
+    iso->bwrap_ = find_bwrap(options.bwrap);
+    if (iso->bwrap_.empty())
+      return Error{"--sandbox bwrap: \"" + options.bwrap +
+                   "\" not found (Debian: apt install bubblewrap)"};
+    log("sandbox: " + iso->bwrap_ +
+        " (read-only host, private /tmp, own PID namespace, only "
+        "the pod's work dir writable, only its GPUs' device nodes)");
+  } else if (options.sandbox != "none") {
+    return Error{"bad --sandbox \"" + options.sandbox + "\" (want none or bwrap)"};
+  }
+  // 3. cgroups.
+  std::string skip;
+  auto cg = Cgroups::create(options.cgroups, &skip);
+  if (!cg) return Error{cg.error()};
+  iso->cgroups_ = std::move(*cg);
+  log(iso->cgroups_ ? "cgroup limits (cpu.max, memory.max) for pods under " + iso->cgroups_->root()
+                    : skip);
+  return iso;
+}
+
+std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
+                                  const char* const* base_env, PodLaunch& launch) {
+  const PodPaths paths = pod_paths(state_dir_, {a.job, a.pod});
+  if (resolver_) {
+    auto id = resolver_->resolve(a);
+    if (!id) return id.error();
+    launch.identity = *id;
+    ctx.minimal = true;
+    ctx.home = paths.work_dir;
+    ctx.user = id->user;
+  }
+  launch.env = compose_pod_env(a, ctx, base_env);
+  if (!bwrap_.empty()) launch.wrapper = bwrap_argv(bwrap_, {state_dir_, paths.work_dir}, a.gpus);
+  launch.cpu_milli = a.cpu_milli;
+  launch.memory_mib = a.memory_mib;
+  return {};
+}
+
+}  // namespace sluice::agent

@@ -1,0 +1,31 @@
+#pragma once
+// The optional bubblewrap sandbox around a pod (--sandbox bwrap; docs/agent.md, "Sandbox").
+//
+// The pod's command runs as `bwrap OPTIONS -- COMMAND...`, already under the pod's uid (bwrap
+// then uses an unprivileged user namespace; Debian allows those by default):
+//   - the host read-only (--ro-bind / /), the agent's state directory hidden (a tmpfs over it),
+//     the pod's work directory the only writable host path;
+//   - a private /tmp and /var/tmp, /dev with only the basic nodes plus, on GPU nodes,
+//     /dev/nvidiactl, /dev/nvidia-uvm(-tools), /dev/nvidia-modeset and /dev/nvidia<i> for the
+//     pod's GPUs (device index i = the node's minor number, see docs);
+//   - its own PID, IPC, UTS and cgroup namespaces (it sees only its own processes), the host's
+//     network (gangs talk to each other and to the agent).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice::agent {
+
+struct SandboxPaths {
+  std::string state_dir;  // hidden
+  std::string work_dir;   // writable, the working directory
+};
+
+// argv of bwrap up to and including "--": the pod's command follows.
+std::vector<std::string> bwrap_argv(const std::string& bwrap, const SandboxPaths& paths,
+                                    const std::vector<int32_t>& gpus);
+
+// The bwrap executable on PATH ("" if none).
+std::string find_bwrap(const std::string& name_or_path);
+
+}  // namespace sluice::agent

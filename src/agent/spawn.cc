@@ -1,0 +1,150 @@
+// The child side of a pod's launch, and the files it is given.
+#include "agent/spawn.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+namespace sluice::agent {
+
+std::optional<std::string> find_executable(const std::string& cmd, const std::string& path_value) {
+  if (cmd.find('/') != std::string::npos) return cmd;
+  const std::string path = path_value.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_value;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    size_t colon = path.find(':', pos);
+    if (colon == std::string::npos) colon = path.size();
+    std::string dir = path.substr(pos, colon - pos);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + cmd;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    pos = colon + 1;
+  }
+  return std::nullopt;
+}
+
+int open_pod_files(const PodFiles& files, const std::optional<PodIdentity>& identity,
+                   std::string* why) {
+  // work/ and logs/ belong to the agent (0711: a pod reaches its own entry by name but cannot
+  // list the others or replace its own with a link), so these paths are the agent's to create.
+  std::error_code ec;
+  std::filesystem::create_directories(files.work_dir, ec);
+  if (ec) {
+    *why = "cannot create " + files.work_dir + ": " + ec.message();
+    return -1;
+  }
+  if ((identity && ::lchown(files.work_dir.c_str(), identity->uid, identity->gid) != 0) ||
+      ::chmod(files.work_dir.c_str(), 0700) != 0) {
+    *why = "cannot give " + files.work_dir + " to the pod: " + std::strerror(errno);
+    return -1;
+  }
+  const int fd =
+      ::open(files.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    *why = "cannot open " + files.log + ": " + std::strerror(errno);
+    return -1;
+  }
+  // A log left by an earlier run (or an older agent, 0644) is tightened too.
+  if ((identity && ::fchown(fd, identity->uid, identity->gid) != 0) || ::fchmod(fd, 0600) != 0) {
+    *why = "cannot give " + files.log + " to the pod: " + std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+const char* child_stage_name(int32_t stage) {
+  switch (stage) {
+    case 1:
+      return "chdir ";
+    case 3:
+      return "setsid ";
+    case 4:
+      return "redirect ";
+    case 5:
+      return "drop privileges for ";
+    case 6:
+      return "join the cgroup for ";
+    default:
+      return "exec ";
+  }
+}
+
+// After vfork() the child shares the agent's memory until execve, so it only makes system calls
+// (no allocation, no locks) and leaves by execve or _exit. vfork, not fork: with many agents in
+// one process (hundreds of threads) copying the page tables for every pod was the agent's main
+// CPU cost. Signals are blocked around the call so that no handler of the agent runs on the
+// child's borrowed stack. Credentials change through raw system calls: glibc's setuid() and
+// friends broadcast the change to every thread of the process (POSIX semantics), which in a
+// vfork child would be the agent's threads.
+__attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's interceptors (sigaction, execve, ...) touch its own state in the child, which under
+  // vfork is the parent's memory: sanitizer builds pay for a real fork.
+  const pid_t pid = ::fork();
+#else
+  const pid_t pid = ::vfork();
+#endif
+  if (pid == 0) {
+    // Ignored or handled signals must not carry over (the agent ignores SIGPIPE): defaults
+    // first, then an empty mask.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; ++s) {
+      if (s != SIGKILL && s != SIGSTOP) ::sigaction(s, &dfl, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ChildError e{0, 0};
+    if (::setsid() < 0) {
+      e = {3, errno};
+    } else if (c.cgroup_fd >= 0 && ::write(c.cgroup_fd, "0", 1) != 1) {
+      e = {6, errno};  // "0": the writing process joins the group
+    } else if (::chdir(c.work_dir) != 0) {
+      // As the agent: the pod keeps its work dir as cwd even where the path above it is closed.
+      e = {1, errno};
+    } else if (::dup2(c.null_fd, 0) < 0 || ::dup2(c.log_fd, 1) < 0 || ::dup2(c.log_fd, 2) < 0) {
+      e = {4, errno};
+    } else if (c.drop && (::syscall(SYS_setgroups, 0, nullptr) != 0 ||
+                          ::syscall(SYS_setresgid, c.gid, c.gid, c.gid) != 0 ||
+                          ::syscall(SYS_setresuid, c.uid, c.uid, c.uid) != 0 ||
+                          // No way back up: setuid-root and file-capability binaries (sudo,
+                          // su) run without their privileges.
+                          ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)) {
+      e = {5, errno};
+    } else {
+      // No descriptor of the agent (sockets, other pods' pipes) leaks into the job.
+      if ((c.err_fd > 3 && ::close_range(3, static_cast<unsigned>(c.err_fd) - 1, 0) != 0) ||
+          ::close_range(static_cast<unsigned>(c.err_fd) + 1, ~0U, 0) != 0) {
+        for (long fd = 3; fd < c.max_fd; ++fd) {  // kernels before 5.9
+          if (fd != c.err_fd) ::close(static_cast<int>(fd));
+        }
+      }
+      ::execve(c.exe, c.argv, c.envp);
+      e = {2, errno};
+    }
+    [[maybe_unused]] auto n = ::write(c.err_fd, &e, sizeof e);
+    ::_exit(127);
+  }
+  const int saved = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return pid;
+}
+
+}  // namespace sluice::agent

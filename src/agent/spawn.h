@@ -1,0 +1,55 @@
+#pragma once
+// Starting one pod's process (ProcessRunner::start_locked): the files it is given and the child
+// side of vfork, which may only make system calls.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/pod_identity.h"
+
+namespace sluice::agent {
+
+// execvp's search in `path` (a PATH value; "" means /usr/local/bin:/usr/bin:/bin), done in the
+// parent so that "not found" is a clear message. A name with a '/' is returned as it is.
+std::optional<std::string> find_executable(const std::string& cmd, const std::string& path);
+
+// The pod's work dir (created; mode 0700) and log (opened for appending; mode 0600), both owned
+// by `identity` when given. Returns the log's descriptor (O_CLOEXEC) or why not. The log is
+// opened without following a symbolic link.
+struct PodFiles {
+  std::string work_dir;
+  std::string log;
+};
+int open_pod_files(const PodFiles& files, const std::optional<PodIdentity>& identity,
+                   std::string* why);
+
+struct ChildError {
+  int32_t stage = 0;  // 1 chdir, 2 exec, 3 setsid, 4 dup2, 5 drop privileges, 6 join cgroup
+  int32_t err = 0;
+};
+// "chdir ", "exec ", ...: what failed, for the start-failed message.
+const char* child_stage_name(int32_t stage);
+
+struct ChildSetup {
+  const char* exe;
+  char* const* argv;
+  char* const* envp;
+  const char* work_dir;
+  int null_fd;
+  int log_fd;
+  int err_fd;  // write end of the CLOEXEC error pipe
+  long max_fd;
+  int cgroup_fd = -1;  // the pod's cgroup.procs; -1: none
+  bool drop = false;   // become uid/gid (no supplementary groups) before exec
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// vfork + the child's setup + execve. Returns the pid (or -1, errno set). A failure in the
+// child is written to err_fd as a ChildError and the child exits 127.
+pid_t spawn_child(const ChildSetup& c);
+
+}  // namespace sluice::agent

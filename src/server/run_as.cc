@@ -1,0 +1,69 @@
+#include "server/run_as.h"
+
+#include <algorithm>
+
+namespace sluice::server {
+namespace {
+
+std::string id_list(int64_t own, const std::vector<int64_t>& extra) {
+  std::string out;
+  if (own >= 0) out = std::to_string(own);
+  for (int64_t v : extra) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out.empty() ? "none" : out;
+}
+
+bool may_use(int64_t id, int64_t own, const std::vector<int64_t>& extra) {
+  return id == own || std::find(extra.begin(), extra.end(), id) != extra.end();
+}
+
+bool queue_allows_root(const Job& job, const Config& config) {
+  auto lq = config.find_local_queue(job.namespace_, job.queue);
+  if (!lq) return false;
+  const auto cq = config.local_queues[static_cast<size_t>(*lq)].cluster_queue;
+  return config.cluster_queues[static_cast<size_t>(cq)].allow_root_pods;
+}
+
+}  // namespace
+
+std::string resolve_run_as(Job& job, const Caller& caller, const Config& config) {
+  const UnixIdentity& me = caller.unix_id;
+  const std::string who = "token " + caller.name;
+  // 1. What the manifest asks for, if the token allows it.
+  if (job.run_as_uid >= 0 && !caller.admin && !may_use(job.run_as_uid, me.uid, me.run_as_users))
+    return who + " may not run pods as uid " + std::to_string(job.run_as_uid) +
+           " (securityContext.runAsUser; allowed: " + id_list(me.uid, me.run_as_users) + ")";
+  if (job.run_as_gid >= 0 && !caller.admin && !may_use(job.run_as_gid, me.gid, me.run_as_groups))
+    return who + " may not run pods as gid " + std::to_string(job.run_as_gid) +
+           " (securityContext.runAsGroup; allowed: " + id_list(me.gid, me.run_as_groups) + ")";
+  // 2. Else the token's own ids.
+  const bool asked_uid = job.run_as_uid >= 0;
+  if (!asked_uid) job.run_as_uid = me.uid;
+  if (job.run_as_gid < 0) job.run_as_gid = !asked_uid && me.gid >= 0 ? me.gid : job.run_as_uid;
+  if (job.run_as_uid < 0) {
+    if (job.run_as_gid >= 0 && me.gid != job.run_as_gid)
+      return "securityContext.runAsGroup needs a runAsUser (" + who + " has no uid)";
+    job.run_as_gid = -1;  // the agent's per-namespace ids
+  }
+  // 3. Root only where the queue allows it.
+  if ((job.run_as_uid == 0 || job.run_as_gid == 0) && !queue_allows_root(job, config))
+    return "pods may not run as root (uid " + std::to_string(job.run_as_uid) + ", gid " +
+           std::to_string(job.run_as_gid) + "): the ClusterQueue of LocalQueue " + job.namespace_ +
+           "/" + job.queue + " does not set spec.sluice.allowRootPods";
+  job.user = caller.name;
+  return {};
+}
+
+void set_pod_identity(proto::Assignment& as, const Job& job, const Admission& admission, size_t pod,
+                      const Config& config) {
+  as.user = job.user;
+  as.run_as_uid = job.run_as_uid;
+  as.run_as_gid = job.run_as_gid;
+  as.allow_root = config.cluster_queues[static_cast<size_t>(admission.queue)].allow_root_pods;
+  if (pod >= admission.placement.pods.size()) return;
+  const auto set = static_cast<size_t>(admission.placement.pods[pod].pod_set);
+  if (set >= job.pod_sets.size()) return;
+  as.cpu_milli = job.pod_sets[set].requests[kCpu];
+  as.memory_mib = job.pod_sets[set].requests[kMemory];
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,46 @@
+// The bubblewrap command line around a pod.
+#include "agent/sandbox.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace sluice::agent {
+namespace {
+
+// True when `args` holds the consecutive values `want`.
+bool has_seq(const std::vector<std::string>& args, const std::vector<std::string>& want) {
+  return std::search(args.begin(), args.end(), want.begin(), want.end()) != args.end();
+}
+
+TEST(AgentSandbox, BwrapHidesTheHostAndOtherPods) {
+  auto a = bwrap_argv("/usr/bin/bwrap", {"/var/lib/sa", "/var/lib/sa/work/5-0"}, {});
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a.front(), "/usr/bin/bwrap");
+  EXPECT_EQ(a.back(), "--");  // the command follows
+  EXPECT_TRUE(has_seq(a, {"--ro-bind", "/", "/"}));
+  EXPECT_TRUE(has_seq(a, {"--tmpfs", "/tmp"}));
+  EXPECT_TRUE(has_seq(a, {"--tmpfs", "/var/lib/sa"}));  // the agent's state: gone
+  EXPECT_TRUE(has_seq(a, {"--bind", "/var/lib/sa/work/5-0", "/var/lib/sa/work/5-0"}));
+  EXPECT_TRUE(has_seq(a, {"--chdir", "/var/lib/sa/work/5-0"}));
+  EXPECT_TRUE(has_seq(a, {"--unshare-pid"}));
+  // The state dir's tmpfs comes before the work dir's bind (mounts apply in order).
+  auto tmpfs = std::find(a.begin(), a.end(), "/var/lib/sa");
+  auto bind = std::find(a.begin(), a.end(), "--bind");
+  EXPECT_LT(tmpfs - a.begin(), bind - a.begin());
+  // A CPU-only pod gets no GPU device node.
+  EXPECT_EQ(std::count_if(a.begin(), a.end(),
+                          [](const std::string& s) { return s.rfind("/dev/nvidia", 0) == 0; }),
+            0);
+}
+
+TEST(AgentSandbox, OnlyThePodsGpus) {
+  auto a = bwrap_argv("bwrap", {"/s", "/s/work/1-0"}, {2, 5});
+  EXPECT_TRUE(has_seq(a, {"--dev-bind-try", "/dev/nvidia2", "/dev/nvidia2"}));
+  EXPECT_TRUE(has_seq(a, {"--dev-bind-try", "/dev/nvidia5", "/dev/nvidia5"}));
+  EXPECT_TRUE(has_seq(a, {"--dev-bind-try", "/dev/nvidiactl", "/dev/nvidiactl"}));
+  EXPECT_FALSE(has_seq(a, {"--dev-bind-try", "/dev/nvidia0", "/dev/nvidia0"}));
+}
+
+}  // namespace
+}  // namespace sluice::agent
