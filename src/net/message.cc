@@ -72,6 +72,12 @@ void Response::set_header(std::string name, std::string value) {
   headers.emplace_back(std::move(name), std::move(value));
 }
 
+std::string_view Request::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (iequals(k, name)) return v;
+  return {};
+}
+
 std::string Response::get_header_value(std::string_view name) const {
   if (iequals(name, "Content-Type")) return content_type;
   return nth_field(headers, name, 0, true);
