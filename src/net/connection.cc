@@ -142,7 +142,7 @@ void Connection::next_request() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(server_.opts.max_header_bytes));
   parser_->body_limit(static_cast<std::uint64_t>(server_.opts.max_body_bytes));
-  if (buffer_.size() > 0) return read_header();  // the next request is already here
+  if (buffer_.size() > 0) return on_bytes();  // the next request is already here
   // Idle: a pending read and a deadline, nothing else. The header deadline starts with the
   // first byte, so a keep-alive connection may be quiet for the whole idle timeout.
   arm(Phase::kIdle, deadline(server_.opts.idle_timeout));
@@ -150,8 +150,30 @@ void Connection::next_request() {
                           [self = shared_from_this()](error_code ec, size_t n) {
                             if (ec) return self->on_read_error(ec);
                             self->buffer_.commit(n);
-                            self->read_header();
+                            self->on_bytes();
                           });
+}
+
+// Feeds the parser from the buffer as far as it goes without a read: to the end of the header,
+// or with `body` to the end of the message. need_more: a read is needed. (Beast's async reads
+// would do the same, but complete through one more trip around the event loop.)
+error_code Connection::parse_buffered(bool body) {
+  for (;;) {
+    if (body ? parser_->is_done() : parser_->is_header_done()) return {};
+    if (buffer_.size() == 0) return http::error::need_more;
+    error_code ec;
+    const size_t n = parser_->put(buffer_.data(), ec);
+    buffer_.consume(n);
+    if (ec) return ec;
+    if (n == 0) return http::error::need_more;
+  }
+}
+
+void Connection::on_bytes() {
+  const error_code ec = parse_buffered(false);
+  if (!ec) return on_header({});
+  if (ec != http::error::need_more) return on_read_error(ec);
+  read_header();
 }
 
 void Connection::read_header() {
@@ -176,7 +198,9 @@ void Connection::on_header(error_code ec) {
   if (!te.empty() && !beast::iequals(te, "chunked"))
     return answer_error(400, "malformed",
                         "unsupported Transfer-Encoding (only chunked is accepted)", true);
-  if (parser_->is_done()) return on_request();
+  const error_code body = parse_buffered(true);
+  if (!body) return on_request();
+  if (body != http::error::need_more) return on_read_error(body);
   if (beast::iequals(h[http::field::expect], "100-continue")) {
     // The client waits for this before it sends the body (the size was checked against the
     // limit with the header).

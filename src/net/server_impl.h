@@ -140,6 +140,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void disarm(Phase p);
   void on_deadline();
   void next_request();
+  error_code parse_buffered(bool body);
+  void on_bytes();
   void read_header();
   void on_header(error_code ec);
   void read_body();
