@@ -1,6 +1,9 @@
 // One connection: wait for a request (idle deadline), read its header (header deadline from the
 // first byte), its body (body deadline), hand it to a handler, write the answer (write
 // deadline), and again while the client keeps the connection alive.
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <cstdio>
 
 #include "net/server_impl.h"
@@ -321,7 +324,7 @@ void Connection::run_async(std::shared_ptr<Exchange> ex) {
   Response failed;
   if (run_guarded(server_, ex->req, failed, [&] { ex->route->async(ex->req, Responder(state)); }))
     return;
-  if (state->answered.exchange(true)) return;
+  if (!state->take().first) return;
   ex->res = std::move(failed);
   write(std::move(ex));
 }
@@ -345,6 +348,14 @@ void Connection::watch(std::function<void()> on_close) {
   asio::dispatch(socket_.get_executor(), [self = shared_from_this(), f = std::move(on_close)] {
     if (self->closed_ || self->phase_ != Phase::kHandler || self->watching_) return;
     if (self->buffer_.size() > 0) return;  // pipelined bytes already here: nothing to learn
+    // A close that came before the watch raised no event a new wait would see: look first.
+    char c = 0;
+    const ssize_t n = ::recv(self->socket_.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return;  // a pipelined request
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      asio::post(self->socket_.get_executor(), f);
+      return;
+    }
     self->on_close_ = std::move(f);
     self->watching_ = true;
     const auto gen = ++self->watch_gen_;
@@ -422,27 +433,26 @@ void Connection::lost_responder(std::shared_ptr<Exchange> ex) {
 // ---------------------------------------------------------------------------------------------
 
 void Responder::send(Response res) const {
-  if (state_->answered.exchange(true)) return;
-  state_->ex->res = std::move(res);
-  state_->conn->answer(state_->ex);
+  auto [conn, ex] = state_->take();
+  if (!conn) return;
+  ex->res = std::move(res);
+  conn->answer(std::move(ex));
 }
 
 void Responder::close() const {
-  if (state_->answered.exchange(true)) return;
-  state_->conn->abandon();
+  if (auto conn = state_->take().first) conn->abandon();
 }
 
 void Responder::on_disconnect(std::function<void()> f) const {
-  if (state_->answered) return;
-  state_->conn->watch(std::move(f));
+  if (auto conn = state_->connection()) conn->watch(std::move(f));
 }
 
 bool Responder::answered() const {
-  return state_->answered;
+  return !state_->connection();
 }
 
 Responder::State::~State() {
-  if (answered.exchange(true) || conn->server_stopping()) return;
+  if (!conn || conn->server_stopping()) return;
   conn->lost_responder(std::move(ex));
 }
 

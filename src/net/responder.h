@@ -2,7 +2,8 @@
 // The answer of an asynchronous route (Server::Async): the handler returns at once and answers
 // later, from any thread, through a Responder. The connection waits meanwhile without a deadline
 // (the handler owns the wait: a proxy's queue and upstream timeouts) and without a thread; the
-// answer is written on the connection's strand under the write deadline.
+// answer is written on the connection's strand under the write deadline. A Responder must not
+// outlive its Server (stop() the server, then drop what still holds one).
 //
 //   http.Async("*", "*", [](Request& req, Responder r) {
 //     start_work(std::move(req.body), [r](std::string out) { r.send(make_answer(out)); });

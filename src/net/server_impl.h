@@ -98,13 +98,25 @@ struct Exchange {
   bool keep_alive = true;
 };
 
+// Shared by a Responder's copies. The connection and the exchange are given up with the answer,
+// so that a Responder kept afterwards pins neither (nor the connection's place under the caps).
 struct Responder::State {
   State(std::shared_ptr<Connection> c, std::shared_ptr<Exchange> e)
       : conn(std::move(c)), ex(std::move(e)) {}
   ~State();  // unanswered: 500
+  // Once: the connection and the exchange, for the answer (nullptr when answered before).
+  std::pair<std::shared_ptr<Connection>, std::shared_ptr<Exchange>> take() {
+    std::lock_guard lk(mu);
+    return {std::move(conn), std::move(ex)};
+  }
+  std::shared_ptr<Connection> connection() const {
+    std::lock_guard lk(mu);
+    return conn;
+  }
+
+  mutable std::mutex mu;
   std::shared_ptr<Connection> conn;
   std::shared_ptr<Exchange> ex;
-  std::atomic<bool> answered{false};
 };
 
 // One accepted socket, from its first byte to its close. Every member function runs on the
