@@ -45,8 +45,16 @@ bool clean_name(std::string_view n) {
 
 // Framing and connection management are the server's to write.
 bool is_framing(std::string_view n) {
-  return iequals(n, "Content-Length") || iequals(n, "Transfer-Encoding") ||
-         iequals(n, "Connection");
+  switch (n.size()) {  // by length first: most names are rejected on it
+    case 10:
+      return iequals(n, "Connection");
+    case 14:
+      return iequals(n, "Content-Length");
+    case 17:
+      return iequals(n, "Transfer-Encoding");
+    default:
+      return false;
+  }
 }
 
 void append_number(std::string& out, size_t n) {
