@@ -329,8 +329,9 @@ void Connection::run_async(std::shared_ptr<Exchange> ex) {
   write(std::move(ex));
 }
 
-void Connection::answer(std::shared_ptr<Exchange> ex) {
-  asio::dispatch(socket_.get_executor(), [self = shared_from_this(), ex = std::move(ex)]() mutable {
+void Connection::answer(std::shared_ptr<Connection> self, std::shared_ptr<Exchange> ex) {
+  auto executor = self->socket_.get_executor();
+  asio::dispatch(executor, [self = std::move(self), ex = std::move(ex)]() mutable {
     self->write(std::move(ex));
   });
 }
@@ -427,7 +428,7 @@ void Connection::lost_responder(std::shared_ptr<Exchange> ex) {
   ex->res = Response{};
   server_.set_stack_error(ex->res, 500, "internal", "internal error",
                           {"the handler gave no answer"});
-  answer(std::move(ex));
+  answer(shared_from_this(), std::move(ex));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -436,7 +437,7 @@ void Responder::send(Response res) const {
   auto [conn, ex] = state_->take();
   if (!conn) return;
   ex->res = std::move(res);
-  conn->answer(std::move(ex));
+  Connection::answer(std::move(conn), std::move(ex));
 }
 
 void Responder::close() const {

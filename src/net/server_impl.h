@@ -141,7 +141,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void post_deadline();  // the sweep found the deadline passed
 
   // For Responder (any thread): the answer, a close, a disconnect watch.
-  void answer(std::shared_ptr<Exchange> ex);
+  static void answer(std::shared_ptr<Connection> self, std::shared_ptr<Exchange> ex);
   void abandon();
   void watch(std::function<void()> on_close);
   bool server_stopping() const { return server_.stopping; }

@@ -2,7 +2,9 @@
 
 #include <boost/beast/http/status.hpp>
 
+#include <array>
 #include <charconv>
+#include <cstdint>
 
 namespace sluice::net {
 
@@ -26,21 +28,32 @@ Request to_request(BeastRequest&& msg, const std::string& remote_addr, int remot
 
 namespace {
 
-bool clean_value(std::string_view v) {
-  return v.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+// Per byte: 1 = may be in a header name (a token, RFC 9110 5.6.2), 2 = may be in a value (not
+// CR, LF or NUL). One table lookup per character on the hot path.
+constexpr std::array<uint8_t, 256> kHeaderChars = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    if (c != '\r' && c != '\n' && c != 0) t[c] |= 2;
+    const bool token =
+        (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+    if (token) t[c] |= 1;
+  }
+  return t;
+}();
+
+bool all_chars(std::string_view s, uint8_t kind) {
+  for (const char c : s)
+    if (!(kHeaderChars[static_cast<unsigned char>(c)] & kind)) return false;
+  return true;
 }
 
-// A token (RFC 9110 5.6.2) without the rarely used characters: letters, digits, "-_.!#$%&'*+^`|~".
+bool clean_value(std::string_view v) {
+  return all_chars(v, 2);
+}
+
 bool clean_name(std::string_view n) {
-  if (n.empty()) return false;
-  for (const char c : n) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u <= 32 || u >= 127 || c == ':' || c == '(' || c == ')' || c == ',' || c == '/' ||
-        c == ';' || c == '<' || c == '=' || c == '>' || c == '?' || c == '@' || c == '[' ||
-        c == '\\' || c == ']' || c == '{' || c == '}' || c == '"')
-      return false;
-  }
-  return true;
+  return !n.empty() && all_chars(n, 1);
 }
 
 // Framing and connection management are the server's to write.
