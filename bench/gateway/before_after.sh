@@ -16,13 +16,7 @@ export SLUICE_BIN=$NEW
 source "$(dirname "$0")/common.sh"
 DUR=${3:-5}
 ROUNDS=${ROUNDS:-5}
-command -v wrk >/dev/null || { echo "wrk not installed (scripts/deps.sh)"; exit 1; }
-command -v nginx >/dev/null || { echo "nginx not installed (scripts/deps.sh)"; exit 1; }
-
-BODY=$(printf 'x%.0s' $(seq 1 100))
-BE=$(free_port)
-start_nginx backend "server { listen 127.0.0.1:$BE; location / { return 200 \"$BODY\"; } }"
-wait_http "$BE"
+start_nginx_backend
 gw_config() {  # NAME MAX_IN_FLIGHT
   cat >"$WORK/$1.yaml" <<YAML
 listen: 127.0.0.1:0
