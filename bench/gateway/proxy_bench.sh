@@ -8,13 +8,7 @@
 source "$(dirname "$0")/common.sh"
 DUR=${1:-5}
 ROUNDS=${ROUNDS:-3}
-command -v wrk >/dev/null || { echo "wrk not installed (scripts/deps.sh)"; exit 1; }
-command -v nginx >/dev/null || { echo "nginx not installed (scripts/deps.sh)"; exit 1; }
-
-BODY=$(printf 'x%.0s' $(seq 1 100))
-BE=$(free_port)
-start_nginx backend "server { listen 127.0.0.1:$BE; location / { return 200 \"$BODY\"; } }"
-wait_http "$BE"
+start_nginx_backend
 NP=$(free_port)
 start_nginx proxy "upstream be { server 127.0.0.1:$BE; keepalive 64; }
   server { listen 127.0.0.1:$NP; location / { proxy_pass http://be;

@@ -2,91 +2,76 @@
 
 #include <boost/beast/http.hpp>
 
+#include <charconv>
+
 namespace sluice::gateway {
 
 namespace http = boost::beast::http;
 
-bool is_hop_by_hop(http::field f) {
-  switch (f) {
-    case http::field::connection:
-    case http::field::keep_alive:
-    case http::field::proxy_connection:
-    case http::field::te:
-    case http::field::trailer:
-    case http::field::upgrade:
-    case http::field::transfer_encoding:
-    case http::field::content_length:
-    case http::field::expect:
-      return true;
+bool is_hop_by_hop(std::string_view name) {
+  // By length first: most end-to-end names are rejected on it.
+  switch (name.size()) {
+    case 2:
+      return net::iequals(name, "te");
+    case 7:
+      return net::iequals(name, "trailer") || net::iequals(name, "upgrade");
+    case 6:
+      return net::iequals(name, "expect");
+    case 10:
+      return net::iequals(name, "connection") || net::iequals(name, "keep-alive");
+    case 14:
+      return net::iequals(name, "content-length");
+    case 16:
+      return net::iequals(name, "proxy-connection");
+    case 17:
+      return net::iequals(name, "transfer-encoding");
     default:
       return false;
   }
 }
 
-namespace {
-
-void append_fields(const http::fields& fields, std::string& out) {
-  for (const auto& f : fields) {
-    if (is_hop_by_hop(f.name())) continue;
-    out += f.name_string();
-    out += ": ";
-    out += f.value();
-    out += "\r\n";
-  }
-}
-
-}  // namespace
-
-void serialize_request_head(const HttpRequest& req, std::string_view client_ip, std::string& out) {
+void serialize_request_head(const net::Request& req, size_t body_size, std::string& out) {
   out.clear();
-  out += req.method_string();
+  out += req.method;
   out += ' ';
-  out += req.target();
+  out += req.target;
   out += " HTTP/1.1\r\n";
-  append_fields(req.base(), out);
+  for (const auto& [k, v] : req.headers) {
+    if (is_hop_by_hop(k)) continue;
+    out += k;
+    out += ": ";
+    out += v;
+    out += "\r\n";
+  }
   out += "x-forwarded-for: ";
-  out += client_ip;
+  out += req.remote_addr;
   out += "\r\n";
-  const auto m = req.method();
-  if (!req.body().empty() || m == http::verb::post || m == http::verb::put ||
-      m == http::verb::patch) {
+  const std::string& m = req.method;
+  if (body_size > 0 || m == "POST" || m == "PUT" || m == "PATCH") {
     out += "content-length: ";
-    out += std::to_string(req.body().size());
+    out += std::to_string(body_size);
     out += "\r\n";
   }
   out += "\r\n";
 }
 
-void serialize_response_head(const HttpResponse& res, unsigned version, bool keep_alive,
-                             bool head_request, std::string_view pool, std::string& out) {
-  out.clear();
-  out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  out += std::to_string(res.result_int());
-  out += ' ';
-  auto reason = res.reason();
-  out += reason.empty() ? http::obsolete_reason(res.result()) : reason;
-  out += "\r\n";
-  append_fields(res.base(), out);
-  const unsigned code = res.result_int();
+net::Response relay_response(HttpResponse&& res, bool head_request) {
+  net::Response out;
+  out.status = static_cast<int>(res.result_int());
+  out.headers.reserve(8);
+  for (const auto& f : res.base()) {
+    const std::string_view name = f.name_string();
+    if (is_hop_by_hop(name)) continue;
+    out.headers.emplace_back(name, f.value());
+  }
   if (head_request) {
-    if (auto cl = res[http::field::content_length]; !cl.empty()) {
-      out += "content-length: ";
-      out += cl;
-      out += "\r\n";
-    }
-  } else if (code >= 200 && code != 204 && code != 304) {
-    out += "content-length: ";
-    out += std::to_string(res.body().size());
-    out += "\r\n";
+    const auto cl = res[http::field::content_length];
+    size_t n = 0;
+    const auto [p, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), n);
+    if (!cl.empty() && ec == std::errc() && p == cl.data() + cl.size()) out.content_length = n;
   }
-  if (!pool.empty()) {
-    out += "x-sluice-pool: ";
-    out += pool;
-    out += "\r\n";
-  }
-  if (!keep_alive && version >= 11) out += "connection: close\r\n";
-  if (keep_alive && version == 10) out += "connection: keep-alive\r\n";
-  out += "\r\n";
+  out.body = std::move(res.body());
+  return out;
 }
 
 }  // namespace sluice::gateway

@@ -1,10 +1,14 @@
 // One connection: wait for a request (idle deadline), read its header (header deadline from the
 // first byte), its body (body deadline), hand it to a handler, write the answer (write
 // deadline), and again while the client keeps the connection alive.
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 
 #include "net/server_impl.h"
+#include "net/wire.h"
 
 namespace sluice::net {
 
@@ -32,20 +36,15 @@ std::string describe_bytes(size_t n) {
   return std::to_string(n) + " bytes";
 }
 
-// A request and its answer, shared by the connection and the worker that runs the handler.
-struct Connection::Exchange {
-  Request req;
-  Response res;
-  const Route* route = nullptr;
-  bool head = false;
-  bool keep_alive = true;
-};
+namespace {
 
-void run_handler(Server::Impl& server, const Route& route, Request& req, Response& res) {
+// Runs a handler; what it threw, if it did, is counted, logged and answered 500 in `res`.
+template <class F>
+bool run_guarded(Server::Impl& server, const Request& req, Response& res, F&& handler) {
   std::string what;
   try {
-    route.handler(req, res);
-    return;
+    handler();
+    return true;
   } catch (const std::exception& e) {
     what = e.what();
   } catch (...) {
@@ -54,20 +53,28 @@ void run_handler(Server::Impl& server, const Route& route, Request& req, Respons
   ++server.handler_errors;
   server.log("handler for " + req.method + " " + req.path + " threw: " + what);
   res = Response{};
-  set_error(res, 500, "internal error", {what});
+  server.set_stack_error(res, 500, "internal", "internal error", {what});
+  return false;
+}
+
+}  // namespace
+
+void run_handler(Server::Impl& server, const Route& route, Request& req, Response& res) {
+  run_guarded(server, req, res, [&] { route.handler(req, res); });
 }
 
 Connection::Connection(Server::Impl& server, tcp::socket socket, asio::ip::address addr, int port,
                        Slot slot)
     : server_(server),
-      stream_(std::move(socket)),
+      socket_(std::move(socket)),
       addr_(std::move(addr)),
+      addr_text_(addr_.to_string()),
       port_(port),
       slot_(slot) {
   // Headers and body may leave in separate segments: without TCP_NODELAY a keep-alive answer
   // can wait for the client's delayed ACK (about 40 ms).
   error_code ec;
-  stream_.socket().set_option(tcp::no_delay(true), ec);
+  socket_.set_option(tcp::no_delay(true), ec);
 }
 
 Connection::~Connection() {
@@ -75,19 +82,26 @@ Connection::~Connection() {
 }
 
 void Connection::start() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] { self->next_request(); });
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->next_request(); });
 }
 
 void Connection::close() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] { self->close_now(); });
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->close_now(); });
+}
+
+void Connection::close_if_idle() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    if (self->phase_ == Phase::kIdle && self->buffer_.size() == 0) self->close_now();
+  });
 }
 
 void Connection::close_now() {
   if (closed_) return;
   closed_ = true;
+  deadline_ns_.store(kNever, std::memory_order_relaxed);
   error_code e;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, e);
-  stream_.close();
+  socket_.shutdown(tcp::socket::shutdown_both, e);
+  socket_.close(e);
 }
 
 // Connections in the reserve (over a cap) get the short deadline for everything they read.
@@ -95,31 +109,84 @@ std::chrono::milliseconds Connection::deadline(std::chrono::milliseconds normal)
   return slot_ == Slot::kReserve ? std::min(normal, server_.opts.reserve_timeout) : normal;
 }
 
+void Connection::arm(Phase p, std::chrono::milliseconds timeout) {
+  phase_ = p;
+  timed_out_ = false;
+  deadline_ns_.store(now_ns() + std::chrono::nanoseconds(timeout).count(),
+                     std::memory_order_relaxed);
+}
+
+void Connection::disarm(Phase p) {
+  phase_ = p;
+  timed_out_ = false;
+  deadline_ns_.store(kNever, std::memory_order_relaxed);
+}
+
+void Connection::post_deadline() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->on_deadline(); });
+}
+
+// Reads are cancelled, so that their handler decides (a quiet close, a 408); a client that does
+// not read its answer, or lingers, is closed.
+void Connection::on_deadline() {
+  if (closed_ || timed_out_ || now_ns() < deadline_ns()) return;
+  timed_out_ = true;
+  deadline_ns_.store(kNever, std::memory_order_relaxed);
+  if (phase_ == Phase::kIdle || phase_ == Phase::kHeader || phase_ == Phase::kBody) {
+    error_code e;
+    socket_.cancel(e);
+    return;
+  }
+  if (phase_ == Phase::kWrite) ++server_.timeouts;
+  close_now();
+}
+
 void Connection::next_request() {
-  if (closed_ || server_.stopping) return close_now();
+  if (closed_ || server_.stopping || server_.draining) return close_now();
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(server_.opts.max_header_bytes));
   // The largest any route takes: Beast checks a Content-Length against the limit while it
   // parses the header, before the route is known. on_header() sets this request's own.
   body_limit_ = std::max(server_.opts.max_body_bytes, server_.router.largest_body_limit());
   parser_->body_limit(static_cast<std::uint64_t>(body_limit_));
-  if (buffer_.size() > 0) return read_header();  // the next request is already here
-  // Idle: a pending read and a timer, nothing else. The header deadline starts with the first
-  // byte, so a keep-alive connection may be quiet for the whole idle timeout.
-  stream_.expires_after(deadline(server_.opts.idle_timeout));
-  stream_.async_read_some(buffer_.prepare(kFirstRead),
+  if (buffer_.size() > 0) return on_bytes();  // the next request is already here
+  // Idle: a pending read and a deadline, nothing else. The header deadline starts with the
+  // first byte, so a keep-alive connection may be quiet for the whole idle timeout.
+  arm(Phase::kIdle, deadline(server_.opts.idle_timeout));
+  socket_.async_read_some(buffer_.prepare(kFirstRead),
                           [self = shared_from_this()](error_code ec, size_t n) {
-                            if (ec == beast::error::timeout) return self->close_now();  // quiet
                             if (ec) return self->on_read_error(ec);
                             self->buffer_.commit(n);
-                            self->read_header();
+                            self->on_bytes();
                           });
 }
 
+// Feeds the parser from the buffer as far as it goes without a read: to the end of the header,
+// or with `body` to the end of the message. need_more: a read is needed. (Beast's async reads
+// would do the same, but complete through one more trip around the event loop.)
+error_code Connection::parse_buffered(bool body) {
+  for (;;) {
+    if (body ? parser_->is_done() : parser_->is_header_done()) return {};
+    if (buffer_.size() == 0) return http::error::need_more;
+    error_code ec;
+    const size_t n = parser_->put(buffer_.data(), ec);
+    buffer_.consume(n);
+    if (ec) return ec;
+    if (n == 0) return http::error::need_more;
+  }
+}
+
+void Connection::on_bytes() {
+  const error_code ec = parse_buffered(false);
+  if (!ec) return on_header({});
+  if (ec != http::error::need_more) return on_read_error(ec);
+  read_header();
+}
+
 void Connection::read_header() {
-  stream_.expires_after(deadline(server_.opts.header_timeout));
+  arm(Phase::kHeader, deadline(server_.opts.header_timeout));
   http::async_read_header(
-      stream_, buffer_, *parser_,
+      socket_, buffer_, *parser_,
       [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
 }
 
@@ -127,22 +194,35 @@ void Connection::on_header(error_code ec) {
   if (ec) return on_read_error(ec);
   const auto& h = parser_->get();
   if (h.target().size() > server_.opts.max_target_bytes)
-    return answer_error(414,
+    return answer_error(414, "target_too_long",
                         "request target longer than the " +
                             describe_bytes(server_.opts.max_target_bytes) + " limit",
                         true);
-  if (parser_->is_done()) return on_request();
-  body_limit_ = request_body_limit();
-  if (const auto length = parser_->content_length(); length && *length > body_limit_)
-    return answer_error(
-        413, "request body larger than the " + describe_bytes(body_limit_) + " limit", true);
+  // Only `chunked` is understood. Any other coding leaves the body without a length (RFC 9112
+  // 6.3: a server answers 400); reading to the end would hold the connection until the body
+  // deadline.
+  const auto te = h[http::field::transfer_encoding];
+  if (!te.empty() && !beast::iequals(te, "chunked"))
+    return answer_error(400, "malformed",
+                        "unsupported Transfer-Encoding (only chunked is accepted)", true);
+  // The route is looked up only for a body that may exceed the server's limit.
+  const auto length = parser_->content_length();
+  const bool large = length ? *length > server_.opts.max_body_bytes : parser_->chunked();
+  body_limit_ = large ? request_body_limit() : server_.opts.max_body_bytes;
+  if (length && *length > body_limit_)
+    return answer_error(413, "body_too_large",
+                        "request body larger than the " + describe_bytes(body_limit_) + " limit",
+                        true);
   parser_->body_limit(static_cast<std::uint64_t>(body_limit_));
+  const error_code body = parse_buffered(true);
+  if (!body) return on_request();
+  if (body != http::error::need_more) return on_read_error(body);
   if (beast::iequals(h[http::field::expect], "100-continue")) {
     // The client waits for this before it sends the body (the size was checked against the
     // limit with the header).
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    stream_.expires_after(server_.opts.write_timeout);
-    asio::async_write(stream_, asio::buffer(kContinue),
+    arm(Phase::kWrite, server_.opts.write_timeout);
+    asio::async_write(socket_, asio::buffer(kContinue),
                       [self = shared_from_this()](error_code e, size_t) {
                         if (e) return self->close_now();
                         self->read_body();
@@ -173,38 +253,47 @@ size_t Connection::request_body_limit() const {
 }
 
 void Connection::read_body() {
-  stream_.expires_after(deadline(server_.opts.body_timeout));
-  http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
+  arm(Phase::kBody, deadline(server_.opts.body_timeout));
+  http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
     if (ec) return self->on_read_error(ec);
     self->on_request();
   });
 }
 
 void Connection::on_read_error(error_code ec) {
-  if (ec == beast::error::timeout) {
-    // The socket is closed already: a client too slow to send its request gets no answer.
+  if (timed_out_ && ec == asio::error::operation_aborted) {
+    // Silence on an idle keep-alive connection is not an error: it is closed (a reserve
+    // connection that asked nothing learns that it was over a cap, when so configured).
+    if (phase_ == Phase::kIdle) {
+      if (slot_ == Slot::kReserve && server_.opts.answer_over_cap && !closed_)
+        return answer_over_cap(std::make_shared<Exchange>());
+      return close_now();
+    }
     ++server_.timeouts;
-    closed_ = true;
-    return;
+    if (server_.opts.answer_timeouts && !closed_)
+      return answer_error(408, "timeout", "request not received in time", true);
+    return close_now();
   }
   if (is_disconnect(ec)) return close_now();
   if (ec == http::error::header_limit)
-    return answer_error(431,
+    return answer_error(431, "header_too_large",
                         "request header larger than the " +
                             describe_bytes(server_.opts.max_header_bytes) + " limit",
                         true);
   if (ec == http::error::body_limit)
     return answer_error(
-        413, "request body larger than the " + describe_bytes(body_limit_) + " limit", true);
+        413, "body_too_large",
+        "request body larger than the " + describe_bytes(body_limit_) + " limit",
+        true);
   if (ec.category() == http::make_error_code(http::error::bad_target).category())
-    return answer_error(400, "malformed request", true, {ec.message()});
+    return answer_error(400, "malformed", "malformed request", true, {ec.message()});
   close_now();
 }
 
-void Connection::answer_error(int status, const std::string& error, bool close,
-                              const std::vector<std::string>& details) {
+void Connection::answer_error(int status, std::string_view reason, const std::string& error,
+                              bool close, const std::vector<std::string>& details) {
   auto ex = std::make_shared<Exchange>();
-  set_error(ex->res, status, error, details);
+  server_.set_stack_error(ex->res, status, reason, error, details);
   ex->keep_alive = !close;
   parser_.reset();
   write(std::move(ex));
@@ -214,81 +303,133 @@ void Connection::on_request() {
   auto ex = std::make_shared<Exchange>();
   auto msg = parser_->release();
   parser_.reset();
-  Request& req = ex->req;
-  req.method = std::string(msg.method_string());
-  req.target = std::string(msg.target());
-  const auto q = req.target.find('?');
-  req.path = percent_decode(std::string_view(req.target).substr(0, q), false);
-  if (q != std::string::npos) req.params = parse_query(std::string_view(req.target).substr(q + 1));
-  for (const auto& f : msg) req.headers.emplace_back(f.name_string(), f.value());
-  req.body = std::move(msg.body());
-  req.remote_addr = addr_.to_string();
-  req.remote_port = port_;
-  ex->head = req.method == "HEAD";
   ex->keep_alive = msg.keep_alive();
-  ex->route = server_.router.find(req.method, req.path, req.matches);
+  ex->req = to_request(std::move(msg), addr_text_, port_);
+  ex->head = ex->req.method == "HEAD";
+  ex->route = server_.router.find(ex->req.method, ex->req.path, ex->req.matches);
   dispatch(std::move(ex));
 }
 
-// Inline routes run here, on the I/O thread; the others go to a worker. A connection over a cap
-// may ask for inline routes only.
-void Connection::dispatch(std::shared_ptr<Exchange> ex) {
-  if (!ex->route) {
-    set_error(ex->res, 404, "no such endpoint: " + ex->req.method + " " + ex->req.path);
-    return write(std::move(ex));
-  }
-  if (ex->route->options.run_inline) {
-    run_handler(server_, *ex->route, ex->req, ex->res);
-    return write(std::move(ex));
-  }
-  if (slot_ == Slot::kReserve) {
-    ++server_.over_cap_503;
-    ex->keep_alive = false;
-    set_error(ex->res, 503, "too many connections: try again later",
-              {"the server holds its connection limit (" +
-               std::to_string(server_.opts.max_connections_per_ip) + " per client address, " +
-               std::to_string(server_.max_connections) + " in all)"});
-    ex->res.set_header("Retry-After", "1");
-    return write(std::move(ex));
-  }
-  auto job = [self = shared_from_this(), ex] {
-    run_handler(self->server_, *ex->route, ex->req, ex->res);
-    asio::post(self->stream_.get_executor(), [self, ex] { self->write(ex); });
-  };
-  if (server_.pool->try_post(std::move(job))) return;
-  ++server_.busy_503;
-  set_error(ex->res, 503, "the server is busy: try again later",
-            {std::to_string(server_.opts.max_queued) + " requests are waiting for a worker"});
+void Connection::answer_over_cap(std::shared_ptr<Exchange> ex) {
+  ++server_.over_cap_503;
+  ex->keep_alive = false;
+  server_.set_stack_error(
+      ex->res, 503, "too_many_connections", "too many connections: try again later",
+      {"the server holds its connection limit (" +
+       std::to_string(server_.opts.max_connections_per_ip) + " per client address, " +
+       std::to_string(server_.max_connections) + " in all)"});
   ex->res.set_header("Retry-After", "1");
   write(std::move(ex));
 }
 
+// Inline and asynchronous routes run here, on the I/O thread; the others go to a worker. A
+// connection over a cap may ask for inline routes only.
+void Connection::dispatch(std::shared_ptr<Exchange> ex) {
+  disarm(Phase::kHandler);  // the handler's own deadlines bound it, not the connection's
+  if (!ex->route) {
+    server_.set_stack_error(ex->res, 404, "no_route",
+                            "no such endpoint: " + ex->req.method + " " + ex->req.path);
+    return write(std::move(ex));
+  }
+  if (ex->route->options.run_inline) {
+    if (ex->route->async) return run_async(std::move(ex));
+    run_handler(server_, *ex->route, ex->req, ex->res);
+    return write(std::move(ex));
+  }
+  if (slot_ == Slot::kReserve) return answer_over_cap(std::move(ex));
+  if (ex->route->async) return run_async(std::move(ex));
+  auto job = [self = shared_from_this(), ex] {
+    run_handler(self->server_, *ex->route, ex->req, ex->res);
+    asio::post(self->socket_.get_executor(), [self, ex] { self->write(ex); });
+  };
+  if (server_.pool->try_post(std::move(job))) return;
+  ++server_.busy_503;
+  server_.set_stack_error(
+      ex->res, 503, "busy", "the server is busy: try again later",
+      {std::to_string(server_.opts.max_queued) + " requests are waiting for a worker"});
+  ex->res.set_header("Retry-After", "1");
+  write(std::move(ex));
+}
+
+void Connection::run_async(std::shared_ptr<Exchange> ex) {
+  auto state = std::make_shared<Responder::State>(shared_from_this(), ex);
+  // A handler that throws after it answered keeps its answer; one that throws before gets 500.
+  Response failed;
+  if (run_guarded(server_, ex->req, failed, [&] { ex->route->async(ex->req, Responder(state)); }))
+    return;
+  if (!state->take().first) return;
+  ex->res = std::move(failed);
+  write(std::move(ex));
+}
+
+void Connection::answer(std::shared_ptr<Connection> self, std::shared_ptr<Exchange> ex) {
+  auto executor = self->socket_.get_executor();
+  asio::dispatch(executor, [self = std::move(self), ex = std::move(ex)]() mutable {
+    self->write(std::move(ex));
+  });
+}
+
+void Connection::abandon() {
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    self->stop_watch();
+    self->close_now();
+  });
+}
+
+// While a handler holds the request, a readable socket with nothing to read means the client
+// closed it.
+void Connection::watch(std::function<void()> on_close) {
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this(), f = std::move(on_close)] {
+    if (self->closed_ || self->phase_ != Phase::kHandler || self->watching_) return;
+    if (self->buffer_.size() > 0) return;  // pipelined bytes already here: nothing to learn
+    // A close that came before the watch raised no event a new wait would see: look first.
+    char c = 0;
+    const ssize_t n = ::recv(self->socket_.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return;  // a pipelined request
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      asio::post(self->socket_.get_executor(), f);
+      return;
+    }
+    self->on_close_ = std::move(f);
+    self->watching_ = true;
+    const auto gen = ++self->watch_gen_;
+    self->socket_.async_wait(tcp::socket::wait_read, [self, gen](error_code ec) {
+      if (gen != self->watch_gen_ || !self->watching_) return;
+      self->watching_ = false;
+      auto cb = std::move(self->on_close_);
+      if (ec == asio::error::operation_aborted) return;
+      error_code e2;
+      const size_t avail = self->socket_.available(e2);
+      if (!ec && !e2 && avail > 0) return;  // a pipelined request, not a close
+      if (cb) cb();
+    });
+  });
+}
+
+void Connection::stop_watch() {
+  if (!watching_) return;
+  watching_ = false;
+  ++watch_gen_;
+  on_close_ = nullptr;
+  error_code e;
+  socket_.cancel(e);
+}
+
 void Connection::write(std::shared_ptr<Exchange> ex) {
+  stop_watch();
   if (closed_) return;
-  using Message = http::response<http::string_body>;
-  auto msg = std::make_shared<Message>();
-  const int status = ex->res.status >= 100 && ex->res.status <= 599 ? ex->res.status : 500;
-  msg->result(static_cast<unsigned>(status));
-  msg->version(11);
-  if (!ex->res.content_type.empty()) msg->set(http::field::content_type, ex->res.content_type);
-  for (const auto& [k, v] : ex->res.headers) msg->insert(k, v);
-  msg->body() = std::move(ex->res.body);
-  const bool keep = ex->keep_alive && !server_.stopping;
-  msg->keep_alive(keep);
-  msg->prepare_payload();
-  if (ex->head) msg->body().clear();  // Content-Length stays that of the GET answer
-  stream_.expires_after(server_.opts.write_timeout);
-  http::async_write(stream_, *msg, [self = shared_from_this(), msg, keep](error_code ec, size_t) {
+  const bool keep = ex->keep_alive && !server_.stopping && !server_.draining;
+  serialize_response_head(ex->res, ex->req.version, keep, ex->head, out_head_);
+  if (server_.opts.on_response) server_.opts.on_response(ex->res.status);
+  arm(Phase::kWrite, server_.opts.write_timeout);
+  std::array<asio::const_buffer, 2> bufs = {
+      asio::buffer(out_head_), ex->head ? asio::const_buffer() : asio::buffer(ex->res.body)};
+  asio::async_write(socket_, bufs, [self = shared_from_this(), ex, keep](error_code ec, size_t) {
     self->on_write(ec, keep);
   });
 }
 
 void Connection::on_write(error_code ec, bool keep) {
-  if (ec == beast::error::timeout) {
-    ++server_.timeouts;
-    closed_ = true;
-    return;
-  }
   if (ec) return close_now();
   if (keep) return next_request();
   // The request may not have been read to its end (an early 413): drain before closing.
@@ -297,25 +438,56 @@ void Connection::on_write(error_code ec, bool keep) {
 
 void Connection::linger_close() {
   error_code e;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, e);
+  socket_.shutdown(tcp::socket::shutdown_send, e);
   if (e) return close_now();
   buffer_.clear();
-  stream_.expires_after(kLinger);
+  arm(Phase::kLinger, kLinger);
   linger_read();
 }
 
 void Connection::linger_read() {
-  stream_.async_read_some(buffer_.prepare(kLingerChunk),
+  socket_.async_read_some(buffer_.prepare(kLingerChunk),
                           [self = shared_from_this()](error_code ec, size_t n) {
                             self->lingered_ += n;
                             self->buffer_.clear();
-                            if (ec == beast::error::timeout) {
-                              self->closed_ = true;
-                              return;
-                            }
                             if (ec || self->lingered_ > kLingerMaxBytes) return self->close_now();
                             self->linger_read();
                           });
+}
+
+void Connection::lost_responder(std::shared_ptr<Exchange> ex) {
+  ++server_.handler_errors;
+  server_.log("handler for " + ex->req.method + " " + ex->req.path + " gave no answer");
+  ex->res = Response{};
+  server_.set_stack_error(ex->res, 500, "internal", "internal error",
+                          {"the handler gave no answer"});
+  answer(shared_from_this(), std::move(ex));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void Responder::send(Response res) const {
+  auto [conn, ex] = state_->take();
+  if (!conn) return;
+  ex->res = std::move(res);
+  Connection::answer(std::move(conn), std::move(ex));
+}
+
+void Responder::close() const {
+  if (auto conn = state_->take().first) conn->abandon();
+}
+
+void Responder::on_disconnect(std::function<void()> f) const {
+  if (auto conn = state_->connection()) conn->watch(std::move(f));
+}
+
+bool Responder::answered() const {
+  return !state_->connection();
+}
+
+Responder::State::~State() {
+  if (!conn || conn->server_stopping()) return;
+  conn->lost_responder(std::move(ex));
 }
 
 }  // namespace sluice::net

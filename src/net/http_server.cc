@@ -12,20 +12,36 @@ namespace sluice::net {
 namespace {
 
 constexpr auto kAcceptRetry = std::chrono::milliseconds(100);  // after EMFILE / ENFILE
-// File descriptors left to the rest of the process (store, logs, pods' pipes, clients) when the
-// connection cap is fitted under RLIMIT_NOFILE.
-constexpr size_t kFdsForTheRest = 128;
 constexpr size_t kMinConnections = 16;
 
-size_t fit_under_fd_limit(size_t wanted, size_t reserve) {
+// The connection cap under RLIMIT_NOFILE: connections and the reserve leave
+// max(fds_kept, limit / fds_kept_divisor) descriptors to the rest of the process (store, logs,
+// pods' pipes, a proxy's upstream connections). 0: the limit is not lowered.
+size_t fds_room(const ServerOptions& o) {
   rlimit rl{};
-  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return wanted;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
   const size_t fds = static_cast<size_t>(rl.rlim_cur);
-  const size_t room = fds > reserve + kFdsForTheRest + kMinConnections
-                          ? fds - reserve - kFdsForTheRest
-                          : kMinConnections;
-  return std::min(wanted, room);
+  const size_t kept = std::max(o.fds_kept, o.fds_kept_divisor ? fds / o.fds_kept_divisor : 0);
+  const size_t need = o.reserve_connections + kept;
+  return fds > need + kMinConnections ? fds - need : kMinConnections;
 }
+
+size_t fit_under_fd_limit(const ServerOptions& o, const std::function<void(std::string)>& log) {
+  const size_t room = fds_room(o);
+  if (room == 0 || room >= o.max_connections) return o.max_connections;
+  rlimit rl{};
+  ::getrlimit(RLIMIT_NOFILE, &rl);
+  log("max connections " + std::to_string(o.max_connections) +
+      " is more than the file descriptor limit (" + std::to_string(rl.rlim_cur) +
+      ") holds: at most " + std::to_string(room) + " (and " +
+      std::to_string(o.reserve_connections) + " in the reserve)");
+  return room;
+}
+
+// Written at once to a connection refused at accept (a non-blocking write of what fits).
+const std::string kRefused =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
+    "Retry-After: 1\r\n\r\n";
 
 std::string lower_first(std::string s) {
   if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
@@ -38,9 +54,24 @@ Server::Impl::Impl(const ServerOptions& o, const Router& r)
     : opts(o),
       router(r),
       ioc(std::max(1, o.io_threads)),
-      acceptor(asio::make_strand(ioc)),
-      accept_retry(acceptor.get_executor()) {
-  max_connections = fit_under_fd_limit(o.max_connections, o.reserve_connections);
+      acceptor(o.io_threads > 1 ? asio::any_io_executor(asio::make_strand(ioc))
+                                : asio::any_io_executor(ioc.get_executor())),
+      accept_retry(acceptor.get_executor()),
+      sweep_timer(acceptor.get_executor()) {
+  max_connections = fit_under_fd_limit(o, [this](const std::string& l) { log(l); });
+}
+
+asio::any_io_executor Server::Impl::connection_executor() {
+  // With one I/O thread nothing runs concurrently: a strand would only cost.
+  if (opts.io_threads > 1) return asio::make_strand(ioc);
+  return ioc.get_executor();
+}
+
+void Server::Impl::set_stack_error(Response& res, int status, std::string_view reason,
+                                   const std::string& error,
+                                   const std::vector<std::string>& details) const {
+  if (opts.error_format) return opts.error_format(res, status, reason, error, details);
+  set_error(res, status, error, details);
 }
 
 void Server::Impl::log(const std::string& line) const {
@@ -55,13 +86,14 @@ Slot Server::Impl::admit(const asio::ip::address& addr) {
   std::lock_guard lk(mu);
   const bool per_ip_cap = opts.cap_loopback_per_ip || !addr.is_loopback();
   PerIp& p = per_ip[addr];
-  const bool over =
-      normal >= max_connections || (per_ip_cap && p.normal >= opts.max_connections_per_ip);
-  if (!over) {
+  const bool over_total = normal >= max_connections;
+  const bool over_ip = per_ip_cap && p.normal >= opts.max_connections_per_ip;
+  if (!over_total && !over_ip) {
     ++normal;
     ++p.normal;
     return Slot::kNormal;
   }
+  ++(over_ip ? over_cap_per_ip : over_cap_total);
   const size_t reserve_per_ip = std::max<size_t>(1, opts.reserve_connections / 4);
   if (reserve < opts.reserve_connections && p.reserve < reserve_per_ip) {
     ++reserve;
@@ -89,12 +121,16 @@ void Server::Impl::release(Connection* c, const asio::ip::address& addr, Slot sl
     if (it != per_ip.end()) --it->second.reserve;
   }
   if (it != per_ip.end() && it->second.normal == 0 && it->second.reserve == 0) per_ip.erase(it);
+  if (draining && normal + reserve == 0 && on_drained) {
+    // Once, on the I/O thread, not inside this destructor's call.
+    asio::post(ioc, std::exchange(on_drained, nullptr));
+  }
 }
 
 void Server::Impl::do_accept() {
   if (stopping) return;
   // Each connection gets its own strand: with several I/O threads, its handlers never overlap.
-  acceptor.async_accept(asio::make_strand(ioc), [this](error_code ec, tcp::socket socket) {
+  acceptor.async_accept(connection_executor(), [this](error_code ec, tcp::socket socket) {
     on_accept(ec, std::move(socket));
   });
 }
@@ -117,8 +153,7 @@ void Server::Impl::on_accept(error_code ec, tcp::socket socket) {
   const tcp::endpoint remote = socket.remote_endpoint(e);
   const Slot slot = e ? Slot::kRefused : admit(remote.address());
   if (slot == Slot::kRefused) {
-    ++refused_at_accept;
-    socket.close(e);
+    refuse(socket);
   } else {
     auto c = std::make_shared<Connection>(*this, std::move(socket), remote.address(), remote.port(),
                                           slot);
@@ -128,14 +163,55 @@ void Server::Impl::on_accept(error_code ec, tcp::socket socket) {
   do_accept();
 }
 
+void Server::Impl::refuse(tcp::socket& socket) {
+  ++refused_at_accept;
+  error_code e;
+  if (opts.answer_over_cap) {
+    socket.non_blocking(true, e);
+    socket.write_some(asio::buffer(kRefused), e);
+  }
+  socket.close(e);
+}
+
+std::vector<std::shared_ptr<Connection>> Server::Impl::live() const {
+  std::vector<std::shared_ptr<Connection>> out;
+  std::lock_guard lk(mu);
+  out.reserve(conns.size());
+  for (auto& [p, w] : conns)
+    if (auto c = w.lock()) out.push_back(std::move(c));
+  return out;
+}
+
 void Server::Impl::close_all() {
-  std::vector<std::shared_ptr<Connection>> live;
+  for (auto& c : live()) c->close();
+}
+
+// Every sweep_interval: the connections whose deadline has passed are told so on their strand.
+// O(connections) loads under the registry lock instead of a timer operation per read and write.
+void Server::Impl::sweep() {
+  if (stopping) return;
+  const int64_t now = now_ns();
+  std::vector<std::shared_ptr<Connection>> late;
   {
     std::lock_guard lk(mu);
     for (auto& [p, w] : conns)
-      if (auto c = w.lock()) live.push_back(std::move(c));
+      if (p->deadline_ns() <= now)
+        if (auto c = w.lock()) late.push_back(std::move(c));
   }
-  for (auto& c : live) c->close();
+  for (auto& c : late) c->post_deadline();
+  sweep_timer.expires_after(opts.sweep_interval);
+  sweep_timer.async_wait([this](error_code e) {
+    if (!e) sweep();
+  });
+}
+
+void Server::Impl::start_drain() {
+  error_code e;
+  acceptor.close(e);
+  accept_retry.cancel();
+  for (auto& c : live()) c->close_if_idle();
+  std::lock_guard lk(mu);
+  if (normal + reserve == 0 && on_drained) asio::post(ioc, std::exchange(on_drained, nullptr));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,6 +235,23 @@ void Server::Put(std::string pattern, Handler h, RouteOptions o) {
 }
 void Server::Delete(std::string pattern, Handler h, RouteOptions o) {
   router_.add("DELETE", std::move(pattern), std::move(h), o);
+}
+void Server::Async(std::string method, std::string pattern, AsyncHandler h, RouteOptions o) {
+  router_.add_async(std::move(method), std::move(pattern), std::move(h), o);
+}
+
+asio::io_context& Server::io_context() {
+  return impl_->ioc;
+}
+
+void Server::drain(std::function<void()> on_drained) {
+  auto& im = *impl_;
+  {
+    std::lock_guard lk(im.mu);
+    im.on_drained = std::move(on_drained);
+    im.draining = true;
+  }
+  asio::post(im.acceptor.get_executor(), [&im] { im.start_drain(); });
 }
 
 Result<int> Server::listen(const std::string& host, int port) {
@@ -201,7 +294,10 @@ void Server::start() {
   im.pool = std::make_unique<WorkerPool>(static_cast<size_t>(std::max(1, options_.workers)),
                                          options_.max_queued);
   im.guard.emplace(im.ioc.get_executor());
-  asio::post(im.acceptor.get_executor(), [&im] { im.do_accept(); });
+  asio::post(im.acceptor.get_executor(), [&im] {
+    im.do_accept();
+    im.sweep();
+  });
   for (int i = 0; i < std::max(1, options_.io_threads); ++i)
     im.io_threads.emplace_back([&im] {
       // A handler that throws on the I/O thread is a bug in this file; log it and go on, so
@@ -227,6 +323,7 @@ void Server::stop() {
     error_code e;
     im.acceptor.close(e);
     im.accept_retry.cancel();
+    im.sweep_timer.cancel();
   });
   im.close_all();
   // 2. Running handlers finish (the owner woke its long polls); queued requests are dropped.
@@ -240,6 +337,7 @@ void Server::stop() {
   error_code e;
   im.acceptor.close(e);
   im.accept_retry.cancel();
+  im.sweep_timer.cancel();
   im.close_all();
   im.ioc.restart();
   im.ioc.poll();
@@ -255,6 +353,8 @@ ServerStats Server::stats() const {
   }
   s.accepted = im.accepted;
   s.refused_at_accept = im.refused_at_accept;
+  s.over_cap_total = im.over_cap_total;
+  s.over_cap_per_ip = im.over_cap_per_ip;
   s.over_cap_503 = im.over_cap_503;
   s.busy_503 = im.busy_503;
   s.timeouts = im.timeouts;

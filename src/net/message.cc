@@ -4,11 +4,19 @@
 
 namespace sluice::net {
 
+namespace {
+// ASCII only, as header names are (std::tolower consults the locale on every character).
+unsigned char ascii_lower(unsigned char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + ('a' - 'A')) : c;
+}
+}  // namespace
+
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    const auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    if (std::tolower(x) != std::tolower(y)) return false;
+    if (ascii_lower(static_cast<unsigned char>(a[i])) !=
+        ascii_lower(static_cast<unsigned char>(b[i])))
+      return false;
   }
   return true;
 }
@@ -70,6 +78,12 @@ void Response::set_header(std::string name, std::string value) {
     return;
   }
   headers.emplace_back(std::move(name), std::move(value));
+}
+
+std::string_view Request::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (iequals(k, name)) return v;
+  return {};
 }
 
 std::string Response::get_header_value(std::string_view name) const {

@@ -2,6 +2,7 @@
 // Request and Response as handlers see them. The names follow cpp-httplib's (get_header_value,
 // has_param, get_param_value, matches, set_content), so that code written against httplib moves
 // to this stack by changing types, not logic.
+#include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
@@ -22,8 +23,11 @@ struct Request {
   std::smatch matches;  // the route's regex captures, into `path` (a Request is not copied)
   std::string remote_addr;
   int remote_port = 0;
+  unsigned version = 11;  // 10 or 11: HTTP/1.0 or HTTP/1.1
 
   bool has_header(std::string_view name) const;
+  // The first value of header `name` (case-insensitive), a view into `headers`; "" when none.
+  std::string_view header(std::string_view name) const;
   // The id-th value of header `name` (case-insensitive), or "" when there is none.
   std::string get_header_value(std::string_view name, size_t id = 0) const;
   bool has_param(std::string_view key) const;
@@ -36,6 +40,9 @@ struct Response {
   std::string body;
   std::string content_type;  // empty: no Content-Type header
   Fields headers;            // extra headers, sent as given
+  // The Content-Length of an answer to HEAD that carries no body (a proxy relaying the length
+  // a GET would have had); otherwise the body's size is sent.
+  std::optional<size_t> content_length;
 
   void set_content(std::string content, std::string type);
   // Adds a header (a second call with the same name adds a second line, as httplib does).

@@ -10,24 +10,32 @@ bool is_literal(const std::string& pattern) {
 }
 }  // namespace
 
-void Router::add(std::string method, std::string pattern, Handler handler, RouteOptions options) {
-  Route r;
+Route& Router::make(std::string method, std::string pattern, RouteOptions options) {
+  Route& r = routes_.emplace_back();
   r.method = std::move(method);
-  if (!is_literal(pattern)) r.regex.emplace(pattern, std::regex::ECMAScript);
+  if (pattern != "*" && !is_literal(pattern)) r.regex.emplace(pattern, std::regex::ECMAScript);
   r.pattern = std::move(pattern);
-  r.handler = std::move(handler);
   r.options = options;
   largest_body_limit_ = std::max(largest_body_limit_, options.max_body_bytes);
-  routes_.push_back(std::move(r));
+  return r;
+}
+
+void Router::add(std::string method, std::string pattern, Handler handler, RouteOptions options) {
+  make(std::move(method), std::move(pattern), options).handler = std::move(handler);
+}
+
+void Router::add_async(std::string method, std::string pattern, AsyncHandler handler,
+                       RouteOptions options) {
+  make(std::move(method), std::move(pattern), options).async = std::move(handler);
 }
 
 const Route* Router::find(const std::string& method, const std::string& path,
                           std::smatch& matches) const {
   const std::string_view want = method == "HEAD" ? std::string_view("GET") : method;
   for (const auto& r : routes_) {
-    if (r.method != want) continue;
+    if (r.method != want && r.method != "*" && r.method != method) continue;
     if (!r.regex) {
-      if (r.pattern == path) {
+      if (r.pattern == path || r.pattern == "*") {
         matches = std::smatch();
         return &r;
       }

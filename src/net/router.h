@@ -1,7 +1,8 @@
 #pragma once
 // Routes: method + path pattern -> handler. A pattern without regex syntax matches the path
 // exactly (a string compare); one with it is a std::regex that must match the whole path, its
-// captures in Request::matches. The first route registered that matches wins (as in httplib).
+// captures in Request::matches; "*" matches every path, and the method "*" every method. The
+// first route registered that matches wins (as in httplib).
 #include <functional>
 #include <optional>
 #include <regex>
@@ -9,10 +10,14 @@
 #include <vector>
 
 #include "net/message.h"
+#include "net/responder.h"
 
 namespace sluice::net {
 
 using Handler = std::function<void(const Request&, Response&)>;
+// Runs on the connection's strand (an I/O thread) and must not block: it answers through the
+// Responder, now or later. `req` lives until the answer is written; the handler may move from it.
+using AsyncHandler = std::function<void(Request& req, Responder)>;
 
 struct RouteOptions {
   // Served on the I/O thread, never queued for a worker: for cheap, lock-free endpoints
@@ -32,13 +37,16 @@ struct Route {
   std::string method;
   std::string pattern;
   std::optional<std::regex> regex;  // nullopt: exact match
-  Handler handler;
+  Handler handler;                  // or
+  AsyncHandler async;               // (exactly one is set)
   RouteOptions options;
 };
 
 class Router {
  public:
   void add(std::string method, std::string pattern, Handler handler, RouteOptions options = {});
+  void add_async(std::string method, std::string pattern, AsyncHandler handler,
+                 RouteOptions options = {});
   // The route for this method and path, its captures in `matches` (which refer into `path`:
   // pass the Request's own member). nullptr when none matches. HEAD finds GET routes.
   const Route* find(const std::string& method, const std::string& path, std::smatch& matches) const;
@@ -47,6 +55,8 @@ class Router {
   size_t largest_body_limit() const { return largest_body_limit_; }
 
  private:
+  Route& make(std::string method, std::string pattern, RouteOptions options);
+
   std::vector<Route> routes_;  // bounded by the code that registers them
   size_t largest_body_limit_ = 0;
 };

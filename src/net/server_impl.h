@@ -6,6 +6,8 @@
 #include <boost/beast/http.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +32,13 @@ class Connection;
 // Where an accepted connection stands against the caps.
 enum class Slot { kNormal, kReserve, kRefused };
 
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kNever = INT64_MAX;
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
 struct Server::Impl {
   Impl(const ServerOptions& o, const Router& r);
 
@@ -37,6 +46,8 @@ struct Server::Impl {
   const Router& router;
   size_t max_connections = 0;  // options.max_connections, kept below RLIMIT_NOFILE
   std::atomic<bool> stopping{false};
+  std::atomic<bool> draining{false};
+  std::function<void()> on_drained;  // set by drain() before `draining`; run once
 
   // The registry: every live connection, and the counts the caps are checked against.
   // Declared before the io_context: a Connection destroyed with it still unregisters here.
@@ -48,30 +59,74 @@ struct Server::Impl {
   std::map<asio::ip::address, PerIp> per_ip;  // entries with a zero count are erased
   size_t normal = 0, reserve = 0;
 
-  std::atomic<uint64_t> accepted{0}, refused_at_accept{0}, over_cap_503{0}, busy_503{0},
-      timeouts{0}, handler_errors{0};
+  std::atomic<uint64_t> accepted{0}, refused_at_accept{0}, over_cap_total{0}, over_cap_per_ip{0},
+      over_cap_503{0}, busy_503{0}, timeouts{0}, handler_errors{0};
   std::atomic<bool> logged_accept_error{false};
 
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   tcp::acceptor acceptor;           // on its own strand: stop() closes it from another thread
   asio::steady_timer accept_retry;  // after EMFILE: accept again a little later
+  asio::steady_timer sweep_timer;   // every connection's deadline, on the acceptor's strand
   std::unique_ptr<WorkerPool> pool;
   std::vector<std::thread> io_threads;
 
   void do_accept();
   void on_accept(error_code ec, tcp::socket socket);
+  void refuse(tcp::socket& socket);
   Slot admit(const asio::ip::address& addr);
   void enroll(Connection* c, std::weak_ptr<Connection> w);
   void release(Connection* c, const asio::ip::address& addr, Slot slot);
+  std::vector<std::shared_ptr<Connection>> live() const;
   void close_all();
+  void sweep();
+  void start_drain();
   void log(const std::string& line) const;
+  // An error the stack answers itself, in opts.error_format's shape.
+  void set_stack_error(Response& res, int status, std::string_view reason, const std::string& error,
+                       const std::vector<std::string>& details = {}) const;
+  // A connection's executor: its own strand with several I/O threads, else the io_context's.
+  asio::any_io_executor connection_executor();
+};
+
+// A request and its answer, shared by the connection and whoever runs the handler.
+struct Exchange {
+  Request req;
+  Response res;
+  const Route* route = nullptr;
+  bool head = false;
+  bool keep_alive = true;
+};
+
+// Shared by a Responder's copies. The connection and the exchange are given up with the answer,
+// so that a Responder kept afterwards pins neither (nor the connection's place under the caps).
+struct Responder::State {
+  State(std::shared_ptr<Connection> c, std::shared_ptr<Exchange> e)
+      : conn(std::move(c)), ex(std::move(e)) {}
+  ~State();  // unanswered: 500
+  // Once: the connection and the exchange, for the answer (nullptr when answered before).
+  std::pair<std::shared_ptr<Connection>, std::shared_ptr<Exchange>> take() {
+    std::lock_guard lk(mu);
+    return {std::move(conn), std::move(ex)};
+  }
+  std::shared_ptr<Connection> connection() const {
+    std::lock_guard lk(mu);
+    return conn;
+  }
+
+  mutable std::mutex mu;
+  std::shared_ptr<Connection> conn;
+  std::shared_ptr<Exchange> ex;
 };
 
 // One accepted socket, from its first byte to its close. Every member function runs on the
-// connection's strand (the executor of stream_); a worker hands a response back by posting.
+// connection's executor (its strand); a worker or a Responder hands an answer back by posting.
+// Deadlines: arm() sets one for the current phase, the server's sweep posts on_deadline() once
+// it has passed.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  enum class Phase : uint8_t { kIdle, kHeader, kBody, kHandler, kWrite, kLinger };
+
   Connection(Server::Impl& server, tcp::socket socket, asio::ip::address addr, int port, Slot slot);
   ~Connection();
   Connection(const Connection&) = delete;
@@ -80,12 +135,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Begins on the connection's own strand (the caller runs on the acceptor's): stop() may
   // already be closing it from another I/O thread.
   void start();
-  void close();  // post to the strand; stop() uses it
+  void close();          // post to the strand; stop() uses it
+  void close_if_idle();  // post to the strand; drain() uses it
+  int64_t deadline_ns() const { return deadline_ns_.load(std::memory_order_relaxed); }
+  void post_deadline();  // the sweep found the deadline passed
 
-  struct Exchange;
+  // For Responder (any thread): the answer, a close, a disconnect watch.
+  static void answer(std::shared_ptr<Connection> self, std::shared_ptr<Exchange> ex);
+  void abandon();
+  void watch(std::function<void()> on_close);
+  bool server_stopping() const { return server_.stopping; }
+  void lost_responder(std::shared_ptr<Exchange> ex);  // a 500 and a log line
 
  private:
+  void arm(Phase p, std::chrono::milliseconds timeout);
+  void disarm(Phase p);
+  void on_deadline();
   void next_request();
+  error_code parse_buffered(bool body);
+  void on_bytes();
   void read_header();
   void on_header(error_code ec);
   void read_body();
@@ -93,25 +161,35 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_read_error(error_code ec);
   void on_request();
   void dispatch(std::shared_ptr<Exchange> ex);
+  void run_async(std::shared_ptr<Exchange> ex);
   void write(std::shared_ptr<Exchange> ex);
   void on_write(error_code ec, bool keep);
-  void answer_error(int status, const std::string& error, bool close,
+  void answer_error(int status, std::string_view reason, const std::string& error, bool close,
                     const std::vector<std::string>& details = {});
+  void answer_over_cap(std::shared_ptr<Exchange> ex);
+  void stop_watch();
   void close_now();
   void linger_close();
   void linger_read();
   std::chrono::milliseconds deadline(std::chrono::milliseconds normal) const;
 
   Server::Impl& server_;
-  beast::tcp_stream stream_;
+  tcp::socket socket_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   size_t body_limit_ = 0;  // of the request being read (request_body_limit)
+  std::string out_head_;
   asio::ip::address addr_;
+  std::string addr_text_;
   int port_ = 0;
   Slot slot_;
-  bool keep_alive_ = true;
+  Phase phase_ = Phase::kIdle;
+  std::atomic<int64_t> deadline_ns_{kNever};
+  bool timed_out_ = false;  // the sweep cut the current phase short
   bool closed_ = false;
+  bool watching_ = false;
+  uint64_t watch_gen_ = 0;
+  std::function<void()> on_close_;
   size_t lingered_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <boost/beast/http.hpp>
 
 #include "gateway/http_head.h"
+#include "net/wire.h"
 
 namespace sluice::gateway {
 namespace {
@@ -24,37 +25,64 @@ TEST(HttpHead, OnlyFinalThreeDigitStatusesAreRelayed) {
 }
 
 TEST(HttpHead, RequestHeadDropsTheClientsFramingAndParsesBack) {
-  HttpRequest req{http::verb::post, "/v1/completions?x=1", 11};
-  req.set(http::field::host, "gw");
-  req.set(http::field::transfer_encoding, "chunked");
-  req.set(http::field::connection, "close");
-  req.set("x-api-key", "k");
-  req.body() = "hello";
+  net::Request req;
+  req.method = "POST";
+  req.target = "/v1/completions?x=1";
+  req.headers = {{"Host", "gw"},
+                 {"Transfer-Encoding", "chunked"},
+                 {"Connection", "close"},
+                 {"x-api-key", "k"}};
+  req.body = "hello";
+  req.remote_addr = "10.0.0.1";
   std::string head;
-  serialize_request_head(req, "10.0.0.1", head);
+  serialize_request_head(req, req.body.size(), head);
   EXPECT_EQ(head,
             "POST /v1/completions?x=1 HTTP/1.1\r\nHost: gw\r\nx-api-key: k\r\n"
             "x-forwarded-for: 10.0.0.1\r\ncontent-length: 5\r\n\r\n");
   http::request_parser<http::string_body> p;
   p.eager(true);  // header and body in one put
   boost::beast::error_code ec;
-  const std::string wire = head + req.body();
+  const std::string wire = head + req.body;
   EXPECT_EQ(p.put(boost::asio::buffer(wire), ec), wire.size());
   EXPECT_FALSE(ec) << ec.message();
   ASSERT_TRUE(p.is_done());
   EXPECT_EQ(p.get().body(), "hello");
 }
 
-TEST(HttpHead, ResponseHead) {
-  HttpResponse res{http::status::ok, 11};
-  res.set(http::field::content_type, "application/json");
-  res.set(http::field::transfer_encoding, "chunked");
-  res.body() = "{}";
+TEST(HttpHead, HopByHopNamesAnyCase) {
+  for (const char* n : {"Connection", "keep-alive", "Proxy-Connection", "TE", "Trailer", "Upgrade",
+                        "transfer-encoding", "Content-Length", "Expect"})
+    EXPECT_TRUE(is_hop_by_hop(n)) << n;
+  for (const char* n : {"Host", "x-api-key", "Content-Type", "Authorization", "tex", ""})
+    EXPECT_FALSE(is_hop_by_hop(n)) << n;
+}
+
+// The upstream's answer as the client gets it: its end-to-end headers and body, and (written
+// by src/net) this hop's framing and connection header.
+TEST(HttpHead, RelayedResponseHead) {
+  HttpResponse up{http::status::ok, 11};
+  up.set(http::field::content_type, "application/json");
+  up.set(http::field::transfer_encoding, "chunked");
+  up.set(http::field::connection, "keep-alive");
+  up.body() = "{}";
+  net::Response res = relay_response(std::move(up), false);
+  res.headers.emplace_back("x-sluice-pool", "p");
   std::string head;
-  serialize_response_head(res, 11, false, false, "p", head);
+  net::serialize_response_head(res, 11, false, false, head);
   EXPECT_EQ(head,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\ncontent-length: 2\r\n"
-            "x-sluice-pool: p\r\nconnection: close\r\n\r\n");
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nx-sluice-pool: p\r\n"
+            "Content-Length: 2\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(res.body, "{}");
+}
+
+// HEAD: no body upstream, the Content-Length a GET would have had is relayed.
+TEST(HttpHead, RelayedHeadKeepsTheUpstreamLength) {
+  HttpResponse up{http::status::ok, 11};
+  up.set(http::field::content_length, "1234");
+  net::Response res = relay_response(std::move(up), true);
+  std::string head;
+  net::serialize_response_head(res, 11, true, true, head);
+  EXPECT_EQ(head, "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n");
 }
 
 }  // namespace
