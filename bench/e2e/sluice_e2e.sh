@@ -13,7 +13,8 @@
 # NODELAY (1: a what-if run; compiles bench/e2e/nodelay_preload.c with cc and LD_PRELOADs it
 # into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md),
 # INGEST (1: no agents and no waiting for jobs to run: the server's durable submission rate
-# alone, the ceiling the busy-cluster runs share their two cores against).
+# alone, the ceiling the busy-cluster runs share their two cores against),
+# AGENT_ARGS (more `sluice agent` flags, e.g. "--pods-as-agent --no-fencer").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SLUICE_BIN=${SLUICE_BIN:-$ROOT/build/sluice}
@@ -101,7 +102,7 @@ start_cluster() {  # $1: run label
   done
   [[ $INGEST == 1 ]] && return 0
   LD_PRELOAD=$PRELOAD "$SLUICE_BIN" agent --server "$URL" --names "n[$FIRST-$NODES]" --gpus "fake:${GPUS_PER_NODE}xH100" \
-    --state-dir "$d/agents" --heartbeat-ms "$HEARTBEAT_MS" > "$d/agent.log" 2>&1 &
+    --state-dir "$d/agents" --heartbeat-ms "$HEARTBEAT_MS" ${AGENT_ARGS:-} > "$d/agent.log" 2>&1 &
   AGENT_PID=$!
   local ready=0
   for _ in $(seq 1 300); do
