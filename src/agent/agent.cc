@@ -306,6 +306,7 @@ void Agent::stop() {
     if (report_in_flight_) report_in_flight_->stop();
   }
   cv_.notify_all();
+  log_cv_.notify_all();
   if (sync_thread_.joinable()) sync_thread_.join();
   if (report_thread_.joinable()) report_thread_.join();
   if (log_thread_.joinable()) log_thread_.join();
@@ -750,7 +751,7 @@ void Agent::upload_logs(const std::vector<proto::LogRequest>& logs) {
       log_queue_.push_back(l);
     }
   }
-  cv_.notify_all();
+  log_cv_.notify_one();
 }
 
 // Posts each requested log back to the server on the node's own authenticated channel.
@@ -761,7 +762,7 @@ void Agent::log_loop() {
     proto::LogRequest l;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return quit_ || !log_queue_.empty(); });
+      log_cv_.wait(lock, [&] { return quit_ || !log_queue_.empty(); });
       if (quit_) return;
       l = log_queue_.front();
       log_queue_.pop_front();

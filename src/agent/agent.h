@@ -141,7 +141,8 @@ class Agent {
   std::optional<LeaseFile> lease_file_;
   int64_t lease_ms_ = 0;  // from the server's RegisterResponse; 0: no lease (no fencing)
   // Log requests from sync replies, posted back by log_thread_ (bounded: kMaxQueuedLogs).
-  std::deque<proto::LogRequest> log_queue_;
+  std::deque<proto::LogRequest> log_queue_;  // guarded by mu_
+  std::condition_variable log_cv_;  // its own: runner events must not wake the uploader
   std::thread log_thread_;
   std::string address_;
   std::unique_ptr<GpuProvider> gpus_;
