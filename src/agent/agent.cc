@@ -10,10 +10,10 @@
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <tuple>
 
 #include "agent/pod_env.h"
 #include "agent/proc.h"
+#include "agent/server_client.h"
 #include "secret/secret.h"
 
 extern char** environ;
@@ -27,10 +27,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int64_t kMinBackoffMs = 100;
-constexpr int64_t kReadMarginS = 10;         // a long poll may take wait_ms plus this
-constexpr int64_t kMaxTailBytes = 16 << 20;  // a log answers at most this much (the server's cap)
-constexpr int64_t kDefaultTailBytes = 64 << 10;
-constexpr size_t kMaxQueuedLogs = 64;  // log requests waiting for the uploader; beyond: dropped
+constexpr int64_t kReadMarginS = 10;  // a long poll may take wait_ms plus this
 
 std::string random_id() {
   std::random_device rd;
@@ -40,57 +37,9 @@ std::string random_id() {
   return buf;
 }
 
-std::string error_text(const httplib::Result& res) {
-  if (!res) return "cannot reach the server (" + httplib::to_string(res.error()) + ")";
-  std::string text = "HTTP " + std::to_string(res->status);
-  try {
-    auto body = nlohmann::json::parse(res->body).get<proto::ErrorBody>();
-    if (!body.error.empty()) text += ": " + body.error;
-    for (const auto& d : body.details) text += "; " + d;
-  } catch (const std::exception&) {
-    if (!res->body.empty()) text += ": " + res->body.substr(0, 200);
-  }
-  return text;
-}
-
-httplib::Headers bearer(const std::string& token) {
-  return token.empty() ? httplib::Headers{}
-                       : httplib::Headers{{"Authorization", "Bearer " + token}};
-}
-
-// The machine-readable reason of an error answer ("code"), "" when there is none.
-std::string error_code(const httplib::Result& res) {
-  if (!res) return {};
-  try {
-    return nlohmann::json::parse(res->body).value("code", std::string());
-  } catch (const std::exception&) {
-    return {};
-  }
-}
-
-// The last `tail` bytes of a pod's log: (status, body, content type).
-std::tuple<int, std::string, std::string> read_log_tail(const std::string& path, int64_t tail,
-                                                        const std::string& missing) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    return {404, proto::dump_json(nlohmann::json(proto::ErrorBody{missing, {}})),
-            "application/json"};
-  const int64_t size = in.tellg();
-  const int64_t from = std::max<int64_t>(0, size - tail);
-  std::string data(static_cast<size_t>(size - from), '\0');
-  in.seekg(from);
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
-  data.resize(static_cast<size_t>(in.gcount()));
-  return {200, std::move(data), "text/plain"};
-}
-
 void json_error(net::Response& res, int status, const std::string& msg) {
   res.status = status;
   res.set_content(proto::dump_json(nlohmann::json(proto::ErrorBody{msg, {}})), "application/json");
-}
-
-std::string ref_name(proto::PodRef r) {
-  return std::to_string(r.job) + "/" + std::to_string(r.pod);
 }
 
 }  // namespace
@@ -221,7 +170,7 @@ AgentStatus Agent::status() const {
 }
 
 void Agent::setup_http() {
-  // One I/O thread does the socket work; handlers (file reads of up to kMaxTailBytes) run on
+  // One I/O thread does the socket work; handlers (log reads of up to kMaxTailBytes) run on
   // http_threads workers; /healthz answers on the I/O thread even when they are all busy.
   net::ServerOptions ho;
   ho.name = "agent " + options_.node;
@@ -247,12 +196,11 @@ void Agent::setup_http() {
       if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos) {
         return json_error(res, 400, "tail_bytes must be a non-negative integer");
       }
-      tail = std::min<int64_t>(std::stoll(t), kMaxTailBytes);
+      tail = std::stoll(t);
     }
-    auto [status, body, type] = read_log_tail(pod_paths(options_.state_dir, ref).log, tail,
-                                              "no log for job " + ref_name(ref));
-    res.status = status;
-    res.set_content(std::move(body), type);
+    PodLog out = pod_log(ref, tail);
+    res.status = out.status;
+    res.set_content(std::move(out.body), out.content_type);
   });
   // A pod reports its own checkpoint with its own token (SLUICE_CHECKPOINT_TOKEN).
   s.Post(R"(/v1/checkpoint/(\d{1,19})/(\d{1,9}))", [this](const net::Request& req,
@@ -736,53 +684,6 @@ void Agent::renew_lease(Clock::time_point sent) {
   std::lock_guard lock(util_mu_);  // the lease file's writer: the sync and report threads
   std::string why;
   if (!lease_file_->write(deadline, &why)) log("cannot record the lease: " + why);
-}
-
-void Agent::upload_logs(const std::vector<proto::LogRequest>& logs) {
-  if (logs.empty()) return;
-  {
-    std::lock_guard lock(mu_);
-    for (const auto& l : logs) {
-      if (log_queue_.size() >= kMaxQueuedLogs) {
-        log("too many log requests queued: dropping the request for " + ref_name({l.job, l.pod}) +
-            " (the server answers 504)");
-        continue;
-      }
-      log_queue_.push_back(l);
-    }
-  }
-  log_cv_.notify_one();
-}
-
-// Posts each requested log back to the server on the node's own authenticated channel.
-void Agent::log_loop() {
-  auto cli = make_client();
-  cli->set_read_timeout(kReadMarginS, 0);
-  for (;;) {
-    proto::LogRequest l;
-    {
-      std::unique_lock lock(mu_);
-      log_cv_.wait(lock, [&] { return quit_ || !log_queue_.empty(); });
-      if (quit_) return;
-      l = log_queue_.front();
-      log_queue_.pop_front();
-    }
-    const int64_t tail =
-        l.tail_bytes > 0 ? std::min(l.tail_bytes, kMaxTailBytes) : kDefaultTailBytes;
-    auto [status, body, type] =
-        read_log_tail(pod_paths(options_.state_dir, {l.job, l.pod}).log, tail,
-                      "no log for job " + std::to_string(l.job) + " pod " + std::to_string(l.pod) +
-                          " on node " + options_.node +
-                          (options_.keep_finished > 0
-                               ? " (the agent keeps the logs of its last " +
-                                     std::to_string(options_.keep_finished) + " finished pods)"
-                               : ""));
-    auto res = cli->Post("/v1/agents/" + options_.node + "/logs/" + std::to_string(l.id) +
-                             "?status=" + std::to_string(status),
-                         bearer(identity_->credential()), body, type);
-    if (!res || res->status != 200)
-      log("log upload for " + ref_name({l.job, l.pod}) + " failed: " + error_text(res));
-  }
 }
 
 // exits.json: exits not yet acknowledged, so a restarted agent still delivers them.

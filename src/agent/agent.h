@@ -128,7 +128,15 @@ class Agent {
   void sleep_unless_quit(std::chrono::milliseconds d);
   std::unique_ptr<httplib::Client> make_client() const;
   void renew_lease(std::chrono::steady_clock::time_point sent);
-  void upload_logs(const std::vector<proto::LogRequest>& logs);
+  void upload_logs(const std::vector<proto::LogRequest>& logs);  // agent_logs.cc
+  struct PodLog {
+    int status = 200;
+    std::string body;
+    std::string content_type;
+  };
+  static constexpr int64_t kMaxTailBytes = 16 << 20;  // the server's cap on one log answer
+  static constexpr int64_t kDefaultTailBytes = 64 << 10;
+  PodLog pod_log(proto::PodRef ref, int64_t tail_bytes) const;
   void log_loop();
   bool authorized(const net::Request& req, const std::string& token) const;
   void log(const std::string& line) const;
@@ -142,7 +150,7 @@ class Agent {
   int64_t lease_ms_ = 0;  // from the server's RegisterResponse; 0: no lease (no fencing)
   // Log requests from sync replies, posted back by log_thread_ (bounded: kMaxQueuedLogs).
   std::deque<proto::LogRequest> log_queue_;  // guarded by mu_
-  std::condition_variable log_cv_;  // its own: runner events must not wake the uploader
+  std::condition_variable log_cv_;           // its own: runner events must not wake the uploader
   std::thread log_thread_;
   std::string address_;
   std::unique_ptr<GpuProvider> gpus_;

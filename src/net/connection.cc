@@ -281,10 +281,9 @@ void Connection::on_read_error(error_code ec) {
                             describe_bytes(server_.opts.max_header_bytes) + " limit",
                         true);
   if (ec == http::error::body_limit)
-    return answer_error(
-        413, "body_too_large",
-        "request body larger than the " + describe_bytes(body_limit_) + " limit",
-        true);
+    return answer_error(413, "body_too_large",
+                        "request body larger than the " + describe_bytes(body_limit_) + " limit",
+                        true);
   if (ec.category() == http::make_error_code(http::error::bad_target).category())
     return answer_error(400, "malformed", "malformed request", true, {ec.message()});
   close_now();

@@ -382,8 +382,7 @@ bool ServerState::has_outbox(const std::string& node) const {
   return n && (!n->assign.empty() || !n->stop.empty() || !n->logs.empty());
 }
 
-proto::SyncResponse ServerState::take_outbox(const std::string& node,
-                                             const std::string& agent_id) {
+proto::SyncResponse ServerState::take_outbox(const std::string& node, const std::string& agent_id) {
   proto::SyncResponse resp;
   resp.heartbeat_ms = options_.heartbeat_ms;
   NodeState* n = node_by_name(node);

@@ -1,0 +1,78 @@
+// The agent's logs: a pod's log tail, for its own /v1/logs endpoint and for the server's log
+// requests, which ride on sync replies and are posted back on the node's authenticated channel.
+#include <algorithm>
+#include <fstream>
+
+#include "agent/agent.h"
+#include "agent/server_client.h"
+
+namespace sluice::agent {
+
+namespace {
+constexpr size_t kMaxQueuedLogs = 64;  // log requests waiting for the uploader; beyond: dropped
+constexpr int64_t kUploadTimeoutS = 10;
+}  // namespace
+
+// The last `tail_bytes` (at most kMaxTailBytes) of the pod's log, or a JSON 404 that says why.
+Agent::PodLog Agent::pod_log(proto::PodRef ref, int64_t tail_bytes) const {
+  const int64_t tail = std::min(tail_bytes, kMaxTailBytes);
+  std::ifstream in(pod_paths(options_.state_dir, ref).log, std::ios::binary | std::ios::ate);
+  if (!in) {
+    const std::string missing =
+        "no log for job " + std::to_string(ref.job) + " pod " + std::to_string(ref.pod) +
+        " on node " + options_.node +
+        (options_.keep_finished > 0 ? " (the agent keeps the logs of its last " +
+                                          std::to_string(options_.keep_finished) + " finished pods)"
+                                    : "");
+    return {404, proto::dump_json(nlohmann::json(proto::ErrorBody{missing, {}})),
+            "application/json"};
+  }
+  const int64_t size = in.tellg();
+  const int64_t from = std::max<int64_t>(0, size - tail);
+  std::string data(static_cast<size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  data.resize(static_cast<size_t>(in.gcount()));
+  return {200, std::move(data), "text/plain"};
+}
+
+void Agent::upload_logs(const std::vector<proto::LogRequest>& logs) {
+  if (logs.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& l : logs) {
+      if (log_queue_.size() >= kMaxQueuedLogs) {
+        log("too many log requests queued: dropping the request for " + ref_name({l.job, l.pod}) +
+            " (the server answers 504)");
+        continue;
+      }
+      log_queue_.push_back(l);
+    }
+  }
+  log_cv_.notify_one();
+}
+
+// Posts each requested log back to the server on the node's own authenticated channel.
+void Agent::log_loop() {
+  auto cli = make_client();
+  cli->set_read_timeout(kUploadTimeoutS, 0);
+  for (;;) {
+    proto::LogRequest l;
+    {
+      std::unique_lock lock(mu_);
+      log_cv_.wait(lock, [&] { return quit_ || !log_queue_.empty(); });
+      if (quit_) return;
+      l = log_queue_.front();
+      log_queue_.pop_front();
+    }
+    const PodLog tail =
+        pod_log({l.job, l.pod}, l.tail_bytes > 0 ? l.tail_bytes : kDefaultTailBytes);
+    auto res = cli->Post("/v1/agents/" + options_.node + "/logs/" + std::to_string(l.id) +
+                             "?status=" + std::to_string(tail.status),
+                         bearer(identity_->credential()), tail.body, tail.content_type);
+    if (!res || res->status != 200)
+      log("log upload for " + ref_name({l.job, l.pod}) + " failed: " + error_text(res));
+  }
+}
+
+}  // namespace sluice::agent
