@@ -5,46 +5,11 @@
 #include <functional>
 #include <iterator>
 
+#include "core/model/job_shape.h"
+
 namespace sluice {
 
 namespace {
-
-// A hash of everything that decides whether a job can be placed (not who it is).
-uint64_t shape_hash(const Job& job) {
-  uint64_t h = 1469598103934665603ULL;
-  auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  for (const auto& ps : job.pod_sets) {
-    mix(static_cast<uint64_t>(ps.count));
-    mix(static_cast<uint64_t>(ps.gpus));
-    mix(static_cast<uint64_t>(ps.gpu_milli));
-    for (int r = 0; r < kMaxResources; ++r) mix(static_cast<uint64_t>(ps.requests[r]));
-  }
-  for (const auto& m : job.allowed_models) mix(std::hash<std::string>{}(m));
-  mix(static_cast<uint64_t>(job.topology.level + 7) * 2 + job.topology.required);
-  mix(static_cast<uint64_t>(job.gpu_locality));
-  return h;
-}
-
-bool same_shape(const Job& a, const Job& b) {
-  if (a.pod_sets.size() != b.pod_sets.size() || a.allowed_models != b.allowed_models ||
-      a.topology.level != b.topology.level || a.topology.required != b.topology.required ||
-      a.gpu_locality != b.gpu_locality)
-    return false;
-  for (size_t i = 0; i < a.pod_sets.size(); ++i) {
-    const auto& x = a.pod_sets[i];
-    const auto& y = b.pod_sets[i];
-    if (x.count != y.count || x.gpus != y.gpus || x.gpu_milli != y.gpu_milli ||
-        !(x.requests == y.requests))
-      return false;
-  }
-  return true;
-}
-
-bool quota_optional(ResourceId r) {
-  // CPU and memory a queue does not cover are not quota-managed; GPUs, MIG slices and other
-  // extended resources must be covered by the queue (as in Kueue).
-  return r == kCpu || r == kMemory;
-}
 
 bool uses_any(const Placement& p, const std::vector<NodeId>& sorted_nodes) {
   for (const auto& pod : p.pods)
@@ -54,23 +19,6 @@ bool uses_any(const Placement& p, const std::vector<NodeId>& sorted_nodes) {
 
 }  // namespace
 
-// Scratch state of one evaluation, reused across jobs of a cycle.
-struct Scheduler::Attempt {
-  Admission admission;
-  PendingReason reason;
-  // Placement failures memoised within a cycle: capacity only shrinks during a cycle, so a
-  // shape that did not fit on a node set still does not fit.
-  struct Memo {
-    const Job* job;
-    std::vector<FlavorId> flavors;
-    PlaceFailure failure;
-  };
-  std::unordered_map<uint64_t, std::vector<Memo>> memo;
-  NodeSet scratch;
-  std::vector<FlavorId> failed_flavors;  // flavors of the first placement failure
-  bool evaluated = false;
-};
-
 Scheduler::Scheduler(std::shared_ptr<const Config> config)
     : config_(std::move(config)),
       priority_scale_(priority_scale(*config_)),
@@ -79,10 +27,11 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
       empty_alloc_(config_->cluster),
       placer_(config_->cluster, config_->policy.gpu_scoring,
               PlacerOptions{.resources = &config_->resources}),
-      all_nodes_(select_nodes(config_->cluster, Labels{})) {
+      assigner_(*config_, placer_),
+      preemptor_(*config_, assigner_),
+      victims_(config_->cluster_queues.size()),
+      budgets_(*config_) {
   const auto nq = config_->cluster_queues.size();
-  for (const auto& f : config_->flavors)
-    flavor_nodes_.push_back(select_nodes(config_->cluster, f.node_labels));
   entitlement_.assign(nq, std::vector<int64_t>(kMaxResources, 0));
   for (size_t q = 0; q < nq; ++q)
     for (const auto& g : config_->cluster_queues[q].resource_groups)
@@ -94,10 +43,6 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
   not_by_shape_.assign(nq, 0);
   debt_.resize(nq);
   pending_per_local_queue_.assign(config_->local_queues.size(), 0);
-  victims_by_queue_.resize(nq);
-  budget_state_.resize(config_->budgets.size());
-  for (size_t b = 0; b < config_->budgets.size(); ++b)
-    budget_of_namespace_.emplace(config_->budgets[b].namespace_, static_cast<int32_t>(b));
   int32_t lowest = 0;
   for (const auto& pc : config_->priority_classes) lowest = std::min(lowest, pc.value);
   best_effort_priority_ = lowest == INT32_MIN ? lowest : lowest - 1;
@@ -172,13 +117,10 @@ void Scheduler::insert_pending(PendingJob p) {
   const JobId id = p.job.id;
   if (is_interactive(p.job, p.queue))
     interactive_deadlines_.insert({interactive_deadline(p.job), id});
-  if (!budget_of_namespace_.empty()) {
-    auto b = budget_of_namespace_.find(p.job.namespace_);
-    p.budget = b == budget_of_namespace_.end() ? -1 : b->second;
-  }
+  if (!budgets_.empty()) p.budget = budgets_.index_of(p.job.namespace_);
   // The times its fallback tier opens something: one per later flavor, the first also its
   // shapes (bounded: at most kMaxSteps per job).
-  const Tier t = tier_of(p.job, p.queue, p.job.submit_ns);
+  const Tier t = assigner_.tier_of(p.job, p.queue, p.job.submit_ns);
   if (t.after_ns > 0) {
     constexpr int64_t kMaxSteps = 64;
     int64_t steps = p.job.fallback.shapes.empty() ? 0 : 1;
@@ -237,7 +179,7 @@ void Scheduler::erase_pending(JobId id) {
   if (it == pending_.end()) return;
   const auto& p = it->second;
   interactive_deadlines_.erase({interactive_deadline(p.job), id});
-  const Tier t = tier_of(p.job, p.queue, p.job.submit_ns);
+  const Tier t = assigner_.tier_of(p.job, p.queue, p.job.submit_ns);
   if (t.after_ns > 0)
     for (int64_t k = 1; k <= 64; ++k) fallback_opens_.erase({p.job.submit_ns + k * t.after_ns, id});
   by_key_[p.queue].erase({-p.key, p.job.submit_ns, id, nullptr});
@@ -263,42 +205,20 @@ void Scheduler::running_added(const RunningJob& r) {
   const auto& vcq = config_->cluster_queues[r.admission.queue];
   if ((r.admission.best_effort || (r.job.preemptible && vcq.preemptible)) &&
       preemption_count(r.job.id) < config_->policy.max_preemptions_per_job) {
-    VictimRec v;
-    v.id = r.job.id;
-    v.start_ns = r.start_ns;
-    v.checkpoint_ns = r.checkpoint_ns;
-    v.submit_ns = r.job.submit_ns;
-    for (const auto& ps : r.job.pod_sets) v.gpu_milli += ps.requests[kGpu] * ps.count;
-    v.priority = r.job.priority;
-    if (r.admission.placement.pods.size() == 1) {
-      v.node = r.admission.placement.pods[0].node;
-      for (const auto& g : r.admission.placement.pods[0].gpus) v.node_gpu_milli += g.milli;
-    }
-    v.r = &r;
-    auto& vs = victims_by_queue_[r.admission.queue];
-    victim_slot_[v.id] = vs.size();
-    vs.push_back(v);
-    if (vcq.min_runtime_ns > 0) protected_until_.insert({r.start_ns + vcq.min_runtime_ns, v.id});
+    victims_.add(r);
+    if (vcq.min_runtime_ns > 0)
+      protected_until_.insert({r.start_ns + vcq.min_runtime_ns, r.job.id});
   }
-  if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end())
-    budget_state_[b->second].rate += budget_rate(b->second, r.job, r.admission.placement);
+  budgets_.add_running(r.job, r.admission.placement);
 }
 
 void Scheduler::running_removed(const RunningJob& r) {
   ends_.erase({r.start_ns + walltime(r.job, r.admission.queue), r.job.id});
-  if (auto it = victim_slot_.find(r.job.id); it != victim_slot_.end()) {
-    auto& vs = victims_by_queue_[r.admission.queue];
-    if (it->second + 1 != vs.size()) {  // move the last one into the hole
-      vs[it->second] = vs.back();
-      victim_slot_[vs[it->second].id] = it->second;
-    }
-    vs.pop_back();
-    victim_slot_.erase(it);
+  if (victims_.remove(r.job.id, r.admission.queue)) {
     if (const TimeNs m = config_->cluster_queues[r.admission.queue].min_runtime_ns; m > 0)
       protected_until_.erase({r.start_ns + m, r.job.id});
   }
-  if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end())
-    budget_state_[b->second].rate -= budget_rate(b->second, r.job, r.admission.placement);
+  budgets_.remove_running(r.job, r.admission.placement);
 }
 
 Job Scheduler::requested_job(RunningJob&& r) {
@@ -309,114 +229,6 @@ Job Scheduler::requested_job(RunningJob&& r) {
     job.preemptible = r.requested_preemptible;
   }
   return job;
-}
-
-TimeNs Scheduler::period_start(const Budget& b, TimeNs t) const {
-  const TimeNs period = std::max<TimeNs>(1, b.period_ns);
-  const TimeNs d = t - b.anchor_ns;
-  TimeNs k = d / period;
-  if (d % period < 0) --k;  // floor, also before the anchor
-  return b.anchor_ns + k * period;
-}
-
-Scheduler::Int128 Scheduler::budget_used(int32_t b, TimeNs now) const {
-  const BudgetState& s = budget_state_[static_cast<size_t>(b)];
-  if (!s.started || now <= s.at) return s.used;
-  // The rate was constant since `at`: a period boundary in between restarts the count there.
-  const TimeNs p = period_start(config_->budgets[static_cast<size_t>(b)], now);
-  if (s.at < p) return s.rate * (now - p);
-  return s.used + s.rate * (now - s.at);
-}
-
-Scheduler::Int128 Scheduler::budget_rate(int32_t b, const Job&, const Placement& placement) const {
-  // Weight-milli x GPU-milli per ns: each GPU share weighted by its model.
-  const Budget& budget = config_->budgets[static_cast<size_t>(b)];
-  Int128 rate = 0;
-  for (const auto& pod : placement.pods) {
-    const Node& node = config_->cluster.nodes[static_cast<size_t>(pod.node)];
-    for (const auto& g : pod.gpus)
-      rate += static_cast<Int128>(g.milli) *
-              budget.weight_milli(node.gpus[static_cast<size_t>(g.gpu)].model);
-  }
-  return rate;
-}
-
-Scheduler::Int128 Scheduler::budget_limit(const Budget& b) {
-  // gpu_hours_milli / 1000 GPU-hours x 1000 GPU-milli x 1000 weight-milli x 3600e9 ns.
-  return static_cast<Int128>(b.gpu_hours_milli) * 1000 * 3600 * kNsPerSec;
-}
-
-void Scheduler::advance_budgets(TimeNs now) {
-  for (size_t b = 0; b < budget_state_.size(); ++b) {
-    BudgetState& s = budget_state_[b];
-    s.used = budget_used(static_cast<int32_t>(b), now);
-    if (!s.started || now > s.at) s.at = now;
-    s.started = true;
-  }
-}
-
-std::vector<Scheduler::BudgetUsage> Scheduler::budget_usage(TimeNs now) const {
-  std::vector<BudgetUsage> out;
-  constexpr Int128 kUnitsPerMilliGpuHour = static_cast<Int128>(3600) * kNsPerSec * 1000;
-  for (size_t b = 0; b < config_->budgets.size(); ++b) {
-    const Budget& budget = config_->budgets[b];
-    BudgetUsage u;
-    u.namespace_ = budget.namespace_;
-    u.used_milli_gpu_hours =
-        static_cast<int64_t>(budget_used(static_cast<int32_t>(b), now) / kUnitsPerMilliGpuHour);
-    u.budget_milli_gpu_hours = budget.gpu_hours_milli;
-    u.period_start_ns = period_start(budget, now);
-    u.period_end_ns = u.period_start_ns + budget.period_ns;
-    out.push_back(std::move(u));
-  }
-  return out;
-}
-
-std::vector<Scheduler::BudgetSnapshot> Scheduler::budget_snapshot(TimeNs now) const {
-  std::vector<BudgetSnapshot> out;
-  for (size_t b = 0; b < config_->budgets.size(); ++b) {
-    Int128 v = budget_used(static_cast<int32_t>(b), now);
-    std::string digits;
-    do {
-      digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
-      v /= 10;
-    } while (v > 0);
-    out.push_back({config_->budgets[b].namespace_, now, std::move(digits)});
-  }
-  return out;
-}
-
-void Scheduler::restore_budgets(const std::vector<BudgetSnapshot>& snapshot, TimeNs now) {
-  for (const auto& snap : snapshot) {
-    auto it = budget_of_namespace_.find(snap.namespace_);
-    // (36 digits stay well inside __int128, whose maximum has 39.)
-    if (it == budget_of_namespace_.end() || snap.used.empty() || snap.used.size() > 36 ||
-        snap.at_ns > now)
-      continue;
-    const Budget& budget = config_->budgets[static_cast<size_t>(it->second)];
-    if (period_start(budget, snap.at_ns) != period_start(budget, now)) continue;
-    Int128 used = 0;
-    bool ok = true;
-    for (char c : snap.used) {
-      if (c < '0' || c > '9') {
-        ok = false;
-        break;
-      }
-      used = used * 10 + (c - '0');
-    }
-    if (!ok) continue;
-    BudgetState& st = budget_state_[static_cast<size_t>(it->second)];
-    st.used = used;
-    st.at = snap.at_ns;
-    st.started = true;
-  }
-}
-
-std::optional<Scheduler::BudgetUsage> Scheduler::budget_usage(const std::string& ns,
-                                                              TimeNs now) const {
-  auto it = budget_of_namespace_.find(ns);
-  if (it == budget_of_namespace_.end()) return std::nullopt;
-  return budget_usage(now)[static_cast<size_t>(it->second)];
 }
 
 bool Scheduler::cancel(JobId id, TimeNs now) {
@@ -433,7 +245,7 @@ bool Scheduler::finish(JobId id, TimeNs now) {
   auto it = running_.find(id);
   if (it == running_.end()) return false;
   advance_debt(now);
-  advance_budgets(now);
+  budgets_.advance(now);
   release_running(it->second);
   running_.erase(it);
   preempt_count_.erase(id);
@@ -445,7 +257,7 @@ bool Scheduler::requeue(JobId id, TimeNs now) {
   auto it = running_.find(id);
   if (it == running_.end()) return false;
   advance_debt(now);
-  advance_budgets(now);
+  budgets_.advance(now);
   release_running(it->second);
   const QueueId q = it->second.admission.queue;
   PendingJob p{requested_job(std::move(it->second)), q, 0};
@@ -460,11 +272,8 @@ bool Scheduler::report_checkpoint(JobId id, TimeNs at) {
   auto it = running_.find(id);
   if (it == running_.end()) return false;
   it->second.checkpoint_ns = std::max(it->second.checkpoint_ns, at);
-  if (auto v = victim_slot_.find(id); v != victim_slot_.end()) {
-    victims_by_queue_[it->second.admission.queue][v->second].checkpoint_ns =
-        it->second.checkpoint_ns;
+  if (victims_.set_checkpoint(id, it->second.admission.queue, it->second.checkpoint_ns))
     preempt_stale_ = true;  // the victims' cost order changed
-  }
   return true;
 }
 
@@ -539,21 +348,7 @@ bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs star
   commit_in(r, quota_, alloc_);
   if (preemptions > 0) preempt_count_[r.job.id] = preemptions;
   // Its GPU time since it started counts against its namespace's budget (this period only).
-  if (auto b = budget_of_namespace_.find(r.job.namespace_); b != budget_of_namespace_.end()) {
-    BudgetState& st = budget_state_[static_cast<size_t>(b->second)];
-    const Int128 rate = budget_rate(b->second, r.job, r.admission.placement);
-    if (!st.started) {
-      st.at = start_ns;
-      st.started = true;
-    } else if (start_ns < st.at) {
-      const TimeNs from =
-          std::max(start_ns, period_start(config_->budgets[static_cast<size_t>(b->second)], st.at));
-      if (from < st.at) st.used += rate * (st.at - from);
-    } else {
-      st.used = budget_used(b->second, start_ns);
-      st.at = start_ns;
-    }
-  }
+  budgets_.restore_running(r.job, r.admission.placement, start_ns);
   const JobId id = r.job.id;
   running_added(running_.emplace(id, std::move(r)).first->second);
   preempt_stale_ = true;  // a new possible victim
@@ -566,426 +361,12 @@ int32_t Scheduler::preemption_count(JobId id) const {
   return it == preempt_count_.end() ? 0 : it->second;
 }
 
-void Scheduler::release_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const {
-  alloc.release(r.job, r.admission.placement);
-  for (const auto& u : r.admission.usage)
-    quota.add_usage(r.admission.queue, u.flavor, u.resource, -u.amount);
-}
-
-void Scheduler::commit_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const {
-  alloc.commit(r.job, r.admission.placement);
-  for (const auto& u : r.admission.usage)
-    quota.add_usage(r.admission.queue, u.flavor, u.resource, u.amount);
-}
-
-struct Scheduler::Candidate {
-  const RunningJob* r = nullptr;
-  const VictimRec* v = nullptr;  // what the search reads without touching *r
-  PreemptReason why = PreemptReason::kWithinClusterQueue;
-  int64_t lost = 0;            // GPU-milli-ns since the last checkpoint
-  bool other_queue = false;    // another ClusterQueue of the cohort (reclaim / borrow)
-  bool borrow_victim = false;  // allowed by borrowWithinCohort (lower priority, threshold)
-};
-
-namespace {
-
-// A necessary condition for placing a one-pod-set job, kept up to date as victims are
-// released and put back: how many of its pods the free GPUs of ready nodes could hold, at
-// most. While it is below the pod count no placement exists, so the placer is not asked; this
-// is what keeps a victim search over scattered small jobs cheap. Topology, NVLink, CPU and
-// memory only make placement harder, so skipping on this bound never skips a fit.
-class PodRoom {
- public:
-  PodRoom(const Job& job, const ClusterAlloc& alloc) : alloc_(alloc) {
-    if (job.pod_sets.size() != 1) return;
-    const PodSet& ps = job.pod_sets.front();
-    for (int r = 0; r < kMaxResources; ++r)
-      if (r != kGpu && r != kCpu && r != kMemory && ps.requests[r] > 0) return;  // MIG etc.
-    if (ps.gpus <= 0 || ps.gpu_milli <= 0 || (ps.gpus > 1 && ps.gpu_milli != 1000)) return;
-    gpus_ = ps.gpus;
-    milli_ = ps.gpu_milli;
-    need_ = ps.count;
-    per_node_.assign(static_cast<size_t>(alloc.node_count()), 0);
-    for (NodeId n = 0; n < alloc.node_count(); ++n) {
-      per_node_[static_cast<size_t>(n)] = room(n);
-      total_ += per_node_[static_cast<size_t>(n)];
-    }
-    active_ = true;
-  }
-  // Recount node n after its free capacity changed.
-  void touch(NodeId n) {
-    if (!active_) return;
-    auto& v = per_node_[static_cast<size_t>(n)];
-    total_ -= v;
-    v = room(n);
-    total_ += v;
-  }
-  void touch(const Placement& p) {
-    for (const auto& pod : p.pods) touch(pod.node);
-  }
-  bool may_fit() const { return !active_ || total_ >= need_; }
-  // An upper bound of the same were GPU milli released on nodes at once (`each` yields
-  // (node, milli) pairs), computed on the side (the state is not changed): per touched node, its
-  // free GPU milli after the release, as if it could be pooled. Releasing less only leaves less
-  // room, so when this fails no subset of the releases can make the job fit.
-  template <class Each>
-  bool may_fit_if_released(Each&& each) const {
-    if (!active_) return true;
-    std::vector<int64_t> extra(per_node_.size(), -1);
-    std::vector<NodeId> touched;
-    each([&](NodeId n, int64_t milli) {
-      int64_t& e = extra[static_cast<size_t>(n)];
-      if (e < 0) {
-        e = 0;
-        touched.push_back(n);
-      }
-      e += milli;
-    });
-    int64_t total = total_;
-    for (NodeId n : touched) {
-      total -= per_node_[static_cast<size_t>(n)];
-      if (!alloc_.ready(n)) continue;
-      int64_t free = extra[static_cast<size_t>(n)];
-      for (int32_t f : alloc_.gpu_free_span(n)) free += f;
-      total += gpus_ > 1 || milli_ == 1000 ? free / 1000 / gpus_ : free / milli_;
-    }
-    return total >= need_;
-  }
-
- private:
-  int64_t room(NodeId n) const {
-    if (!alloc_.ready(n)) return 0;
-    if (gpus_ > 1 || milli_ == 1000) return alloc_.whole_gpus_free(n) / gpus_;
-    int64_t pods = 0;
-    for (int32_t f : alloc_.gpu_free_span(n)) pods += f / milli_;
-    return pods;
-  }
-  const ClusterAlloc& alloc_;
-  bool active_ = false;
-  int32_t gpus_ = 0, milli_ = 0;
-  int64_t need_ = 0, total_ = 0;
-  std::vector<int64_t> per_node_;
-};
-
-}  // namespace
-
-bool Scheduler::may_end_within_nominal(const PendingJob& p, const std::vector<Candidate>& cands,
-                                       const QuotaTree& quota) const {
-  const QueueId q = p.queue;
-  const auto& cq = config_->cluster_queues[q];
-  const ResourceVec req = p.job.total_requests();
-  for (int r = 0; r < kMaxResources; ++r) {
-    if (req[r] <= 0) continue;
-    const auto res = static_cast<ResourceId>(r);
-    const int g = quota.group_of(q, res);
-    if (g < 0) continue;
-    // Some flavor of its group must hold the request within nominal once every same-queue
-    // candidate is gone (each resource on its own: weaker than all of them on one flavor, so
-    // still only a necessary condition).
-    bool some = false;
-    for (const auto& fq : cq.resource_groups[static_cast<size_t>(g)].flavors) {
-      if (!quota.managed(q, fq.flavor, res)) {
-        some = true;
-        break;
-      }
-      int64_t used = quota.usage(q, fq.flavor, res);
-      for (const auto& c : cands)
-        if (!c.other_queue)
-          for (const auto& u : c.r->admission.usage)
-            if (u.flavor == fq.flavor && u.resource == res) used -= u.amount;
-      if (used + req[r] <= quota.nominal(q, fq.flavor, res)) {
-        some = true;
-        break;
-      }
-    }
-    if (!some) return false;
-  }
-  return true;
-}
-
-bool Scheduler::search_victims(const PendingJob& p, const Tier& tier, QuotaTree& quota,
-                               ClusterAlloc& alloc, const std::vector<Candidate>& cands,
-                               bool within_nominal, std::vector<size_t>* chosen,
-                               Attempt& trial) const {
-  // Evicts on the working state itself and undoes what it does not keep (release and commit
-  // are exact inverses on integers): no copy of 5,000 nodes' state per attempt. Pass one takes
-  // candidates in cost order; when the cheapest ones are scattered (their freed GPUs do not
-  // add up on any node), pass two takes them node by node, the nodes that would free the most
-  // GPUs first, so that capacity comes free where a pod can use it. The placer decides (gang
-  // and topology constraints honoured); no memo: capacity grows here.
-  constexpr size_t kMaxCandidates = 128;
-  chosen->clear();
-  // 0. Necessary conditions, checked on the packed records without touching the cluster
-  // state: evicting every candidate at once must free enough GPUs, in all (free GPUs of ready
-  // nodes plus the candidates') and per node (PodRoom's bound). When either fails, no subset
-  // can succeed either: the search fails as it would after trying them all.
-  int64_t gpu_need = 0, gpu_room = 0;
-  for (const auto& ps : p.job.pod_sets) gpu_need += ps.requests[kGpu] * ps.count;
-  if (gpu_need > 0) {
-    for (const auto& c : cands) gpu_room += c.v->gpu_milli;
-    if (gpu_room < gpu_need) gpu_room += alloc.total_gpu_milli_free();
-    if (gpu_room < gpu_need) return false;
-  }
-  // (node, GPU milli) of every candidate's pods: from the packed record for one pod.
-  auto each_release = [&](auto&& add) {
-    for (const auto& c : cands) {
-      if (c.v->node >= 0) {
-        add(c.v->node, c.v->node_gpu_milli);
-        continue;
-      }
-      for (const auto& pod : c.r->admission.placement.pods) {
-        int64_t milli = 0;
-        for (const auto& g : pod.gpus) milli += g.milli;
-        add(pod.node, milli);
-      }
-    }
-  };
-  PodRoom room(p.job, alloc);
-  if (!room.may_fit_if_released(each_release)) return false;
-  bool fits = false;
-  auto admit = [&]() {
-    trial.memo.clear();
-    return try_admit(p.job, p.queue, quota, alloc, trial, tier.open, tier.preferred) &&
-           !(within_nominal && trial.admission.borrowing);
-  };
-  // A victim of another queue helps only while that queue still borrows (Kueue skips it once
-  // earlier evictions brought the queue back within its nominal quota).
-  auto still_borrowing = [&](const Candidate& c) {
-    if (!c.other_queue) return true;
-    const QueueId vq = c.r->admission.queue;
-    for (const auto& u : c.r->admission.usage)
-      if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
-        return true;
-    return false;
-  };
-  auto undo = [&]() {
-    for (size_t k = chosen->size(); k-- > 0;) {
-      commit_in(*cands[(*chosen)[k]].r, quota, alloc);
-      room.touch(cands[(*chosen)[k]].r->admission.placement);
-    }
-    chosen->clear();
-  };
-  auto run_pass = [&](const std::vector<size_t>& seq) {
-    for (size_t i = 0; i < seq.size() && !fits; ++i) {
-      const Candidate& c = cands[seq[i]];
-      if (!still_borrowing(c)) continue;
-      release_in(*c.r, quota, alloc);
-      room.touch(c.r->admission.placement);
-      chosen->push_back(seq[i]);
-      if (room.may_fit()) fits = admit();
-    }
-    if (!fits) undo();
-  };
-  // Cost order: lower priority, then least work lost, then most recently started, then id (a
-  // total order). Only the passes' prefixes are ordered: most searches end at the necessary
-  // conditions above or within a few candidates, so sorting every candidate is wasted.
-  auto cheaper = [&](size_t a, size_t b) {
-    const Candidate& x = cands[a];
-    const Candidate& y = cands[b];
-    if (x.v->priority != y.v->priority) return x.v->priority < y.v->priority;
-    if (x.lost != y.lost) return x.lost < y.lost;
-    if (x.v->start_ns != y.v->start_ns) return x.v->start_ns > y.v->start_ns;
-    return x.v->id < y.v->id;
-  };
-  std::vector<size_t> order(cands.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto first = [](std::vector<size_t>& v, size_t n, auto&& less) {
-    const auto end = v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size()));
-    if (end != v.end()) std::nth_element(v.begin(), end, v.end(), less);  // (a total order:
-    std::sort(v.begin(), end, less);  // the same prefix as a full sort)
-    v.erase(end, v.end());
-  };
-  first(order, kMaxCandidates, cheaper);
-  run_pass(order);
-  if (!fits && cands.size() > 1) {
-    // GPU milli a node would have free after all its candidates' evictions.
-    std::vector<int64_t> gain(static_cast<size_t>(alloc.node_count()), -1);
-    std::vector<NodeId> touched;
-    auto add_gain = [&](NodeId node, int64_t milli) {
-      auto& g = gain[static_cast<size_t>(node)];
-      if (g < 0) {
-        g = 0;
-        touched.push_back(node);
-        for (int k = 0; k < alloc.gpu_count(node); ++k) g += alloc.gpu_free_milli(node, k);
-      }
-      g += milli;
-    };
-    each_release(add_gain);
-    std::vector<std::pair<int64_t, NodeId>> nodes;
-    for (NodeId n : touched) nodes.push_back({-gain[static_cast<size_t>(n)], n});
-    std::sort(nodes.begin(), nodes.end());
-    std::vector<size_t> rank(static_cast<size_t>(alloc.node_count()), nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i) rank[static_cast<size_t>(nodes[i].second)] = i;
-    // Each candidate's best node rank, then cost order within a node.
-    std::vector<size_t> first_node(cands.size());
-    for (size_t i = 0; i < cands.size(); ++i) {
-      size_t best = nodes.size();
-      if (cands[i].v->node >= 0)
-        best = rank[static_cast<size_t>(cands[i].v->node)];
-      else
-        for (const auto& pod : cands[i].r->admission.placement.pods)
-          best = std::min(best, rank[static_cast<size_t>(pod.node)]);
-      first_node[i] = best;
-    }
-    std::vector<size_t> by_node(cands.size());
-    for (size_t i = 0; i < by_node.size(); ++i) by_node[i] = i;
-    first(by_node, 2 * kMaxCandidates, [&](size_t a, size_t b) {
-      return first_node[a] != first_node[b] ? first_node[a] < first_node[b] : cheaper(a, b);
-    });
-    run_pass(by_node);
-  }
-  if (!fits) return false;
-  // Minimal set: put back every victim (most expensive first) the preemptor can do without.
-  for (size_t k = chosen->size(); k-- > 0 && chosen->size() > 1;) {
-    const RunningJob& r = *cands[(*chosen)[k]].r;
-    commit_in(r, quota, alloc);
-    room.touch(r.admission.placement);
-    if (room.may_fit() && admit()) {
-      chosen->erase(chosen->begin() + static_cast<std::ptrdiff_t>(k));
-    } else {
-      release_in(r, quota, alloc);
-      room.touch(r.admission.placement);
-    }
-  }
-  if (admit()) return true;
-  undo();  // cannot happen; be safe
-  return false;
-}
-
-bool Scheduler::try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& quota,
-                            ClusterAlloc& alloc, TimeNs now, std::set<JobId>& evicted, Attempt& at,
-                            std::vector<Preemption>& out) const {
-  const QueueId q = p.queue;
-  const auto& pc = config_->cluster_queues[q].preemption;
-  const bool within = pc.within_cluster_queue != WithinQueuePolicy::kNever;
-  const bool reclaim = pc.reclaim_within_cohort != ReclaimPolicy::kNever;
-  const bool borrow = reclaim && pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
-  if (!within && !reclaim) return false;
-
-  // 1. Candidates: preemptible (or admitted as best-effort), past their minimum runtime, under
-  // the preemption cap, and allowed by the preemptor's queue policy (Kueue's meanings). Only
-  // the queues the preemptor may take from are scanned (running_by_queue_).
-  std::vector<Candidate> cands;
-  auto consider = [&](const VictimRec& v, const ClusterQueue& vcq, bool other) {
-    // (Eligibility that is fixed while a job runs was checked when it was listed.)
-    if (now - v.start_ns < vcq.min_runtime_ns) return;
-    const bool lower = v.priority < p.job.priority;
-    Candidate c;
-    if (!other) {
-      const bool newer_equal = v.priority == p.job.priority &&
-                               std::tie(v.submit_ns, v.id) > std::tie(p.job.submit_ns, p.job.id);
-      if (!lower && !(pc.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority &&
-                      newer_equal))
-        return;
-      c.why = PreemptReason::kWithinClusterQueue;
-    } else {
-      // Reclaim: LowerPriority takes only lower-priority work back, Any takes any.
-      // borrowWithinCohort: strictly lower priority, and at most maxPriorityThreshold.
-      c.borrow_victim = borrow && lower &&
-                        (!pc.max_priority_threshold || v.priority <= *pc.max_priority_threshold);
-      if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority && !lower && !c.borrow_victim)
-        return;
-      bool borrowing = false;  // only borrowed quota is taken
-      const QueueId vq = v.r->admission.queue;
-      for (const auto& u : v.r->admission.usage)
-        if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
-          borrowing = true;
-      if (!borrowing) return;
-      c.why = PreemptReason::kReclaimWithinCohort;
-    }
-    if (!evicted.empty() && evicted.count(v.id)) return;
-    c.r = v.r;
-    c.v = &v;
-    c.other_queue = other;
-    c.lost = v.gpu_milli * std::max<TimeNs>(0, now - v.checkpoint_ns);
-    cands.push_back(c);
-  };
-  // Does queue vq use more than its nominal quota of anything (else none of its jobs is
-  // borrowing and reclaim has nothing to take there)?
-  auto over_nominal = [&](QueueId vq) {
-    for (FlavorId f = 0; f < quota.num_flavors(); ++f)
-      for (int res = 0; res < kMaxResources; ++res)
-        if (quota.usage(vq, f, static_cast<ResourceId>(res)) >
-            quota.nominal(vq, f, static_cast<ResourceId>(res)))
-          return true;
-    return false;
-  };
-  if (within) {
-    cands.reserve(victims_by_queue_[q].size());
-    for (const auto& v : victims_by_queue_[q]) consider(v, config_->cluster_queues[q], false);
-  }
-  // The other queues' jobs are needed by search (a), which runs only when evicting every
-  // same-queue candidate could bring the preemptor within its nominal quota (checked on the
-  // same-queue candidates alone), and by search (b).
-  const bool within_nominal_possible = reclaim && may_end_within_nominal(p, cands, quota);
-  if (within_nominal_possible || borrow) {
-    const int root = quota.root(q);
-    for (QueueId vq = 0; vq < static_cast<QueueId>(victims_by_queue_.size()); ++vq) {
-      if (vq == q || vq >= quota.num_queues() || quota.root(vq) != root) continue;
-      if (victims_by_queue_[vq].empty() || !over_nominal(vq)) continue;
-      for (const auto& v : victims_by_queue_[vq]) consider(v, config_->cluster_queues[vq], true);
-    }
-  }
-  if (cands.empty()) return false;
-  // 2. Up to three searches (each walks its candidates cheapest first), as Kueue's classical
-  // preemption: (a) when other queues' jobs are candidates: all candidates, the preemptor ending
-  // within its nominal quota (taking back lent quota only for work that fits its own share); (b)
-  // with borrowWithinCohort, same-queue candidates plus the other queues' jobs it allows, the
-  // preemptor borrowing; (c) same-queue candidates only, borrowing allowed. (a) is skipped outright
-  // when even evicting every same-queue candidate leaves the preemptor borrowing.
-  Attempt trial;
-  std::vector<size_t> chosen;
-  bool ok = false;
-  bool while_borrowing = false;
-  const bool others =
-      std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.other_queue; });
-  if (others && within_nominal_possible) {
-    ok = search_victims(p, tier, quota, alloc, cands, true, &chosen, trial);
-  }
-  size_t searched = 0;  // size of the last list searched with borrowing allowed (a subset)
-  for (int round = 0; round < 2 && !ok; ++round) {
-    if (round == 0 && !borrow) continue;
-    std::vector<Candidate> subset;
-    for (const auto& c : cands)
-      if (!c.other_queue || (round == 0 && c.borrow_victim)) subset.push_back(c);
-    if (subset.empty() || subset.size() == searched) continue;
-    searched = subset.size();
-    if (search_victims(p, tier, quota, alloc, subset, false, &chosen, trial)) {
-      cands = std::move(subset);
-      ok = true;
-      while_borrowing = round == 0 && trial.admission.borrowing;
-    }
-  }
-  if (!ok) return false;
-
-  // 3. The evictions stay in the cycle's working state; the caller commits the admission.
-  for (size_t i : chosen) {
-    const auto& c = cands[i];
-    evicted.insert(c.r->job.id);
-    Preemption pr{c.r->job.id, p.job.id, c.why};
-    pr.borrow_within_cohort = while_borrowing && c.other_queue;
-    pr.grace_ns = c.r->job.checkpoint_grace_ns;
-    pr.lost_gpu_milli_ns = c.lost;
-    out.push_back(pr);
-  }
-  at.admission = std::move(trial.admission);
-  at.memo.clear();  // capacity grew: earlier failures in this cycle may fit now
-  return true;
-}
-
 Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>& flavors,
                                const ClusterAlloc& alloc,
                                const std::vector<Admission>& admitted_now, TimeNs now,
                                NodeSet& scratch) const {
-  struct End {
-    TimeNs at;
-    JobId id;
-    const Job* job;
-    const Placement* placement;
-  };
-  // Jobs admitted in this cycle end `now` + walltime; they are merged, in (at, id) order, with
-  // the running jobs' ends (ends_, already in that order) as far as the walk below asks.
-  std::vector<End> now_ends;
+  // Jobs admitted in this cycle end `now` + walltime, holding what they were admitted with.
+  std::vector<JobEnd> now_ends;
   std::deque<Job> shaped;  // admitted now with a fallback shape: that is what they hold
   for (const auto& a : admitted_now) {
     const auto& pj = pending_.at(a.job);
@@ -996,89 +377,8 @@ Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>&
     }
     now_ends.push_back({now + walltime(pj.job, pj.queue), a.job, job, &a.placement});
   }
-  auto earlier = [](const End& a, const End& b) {
-    return std::tie(a.at, a.id) < std::tie(b.at, b.id);
-  };
-  std::sort(now_ends.begin(), now_ends.end(), earlier);
-  std::vector<End> ends;  // the first ends in order, materialised on demand
-  auto run_it = ends_.begin();
-  size_t now_i = 0;
-  auto materialise = [&](size_t k) {
-    while (ends.size() < k) {
-      if (run_it != ends_.end()) {
-        const RunningJob& r = *run_it->second;
-        End e{run_it->first.first, run_it->first.second, &r.job, &r.admission.placement};
-        if (now_i == now_ends.size() || earlier(e, now_ends[now_i])) {
-          ends.push_back(e);
-          ++run_it;
-          continue;
-        }
-      }
-      ends.push_back(now_ends[now_i++]);
-    }
-  };
-  const NodeSet& nodes = nodes_for(flavors, scratch);
-  // Placement after the first k jobs ended; monotone in k. One working copy moves between k
-  // values by releasing / re-committing jobs (exact inverses), and the placer is asked only
-  // where the pod-room bound allows a fit: a linear walk while the bound fails (cheap), then
-  // galloping probes, then a binary search between the last failure and the first fit.
-  ClusterAlloc trial = alloc;
-  PodRoom room(p.job, trial);
-  size_t at = 0;  // ends released into `trial`
-  auto move_to = [&](size_t k) {
-    materialise(k);
-    for (; at < k; ++at) {
-      trial.release(*ends[at].job, *ends[at].placement);
-      room.touch(*ends[at].placement);
-    }
-    while (at > k) {
-      --at;
-      trial.commit(*ends[at].job, *ends[at].placement);
-      room.touch(*ends[at].placement);
-    }
-  };
-  auto probe = [&](size_t k) -> std::optional<Placement> {
-    move_to(k);
-    if (!room.may_fit()) return std::nullopt;
-    auto placed = placer_.place(p.job, nodes, trial);
-    if (auto* pl = std::get_if<Placement>(&placed)) return std::move(*pl);
-    return std::nullopt;
-  };
-  Reservation res;
-  const size_t n = ends_.size() + now_ends.size();
-  size_t lo = 0, hi = 0;  // probe(lo) fails (it failed now); probe(hi) fits once hi > 0
-  std::optional<Placement> best;
-  for (size_t k = 1, step = 1; k <= n;) {
-    move_to(k);
-    if (room.may_fit()) {
-      if ((best = probe(k))) {
-        hi = k;
-        break;
-      }
-      lo = k;
-      k = k + step > n && k < n ? n : k + step;
-      step *= 2;
-    } else {
-      lo = k++;
-    }
-  }
-  if (!best) return res;  // does not fit even when everything ends: nothing to reserve
-  while (lo + 1 < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (auto pl = probe(mid)) {
-      hi = mid;
-      best = std::move(pl);
-    } else {
-      lo = mid;
-    }
-  }
-  if (hi == 0) return res;  // fits now (cannot happen for a failed job; be safe)
-  res.job = p.job.id;
-  res.start_ns = std::max(now, ends[hi - 1].at);
-  for (const auto& pod : best->pods) res.nodes.push_back(pod.node);
-  std::sort(res.nodes.begin(), res.nodes.end());
-  res.nodes.erase(std::unique(res.nodes.begin(), res.nodes.end()), res.nodes.end());
-  return res;
+  return sluice::reserve(p.job, assigner_.nodes_for(flavors, scratch), placer_, alloc, ends_,
+                         std::move(now_ends), now);
 }
 
 void Scheduler::set_node_ready(NodeId node, bool ready) {
@@ -1148,219 +448,6 @@ std::vector<JobId> Scheduler::pending_in_queue(QueueId q, TimeNs now) const {
   return out;
 }
 
-const NodeSet& Scheduler::nodes_for(const std::vector<FlavorId>& flavors, NodeSet& scratch) const {
-  const FlavorId* only = nullptr;
-  bool several = false;
-  for (const FlavorId& f : flavors) {
-    if (f < 0 || config_->flavors[f].node_labels.empty()) continue;
-    if (only && *only != f) several = true;
-    only = &f;
-  }
-  if (!only) return all_nodes_;
-  if (!several) return flavor_nodes_[*only];
-  // Several labelled flavors (several resource groups): nodes must carry all their labels.
-  Labels merged;
-  for (FlavorId f : flavors)
-    if (f >= 0)
-      for (const auto& kv : config_->flavors[f].node_labels) merged.push_back(kv);
-  std::sort(merged.begin(), merged.end());
-  merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
-  for (size_t i = 1; i < merged.size(); ++i)
-    if (merged[i].first == merged[i - 1].first) merged.clear();  // conflicting: no node
-  scratch = select_nodes(config_->cluster, merged);
-  return scratch;
-}
-
-bool Scheduler::try_admit(const Job& job, QueueId q, const QuotaTree& quota,
-                          const ClusterAlloc& alloc, Attempt& at, int32_t open,
-                          int32_t preferred) const {
-  const auto& cq = config_->cluster_queues[q];
-  const ResourceVec req = job.total_requests();
-  at.evaluated = true;
-  at.reason = PendingReason{};
-  at.reason.queue = q;
-
-  // 1. Which resource groups the job touches; a resource the queue cannot grant fails for good.
-  std::vector<int> groups;
-  for (int r = 0; r < kMaxResources; ++r) {
-    if (req[r] <= 0) continue;
-    const int g = quota.group_of(q, static_cast<ResourceId>(r));
-    if (g < 0) {
-      if (quota_optional(static_cast<ResourceId>(r))) continue;
-      at.reason.code = PendingCode::kNeverFitsQuota;
-      at.reason.resource = static_cast<ResourceId>(r);
-      at.reason.requested = req[r];
-      return false;
-    }
-    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
-  }
-  std::sort(groups.begin(), groups.end());
-
-  // 2. Per group, the flavors (in the queue's order) whose quota holds the request now.
-  std::vector<std::vector<FlavorId>> candidates(groups.size());
-  bool first_quota_failure = true;
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    bool all_never = true;
-    const auto& group = cq.resource_groups[groups[gi]];
-    // Flavors past the open ones are the fallback tier's, not yet reachable: "never" only
-    // when the job could not fit any of them either, some day.
-    const size_t n_open = std::min(group.flavors.size(), static_cast<size_t>(std::max(0, open)));
-    if (n_open < group.flavors.size()) all_never = false;
-    for (size_t fi = 0; fi < n_open; ++fi) {
-      const auto& fq = group.flavors[fi];
-      bool fits = true;
-      for (ResourceId r : group.covered) {
-        if (req[r] <= 0 || !quota.managed(q, fq.flavor, r)) continue;
-        const int64_t avail = quota.available(q, fq.flavor, r);
-        if (req[r] <= avail) continue;
-        fits = false;
-        const bool never = req[r] > quota.max_available(q, fq.flavor, r);
-        if (!never) all_never = false;
-        if (first_quota_failure) {
-          first_quota_failure = false;
-          at.reason.flavor = fq.flavor;
-          at.reason.resource = r;
-          at.reason.requested = req[r];
-          at.reason.available = std::max<int64_t>(0, avail);
-        }
-        break;
-      }
-      if (fits) candidates[gi].push_back(fq.flavor);
-    }
-    if (candidates[gi].empty()) {
-      at.reason.code = all_never ? PendingCode::kNeverFitsQuota : PendingCode::kQuota;
-      return false;
-    }
-  }
-
-  // 3. Flavor combinations in order (first group varies slowest); the first that places wins.
-  std::vector<size_t> pick(groups.size(), 0);
-  std::vector<FlavorId> flavors(cq.resource_groups.size(), -1);
-  bool have_failure = false;
-  constexpr int kMaxCombinations = 64;
-  for (int combo = 0; combo < kMaxCombinations; ++combo) {
-    for (size_t gi = 0; gi < groups.size(); ++gi) flavors[groups[gi]] = candidates[gi][pick[gi]];
-
-    const uint64_t h = shape_hash(job);
-    const PlaceFailure* memo_hit = nullptr;
-    auto& bucket = at.memo[h];
-    for (const auto& m : bucket)
-      if (m.flavors == flavors && same_shape(*m.job, job)) memo_hit = &m.failure;
-    std::variant<Placement, PlaceFailure> placed;
-    if (memo_hit) {
-      placed = *memo_hit;
-    } else {
-      placed = placer_.place(job, nodes_for(flavors, at.scratch), alloc);
-      if (auto* f = std::get_if<PlaceFailure>(&placed)) bucket.push_back({&job, flavors, *f});
-    }
-    if (auto* pl = std::get_if<Placement>(&placed)) {
-      Admission& a = at.admission;
-      a = Admission{};
-      a.job = job.id;
-      a.queue = q;
-      a.flavors = flavors;
-      a.placement = std::move(*pl);
-      // A flavor past the preferred ones is a downgrade: record what it preferred.
-      for (size_t gj = 0; gj < groups.size() && a.preferred_flavor < 0; ++gj) {
-        const auto& fl = cq.resource_groups[groups[gj]].flavors;
-        for (size_t fi = 0; fi < fl.size(); ++fi)
-          if (fl[fi].flavor == flavors[groups[gj]] &&
-              fi >= static_cast<size_t>(std::max(1, preferred)))
-            a.preferred_flavor = fl.front().flavor;
-      }
-      for (int r = 0; r < kMaxResources; ++r) {
-        if (req[r] <= 0) continue;
-        const int g = quota.group_of(q, static_cast<ResourceId>(r));
-        if (g < 0) continue;
-        const FlavorId f = flavors[g];
-        if (!quota.managed(q, f, static_cast<ResourceId>(r))) continue;
-        a.usage.push_back({f, static_cast<ResourceId>(r), req[r]});
-        if (quota.usage(q, f, static_cast<ResourceId>(r)) + req[r] >
-            quota.nominal(q, f, static_cast<ResourceId>(r)))
-          a.borrowing = true;
-      }
-      return true;
-    }
-    if (!have_failure) {
-      have_failure = true;
-      at.failed_flavors = flavors;
-      const auto& f = std::get<PlaceFailure>(placed);
-      at.reason.code = PendingCode::kPlacement;
-      at.reason.flavor = groups.empty() ? -1 : flavors[groups.front()];
-      at.reason.place_code = f.code;
-      at.reason.pods_needed = f.pods_needed;
-      at.reason.pods_fit = f.pods_fit;
-      at.reason.detail = f.detail;
-    }
-    // Next combination (odometer, last group fastest).
-    size_t gi = groups.size();
-    while (gi > 0) {
-      --gi;
-      if (++pick[gi] < candidates[gi].size()) break;
-      pick[gi] = 0;
-      if (gi == 0) return false;
-    }
-    if (groups.empty()) return false;
-  }
-  return false;
-}
-
-Scheduler::Tier Scheduler::tier_of(const Job& job, QueueId q, TimeNs now) const {
-  const FallbackPolicy& fb = config_->cluster_queues[q].fallback;
-  const TimeNs after = job.fallback.after_ns >= 0 ? job.fallback.after_ns : fb.after_ns;
-  Tier t;
-  if (after <= 0) return t;  // no tier: every flavor and shape at once
-  t.after_ns = after;
-  t.preferred = std::max(1, fb.preferred);
-  const int64_t steps = std::max<TimeNs>(0, now - job.submit_ns) / after;
-  t.open = steps >= INT32_MAX - t.preferred ? INT32_MAX : t.preferred + static_cast<int32_t>(steps);
-  t.shapes = steps >= 1;
-  return t;
-}
-
-bool Scheduler::try_admit_tiered(const PendingJob& p, const Tier& tier, const QuotaTree& quota,
-                                 const ClusterAlloc& alloc, TimeNs now, Attempt& at,
-                                 std::deque<Job>& shaped, const Job** used) const {
-  *used = &p.job;
-  if (tier.after_ns == 0 && p.job.fallback.shapes.empty())
-    return try_admit(p.job, p.queue, quota, alloc, at);  // the common case: no tier
-  // 1. Its own shape on the open flavors; 2. each fallback shape, in order, once they opened.
-  bool ok = try_admit(p.job, p.queue, quota, alloc, at, tier.open, tier.preferred);
-  if (!ok && tier.shapes && p.job.pod_sets.size() == 1 &&
-      at.reason.code != PendingCode::kNeverFitsQuota) {
-    PendingReason keep = at.reason;
-    std::vector<FlavorId> keep_failed = at.failed_flavors;
-    for (size_t i = 0; i < p.job.fallback.shapes.size() && !ok; ++i) {
-      shaped.push_back(reshaped(p.job, p.job.fallback.shapes[i]));
-      if (try_admit(shaped.back(), p.queue, quota, alloc, at, tier.open, tier.preferred)) {
-        ok = true;
-        at.admission.shape = static_cast<int32_t>(i);
-        *used = &shaped.back();
-      }
-    }
-    if (!ok) {
-      at.reason = std::move(keep);
-      at.failed_flavors = std::move(keep_failed);
-    }
-  }
-  if (ok) {
-    if (at.admission.downgraded()) at.admission.waited_ns = now - p.job.submit_ns;
-    return true;
-  }
-  // 3. Say when the next flavor of its first resource group opens, if one is still closed.
-  if (tier.after_ns > 0 && tier.open < INT32_MAX) {
-    const auto& groups = config_->cluster_queues[p.queue].resource_groups;
-    for (const auto& g : groups) {
-      if (static_cast<size_t>(tier.open) >= g.flavors.size()) continue;
-      const int64_t step = tier.open - tier.preferred + 1;
-      at.reason.fallback_flavor = g.flavors[static_cast<size_t>(tier.open)].flavor;
-      at.reason.fallback_in_ns = p.job.submit_ns + step * tier.after_ns - now;
-      break;
-    }
-  }
-  return false;
-}
-
 // The cycle's working copies of quota and capacity: the scheduler's kept ones when free (copied
 // into by assignment; the capacity only where it changed), else fresh copies.
 class Scheduler::ScratchLease {
@@ -1415,7 +502,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     lease.release();
     return run_cycle(now, CycleMode::kFull);
   };
-  Attempt attempt;
+  FlavorAttempt attempt;
 
   // Within a queue: starving first (oldest first), then by key, then submit time, then id.
   auto ranks_before = [&](const PendingJob& a, const PendingJob& b) {
@@ -1582,13 +669,11 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
 
   // Budgets: usage at `now` of every namespace that has one (constant within the cycle: work
   // admitted now has not run yet).
-  constexpr Int128 kUnitsPerMilliGpuHour = static_cast<Int128>(3600) * kNsPerSec * 1000;
   std::vector<int64_t> budget_used_milli(config_->budgets.size(), 0);
   std::vector<bool> over_budget(config_->budgets.size(), false);
   for (size_t b = 0; b < config_->budgets.size(); ++b) {
-    const Int128 used = budget_used(static_cast<int32_t>(b), now);
-    budget_used_milli[b] = static_cast<int64_t>(used / kUnitsPerMilliGpuHour);
-    over_budget[b] = used >= budget_limit(config_->budgets[b]);
+    budget_used_milli[b] = budgets_.used_milli_gpu_hours(static_cast<int32_t>(b), now);
+    over_budget[b] = budgets_.over(static_cast<int32_t>(b), now);
   }
   std::deque<Job> shaped;  // fallback shapes tried this cycle (the memo points into it)
   // Nodes a backfilled job may use: those of its flavors outside the reservation.
@@ -1647,7 +732,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
   auto fits_idle = [&](const PendingJob& p, const std::vector<FlavorId>& flavors) {
     auto place = [&]() {
       return std::holds_alternative<Placement>(
-          placer_.place(p.job, nodes_for(flavors, attempt.scratch), empty_alloc_));
+          placer_.place(p.job, assigner_.nodes_for(flavors, attempt.scratch), empty_alloc_));
     };
     CycleScratch* kept = lease.kept();
     if (!kept) return place();
@@ -1811,7 +896,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     // policy may evict running work (at most one attempt per queue and kMaxPreemptionAttempts
     // per cycle bound the cost). Best-effort work never preempts.
     ++result.evaluated;
-    const Tier tier = tier_of(p.job, q, now);
+    const Tier tier = assigner_.tier_of(p.job, q, now);
     const Job* used = &p.job;
     const bool plain = tier.after_ns == 0 && p.job.fallback.shapes.empty();
     const Failed* known = nullptr;
@@ -1821,7 +906,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
     if (known) {
       attempt.reason = known->reason;  // (its failed flavors are read from `known` below)
     } else {
-      admitted = try_admit_tiered(p, tier, quota, alloc, now, attempt, shaped, &used);
+      admitted = assigner_.assign_tiered(p, tier, quota, alloc, now, attempt, shaped, &used);
       if (!admitted && plain) failed.emplace(fkey, Failed{attempt.reason, attempt.failed_flavors});
     }
     bool via_preemption = false;
@@ -1845,7 +930,8 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       if (!attempted[q]) ++preempt_attempts;
       attempted[q] = p.job.id;
       PendingReason keep = attempt.reason;
-      admitted = try_preempt(p, tier, quota, alloc, now, evicted, attempt, result.preempted);
+      admitted = preemptor_.preempt(p, tier, victims_, quota, alloc, now, evicted, attempt,
+                                    result.preempted);
       if (admitted && incremental) return restart_full();
       via_preemption = admitted;
       if (admitted && attempt.admission.downgraded())
@@ -1866,7 +952,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
       // stay the same (both lists ascending: one merge walk, the result ascending too).
       if (backfill_for != reservation.job || backfill_flavors != attempt.admission.flavors) {
         std::vector<NodeId> others;
-        const auto& allowed = nodes_for(attempt.admission.flavors, attempt.scratch).ids();
+        const auto& allowed = assigner_.nodes_for(attempt.admission.flavors, attempt.scratch).ids();
         others.reserve(allowed.size());
         std::set_difference(allowed.begin(), allowed.end(), reservation.nodes.begin(),
                             reservation.nodes.end(), std::back_inserter(others));
@@ -1962,7 +1048,7 @@ CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
 
 void Scheduler::apply(const CycleResult& result, TimeNs now) {
   advance_debt(now);
-  advance_budgets(now);
+  budgets_.advance(now);
   // Bookkeeping for the next incremental cycle.
   need_full_ = result.free_epoch != free_epoch_;
   last_cycle_ns_ = result.now;

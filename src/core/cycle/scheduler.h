@@ -17,12 +17,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/cycle/budget_ledger.h"
 #include "core/cycle/decisions.h"
+#include "core/cycle/records.h"
+#include "core/cycle/reservation.h"
+#include "core/flavor/assigner.h"
 #include "core/model/config.h"
 #include "core/order/score.h"
 #include "core/place/cluster_alloc.h"
 #include "core/place/node_set.h"
 #include "core/place/placer.h"
+#include "core/preempt/preemptor.h"
+#include "core/preempt/victims.h"
 #include "core/quota/quota_tree.h"
 
 namespace sluice {
@@ -44,38 +50,10 @@ struct SubmitResult {
 
 class Scheduler {
  public:
-  struct PendingJob {
-    Job job;
-    QueueId queue = 0;
-    double key = 0;       // queue_key()
-    int32_t budget = -1;  // index into Config::budgets of its namespace; -1: none
-    // What decides whether it can be placed, interned on insertion: two pending jobs have the
-    // same `shape` exactly when they ask for the same pods, devices, models and topology.
-    uint64_t shape = 0;
-    // Whether a failure of its (queue, shape) decides it: no fallback tier or shapes (theirs
-    // depend on how long it waited) and no budget that may reject it. Fixed on insertion.
-    bool by_shape = true;
-  };
-  struct RunningJob {
-    Job job;  // as it runs: a fallback shape or best-effort priority already applied
-    Admission admission;
-    TimeNs start_ns = 0;
-    TimeNs checkpoint_ns = 0;  // last checkpoint the job reported (start when none)
-    // What the job asked for, restored when it goes back to pending: its pod sets when it runs
-    // with a fallback shape (else empty), its priority and preemptibility when best-effort.
-    std::vector<PodSet> requested_pod_sets;
-    int32_t requested_priority = 0;
-    bool requested_preemptible = true;
-  };
-  // GPU-hour budget of a namespace in the period that contains `now`, for metrics.
-  struct BudgetUsage {
-    std::string namespace_;
-    int64_t used_milli_gpu_hours = 0;  // weighted: a GPU-hour of model m counts weight(m)
-    int64_t budget_milli_gpu_hours = 0;
-    TimeNs period_start_ns = 0;
-    TimeNs period_end_ns = 0;
-    bool over() const { return used_milli_gpu_hours >= budget_milli_gpu_hours; }
-  };
+  using PendingJob = PendingRecord;
+  using RunningJob = RunningRecord;
+  using BudgetUsage = sluice::BudgetUsage;
+  using BudgetSnapshot = sluice::BudgetSnapshot;
   // Totals since construction, for metrics.
   struct Counters {
     int64_t preemptions = 0;
@@ -87,6 +65,9 @@ class Scheduler {
   };
 
   explicit Scheduler(std::shared_ptr<const Config> config);
+  // Its parts hold references into it: it stays where it was made.
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
 
   const Config& config() const { return *config_; }
 
@@ -133,22 +114,21 @@ class Scheduler {
   // Accumulates fairness debt up to `now` (called by apply/finish; callable on its own).
   void advance_debt(TimeNs now);
   // Accrues namespaces' GPU-hour usage up to `now` (called by apply/finish/requeue/cancel).
-  void advance_budgets(TimeNs now);
+  void advance_budgets(TimeNs now) { budgets_.advance(now); }
   // Usage of every configured budget (Config::budgets order) at `now`; pure.
-  std::vector<BudgetUsage> budget_usage(TimeNs now) const;
-  std::optional<BudgetUsage> budget_usage(const std::string& namespace_, TimeNs now) const;
+  std::vector<BudgetUsage> budget_usage(TimeNs now) const { return budgets_.usage(now); }
+  std::optional<BudgetUsage> budget_usage(const std::string& namespace_, TimeNs now) const {
+    return budgets_.usage(namespace_, now);
+  }
   // Budget accounting across a restart or a reconfiguration: take a snapshot (exact accrued
   // usage per namespace at `now`, as decimal text), then hand it to the new scheduler after
   // restore_running(). A namespace's usage then continues from the snapshot: GPU time of work
   // that ended before it is kept, running work accrues from the snapshot's time on. Entries of
   // an earlier period, or for namespaces without a budget now, are ignored.
-  struct BudgetSnapshot {
-    std::string namespace_;
-    TimeNs at_ns = 0;
-    std::string used;  // weight-milli x GPU-milli x ns, decimal
-  };
-  std::vector<BudgetSnapshot> budget_snapshot(TimeNs now) const;
-  void restore_budgets(const std::vector<BudgetSnapshot>& snapshot, TimeNs now);
+  std::vector<BudgetSnapshot> budget_snapshot(TimeNs now) const { return budgets_.snapshot(now); }
+  void restore_budgets(const std::vector<BudgetSnapshot>& snapshot, TimeNs now) {
+    budgets_.restore(snapshot, now);
+  }
   // Priority of best-effort work (one below the lowest priority class, and below 0).
   int32_t best_effort_priority() const { return best_effort_priority_; }
 
@@ -183,24 +163,6 @@ class Scheduler {
   bool check_invariants(std::string* why) const;
 
  private:
-  struct Attempt;
-  // Fallback tier of a pending job at a time: how many flavors of each resource group are open
-  // (the first `preferred` of them are what it prefers) and whether its fallback shapes are.
-  struct Tier {
-    int32_t open = INT32_MAX;
-    int32_t preferred = INT32_MAX;
-    bool shapes = true;
-    TimeNs after_ns = 0;  // 0: no fallback tier (everything open at once)
-  };
-  __extension__ typedef __int128 Int128;
-  // Accrued usage of one budget: `used` (weight-milli x GPU-milli x ns) in the period of `at`,
-  // and the rate of the namespace's running jobs since `at`.
-  struct BudgetState {
-    Int128 used = 0;
-    Int128 rate = 0;
-    TimeNs at = 0;
-    bool started = false;
-  };
   // Rank order within a queue: (-key, submit, id); `job` points at the entry in pending_ (stable
   // in an unordered_map) so a cycle walking the order does not look every id up. Not compared.
   struct KeyOrder {
@@ -224,44 +186,11 @@ class Scheduler {
     need_full_ = true;
     ++free_epoch_;
   }
-  // Tries to admit one job against working copies of quota and capacity, on the first `open`
-  // flavors of each resource group (a later one than the first `preferred` is a downgrade).
-  bool try_admit(const Job& job, QueueId q, const QuotaTree& quota, const ClusterAlloc& alloc,
-                 Attempt& attempt, int32_t open = INT32_MAX, int32_t preferred = INT32_MAX) const;
-  Tier tier_of(const Job& job, QueueId q, TimeNs now) const;
-  // try_admit() through the job's fallback tier at `now`: its own shape on the open flavors,
-  // then each fallback shape (a reshaped copy kept in `shaped`; *used points at what was
-  // placed). On failure the reason is the one of its own shape, with the next flavor to open.
-  bool try_admit_tiered(const PendingJob& p, const Tier& tier, const QuotaTree& quota,
-                        const ClusterAlloc& alloc, TimeNs now, Attempt& attempt,
-                        std::deque<Job>& shaped, const Job** used) const;
-  const NodeSet& nodes_for(const std::vector<FlavorId>& flavors, NodeSet& scratch) const;
-  // Looks for running jobs to evict so that `p` starts now (working copies updated on success).
-  bool try_preempt(const PendingJob& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
-                   TimeNs now, std::set<JobId>& evicted, Attempt& at,
-                   std::vector<Preemption>& out) const;
-  // One victim search over `cands` (any order: it walks them cheapest first) on the working state:
-  // true with the minimal set in *chosen released from quota/alloc and the preemptor's admission in
-  // `trial`; false with quota/alloc unchanged. within_nominal: a fit counts only when the preemptor
-  // does not borrow.
-  struct Candidate;
-  bool search_victims(const PendingJob& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
-                      const std::vector<Candidate>& cands, bool within_nominal,
-                      std::vector<size_t>* chosen, Attempt& trial) const;
-  // Whether evicting every same-queue candidate could bring the preemptor within its queue's
-  // nominal quota (a necessary condition for search (a), checked before it).
-  bool may_end_within_nominal(const PendingJob& p, const std::vector<Candidate>& cands,
-                              const QuotaTree& quota) const;
   // Running jobs: bookkeeping shared by every way in and out (per-queue index, budgets).
   void running_added(const RunningJob& r);
   void running_removed(const RunningJob& r);
   // The job as it asked to run (fallback shape and best-effort priority undone).
   static Job requested_job(RunningJob&& r);
-  TimeNs period_start(const Budget& b, TimeNs t) const;
-  Int128 budget_used(int32_t b, TimeNs now) const;
-  Int128 budget_rate(int32_t b, const Job& job, const Placement& placement) const;
-  static Int128 budget_limit(const Budget& b);
-  void release_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const;
   TimeNs walltime(const Job& job, QueueId q) const {
     return job.walltime_ns > 0 ? job.walltime_ns : config_->cluster_queues[q].default_walltime_ns;
   }
@@ -270,7 +199,6 @@ class Scheduler {
   Reservation reserve(const PendingJob& p, const std::vector<FlavorId>& flavors,
                       const ClusterAlloc& alloc, const std::vector<Admission>& admitted_now,
                       TimeNs now, NodeSet& scratch) const;
-  void commit_in(const RunningJob& r, QuotaTree& quota, ClusterAlloc& alloc) const;
   TimeNs interactive_deadline(const Job& job) const {
     return job.submit_ns + config_->policy.interactive_timeout_ns;
   }
@@ -281,8 +209,8 @@ class Scheduler {
   ClusterAlloc alloc_;
   ClusterAlloc empty_alloc_;  // an idle cluster: "could this job ever be placed?"
   Placer placer_;
-  std::vector<NodeSet> flavor_nodes_;  // per flavor
-  NodeSet all_nodes_;
+  FlavorAssigner assigner_;
+  Preemptor preemptor_;
   std::vector<std::vector<int64_t>> entitlement_;  // [queue][resource]: sum of nominal
 
   std::unordered_map<JobId, PendingJob> pending_;
@@ -302,30 +230,11 @@ class Scheduler {
   std::vector<int64_t> not_by_shape_;
   std::vector<int32_t> pending_per_local_queue_;
   std::map<JobId, RunningJob> running_;
-  // What the victim search reads of a running job, packed per ClusterQueue: the search scans
-  // the queues a preemptor may take from, and a contiguous array of these keeps that scan off
-  // the scattered RunningJob records (pointers into running_, stable in a std::map). Only jobs
-  // that may ever be victims are listed: preemptible (job and queue) or admitted best-effort,
-  // and under the per-job preemption cap (both fixed while a job runs). Order within a queue's
-  // array is not meaningful: candidates are sorted by a total order before use.
-  struct VictimRec {
-    JobId id = 0;
-    TimeNs start_ns = 0;
-    TimeNs checkpoint_ns = 0;
-    TimeNs submit_ns = 0;
-    int64_t gpu_milli = 0;       // the GPU column of its whole request (all pods)
-    int32_t priority = 0;        // as it runs (best-effort work has the best-effort priority)
-    NodeId node = -1;            // its node when it has one pod, else -1
-    int64_t node_gpu_milli = 0;  // with one pod: the GPU milli it holds on that node
-    const RunningJob* r = nullptr;
-  };
-  std::vector<std::vector<VictimRec>> victims_by_queue_;
-  std::unordered_map<JobId, size_t> victim_slot_;  // index in its queue's victims_by_queue_
+  VictimIndex victims_;  // the running jobs that may ever be preempted
   // Running jobs by expected end (start + walltime, then id): the reservation walks them in
   // this order and usually stops after a few hundred, so it neither copies nor sorts them all.
-  std::map<std::pair<TimeNs, JobId>, const RunningJob*> ends_;
-  std::map<std::string, int32_t> budget_of_namespace_;
-  std::vector<BudgetState> budget_state_;  // per Config::budgets
+  RunningEnds ends_;
+  BudgetLedger budgets_;
   int32_t best_effort_priority_ = -1;
   // Times at which a pending job's fallback tier opens a flavor or its shapes: an incremental
   // cycle is not enough once one of them passed (the job may fit now without anything freed).

@@ -1,0 +1,60 @@
+#pragma once
+// What a scheduling cycle reads of the jobs: the pending and running records the Scheduler
+// keeps, and the packed victim records the preemptor scans. The cycle's parts (the flavor
+// assigner, the preemptor, the reservation) take these as input; none reaches into Scheduler.
+#include <cstdint>
+#include <vector>
+
+#include "core/cycle/decisions.h"
+#include "core/model/job.h"
+#include "core/place/cluster_alloc.h"
+#include "core/quota/quota_tree.h"
+
+namespace sluice {
+
+struct PendingRecord {
+  Job job;
+  QueueId queue = 0;
+  double key = 0;       // queue_key()
+  int32_t budget = -1;  // index into Config::budgets of its namespace; -1: none
+  // What decides whether it can be placed, interned on insertion: two pending jobs have the
+  // same `shape` exactly when they ask for the same pods, devices, models and topology.
+  uint64_t shape = 0;
+  // Whether a failure of its (queue, shape) decides it: no fallback tier or shapes (theirs
+  // depend on how long it waited) and no budget that may reject it. Fixed on insertion.
+  bool by_shape = true;
+};
+
+struct RunningRecord {
+  Job job;  // as it runs: a fallback shape or best-effort priority already applied
+  Admission admission;
+  TimeNs start_ns = 0;
+  TimeNs checkpoint_ns = 0;  // last checkpoint the job reported (start when none)
+  // What the job asked for, restored when it goes back to pending: its pod sets when it runs
+  // with a fallback shape (else empty), its priority and preemptibility when best-effort.
+  std::vector<PodSet> requested_pod_sets;
+  int32_t requested_priority = 0;
+  bool requested_preemptible = true;
+};
+
+// What the victim search reads of a running job, packed: the search scans the queues a
+// preemptor may take from, and a contiguous array of these keeps that scan off the scattered
+// RunningRecords.
+struct VictimRecord {
+  JobId id = 0;
+  TimeNs start_ns = 0;
+  TimeNs checkpoint_ns = 0;
+  TimeNs submit_ns = 0;
+  int64_t gpu_milli = 0;       // the GPU column of its whole request (all pods)
+  int32_t priority = 0;        // as it runs (best-effort work has the best-effort priority)
+  NodeId node = -1;            // its node when it has one pod, else -1
+  int64_t node_gpu_milli = 0;  // with one pod: the GPU milli it holds on that node
+  const RunningRecord* r = nullptr;
+};
+
+// A running job's capacity and quota usage taken out of / put back into working copies (exact
+// inverses on integers).
+void release_in(const RunningRecord& r, QuotaTree& quota, ClusterAlloc& alloc);
+void commit_in(const RunningRecord& r, QuotaTree& quota, ClusterAlloc& alloc);
+
+}  // namespace sluice

@@ -1,0 +1,327 @@
+#include "core/preempt/preemptor.h"
+
+#include <algorithm>
+#include <iterator>
+#include <tuple>
+
+#include "core/place/pod_room.h"
+
+namespace sluice {
+
+struct Preemptor::Candidate {
+  const RunningRecord* r = nullptr;
+  const VictimRecord* v = nullptr;  // what the search reads without touching *r
+  PreemptReason why = PreemptReason::kWithinClusterQueue;
+  int64_t lost = 0;            // GPU-milli-ns since the last checkpoint
+  bool other_queue = false;    // another ClusterQueue of the cohort (reclaim / borrow)
+  bool borrow_victim = false;  // allowed by borrowWithinCohort (lower priority, threshold)
+};
+
+Preemptor::Preemptor(const Config& config, const FlavorAssigner& assigner)
+    : config_(config), assigner_(assigner) {}
+
+bool Preemptor::may_end_within_nominal(const PendingRecord& p, const std::vector<Candidate>& cands,
+                                       const QuotaTree& quota) const {
+  const QueueId q = p.queue;
+  const auto& cq = config_.cluster_queues[q];
+  const ResourceVec req = p.job.total_requests();
+  for (int r = 0; r < kMaxResources; ++r) {
+    if (req[r] <= 0) continue;
+    const auto res = static_cast<ResourceId>(r);
+    const int g = quota.group_of(q, res);
+    if (g < 0) continue;
+    // Some flavor of its group must hold the request within nominal once every same-queue
+    // candidate is gone (each resource on its own: weaker than all of them on one flavor, so
+    // still only a necessary condition).
+    bool some = false;
+    for (const auto& fq : cq.resource_groups[static_cast<size_t>(g)].flavors) {
+      if (!quota.managed(q, fq.flavor, res)) {
+        some = true;
+        break;
+      }
+      int64_t used = quota.usage(q, fq.flavor, res);
+      for (const auto& c : cands)
+        if (!c.other_queue)
+          for (const auto& u : c.r->admission.usage)
+            if (u.flavor == fq.flavor && u.resource == res) used -= u.amount;
+      if (used + req[r] <= quota.nominal(q, fq.flavor, res)) {
+        some = true;
+        break;
+      }
+    }
+    if (!some) return false;
+  }
+  return true;
+}
+
+bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quota,
+                       ClusterAlloc& alloc, const std::vector<Candidate>& cands,
+                       bool within_nominal, std::vector<size_t>* chosen,
+                       FlavorAttempt& trial) const {
+  // Evicts on the working state itself and undoes what it does not keep (release and commit
+  // are exact inverses on integers): no copy of 5,000 nodes' state per attempt. Pass one takes
+  // candidates in cost order; when the cheapest ones are scattered (their freed GPUs do not
+  // add up on any node), pass two takes them node by node, the nodes that would free the most
+  // GPUs first, so that capacity comes free where a pod can use it. The placer decides (gang
+  // and topology constraints honoured); no memo: capacity grows here.
+  constexpr size_t kMaxCandidates = 128;
+  chosen->clear();
+  // 0. Necessary conditions, checked on the packed records without touching the cluster
+  // state: evicting every candidate at once must free enough GPUs, in all (free GPUs of ready
+  // nodes plus the candidates') and per node (PodRoom's bound). When either fails, no subset
+  // can succeed either: the search fails as it would after trying them all.
+  int64_t gpu_need = 0, gpu_room = 0;
+  for (const auto& ps : p.job.pod_sets) gpu_need += ps.requests[kGpu] * ps.count;
+  if (gpu_need > 0) {
+    for (const auto& c : cands) gpu_room += c.v->gpu_milli;
+    if (gpu_room < gpu_need) gpu_room += alloc.total_gpu_milli_free();
+    if (gpu_room < gpu_need) return false;
+  }
+  // (node, GPU milli) of every candidate's pods: from the packed record for one pod.
+  auto each_release = [&](auto&& add) {
+    for (const auto& c : cands) {
+      if (c.v->node >= 0) {
+        add(c.v->node, c.v->node_gpu_milli);
+        continue;
+      }
+      for (const auto& pod : c.r->admission.placement.pods) {
+        int64_t milli = 0;
+        for (const auto& g : pod.gpus) milli += g.milli;
+        add(pod.node, milli);
+      }
+    }
+  };
+  PodRoom room(p.job, alloc);
+  if (!room.may_fit_if_released(each_release)) return false;
+  bool fits = false;
+  auto admit = [&]() {
+    trial.memo.clear();
+    return assigner_.assign(p.job, p.queue, quota, alloc, trial, tier.open, tier.preferred) &&
+           !(within_nominal && trial.admission.borrowing);
+  };
+  // A victim of another queue helps only while that queue still borrows (Kueue skips it once
+  // earlier evictions brought the queue back within its nominal quota).
+  auto still_borrowing = [&](const Candidate& c) {
+    if (!c.other_queue) return true;
+    const QueueId vq = c.r->admission.queue;
+    for (const auto& u : c.r->admission.usage)
+      if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
+        return true;
+    return false;
+  };
+  auto undo = [&]() {
+    for (size_t k = chosen->size(); k-- > 0;) {
+      commit_in(*cands[(*chosen)[k]].r, quota, alloc);
+      room.touch(cands[(*chosen)[k]].r->admission.placement);
+    }
+    chosen->clear();
+  };
+  auto run_pass = [&](const std::vector<size_t>& seq) {
+    for (size_t i = 0; i < seq.size() && !fits; ++i) {
+      const Candidate& c = cands[seq[i]];
+      if (!still_borrowing(c)) continue;
+      release_in(*c.r, quota, alloc);
+      room.touch(c.r->admission.placement);
+      chosen->push_back(seq[i]);
+      if (room.may_fit()) fits = admit();
+    }
+    if (!fits) undo();
+  };
+  // Cost order: lower priority, then least work lost, then most recently started, then id (a
+  // total order). Only the passes' prefixes are ordered: most searches end at the necessary
+  // conditions above or within a few candidates, so sorting every candidate is wasted.
+  auto cheaper = [&](size_t a, size_t b) {
+    const Candidate& x = cands[a];
+    const Candidate& y = cands[b];
+    if (x.v->priority != y.v->priority) return x.v->priority < y.v->priority;
+    if (x.lost != y.lost) return x.lost < y.lost;
+    if (x.v->start_ns != y.v->start_ns) return x.v->start_ns > y.v->start_ns;
+    return x.v->id < y.v->id;
+  };
+  std::vector<size_t> order(cands.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto first = [](std::vector<size_t>& v, size_t n, auto&& less) {
+    const auto end = v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size()));
+    if (end != v.end()) std::nth_element(v.begin(), end, v.end(), less);  // (a total order:
+    std::sort(v.begin(), end, less);  // the same prefix as a full sort)
+    v.erase(end, v.end());
+  };
+  first(order, kMaxCandidates, cheaper);
+  run_pass(order);
+  if (!fits && cands.size() > 1) {
+    // GPU milli a node would have free after all its candidates' evictions.
+    std::vector<int64_t> gain(static_cast<size_t>(alloc.node_count()), -1);
+    std::vector<NodeId> touched;
+    auto add_gain = [&](NodeId node, int64_t milli) {
+      auto& g = gain[static_cast<size_t>(node)];
+      if (g < 0) {
+        g = 0;
+        touched.push_back(node);
+        for (int k = 0; k < alloc.gpu_count(node); ++k) g += alloc.gpu_free_milli(node, k);
+      }
+      g += milli;
+    };
+    each_release(add_gain);
+    std::vector<std::pair<int64_t, NodeId>> nodes;
+    for (NodeId n : touched) nodes.push_back({-gain[static_cast<size_t>(n)], n});
+    std::sort(nodes.begin(), nodes.end());
+    std::vector<size_t> rank(static_cast<size_t>(alloc.node_count()), nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) rank[static_cast<size_t>(nodes[i].second)] = i;
+    // Each candidate's best node rank, then cost order within a node.
+    std::vector<size_t> first_node(cands.size());
+    for (size_t i = 0; i < cands.size(); ++i) {
+      size_t best = nodes.size();
+      if (cands[i].v->node >= 0)
+        best = rank[static_cast<size_t>(cands[i].v->node)];
+      else
+        for (const auto& pod : cands[i].r->admission.placement.pods)
+          best = std::min(best, rank[static_cast<size_t>(pod.node)]);
+      first_node[i] = best;
+    }
+    std::vector<size_t> by_node(cands.size());
+    for (size_t i = 0; i < by_node.size(); ++i) by_node[i] = i;
+    first(by_node, 2 * kMaxCandidates, [&](size_t a, size_t b) {
+      return first_node[a] != first_node[b] ? first_node[a] < first_node[b] : cheaper(a, b);
+    });
+    run_pass(by_node);
+  }
+  if (!fits) return false;
+  // Minimal set: put back every victim (most expensive first) the preemptor can do without.
+  for (size_t k = chosen->size(); k-- > 0 && chosen->size() > 1;) {
+    const RunningRecord& r = *cands[(*chosen)[k]].r;
+    commit_in(r, quota, alloc);
+    room.touch(r.admission.placement);
+    if (room.may_fit() && admit()) {
+      chosen->erase(chosen->begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      release_in(r, quota, alloc);
+      room.touch(r.admission.placement);
+    }
+  }
+  if (admit()) return true;
+  undo();  // cannot happen; be safe
+  return false;
+}
+
+bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIndex& victims,
+                        QuotaTree& quota, ClusterAlloc& alloc, TimeNs now, std::set<JobId>& evicted,
+                        FlavorAttempt& at, std::vector<Preemption>& out) const {
+  const QueueId q = p.queue;
+  const auto& pc = config_.cluster_queues[q].preemption;
+  const bool within = pc.within_cluster_queue != WithinQueuePolicy::kNever;
+  const bool reclaim = pc.reclaim_within_cohort != ReclaimPolicy::kNever;
+  const bool borrow = reclaim && pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  if (!within && !reclaim) return false;
+
+  // 1. Candidates: preemptible (or admitted as best-effort), past their minimum runtime, under
+  // the preemption cap, and allowed by the preemptor's queue policy (Kueue's meanings). Only
+  // the queues the preemptor may take from are scanned (VictimIndex).
+  std::vector<Candidate> cands;
+  auto consider = [&](const VictimRecord& v, const ClusterQueue& vcq, bool other) {
+    // (Eligibility that is fixed while a job runs was checked when it was listed.)
+    if (now - v.start_ns < vcq.min_runtime_ns) return;
+    const bool lower = v.priority < p.job.priority;
+    Candidate c;
+    if (!other) {
+      const bool newer_equal = v.priority == p.job.priority &&
+                               std::tie(v.submit_ns, v.id) > std::tie(p.job.submit_ns, p.job.id);
+      if (!lower && !(pc.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority &&
+                      newer_equal))
+        return;
+      c.why = PreemptReason::kWithinClusterQueue;
+    } else {
+      // Reclaim: LowerPriority takes only lower-priority work back, Any takes any.
+      // borrowWithinCohort: strictly lower priority, and at most maxPriorityThreshold.
+      c.borrow_victim = borrow && lower &&
+                        (!pc.max_priority_threshold || v.priority <= *pc.max_priority_threshold);
+      if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority && !lower && !c.borrow_victim)
+        return;
+      bool borrowing = false;  // only borrowed quota is taken
+      const QueueId vq = v.r->admission.queue;
+      for (const auto& u : v.r->admission.usage)
+        if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
+          borrowing = true;
+      if (!borrowing) return;
+      c.why = PreemptReason::kReclaimWithinCohort;
+    }
+    if (!evicted.empty() && evicted.count(v.id)) return;
+    c.r = v.r;
+    c.v = &v;
+    c.other_queue = other;
+    c.lost = v.gpu_milli * std::max<TimeNs>(0, now - v.checkpoint_ns);
+    cands.push_back(c);
+  };
+  // Does queue vq use more than its nominal quota of anything (else none of its jobs is
+  // borrowing and reclaim has nothing to take there)?
+  auto over_nominal = [&](QueueId vq) {
+    for (FlavorId f = 0; f < quota.num_flavors(); ++f)
+      for (int res = 0; res < kMaxResources; ++res)
+        if (quota.usage(vq, f, static_cast<ResourceId>(res)) >
+            quota.nominal(vq, f, static_cast<ResourceId>(res)))
+          return true;
+    return false;
+  };
+  if (within) {
+    cands.reserve(victims.queue(q).size());
+    for (const auto& v : victims.queue(q)) consider(v, config_.cluster_queues[q], false);
+  }
+  // The other queues' jobs are needed by search (a), which runs only when evicting every
+  // same-queue candidate could bring the preemptor within its nominal quota (checked on the
+  // same-queue candidates alone), and by search (b).
+  const bool within_nominal_possible = reclaim && may_end_within_nominal(p, cands, quota);
+  if (within_nominal_possible || borrow) {
+    const int root = quota.root(q);
+    for (QueueId vq = 0; vq < victims.num_queues(); ++vq) {
+      if (vq == q || vq >= quota.num_queues() || quota.root(vq) != root) continue;
+      if (victims.queue(vq).empty() || !over_nominal(vq)) continue;
+      for (const auto& v : victims.queue(vq)) consider(v, config_.cluster_queues[vq], true);
+    }
+  }
+  if (cands.empty()) return false;
+  // 2. Up to three searches (each walks its candidates cheapest first), as Kueue's classical
+  // preemption: (a) when other queues' jobs are candidates: all candidates, the preemptor ending
+  // within its nominal quota (taking back lent quota only for work that fits its own share); (b)
+  // with borrowWithinCohort, same-queue candidates plus the other queues' jobs it allows, the
+  // preemptor borrowing; (c) same-queue candidates only, borrowing allowed. (a) is skipped outright
+  // when even evicting every same-queue candidate leaves the preemptor borrowing.
+  FlavorAttempt trial;
+  std::vector<size_t> chosen;
+  bool ok = false;
+  bool while_borrowing = false;
+  const bool others =
+      std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.other_queue; });
+  if (others && within_nominal_possible) {
+    ok = search(p, tier, quota, alloc, cands, true, &chosen, trial);
+  }
+  size_t searched = 0;  // size of the last list searched with borrowing allowed (a subset)
+  for (int round = 0; round < 2 && !ok; ++round) {
+    if (round == 0 && !borrow) continue;
+    std::vector<Candidate> subset;
+    for (const auto& c : cands)
+      if (!c.other_queue || (round == 0 && c.borrow_victim)) subset.push_back(c);
+    if (subset.empty() || subset.size() == searched) continue;
+    searched = subset.size();
+    if (search(p, tier, quota, alloc, subset, false, &chosen, trial)) {
+      cands = std::move(subset);
+      ok = true;
+      while_borrowing = round == 0 && trial.admission.borrowing;
+    }
+  }
+  if (!ok) return false;
+
+  // 3. The evictions stay in the cycle's working state; the caller commits the admission.
+  for (size_t i : chosen) {
+    const auto& c = cands[i];
+    evicted.insert(c.r->job.id);
+    Preemption pr{c.r->job.id, p.job.id, c.why};
+    pr.borrow_within_cohort = while_borrowing && c.other_queue;
+    pr.grace_ns = c.r->job.checkpoint_grace_ns;
+    pr.lost_gpu_milli_ns = c.lost;
+    out.push_back(pr);
+  }
+  at.admission = std::move(trial.admission);
+  at.memo.clear();  // capacity grew: earlier failures in this cycle may fit now
+  return true;
+}
+
+}  // namespace sluice

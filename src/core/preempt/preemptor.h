@@ -1,0 +1,47 @@
+#pragma once
+// The preemptor: for a pending job that does not fit, the cheapest set of running jobs whose
+// eviction lets it start now, as the preemptor's ClusterQueue policy allows (Kueue's
+// classical preemption: within the queue by priority, reclaim of lent quota within the cohort,
+// borrowWithinCohort), only among preemptible work past its minimum runtime. Works on the
+// cycle's working copies of quota and capacity; reads the running jobs through VictimIndex.
+#include <set>
+#include <vector>
+
+#include "core/cycle/decisions.h"
+#include "core/cycle/records.h"
+#include "core/flavor/assigner.h"
+#include "core/preempt/victims.h"
+
+namespace sluice {
+
+class Preemptor {
+ public:
+  // All must outlive the preemptor.
+  Preemptor(const Config& config, const FlavorAssigner& assigner);
+
+  // Looks for running jobs to evict so that `p` starts now. True: the evictions are applied to
+  // quota/alloc (the caller commits the admission in at.admission), appended to `out` and to
+  // `evicted`. False: quota and alloc unchanged. Jobs in `evicted` are not candidates.
+  bool preempt(const PendingRecord& p, const Tier& tier, const VictimIndex& victims,
+               QuotaTree& quota, ClusterAlloc& alloc, TimeNs now, std::set<JobId>& evicted,
+               FlavorAttempt& at, std::vector<Preemption>& out) const;
+
+ private:
+  struct Candidate;
+  // One victim search over `cands` (any order: it walks them cheapest first) on the working
+  // state: true with the minimal set in *chosen released from quota/alloc and the preemptor's
+  // admission in `trial`; false with quota/alloc unchanged. within_nominal: a fit counts only
+  // when the preemptor does not borrow.
+  bool search(const PendingRecord& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
+              const std::vector<Candidate>& cands, bool within_nominal, std::vector<size_t>* chosen,
+              FlavorAttempt& trial) const;
+  // Whether evicting every same-queue candidate could bring the preemptor within its queue's
+  // nominal quota (a necessary condition for search (a), checked before it).
+  bool may_end_within_nominal(const PendingRecord& p, const std::vector<Candidate>& cands,
+                              const QuotaTree& quota) const;
+
+  const Config& config_;
+  const FlavorAssigner& assigner_;
+};
+
+}  // namespace sluice
