@@ -7,14 +7,16 @@
 #   BEFORE_BIN=/path/old/sluice AFTER_BIN=build/sluice SERVE_BENCH=build/bench/serve_bench \
 #     bench/e2e/before_after.sh
 #
-# Environment: ROUNDS (2), JOBS (10000), BATCH (100), plus what sluice_e2e.sh reads.
+# Environment: ROUNDS (2), JOBS (10000), BATCH (100), WORK_BASE (/tmp: where the runs' data
+# dirs go; a fresh tmpfs takes the filesystem's drift out, see docs/benchmarks.md), plus what
+# sluice_e2e.sh reads.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 : "${BEFORE_BIN:?set BEFORE_BIN}" "${AFTER_BIN:?set AFTER_BIN}"
 ROUNDS=${ROUNDS:-2}
 BATCH=${BATCH:-100}
 LOGS=$(mktemp -d /tmp/before-after.XXXXXX)
-WORK_ROOT=$(mktemp -d /tmp/before-after-work.XXXXXX)  # deleted at the end only (docs/benchmarks.md)
+WORK_ROOT=$(mktemp -d "${WORK_BASE:-/tmp}/before-after-work.XXXXXX")  # deleted at the end only (docs/benchmarks.md)
 trap 'rm -rf "$WORK_ROOT"' EXIT
 export WORK_ROOT
 for r in $(seq 1 "$ROUNDS"); do

@@ -14,7 +14,9 @@
 # into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md),
 # INGEST (1: no agents and no waiting for jobs to run: the server's durable submission rate
 # alone, the ceiling the busy-cluster runs share their two cores against),
-# AGENT_ARGS (more `sluice agent` flags, e.g. "--pods-as-agent --no-fencer").
+# AGENT_ARGS (more `sluice agent` flags, e.g. "--pods-as-agent --no-fencer"),
+# PERF_OUT (dir: `perf record -g` of serve and of the agent process while serve_bench runs,
+# written as DIR/{serve,agent}-batchN.data; read with `perf report -i FILE --no-children`).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SLUICE_BIN=${SLUICE_BIN:-$ROOT/build/sluice}
@@ -120,9 +122,19 @@ for batch in $BATCHES; do
   start_cluster "batch$batch"
   nowait=() label=
   [[ $INGEST == 1 ]] && nowait=(--no-wait) label=", ingest only (no agents)"
+  perf_pids=()
+  if [[ -n ${PERF_OUT:-} ]]; then
+    mkdir -p "$PERF_OUT"
+    for who in serve:$SERVE_PID agent:$AGENT_PID; do
+      [[ $who == *: ]] && continue
+      perf record -q -g -F 499 -p "${who#*:}" -o "$PERF_OUT/${who%%:*}-batch$batch.data" 2>/dev/null &
+      perf_pids+=($!)
+    done
+  fi
   echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}${label}"
   "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "$CLIENTS" --batch "$batch" \
     --namespace bench --queue bench --command true --json "${nowait[@]}" > "$TMP/result.json" || rc=1
+  for p in "${perf_pids[@]}"; do kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
   python3 - "$TMP/result.json" "$NODES" "${NODELAY:-0}" "$INGEST" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); r["system"] = "sluice"; r["nodes"] = int(sys.argv[2])

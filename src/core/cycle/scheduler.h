@@ -280,6 +280,7 @@ class Scheduler {
     std::map<std::pair<uint64_t, std::vector<FlavorId>>, bool> fits_idle;
   };
   class ScratchLease;
+  class Walk;  // one run_cycle(), in cycle_walk.cc
   std::unique_ptr<CycleScratch> scratch_ = std::make_unique<CycleScratch>();
 };
 

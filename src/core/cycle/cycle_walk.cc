@@ -1,0 +1,766 @@
+// One scheduling cycle, Scheduler::run_cycle(): the walk over pending jobs in rank order.
+//
+//   0. choose_mode   incremental (new jobs only) when nothing was freed since the last cycle
+//   1. pick          the best queue head: starving first (oldest), then the highest score
+//   2. held          behind a StrictFIFO head or a starving job's claim: stays pending
+//   3. budget        a namespace over its GPU-hour budget: rejected, or admitted best-effort
+//   4. place         the flavor assigner on the working state; else the preemptor
+//   5. backfill      an admission must not delay the reservation of a higher-ranked job
+//   6. commit / leave_pending (which may block a StrictFIFO queue, reserve, or claim capacity)
+//   7. interactive jobs past their timeout are rejected
+#include <algorithm>
+#include <deque>
+#include <iterator>
+#include <tuple>
+#include <unordered_map>
+
+#include "core/cycle/scheduler.h"
+
+namespace sluice {
+
+namespace {
+
+bool uses_any(const Placement& p, const std::vector<NodeId>& sorted_nodes) {
+  for (const auto& pod : p.pods)
+    if (std::binary_search(sorted_nodes.begin(), sorted_nodes.end(), pod.node)) return true;
+  return false;
+}
+
+constexpr int kMaxPreemptionAttempts = 16;
+
+}  // namespace
+
+// The cycle's working copies of quota and capacity: the scheduler's kept ones when free (copied
+// into by assignment; the capacity only where it changed), else fresh copies.
+class Scheduler::ScratchLease {
+ public:
+  ScratchLease(CycleScratch* scratch, const QuotaTree& quota, const ClusterAlloc& alloc)
+      : s_(scratch && !scratch->busy.exchange(true) ? scratch : nullptr) {
+    if (s_) {
+      if (s_->quota)
+        *s_->quota = quota;
+      else
+        s_->quota.emplace(quota);
+      if (s_->alloc)
+        s_->alloc->assign_from(alloc);
+      else
+        s_->alloc.emplace(alloc);
+    } else {
+      own_quota_.emplace(quota);
+      own_alloc_.emplace(alloc);
+    }
+  }
+  ~ScratchLease() { release(); }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  QuotaTree& quota() { return s_ ? *s_->quota : *own_quota_; }
+  ClusterAlloc& alloc() { return s_ ? *s_->alloc : *own_alloc_; }
+  // The kept scratch while held (for caches that outlive a cycle), else nullptr.
+  CycleScratch* kept() const { return s_; }
+  // Gives the kept copies back early (before a nested cycle; this one must not use them after).
+  void release() {
+    if (s_) s_->busy.store(false);
+    s_ = nullptr;
+  }
+
+ private:
+  CycleScratch* s_;
+  std::optional<QuotaTree> own_quota_;
+  std::optional<ClusterAlloc> own_alloc_;
+};
+
+// The state of one cycle: working copies of quota and capacity, per-queue cursors and heads,
+// claims, the reservation, preemption attempts, memoised failures; and the result being built.
+class Scheduler::Walk {
+ public:
+  Walk(const Scheduler& s, TimeNs now);
+  // 0. Incremental when nothing was freed since the last applied cycle (and see the body).
+  void choose_mode(CycleMode mode);
+  // Cursors and heads; what the last cycles left in force when incremental.
+  void start();
+  // 1-6 for every job in rank order. False: an incremental cycle found it is not exact.
+  bool walk();
+  // 7. Interactive jobs past their timeout that did not start are rejected, not queued.
+  void reject_expired_interactive();
+  CycleResult finish();
+  void release() { lease_.release(); }  // before a nested full cycle
+
+ private:
+  // Per-queue cursor: starving jobs (oldest first), then the rest in key order; or, when
+  // incremental, the new jobs in the same order.
+  struct Cursor {
+    std::set<SubmitOrder>::const_iterator starving;
+    std::set<KeyOrder>::const_iterator rest;
+    size_t fresh = 0;
+    bool in_starving = true;
+    JobId strict_blocker = 0;  // StrictFIFO head that did not fit
+  };
+  // Each queue's head and what picking the best head compares, packed (one pass over 100,000
+  // pending jobs compares the heads of every queue per job).
+  struct HeadKey {
+    double score = 0;  // key + dyn
+    TimeNs submit_ns = 0;
+    JobId id = 0;
+    bool starving = false;  // a head's starving state is fixed within the cycle
+  };
+  // A failure memoised by (queue, shape) until the next admission or eviction of the cycle.
+  struct Failed {
+    PendingReason reason;
+    std::vector<FlavorId> failed_flavors;
+  };
+  enum class Next : uint8_t { kGo, kStop, kRestart };
+
+  bool ranks_before(const PendingJob& a, const PendingJob& b) const;
+  bool starving(const PendingJob& p) const { return is_starving(p.job, policy_, now_); }
+  void collect_fresh();
+  const PendingJob* head(int q);
+  void advance(int q);
+  void refresh(int q);
+  void next_head(int q);
+  int best_queue() const;
+  Next decide(const PendingJob& p, int q, bool starving);
+  bool held_reason(const PendingJob& p, int q, PendingReason& reason) const;
+  void reject_over_budget(const PendingJob& p, int q);
+  Next preempt(const PendingJob& p, int q, const Tier& tier, bool* admitted);
+  bool backfill_allows(const PendingJob& p, int q, const Job& used);
+  void commit(int q, const Job& used, bool over);
+  bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
+                     PendingDecision pd);
+  bool fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors);
+  bool all_held() const;
+  bool summarize_rest(int64_t& cost);
+  bool stop_here(bool held);
+
+  const Scheduler& s_;
+  const TimeNs now_;
+  const SchedulerPolicy& policy_;
+  const int nq_;
+  CycleResult result_;
+  ScratchLease lease_;
+  QuotaTree& quota_;
+  ClusterAlloc& alloc_;
+  FlavorAttempt attempt_;
+  bool incremental_ = false;
+  std::vector<char> may_preempt_;
+  std::vector<std::vector<const PendingJob*>> fresh_;
+  std::vector<Cursor> cur_;
+  std::vector<double> dyn_;  // dynamic part of each queue's score; refreshed when it admits
+  std::vector<const PendingJob*> heads_;
+  std::vector<HeadKey> head_key_;
+  // Capacity held for a starving job: globally (placement) or for one cohort tree (quota), or
+  // its own queue when it cannot borrow.
+  JobId held_by_ = 0;
+  std::vector<JobId> held_root_;
+  std::vector<JobId> held_queue_;
+  Reservation reservation_;
+  // Budgets: usage at `now` of every namespace that has one (constant within the cycle: work
+  // admitted now has not run yet).
+  std::vector<int64_t> budget_used_milli_;
+  std::vector<bool> over_budget_;
+  std::deque<Job> shaped_;  // fallback shapes tried this cycle (the memo points into it)
+  // Nodes a backfilled job may use: those of its flavors outside the reservation.
+  NodeSet backfill_nodes_;
+  JobId backfill_for_ = 0;
+  std::vector<FlavorId> backfill_flavors_;
+  int preempt_attempts_ = 0;
+  std::vector<bool> preempt_tried_;
+  std::vector<JobId> attempted_;  // the job that has (or holds from the last cycles) the attempt
+  bool capped_ = false;
+  // Cohort trees where a held attempt may reclaim: an admission there changes which running
+  // jobs count as borrowing (reclaimable), so the held attempt might succeed in a full cycle.
+  std::vector<char> reclaim_held_;
+  std::set<JobId> evicted_;
+  // Failures by (interned shape, queue) until the next admission or eviction of the cycle: the
+  // same request against the same quota and capacity fails again, for the same reason. This is
+  // what makes a pass over 100,000 pending jobs behind a full cluster cheap. Only for jobs
+  // without a fallback tier (theirs depends on how long they waited).
+  std::unordered_map<uint64_t, Failed> failed_;
+  // Summarising (set_summarize_pending; full cycles only). What the walk reached so far: jobs
+  // by (shape, queue) key and, per queue, those not decided by their shape; and after how many
+  // more jobs left pending to look again whether the rest can be summarised (as many as the
+  // last look cost: looks stay a fraction of the walk).
+  bool summarize_ = false;
+  std::unordered_map<uint64_t, int64_t> walked_;
+  std::vector<int64_t> walked_other_;
+  int64_t quiet_ = 0, next_look_ = 1;
+};
+
+CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
+  Walk w(*this, now);
+  w.choose_mode(mode);
+  w.start();
+  if (!w.walk()) {
+    w.release();
+    return run_cycle(now, CycleMode::kFull);
+  }
+  w.reject_expired_interactive();
+  return w.finish();
+}
+
+Scheduler::Walk::Walk(const Scheduler& s, TimeNs now)
+    : s_(s),
+      now_(now),
+      policy_(s.config_->policy),
+      nq_(static_cast<int>(s.by_key_.size())),
+      lease_(s.scratch_.get(), s.quota_, s.alloc_),
+      quota_(lease_.quota()),
+      alloc_(lease_.alloc()) {
+  result_.now = now;
+  result_.generation = s.submissions_;
+  result_.free_epoch = s.free_epoch_;
+}
+
+// Within a queue: starving first (oldest first), then by key, then submit time, then id.
+bool Scheduler::Walk::ranks_before(const PendingJob& a, const PendingJob& b) const {
+  const bool sa = starving(a), sb = starving(b);
+  if (sa != sb) return sa;
+  if (!sa && a.key != b.key) return a.key > b.key;
+  return std::tie(a.job.submit_ns, a.job.id) < std::tie(b.job.submit_ns, b.job.id);
+}
+
+void Scheduler::Walk::choose_mode(CycleMode mode) {
+  // Incremental when nothing was freed since the last applied cycle and no older job became
+  // starving since (that would change who holds capacity).
+  bool incremental = mode == CycleMode::kAuto && !s_.need_full_;
+  // Preemption: an older job of a queue that preempts failed its queue's attempt in the last
+  // full cycle (or never got one: an older job of its queue had it). The attempt fails again
+  // while the running jobs it could evict are the same ones (no admission or eviction since:
+  // preempt_stale_), none of them passed its minimum runtime since, and every such queue got
+  // its attempt then (the per-cycle cap was not reached), and the job that made it is still
+  // pending (else an older job that never tried would try now). Budgets can open the right to
+  // preempt as time passes (a new period): with them, full cycles as before.
+  // Only queues whose policy may preempt make attempts (and count against the cap).
+  may_preempt_.assign(nq_, 0);
+  bool preempt_pending = false;
+  for (int q = 0; q < nq_; ++q) {
+    const auto& pc = s_.config_->cluster_queues[q].preemption;
+    may_preempt_[q] = pc.within_cluster_queue != WithinQueuePolicy::kNever ||
+                      pc.reclaim_within_cohort != ReclaimPolicy::kNever;
+    preempt_pending = preempt_pending || (may_preempt_[q] && !s_.by_key_[q].empty());
+  }
+  if (incremental && preempt_pending) {
+    if (s_.preempt_stale_ || s_.last_preempt_capped_ || !s_.config_->budgets.empty()) {
+      incremental = false;
+    } else if (!s_.protected_until_.empty()) {
+      auto it = s_.protected_until_.lower_bound({s_.last_cycle_ns_ + 1, 0});
+      if (it != s_.protected_until_.end() && it->first <= now_) incremental = false;
+    }
+    for (JobId id : s_.last_preempt_attempted_)
+      if (id && !s_.pending_.count(id)) incremental = false;
+  }
+  // A fallback tier that opened a flavor or shape since the last cycle: the job may fit now.
+  if (incremental && !s_.fallback_opens_.empty()) {
+    auto it = s_.fallback_opens_.lower_bound({s_.last_cycle_ns_ + 1, 0});
+    if (it != s_.fallback_opens_.end() && it->first <= now_) incremental = false;
+  }
+  if (incremental && policy_.aging_horizon_ns > 0) {
+    const TimeNs was = s_.last_cycle_ns_ - policy_.aging_horizon_ns;
+    const TimeNs is = now_ - policy_.aging_horizon_ns;
+    for (int q = 0; q < nq_ && incremental; ++q) {
+      auto it = s_.by_submit_[q].lower_bound({was + 1, 0});
+      if (it != s_.by_submit_[q].end() && it->first <= is) incremental = false;
+    }
+  }
+  incremental_ = incremental;
+  if (incremental_) collect_fresh();
+  result_.incremental = incremental_;
+}
+
+// The jobs an incremental cycle looks at: those submitted since the last applied cycle and
+// interactive jobs whose timeout passed (a fresh look, and a reason, before rejection).
+void Scheduler::Walk::collect_fresh() {
+  fresh_.assign(nq_, {});
+  std::set<JobId> seen;
+  auto add = [&](JobId id) {
+    auto it = s_.pending_.find(id);
+    if (it != s_.pending_.end() && seen.insert(id).second)
+      fresh_[it->second.queue].push_back(&it->second);
+  };
+  for (const auto& [seq, id] : s_.new_jobs_) add(id);
+  for (const auto& [deadline, id] : s_.interactive_deadlines_) {
+    if (deadline > now_) break;
+    add(id);
+  }
+  for (auto& v : fresh_)
+    std::sort(v.begin(), v.end(), [&](auto* a, auto* b) { return ranks_before(*a, *b); });
+  // A starving job's claim holds back only what a full cycle walks after it: a new job that
+  // ranks before a standing holder (starving, and submitted earlier: a job that arrives with
+  // an old submit time) would be walked before the claim exists. A full cycle decides then.
+  std::vector<const PendingJob*> holders;
+  auto add_holder = [&](JobId id) {
+    if (!id) return;
+    if (auto it = s_.pending_.find(id); it != s_.pending_.end()) holders.push_back(&it->second);
+  };
+  add_holder(s_.last_held_by_);
+  for (JobId id : s_.last_held_root_) add_holder(id);
+  for (JobId id : s_.last_held_queue_) add_holder(id);
+  for (const auto& v : fresh_)
+    for (const PendingJob* f : v)
+      for (const PendingJob* h : holders)
+        if (starving(*f) && ranks_before(*f, *h)) incremental_ = false;
+  if (!incremental_) fresh_.clear();
+}
+
+void Scheduler::Walk::start() {
+  const Config& config = *s_.config_;
+  cur_.resize(nq_);
+  for (int q = 0; q < nq_; ++q) {
+    cur_[q].starving = s_.by_submit_[q].begin();
+    cur_[q].rest = s_.by_key_[q].begin();
+  }
+  dyn_.assign(nq_, 0);
+  heads_.assign(nq_, nullptr);
+  head_key_.assign(nq_, {});
+  for (int q = 0; q < nq_; ++q) refresh(q);
+  held_root_.assign(quota_.num_queues() + config.cohorts.size(), 0);
+  held_queue_.assign(nq_, 0);
+  budget_used_milli_.assign(config.budgets.size(), 0);
+  over_budget_.assign(config.budgets.size(), false);
+  for (size_t b = 0; b < config.budgets.size(); ++b) {
+    budget_used_milli_[b] = s_.budgets_.used_milli_gpu_hours(static_cast<int32_t>(b), now_);
+    over_budget_[b] = s_.budgets_.over(static_cast<int32_t>(b), now_);
+  }
+  preempt_tried_.assign(nq_, false);
+  attempted_.assign(nq_, 0);
+  reclaim_held_.assign(quota_.num_queues() + config.cohorts.size(), 0);
+  if (incremental_) {
+    // What the last cycles left in force: the reservation, starving jobs' claims, StrictFIFO
+    // blockers and the queues' preemption attempts.
+    if (s_.last_reservation_.job && s_.pending_.count(s_.last_reservation_.job))
+      reservation_ = s_.last_reservation_;
+    held_by_ = s_.last_held_by_;
+    if (!s_.last_held_root_.empty()) held_root_ = s_.last_held_root_;
+    if (!s_.last_held_queue_.empty()) held_queue_ = s_.last_held_queue_;
+    for (int q = 0; q < nq_ && q < static_cast<int>(s_.last_strict_blockers_.size()); ++q)
+      cur_[q].strict_blocker = s_.last_strict_blockers_[q];
+    for (int q = 0; q < nq_ && q < static_cast<int>(s_.last_preempt_attempted_.size()); ++q)
+      if (s_.last_preempt_attempted_[q]) {
+        attempted_[q] = s_.last_preempt_attempted_[q];
+        ++preempt_attempts_;
+        if (config.cluster_queues[q].preemption.reclaim_within_cohort != ReclaimPolicy::kNever)
+          reclaim_held_[quota_.root(q)] = 1;
+      }
+  }
+  summarize_ = s_.summarize_ && !incremental_;
+  if (summarize_) walked_other_.assign(nq_, 0);
+  if (!incremental_ && !s_.summarize_) result_.pending.reserve(s_.pending_.size());
+  for (int q = 0; q < nq_; ++q) next_head(q);
+}
+
+const Scheduler::PendingJob* Scheduler::Walk::head(int q) {
+  Cursor& c = cur_[q];
+  if (incremental_) return c.fresh < fresh_[q].size() ? fresh_[q][c.fresh] : nullptr;
+  while (true) {
+    if (c.in_starving) {
+      if (c.starving != s_.by_submit_[q].end()) {
+        const PendingJob& p = s_.pending_.at(c.starving->second);
+        if (starving(p)) return &p;
+      }
+      c.in_starving = false;
+    }
+    if (c.rest == s_.by_key_[q].end()) return nullptr;
+    // (is_starving() on the copy of the submit time in the order: the job itself is not
+    // touched until it is picked.)
+    if (!(policy_.aging_horizon_ns > 0 && now_ - c.rest->submit_ns >= policy_.aging_horizon_ns))
+      return c.rest->job;
+    ++c.rest;  // already served from the starving list
+  }
+}
+
+void Scheduler::Walk::advance(int q) {
+  Cursor& c = cur_[q];
+  if (incremental_)
+    ++c.fresh;
+  else if (c.in_starving)
+    ++c.starving;
+  else
+    ++c.rest;
+}
+
+void Scheduler::Walk::refresh(int q) {
+  const auto& w = policy_.weights;
+  dyn_[q] = -w.drf * s_.drf_share(q, quota_) - w.debt * s_.fairness_debt(q);
+  if (heads_[q]) head_key_[q].score = heads_[q]->key + dyn_[q];
+}
+
+void Scheduler::Walk::next_head(int q) {
+  heads_[q] = head(q);
+  const PendingJob* p = heads_[q];
+  if (!p) return;
+  const Cursor& c = cur_[q];
+  if (!incremental_ && !c.in_starving) {
+    // From the order's copies; fetch the job meanwhile: it is read when it is picked, after
+    // the other queues' heads had their turn.
+    const char* line = reinterpret_cast<const char*>(p);
+    for (size_t off = 0; off < sizeof(PendingJob); off += 64) __builtin_prefetch(line + off);
+    head_key_[q] = {-c.rest->neg_key + dyn_[q], c.rest->submit_ns, c.rest->id, false};
+  } else {
+    head_key_[q] = {p->key + dyn_[q], p->job.submit_ns, p->job.id, starving(*p)};
+  }
+}
+
+// Could the job be placed on an idle cluster (on these flavors' nodes)? Remembered per shape.
+bool Scheduler::Walk::fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors) {
+  auto place = [&]() {
+    return std::holds_alternative<Placement>(s_.placer_.place(
+        p.job, s_.assigner_.nodes_for(flavors, attempt_.scratch), s_.empty_alloc_));
+  };
+  CycleScratch* kept = lease_.kept();
+  if (!kept) return place();
+  auto& memo = kept->fits_idle;
+  auto key = std::make_pair(p.shape, flavors);
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  if (memo.size() >= 100'000) memo.clear();  // shapes come and go: bound it
+  const bool fits = place();
+  memo.emplace(std::move(key), fits);
+  return fits;
+}
+
+// Why a job of queue q is held back, if it is: behind a StrictFIFO head that did not fit, or
+// behind a starving job's claim (on the whole cluster, its cohort tree or its queue).
+bool Scheduler::Walk::held_reason(const PendingJob& p, int q, PendingReason& reason) const {
+  reason.queue = q;
+  const JobId strict = cur_[q].strict_blocker;
+  const auto blocker = strict ? s_.pending_.find(strict) : s_.pending_.end();
+  if (blocker != s_.pending_.end() && !ranks_before(p, blocker->second)) {
+    reason.code = PendingCode::kStrictFifoBlocked;
+    reason.blocker = strict;
+    return true;
+  }
+  const int root = quota_.root(q);
+  if (held_by_ || held_root_[root] || held_queue_[q]) {
+    reason.code = PendingCode::kHeldForStarving;
+    reason.blocker = held_by_ ? held_by_ : held_root_[root] ? held_root_[root] : held_queue_[q];
+    return true;
+  }
+  return false;
+}
+
+// Every queue with jobs left to walk is under a starving job's claim (claims only grow within
+// a cycle, so this stays true).
+bool Scheduler::Walk::all_held() const {
+  if (held_by_) return true;
+  for (int k = 0; k < nq_; ++k)
+    if (heads_[k] && !held_root_[quota_.root(k)] && !held_queue_[k]) return false;
+  return true;
+}
+
+// Whether every job left to walk would stay pending without effect on the rest of the cycle,
+// as the walk would decide it; if so, their summary goes into the result. A held queue holds
+// all its rest (they rank after its head). Otherwise no job left may be starving (those come
+// first) or be decided otherwise than by shape, and every shape left must have failed in this
+// queue already (the memo: it fails again, for the same reason) for a reason that would start
+// no preemption attempt, reservation or StrictFIFO block.
+bool Scheduler::Walk::summarize_rest(int64_t& cost) {
+  std::vector<PendingSummary> out;
+  for (int q = 0; q < nq_; ++q) {
+    if (!heads_[q]) continue;
+    ++cost;
+    PendingSummary sum;
+    sum.queue = q;
+    if (held_reason(*heads_[q], q, sum.reason)) {
+      sum.held = true;
+      out.push_back(std::move(sum));
+      continue;
+    }
+    if (head_key_[q].starving || walked_other_[q] < s_.not_by_shape_[q]) return false;
+    const bool strict = s_.config_->cluster_queues[q].strategy == QueueingStrategy::kStrictFIFO;
+    for (const auto& [shape, count] : s_.shape_counts_[q]) {
+      ++cost;
+      const uint64_t key = shape * static_cast<uint64_t>(nq_) + static_cast<uint64_t>(q);
+      if (auto w = walked_.find(key); w != walked_.end() && w->second >= count) continue;
+      auto f = failed_.find(key);
+      if (f == failed_.end()) return false;
+      const PendingReason& r = f->second.reason;
+      const bool fits_quota_some_day = r.code != PendingCode::kNeverFitsQuota;
+      if ((may_preempt_[q] && fits_quota_some_day && !preempt_tried_[q]) ||
+          (policy_.backfill && !reservation_.job && r.code == PendingCode::kPlacement) ||
+          (strict && fits_quota_some_day))
+        return false;
+      sum.by_shape.emplace_back(shape, r);
+    }
+    std::sort(sum.by_shape.begin(), sum.by_shape.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out.push_back(std::move(sum));
+  }
+  result_.summary = std::move(out);
+  return true;
+}
+
+// After a job stayed pending: whether the walk stops here, the rest summarised.
+bool Scheduler::Walk::stop_here(bool held) {
+  if (!summarize_) return false;
+  ++quiet_;
+  if (quiet_ < next_look_ && !(held && all_held())) return false;
+  int64_t cost = 0;
+  if (summarize_rest(cost)) return true;
+  next_look_ = quiet_ + std::max<int64_t>(4, cost);
+  return false;
+}
+
+// The best head across queues: starving first (oldest), then the highest score; -1: none left.
+int Scheduler::Walk::best_queue() const {
+  int best = -1;
+  for (int q = 0; q < nq_; ++q) {
+    if (!heads_[q]) continue;
+    if (best < 0) {
+      best = q;
+      continue;
+    }
+    const HeadKey& a = head_key_[q];
+    const HeadKey& b = head_key_[best];
+    bool better;
+    if (a.starving != b.starving) {
+      better = a.starving;
+    } else if (a.starving) {
+      better = std::tie(a.submit_ns, a.id) < std::tie(b.submit_ns, b.id);
+    } else {
+      better = a.score != b.score ? a.score > b.score
+                                  : std::tie(a.submit_ns, a.id) < std::tie(b.submit_ns, b.id);
+    }
+    if (better) best = q;
+  }
+  return best;
+}
+
+bool Scheduler::Walk::walk() {
+  while (true) {
+    const int q = best_queue();  // 1.
+    if (q < 0) return true;
+    const bool starving = head_key_[q].starving;
+    const PendingJob& p = *heads_[q];
+    advance(q);
+    next_head(q);
+    if (summarize_) {
+      if (p.by_shape)
+        ++walked_[p.shape * static_cast<uint64_t>(nq_) + static_cast<uint64_t>(q)];
+      else
+        ++walked_other_[q];
+    }
+    switch (decide(p, q, starving)) {
+      case Next::kGo:
+        continue;
+      case Next::kStop:
+        return true;
+      case Next::kRestart:
+        return false;
+    }
+  }
+}
+
+// Steps 2-6 for one job.
+Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool starving) {
+  PendingDecision pd;
+  pd.job = p.job.id;
+  pd.starving = starving;
+  // 2. Held back: behind a StrictFIFO head, or behind a starving job's claim.
+  if (held_reason(p, q, pd.reason)) {
+    result_.pending.push_back(std::move(pd));
+    return stop_here(true) ? Next::kStop : Next::kGo;
+  }
+  pd.reason.queue = q;
+  // 3. Budget: a namespace over its GPU-hour budget gets new work in only as preemptible
+  // best-effort work, or not at all, as its queue says.
+  const bool over = p.budget >= 0 && over_budget_[static_cast<size_t>(p.budget)];
+  if (over && s_.config_->cluster_queues[q].over_budget == OverBudgetPolicy::kReject) {
+    reject_over_budget(p, q);
+    return Next::kGo;
+  }
+  // 4. Try it (through its fallback tier); when it does not fit, its queue's preemption policy
+  // may evict running work. Best-effort work never preempts.
+  ++result_.evaluated;
+  const Tier tier = s_.assigner_.tier_of(p.job, q, now_);
+  const bool plain = tier.after_ns == 0 && p.job.fallback.shapes.empty();
+  const uint64_t fkey = p.shape * static_cast<uint64_t>(nq_) + static_cast<uint64_t>(q);
+  const Failed* known = nullptr;
+  if (plain)
+    if (auto it = failed_.find(fkey); it != failed_.end()) known = &it->second;
+  const Job* used = &p.job;
+  bool admitted = false;
+  if (known) {
+    attempt_.reason = known->reason;  // (its failed flavors are read from `known` below)
+  } else {
+    admitted = s_.assigner_.assign_tiered(p, tier, quota_, alloc_, now_, attempt_, shaped_, &used);
+    if (!admitted && plain) failed_.emplace(fkey, Failed{attempt_.reason, attempt_.failed_flavors});
+  }
+  bool via_preemption = false;
+  if (!admitted && !over) {
+    if (preempt(p, q, tier, &via_preemption) == Next::kRestart) return Next::kRestart;
+    admitted = via_preemption;
+  }
+  // 5. Backfill (a preemptor is exempt: its victims were chosen for it and must not be
+  // evicted in vain).
+  if (admitted && !via_preemption) admitted = backfill_allows(p, q, *used);
+  // 6. Commit it, or leave it pending.
+  if (admitted) {
+    if (incremental_ && reclaim_held_[quota_.root(q)]) return Next::kRestart;
+    commit(q, *used, over);
+    return Next::kGo;
+  }
+  return leave_pending(p, q, starving, known, std::move(pd)) ? Next::kStop : Next::kGo;
+}
+
+void Scheduler::Walk::reject_over_budget(const PendingJob& p, int q) {
+  const Budget& b = s_.config_->budgets[static_cast<size_t>(p.budget)];
+  Rejection rj;
+  rj.job = p.job.id;
+  rj.reason.code = PendingCode::kOverBudget;
+  rj.reason.queue = q;
+  rj.reason.detail = b.namespace_;
+  rj.reason.requested = budget_used_milli_[static_cast<size_t>(p.budget)];
+  rj.reason.available = b.gpu_hours_milli;
+  result_.rejected.push_back(std::move(rj));
+}
+
+// 4b. At most one preemption attempt per queue and kMaxPreemptionAttempts per cycle bound the
+// cost; *admitted says whether this one made room.
+Scheduler::Walk::Next Scheduler::Walk::preempt(const PendingJob& p, int q, const Tier& tier,
+                                               bool* admitted) {
+  *admitted = false;
+  if (!may_preempt_[q] || attempt_.reason.code == PendingCode::kNeverFitsQuota || preempt_tried_[q])
+    return Next::kGo;
+  // Incremental: a full cycle would give the queue's attempt to the older job that holds it,
+  // unless this one ranks before it.
+  if (incremental_ && attempted_[q] && !ranks_before(p, s_.pending_.at(attempted_[q])))
+    return Next::kGo;
+  if (preempt_attempts_ >= kMaxPreemptionAttempts) {
+    // Incremental cycles stop being exact past the cap: a full cycle decides instead.
+    if (incremental_) return Next::kRestart;
+    capped_ = true;
+    return Next::kGo;
+  }
+  preempt_tried_[q] = true;
+  if (!attempted_[q]) ++preempt_attempts_;
+  attempted_[q] = p.job.id;
+  PendingReason keep = attempt_.reason;
+  if (!s_.preemptor_.preempt(p, tier, s_.victims_, quota_, alloc_, now_, evicted_, attempt_,
+                             result_.preempted)) {
+    attempt_.reason = std::move(keep);
+    return Next::kGo;
+  }
+  // An eviction frees capacity that older jobs might use: a full cycle decides instead.
+  if (incremental_) return Next::kRestart;
+  *admitted = true;
+  if (attempt_.admission.downgraded()) attempt_.admission.waited_ns = now_ - p.job.submit_ns;
+  for (int k = 0; k < nq_; ++k) refresh(k);  // victims' queues lost usage
+  return Next::kGo;
+}
+
+// 5. With a reservation in force, a job starts only if it ends (by walltime) before the
+// reservation starts or runs on nodes the reservation does not need (it is placed again on
+// the others if it must). False, with the reason, when it cannot.
+bool Scheduler::Walk::backfill_allows(const PendingJob& p, int q, const Job& used) {
+  const Reservation& r = reservation_;
+  if (!r.job || r.job == p.job.id || now_ + s_.walltime(p.job, q) <= r.start_ns ||
+      !uses_any(attempt_.admission.placement, r.nodes))
+    return true;
+  // The flavors' nodes less the reserved ones, kept while the reservation and the flavors stay
+  // the same (both lists ascending: one merge walk, the result ascending too).
+  if (backfill_for_ != r.job || backfill_flavors_ != attempt_.admission.flavors) {
+    std::vector<NodeId> others;
+    const auto& allowed =
+        s_.assigner_.nodes_for(attempt_.admission.flavors, attempt_.scratch).ids();
+    others.reserve(allowed.size());
+    std::set_difference(allowed.begin(), allowed.end(), r.nodes.begin(), r.nodes.end(),
+                        std::back_inserter(others));
+    backfill_nodes_ =
+        NodeSet(static_cast<int32_t>(s_.config_->cluster.nodes.size()), std::move(others));
+    backfill_for_ = r.job;
+    backfill_flavors_ = attempt_.admission.flavors;
+  }
+  auto placed = s_.placer_.place(used, backfill_nodes_, alloc_);
+  if (auto* pl = std::get_if<Placement>(&placed)) {
+    attempt_.admission.placement = std::move(*pl);
+    return true;
+  }
+  attempt_.reason = PendingReason{};
+  attempt_.reason.code = PendingCode::kReservation;
+  attempt_.reason.queue = q;
+  attempt_.reason.blocker = r.job;
+  attempt_.reason.reserved_in_ns = r.start_ns - now_;
+  return false;
+}
+
+// 6a. The admission goes into the working state and the result.
+void Scheduler::Walk::commit(int q, const Job& used, bool over) {
+  failed_.clear();  // quota and capacity changed
+  Admission& a = attempt_.admission;
+  a.best_effort = over;
+  alloc_.commit(used, a.placement);
+  for (const auto& u : a.usage) quota_.add_usage(q, u.flavor, u.resource, u.amount);
+  refresh(q);
+  result_.admitted.push_back(std::move(a));
+}
+
+// 6b. It stays pending: it may block its StrictFIFO queue, reserve for backfill, or (starving)
+// claim capacity. True when the walk stops here, the rest summarised.
+bool Scheduler::Walk::leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
+                                    PendingDecision pd) {
+  pd.reason = std::move(attempt_.reason);
+  const auto& failed_flavors = known ? known->failed_flavors : attempt_.failed_flavors;
+  if (s_.config_->cluster_queues[q].strategy == QueueingStrategy::kStrictFIFO &&
+      pd.reason.code != PendingCode::kNeverFitsQuota)
+    cur_[q].strict_blocker = p.job.id;
+  // The highest-ranked job that cannot be placed reserves what it will get.
+  if (policy_.backfill && !reservation_.job && !starving &&
+      pd.reason.code == PendingCode::kPlacement)
+    reservation_ = s_.reserve(p, failed_flavors, alloc_, result_.admitted, now_, attempt_.scratch);
+  // A starving job that could fit some day holds capacity for itself.
+  if (starving && pd.reason.code != PendingCode::kNeverFitsQuota) {
+    if (pd.reason.code != PendingCode::kPlacement) {
+      // Quota: if the queue can borrow, other queues of its cohort tree must stop taking what
+      // it needs; if it cannot, only its own queue's usage matters.
+      if (pd.reason.flavor >= 0 && !quota_.can_borrow(q, pd.reason.flavor, pd.reason.resource))
+        held_queue_[q] = p.job.id;
+      else
+        held_root_[quota_.root(q)] = p.job.id;
+    } else if (fits_idle(p, failed_flavors)) {
+      held_by_ = p.job.id;  // fits an idle cluster: worth draining capacity for
+    }
+  }
+  result_.pending.push_back(std::move(pd));
+  return stop_here(false);
+}
+
+void Scheduler::Walk::reject_expired_interactive() {
+  const auto& deadlines = s_.interactive_deadlines_;
+  if (deadlines.empty() || deadlines.begin()->first > now_) return;
+  std::set<JobId> expired;
+  for (const auto& [deadline, id] : deadlines) {
+    if (deadline > now_) break;
+    expired.insert(id);
+  }
+  std::vector<PendingDecision> keep;
+  keep.reserve(result_.pending.size());
+  for (auto& pd : result_.pending) {
+    if (expired.erase(pd.job)) {
+      result_.rejected.push_back({pd.job, std::move(pd.reason)});
+    } else {
+      keep.push_back(std::move(pd));
+    }
+  }
+  result_.pending = std::move(keep);
+  // Those the walk did not reach (it stopped, summarising the rest) have their summary's reason.
+  for (const auto& a : result_.admitted) expired.erase(a.job);
+  for (const auto& rj : result_.rejected) expired.erase(rj.job);
+  for (JobId id : expired) {
+    const PendingJob& p = s_.pending_.at(id);
+    if (const PendingReason* why = summarized_reason(result_.summary, p.queue, p.shape))
+      result_.rejected.push_back({id, *why});
+  }
+}
+
+// What this cycle leaves for the next incremental one, and the result.
+CycleResult Scheduler::Walk::finish() {
+  result_.preempt_attempted = std::move(attempted_);
+  result_.preempt_capped = capped_;
+  result_.strict_blockers.resize(nq_);
+  for (int q = 0; q < nq_; ++q) result_.strict_blockers[q] = cur_[q].strict_blocker;
+  result_.held_by = held_by_;
+  result_.held_root = std::move(held_root_);
+  result_.held_queue = std::move(held_queue_);
+  result_.reservation = std::move(reservation_);
+  return std::move(result_);
+}
+
+}  // namespace sluice
