@@ -31,10 +31,11 @@ const char* cohort_field(KueueApi api) {
 }
 
 MapReader::Fields cluster_queue_fields(KueueApi api) {
-  // The other version's names are "known" so that check_renamed_fields can say what they became.
+  // The other version's names come last among the "known" ones so that check_renamed_fields
+  // can say what they are called in this version.
+  const bool v2 = api == KueueApi::kV1beta2;
   MapReader::Fields f;
-  f.known = {"cohort",
-             "cohortName",
+  f.known = {v2 ? "cohortName" : "cohort",
              "namespaceSelector",
              "queueingStrategy",
              "resourceGroups",
@@ -43,9 +44,10 @@ MapReader::Fields cluster_queue_fields(KueueApi api) {
              "flavorFungibility",
              "concurrentAdmissionPolicy",
              "admissionScope",
-             "sluice"};
+             "sluice",
+             v2 ? "cohort" : "cohortName"};
   f.ignored = {"admissionChecksStrategy", "stopPolicy"};
-  if (api == KueueApi::kV1beta2) {
+  if (v2) {
     f.known.push_back("admissionChecks");
   } else {
     f.ignored.push_back("admissionChecks");

@@ -2,7 +2,7 @@
 // kueue.x-k8s.io/v1beta1 and v1beta2, and the kube-batch style Queue that playbooks carry.
 // Stage 1: names stay names; resolve.cc links them. v1beta2 renames ClusterQueue's `cohort` to
 // `cohortName`, drops `admissionChecks` and the fungibility values Borrow / Preempt, and adds
-// fields sluice warns about (kueue_v1beta2.cc: the version's field tables and values).
+// fields sluice warns about (kueue_api_versions.cc: the field tables and values per version).
 #include <algorithm>
 #include <limits>
 

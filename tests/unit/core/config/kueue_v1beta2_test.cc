@@ -208,5 +208,43 @@ spec: {clusterQueue: a, wallTimePolicy: {wallTimeAllocatedHours: 10}}
   EXPECT_TRUE(any_contains(v1.errors, {"spec.wallTimePolicy: unknown field"})) << dump(v1.errors);
 }
 
+TEST(KueueV1beta2, KubernetesPriorityClassNamesAPodsPriority) {
+  // What Kueue's Pod examples use: a Pod's priorityClassName names a Kubernetes PriorityClass.
+  auto out = load_one(yaml(R"(
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high-prio}
+value: 1000000
+globalDefault: true
+preemptionPolicy: PreemptLowerPriority
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 9}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q}
+spec: {clusterQueue: a}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  priorityClassName: high-prio
+  containers: [{name: c, resources: {requests: {cpu: 1}}}]
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 1u);
+  EXPECT_EQ(out.jobs[0].priority, 1000000);
+  EXPECT_TRUE(any_contains(out.config.warnings, {"test.yaml:5: globalDefault: ignored"}))
+      << dump(out.config.warnings);
+}
+
 }  // namespace
 }  // namespace sluice
