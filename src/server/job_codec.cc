@@ -36,12 +36,19 @@ json encode_job(const Job& job, const Config& config) {
   json env = json::array();
   for (const auto& [k, v] : job.env) env.push_back({k, v});
   json topo = nullptr;
-  if (job.topology.level >= 0) {
-    const auto& levels = config.cluster.levels;
-    const std::string level = static_cast<size_t>(job.topology.level) < levels.size()
-                                  ? levels[static_cast<size_t>(job.topology.level)]
-                                  : "node";
-    topo = {{"level", level}, {"required", job.topology.required}};
+  const auto& levels = config.cluster.levels;
+  auto level_name = [&](int32_t l) {
+    return static_cast<size_t>(l) < levels.size() ? levels[static_cast<size_t>(l)] : "node";
+  };
+  if (job.topology.level >= 0 || !job.topology.slices.empty()) {
+    topo = {{"level", job.topology.level >= 0 ? json(level_name(job.topology.level)) : json()},
+            {"required", job.topology.required}};
+    if (!job.topology.slices.empty()) {
+      json slices = json::array();
+      for (const auto& sl : job.topology.slices)
+        slices.push_back({{"level", level_name(sl.level)}, {"size", sl.size}});
+      topo["slices"] = slices;
+    }
   }
   return {
       {"id", job.id},
@@ -90,13 +97,27 @@ Result<Job> decode_job(const json& j, const Config& config) {
     }
     job.allowed_models = j.value("allowed_models", std::vector<std::string>{});
     if (j.contains("topology") && !j["topology"].is_null()) {
-      const std::string level = j["topology"].at("level").get<std::string>();
-      const int idx = config.cluster.level_index(level);
-      if (idx < 0)
-        return Error{"job " + std::to_string(job.id) + ": topology level \"" + level +
-                     "\" is not in the cluster"};
-      job.topology.level = idx;
-      job.topology.required = j["topology"].value("required", false);
+      const json& t = j["topology"];
+      auto level_of = [&](const json& name) -> Result<int32_t> {
+        const std::string level = name.get<std::string>();
+        const int idx = config.cluster.level_index(level);
+        if (idx < 0)
+          return Error{"job " + std::to_string(job.id) + ": topology level \"" + level +
+                       "\" is not in the cluster"};
+        return static_cast<int32_t>(idx);
+      };
+      if (t.contains("level") && !t["level"].is_null()) {
+        auto idx = level_of(t["level"]);
+        if (!idx) return Error{idx.error()};
+        job.topology.level = *idx;
+      }
+      job.topology.required = t.value("required", false);
+      if (t.contains("slices"))
+        for (const auto& sl : t["slices"]) {
+          auto idx = level_of(sl.at("level"));
+          if (!idx) return Error{idx.error()};
+          job.topology.slices.push_back({*idx, sl.at("size").get<int32_t>()});
+        }
     }
     job.gpu_locality = j.value("gpu_locality", "preferred") == "nvlink"
                            ? GpuLocality::kRequireNvlink

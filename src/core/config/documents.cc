@@ -20,7 +20,17 @@ constexpr KindEntry kKinds[] = {
     {"kueue.x-k8s.io/v1beta1", "WorkloadPriorityClass", DocKind::kWorkloadPriorityClass},
     {"kueue.x-k8s.io/v1alpha1", "Cohort", DocKind::kCohort},
     {"kueue.x-k8s.io/v1beta1", "Cohort", DocKind::kCohort},
+    {"kueue.x-k8s.io/v1beta1", "Topology", DocKind::kTopology},
+    {"kueue.x-k8s.io/v1alpha1", "Topology", DocKind::kTopology},
+    // Kueue's current API (kueue_api_versions.cc: what differs from v1beta1).
+    {"kueue.x-k8s.io/v1beta2", "ResourceFlavor", DocKind::kResourceFlavor},
+    {"kueue.x-k8s.io/v1beta2", "ClusterQueue", DocKind::kClusterQueue},
+    {"kueue.x-k8s.io/v1beta2", "LocalQueue", DocKind::kLocalQueue},
+    {"kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", DocKind::kWorkloadPriorityClass},
+    {"kueue.x-k8s.io/v1beta2", "Cohort", DocKind::kCohort},
+    {"kueue.x-k8s.io/v1beta2", "Topology", DocKind::kTopology},
     {"scheduling.x-k8s.io/v1alpha1", "Queue", DocKind::kBatchQueue},
+    {"scheduling.k8s.io/v1", "PriorityClass", DocKind::kWorkloadPriorityClass},
     {"sluice.dev/v1alpha1", "Cluster", DocKind::kCluster},
     {"sluice.dev/v1alpha1", "SchedulerPolicy", DocKind::kSchedulerPolicy},
     {"sluice.dev/v1alpha1", "Budget", DocKind::kBudget},
@@ -58,6 +68,12 @@ DocKind classify(const std::string& api_version, const std::string& kind, std::s
     *why = "unknown apiVersion " + quote(api_version) + " (known: " + versions + ")";
   }
   return DocKind::kUnknown;
+}
+
+std::string join_list(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
 }
 
 bool is_job_kind(DocKind k) {

@@ -25,6 +25,7 @@ enum class DocKind {
   kLocalQueue,
   kWorkloadPriorityClass,
   kCohort,
+  kTopology,
   kBatchQueue,
   kCluster,
   kSchedulerPolicy,
@@ -69,6 +70,13 @@ struct RawCohort {
   std::vector<RawGroup> groups;
 };
 
+// A Kueue Topology and where its fields were written.
+struct RawTopology {
+  KueueTopology topology;
+  Loc name_loc;
+  std::vector<Loc> label_locs;  // parallel to topology.node_labels
+};
+
 struct RawLocalQueue {
   LocalQueue lq;
   Loc name_loc;
@@ -86,7 +94,10 @@ struct JobDoc {
 // Everything stage 1 read.
 struct Builder {
   Config config;
-  std::vector<Where> flavor_where;    // parallel to config.flavors
+  std::vector<Where> flavor_where;  // parallel to config.flavors
+  // parallel to config.flavors: spec.topologyName ("" = none) and where it was written
+  std::vector<std::pair<std::string, Loc>> flavor_topology;
+  std::vector<RawTopology> topologies;
   std::vector<Where> priority_where;  // parallel to config.priority_classes
   std::vector<RawClusterQueue> cluster_queues;
   std::vector<RawCohort> cohorts;
@@ -117,12 +128,31 @@ struct Metadata {
 Metadata read_metadata(Reader& r, const YAML::Node& doc_map_node, const YAML::Node* metadata,
                        std::vector<std::string>* ignored = nullptr);
 
+// The fields of a Kueue object's top level, and what read_top learned of them.
+inline const std::vector<const char*> kTopFields = {"apiVersion", "kind", "metadata", "spec",
+                                                    "status"};
+struct Top {
+  Metadata meta;
+  std::optional<YAML::Node> spec;
+  Loc name_loc;  // metadata.name's value
+};
+// Metadata (required) and spec (an error when required and absent) of a Kueue object.
+Top read_top(Reader& r, const YAML::Node& doc, const MapReader& top, bool spec_required);
+
+// Which Kueue API a document is written in (its apiVersion; v1alpha1 reads like v1beta1).
+enum class KueueApi : uint8_t { kV1beta1, kV1beta2 };
+KueueApi kueue_api(const YAML::Node& doc);
+
+// ", "-separated.
+std::string join_list(const std::vector<std::string>& v);
+
 // Stage 1 readers; `doc` is the document (a map with apiVersion and kind checked).
 void read_resource_flavor(Reader& r, const YAML::Node& doc, Builder& b);
 void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b);
 void read_local_queue(Reader& r, const YAML::Node& doc, Builder& b);
 void read_priority_class(Reader& r, const YAML::Node& doc, Builder& b);
 void read_cohort(Reader& r, const YAML::Node& doc, Builder& b);
+void read_topology(Reader& r, const YAML::Node& doc, Builder& b);     // Kueue Topology (TAS)
 void read_batch_queue(Reader& r, const YAML::Node& doc, Builder& b);  // scheduling.x-k8s.io Queue
 void read_cluster(Reader& r, const YAML::Node& doc, Builder& b);
 void read_policy(Reader& r, const YAML::Node& doc, Builder& b);
@@ -130,6 +160,9 @@ void read_budget(Reader& r, const YAML::Node& doc, Builder& b);  // sluice.dev B
 
 // Stage 2.
 void resolve(Builder& b, Sink& sink);
+// Part of stage 2 (topology_kind.cc): Kueue Topologies onto the Cluster's levels (deriving the
+// levels from node labels when the Cluster declares none) and flavors' topologyName.
+void resolve_topologies(Builder& b, Sink& sink);
 
 // Stage 3: job documents against a resolved config.
 struct JobContext {
@@ -139,6 +172,17 @@ struct JobContext {
   std::set<std::pair<std::string, std::string>> names;  // (namespace, name) seen
 };
 std::optional<Job> read_job(Reader& r, const YAML::Node& doc, DocKind kind, JobContext& ctx);
+// Kueue's pod-set topology annotations (kueue.x-k8s.io/podset-*-topology, podset-slice-*) in a
+// pod template's `metadata` (may be null) at `path` -> *out; pod_count: pods of the pod set.
+// *annotated: where the first was given (path empty: none); the metadata then leaves the
+// `ignored` list (it was read). False after reporting an error. topology_annotations.cc.
+bool read_topology_annotations(Reader& r, const YAML::Node* metadata, const std::string& path,
+                               const Config& config, int32_t pod_count, TopologyRequest* out,
+                               Loc* annotated, std::vector<std::string>* ignored);
+// Kueue admits a pod set with a topology annotation only on a flavor whose Topology has that
+// level: a warning (sluice honours it on the Cluster's levels) when no flavor of `queue` has.
+void warn_topology_flavors(Sink& sink, const Config& config, const ClusterQueue& queue,
+                           const TopologyRequest& request, const Loc& annotated);
 // Gives ids 1, 2, 3... (skipping explicit ones) to jobs with id 0; duplicates are errors.
 void assign_job_ids(std::vector<Job>& jobs, std::vector<Where>& where, Sink& sink);
 

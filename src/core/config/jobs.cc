@@ -39,6 +39,7 @@ struct Draft {
   Loc doc_loc;
   Loc spec_loc;  // "spec" at the spec map's line (for whole-job errors)
   Loc name_loc;
+  Loc topology_loc;  // Kueue's topology annotations (path empty: none)
 };
 
 class JobReader {
@@ -445,6 +446,9 @@ class JobReader {
     d_.spec_loc = Loc{r_.where(*spec), "spec"};
     PodSet set;
     pod_spec(*spec, "spec", set, ignored);
+    if (!read_topology_annotations(r_, top.find("metadata"), "metadata", c_, set.count,
+                                   &d_.job.topology, &d_.topology_loc, &ignored))
+      fail();
     d_.job.pod_sets.push_back(std::move(set));
     ignored_note(doc, ignored);
   }
@@ -473,6 +477,9 @@ class JobReader {
     const YAML::Node* pod_spec_node = t.required("spec");
     if (!pod_spec_node) return fail();
     pod_spec(*pod_spec_node, "spec.template.spec", set, ignored);
+    if (!read_topology_annotations(r_, t.find("metadata"), "spec.template.metadata", c_, set.count,
+                                   &d_.job.topology, &d_.topology_loc, &ignored))
+      fail();
     d_.job.pod_sets.push_back(std::move(set));
     ignored_note(doc, ignored);
   }
@@ -750,6 +757,7 @@ class JobReader {
       }
       job.priority_class = pc;
     }
+    warn_topology_flavors(r_.sink(), c_, cq, job.topology, d_.topology_loc);
     // 4. Defaults from the ClusterQueue.
     job.preemptible = d_.preemptible.value_or(cq.preemptible);
     job.interactive = d_.interactive.value_or(cq.interactive);

@@ -1,43 +1,19 @@
-// Kueue's kinds (ResourceFlavor, ClusterQueue, LocalQueue, WorkloadPriorityClass, Cohort) and the
-// kube-batch style Queue that playbooks carry. Stage 1: names stay names; resolve.cc links them.
+// Kueue's kinds (ResourceFlavor, ClusterQueue, LocalQueue, WorkloadPriorityClass, Cohort) in
+// kueue.x-k8s.io/v1beta1 and v1beta2, and the kube-batch style Queue that playbooks carry.
+// Stage 1: names stay names; resolve.cc links them. v1beta2 renames ClusterQueue's `cohort` to
+// `cohortName`, drops `admissionChecks` and the fungibility values Borrow / Preempt, and adds
+// fields sluice warns about (kueue_api_versions.cc: the field tables and values per version).
 #include <algorithm>
 #include <limits>
 
-#include "core/config/internal.h"
+#include "core/config/kueue_api_versions.h"
 
 namespace sluice::config_detail {
 
 namespace {
 
-const std::vector<const char*> kTopFields = {"apiVersion", "kind", "metadata", "spec", "status"};
-
 Loc loc_of(Reader& r, const YAML::Node& node, const std::string& path) {
   return Loc{r.where(node), path};
-}
-
-// A top-level map and its metadata; nullopt when the document is unusable.
-struct Top {
-  Metadata meta;
-  std::optional<YAML::Node> spec;
-  Loc name_loc;
-};
-
-Top read_top(Reader& r, const YAML::Node& doc, const MapReader& top, bool spec_required) {
-  Top t;
-  const YAML::Node* metadata = top.find("metadata");
-  t.meta = read_metadata(r, doc, metadata);
-  t.name_loc = Loc{r.where(metadata ? *metadata : doc), "metadata.name"};
-  if (metadata && metadata->IsMap()) {
-    for (auto it = metadata->begin(); it != metadata->end(); ++it)
-      if (it->first.IsScalar() && it->first.Scalar() == "name")
-        t.name_loc = Loc{r.where(it->second), "metadata.name"};
-  }
-  if (const YAML::Node* spec = top.find("spec")) {
-    t.spec = *spec;
-  } else if (spec_required) {
-    r.error(doc, "spec", "required field missing");
-  }
-  return t;
 }
 
 // spec.resourceGroups of a ClusterQueue or Cohort.
@@ -253,19 +229,42 @@ const char* kKueueOnly = "sluice does not implement this Kueue feature";
 
 }  // namespace
 
+Top read_top(Reader& r, const YAML::Node& doc, const MapReader& top, bool spec_required) {
+  Top t;
+  const YAML::Node* metadata = top.find("metadata");
+  t.meta = read_metadata(r, doc, metadata);
+  t.name_loc = Loc{r.where(metadata ? *metadata : doc), "metadata.name"};
+  if (metadata && metadata->IsMap()) {
+    for (auto it = metadata->begin(); it != metadata->end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == "name")
+        t.name_loc = Loc{r.where(it->second), "metadata.name"};
+  }
+  if (const YAML::Node* spec = top.find("spec")) {
+    t.spec = *spec;
+  } else if (spec_required) {
+    r.error(doc, "spec", "required field missing");
+  }
+  return t;
+}
+
 void read_resource_flavor(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader top(r, doc, "", {kTopFields});
   Top t = read_top(r, doc, top, /*spec_required=*/false);
   ResourceFlavor f;
   f.name = t.meta.name;
+  std::pair<std::string, Loc> topology;  // spec.topologyName, resolved in topology_kind.cc
   if (t.spec) {
     MapReader spec(r, *t.spec, "spec",
-                   {{"nodeLabels"},
-                    {"nodeTaints", "tolerations", "topologyName"},
-                    "sluice does not implement taints, tolerations or Kueue topologies; the "
-                    "flavor matches nodes by nodeLabels only"});
+                   {{"nodeLabels", "topologyName"},
+                    {"nodeTaints", "tolerations", "resourceWeights"},
+                    "sluice does not implement taints, tolerations or fair-sharing resource "
+                    "weights; the flavor matches nodes by nodeLabels only"});
     if (const YAML::Node* l = spec.find("nodeLabels")) {
       if (auto labels = r.labels(*l, "spec.nodeLabels")) f.node_labels = *labels;
+    }
+    if (const YAML::Node* n = spec.find("topologyName")) {
+      if (auto s = r.str(*n, "spec.topologyName"))
+        topology = {*s, loc_of(r, *n, "spec.topologyName")};
     }
   }
   if (!t.meta.ok) return;
@@ -277,27 +276,26 @@ void read_resource_flavor(Reader& r, const YAML::Node& doc, Builder& b) {
   }
   b.config.flavors.push_back(std::move(f));
   b.flavor_where.push_back(t.name_loc.where);
+  b.flavor_topology.push_back(std::move(topology));
 }
 
 void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader top(r, doc, "", {kTopFields});
   Top t = read_top(r, doc, top, /*spec_required=*/true);
+  const KueueApi api = kueue_api(doc);
   RawClusterQueue raw;
   raw.cq.name = t.meta.name;
   raw.name_loc = t.name_loc;
   bool any_borrowing_or_lending_limit = false;
   YAML::Node limit_at;
   if (t.spec) {
-    MapReader spec(r, *t.spec, "spec",
-                   {{"cohort", "namespaceSelector", "queueingStrategy", "resourceGroups",
-                     "preemption", "fairSharing", "sluice"},
-                    {"flavorFungibility", "admissionChecks", "admissionChecksStrategy",
-                     "stopPolicy", "admissionScope"},
-                    kKueueOnly});
-    if (const YAML::Node* n = spec.find("cohort")) {
-      if (auto s = r.str(*n, "spec.cohort")) {
+    MapReader spec(r, *t.spec, "spec", cluster_queue_fields(api));
+    check_renamed_fields(r, spec, api);
+    const std::string cohort_path = child("spec", cohort_field(api));
+    if (const YAML::Node* n = spec.find(cohort_field(api))) {
+      if (auto s = r.str(*n, cohort_path)) {
         raw.cohort = *s;
-        raw.cohort_loc = loc_of(r, *n, "spec.cohort");
+        raw.cohort_loc = loc_of(r, *n, cohort_path);
       }
     }
     if (const YAML::Node* n = spec.find("namespaceSelector")) {
@@ -325,6 +323,12 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
       read_preemption(r, *n, "spec.preemption", raw.cq.preemption);
     if (const YAML::Node* n = spec.find("fairSharing"))
       read_fair_sharing(r, *n, "spec.fairSharing", &raw.cq.fair_weight);
+    if (const YAML::Node* n = spec.find("flavorFungibility"))
+      read_flavor_fungibility(r, *n, "spec.flavorFungibility", api, &raw.cq.flavor_fungibility);
+    if (const YAML::Node* n = spec.find("concurrentAdmissionPolicy"))
+      read_concurrent_admission(r, *n, "spec.concurrentAdmissionPolicy");
+    if (const YAML::Node* n = spec.find("admissionScope"))
+      read_admission_scope(r, *n, "spec.admissionScope");
     if (const YAML::Node* n = spec.find("sluice")) {
       MapReader s(r, *n, "spec.sluice",
                   {{"preemptible", "interactive", "defaultWalltime", "minRuntime", "maxPending",
@@ -381,7 +385,8 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
   // Kueue rejects limits without a cohort; they are merely meaningless, so warn.
   if (raw.cohort.empty() && any_borrowing_or_lending_limit)
     r.warning(limit_at, "spec.resourceGroups",
-              "borrowingLimit/lendingLimit have no effect: the ClusterQueue has no cohort");
+              "borrowingLimit/lendingLimit have no effect: the ClusterQueue has no " +
+                  std::string(cohort_field(api)));
   if (t.meta.ok) b.cluster_queues.push_back(std::move(raw));
 }
 
@@ -393,8 +398,10 @@ void read_local_queue(Reader& r, const YAML::Node& doc, Builder& b) {
   raw.lq.namespace_ = t.meta.namespace_;
   raw.name_loc = t.name_loc;
   if (t.spec) {
-    MapReader spec(r, *t.spec, "spec",
-                   {{"clusterQueue", "sluice"}, {"stopPolicy", "fairSharing"}, kKueueOnly});
+    // v1beta2 adds wallTimePolicy (wall-time budgets; sluice's are Budget objects).
+    MapReader::Fields fields{{"clusterQueue", "sluice"}, {"stopPolicy", "fairSharing"}, kKueueOnly};
+    if (kueue_api(doc) == KueueApi::kV1beta2) fields.ignored.push_back("wallTimePolicy");
+    MapReader spec(r, *t.spec, "spec", fields);
     if (const YAML::Node* n = spec.required("clusterQueue")) {
       if (auto s = r.str(*n, "spec.clusterQueue")) {
         raw.cluster_queue = *s;
@@ -413,8 +420,26 @@ void read_local_queue(Reader& r, const YAML::Node& doc, Builder& b) {
 }
 
 void read_priority_class(Reader& r, const YAML::Node& doc, Builder& b) {
-  MapReader top(r, doc, "", {{"apiVersion", "kind", "metadata", "value", "description", "status"}});
+  // Kubernetes' own PriorityClass (what a Pod's priorityClassName names) reads the same way;
+  // sluice keeps one set of priority class names for both.
+  const bool kube =
+      doc["apiVersion"].IsScalar() && doc["apiVersion"].Scalar() == "scheduling.k8s.io/v1";
+  MapReader::Fields fields{{"apiVersion", "kind", "metadata", "value", "description", "status"}};
+  if (kube) fields.known.insert(fields.known.end(), {"globalDefault", "preemptionPolicy"});
+  MapReader top(r, doc, "", fields);
   Top t = read_top(r, doc, top, /*spec_required=*/false);
+  if (const YAML::Node* g = top.find("globalDefault")) {
+    if (r.boolean(*g, "globalDefault").value_or(false))
+      r.warning(*g, "globalDefault",
+                "ignored: a job without a priority class gets its ClusterQueue's "
+                "spec.sluice.defaultPriorityClass, else priority 0");
+  }
+  if (const YAML::Node* p = top.find("preemptionPolicy")) {
+    if (r.choice<bool>(*p, "preemptionPolicy",
+                       {{"PreemptLowerPriority", true}, {"Never", false}}) == false)
+      r.warning(*p, "preemptionPolicy",
+                "ignored: whether a job may preempt is its ClusterQueue's preemption policy");
+  }
   PriorityClass pc;
   pc.name = t.meta.name;
   bool ok = t.meta.ok;

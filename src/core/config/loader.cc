@@ -111,6 +111,8 @@ void read_document(cd::Reader& r, const YAML::Node& doc, cd::Builder& b,
       return cd::read_priority_class(r, doc, b);
     case cd::DocKind::kCohort:
       return cd::read_cohort(r, doc, b);
+    case cd::DocKind::kTopology:
+      return cd::read_topology(r, doc, b);
     case cd::DocKind::kBatchQueue:
       return cd::read_batch_queue(r, doc, b);
     case cd::DocKind::kCluster:

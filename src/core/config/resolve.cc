@@ -24,6 +24,7 @@ class Resolver {
   Resolver(Builder& b, Sink& sink) : b_(b), c_(b.config), sink_(sink) {}
 
   void run() {
+    resolve_topologies(b_, sink_);
     cohorts();
     cluster_queues();
     cohort_groups();

@@ -23,6 +23,17 @@ struct ResourceFlavor {
   std::string name;
   Labels node_labels;    // a node belongs to the flavor when it carries all of these
   bool implied = false;  // referenced by a ClusterQueue but never defined (warning; no labels)
+  // spec.topologyName: a Kueue topology-aware (TAS) flavor; index into Config::topologies.
+  std::optional<int32_t> topology;
+};
+
+// Kueue's Topology kind: levels by node label, outermost first. Each level is one of the
+// Cluster's levels (Cluster::levels names it after the label) or "node" for
+// kubernetes.io/hostname; docs/config.md#topology-kueue.
+struct KueueTopology {
+  std::string name;
+  std::vector<std::string> node_labels;
+  std::vector<int32_t> levels;  // parallel: Cluster level index, levels.size() for the node
 };
 
 struct ResourceQuota {
@@ -49,6 +60,20 @@ enum class QueueingStrategy : uint8_t { kBestEffortFIFO, kStrictFIFO };
 enum class WithinQueuePolicy : uint8_t { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
 enum class ReclaimPolicy : uint8_t { kNever, kLowerPriority, kAny };
 enum class BorrowWithinCohortPolicy : uint8_t { kNever, kLowerPriority };
+
+// Kueue's spec.flavorFungibility (v1beta1's Borrow / Preempt read as MayStopSearch). Parsed and
+// validated; the scheduler does not act on it yet (the loader warns).
+enum class FungibilityPolicy : uint8_t { kMayStopSearch, kTryNextFlavor };
+enum class FungibilityPreference : uint8_t {
+  kNone,
+  kBorrowingOverPreemption,
+  kPreemptionOverBorrowing
+};
+struct FlavorFungibility {
+  FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
+  FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  FungibilityPreference preference = FungibilityPreference::kNone;
+};
 
 struct PreemptionConfig {
   WithinQueuePolicy within_cluster_queue = WithinQueuePolicy::kNever;
@@ -110,6 +135,7 @@ struct ClusterQueue {
   QueueingStrategy strategy = QueueingStrategy::kBestEffortFIFO;
   std::vector<ResourceGroup> resource_groups;
   PreemptionConfig preemption;
+  FlavorFungibility flavor_fungibility;
   double fair_weight = 1.0;  // fairSharing.weight
   // sluice extensions (spec.sluice: {...}).
   bool preemptible = true;   // may its jobs be preemption victims at all
@@ -174,6 +200,7 @@ struct SchedulerPolicy {
 struct Config {
   ResourceCatalog resources;
   std::vector<ResourceFlavor> flavors;
+  std::vector<KueueTopology> topologies;
   std::vector<Cohort> cohorts;
   std::vector<ClusterQueue> cluster_queues;
   std::vector<LocalQueue> local_queues;

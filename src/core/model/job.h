@@ -22,11 +22,23 @@ struct PodSet {
   int32_t gpu_milli = 1000;  // per device; < 1000 only with gpus == 1 (a shared fraction)
 };
 
+// Slices of a gang (Kueue's podset-slice annotations): its pods, pod set by pod set in index
+// order, form consecutive groups of `size` pods, each inside one domain of `level`.
+struct TopologySlice {
+  int32_t level = 0;
+  int32_t size = 1;
+  bool operator==(const TopologySlice&) const = default;
+};
+
 // Whole-gang topology: all pods inside one domain of `level` (required) or in as few domains of
-// it as possible (preferred). level indexes Cluster::levels; levels.size() means "node".
+// it as possible (preferred: that level, then each coarser level, then spread). level indexes
+// Cluster::levels; levels.size() means "node". Slices, coarsest first, each size a multiple of
+// the next one's, hold whatever the level allows (level -1: anywhere, slices only).
 struct TopologyRequest {
   int32_t level = -1;  // -1: none
   bool required = false;
+  std::vector<TopologySlice> slices;
+  bool operator==(const TopologyRequest&) const = default;
 };
 
 // A smaller shape a job accepts after waiting (fallback tier): `pods` pods of `gpus` whole GPUs

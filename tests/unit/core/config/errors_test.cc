@@ -51,7 +51,8 @@ spec:
   EXPECT_TRUE(has(out.errors,
                   "test.yaml:6: spec.resourceGroupz: unknown field (known: cohort, "
                   "namespaceSelector, queueingStrategy, resourceGroups, preemption, "
-                  "fairSharing, sluice)"))
+                  "fairSharing, flavorFungibility, concurrentAdmissionPolicy, admissionScope, "
+                  "sluice, cohortName)"))
       << dump(out.errors);
 }
 
@@ -85,7 +86,8 @@ spec: {nodes: [{name: n, cpu: 1, memory: 1Gi, gpu: 8}]}
 )"));
   const auto& e = out.errors;
   EXPECT_TRUE(any_contains(e, {"test.yaml:3: metadata.colour: unknown field"})) << dump(e);
-  EXPECT_TRUE(any_contains(e, {"test.yaml:4: spec.nodeLabelz: unknown field (known: nodeLabels)"}));
+  EXPECT_TRUE(any_contains(
+      e, {"test.yaml:4: spec.nodeLabelz: unknown field (known: nodeLabels, topologyName)"}));
   EXPECT_TRUE(any_contains(e, {"test.yaml:9: spec.sluice.maxPendingz: unknown field (known: "
                                "maxPending)"}));
   EXPECT_TRUE(any_contains(e, {"test.yaml:15: spec: unknown field (known: apiVersion, kind, "
@@ -115,13 +117,14 @@ kind: Pod
   EXPECT_TRUE(has(e,
                   "test.yaml:2: kind: unknown kind \"ClusterQueues\" for apiVersion "
                   "kueue.x-k8s.io/v1beta1 (known: ResourceFlavor, ClusterQueue, LocalQueue, "
-                  "WorkloadPriorityClass, Cohort)"))
+                  "WorkloadPriorityClass, Cohort, Topology)"))
       << dump(e);
   EXPECT_TRUE(any_contains(e, {"test.yaml:5: apiVersion: unknown apiVersion \"example.com/v1\" "
                                "(known: kueue.x-k8s.io/v1beta1, kueue.x-k8s.io/v1alpha1, "}));
   EXPECT_TRUE(has(e,
                   "test.yaml:8: apiVersion: kind ClusterQueue needs apiVersion "
-                  "kueue.x-k8s.io/v1beta1, not \"kueue.x-k8s.io/v1alpha1\""));
+                  "kueue.x-k8s.io/v1beta1 or kueue.x-k8s.io/v1beta2, not "
+                  "\"kueue.x-k8s.io/v1alpha1\""));
   EXPECT_TRUE(has(e, "test.yaml:11: apiVersion: required field missing"));
   EXPECT_TRUE(has(e, "test.yaml:13: a document must be a map with apiVersion and kind"));
 }

@@ -13,13 +13,7 @@ using namespace sluice::testing;
 
 // 2 blocks x 2 racks x 2 nodes of 8 GPUs: node n is in block n/4 and rack n/2.
 Cluster racks() {
-  Cluster c;
-  c.levels = {"block", "rack"};
-  c.domain_names = {{"block-0", "block-1"}, {"rack-0", "rack-1", "rack-2", "rack-3"}};
-  for (int n = 0; n < 8; ++n)
-    c.nodes.push_back(
-        make_node("n" + std::to_string(n), 8, "H100", 64000, 512 * 1024, {n / 4, n / 2}));
-  return c;
+  return block_rack_cluster(8);
 }
 
 TEST(PlaceGang, AllOrNothing) {

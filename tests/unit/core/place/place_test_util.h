@@ -49,6 +49,17 @@ inline Job make_job(JobId id, int32_t pods, int32_t gpus, int32_t gpu_milli = 10
   return j;
 }
 
+// 2 blocks x 2 racks x 2 nodes of `gpus` H100s: node n is in block n/4 and rack n/2.
+inline Cluster block_rack_cluster(int gpus) {
+  Cluster c;
+  c.levels = {"block", "rack"};
+  c.domain_names = {{"block-0", "block-1"}, {"rack-0", "rack-1", "rack-2", "rack-3"}};
+  for (int n = 0; n < 8; ++n)
+    c.nodes.push_back(
+        make_node("n" + std::to_string(n), gpus, "H100", 64000, 512 * 1024, {n / 4, n / 2}));
+  return c;
+}
+
 using PlaceResult = std::variant<Placement, PlaceFailure>;
 inline bool placed(const PlaceResult& r) {
   return std::holds_alternative<Placement>(r);
