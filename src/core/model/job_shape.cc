@@ -17,14 +17,17 @@ uint64_t shape_hash(const Job& job) {
   }
   for (const auto& m : job.allowed_models) mix(std::hash<std::string>{}(m));
   mix(static_cast<uint64_t>(job.topology.level + 7) * 2 + job.topology.required);
+  for (const auto& sl : job.topology.slices) {
+    mix(static_cast<uint64_t>(sl.level + 7));
+    mix(static_cast<uint64_t>(sl.size));
+  }
   mix(static_cast<uint64_t>(job.gpu_locality));
   return h;
 }
 
 bool same_shape(const Job& a, const Job& b) {
   if (a.pod_sets.size() != b.pod_sets.size() || a.allowed_models != b.allowed_models ||
-      a.topology.level != b.topology.level || a.topology.required != b.topology.required ||
-      a.gpu_locality != b.gpu_locality)
+      a.topology != b.topology || a.gpu_locality != b.gpu_locality)
     return false;
   for (size_t i = 0; i < a.pod_sets.size(); ++i) {
     const auto& x = a.pod_sets[i];
