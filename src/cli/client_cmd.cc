@@ -76,6 +76,12 @@ std::string content_type_for(const std::string& name, const std::string& text) {
   return "application/yaml";
 }
 
+// The server reads a body as the source "request"; its messages name the file instead.
+std::string in_file(const std::string& message, const std::string& file) {
+  static const std::string kRequest = "request:";
+  return message.rfind(kRequest, 0) == 0 ? file + ":" + message.substr(kRequest.size()) : message;
+}
+
 void register_submit(CLI::App& app) {
   auto* cmd = app.add_subcommand("submit", "Submit job documents (sluice Job, Pod, batch/v1 Job)");
   auto c = std::make_shared<Common>();
@@ -102,12 +108,21 @@ void register_submit(CLI::App& app) {
       auto reply = HttpClient(c->conn).call_json("POST", "/v1/jobs", src.text,
                                                  content_type_for(src.name, src.text));
       if (!reply.ok) {
+        std::string& m = reply.failure.message;
+        for (size_t at = m.find("\n  request:"); at != std::string::npos;
+             at = m.find("\n  request:", at + 1))
+          m.replace(at + 3, 7, src.name);
         if (files->size() > 1)
           reply.failure.message +=
               "\n  (while submitting " + src.name + "; files before it were submitted)";
         if (c->json && !all["jobs"].empty()) print_json(all);
         fail(reply.failure);
       }
+      // The notes `sluice check` gives for the same file (ignored fields, defaults, ...).
+      if (reply.value.contains("notes") && reply.value["notes"].is_array())
+        for (const auto& n : reply.value["notes"])
+          if (n.is_string())
+            std::cerr << "note: " << in_file(n.get<std::string>(), src.name) << "\n";
       if (c->json) {
         if (reply.value.contains("jobs") && reply.value["jobs"].is_array())
           for (const auto& j : reply.value["jobs"]) all["jobs"].push_back(j);

@@ -125,6 +125,8 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
   if (a.no_preemptible) spec["preemptible"] = false;
   spec["command"] = a.command;
   if (!env.empty()) spec["env"] = env;
+  // A gang gets what torchrun expects (MASTER_ADDR, RANK, WORLD_SIZE, ...: docs/workloads.md).
+  if (a.gang > 1) spec["distributedEnv"] = "torch";
 
   std::string name = a.name;
   if (name.empty()) {

@@ -129,7 +129,8 @@ void Server::routes() {
         std::counting_semaphore<>& s;
         ~Release() { s.release(); }
       } release{parse_slots_};
-      parsed = parse_jobs(Source{"request", req.body}, *cfg);
+      // generateName suffixes from the clock: a resubmitted file gets new names.
+      parsed = parse_jobs(Source{"request", req.body}, *cfg, static_cast<uint64_t>(now()));
     }
     if (!parsed.errors.empty()) {
       // An unknown LocalQueue is "not found", not "malformed".

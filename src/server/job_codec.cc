@@ -23,18 +23,39 @@ Result<ResourceVec> decode_requests(const json& j, const Config& config) {
   return v;
 }
 
+json encode_env(const std::vector<std::pair<std::string, std::string>>& env) {
+  json out = json::array();
+  for (const auto& [k, v] : env) out.push_back({k, v});
+  return out;
+}
+
+void decode_env(const json& j, const char* key,
+                std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.contains(key))
+    for (const auto& kv : j[key])
+      out.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+}
+
+const char* gang_env_name(GangEnv e) {
+  return e == GangEnv::kTorch ? "torch" : e == GangEnv::kMpi ? "mpi" : "";
+}
+
 }  // namespace
 
 json encode_job(const Job& job, const Config& config) {
   json pod_sets = json::array();
-  for (const auto& ps : job.pod_sets)
-    pod_sets.push_back({{"name", ps.name},
-                        {"count", ps.count},
-                        {"requests", encode_requests(ps.requests, config)},
-                        {"gpus", ps.gpus},
-                        {"gpu_milli", ps.gpu_milli}});
-  json env = json::array();
-  for (const auto& [k, v] : job.env) env.push_back({k, v});
+  for (const auto& ps : job.pod_sets) {
+    json p = {{"name", ps.name},
+              {"count", ps.count},
+              {"requests", encode_requests(ps.requests, config)},
+              {"gpus", ps.gpus},
+              {"gpu_milli", ps.gpu_milli}};
+    if (!ps.command.empty()) p["command"] = ps.command;
+    if (!ps.env.empty()) p["env"] = encode_env(ps.env);
+    if (ps.indexed_group > 0) p["indexed_group"] = ps.indexed_group;
+    pod_sets.push_back(std::move(p));
+  }
+  json env = encode_env(job.env);
   json topo = nullptr;
   const auto& levels = config.cluster.levels;
   auto level_name = [&](int32_t l) {
@@ -70,7 +91,10 @@ json encode_job(const Job& job, const Config& config) {
       {"env", env},
       {"user", job.user},
       {"run_as_uid", job.run_as_uid},
-      {"run_as_gid", job.run_as_gid}};
+      {"run_as_gid", job.run_as_gid},
+      {"gang_env", gang_env_name(job.gang_env)},
+      {"completions", job.completions.total},
+      {"indexed", job.completions.indexed}};
 }
 
 Result<Job> decode_job(const json& j, const Config& config) {
@@ -93,6 +117,9 @@ Result<Job> decode_job(const json& j, const Config& config) {
       ps.requests = *req;
       ps.gpus = p.value("gpus", 0);
       ps.gpu_milli = p.value("gpu_milli", 1000);
+      ps.command = p.value("command", std::vector<std::string>{});
+      decode_env(p, "env", ps.env);
+      ps.indexed_group = p.value("indexed_group", 0);
       job.pod_sets.push_back(std::move(ps));
     }
     job.allowed_models = j.value("allowed_models", std::vector<std::string>{});
@@ -126,9 +153,13 @@ Result<Job> decode_job(const json& j, const Config& config) {
     job.checkpoint_grace_ns = j.value("checkpoint_grace_ns", int64_t{0});
     job.submit_ns = j.value("submit_ns", int64_t{0});
     job.command = j.value("command", std::vector<std::string>{});
-    if (j.contains("env"))
-      for (const auto& kv : j["env"])
-        job.env.emplace_back(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+    decode_env(j, "env", job.env);
+    const std::string gang_env = j.value("gang_env", "");
+    job.gang_env = gang_env == "torch" ? GangEnv::kTorch
+                   : gang_env == "mpi" ? GangEnv::kMpi
+                                       : GangEnv::kNone;
+    job.completions.total = j.value("completions", 0);
+    job.completions.indexed = j.value("indexed", false);
     // Records written before issue 14 have none: the agent's per-namespace uid.
     job.user = j.value("user", "");
     job.run_as_uid = j.value("run_as_uid", int64_t{-1});

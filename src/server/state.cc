@@ -448,53 +448,6 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
   retire(r);
 }
 
-void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
-  r.state = JobState::kRunning;
-  r.admission = a;
-  r.admit_ns = now;
-  r.attempts += 1;
-  r.reason.clear();
-  r.exit_code.reset();
-  r.pods.clear();
-  const auto& cfg = *config_;
-  std::vector<proto::PeerPod> peers;
-  for (size_t i = 0; i < a.placement.pods.size(); ++i) {
-    const auto& pp = a.placement.pods[i];
-    PodRun run;
-    run.node = cfg.cluster.nodes[static_cast<size_t>(pp.node)].name;
-    for (const auto& g : pp.gpus) run.gpus.push_back(g.gpu);
-    run.gpu_milli = pp.gpus.size() == 1 ? pp.gpus.front().milli : 1000;
-    r.pods.push_back(run);
-    const NodeState* n = node_by_name(run.node);
-    peers.push_back({static_cast<int32_t>(i), run.node, n ? n->address : ""});
-  }
-  for (size_t i = 0; i < r.pods.size(); ++i) {
-    proto::Assignment as;
-    as.job = r.job.id;
-    as.pod = static_cast<int32_t>(i);
-    as.job_name = r.job.name;
-    as.job_namespace = r.job.namespace_;
-    as.gang_size = static_cast<int32_t>(r.pods.size());
-    as.peers = peers;
-    as.command = r.job.command;
-    for (const auto& [k, v] : r.job.env) as.env[k] = v;
-    as.gpus = r.pods[i].gpus;
-    as.gpu_milli = r.pods[i].gpu_milli;
-    as.walltime_ms = r.job.walltime_ns / 1'000'000;
-    as.grace_ms = r.job.checkpoint_grace_ns / 1'000'000;
-    set_pod_identity(as, r.job, a, i, cfg);
-    staged_.push_back({r.pods[i].node, std::move(as)});
-  }
-  const double wait_s = unix_s(now - r.queued_ns);
-  LabelSet labels{{"cluster_queue", r.cluster_queue},
-                  {"priority_class", r.job.priority_class},
-                  {"class", workload_class(r.job, cfg)}};
-  metrics_.admission_wait.try_emplace(labels, Metrics::wait_histogram())
-      .first->second.observe(wait_s);
-  event({{"event", "start"}, {"time", unix_s(now)}, {"id", r.job.id}});
-  touch(r);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Scheduling
 

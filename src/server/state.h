@@ -50,6 +50,10 @@ struct PodRun {
   bool exited = false;
   proto::PodExit exit;
   bool stop_ordered = false;  // a stop went out for this run (requeue, preemption, cancel)
+  // A batch Job with completions (Job::completions): the completion this slot runs now (-1:
+  // none), and whether it is a later run of the slot (its previous run succeeded).
+  int32_t completion = -1;
+  bool rerun = false;
 };
 
 struct JobRecord {
@@ -66,6 +70,8 @@ struct JobRecord {
   std::string reason;                // why it ended, or why it was requeued last
   uint64_t pending_since_cycle = 0;  // ServerState's cycle count when it last became pending
   std::optional<int32_t> exit_code;
+  std::vector<int32_t> completed;  // completions that succeeded (kept across runs), ascending
+  int32_t master_port = 0;         // a gang's MASTER_PORT (pod_launch.h); 0: none
   // The job's stored JSON: a job never changes after submission, so it is encoded once (empty:
   // not yet, or dropped by a reconfiguration that may rename what it refers to).
   mutable std::string job_json;
@@ -243,7 +249,16 @@ class ServerState {
   std::vector<Scheduler::BudgetSnapshot> stored_budgets() const;
   // Pod lifecycle.
   void stop_pods(JobRecord& r, const std::string& reason, TimeNs grace_ns);
+  // state_runs.cc: a run's pods and what each is told (pod_launch.h), completions.
   void start_run(JobRecord& r, const Admission& a, TimeNs now);
+  std::vector<proto::PeerPod> run_peers(const JobRecord& r) const;
+  void stage_pod(const JobRecord& r, size_t pod, const std::vector<proto::PeerPod>& peers);
+  int32_t pick_master_port(const JobRecord& r) const;
+  // The lowest completion neither succeeded nor running in another slot; nullopt: none left.
+  std::optional<int32_t> next_completion(const JobRecord& r) const;
+  // After pod `pod` of a job with completions succeeded: records it and, when completions are
+  // left, starts the next one in the same slot (true).
+  bool run_next_completion(JobRecord& r, size_t pod);
   void end_run(JobRecord& r, TimeNs now);  // accounts GPU-hours of the run that ends
   void finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now);
   // A job whose run cannot go on (a node fell silent, a pod was fenced): its other pods are

@@ -324,6 +324,10 @@ void ServerState::apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now) 
     return;
   PodRun& p = r.pods[static_cast<size_t>(e.pod)];
   if (p.node != n.name || p.exited) return;
+  // A later run of a completion slot: a clean exit before its start is a repeat of the
+  // previous run's (the agent resends exits until a sync succeeds; a run's start is applied
+  // before its exit, even in one sync). Start failures and fencing come unstarted.
+  if (p.rerun && !p.started && e.reason == "exited") return;
   p.exited = true;
   p.exit = e;
   touch(r);
@@ -338,6 +342,10 @@ void ServerState::apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now) 
     r.exit_code = e.reason == "exited" ? e.exit_code : (e.signal ? 128 + e.signal : -1);
     stop_pods(r, "gang-failed", 0);
     finish_job(r, JobState::kFailed, exit_text(e), now);
+    return;
+  }
+  if (run_next_completion(r, static_cast<size_t>(e.pod))) {
+    touch(r);
     return;
   }
   if (std::all_of(r.pods.begin(), r.pods.end(), [](const PodRun& x) { return x.exited; })) {

@@ -105,9 +105,26 @@ std::string ServerState::encode_record(const JobRecord& r) const {
       put_key(out, "exit");
       out += json(p.exit).dump(-1, ' ', false, json::error_handler_t::replace);
     }
+    if (p.completion >= 0) {
+      put_key(out, "completion");
+      out += std::to_string(p.completion);
+      put_key(out, "rerun");
+      out += p.rerun ? "true" : "false";
+    }
     out += '}';
   }
   out += ']';
+  if (!r.completed.empty()) {
+    put_key(out, "completed");
+    out += '[';
+    for (size_t i = 0; i < r.completed.size(); ++i)
+      out += (i ? "," : "") + std::to_string(r.completed[i]);
+    out += ']';
+  }
+  if (r.master_port) {
+    put_key(out, "master_port");
+    out += std::to_string(r.master_port);
+  }
   put_key(out, "preemptions");
   out += std::to_string(r.preemptions);
   put_key(out, "attempts");
@@ -153,8 +170,12 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
       pr.started_ns = p.value("started_ns", int64_t{0});
       pr.exited = p.value("exited", false);
       if (p.contains("exit")) pr.exit = p["exit"].get<proto::PodExit>();
+      pr.completion = p.value("completion", -1);
+      pr.rerun = p.value("rerun", false);
       r.pods.push_back(std::move(pr));
     }
+    r.completed = j.value("completed", std::vector<int32_t>{});
+    r.master_port = j.value("master_port", 0);
     r.preemptions = j.value("preemptions", 0);
     r.attempts = j.value("attempts", 0);
     r.reason = j.value("reason", "");

@@ -37,6 +37,9 @@ constexpr KindEntry kKinds[] = {
     {"sluice.dev/v1alpha1", "Job", DocKind::kSluiceJob},
     {"v1", "Pod", DocKind::kPod},
     {"batch/v1", "Job", DocKind::kBatchJob},
+    {"jobset.x-k8s.io/v1alpha2", "JobSet", DocKind::kJobSet},
+    {"kubeflow.org/v1", "PyTorchJob", DocKind::kPyTorchJob},
+    {"kubeflow.org/v2beta1", "MPIJob", DocKind::kMpiJob},
 };
 
 }  // namespace
@@ -77,7 +80,8 @@ std::string join_list(const std::vector<std::string>& v) {
 }
 
 bool is_job_kind(DocKind k) {
-  return k == DocKind::kSluiceJob || k == DocKind::kPod || k == DocKind::kBatchJob;
+  return k == DocKind::kSluiceJob || k == DocKind::kPod || k == DocKind::kBatchJob ||
+         k == DocKind::kJobSet || k == DocKind::kPyTorchJob || k == DocKind::kMpiJob;
 }
 
 std::optional<ResourceId> intern_resource(Reader& r, ResourceCatalog& catalog, const YAML::Node& at,
@@ -116,7 +120,7 @@ Metadata read_metadata(Reader& r, const YAML::Node& doc, const YAML::Node* metad
                                                   "ownerReferences",
                                                   "deletionTimestamp",
                                                   "deletionGracePeriodSeconds"};
-  static const std::vector<const char*> kUsedByJobs = {"name", "namespace", "labels",
+  static const std::vector<const char*> kUsedByJobs = {"name", "namespace", "labels", "annotations",
                                                        "generateName"};
   std::optional<MapReader> mr;
   if (ignored) {
@@ -142,10 +146,10 @@ Metadata read_metadata(Reader& r, const YAML::Node& doc, const YAML::Node* metad
     auto s = r.str(*name, "metadata.name");
     ok = ok && s && printable(*name, "metadata.name", *s);
     if (s) m.name = *s;
-  } else if (generate && ignored) {  // jobs may use generateName
+  } else if (generate && ignored) {  // jobs may use generateName (jobs.cc adds the suffix)
     auto s = r.str(*generate, "metadata.generateName");
-    ok = ok && s;
-    if (s) m.name = *s;
+    ok = ok && s && printable(*generate, "metadata.generateName", *s);
+    if (s) m.generate_name = *s;
   } else {
     r.error(*metadata, "metadata.name", "required field missing");
     ok = false;
@@ -159,6 +163,11 @@ Metadata read_metadata(Reader& r, const YAML::Node& doc, const YAML::Node* metad
     auto l = r.labels(*labels, "metadata.labels");
     ok = ok && l;
     if (l) m.labels = *l;
+  }
+  if (const YAML::Node* annotations = ignored ? mr->find("annotations") : nullptr) {
+    auto a = r.labels(*annotations, "metadata.annotations");
+    ok = ok && a;
+    if (a) m.annotations = *a;
   }
   m.ok = ok;
   return m;

@@ -33,6 +33,9 @@ enum class DocKind {
   kSluiceJob,
   kPod,
   kBatchJob,
+  kJobSet,      // jobset.x-k8s.io/v1alpha2
+  kPyTorchJob,  // kubeflow.org/v1
+  kMpiJob,      // kubeflow.org/v2beta1
 };
 
 // Where a field was written, for messages issued after reading.
@@ -120,9 +123,11 @@ std::optional<ResourceId> intern_resource(Reader& r, ResourceCatalog& catalog, c
 // Metadata of any kind: name (required unless allow_generate and generateName is set),
 // namespace ("default" when absent), labels, annotations.
 struct Metadata {
-  std::string name;
+  std::string name;           // "" when only generateName is given
+  std::string generate_name;  // metadata.generateName (jobs only)
   std::string namespace_ = "default";
   Labels labels;
+  Labels annotations;  // jobs only
   bool ok = false;
 };
 Metadata read_metadata(Reader& r, const YAML::Node& doc_map_node, const YAML::Node* metadata,
@@ -170,8 +175,30 @@ struct JobContext {
   // Built-in priority classes used by jobs but not defined in the config (name -> value).
   std::map<std::string, int32_t> builtin_priorities;
   std::set<std::pair<std::string, std::string>> names;  // (namespace, name) seen
+  // generateName: suffixes derive from this seed and how many names were generated before, so
+  // one input and seed give the same names (the server passes its clock).
+  uint64_t name_seed = 0;
+  uint64_t generated = 0;
 };
-std::optional<Job> read_job(Reader& r, const YAML::Node& doc, DocKind kind, JobContext& ctx);
+
+// A plain Pod of a Kueue pod group (kueue.x-k8s.io/pod-group-name label, pod-group-total-count
+// annotation); name "" when the pod is not in a group.
+struct PodGroupMember {
+  std::string name;
+  int32_t total = 0;
+  Loc loc;  // the label
+};
+struct ReadJob {
+  Job job;
+  Where where;  // the document
+  PodGroupMember group;
+};
+std::optional<ReadJob> read_job(Reader& r, const YAML::Node& doc, DocKind kind, JobContext& ctx);
+// The pods of each pod group become one job (a gang), in place of the group's first pod; a
+// group must be complete in one submission. Errors go to the sink.
+void merge_pod_groups(std::vector<ReadJob>& jobs, Sink& sink);
+// The jobs and their places, for assign_job_ids.
+void split_read_jobs(std::vector<ReadJob>& read, std::vector<Job>& jobs, std::vector<Where>& where);
 // Kueue's pod-set topology annotations (kueue.x-k8s.io/podset-*-topology, podset-slice-*) in a
 // pod template's `metadata` (may be null) at `path` -> *out; pod_count: pods of the pod set.
 // *annotated: where the first was given (path empty: none); the metadata then leaves the

@@ -1,21 +1,73 @@
-// Stage 3: job documents (sluice Job, v1 Pod, batch/v1 Job) against a resolved config.
+// Stage 3: job documents against a resolved config. This file: the dispatch by kind, what every
+// kind shares (metadata: name, generateName, queue, priority; resource requests), validation
+// and resolution. The kinds themselves: job_reader.h.
 #include <algorithm>
-#include <limits>
 
-#include "core/config/internal.h"
+#include "core/config/job_reader.h"
 
 namespace sluice::config_detail {
 
 namespace {
 
-constexpr int64_t kMaxGpusPerJob = 1'000'000;
-constexpr int64_t kMaxPodsPerSet = 100'000;
-constexpr size_t kMaxIgnoredListed = 20;
-constexpr int64_t kMaxUnixId = 0x7fffffff;  // uid/gid: the kernel's are 32-bit, -1 reserved
-
-const char* kQueueLabel = "kueue.x-k8s.io/queue-name";
+const char* kQueueLabel = "kueue.x-k8s.io/queue-name";  // label, or annotation (older Kueue)
 const char* kPlainQueueLabel = "queue";
 const char* kPriorityLabel = "kueue.x-k8s.io/priority-class";
+const char* kPodGroupLabel = "kueue.x-k8s.io/pod-group-name";
+const char* kPodGroupTotal = "kueue.x-k8s.io/pod-group-total-count";
+
+// Kubernetes resources a pod may request that no scheduler quota manages: listed as ignored.
+bool kubernetes_unmanaged(const std::string& name) {
+  return name == "ephemeral-storage" || name == "storage" || name == "pods" ||
+         name.starts_with("hugepages-") || name.starts_with("attachable-volumes-");
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Kubernetes' alphabet for generated names (no vowels, no look-alikes).
+constexpr std::string_view kNameAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+constexpr size_t kGeneratedSuffix = 5;
+
+uint64_t mix(uint64_t x) {  // splitmix64's finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::string generated_name(const std::string& prefix, uint64_t seed, uint64_t n) {
+  uint64_t h = mix(seed ^ mix(n));
+  for (char c : prefix) h = mix(h ^ static_cast<unsigned char>(c));
+  std::string out = prefix.substr(0, 253 - kGeneratedSuffix);
+  for (size_t i = 0; i < kGeneratedSuffix; ++i) {
+    out += kNameAlphabet[h % kNameAlphabet.size()];
+    h /= kNameAlphabet.size();
+  }
+  return out;
+}
+
+// The value node of `key` in a map node, if any (a copy: yaml-cpp's iterator yields
+// temporaries).
+std::optional<YAML::Node> value_of(const YAML::Node* map, const char* key) {
+  if (map && map->IsMap())
+    for (auto it = map->begin(); it != map->end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -23,789 +75,342 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// What a reader learned besides the Job itself, for resolution.
-struct Draft {
-  Job job;
-  bool ok = true;
-  bool has_id = false;
-  std::string queue;  // "" = none given
-  Loc queue_loc;
-  std::string priority;  // "" = none given
-  Loc priority_loc;
-  std::optional<bool> preemptible, interactive;
-  std::vector<std::pair<ResourceId, Loc>> resource_locs;  // where each resource was requested
-  Loc models_loc;
-  Loc fallback_loc;
-  Loc doc_loc;
-  Loc spec_loc;  // "spec" at the spec map's line (for whole-job errors)
-  Loc name_loc;
-  Loc topology_loc;  // Kueue's topology annotations (path empty: none)
-};
-
-class JobReader {
- public:
-  JobReader(Reader& r, JobContext& ctx) : r_(r), ctx_(ctx), c_(ctx.config) {}
-
-  std::optional<Job> read(const YAML::Node& doc, DocKind kind) {
-    d_ = Draft{};
-    const size_t errors_before = r_.sink().errors.size() + r_.sink().dropped_errors;
-    d_.doc_loc = Loc{r_.where(doc), ""};
-    d_.spec_loc = Loc{d_.doc_loc.where, "spec"};
-    d_.name_loc = Loc{d_.doc_loc.where, "metadata.name"};
-    r_.set_fallback_line(d_.doc_loc.where.line);
-    switch (kind) {
-      case DocKind::kSluiceJob:
-        sluice_job(doc);
-        break;
-      case DocKind::kPod:
-        pod(doc);
-        break;
-      case DocKind::kBatchJob:
-        batch_job(doc);
-        break;
-      default:
-        return std::nullopt;
-    }
-    // Any error while reading (an unknown field, say) stops here: no cascade of follow-ups.
-    if (r_.sink().errors.size() + r_.sink().dropped_errors != errors_before) d_.ok = false;
-    if (!d_.ok) return std::nullopt;
-    if (!validate() || !resolve()) return std::nullopt;
-    return std::move(d_.job);
+std::optional<ReadJob> JobReader::read(const YAML::Node& doc, DocKind kind) {
+  d_ = Draft{};
+  const size_t errors_before = r_.sink().errors.size() + r_.sink().dropped_errors;
+  d_.doc_loc = Loc{r_.where(doc), ""};
+  d_.spec_loc = Loc{d_.doc_loc.where, "spec"};
+  d_.name_loc = Loc{d_.doc_loc.where, "metadata.name"};
+  r_.set_fallback_line(d_.doc_loc.where.line);
+  switch (kind) {
+    case DocKind::kSluiceJob:
+      sluice_job(doc);
+      break;
+    case DocKind::kPod:
+      pod(doc);
+      break;
+    case DocKind::kBatchJob:
+      batch_job(doc);
+      break;
+    case DocKind::kJobSet:
+      jobset(doc);
+      break;
+    case DocKind::kPyTorchJob:
+    case DocKind::kMpiJob:
+      kubeflow_job(doc, kind);
+      break;
+    default:
+      return std::nullopt;
   }
+  if (kind != DocKind::kPod) d_.group = PodGroupMember{};  // Kueue groups plain Pods only
+  // Any error while reading (an unknown field, say) stops here: no cascade of follow-ups.
+  if (r_.sink().errors.size() + r_.sink().dropped_errors != errors_before) d_.ok = false;
+  if (!d_.ok) return std::nullopt;
+  if (!validate() || !resolve()) return std::nullopt;
+  return ReadJob{std::move(d_.job), d_.doc_loc.where, std::move(d_.group)};
+}
 
- private:
-  void fail() { d_.ok = false; }
-
-  // ---- sluice.dev/v1alpha1 Job -------------------------------------------------------------
-
-  void sluice_job(const YAML::Node& doc) {
-    MapReader top(r_, doc, "", {{"apiVersion", "kind", "metadata", "spec", "status"}});
-    metadata(doc, top.find("metadata"), nullptr);
-    const YAML::Node* spec_node = top.required("spec");
-    if (!spec_node) return fail();
-    d_.spec_loc = Loc{r_.where(*spec_node), "spec"};
-    MapReader spec(r_, *spec_node, "spec", {{"queue",       "priorityClassName",
-                                             "preemptible", "interactive",
-                                             "podSets",     "gpuModels",
-                                             "topology",    "gpuLocality",
-                                             "walltime",    "checkpointGrace",
-                                             "command",     "env",
-                                             "submitTime",  "id",
-                                             "gpus",        "pods",
-                                             "cpu",         "memory",
-                                             "gpuFraction", "resources",
-                                             "fallback",    "securityContext"}});
-    if (!spec.is_map()) return fail();
-    Job& job = d_.job;
-    if (const YAML::Node* n = spec.find("queue")) {
-      if (auto s = r_.str(*n, "spec.queue")) {
-        d_.queue = *s;
-        d_.queue_loc = Loc{r_.where(*n), "spec.queue"};
-      } else {
-        fail();
-      }
+void JobReader::metadata(const YAML::Node& doc, const YAML::Node* node,
+                         std::vector<std::string>* ignored) {
+  Metadata m = read_metadata(r_, doc, node, ignored);
+  if (!m.ok) return fail();
+  d_.job.name = m.name;
+  d_.generate_name = m.generate_name;
+  d_.job.namespace_ = m.namespace_;
+  d_.annotations = m.annotations;
+  for (const char* key : {"generateName", "name"})
+    if (auto v = value_of(node, key))
+      d_.name_loc = Loc{r_.where(*v), std::string("metadata.") + key};
+  if (!ignored) return;
+  // Kubernetes kinds: queue, priority and pod group from labels and annotations.
+  auto loc_of = [&](const char* key) {
+    auto v = value_of(node, key);
+    return Loc{r_.where(v ? *v : *node), std::string("metadata.") + key};
+  };
+  queue_from_metadata(m, loc_of("labels"), loc_of("annotations"));
+  const Loc labels_loc = loc_of("labels");
+  if (const std::string* p = find_label(m.labels, kPriorityLabel)) {
+    d_.priority = *p;
+    d_.priority_loc = Loc{labels_loc.where, child("metadata.labels", kPriorityLabel)};
+  }
+  if (const std::string* g = find_label(m.labels, kPodGroupLabel)) {
+    d_.group.name = *g;
+    d_.group.loc = Loc{labels_loc.where, child("metadata.labels", kPodGroupLabel)};
+    const Loc total_loc{loc_of("annotations").where, child("metadata.annotations", kPodGroupTotal)};
+    const std::string* total = find_label(m.annotations, kPodGroupTotal);
+    auto n = total ? parse_scaled_decimal(*total, 1) : std::nullopt;
+    if (!total) {
+      error_at(total_loc, "required for a pod of group " + quote(*g) + " (as in Kueue)");
+    } else if (!n || *n < 1 || *n > kMaxPodsPerSet) {
+      error_at(total_loc, quote(*total) + " must be a whole number from 1 to " +
+                              std::to_string(kMaxPodsPerSet));
     } else {
-      d_.queue_loc = Loc{r_.where(*spec_node), "spec.queue"};
-    }
-    if (const YAML::Node* n = spec.find("priorityClassName")) {
-      if (auto s = r_.str(*n, "spec.priorityClassName")) {
-        d_.priority = *s;
-        d_.priority_loc = Loc{r_.where(*n), "spec.priorityClassName"};
-      } else {
-        fail();
-      }
-    }
-    if (const YAML::Node* n = spec.find("preemptible")) {
-      d_.preemptible = r_.boolean(*n, "spec.preemptible");
-      if (!d_.preemptible) fail();
-    }
-    if (const YAML::Node* n = spec.find("interactive")) {
-      d_.interactive = r_.boolean(*n, "spec.interactive");
-      if (!d_.interactive) fail();
-    }
-    if (const YAML::Node* n = spec.find("id")) {
-      if (auto v = r_.integer(*n, "spec.id", 1, std::numeric_limits<int64_t>::max())) {
-        job.id = static_cast<JobId>(*v);
-        d_.has_id = true;
-      } else {
-        fail();
-      }
-    }
-    // Pod sets: the list, or the single-pod-set shorthand (gpus, pods, cpu, memory, ...).
-    const char* shorthand[] = {"gpus", "pods", "cpu", "memory", "gpuFraction", "resources"};
-    bool has_shorthand = std::any_of(std::begin(shorthand), std::end(shorthand),
-                                     [&](const char* k) { return spec.has(k); });
-    if (const YAML::Node* n = spec.find("podSets")) {
-      if (has_shorthand) {
-        r_.error(*n, "spec.podSets",
-                 "use either podSets or the single-pod-set shorthand (gpus, pods, cpu, memory, "
-                 "gpuFraction, resources), not both");
-        return fail();
-      }
-      if (!r_.expect_seq(*n, "spec.podSets")) return fail();
-      if (n->size() == 0) {
-        r_.error(*n, "spec.podSets", "must not be empty");
-        return fail();
-      }
-      for (size_t i = 0; i < n->size(); ++i) {
-        const std::string path = index("spec.podSets", i);
-        MapReader ps(r_, (*n)[i], path, {{"name", "count", "resources", "gpuFraction"}});
-        if (!ps.is_map()) {
-          fail();
-          continue;
-        }
-        PodSet set;
-        if (const YAML::Node* name = ps.find("name")) {
-          if (auto s = r_.str(*name, ps.path("name"))) {
-            set.name = *s;
-          } else {
-            fail();
-          }
-        } else if (n->size() > 1) {
-          set.name = "set-" + std::to_string(i);
-        }
-        pod_set(ps, "count", "resources", "gpus", set);
-        for (const auto& other : job.pod_sets)
-          if (other.name == set.name) {
-            r_.error((*n)[i], ps.path("name"), "duplicate pod set name " + quote(set.name));
-            fail();
-          }
-        job.pod_sets.push_back(std::move(set));
-      }
-    } else if (has_shorthand) {
-      PodSet set;
-      pod_set(spec, "pods", "resources", "gpus", set);
-      job.pod_sets.push_back(std::move(set));
-    } else {
-      r_.error(*spec_node, "spec.podSets",
-               "required field missing (or the shorthand: gpus, pods, cpu, memory)");
-      return fail();
-    }
-    if (const YAML::Node* n = spec.find("gpuModels")) {
-      if (auto v = r_.str_list(*n, "spec.gpuModels")) {
-        job.allowed_models = *v;
-        d_.models_loc = Loc{r_.where(*n), "spec.gpuModels"};
-      } else {
-        fail();
-      }
-    }
-    if (const YAML::Node* n = spec.find("topology")) topology(*n);
-    if (const YAML::Node* n = spec.find("gpuLocality")) {
-      if (auto v = r_.choice<GpuLocality>(
-              *n, "spec.gpuLocality",
-              {{"preferred", GpuLocality::kPreferred}, {"nvlink", GpuLocality::kRequireNvlink}})) {
-        job.gpu_locality = *v;
-      } else {
-        fail();
-      }
-    }
-    if (const YAML::Node* n = spec.find("fallback")) fallback(*n);
-    if (const YAML::Node* n = spec.find("securityContext"))
-      security_context(*n, "spec.securityContext", nullptr);
-    auto duration = [&](const char* key, TimeNs* out) {
-      if (const YAML::Node* n = spec.find(key)) {
-        if (auto v = r_.duration(*n, spec.path(key))) {
-          *out = *v;
-        } else {
-          fail();
-        }
-      }
-    };
-    duration("walltime", &job.walltime_ns);
-    duration("checkpointGrace", &job.checkpoint_grace_ns);
-    if (const YAML::Node* n = spec.find("command")) {
-      if (n->IsScalar()) {
-        job.command = {n->Scalar()};
-      } else if (auto v = r_.str_list(*n, "spec.command")) {
-        job.command = *v;
-      } else {
-        fail();
-      }
-    }
-    if (const YAML::Node* n = spec.find("env")) {
-      MapReader env(r_, *n, "spec.env", {}, &unused_);
-      for (const auto& [key, value] : env.entries()) {
-        auto v = r_.str(value, env.path(key), /*allow_empty=*/true);
-        if (v) {
-          job.env.emplace_back(key, *v);
-        } else {
-          fail();
-        }
-      }
-    }
-    if (const YAML::Node* n = spec.find("submitTime")) {
-      auto v = n->IsScalar() ? parse_scaled_decimal(n->Scalar(), kNsPerSec) : std::nullopt;
-      if (!v) {
-        r_.error(*n, "spec.submitTime",
-                 (n->IsScalar() ? quote(n->Scalar()) + " is" : std::string("is")) +
-                     " not a number of seconds");
-        fail();
-      } else if (*v < 0) {
-        r_.error(*n, "spec.submitTime", quote(n->Scalar()) + " must not be negative");
-        fail();
-      } else {
-        job.submit_ns = *v;
-      }
+      d_.group.total = static_cast<int32_t>(*n);
     }
   }
+}
 
-  // count / resources / gpuFraction of one pod set (also the spec-level shorthand, where the
-  // GPU count is `gpus` and cpu/memory sit beside it).
-  void pod_set(MapReader& m, const char* count_key, const char* resources_key, const char* gpus_key,
-               PodSet& set) {
-    if (const YAML::Node* n = m.find(count_key)) {
-      if (auto v = r_.integer(*n, m.path(count_key), 1, kMaxPodsPerSet)) {
-        set.count = static_cast<int32_t>(*v);
-      } else {
-        fail();
-      }
-    }
-    ResourceVec req;
-    if (const YAML::Node* n = m.find(resources_key)) {
-      MapReader res(r_, *n, m.path(resources_key), {}, &unused_);
-      for (const auto& [name, value] : res.entries())
-        request(value, res.path(name), name, req, nullptr);
-    }
-    // Shorthand fields (only present at spec level).
-    bool shorthand = std::string_view(count_key) == "pods";
-    if (shorthand) {
-      if (const YAML::Node* n = m.find(gpus_key))
-        request(*n, m.path(gpus_key), std::string(kGpuResourceName), req, nullptr);
-      if (const YAML::Node* n = m.find("cpu")) request(*n, m.path("cpu"), "cpu", req, nullptr);
-      if (const YAML::Node* n = m.find("memory"))
-        request(*n, m.path("memory"), "memory", req, nullptr);
-    }
-    set.requests = req;
-    set.gpus = static_cast<int32_t>(req[kGpu] / kMilliPerGpu);
-    set.gpu_milli = static_cast<int32_t>(kMilliPerGpu);
-    if (const YAML::Node* n = m.find("gpuFraction")) {
-      const std::string path = m.path("gpuFraction");
-      auto milli = n->IsScalar() ? parse_quantity_milli(n->Scalar()) : std::nullopt;
-      if (!milli) {
-        r_.error(*n, path, "must be a fraction of one GPU (e.g. 0.5 or 500m)");
-        return fail();
-      }
-      if (*milli <= 0 || *milli > kMilliPerGpu) {
-        r_.error(*n, path, quote(n->Scalar()) + " must be in (0, 1]");
-        return fail();
-      }
-      if (set.gpus > 1) {
-        r_.error(*n, path,
-                 "a fraction needs exactly 1 GPU per pod (this pod set asks for " +
-                     std::to_string(set.gpus) + ")");
-        return fail();
-      }
-      set.gpus = 1;
-      set.gpu_milli = static_cast<int32_t>(*milli);
-      set.requests[kGpu] = *milli;
-      d_.resource_locs.emplace_back(kGpu, Loc{r_.where(*n), path});
-    }
+// Kueue's order: the queue-name label, then the annotation older Kueue used; sluice also reads
+// a plain `queue` label (playbooks).
+void JobReader::queue_from_metadata(const Metadata& m, const Loc& labels_loc,
+                                    const Loc& annotations_loc) {
+  if (const std::string* q = find_label(m.labels, kQueueLabel)) {
+    d_.queue = *q;
+    d_.queue_loc = Loc{labels_loc.where, child("metadata.labels", kQueueLabel)};
+  } else if (const std::string* a = find_label(m.annotations, kQueueLabel)) {
+    d_.queue = *a;
+    d_.queue_loc = Loc{annotations_loc.where, child("metadata.annotations", kQueueLabel)};
+  } else if (const std::string* q2 = find_label(m.labels, kPlainQueueLabel)) {
+    d_.queue = *q2;
+    d_.queue_loc = Loc{labels_loc.where, child("metadata.labels", kPlainQueueLabel)};
+  } else {
+    d_.queue_loc = labels_loc;
   }
+}
 
-  // Adds one `name: quantity` request to `req` (canonical units; GPUs in milli, whole GPUs
-  // only). `ignored` non-null: Pod mode, where a resource sluice does not know is listed.
-  void request(const YAML::Node& value, const std::string& path, const std::string& name,
-               ResourceVec& req, std::vector<std::string>* ignored) {
-    auto id = c_.resources.find(name);
-    if (!id) {
-      if (ignored) {
-        ignored->push_back(path);
-        return;
-      }
-      std::vector<std::string> known;
-      for (int i = 0; i < c_.resources.size(); ++i)
-        known.push_back(c_.resources.name(static_cast<ResourceId>(i)));
+void JobReader::error_at(const Loc& loc, const std::string& message) {
+  r_.sink().error(format(loc.where, loc.path, message));
+  fail();
+}
+
+// Adds one `name: quantity` request to `req` (canonical units; GPUs in milli, whole GPUs
+// only). `ignored` non-null: a Kubernetes kind, where resources no scheduler quota manages
+// (ephemeral-storage, hugepages-*) are listed as ignored. Any other unknown name is an error:
+// a typo (`nvidia.com/gpus`) would otherwise run the job without what it asked for.
+void JobReader::request(const YAML::Node& value, const std::string& path, const std::string& name,
+                        ResourceVec& req, std::vector<std::string>* ignored) {
+  auto id = c_.resources.find(name);
+  if (!id) {
+    if (ignored && kubernetes_unmanaged(name)) {
+      ignored->push_back(path);
+      return;
+    }
+    std::vector<std::string> known;
+    std::string nearest;
+    size_t best = 4;  // suggest only a close name
+    for (int i = 0; i < c_.resources.size(); ++i) {
+      known.push_back(c_.resources.name(static_cast<ResourceId>(i)));
+      const size_t d = edit_distance(name, known.back());
+      if (d < best) best = d, nearest = known.back();
+    }
+    r_.error(value, path,
+             "unknown resource " + quote(name) +
+                 (nearest.empty() ? "" : " (did you mean " + quote(nearest) + "?)") +
+                 ": no ClusterQueue covers it (known: " + join(known) + ")");
+    return fail();
+  }
+  auto milli = value.IsScalar() ? parse_quantity_milli(value.Scalar()) : std::nullopt;
+  if (!milli) {
+    r_.error(value, path,
+             (value.IsScalar() ? quote(value.Scalar()) + " is not" : std::string("must be")) +
+                 " a quantity (e.g. 8, 500m, 64Gi)");
+    return fail();
+  }
+  if (*milli < 0) {
+    r_.error(value, path, quote(value.Scalar()) + " must not be negative");
+    return fail();
+  }
+  if (*id == kGpu || c_.resources.is_mig(*id)) {
+    const char* what = *id == kGpu ? "GPUs" : "MIG slices";
+    if (*milli % 1000 != 0) {
       r_.error(value, path,
-               "unknown resource " + quote(name) +
-                   " (no ClusterQueue covers it; known: " + join(known) + ")");
+               quote(value.Scalar()) + " must be a whole number of " + what +
+                   (*id == kGpu ? " (use gpuFraction for a share of one GPU)" : ""));
       return fail();
     }
-    auto milli = value.IsScalar() ? parse_quantity_milli(value.Scalar()) : std::nullopt;
-    if (!milli) {
-      r_.error(value, path,
-               (value.IsScalar() ? quote(value.Scalar()) + " is not" : std::string("must be")) +
-                   " a quantity (e.g. 8, 500m, 64Gi)");
+    if (*milli / 1000 > kMaxGpusPerJob) {
+      r_.error(
+          value, path,
+          quote(value.Scalar()) + " is more than " + std::to_string(kMaxGpusPerJob) + " " + what);
       return fail();
     }
-    if (*milli < 0) {
-      r_.error(value, path, quote(value.Scalar()) + " must not be negative");
-      return fail();
-    }
-    if (*id == kGpu || c_.resources.is_mig(*id)) {
-      const char* what = *id == kGpu ? "GPUs" : "MIG slices";
-      if (*milli % 1000 != 0) {
-        r_.error(value, path,
-                 quote(value.Scalar()) + " must be a whole number of " + what +
-                     (*id == kGpu ? " (use gpuFraction for a share of one GPU)" : ""));
-        return fail();
-      }
-      if (*milli / 1000 > kMaxGpusPerJob) {
-        r_.error(
-            value, path,
-            quote(value.Scalar()) + " is more than " + std::to_string(kMaxGpusPerJob) + " " + what);
-        return fail();
-      }
-    }
-    int64_t amount = milli_to_canonical(*id, *milli);
-    if (__builtin_add_overflow(req[*id], amount, &req[*id])) {
-      r_.error(value, path, "total request overflows");
-      return fail();
-    }
-    if (amount > 0) d_.resource_locs.emplace_back(*id, Loc{r_.where(value), path});
   }
-
-  // spec.fallback: {after: 10m, shapes: [{pods: 2, gpus: 4, cpu: 16, memory: 64Gi}]}.
-  void fallback(const YAML::Node& node) {
-    MapReader f(r_, node, "spec.fallback", {{"after", "shapes"}});
-    if (!f.is_map()) return fail();
-    d_.fallback_loc = Loc{r_.where(node), "spec.fallback"};
-    if (const YAML::Node* a = f.find("after")) {
-      if (auto v = r_.duration(*a, "spec.fallback.after")) {
-        d_.job.fallback.after_ns = *v;
-      } else {
-        fail();
-      }
-    }
-    const YAML::Node* shapes = f.find("shapes");
-    if (!shapes) return;
-    if (!r_.expect_seq(*shapes, "spec.fallback.shapes")) return fail();
-    for (size_t i = 0; i < shapes->size(); ++i) {
-      const std::string path = index("spec.fallback.shapes", i);
-      MapReader s(r_, (*shapes)[i], path, {{"pods", "gpus", "cpu", "memory"}});
-      if (!s.is_map()) {
-        fail();
-        continue;
-      }
-      FallbackShape shape;
-      if (const YAML::Node* n = s.find("pods")) {
-        if (auto v = r_.integer(*n, s.path("pods"), 1, kMaxPodsPerSet)) {
-          shape.pods = static_cast<int32_t>(*v);
-        } else {
-          fail();
-        }
-      }
-      if (const YAML::Node* n = s.required("gpus")) {
-        if (auto v = r_.integer(*n, s.path("gpus"), 1, 64)) {
-          shape.gpus = static_cast<int32_t>(*v);
-        } else {
-          fail();
-        }
-      } else {
-        fail();
-      }
-      if (const YAML::Node* n = s.find("cpu")) {
-        if (auto v = r_.quantity(*n, s.path("cpu"), kCpu)) {
-          shape.cpu_milli = *v;
-        } else {
-          fail();
-        }
-      }
-      if (const YAML::Node* n = s.find("memory")) {
-        if (auto v = r_.quantity(*n, s.path("memory"), kMemory)) {
-          shape.memory_mib = *v;
-        } else {
-          fail();
-        }
-      }
-      d_.job.fallback.shapes.push_back(shape);
-    }
+  int64_t amount = milli_to_canonical(*id, *milli);
+  if (__builtin_add_overflow(req[*id], amount, &req[*id])) {
+    r_.error(value, path, "total request overflows");
+    return fail();
   }
+  if (amount > 0) d_.resource_locs.emplace_back(*id, Loc{r_.where(value), path});
+}
 
-  void topology(const YAML::Node& node) {
-    MapReader t(r_, node, "spec.topology", {{"required", "preferred"}});
-    if (!t.is_map()) return fail();
-    const YAML::Node* req = t.find("required");
-    const YAML::Node* pref = t.find("preferred");
-    if (req && pref) {
-      r_.error(node, "spec.topology", "set either required or preferred, not both");
-      return fail();
-    }
-    if (!req && !pref) return;
-    const std::string path = req ? "spec.topology.required" : "spec.topology.preferred";
-    auto level = r_.str(req ? *req : *pref, path);
-    if (!level) return fail();
-    int li = c_.cluster.level_index(*level);
-    if (li < 0) {
-      std::vector<std::string> known = c_.cluster.levels;
-      known.push_back("node");
-      r_.error(req ? *req : *pref, path,
-               "unknown topology level " + quote(*level) + " (known: " + join(known) + ")");
-      return fail();
-    }
-    d_.job.topology = TopologyRequest{li, req != nullptr};
+// Requests that make no sense whatever the cluster.
+bool JobReader::validate() {
+  Job& job = d_.job;
+  int64_t gpus = 0;
+  bool any = false;
+  for (const auto& set : job.pod_sets) {
+    gpus += static_cast<int64_t>(set.count) * set.gpus;
+    any = any || !set.requests.is_zero();
   }
-
-  // ---- v1 Pod and batch/v1 Job ---------------------------------------------------------------
-
-  void pod(const YAML::Node& doc) {
-    std::vector<std::string> ignored;
-    MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec"}, &ignored);
-    metadata(doc, top.find("metadata"), &ignored);
-    const YAML::Node* spec = top.required("spec");
-    if (!spec) return fail();
-    d_.spec_loc = Loc{r_.where(*spec), "spec"};
-    PodSet set;
-    pod_spec(*spec, "spec", set, ignored);
-    if (!read_topology_annotations(r_, top.find("metadata"), "metadata", c_, set.count,
-                                   &d_.job.topology, &d_.topology_loc, &ignored))
-      fail();
-    d_.job.pod_sets.push_back(std::move(set));
-    ignored_note(doc, ignored);
+  if (!any) {
+    error_at(d_.spec_loc, "the job requests no resources (set nvidia.com/gpu, cpu or memory)");
+    return false;
   }
-
-  void batch_job(const YAML::Node& doc) {
-    std::vector<std::string> ignored;
-    MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec"}, &ignored);
-    metadata(doc, top.find("metadata"), &ignored);
-    const YAML::Node* spec_node = top.required("spec");
-    if (!spec_node) return fail();
-    d_.spec_loc = Loc{r_.where(*spec_node), "spec"};
-    MapReader spec(r_, *spec_node, "spec", {"parallelism", "completions", "template"}, &ignored);
-    PodSet set;
-    if (const YAML::Node* n = spec.find("parallelism")) {
-      if (auto v = r_.integer(*n, "spec.parallelism", 1, kMaxPodsPerSet)) {
-        set.count = static_cast<int32_t>(*v);
-      } else {
-        fail();
-      }
-    }
-    if (const YAML::Node* n = spec.find("completions"))
-      r_.note(*n, "spec.completions", "ignored: sluice runs `parallelism` pods once, as one gang");
-    const YAML::Node* tmpl = spec.required("template");
-    if (!tmpl) return fail();
-    MapReader t(r_, *tmpl, "spec.template", {"spec"}, &ignored);
-    const YAML::Node* pod_spec_node = t.required("spec");
-    if (!pod_spec_node) return fail();
-    pod_spec(*pod_spec_node, "spec.template.spec", set, ignored);
-    if (!read_topology_annotations(r_, t.find("metadata"), "spec.template.metadata", c_, set.count,
-                                   &d_.job.topology, &d_.topology_loc, &ignored))
-      fail();
-    d_.job.pod_sets.push_back(std::move(set));
-    ignored_note(doc, ignored);
+  // A fallback shape replaces the job's one pod set of whole GPUs.
+  if (!job.fallback.shapes.empty() &&
+      (job.pod_sets.size() != 1 || job.pod_sets[0].gpus < 1 ||
+       job.pod_sets[0].gpu_milli != static_cast<int32_t>(kMilliPerGpu))) {
+    error_at(d_.fallback_loc,
+             "fallback shapes need a job of one pod set with whole GPUs (this one has " +
+                 std::to_string(job.pod_sets.size()) + " pod sets)");
+    return false;
   }
-
-  // Containers' resources (limits, else requests) summed; init containers: the max of them.
-  void pod_spec(const YAML::Node& node, const std::string& path, PodSet& set,
-                std::vector<std::string>& ignored) {
-    MapReader spec(r_, node, path,
-                   {"containers", "initContainers", "priorityClassName", "securityContext"},
-                   &ignored);
-    if (!spec.is_map()) return fail();
-    if (const YAML::Node* n = spec.find("securityContext"))  // the first container's wins
-      security_context(*n, spec.path("securityContext"), &ignored);
-    if (const YAML::Node* n = spec.find("priorityClassName")) {
-      if (auto s = r_.str(*n, spec.path("priorityClassName"))) {
-        if (d_.priority.empty()) {  // the kueue.x-k8s.io/priority-class label wins
-          d_.priority = *s;
-          d_.priority_loc = Loc{r_.where(*n), spec.path("priorityClassName")};
-        }
-      } else {
-        fail();
-      }
-    }
-    ResourceVec sum, init_max;
-    const YAML::Node* containers = spec.required("containers");
-    if (!containers) return fail();
-    if (!r_.expect_seq(*containers, spec.path("containers"))) return fail();
-    if (containers->size() == 0) {
-      r_.error(*containers, spec.path("containers"), "must not be empty");
-      return fail();
-    }
-    for (size_t i = 0; i < containers->size(); ++i)
-      sum += container((*containers)[i], index(spec.path("containers"), i), i == 0, ignored);
-    if (const YAML::Node* inits = spec.find("initContainers")) {
-      if (r_.expect_seq(*inits, spec.path("initContainers"))) {
-        for (size_t i = 0; i < inits->size(); ++i) {
-          ResourceVec v =
-              container((*inits)[i], index(spec.path("initContainers"), i), false, ignored);
-          for (ResourceId r = 0; r < kMaxResources; ++r) init_max[r] = std::max(init_max[r], v[r]);
-        }
-      } else {
-        fail();
-      }
-    }
-    for (ResourceId r = 0; r < kMaxResources; ++r) sum[r] = std::max(sum[r], init_max[r]);
-    set.requests = sum;
-    set.gpus = static_cast<int32_t>(sum[kGpu] / kMilliPerGpu);
-    set.gpu_milli = static_cast<int32_t>(kMilliPerGpu);
+  if (gpus > kMaxGpusPerJob) {
+    error_at(d_.spec_loc, "the job asks for " + std::to_string(gpus) + " GPUs in total; at most " +
+                              std::to_string(kMaxGpusPerJob));
+    return false;
   }
+  return true;
+}
 
-  ResourceVec container(const YAML::Node& node, const std::string& path, bool first,
-                        std::vector<std::string>& ignored) {
-    static const std::vector<const char*> kFirst = {"name", "resources", "command",
-                                                    "args", "env",       "securityContext"};
-    static const std::vector<const char*> kOther = {"name", "resources"};
-    MapReader c(r_, node, path, first ? kFirst : kOther, &ignored);
-    ResourceVec limits, requests;
-    if (!c.is_map()) {
-      fail();
-      return limits;
-    }
-    if (const YAML::Node* res = c.find("resources")) {
-      MapReader rm(r_, *res, c.path("resources"), {"limits", "requests"}, &ignored);
-      auto read = [&](const char* key, ResourceVec& out) {
-        if (const YAML::Node* n = rm.find(key)) {
-          MapReader m(r_, *n, rm.path(key), {}, &unused_);
-          for (const auto& [name, value] : m.entries())
-            request(value, m.path(name), name, out, &ignored);
-        }
-      };
-      read("limits", limits);
-      read("requests", requests);
-    }
-    // A limit, where given, is what the container may use; a request alone stands for itself.
-    for (ResourceId r = 0; r < kMaxResources; ++r)
-      if (limits[r] == 0) limits[r] = requests[r];
-    if (first) {
-      auto list = [&](const char* key) {
-        std::vector<std::string> out;
-        if (const YAML::Node* n = c.find(key)) {
-          if (auto v = r_.str_list(*n, c.path(key))) {
-            out = *v;
-          } else {
-            fail();
-          }
-        }
-        return out;
-      };
-      if (const YAML::Node* n = c.find("securityContext"))
-        security_context(*n, c.path("securityContext"), &ignored);
-      d_.job.command = list("command");
-      for (auto& a : list("args")) d_.job.command.push_back(std::move(a));
-      if (const YAML::Node* env = c.find("env")) {
-        if (r_.expect_seq(*env, c.path("env"))) {
-          for (size_t i = 0; i < env->size(); ++i) {
-            MapReader e(r_, (*env)[i], index(c.path("env"), i), {"name", "value"}, &ignored);
-            const YAML::Node* name = e.required("name");
-            auto n = name ? r_.str(*name, e.path("name")) : std::nullopt;
-            if (!n) {
-              fail();
-              continue;
-            }
-            std::string value;
-            if (const YAML::Node* v = e.find("value")) {
-              auto s = r_.str(*v, e.path("value"), /*allow_empty=*/true);
-              if (s) value = *s;
-            }
-            d_.job.env.emplace_back(*n, value);
-          }
-        } else {
-          fail();
-        }
-      }
-    }
-    return limits;
+// Queue, priority, defaults from the ClusterQueue, resources covered by its groups.
+bool JobReader::resolve() {
+  // 1. The name: generateName expanded; unique within the namespace.
+  if (!resolve_name()) return false;
+  // 2. LocalQueue (default: "default" in the job's namespace) and its ClusterQueue.
+  if (!resolve_queue()) return false;
+  const auto lq = *c_.find_local_queue(d_.job.namespace_, d_.job.queue);
+  const ClusterQueue& cq = c_.cluster_queues[static_cast<size_t>(
+      c_.local_queues[static_cast<size_t>(lq)].cluster_queue)];
+  // 3. Priority: the job's class, else the queue's default class, else none (0).
+  if (!resolve_priority(cq)) return false;
+  warn_topology_flavors(r_.sink(), c_, cq, d_.job.topology, d_.topology_loc);
+  // 4. Defaults from the ClusterQueue.
+  d_.job.preemptible = d_.preemptible.value_or(cq.preemptible);
+  d_.job.interactive = d_.interactive.value_or(cq.interactive);
+  // 5. Every requested resource is covered by one of the queue's resource groups.
+  if (!check_resources(cq)) return false;
+  // 6. Allowed GPU models that no node has (a warning: the cluster may be described elsewhere).
+  check_models();
+  return true;
+}
+
+// Kubernetes appends five random characters to generateName; here they derive from the seed
+// (the server's clock; 0 for check and plan) and the count of names generated before, so the
+// same input gives the same names, and two in one submission never collide.
+bool JobReader::resolve_name() {
+  Job& job = d_.job;
+  if (job.name.empty() && !d_.generate_name.empty()) {
+    do {
+      job.name = generated_name(d_.generate_name, ctx_.name_seed, ctx_.generated++);
+    } while (ctx_.names.count({job.namespace_, job.name}));
   }
-
-  // runAsUser / runAsGroup (the server checks them against the submitter's token) and
-  // runAsNonRoot. Kubernetes fields sluice does not act on (capabilities, seccomp, ...) are
-  // noted as ignored in Pods and batch Jobs (`ignored`), errors in a sluice Job (nullptr).
-  void security_context(const YAML::Node& node, const std::string& path,
-                        std::vector<std::string>* ignored) {
-    std::vector<std::string> unknown;
-    MapReader sc(r_, node, path, {"runAsUser", "runAsGroup", "runAsNonRoot"},
-                 ignored ? ignored : &unknown);
-    if (!sc.is_map()) return fail();
-    for (const auto& u : unknown) {
-      r_.error(node, u, "unknown field (sluice reads runAsUser, runAsGroup, runAsNonRoot)");
-      fail();
-    }
-    for (auto [key, out] : {std::pair{"runAsUser", &d_.job.run_as_uid},
-                            std::pair{"runAsGroup", &d_.job.run_as_gid}}) {
-      if (const YAML::Node* n = sc.find(key)) {
-        if (auto v = r_.integer(*n, sc.path(key), 0, kMaxUnixId)) {
-          *out = *v;
-        } else {
-          fail();
-        }
-      }
-    }
-    if (const YAML::Node* n = sc.find("runAsNonRoot")) {
-      if (r_.boolean(*n, sc.path("runAsNonRoot")).value_or(false) && d_.job.run_as_uid == 0) {
-        r_.error(*n, sc.path("runAsNonRoot"), "true, but runAsUser is 0");
-        fail();
-      }
-    }
+  if (!ctx_.names.emplace(job.namespace_, job.name).second) {
+    error_at(d_.name_loc, "duplicate job " + quote(job.namespace_ + "/" + job.name));
+    return false;
   }
+  return true;
+}
 
-  void ignored_note(const YAML::Node& doc, const std::vector<std::string>& ignored) {
-    if (ignored.empty()) return;
-    std::string list;
-    for (size_t i = 0; i < ignored.size() && i < kMaxIgnoredListed; ++i)
-      list += (i ? ", " : "") + ignored[i];
-    if (ignored.size() > kMaxIgnoredListed)
-      list += " and " + std::to_string(ignored.size() - kMaxIgnoredListed) + " more";
-    r_.note(doc, "", "ignored fields: " + list);
+bool JobReader::resolve_queue() {
+  Job& job = d_.job;
+  const std::string queue = d_.queue.empty() ? "default" : d_.queue;
+  if (!c_.find_local_queue(job.namespace_, queue)) {
+    std::vector<std::string> known;
+    for (const auto& q : c_.local_queues) known.push_back(q.namespace_ + "/" + q.name);
+    std::string what = d_.queue.empty() ? "no queue given (spec.queue, or label or annotation " +
+                                              std::string(kQueueLabel) +
+                                              ", or label queue) and no LocalQueue "
+                                              "\"default\""
+                                        : "LocalQueue " + quote(queue) + " not found";
+    error_at(d_.queue_loc, what + " in namespace " + quote(job.namespace_) +
+                               " (queues: " + (known.empty() ? "none defined" : join(known)) + ")");
+    return false;
   }
+  // Kueue leaves a job without a queue name alone; sluice queues it in "default", and says so.
+  if (d_.queue.empty())
+    r_.sink().note(format(
+        d_.queue_loc.where, d_.queue_loc.path,
+        "no queue given; using LocalQueue \"default\" of namespace " + quote(job.namespace_)));
+  job.queue = queue;
+  return true;
+}
 
-  // ---- shared ----------------------------------------------------------------------------
-
-  void metadata(const YAML::Node& doc, const YAML::Node* node, std::vector<std::string>* ignored) {
-    Metadata m = read_metadata(r_, doc, node, ignored);
-    if (!m.ok) return fail();
-    d_.job.name = m.name;
-    d_.job.namespace_ = m.namespace_;
-    if (node && node->IsMap())
-      for (auto it = node->begin(); it != node->end(); ++it)
-        if (it->first.IsScalar() && it->first.Scalar() == "name")
-          d_.name_loc = Loc{r_.where(it->second), "metadata.name"};
-    if (!ignored) return;
-    // Pods and batch Jobs: queue and priority from labels.
-    std::optional<YAML::Node> labels;  // a copy: yaml-cpp's iterator yields temporaries
-    if (node && node->IsMap())
-      for (auto it = node->begin(); it != node->end(); ++it)
-        if (it->first.IsScalar() && it->first.Scalar() == "labels") labels = it->second;
-    Loc labels_loc{r_.where(labels ? *labels : *node), "metadata.labels"};
-    if (const std::string* q = find_label(m.labels, kQueueLabel)) {
-      d_.queue = *q;
-      d_.queue_loc = Loc{labels_loc.where, child("metadata.labels", kQueueLabel)};
-    } else if (const std::string* q2 = find_label(m.labels, kPlainQueueLabel)) {
-      d_.queue = *q2;
-      d_.queue_loc = Loc{labels_loc.where, child("metadata.labels", kPlainQueueLabel)};
-    } else {
-      d_.queue_loc = labels_loc;
-    }
-    if (const std::string* p = find_label(m.labels, kPriorityLabel)) {
-      d_.priority = *p;
-      d_.priority_loc = Loc{labels_loc.where, child("metadata.labels", kPriorityLabel)};
-    }
+bool JobReader::resolve_priority(const ClusterQueue& cq) {
+  Job& job = d_.job;
+  std::string pc = d_.priority;
+  Loc pc_loc = d_.priority_loc;
+  if (pc.empty()) pc = cq.default_priority_class;
+  if (pc.empty()) return true;
+  if (const PriorityClass* p = c_.find_priority_class(pc)) {
+    job.priority = p->value;
+  } else if (auto it = ctx_.builtin_priorities.find(pc); it != ctx_.builtin_priorities.end()) {
+    job.priority = it->second;
+  } else if (auto v = builtin_priority(pc)) {
+    ctx_.builtin_priorities.emplace(pc, *v);
+    job.priority = *v;
+    r_.sink().warning(format(pc_loc.where, pc_loc.path,
+                             "WorkloadPriorityClass " + quote(pc) +
+                                 " is not defined; using the built-in value " +
+                                 std::to_string(*v)));
+  } else {
+    std::vector<std::string> known;
+    for (const auto& p : c_.priority_classes) known.push_back(p.name);
+    error_at(pc_loc, "unknown priority class " + quote(pc) +
+                         " (defined: " + (known.empty() ? "none" : join(known)) +
+                         "; built-in: low, normal, medium, high, critical)");
+    return false;
   }
+  job.priority_class = pc;
+  return true;
+}
 
-  void error_at(const Loc& loc, const std::string& message) {
-    r_.sink().error(format(loc.where, loc.path, message));
-    fail();
-  }
-
-  // Requests that make no sense whatever the cluster.
-  bool validate() {
-    Job& job = d_.job;
-    int64_t gpus = 0;
-    bool any = false;
-    for (const auto& set : job.pod_sets) {
-      gpus += static_cast<int64_t>(set.count) * set.gpus;
-      any = any || !set.requests.is_zero();
-    }
-    if (!any) {
-      error_at(d_.spec_loc, "the job requests no resources (set nvidia.com/gpu, cpu or memory)");
-      return false;
-    }
-    // A fallback shape replaces the job's one pod set of whole GPUs.
-    if (!job.fallback.shapes.empty() &&
-        (job.pod_sets.size() != 1 || job.pod_sets[0].gpus < 1 ||
-         job.pod_sets[0].gpu_milli != static_cast<int32_t>(kMilliPerGpu))) {
-      error_at(d_.fallback_loc,
-               "fallback shapes need a job of one pod set with whole GPUs (this one has " +
-                   std::to_string(job.pod_sets.size()) + " pod sets)");
-      return false;
-    }
-    if (gpus > kMaxGpusPerJob) {
-      error_at(d_.spec_loc, "the job asks for " + std::to_string(gpus) +
-                                " GPUs in total; at most " + std::to_string(kMaxGpusPerJob));
-      return false;
-    }
-    return true;
-  }
-
-  // Queue, priority, defaults from the ClusterQueue, resources covered by its groups.
-  bool resolve() {
-    Job& job = d_.job;
-    // 1. Unique name within the namespace.
-    if (!ctx_.names.emplace(job.namespace_, job.name).second) {
-      error_at(d_.name_loc, "duplicate job " + quote(job.namespace_ + "/" + job.name));
-      return false;
-    }
-    // 2. LocalQueue (default: "default" in the job's namespace) and its ClusterQueue.
-    const std::string queue = d_.queue.empty() ? "default" : d_.queue;
-    auto lq = c_.find_local_queue(job.namespace_, queue);
-    if (!lq) {
-      std::vector<std::string> known;
-      for (const auto& q : c_.local_queues) known.push_back(q.namespace_ + "/" + q.name);
-      std::string what = d_.queue.empty()
-                             ? "no queue given (spec.queue, or label " + std::string(kQueueLabel) +
-                                   " or queue) and no LocalQueue \"default\""
-                             : "LocalQueue " + quote(queue) + " not found";
-      error_at(d_.queue_loc, what + " in namespace " + quote(job.namespace_) + " (queues: " +
-                                 (known.empty() ? "none defined" : join(known)) + ")");
-      return false;
-    }
-    job.queue = queue;
-    const ClusterQueue& cq = c_.cluster_queues[static_cast<size_t>(
-        c_.local_queues[static_cast<size_t>(*lq)].cluster_queue)];
-    // 3. Priority: the job's class, else the queue's default class, else none (0).
-    std::string pc = d_.priority;
-    Loc pc_loc = d_.priority_loc;
-    if (pc.empty()) pc = cq.default_priority_class;
-    if (!pc.empty()) {
-      if (const PriorityClass* p = c_.find_priority_class(pc)) {
-        job.priority = p->value;
-      } else if (auto it = ctx_.builtin_priorities.find(pc); it != ctx_.builtin_priorities.end()) {
-        job.priority = it->second;
-      } else if (auto v = builtin_priority(pc)) {
-        ctx_.builtin_priorities.emplace(pc, *v);
-        job.priority = *v;
-        r_.sink().warning(format(pc_loc.where, pc_loc.path,
-                                 "WorkloadPriorityClass " + quote(pc) +
-                                     " is not defined; using the built-in value " +
-                                     std::to_string(*v)));
-      } else {
-        std::vector<std::string> known;
-        for (const auto& p : c_.priority_classes) known.push_back(p.name);
-        error_at(pc_loc, "unknown priority class " + quote(pc) +
-                             " (defined: " + (known.empty() ? "none" : join(known)) +
-                             "; built-in: low, normal, medium, high, critical)");
-        return false;
-      }
-      job.priority_class = pc;
-    }
-    warn_topology_flavors(r_.sink(), c_, cq, job.topology, d_.topology_loc);
-    // 4. Defaults from the ClusterQueue.
-    job.preemptible = d_.preemptible.value_or(cq.preemptible);
-    job.interactive = d_.interactive.value_or(cq.interactive);
-    // 5. Every requested resource is covered by one of the queue's resource groups.
-    bool ok = true;
-    for (const auto& [res, loc] : d_.resource_locs) {
-      bool covered = std::any_of(cq.resource_groups.begin(), cq.resource_groups.end(),
-                                 [&, res = res](const auto& g) {
-                                   return std::count(g.covered.begin(), g.covered.end(), res) > 0;
-                                 });
-      if (covered) continue;
+// Every resource covered by a group of the queue; an extended resource (not GPUs, CPU, memory or
+// MIG slices) is counted against quota only: nodes describe no capacity for it (a warning).
+bool JobReader::check_resources(const ClusterQueue& cq) {
+  std::vector<ResourceId> warned;
+  for (const auto& [res, loc] : d_.resource_locs) {
+    bool covered = std::any_of(cq.resource_groups.begin(), cq.resource_groups.end(),
+                               [&, res = res](const auto& g) {
+                                 return std::count(g.covered.begin(), g.covered.end(), res) > 0;
+                               });
+    if (!covered) {
       std::vector<std::string> names;
       for (const auto& g : cq.resource_groups)
         for (ResourceId id : g.covered) names.push_back(c_.resources.name(id));
       error_at(loc, "no resource group of ClusterQueue " + quote(cq.name) + " covers " +
                         c_.resources.name(res) +
                         " (covered: " + (names.empty() ? "nothing" : join(names)) + ")");
-      ok = false;
-      break;
+      return false;
     }
-    // 6. Allowed GPU models that no node has: the job could never run (a warning: the cluster
-    // may not be described in this configuration).
-    if (!job.allowed_models.empty() && c_.cluster.total_gpus() > 0) {
-      std::vector<std::string> models;
-      for (const auto& n : c_.cluster.nodes)
-        for (const auto& g : n.gpus)
-          if (std::find(models.begin(), models.end(), g.model) == models.end())
-            models.push_back(g.model);
-      for (const auto& m : job.allowed_models)
-        if (std::find(models.begin(), models.end(), m) == models.end())
-          r_.sink().warning(
-              format(d_.models_loc.where, d_.models_loc.path,
-                     "no node has GPU model " + quote(m) + " (models: " + join(models) + ")"));
-    }
-    return ok;
+    const bool placed = res == kGpu || res == kCpu || res == kMemory || c_.resources.is_mig(res);
+    if (placed || std::count(warned.begin(), warned.end(), res)) continue;
+    warned.push_back(res);
+    r_.sink().warning(format(loc.where, loc.path,
+                             c_.resources.name(res) + " is counted against ClusterQueue " +
+                                 quote(cq.name) +
+                                 "'s quota only: no node describes it, so placement does not "
+                                 "honour it"));
   }
+  return true;
+}
 
-  Reader& r_;
-  JobContext& ctx_;
-  const Config& c_;
-  Draft d_;
-  std::vector<std::string> unused_;  // maps whose keys are data (env, resources)
-};
+void JobReader::check_models() {
+  const Job& job = d_.job;
+  if (job.allowed_models.empty() || c_.cluster.total_gpus() == 0) return;
+  std::vector<std::string> models;
+  for (const auto& n : c_.cluster.nodes)
+    for (const auto& g : n.gpus)
+      if (std::find(models.begin(), models.end(), g.model) == models.end())
+        models.push_back(g.model);
+  for (const auto& m : job.allowed_models)
+    if (std::find(models.begin(), models.end(), m) == models.end())
+      r_.sink().warning(
+          format(d_.models_loc.where, d_.models_loc.path,
+                 "no node has GPU model " + quote(m) + " (models: " + join(models) + ")"));
+}
 
-}  // namespace
-
-std::optional<Job> read_job(Reader& r, const YAML::Node& doc, DocKind kind, JobContext& ctx) {
+std::optional<ReadJob> read_job(Reader& r, const YAML::Node& doc, DocKind kind, JobContext& ctx) {
   return JobReader(r, ctx).read(doc, kind);
+}
+
+void split_read_jobs(std::vector<ReadJob>& read, std::vector<Job>& jobs,
+                     std::vector<Where>& where) {
+  for (auto& rj : read) {
+    jobs.push_back(std::move(rj.job));
+    where.push_back(std::move(rj.where));
+  }
+  read.clear();
 }
 
 void assign_job_ids(std::vector<Job>& jobs, std::vector<Where>& where, Sink& sink) {

@@ -124,6 +124,9 @@ void read_document(cd::Reader& r, const YAML::Node& doc, cd::Builder& b,
     case cd::DocKind::kSluiceJob:
     case cd::DocKind::kPod:
     case cd::DocKind::kBatchJob:
+    case cd::DocKind::kJobSet:
+    case cd::DocKind::kPyTorchJob:
+    case cd::DocKind::kMpiJob:
       b.jobs.push_back(cd::JobDoc{r.file(), doc, h->kind});
       return;
     case cd::DocKind::kUnknown:
@@ -171,20 +174,20 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) 
   }
   // 3. Jobs against the resolved config.
   LoadOutput out;
-  std::vector<cd::Where> job_where;
+  std::vector<cd::ReadJob> read;
   cd::JobContext ctx{b.config, {}, {}};
   for (const cd::JobDoc& jd : b.jobs) {
     if (sink.full()) break;
     cd::Reader r(jd.file, sink);
     try {
-      if (auto job = cd::read_job(r, jd.doc, jd.kind, ctx)) {
-        out.jobs.push_back(std::move(*job));
-        job_where.push_back(r.where(jd.doc));
-      }
+      if (auto job = cd::read_job(r, jd.doc, jd.kind, ctx)) read.push_back(std::move(*job));
     } catch (const std::exception& e) {
       internal_error(sink, r.where(jd.doc).str(), e.what());
     }
   }
+  cd::merge_pod_groups(read, sink);
+  std::vector<cd::Where> job_where;
+  cd::split_read_jobs(read, out.jobs, job_where);
   cd::assign_job_ids(out.jobs, job_where, sink);
   // Built-in priority classes the jobs used become part of the config (the warning was issued).
   for (const auto& [name, value] : ctx.builtin_priorities)
@@ -205,8 +208,8 @@ namespace {
 // Job documents read one at a time against a config, for both of parse_jobs' paths.
 class JobDocuments {
  public:
-  JobDocuments(const std::string& file, const Config& config)
-      : r_(file, sink_), ctx_{config, {}, {}} {}
+  JobDocuments(const std::string& file, const Config& config, uint64_t name_seed)
+      : r_(file, sink_), ctx_{config, {}, {}, name_seed} {}
 
   bool full() { return sink_.full(); }
   bool said_anything() const {
@@ -238,14 +241,11 @@ class JobDocuments {
       if (!cd::is_job_kind(h->kind)) {
         r_.error(h->kind_node, "kind",
                  h->kind_name +
-                     " is configuration, not a job (expected sluice.dev/v1alpha1 "
-                     "Job, v1 Pod or batch/v1 Job)");
+                     " is configuration, not a job (expected a sluice.dev/v1alpha1 Job, v1 "
+                     "Pod, batch/v1 Job, JobSet, PyTorchJob or MPIJob)");
         return;
       }
-      if (auto job = cd::read_job(r_, doc, h->kind, ctx_)) {
-        out_.jobs.push_back(std::move(*job));
-        where_.push_back(r_.where(doc));
-      }
+      if (auto job = cd::read_job(r_, doc, h->kind, ctx_)) read_.push_back(std::move(*job));
     } catch (const std::exception& e) {
       internal_error(sink_, r_.where(doc).str(), e.what());
     }
@@ -263,6 +263,8 @@ class JobDocuments {
   }
 
   JobsOutput finish() {
+    cd::merge_pod_groups(read_, sink_);
+    cd::split_read_jobs(read_, out_.jobs, where_);
     cd::assign_job_ids(out_.jobs, where_, sink_);
     sink_.finish();
     out_.errors = std::move(sink_.errors);
@@ -275,6 +277,7 @@ class JobDocuments {
   cd::Sink sink_;
   cd::Reader r_;
   cd::JobContext ctx_;
+  std::vector<cd::ReadJob> read_;
   std::vector<cd::Where> where_;
   JobsOutput out_;
 };
@@ -284,8 +287,8 @@ class JobDocuments {
 namespace config_detail {
 
 JobsOutput read_job_documents(const std::string& file, const std::vector<YAML::Node>& docs,
-                              const Config& config) {
-  JobDocuments jobs(file, config);
+                              const Config& config, uint64_t name_seed) {
+  JobDocuments jobs(file, config, name_seed);
   for (const YAML::Node& doc : docs) {
     if (jobs.full()) break;
     jobs.read(doc);
@@ -293,12 +296,12 @@ JobsOutput read_job_documents(const std::string& file, const std::vector<YAML::N
   return jobs.finish();
 }
 
-JobsOutput parse_jobs_yaml(const Source& source, const Config& config) {
+JobsOutput parse_jobs_yaml(const Source& source, const Config& config, uint64_t name_seed) {
   Sink sink;
   std::vector<YAML::Node> docs;
   bool too_large = false;
   if (parse_yaml(source, sink, &docs, submission_limits(), &too_large))
-    return read_job_documents(source.name, docs, config);
+    return read_job_documents(source.name, docs, config, name_seed);
   sink.finish();
   JobsOutput out;
   out.errors = std::move(sink.errors);
@@ -306,7 +309,8 @@ JobsOutput parse_jobs_yaml(const Source& source, const Config& config) {
   return out;
 }
 
-std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& config) {
+std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& config,
+                                          uint64_t name_seed) {
   // Messages from nodes without marks would lack their line: at the first one, stop; the YAML
   // path says them instead.
   // Limits too: a violation is said by the YAML path, with its line.
@@ -314,7 +318,7 @@ std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& co
   if (check_text(source.text, limits)) return std::nullopt;
   InputBudget budget;
   bool within = true;
-  JobDocuments jobs(source.name, config);
+  JobDocuments jobs(source.name, config, name_seed);
   const bool read = for_each_json_document(source.text, [&](const YAML::Node& doc) {
     within = !check_document(doc, limits, budget);
     if (within) jobs.read(doc);
@@ -328,9 +332,9 @@ std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& co
 
 }  // namespace config_detail
 
-JobsOutput parse_jobs(const Source& source, const Config& config) {
-  if (auto out = cd::parse_jobs_json(source, config)) return std::move(*out);
-  return cd::parse_jobs_yaml(source, config);
+JobsOutput parse_jobs(const Source& source, const Config& config, uint64_t name_seed) {
+  if (auto out = cd::parse_jobs_json(source, config, name_seed)) return std::move(*out);
+  return cd::parse_jobs_yaml(source, config, name_seed);
 }
 
 }  // namespace sluice

@@ -39,7 +39,8 @@ struct LoadOutput {
 // resolves the job documents against it. With options.strict every warning is also an error.
 LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options);
 
-// Parses job submissions only (sluice Job, v1 Pod, batch/v1 Job; JSON is YAML, so JSON works
+// Parses job submissions only (sluice Job, v1 Pod, batch/v1 Job, JobSet, PyTorchJob, MPIJob;
+// JSON is YAML, so JSON works
 // too) against an already loaded config. Ids are 1, 2, 3... in document order unless given.
 // A body of JSON objects (one, or one per `---` document) takes a faster parser with the same
 // result; whenever that would say anything, the YAML path reads the body again (parse_jobs.h).
@@ -49,7 +50,8 @@ struct JobsOutput {
   std::vector<std::string> notes;  // ignored fields, built-in priority classes used, ...
   bool too_large = false;          // refused by a size limit (input_limits.h): HTTP 413
 };
-JobsOutput parse_jobs(const Source& source, const Config& config);
+// name_seed: where metadata.generateName suffixes come from (the server passes its clock).
+JobsOutput parse_jobs(const Source& source, const Config& config, uint64_t name_seed = 0);
 
 // Human summary for `sluice check`: cluster, flavors, cohorts, queues and quotas.
 std::string summarize(const Config& config);

@@ -20,6 +20,30 @@ struct PodSet {
   ResourceVec requests;
   int32_t gpus = 0;          // GPU devices per pod
   int32_t gpu_milli = 1000;  // per device; < 1000 only with gpus == 1 (a shared fraction)
+  // What this set's pods run where it differs from the job's (Kubeflow replica specs, JobSet
+  // replicated jobs, pod groups): empty command: the job's; env: added to the job's, winning.
+  std::vector<std::string> command;
+  std::vector<std::pair<std::string, std::string>> env;
+  // Indexed completion within the set (a JobSet's Indexed child Jobs): > 0: the set's pods form
+  // child jobs of this many pods each, and a pod's JOB_COMPLETION_INDEX is its index in its
+  // child job. 0: none.
+  int32_t indexed_group = 0;
+};
+
+// The environment a gang's pods get for a distributed launcher, besides sluice's own SLUICE_*
+// (docs/workloads.md): kTorch: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, NODE_RANK
+// and torchrun's PET_* (PyTorchJob, JobSet, `sluice run --gang`); kMpi: the same plus the
+// launcher's hostfile (MPIJob).
+enum class GangEnv : uint8_t { kNone, kTorch, kMpi };
+
+// batch/v1 Job completions (Kubernetes semantics on sluice's slots): the job's pods (its
+// `parallelism`) are admitted and placed together as usual; together they run `total` pod runs,
+// each slot starting the next one as its previous one succeeds. Indexed: run i gets
+// JOB_COMPLETION_INDEX=i. total 0: every pod runs once (a gang).
+struct Completions {
+  int32_t total = 0;
+  bool indexed = false;
+  bool operator==(const Completions&) const = default;
 };
 
 // Slices of a gang (Kueue's podset-slice annotations): its pods, pod set by pod set in index
@@ -83,6 +107,8 @@ struct Job {
   // What the agent runs (not used by the core's decisions).
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;
+  GangEnv gang_env = GangEnv::kNone;
+  Completions completions;
   // Who runs it: the submitter (token name, "anonymous" without auth) and the unix ids its pods
   // run as on a root agent. A submission sets them from securityContext.runAsUser/runAsGroup;
   // the server then resolves them against the token (-1: none: the agent's per-namespace uid).

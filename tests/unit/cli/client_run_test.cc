@@ -33,7 +33,7 @@ TEST(ClientRun, BuildsTheShorthandJobDocument) {
     "spec": {"queue": "train", "pods": 2, "gpus": 8, "cpu": "32", "memory": "256Gi",
              "priorityClassName": "urgent", "walltime": "2h",
              "command": ["torchrun", "--nnodes=2", "train.py", "--lr", "3e-4"],
-             "env": {"NCCL_DEBUG": "WARN", "EMPTY": ""}}})"));
+             "env": {"NCCL_DEBUG": "WARN", "EMPTY": ""}, "distributedEnv": "torch"}})"));
 }
 
 TEST(ClientRun, FractionImpliesOneGpuAndFlagsAreExplicit) {
@@ -53,6 +53,7 @@ TEST(ClientRun, FractionImpliesOneGpuAndFlagsAreExplicit) {
   EXPECT_EQ(spec["preemptible"], false);
   EXPECT_EQ(doc.value["metadata"], json({{"name", "alice"}}));  // no namespace: server default
   EXPECT_FALSE(spec.contains("env"));
+  EXPECT_FALSE(spec.contains("distributedEnv"));  // one pod: no torchrun env
 }
 
 TEST(ClientRun, RefusesOptionsThatCannotBeRight) {

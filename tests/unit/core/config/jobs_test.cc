@@ -266,7 +266,7 @@ spec: {queue: gpus, gpus: 1, cpu: 4}
                   "(known: rack, node)"));
   EXPECT_TRUE(has(e,
                   "jobs.yaml:49: spec.podSets[0].resources.example.com/fpga: unknown resource "
-                  "\"example.com/fpga\" (no ClusterQueue covers it; known: nvidia.com/gpu, "
+                  "\"example.com/fpga\": no ClusterQueue covers it (known: nvidia.com/gpu, "
                   "cpu, memory)"));
   EXPECT_TRUE(has(e,
                   "jobs.yaml:54: spec.cpu: no resource group of ClusterQueue \"gpu-only\" "
@@ -315,8 +315,8 @@ spec: {queue: train, gpus: 1}
 )");
   const auto& e = out.errors;
   EXPECT_TRUE(has(e,
-                  "jobs.yaml:4: spec.queue: no queue given (spec.queue, or label "
-                  "kueue.x-k8s.io/queue-name or queue) and no LocalQueue \"default\" in "
+                  "jobs.yaml:4: spec.queue: no queue given (spec.queue, or label or annotation "
+                  "kueue.x-k8s.io/queue-name, or label queue) and no LocalQueue \"default\" in "
                   "namespace \"team-b\" (queues: team-a/train, team-a/default, team-a/gpus)"))
       << dump(e);
   EXPECT_TRUE(has(e,
@@ -379,7 +379,7 @@ spec:
   EXPECT_EQ(j.env, (std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", ""}}));
   ASSERT_EQ(out.notes.size(), 1u) << dump(out.notes);
   EXPECT_EQ(out.notes[0],
-            "jobs.yaml:1: ignored fields: metadata.annotations, spec.schedulerName, "
+            "jobs.yaml:1: ignored fields: spec.schedulerName, "
             "spec.containers[0].image, spec.containers[0].resources.limits.ephemeral-storage, "
             "spec.containers[0].env[1].valueFrom, spec.containers[1].image, "
             "spec.initContainers[0].image");
@@ -460,7 +460,7 @@ spec: {queue: train, gpus: 1, securityContext: {privileged: true}}
   EXPECT_NE(bad.errors[2].find("privileged"), std::string::npos) << bad.errors[2];
 }
 
-TEST(ConfigJobs, BatchJobParallelismIsTheGang) {
+TEST(ConfigJobs, BatchJobParallelismPodsRunTheCompletions) {
   auto out = jobs(R"(
 apiVersion: batch/v1
 kind: Job
@@ -485,10 +485,8 @@ spec:
   EXPECT_EQ(out.jobs[0].pod_count(), 4);
   EXPECT_EQ(out.jobs[0].total_requests()[kGpu], 32000);
   EXPECT_EQ(out.jobs[0].priority_class, "urgent");
-  EXPECT_TRUE(has(out.notes,
-                  "jobs.yaml:9: spec.completions: ignored: sluice runs `parallelism` "
-                  "pods once, as one gang"))
-      << dump(out.notes);
+  EXPECT_EQ(out.jobs[0].completions, (Completions{8, false}));  // 8 runs on the 4 pods
+  EXPECT_EQ(out.notes.size(), 1u) << dump(out.notes);
   EXPECT_TRUE(has(out.notes,
                   "jobs.yaml:1: ignored fields: spec.backoffLimit, "
                   "spec.template.spec.restartPolicy"))
@@ -578,8 +576,9 @@ metadata: {name: q}
 spec: {clusterQueue: cq}
 )");
   EXPECT_TRUE(has(out.errors,
-                  "jobs.yaml:2: kind: LocalQueue is configuration, not a job "
-                  "(expected sluice.dev/v1alpha1 Job, v1 Pod or batch/v1 Job)"))
+                  "jobs.yaml:2: kind: LocalQueue is configuration, not a job (expected a "
+                  "sluice.dev/v1alpha1 Job, v1 Pod, batch/v1 Job, JobSet, PyTorchJob or "
+                  "MPIJob)"))
       << dump(out.errors);
 }
 

@@ -1,0 +1,101 @@
+#include "server/pod_launch.h"
+
+#include <map>
+
+namespace sluice::server {
+
+namespace {
+
+const PodSet* set_of(const Job& job, const Admission& admission, size_t pod) {
+  if (pod >= admission.placement.pods.size()) return nullptr;
+  const auto s = static_cast<size_t>(admission.placement.pods[pod].pod_set);
+  return s < job.pod_sets.size() ? &job.pod_sets[s] : nullptr;
+}
+
+// The launcher's variables of a gang (step 2 of pod_command_env).
+void add_gang_env(const Job& job, const Admission& admission, size_t pod,
+                  const std::vector<proto::PeerPod>& peers, int32_t master_port,
+                  std::map<std::string, std::string>& env) {
+  const int32_t rank = pod_rank(job, admission, pod);
+  std::string master;
+  for (size_t i = 0; i < peers.size(); ++i)
+    if (pod_rank(job, admission, i) == 0)
+      master = peers[i].address.empty() ? peers[i].node : address_host(peers[i].address);
+  const std::string world = std::to_string(job.pod_count());
+  auto put = [&](const char* key, const std::string& value) { env.try_emplace(key, value); };
+  put("MASTER_ADDR", master);
+  put("MASTER_PORT", std::to_string(master_port));
+  put("WORLD_SIZE", world);
+  put("RANK", std::to_string(rank));
+  // A pod is one "node" to torch, as a Kubernetes pod is: one process, its own GPUs (device 0 is
+  // the first of CUDA_VISIBLE_DEVICES), however many pods share a machine.
+  put("NODE_RANK", std::to_string(rank));
+  put("LOCAL_RANK", "0");
+  put("PET_MASTER_ADDR", master);
+  put("PET_MASTER_PORT", std::to_string(master_port));
+  put("PET_NNODES", world);
+  put("PET_NODE_RANK", std::to_string(rank));
+  if (job.gang_env != GangEnv::kMpi) return;
+  const PodSet* set = set_of(job, admission, pod);
+  put("K_MPI_JOB_ROLE", set && set->name == "launcher" ? "launcher" : "worker");
+  // The hostfile an OpenMPI launcher reads (mpirun --hostfile): one line per worker pod.
+  std::string hosts;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    const PodSet* s = set_of(job, admission, i);
+    if (s && s->name == "launcher") continue;
+    hosts +=
+        (peers[i].address.empty() ? peers[i].node : address_host(peers[i].address)) + " slots=1\n";
+  }
+  put("SLUICE_HOSTFILE", hosts);
+}
+
+}  // namespace
+
+int32_t pod_rank(const Job& job, const Admission& admission, size_t pod) {
+  if (pod >= admission.placement.pods.size()) return static_cast<int32_t>(pod);
+  const auto& pp = admission.placement.pods[pod];
+  int32_t rank = pp.pod_index;
+  for (int32_t s = 0; s < pp.pod_set && static_cast<size_t>(s) < job.pod_sets.size(); ++s)
+    rank += job.pod_sets[static_cast<size_t>(s)].count;
+  return rank;
+}
+
+std::string address_host(const std::string& address) {
+  std::string rest = address;
+  if (auto scheme = rest.find("://"); scheme != std::string::npos) rest = rest.substr(scheme + 3);
+  if (auto slash = rest.find('/'); slash != std::string::npos) rest = rest.substr(0, slash);
+  if (!rest.empty() && rest.front() == '[') {
+    const auto close = rest.find(']');
+    return close == std::string::npos ? rest.substr(1) : rest.substr(1, close - 1);
+  }
+  if (auto colon = rest.rfind(':'); colon != std::string::npos) rest = rest.substr(0, colon);
+  return rest;
+}
+
+int32_t MasterPorts::pick(JobId job, const std::set<int32_t>& used_on_node) {
+  const auto start = static_cast<int32_t>(job % static_cast<JobId>(kCount));
+  for (int32_t k = 0; k < kCount; ++k) {  // bounded: kCount candidates
+    const int32_t port = kFirst + (start + k) % kCount;
+    if (!used_on_node.count(port)) return port;
+  }
+  return kFirst + start;  // every port taken on one node: share (not reached in practice)
+}
+
+void pod_command_env(const Job& job, const Admission& admission, size_t pod,
+                     const std::vector<proto::PeerPod>& peers, int32_t master_port,
+                     int32_t completion, proto::Assignment& as) {
+  const PodSet* set = set_of(job, admission, pod);
+  as.command = set && !set->command.empty() ? set->command : job.command;
+  for (const auto& [k, v] : job.env) as.env[k] = v;
+  if (set)
+    for (const auto& [k, v] : set->env) as.env[k] = v;
+  if (job.gang_env != GangEnv::kNone) add_gang_env(job, admission, pod, peers, master_port, as.env);
+  if (completion >= 0) {
+    as.env["JOB_COMPLETION_INDEX"] = std::to_string(completion);
+  } else if (set && set->indexed_group > 0 && pod < admission.placement.pods.size()) {
+    as.env["JOB_COMPLETION_INDEX"] =
+        std::to_string(admission.placement.pods[pod].pod_index % set->indexed_group);
+  }
+}
+
+}  // namespace sluice::server
