@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/admitted.h"
 #include "core/config/reader.h"
 #include "core/model/config.h"
 
@@ -32,6 +33,7 @@ enum class DocKind {
   kSluiceJob,
   kPod,
   kBatchJob,
+  kSnapshot,
 };
 
 // Where a field was written, for messages issued after reading.
@@ -100,6 +102,7 @@ struct Builder {
   // [level][id] -> parent domain id at level-1 and the node that set it (consistency check)
   std::vector<std::vector<std::pair<int32_t, std::string>>> domain_parent;
   std::vector<JobDoc> jobs;
+  std::optional<TimeNs> snapshot_ns;  // a Snapshot document's time
 };
 
 // Interns a resource name (error when the catalog is full).
@@ -126,7 +129,8 @@ void read_cohort(Reader& r, const YAML::Node& doc, Builder& b);
 void read_batch_queue(Reader& r, const YAML::Node& doc, Builder& b);  // scheduling.x-k8s.io Queue
 void read_cluster(Reader& r, const YAML::Node& doc, Builder& b);
 void read_policy(Reader& r, const YAML::Node& doc, Builder& b);
-void read_budget(Reader& r, const YAML::Node& doc, Builder& b);  // sluice.dev Budget
+void read_budget(Reader& r, const YAML::Node& doc, Builder& b);    // sluice.dev Budget
+void read_snapshot(Reader& r, const YAML::Node& doc, Builder& b);  // sluice.dev Snapshot
 
 // Stage 2.
 void resolve(Builder& b, Sink& sink);
@@ -137,8 +141,13 @@ struct JobContext {
   // Built-in priority classes used by jobs but not defined in the config (name -> value).
   std::map<std::string, int32_t> builtin_priorities;
   std::set<std::pair<std::string, std::string>> names;  // (namespace, name) seen
+  std::optional<AdmittedStatus> admitted;  // the last job's status.admission (admitted.h)
 };
 std::optional<Job> read_job(Reader& r, const YAML::Node& doc, DocKind kind, JobContext& ctx);
+// Reads a resolved job's status.admission into ctx.admitted (reset when there is none); false
+// after reporting an error (admitted_status.cc).
+bool read_admitted_status(Reader& r, const YAML::Node& doc, DocKind kind, const Job& job,
+                          JobContext& ctx);
 // Gives ids 1, 2, 3... (skipping explicit ones) to jobs with id 0; duplicates are errors.
 void assign_job_ids(std::vector<Job>& jobs, std::vector<Where>& where, Sink& sink);
 

@@ -69,6 +69,7 @@ class JobReader {
     if (r_.sink().errors.size() + r_.sink().dropped_errors != errors_before) d_.ok = false;
     if (!d_.ok) return std::nullopt;
     if (!validate() || !resolve()) return std::nullopt;
+    if (!read_admitted_status(r_, doc, kind, d_.job, ctx_)) return std::nullopt;
     return std::move(d_.job);
   }
 
@@ -438,7 +439,7 @@ class JobReader {
 
   void pod(const YAML::Node& doc) {
     std::vector<std::string> ignored;
-    MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec"}, &ignored);
+    MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec", "status"}, &ignored);
     metadata(doc, top.find("metadata"), &ignored);
     const YAML::Node* spec = top.required("spec");
     if (!spec) return fail();
@@ -451,7 +452,7 @@ class JobReader {
 
   void batch_job(const YAML::Node& doc) {
     std::vector<std::string> ignored;
-    MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec"}, &ignored);
+    MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec", "status"}, &ignored);
     metadata(doc, top.find("metadata"), &ignored);
     const YAML::Node* spec_node = top.required("spec");
     if (!spec_node) return fail();

@@ -119,6 +119,8 @@ void read_document(cd::Reader& r, const YAML::Node& doc, cd::Builder& b,
       return cd::read_policy(r, doc, b);
     case cd::DocKind::kBudget:
       return cd::read_budget(r, doc, b);
+    case cd::DocKind::kSnapshot:
+      return cd::read_snapshot(r, doc, b);
     case cd::DocKind::kSluiceJob:
     case cd::DocKind::kPod:
     case cd::DocKind::kBatchJob:
@@ -170,6 +172,7 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) 
   // 3. Jobs against the resolved config.
   LoadOutput out;
   std::vector<cd::Where> job_where;
+  std::vector<std::optional<AdmittedStatus>> admitted;  // parallel to out.jobs
   cd::JobContext ctx{b.config, {}, {}};
   for (const cd::JobDoc& jd : b.jobs) {
     if (sink.full()) break;
@@ -178,12 +181,16 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) 
       if (auto job = cd::read_job(r, jd.doc, jd.kind, ctx)) {
         out.jobs.push_back(std::move(*job));
         job_where.push_back(r.where(jd.doc));
+        admitted.push_back(std::move(ctx.admitted));
       }
     } catch (const std::exception& e) {
       internal_error(sink, r.where(jd.doc).str(), e.what());
     }
   }
   cd::assign_job_ids(out.jobs, job_where, sink);
+  for (size_t i = 0; i < admitted.size(); ++i)
+    if (admitted[i]) out.admitted.emplace(out.jobs[i].id, std::move(*admitted[i]));
+  out.snapshot_ns = b.snapshot_ns;
   // Built-in priority classes the jobs used become part of the config (the warning was issued).
   for (const auto& [name, value] : ctx.builtin_priorities)
     if (!b.config.find_priority_class(name)) b.config.priority_classes.push_back({name, value});
@@ -240,7 +247,12 @@ class JobDocuments {
                      "Job, v1 Pod or batch/v1 Job)");
         return;
       }
-      if (auto job = cd::read_job(r_, doc, h->kind, ctx_)) {
+      auto job = cd::read_job(r_, doc, h->kind, ctx_);
+      if (job && ctx_.admitted) {
+        r_.error(doc["status"], "status.admission",
+                 "a submission cannot say where it runs (admitted state is input to `sluice "
+                 "plan`)");
+      } else if (job) {
         out_.jobs.push_back(std::move(*job));
         where_.push_back(r_.where(doc));
       }
