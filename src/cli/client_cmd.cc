@@ -352,6 +352,17 @@ void register_config(CLI::App& app) {
   });
 }
 
+// `sluice snapshot` (admin): the live state as the document `sluice plan --config` reads.
+void register_snapshot(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "snapshot",
+      "Print the live state (configuration, running jobs with their admissions, pending jobs) "
+      "as the YAML `sluice plan --config` replays (admin token)");
+  auto c = std::make_shared<Common>();
+  add_common(cmd, *c, false);
+  cmd->callback([c] { std::cout << need(HttpClient(c->conn).call("GET", "/v1/state")).body; });
+}
+
 // `sluice nodes reset-credential NODE` (admin): docs/agent.md, "Trust model".
 void register_node_reset(CLI::App& app) {
   auto* nodes = app.get_subcommand("nodes");
@@ -388,6 +399,7 @@ void register_client(CLI::App& app) {
   register_logs(app);
   register_explain(app);
   register_config(app);
+  register_snapshot(app);
 }
 
 }  // namespace sluice::cli

@@ -5,8 +5,8 @@
 namespace sluice::cli {
 
 std::optional<LoadOutput> load_files(const std::vector<std::string>& files, bool strict,
-                                     bool quiet_warnings) {
-  std::vector<Source> sources;
+                                     bool quiet_warnings, std::vector<Source> pre) {
+  std::vector<Source> sources = std::move(pre);
   bool failed = false;
   for (const auto& f : files) {
     auto src = read_source(f);

@@ -10,7 +10,8 @@ namespace sluice::cli {
 
 // Loads every file as one configuration. Prints errors (and warnings unless quiet) to stderr;
 // nullopt when anything failed.
+// `pre`: sources already read (a fetched state), loaded before the files.
 std::optional<LoadOutput> load_files(const std::vector<std::string>& files, bool strict,
-                                     bool quiet_warnings = false);
+                                     bool quiet_warnings = false, std::vector<Source> pre = {});
 
 }  // namespace sluice::cli

@@ -1,12 +1,17 @@
 // `sluice plan`: run one scheduling cycle over a configuration and a set of jobs and print the
-// decisions: admissions with their placements, and a reason for every job left pending.
+// decisions: admissions with their placements, whom they preempt, and a reason for every job
+// left pending. Jobs with a status.admission are the running state the cycle starts from
+// (core/config/admitted.h); `--server URL` takes that state from a live server (GET /v1/state)
+// and adds the jobs given, without submitting them.
 #include <iomanip>
 #include <iostream>
 #include <map>
 
+#include "cli/client_http.h"
 #include "cli/commands.h"
 #include "cli/decisions_json.h"
 #include "cli/load_files.h"
+#include "core/config/admitted.h"
 #include "core/cycle/scheduler.h"
 
 namespace sluice::cli {
@@ -18,7 +23,16 @@ struct PlanArgs {
   bool json = false;
   bool strict = false;
   double now_s = -1;
+  Connection conn{""};
 };
+
+// The live state (GET /v1/state) as a source; exits 1 or 2 with the failure when it cannot.
+Source fetch_state(const Connection& conn) {
+  auto reply = HttpClient(conn).call("GET", "/v1/state");
+  if (reply.ok) return Source{conn.server + "/v1/state", reply.value.body};
+  std::cerr << reply.failure.message << "\n";
+  throw CLI::RuntimeError(reply.failure.exit_code);
+}
 
 void print_table(const CycleResult& r, const Scheduler& s,
                  const std::map<JobId, std::string>& names) {
@@ -63,43 +77,52 @@ void register_plan(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "plan", "Run one scheduling cycle over a configuration and jobs; print the decisions");
   auto a = std::make_shared<PlanArgs>();
-  cmd->add_option("--config", a->config, "Queue configuration (Kueue manifests, SchedulerPolicy)")
-      ->required()
+  cmd->add_option("--config", a->config,
+                  "Queue configuration (Kueue manifests, SchedulerPolicy), or a saved state "
+                  "(`sluice snapshot`)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--cluster", a->cluster, "Cluster description (sluice Cluster)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--jobs", a->jobs, "Jobs (sluice Job, Pod, batch/v1 Job)")
+  cmd->add_option("--jobs,jobs", a->jobs,
+                  "Jobs (sluice Job, Pod, batch/v1 Job); those with a status.admission run")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--now", a->now_s, "Cycle time in seconds (default: the latest job submitTime)");
+  cmd->add_option("--server", a->conn.server,
+                  "Start from this server's live state (admin token) instead of --config");
+  cmd->add_option("--token", a->conn.token, "Bearer token for --server (default: $SLUICE_TOKEN)")
+      ->envname("SLUICE_TOKEN");
+  cmd->add_option("--now", a->now_s,
+                  "Cycle time in seconds (default: the state's Snapshot time, else the latest "
+                  "submit or admission time)");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->add_flag("--strict", a->strict, "Treat configuration warnings as errors");
   cmd->callback([a] {
+    const bool remote = !a->conn.server.empty();
+    if (remote == !a->config.empty())
+      throw CLI::ValidationError("plan", "give either --config or --server");
     std::vector<std::string> files = a->config;
     files.insert(files.end(), a->cluster.begin(), a->cluster.end());
     files.insert(files.end(), a->jobs.begin(), a->jobs.end());
-    auto out = load_files(files, a->strict, a->json);
+    std::vector<Source> pre;
+    if (remote) pre.push_back(fetch_state(a->conn));
+    auto out = load_files(files, a->strict, a->json, std::move(pre));
     if (!out) throw CLI::RuntimeError(1);
     auto config = std::make_shared<const Config>(std::move(out->config));
     Scheduler s(config);
     std::map<JobId, std::string> names;
-    TimeNs now = 0;
-    bool rejected = false;
-    for (auto& job : out->jobs) {
-      now = std::max(now, job.submit_ns);
-      names[job.id] = job.name;
-      auto res = s.submit(job);
-      if (res.status != SubmitStatus::kAccepted) {
-        std::cerr << "error: job " << job.name << ": " << res.message << "\n";
-        rejected = true;
-      }
-    }
-    if (rejected) throw CLI::RuntimeError(1);
+    for (const auto& job : out->jobs) names[job.id] = job.name;
+    const auto errors = load_state(s, *out);
+    for (const auto& e : errors) std::cerr << "error: " << e << "\n";
+    if (!errors.empty()) throw CLI::RuntimeError(1);
+    TimeNs now = state_time(*out);
     if (a->now_s >= 0) now = static_cast<TimeNs>(a->now_s * kNsPerSec);
     CycleResult r = s.run_cycle(now);
     if (a->json) {
       auto name = [&](JobId id) { return names.at(id); };
       std::cout << cycle_json(r, s, name).dump(2) << "\n";
     } else {
+      if (s.running_count() > 0)
+        std::cout << "STARTING STATE: " << s.running_count() << " running, " << s.pending_count()
+                  << " pending\n\n";
       print_table(r, s, names);
     }
   });

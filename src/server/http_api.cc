@@ -7,6 +7,7 @@
 #include "secret/secret.h"
 #include "server/run_as.h"
 #include "server/server.h"
+#include "server/state_export.h"
 
 namespace sluice::server {
 namespace {
@@ -341,6 +342,18 @@ void Server::routes() {
     if (!caller->admin) return fail(res, 403, "only an admin token may read the configuration");
     std::lock_guard lk(state_->mu());
     res.set_content(config_text_, "application/yaml");
+  });
+  // The live state as `sluice plan` reads it (state_export.h): admin only, as the configuration.
+  h.Get("/v1/state", [this, who, now](const net::Request& req, net::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    if (!caller->admin) return fail(res, 403, "only an admin token may export the state");
+    std::string text;
+    {
+      std::lock_guard lk(state_->mu());
+      text = export_state(*state_, config_text_, now(), url());
+    }
+    res.set_content(text, "application/yaml");
   });
   h.Put("/v1/config", [this, who](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);

@@ -174,6 +174,7 @@ def main():
         ("GET /v1/queues", "GET", url + "/v1/queues", None, users(200, 200, 200)),
         ("GET /v1/nodes", "GET", url + "/v1/nodes", None, users(200, 200, 200)),
         ("GET /v1/config", "GET", url + "/v1/config", None, users(403, 403, 200)),
+        ("GET /v1/state", "GET", url + "/v1/state", None, users(403, 403, 200)),
         ("PUT /v1/config", "PUT", url + "/v1/config", config_text, users(403, 403, 200)),
         ("POST reset-credential", "POST", url + "/v1/nodes/%s/reset-credential" % node_a, None,
          dict(U, **{"other-member": 403, "member": 403})),  # an admin's reset: unit tests

@@ -19,6 +19,13 @@
 //         explain: {job-b: "text"}  # describe(Admission) contains the text ("" = is empty)
 //         bestEffort: [job-b]       # exactly these admitted jobs are best-effort (over budget)
 //         pods: {job-b: 2}          # the number of pods placed
+//         flavors: {job-b: {main: {cpu: on-demand}}}  # flavor per pod set and resource
+//
+// Jobs with a status.admission (core/config/admitted.h) run from the start: the scenario starts
+// from that state. tests/scenarios/kueue/ holds Kueue's own test cases in this form
+// (docs/kueue-conformance.md); those listed in its known_differences.yaml must fail (sluice
+// decides differently today, for the reason given there) and are reported when they pass.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -29,6 +36,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/config/admitted.h"
 #include "core/config/loader.h"
 #include "core/cycle/scheduler.h"
 
@@ -48,10 +56,17 @@ std::vector<std::string> names_of(const YAML::Node& n) {
   return out;
 }
 
-class ScenarioTest : public ::testing::TestWithParam<std::string> {};
+// The flavor an admission gives resource r of a job (one per resource group in sluice's model).
+std::string flavor_of(const Admission& a, ResourceId r, const Config& c) {
+  const auto& groups = c.cluster_queues[static_cast<size_t>(a.queue)].resource_groups;
+  for (size_t g = 0; g < groups.size() && g < a.flavors.size(); ++g)
+    if (std::count(groups[g].covered.begin(), groups[g].covered.end(), r) && a.flavors[g] >= 0)
+      return c.flavors[static_cast<size_t>(a.flavors[g])].name;
+  return "";
+}
 
-TEST_P(ScenarioTest, Decisions) {
-  const std::string path = scenarios_dir() + "/" + GetParam();
+void run_scenario(const std::string& dir, const std::string& file) {
+  const std::string path = dir + "/" + file;
   auto src = read_source(path);
   ASSERT_TRUE(src.ok()) << src.error();
   LoadOptions opts;
@@ -64,8 +79,10 @@ TEST_P(ScenarioTest, Decisions) {
     if (doc["kind"] && doc["kind"].as<std::string>() == "Scenario") scenario = doc;
   ASSERT_TRUE(scenario) << "no Scenario document in " << path;
 
-  auto config = std::make_shared<const Config>(std::move(out.config));
+  auto config = std::make_shared<const Config>(out.config);
   Scheduler s(config);
+  const auto restore_errors = restore_admitted(s, out);
+  ASSERT_TRUE(restore_errors.empty()) << ::testing::PrintToString(restore_errors);
   std::map<std::string, Job> jobs;
   std::map<std::string, JobId> id_of;
   std::map<JobId, std::string> name_of;
@@ -74,7 +91,9 @@ TEST_P(ScenarioTest, Decisions) {
     name_of[j.id] = j.name;
     jobs[j.name] = j;
   }
-  std::set<std::string> submitted;
+  std::set<std::string> submitted;  // admitted ones run from the start
+  for (const auto& j : out.jobs)
+    if (out.admitted.count(j.id)) submitted.insert(j.name);
   // The latest reason of every pending job: an incremental cycle reports new jobs only, so
   // reasons carry over, as they do in the daemon.
   std::map<std::string, PendingDecision> pending;
@@ -83,8 +102,7 @@ TEST_P(ScenarioTest, Decisions) {
     ++step_no;
     const double at_s = step["at"] ? step["at"].as<double>() : 0.0;
     const TimeNs now = static_cast<TimeNs>(at_s * kNsPerSec);
-    SCOPED_TRACE(GetParam() + " step " + std::to_string(step_no) + " (at " + std::to_string(at_s) +
-                 "s)");
+    SCOPED_TRACE(file + " step " + std::to_string(step_no) + " (at " + std::to_string(at_s) + "s)");
     for (const auto& name : names_of(step["finish"])) {
       ASSERT_TRUE(id_of.count(name)) << name;
       ASSERT_TRUE(s.finish(id_of[name], now)) << name << " was not running";
@@ -182,6 +200,24 @@ TEST_P(ScenarioTest, Decisions) {
       ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
       EXPECT_EQ(admitted[name]->placement.pods.size(), kv.second.as<size_t>()) << name;
     }
+    for (const auto& kv : expect["flavors"]) {
+      const auto name = kv.first.as<std::string>();
+      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+      const Admission& a = *admitted[name];
+      const Job& job = jobs[name];
+      for (const auto& ps : kv.second) {
+        const auto set = ps.first.as<std::string>();
+        auto it = std::find_if(job.pod_sets.begin(), job.pod_sets.end(),
+                               [&](const PodSet& x) { return x.name == set; });
+        ASSERT_NE(it, job.pod_sets.end()) << name << " has no pod set " << set;
+        for (const auto& rf : ps.second) {
+          auto r = config->resources.find(rf.first.as<std::string>());
+          ASSERT_TRUE(r) << rf.first.as<std::string>();
+          EXPECT_EQ(flavor_of(a, *r, *config), rf.second.as<std::string>())
+              << name << " pod set " << set << " " << rf.first.as<std::string>();
+        }
+      }
+    }
     for (const auto& name : names_of(expect["borrowing"])) {
       ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
       EXPECT_TRUE(admitted[name]->borrowing) << name;
@@ -215,21 +251,75 @@ TEST_P(ScenarioTest, Decisions) {
   }
 }
 
-std::vector<std::string> scenario_files() {
+class ScenarioTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ScenarioTest, Decisions) {
+  run_scenario(scenarios_dir(), GetParam());
+}
+
+std::string kueue_dir() {
+  return scenarios_dir() + "/kueue";
+}
+
+// known_differences.yaml: {file.yaml: "why sluice decides differently"}.
+std::map<std::string, std::string> known_differences() {
+  std::map<std::string, std::string> out;
+  const YAML::Node list = YAML::LoadFile(kueue_dir() + "/known_differences.yaml");
+  for (const auto& kv : list) out[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  return out;
+}
+
+class KueueConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KueueConformance, Decisions) {
+  const auto known = known_differences();
+  const auto it = known.find(GetParam());
+  if (it == known.end()) return run_scenario(kueue_dir(), GetParam());
+  // A known difference: its expectations (Kueue's outcome) must fail somewhere. The file itself
+  // must load (a broken file is not a difference).
+  auto src = read_source(kueue_dir() + "/" + GetParam());
+  ASSERT_TRUE(src.ok()) << src.error();
+  LoadOptions opts;
+  opts.ignore_kinds = {"Scenario"};
+  ASSERT_TRUE(load({*src}, opts).ok());
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    run_scenario(kueue_dir(), GetParam());
+  }
+  EXPECT_GT(failures.size(), 0) << GetParam() << " is listed in known_differences.yaml ("
+                                << it->second
+                                << ") but now decides as Kueue does: remove its entry";
+}
+
+TEST(KueueConformanceList, EveryKnownDifferenceNamesAScenario) {
+  for (const auto& [file, why] : known_differences()) {
+    EXPECT_TRUE(fs::exists(kueue_dir() + "/" + file)) << file;
+    EXPECT_FALSE(why.empty()) << file << ": give the reason";
+  }
+}
+
+std::vector<std::string> yaml_files(const std::string& dir) {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(scenarios_dir()))
-    if (e.path().extension() == ".yaml") out.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".yaml" && e.path().filename() != "known_differences.yaml")
+      out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ScenarioTest, ::testing::ValuesIn(scenario_files()),
-                         [](const auto& info) {
-                           std::string n = info.param.substr(0, info.param.size() - 5);
-                           std::replace_if(
-                               n.begin(), n.end(), [](char c) { return !std::isalnum(c); }, '_');
-                           return n;
-                         });
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(0, info.param.size() - 5);
+  std::replace_if(
+      n.begin(), n.end(), [](char c) { return !std::isalnum(c); }, '_');
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ScenarioTest, ::testing::ValuesIn(yaml_files(scenarios_dir())),
+                         test_name);
+INSTANTIATE_TEST_SUITE_P(Kueue, KueueConformance, ::testing::ValuesIn(yaml_files(kueue_dir())),
+                         test_name);
 
 }  // namespace
 }  // namespace sluice

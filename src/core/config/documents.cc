@@ -35,6 +35,7 @@ constexpr KindEntry kKinds[] = {
     {"sluice.dev/v1alpha1", "SchedulerPolicy", DocKind::kSchedulerPolicy},
     {"sluice.dev/v1alpha1", "Budget", DocKind::kBudget},
     {"sluice.dev/v1alpha1", "Job", DocKind::kSluiceJob},
+    {"sluice.dev/v1alpha1", "Snapshot", DocKind::kSnapshot},
     {"v1", "Pod", DocKind::kPod},
     {"batch/v1", "Job", DocKind::kBatchJob},
     {"jobset.x-k8s.io/v1alpha2", "JobSet", DocKind::kJobSet},

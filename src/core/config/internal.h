@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/admitted.h"
 #include "core/config/reader.h"
 #include "core/model/config.h"
 
@@ -36,6 +37,7 @@ enum class DocKind {
   kJobSet,      // jobset.x-k8s.io/v1alpha2
   kPyTorchJob,  // kubeflow.org/v1
   kMpiJob,      // kubeflow.org/v2beta1
+  kSnapshot,
 };
 
 // Where a field was written, for messages issued after reading.
@@ -114,6 +116,7 @@ struct Builder {
   // [level][id] -> parent domain id at level-1 and the node that set it (consistency check)
   std::vector<std::vector<std::pair<int32_t, std::string>>> domain_parent;
   std::vector<JobDoc> jobs;
+  std::optional<TimeNs> snapshot_ns;  // a Snapshot document's time
 };
 
 // Interns a resource name (error when the catalog is full).
@@ -161,7 +164,8 @@ void read_topology(Reader& r, const YAML::Node& doc, Builder& b);     // Kueue T
 void read_batch_queue(Reader& r, const YAML::Node& doc, Builder& b);  // scheduling.x-k8s.io Queue
 void read_cluster(Reader& r, const YAML::Node& doc, Builder& b);
 void read_policy(Reader& r, const YAML::Node& doc, Builder& b);
-void read_budget(Reader& r, const YAML::Node& doc, Builder& b);  // sluice.dev Budget
+void read_budget(Reader& r, const YAML::Node& doc, Builder& b);    // sluice.dev Budget
+void read_snapshot(Reader& r, const YAML::Node& doc, Builder& b);  // sluice.dev Snapshot
 
 // Stage 2.
 void resolve(Builder& b, Sink& sink);
@@ -179,6 +183,7 @@ struct JobContext {
   // one input and seed give the same names (the server passes its clock).
   uint64_t name_seed = 0;
   uint64_t generated = 0;
+  std::optional<AdmittedStatus> admitted;  // the last job's status.admission (admitted.h)
 };
 
 // A plain Pod of a Kueue pod group (kueue.x-k8s.io/pod-group-name label, pod-group-total-count
@@ -192,6 +197,7 @@ struct ReadJob {
   Job job;
   Where where;  // the document
   PodGroupMember group;
+  std::optional<AdmittedStatus> admitted;  // its status.admission (admitted.h)
 };
 std::optional<ReadJob> read_job(Reader& r, const YAML::Node& doc, DocKind kind, JobContext& ctx);
 // The pods of each pod group become one job (a gang), in place of the group's first pod; a
@@ -210,6 +216,10 @@ bool read_topology_annotations(Reader& r, const YAML::Node* metadata, const std:
 // level: a warning (sluice honours it on the Cluster's levels) when no flavor of `queue` has.
 void warn_topology_flavors(Sink& sink, const Config& config, const ClusterQueue& queue,
                            const TopologyRequest& request, const Loc& annotated);
+// Reads a resolved job's status.admission into ctx.admitted (reset when there is none); false
+// after reporting an error (admitted_status.cc).
+bool read_admitted_status(Reader& r, const YAML::Node& doc, DocKind kind, const Job& job,
+                          JobContext& ctx);
 // Gives ids 1, 2, 3... (skipping explicit ones) to jobs with id 0; duplicates are errors.
 void assign_job_ids(std::vector<Job>& jobs, std::vector<Where>& where, Sink& sink);
 

@@ -107,7 +107,9 @@ std::optional<ReadJob> JobReader::read(const YAML::Node& doc, DocKind kind) {
   if (r_.sink().errors.size() + r_.sink().dropped_errors != errors_before) d_.ok = false;
   if (!d_.ok) return std::nullopt;
   if (!validate() || !resolve()) return std::nullopt;
-  return ReadJob{std::move(d_.job), d_.doc_loc.where, std::move(d_.group)};
+  if (!read_admitted_status(r_, doc, kind, d_.job, ctx_)) return std::nullopt;
+  return ReadJob{std::move(d_.job), d_.doc_loc.where, std::move(d_.group),
+                 std::exchange(ctx_.admitted, std::nullopt)};
 }
 
 void JobReader::metadata(const YAML::Node& doc, const YAML::Node* node,

@@ -121,6 +121,8 @@ void read_document(cd::Reader& r, const YAML::Node& doc, cd::Builder& b,
       return cd::read_policy(r, doc, b);
     case cd::DocKind::kBudget:
       return cd::read_budget(r, doc, b);
+    case cd::DocKind::kSnapshot:
+      return cd::read_snapshot(r, doc, b);
     case cd::DocKind::kSluiceJob:
     case cd::DocKind::kPod:
     case cd::DocKind::kBatchJob:
@@ -186,9 +188,14 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) 
     }
   }
   cd::merge_pod_groups(read, sink);
+  std::vector<std::optional<AdmittedStatus>> admitted;  // parallel to out.jobs
+  for (auto& rj : read) admitted.push_back(std::move(rj.admitted));
   std::vector<cd::Where> job_where;
   cd::split_read_jobs(read, out.jobs, job_where);
   cd::assign_job_ids(out.jobs, job_where, sink);
+  for (size_t i = 0; i < admitted.size(); ++i)
+    if (admitted[i]) out.admitted.emplace(out.jobs[i].id, std::move(*admitted[i]));
+  out.snapshot_ns = b.snapshot_ns;
   // Built-in priority classes the jobs used become part of the config (the warning was issued).
   for (const auto& [name, value] : ctx.builtin_priorities)
     if (!b.config.find_priority_class(name)) b.config.priority_classes.push_back({name, value});
@@ -245,7 +252,14 @@ class JobDocuments {
                      "Pod, batch/v1 Job, JobSet, PyTorchJob or MPIJob)");
         return;
       }
-      if (auto job = cd::read_job(r_, doc, h->kind, ctx_)) read_.push_back(std::move(*job));
+      auto job = cd::read_job(r_, doc, h->kind, ctx_);
+      if (job && job->admitted) {
+        r_.error(doc["status"], "status.admission",
+                 "a submission cannot say where it runs (admitted state is input to `sluice "
+                 "plan`)");
+      } else if (job) {
+        read_.push_back(std::move(*job));
+      }
     } catch (const std::exception& e) {
       internal_error(sink_, r_.where(doc).str(), e.what());
     }

@@ -5,9 +5,12 @@
 // Bad input is never thrown or aborted on: every problem is a message of the form
 //   file:line: field.path: what is wrong
 // collected (up to a bound) in the returned errors. docs/config.md is the reference.
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/config/admitted.h"
 #include "core/model/config.h"
 #include "core/model/job.h"
 #include "core/model/result.h"
@@ -28,10 +31,12 @@ struct LoadOptions {
 };
 
 struct LoadOutput {
-  Config config;                    // validated; config.warnings filled
-  std::vector<Job> jobs;            // Job / Pod / batch/v1 Job documents found in the sources
-  std::vector<std::string> errors;  // empty on success
-  std::vector<std::string> notes;   // informational (ignored Pod fields, ...); never errors
+  Config config;          // validated; config.warnings filled
+  std::vector<Job> jobs;  // Job / Pod / batch/v1 Job documents found in the sources
+  std::map<JobId, AdmittedStatus> admitted;  // jobs with a status.admission (admitted.h)
+  std::optional<TimeNs> snapshot_ns;         // the time of a Snapshot document, if any
+  std::vector<std::string> errors;           // empty on success
+  std::vector<std::string> notes;  // informational (ignored Pod fields, ...); never errors
   bool ok() const { return errors.empty(); }
 };
 

@@ -24,7 +24,7 @@ std::optional<YAML::Node> value_of(const YAML::Node& map, const char* key) {
 }  // namespace
 
 const YAML::Node* JobReader::k8s_head(const YAML::Node& doc, std::vector<std::string>& ignored) {
-  MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec"}, &ignored);
+  MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec", "status"}, &ignored);
   metadata(doc, top.find("metadata"), &ignored);
   const YAML::Node* spec = top.required("spec");
   if (!spec) {
