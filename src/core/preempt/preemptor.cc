@@ -20,6 +20,30 @@ struct Preemptor::Candidate {
 Preemptor::Preemptor(const Config& config, const FlavorAssigner& assigner)
     : config_(config), assigner_(assigner) {}
 
+bool Preemptor::under_nominal_now(const PendingRecord& p, const QuotaTree& quota) const {
+  const QueueId q = p.queue;
+  const auto& cq = config_.cluster_queues[q];
+  const ResourceVec req = p.job.total_requests();
+  for (int r = 0; r < kMaxResources; ++r) {
+    if (req[r] <= 0) continue;
+    const auto res = static_cast<ResourceId>(r);
+    const int g = quota.group_of(q, res);
+    if (g < 0) continue;
+    // A resource needs no preemption where some flavor holds it now; else some flavor of its
+    // group must be below nominal.
+    bool ok = false;
+    for (const auto& fq : cq.resource_groups[static_cast<size_t>(g)].flavors) {
+      if (!quota.managed(q, fq.flavor, res) || req[r] <= quota.available(q, fq.flavor, res) ||
+          quota.usage(q, fq.flavor, res) < quota.nominal(q, fq.flavor, res)) {
+        ok = true;
+        break;
+      }
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 bool Preemptor::may_end_within_nominal(const PendingRecord& p, const std::vector<Candidate>& cands,
                                        const QuotaTree& quota) const {
   const QueueId q = p.queue;
@@ -268,10 +292,13 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
     cands.reserve(victims.queue(q).size());
     for (const auto& v : victims.queue(q)) consider(v, config_.cluster_queues[q], false);
   }
-  // The other queues' jobs are needed by search (a), which runs only when evicting every
-  // same-queue candidate could bring the preemptor within its nominal quota (checked on the
-  // same-queue candidates alone), and by search (b).
-  const bool within_nominal_possible = reclaim && may_end_within_nominal(p, cands, quota);
+  // The other queues' jobs are needed by search (a), which runs only when the preemptor's queue
+  // is below its nominal quota now in what needs preemption (Kueue's rule: a queue already
+  // above it only evicts its own work, borrowing) and evicting every same-queue candidate could
+  // bring the preemptor within its nominal quota (checked on those candidates alone), and by
+  // search (b).
+  const bool within_nominal_possible =
+      reclaim && under_nominal_now(p, quota) && may_end_within_nominal(p, cands, quota);
   if (within_nominal_possible || borrow) {
     const int root = quota.root(q);
     for (QueueId vq = 0; vq < victims.num_queues(); ++vq) {

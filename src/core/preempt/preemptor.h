@@ -35,6 +35,9 @@ class Preemptor {
   bool search(const PendingRecord& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
               const std::vector<Candidate>& cands, bool within_nominal, std::vector<size_t>* chosen,
               FlavorAttempt& trial) const;
+  // Whether the preemptor's queue is below its nominal quota now in every resource that needs
+  // preemption (Kueue's queueUnderNominalInResourcesNeedingPreemption).
+  bool under_nominal_now(const PendingRecord& p, const QuotaTree& quota) const;
   // Whether evicting every same-queue candidate could bring the preemptor within its queue's
   // nominal quota (a necessary condition for search (a), checked before it).
   bool may_end_within_nominal(const PendingRecord& p, const std::vector<Candidate>& cands,
