@@ -212,6 +212,13 @@ void split_read_jobs(std::vector<ReadJob>& read, std::vector<Job>& jobs, std::ve
 bool read_topology_annotations(Reader& r, const YAML::Node* metadata, const std::string& path,
                                const Config& config, int32_t pod_count, TopologyRequest* out,
                                Loc* annotated, std::vector<std::string>* ignored);
+// A pod spec's nodeSelector, affinity (required node affinity; the rest is listed in *ignored)
+// and tolerations -> set.node; false after reporting an error. node_constraints.cc.
+bool read_node_constraints(Reader& r, const MapReader& spec, PodSet& set,
+                           std::vector<std::string>* ignored);
+// A ResourceFlavor's spec.nodeTaints.
+bool read_node_taints(Reader& r, const YAML::Node& node, const std::string& path,
+                      std::vector<Taint>& out);
 // Kueue admits a pod set with a topology annotation only on a flavor whose Topology has that
 // level: a warning (sluice honours it on the Cluster's levels) when no flavor of `queue` has.
 void warn_topology_flavors(Sink& sink, const Config& config, const ClusterQueue& queue,

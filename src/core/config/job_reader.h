@@ -93,7 +93,7 @@ class JobReader {
   void kubeflow_job(const YAML::Node& doc, DocKind kind);
   // A head (Kubernetes kind, top-level fields): metadata read; the spec node, or nullptr after
   // reporting.
-  const YAML::Node* k8s_head(const YAML::Node& doc, std::vector<std::string>& ignored);
+  std::optional<YAML::Node> k8s_head(const YAML::Node& doc, std::vector<std::string>& ignored);
 
   // jobs.cc
   void metadata(const YAML::Node& doc, const YAML::Node* node, std::vector<std::string>* ignored);

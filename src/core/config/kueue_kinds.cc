@@ -255,13 +255,15 @@ void read_resource_flavor(Reader& r, const YAML::Node& doc, Builder& b) {
   std::pair<std::string, Loc> topology;  // spec.topologyName, resolved in topology_kind.cc
   if (t.spec) {
     MapReader spec(r, *t.spec, "spec",
-                   {{"nodeLabels", "topologyName"},
-                    {"nodeTaints", "tolerations", "resourceWeights"},
-                    "sluice does not implement taints, tolerations or fair-sharing resource "
-                    "weights; the flavor matches nodes by nodeLabels only"});
+                   {{"nodeLabels", "topologyName", "nodeTaints"},
+                    {"tolerations", "resourceWeights"},
+                    "sluice does not add a flavor's tolerations to its pods or implement "
+                    "fair-sharing resource weights"});
     if (const YAML::Node* l = spec.find("nodeLabels")) {
       if (auto labels = r.labels(*l, "spec.nodeLabels")) f.node_labels = *labels;
     }
+    if (const YAML::Node* n = spec.find("nodeTaints"))
+      read_node_taints(r, *n, "spec.nodeTaints", f.node_taints);
     if (const YAML::Node* n = spec.find("topologyName")) {
       if (auto s = r.str(*n, "spec.topologyName"))
         topology = {*s, loc_of(r, *n, "spec.topologyName")};

@@ -23,21 +23,23 @@ std::optional<YAML::Node> value_of(const YAML::Node& map, const char* key) {
 
 }  // namespace
 
-const YAML::Node* JobReader::k8s_head(const YAML::Node& doc, std::vector<std::string>& ignored) {
+// (A copy of the spec node: `top`, which holds the map's entries, ends here.)
+std::optional<YAML::Node> JobReader::k8s_head(const YAML::Node& doc,
+                                              std::vector<std::string>& ignored) {
   MapReader top(r_, doc, "", {"apiVersion", "kind", "metadata", "spec", "status"}, &ignored);
   metadata(doc, top.find("metadata"), &ignored);
   const YAML::Node* spec = top.required("spec");
   if (!spec) {
     fail();
-    return nullptr;
+    return std::nullopt;
   }
   d_.spec_loc = Loc{r_.where(*spec), "spec"};
-  return spec;
+  return *spec;
 }
 
 void JobReader::pod(const YAML::Node& doc) {
   std::vector<std::string> ignored;
-  const YAML::Node* spec = k8s_head(doc, ignored);
+  const std::optional<YAML::Node> spec = k8s_head(doc, ignored);
   if (!spec) return;
   PodSet set;
   pod_spec(*spec, "spec", set, ignored);
@@ -56,7 +58,7 @@ void JobReader::pod(const YAML::Node& doc) {
 // JOB_COMPLETION_INDEX=i). Without `completions`, every pod runs once and all must succeed.
 void JobReader::batch_job(const YAML::Node& doc) {
   std::vector<std::string> ignored;
-  const YAML::Node* spec = k8s_head(doc, ignored);
+  const std::optional<YAML::Node> spec = k8s_head(doc, ignored);
   if (!spec) return;
   if (auto set = job_spec(*spec, "spec", /*as_child=*/false, ignored)) {
     d_.job.pod_sets.push_back(std::move(*set));
@@ -163,9 +165,11 @@ void hoist_pod_commands(Job& job) {
 void JobReader::pod_spec(const YAML::Node& node, const std::string& path, PodSet& set,
                          std::vector<std::string>& ignored) {
   MapReader spec(r_, node, path,
-                 {"containers", "initContainers", "priorityClassName", "securityContext"},
+                 {"containers", "initContainers", "priorityClassName", "securityContext",
+                  "nodeSelector", "affinity", "tolerations"},
                  &ignored);
   if (!spec.is_map()) return fail();
+  if (!read_node_constraints(r_, spec, set, &ignored)) return fail();
   if (const YAML::Node* n = spec.find("securityContext"))  // the first container's wins
     security_context(*n, spec.path("securityContext"), &ignored);
   if (const YAML::Node* n = spec.find("priorityClassName")) {

@@ -24,7 +24,7 @@ constexpr Role kMpiRoles[] = {{"Launcher", "launcher", true}, {"Worker", "worker
 
 void JobReader::jobset(const YAML::Node& doc) {
   std::vector<std::string> ignored;
-  const YAML::Node* spec_node = k8s_head(doc, ignored);
+  const std::optional<YAML::Node> spec_node = k8s_head(doc, ignored);
   if (!spec_node) return;
   MapReader spec(r_, *spec_node, "spec", {"replicatedJobs"}, &ignored);
   const YAML::Node* rjobs = spec.is_map() ? spec.required("replicatedJobs") : nullptr;
@@ -84,7 +84,7 @@ void JobReader::kubeflow_job(const YAML::Node& doc, DocKind kind) {
   const auto roles =
       torch ? std::span<const Role>(kPyTorchRoles) : std::span<const Role>(kMpiRoles);
   std::vector<std::string> ignored;
-  const YAML::Node* spec_node = k8s_head(doc, ignored);
+  const std::optional<YAML::Node> spec_node = k8s_head(doc, ignored);
   if (!spec_node) return;
   MapReader spec(r_, *spec_node, "spec", {specs_key}, &ignored);
   const YAML::Node* specs = spec.is_map() ? spec.required(specs_key) : nullptr;

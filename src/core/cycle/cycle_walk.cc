@@ -403,7 +403,7 @@ void Scheduler::Walk::next_head(int q) {
 bool Scheduler::Walk::fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors) {
   auto place = [&]() {
     return std::holds_alternative<Placement>(s_.placer_.place(
-        p.job, s_.assigner_.nodes_for(flavors, attempt_.scratch), s_.empty_alloc_));
+        p.job, s_.assigner_.nodes_for(p.job, flavors, attempt_.scratch), s_.empty_alloc_));
   };
   CycleScratch* kept = lease_.kept();
   if (!kept) return place();
@@ -656,16 +656,18 @@ bool Scheduler::Walk::backfill_allows(const PendingJob& p, int q, const Job& use
     return true;
   // The flavors' nodes less the reserved ones, kept while the reservation and the flavors stay
   // the same (both lists ascending: one merge walk, the result ascending too).
-  if (backfill_for_ != r.job || backfill_flavors_ != attempt_.admission.flavors) {
+  // (Not kept for a job whose node selector narrows its nodes: the next job may differ.)
+  const bool constrained = constrains_nodes(used);
+  if (constrained || backfill_for_ != r.job || backfill_flavors_ != attempt_.admission.flavors) {
     std::vector<NodeId> others;
     const auto& allowed =
-        s_.assigner_.nodes_for(attempt_.admission.flavors, attempt_.scratch).ids();
+        s_.assigner_.nodes_for(used, attempt_.admission.flavors, attempt_.scratch).ids();
     others.reserve(allowed.size());
     std::set_difference(allowed.begin(), allowed.end(), r.nodes.begin(), r.nodes.end(),
                         std::back_inserter(others));
     backfill_nodes_ =
         NodeSet(static_cast<int32_t>(s_.config_->cluster.nodes.size()), std::move(others));
-    backfill_for_ = r.job;
+    backfill_for_ = constrained ? 0 : r.job;
     backfill_flavors_ = attempt_.admission.flavors;
   }
   auto placed = s_.placer_.place(used, backfill_nodes_, alloc_);

@@ -367,7 +367,7 @@ Reservation Scheduler::reserve(const PendingJob& p, const std::vector<FlavorId>&
     }
     now_ends.push_back({now + walltime(pj.job, pj.queue), a.job, job, &a.placement});
   }
-  return sluice::reserve(p.job, assigner_.nodes_for(flavors, scratch), placer_, alloc, ends_,
+  return sluice::reserve(p.job, assigner_.nodes_for(p.job, flavors, scratch), placer_, alloc, ends_,
                          std::move(now_ends), now);
 }
 

@@ -20,6 +20,57 @@ FlavorAssigner::FlavorAssigner(const Config& config, const Placer& placer)
     : config_(config), placer_(placer), all_nodes_(select_nodes(config.cluster, Labels{})) {
   for (const auto& f : config.flavors)
     flavor_nodes_.push_back(select_nodes(config.cluster, f.node_labels));
+  for (const auto& cq : config.cluster_queues) {
+    auto& per_group = group_keys_.emplace_back();
+    for (const auto& g : cq.resource_groups) {
+      auto& keys = per_group.emplace_back();
+      for (const auto& fq : g.flavors)
+        for (const auto& [key, value] : config.flavors[static_cast<size_t>(fq.flavor)].node_labels)
+          keys.insert(key);
+    }
+  }
+}
+
+// Kueue's flavor check: every pod set's nodeSelector and required affinity, on the label keys
+// the group's flavors use, hold for the flavor's nodeLabels; its pods tolerate the flavor's
+// taints. *why says what failed.
+bool FlavorAssigner::flavor_allows(const Job& job, QueueId q, int group, FlavorId f,
+                                   std::string* why) const {
+  const ResourceFlavor& flavor = config_.flavors[static_cast<size_t>(f)];
+  static const std::vector<Toleration> kNone;
+  const auto& keys = group_keys_[static_cast<size_t>(q)][static_cast<size_t>(group)];
+  for (const auto& ps : job.pod_sets) {
+    if (ps.node && !node_matches(*ps.node, flavor.node_labels, &keys)) {
+      *why = "flavor " + flavor.name + " does not match the node selector or affinity of pod set " +
+             ps.name;
+      return false;
+    }
+    if (const Taint* t =
+            untolerated_taint(flavor.node_taints, ps.node ? ps.node->tolerations : kNone)) {
+      *why = "pod set " + ps.name + " does not tolerate flavor " + flavor.name + "'s taint " +
+             t->key + (t->value.empty() ? "" : "=" + t->value) + ":" + t->effect;
+      return false;
+    }
+  }
+  return true;
+}
+
+const NodeSet& FlavorAssigner::nodes_for(const Job& job, const std::vector<FlavorId>& flavors,
+                                         NodeSet& scratch) const {
+  const NodeSet& base = nodes_for(flavors, scratch);
+  if (!constrains_nodes(job)) return base;
+  // As the node scheduler would: every pod set's selector and affinity, on every key.
+  std::vector<NodeId> ids;
+  for (NodeId n : base.ids()) {
+    const Labels& labels = config_.cluster.nodes[static_cast<size_t>(n)].labels;
+    if (std::all_of(job.pod_sets.begin(), job.pod_sets.end(),
+                    [&](const PodSet& ps) { return !ps.node || node_matches(*ps.node, labels); }))
+      ids.push_back(n);
+  }
+  std::string name = base.name();
+  scratch =
+      NodeSet(static_cast<int32_t>(config_.cluster.nodes.size()), std::move(ids), std::move(name));
+  return scratch;
 }
 
 const NodeSet& FlavorAssigner::nodes_for(const std::vector<FlavorId>& flavors,
@@ -74,6 +125,7 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
   // 2. Per group, the flavors (in the queue's order) whose quota holds the request now.
   std::vector<std::vector<FlavorId>> candidates(groups.size());
   bool first_quota_failure = true;
+  std::string not_allowed;  // why the last flavor was excluded by selectors or taints
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     bool all_never = true;
     const auto& group = cq.resource_groups[groups[gi]];
@@ -83,6 +135,7 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
     if (n_open < group.flavors.size()) all_never = false;
     for (size_t fi = 0; fi < n_open; ++fi) {
       const auto& fq = group.flavors[fi];
+      if (!flavor_allows(job, q, groups[gi], fq.flavor, &not_allowed)) continue;
       bool fits = true;
       for (ResourceId r : group.covered) {
         if (req[r] <= 0 || !quota.managed(q, fq.flavor, r)) continue;
@@ -104,6 +157,8 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
     }
     if (candidates[gi].empty()) {
       at.reason.code = all_never ? PendingCode::kNeverFitsQuota : PendingCode::kQuota;
+      // No flavor looked at for quota: each was excluded by the pods' selectors or taints.
+      if (first_quota_failure && !not_allowed.empty()) at.reason.detail = not_allowed;
       return false;
     }
   }
@@ -125,7 +180,7 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
     if (memo_hit) {
       placed = *memo_hit;
     } else {
-      placed = placer_.place(job, nodes_for(flavors, at.scratch), alloc);
+      placed = placer_.place(job, nodes_for(job, flavors, at.scratch), alloc);
       if (auto* f = std::get_if<PlaceFailure>(&placed)) bucket.push_back({&job, flavors, *f});
     }
     if (auto* pl = std::get_if<Placement>(&placed)) {

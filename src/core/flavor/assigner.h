@@ -5,6 +5,8 @@
 // Pure and const: it reads the configuration and the state it is handed, nothing else.
 #include <cstdint>
 #include <deque>
+#include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -66,12 +68,18 @@ class FlavorAssigner {
   // The nodes a job may use on these flavors (one per resource group, -1 unused): those that
   // carry every flavor's node labels. May return `scratch` after filling it.
   const NodeSet& nodes_for(const std::vector<FlavorId>& flavors, NodeSet& scratch) const;
+  // The same less the nodes a pod set's nodeSelector or required affinity excludes.
+  const NodeSet& nodes_for(const Job& job, const std::vector<FlavorId>& flavors,
+                           NodeSet& scratch) const;
   const Placer& placer() const { return placer_; }
 
  private:
   const Config& config_;
   const Placer& placer_;
-  std::vector<NodeSet> flavor_nodes_;  // per flavor
+  bool flavor_allows(const Job& job, QueueId q, int group, FlavorId f, std::string* why) const;
+
+  std::vector<NodeSet> flavor_nodes_;                           // per flavor
+  std::vector<std::vector<std::set<std::string>>> group_keys_;  // [queue][group]: label keys
   NodeSet all_nodes_;
 };
 

@@ -10,6 +10,7 @@
 
 #include "core/model/cluster.h"
 #include "core/model/job.h"
+#include "core/model/node_affinity.h"
 #include "core/model/resources.h"
 
 namespace sluice {
@@ -23,6 +24,7 @@ struct ResourceFlavor {
   std::string name;
   Labels node_labels;    // a node belongs to the flavor when it carries all of these
   bool implied = false;  // referenced by a ClusterQueue but never defined (warning; no labels)
+  std::vector<Taint> node_taints;  // pods must tolerate its NoSchedule / NoExecute taints
   // spec.topologyName: a Kueue topology-aware (TAS) flavor; index into Config::topologies.
   std::optional<int32_t> topology;
 };

@@ -1,10 +1,12 @@
 #pragma once
 // A job: what a user asks for. Pods of a job form a gang: all are placed or none.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/model/node_affinity.h"
 #include "core/model/resources.h"
 
 namespace sluice {
@@ -24,6 +26,9 @@ struct PodSet {
   // replicated jobs, pod groups): empty command: the job's; env: added to the job's, winning.
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;
+  // nodeSelector, required node affinity and tolerations of its pods (Kubernetes kinds);
+  // null: none. Shared: copies of a job do not copy it.
+  std::shared_ptr<const NodeAffinity> node;
   // Indexed completion within the set (a JobSet's Indexed child Jobs): > 0: the set's pods form
   // child jobs of this many pods each, and a pod's JOB_COMPLETION_INDEX is its index in its
   // child job. 0: none.
@@ -124,5 +129,12 @@ struct Job {
 // `job` with its one pod set replaced by `shape` (CPU and memory per pod scaled with the GPUs
 // per pod where the shape does not set them).
 Job reshaped(const Job& job, const FallbackShape& shape);
+
+// Whether some pod set's nodeSelector or required affinity narrows the nodes it may use.
+inline bool constrains_nodes(const Job& job) {
+  for (const auto& ps : job.pod_sets)
+    if (ps.node && ps.node->constrains_nodes()) return true;
+  return false;
+}
 
 }  // namespace sluice

@@ -14,6 +14,7 @@ uint64_t shape_hash(const Job& job) {
     mix(static_cast<uint64_t>(ps.gpus));
     mix(static_cast<uint64_t>(ps.gpu_milli));
     for (int r = 0; r < kMaxResources; ++r) mix(static_cast<uint64_t>(ps.requests[r]));
+    mix(ps.node ? 1 + ps.node->selector.size() + 7 * ps.node->terms.size() : 0);
   }
   for (const auto& m : job.allowed_models) mix(std::hash<std::string>{}(m));
   mix(static_cast<uint64_t>(job.topology.level + 7) * 2 + job.topology.required);
@@ -34,6 +35,8 @@ bool same_shape(const Job& a, const Job& b) {
     const auto& y = b.pod_sets[i];
     if (x.count != y.count || x.gpus != y.gpus || x.gpu_milli != y.gpu_milli ||
         !(x.requests == y.requests))
+      return false;
+    if ((x.node == nullptr) != (y.node == nullptr) || (x.node && !(*x.node == *y.node)))
       return false;
   }
   return true;

@@ -28,9 +28,21 @@ spec:
   EXPECT_EQ(f.name, "h100");
   EXPECT_FALSE(f.implied);
   EXPECT_EQ(f.node_labels, (Labels{{"gpu", "h100"}, {"zone", "a"}}));  // sorted by key
-  // nodeTaints: accepted, ignored, warned.
-  EXPECT_TRUE(any_contains(out.config.warnings, {"test.yaml:6: spec.nodeTaints: ignored"}))
-      << dump(out.config.warnings);
+  // nodeTaints: read (pods must tolerate them to get the flavor).
+  EXPECT_EQ(f.node_taints, (std::vector<Taint>{{"gpu", "true", "NoSchedule"}}));
+  EXPECT_TRUE(out.config.warnings.empty()) << dump(out.config.warnings);
+}
+
+TEST(ConfigKinds, BadTaintsAndNodeConstraintsAreErrorsWithTheirLine) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeTaints: [{key: gpu, effect: Sometimes}]
+)"));
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:5: spec.nodeTaints[0].effect", "NoSchedule"}))
+      << dump(out.errors);
 }
 
 TEST(ConfigKinds, ClusterQueueEveryField) {
