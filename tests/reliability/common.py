@@ -183,7 +183,14 @@ def run_to_exit(argv, timeout=20):
 
 
 def workdir(tag):
+    """A fresh temp dir with the test config; removed at exit unless a check failed (kept to
+    look at) or SLUICE_KEEP_TMP=1."""
     d = tempfile.mkdtemp(prefix="sluice-rel-%s-" % tag)
+
+    def remove():
+        if not FAILURES and os.environ.get("SLUICE_KEEP_TMP") != "1":
+            shutil.rmtree(d, ignore_errors=True)
+    atexit.register(remove)
     cfg = os.path.join(d, "config.yaml")
     with open(cfg, "w") as f:
         f.write(CONFIG)
