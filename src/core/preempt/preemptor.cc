@@ -313,7 +313,8 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
   // within its nominal quota (taking back lent quota only for work that fits its own share); (b)
   // with borrowWithinCohort, same-queue candidates plus the other queues' jobs it allows, the
   // preemptor borrowing; (c) same-queue candidates only, borrowing allowed. (a) is skipped outright
-  // when even evicting every same-queue candidate leaves the preemptor borrowing.
+  // when the preemptor's queue is at or above its nominal quota in what it needs, or when even
+  // evicting every same-queue candidate leaves the preemptor borrowing.
   FlavorAttempt trial;
   std::vector<size_t> chosen;
   bool ok = false;
