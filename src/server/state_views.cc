@@ -123,11 +123,10 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
           {"attempts", r.attempts},
           {"pod_exits", exits},
           // A batch Job's completions (docs/workloads.md): how many of them succeeded.
-          {"completions", r.job.completions.total > 0
-                              ? json{{"total", r.job.completions.total},
-                                     {"succeeded", r.completed.size()},
-                                     {"indexed", r.job.completions.indexed}}
-                              : json(nullptr)}};
+          {"completions", r.job.completions.total > 0 ? json{{"total", r.job.completions.total},
+                                                             {"succeeded", r.completed.size()},
+                                                             {"indexed", r.job.completions.indexed}}
+                                                      : json(nullptr)}};
 }
 
 json ServerState::queues_view(TimeNs now) const {

@@ -86,8 +86,8 @@ spec: {nodes: [{name: n, cpu: 1, memory: 1Gi, gpu: 8}]}
 )"));
   const auto& e = out.errors;
   EXPECT_TRUE(any_contains(e, {"test.yaml:3: metadata.colour: unknown field"})) << dump(e);
-  EXPECT_TRUE(any_contains(
-      e, {"test.yaml:4: spec.nodeLabelz: unknown field (known: nodeLabels, topologyName, nodeTaints)"}));
+  EXPECT_TRUE(any_contains(e, {"test.yaml:4: spec.nodeLabelz: unknown field (known: nodeLabels, "
+                               "topologyName, nodeTaints)"}));
   EXPECT_TRUE(any_contains(e, {"test.yaml:9: spec.sluice.maxPendingz: unknown field (known: "
                                "maxPending)"}));
   EXPECT_TRUE(any_contains(e, {"test.yaml:15: spec: unknown field (known: apiVersion, kind, "
