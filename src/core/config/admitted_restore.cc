@@ -10,20 +10,6 @@ namespace sluice {
 
 namespace {
 
-// The nodes that carry the labels of every flavor a pod set is assigned (none when two flavors
-// want different values of one label), as the scheduler selects them.
-NodeSet nodes_of(const Config& c, const AdmittedPodSet& ps) {
-  Labels merged;
-  for (const auto& [r, f] : ps.flavors)
-    for (const auto& kv : c.flavors[static_cast<size_t>(f)].node_labels) merged.push_back(kv);
-  std::sort(merged.begin(), merged.end());
-  merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
-  for (size_t i = 1; i < merged.size(); ++i)
-    if (merged[i].first == merged[i - 1].first)
-      return NodeSet(static_cast<int32_t>(c.cluster.nodes.size()), {});
-  return select_nodes(c.cluster, merged);
-}
-
 class Restorer {
  public:
   explicit Restorer(Scheduler& s) : s_(s), c_(s.config()) {}
@@ -89,12 +75,12 @@ class Restorer {
       same_flavors = same_flavors && ps.flavors == st.pod_sets.front().flavors;
     }
     if (!any_nodes && same_flavors)
-      return place_on(runs, -1, nodes_of(c_, st.pod_sets.front()), alloc, out, why);
+      return place_on(runs, -1, nodes_of(st.pod_sets.front()), alloc, out, why);
     for (size_t i = 0; i < runs.pod_sets.size(); ++i) {
       const AdmittedPodSet& ps = st.pod_sets[i];
       const auto set = static_cast<int32_t>(i);
       if (ps.nodes.empty()) {
-        if (!place_on(runs, set, nodes_of(c_, ps), alloc, out, why)) return false;
+        if (!place_on(runs, set, nodes_of(ps), alloc, out, why)) return false;
         continue;
       }
       for (size_t k = 0; k < ps.nodes.size(); ++k) {
@@ -116,6 +102,14 @@ class Restorer {
 
   // Places pod set `set` of `runs` (-1: the whole job; pod `pod` only when >= 0) on `nodes`
   // against `alloc`, committing it there and appending its pods to `out`.
+  // The nodes that carry the labels of every flavor a pod set is assigned, as the scheduler
+  // selects them (none when two flavors want different values of one label).
+  const NodeSet& nodes_of(const AdmittedPodSet& ps) const {
+    std::vector<FlavorId> flavors;
+    for (const auto& [r, f] : ps.flavors) flavors.push_back(f);
+    return s_.assigner().nodes_for(flavors, scratch_);
+  }
+
   bool place_on(const Job& runs, int32_t set, const NodeSet& nodes, ClusterAlloc& alloc,
                 Placement& out, std::string* why, int32_t pod = -1) const {
     Job part = runs;
@@ -144,6 +138,7 @@ class Restorer {
 
   Scheduler& s_;
   const Config& c_;
+  mutable NodeSet scratch_;  // nodes_of()'s, for flavors of several resource groups
 };
 
 // Restore order: pods with devices first (they hold exactly those), then pods with nodes, then

@@ -155,6 +155,7 @@ class Scheduler {
     return job.interactive || config_->cluster_queues[q].interactive;
   }
   const Placer& placer() const { return placer_; }
+  const FlavorAssigner& assigner() const { return assigner_; }
   double drf_share(QueueId q) const { return drf_share(q, quota_); }
   double fairness_debt(QueueId q) const;
   // Composite score of a pending job at `now` (for explain and metrics).

@@ -91,9 +91,11 @@ const NodeSet& FlavorAssigner::nodes_for(const std::vector<FlavorId>& flavors,
       for (const auto& kv : config_.flavors[f].node_labels) merged.push_back(kv);
   std::sort(merged.begin(), merged.end());
   merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+  bool conflicting = false;  // two flavors want different values of one label: no node
   for (size_t i = 1; i < merged.size(); ++i)
-    if (merged[i].first == merged[i - 1].first) merged.clear();  // conflicting: no node
-  scratch = select_nodes(config_.cluster, merged);
+    conflicting = conflicting || merged[i].first == merged[i - 1].first;
+  scratch = conflicting ? NodeSet(static_cast<int32_t>(config_.cluster.nodes.size()), {})
+                        : select_nodes(config_.cluster, merged);
   return scratch;
 }
 
