@@ -16,7 +16,8 @@
 # alone, the ceiling the busy-cluster runs share their two cores against),
 # AGENT_ARGS (more `sluice agent` flags, e.g. "--pods-as-agent --no-fencer"),
 # PERF_OUT (dir: `perf record -g` of serve and of the agent process while serve_bench runs,
-# written as DIR/{serve,agent}-batchN.data; read with `perf report -i FILE --no-children`).
+# written as DIR/{serve,agent}-batchN.data; read with `perf report -i FILE --no-children`;
+# PERF_CALLGRAPH=dwarf for call chains through code built without frame pointers, PERF_FREQ).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SLUICE_BIN=${SLUICE_BIN:-$ROOT/build/sluice}
@@ -127,7 +128,7 @@ for batch in $BATCHES; do
     mkdir -p "$PERF_OUT"
     for who in serve:$SERVE_PID agent:$AGENT_PID; do
       [[ $who == *: ]] && continue
-      perf record -q -g -F 499 -p "${who#*:}" -o "$PERF_OUT/${who%%:*}-batch$batch.data" 2>/dev/null &
+      perf record -q --call-graph "${PERF_CALLGRAPH:-fp}" -F "${PERF_FREQ:-499}" -p "${who#*:}" -o "$PERF_OUT/${who%%:*}-batch$batch.data" 2>/dev/null &
       perf_pids+=($!)
     done
   fi

@@ -1,34 +1,65 @@
 // /proc parsing and signal names.
 #include "agent/proc.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
 #include <ctime>
 
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <string_view>
 
 namespace sluice::agent {
 
+// One open() and one read() into a stack buffer: the agent calls this for every pod it starts,
+// and an ifstream's buffer allocation plus the stream machinery cost more than the read.
 std::optional<ProcStat> read_proc_stat(pid_t pid, const std::string& proc_root) {
-  std::ifstream in(proc_root + "/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
+  char path[256];
+  const int n =
+      std::snprintf(path, sizeof path, "%s/%d/stat", proc_root.c_str(), static_cast<int>(pid));
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof path) return std::nullopt;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char buf[1024];  // the whole line: 52 numbers and a comm of at most 64 bytes
+  ssize_t got = 0;
+  while (true) {
+    got = ::read(fd, buf, sizeof buf - 1);
+    if (got >= 0 || errno != EINTR) break;
+  }
+  ::close(fd);
+  if (got <= 0) return std::nullopt;
+  const std::string_view line(buf, static_cast<size_t>(got));
   // "pid (comm) state ppid pgrp ..." and comm may hold spaces and parentheses: fields after the
   // last ')' are numbered from 3 (state).
-  size_t close = line.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(line.substr(close + 1));
+  const size_t close = line.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(close + 1);
+  auto next = [&rest]() -> std::string_view {
+    const size_t b = rest.find_first_not_of(" \n");
+    if (b == std::string_view::npos) return {};
+    const size_t e = rest.find_first_of(" \n", b);
+    std::string_view f = rest.substr(b, e == std::string_view::npos ? rest.size() - b : e - b);
+    rest.remove_prefix(e == std::string_view::npos ? rest.size() : e);
+    return f;
+  };
+  auto number = [](std::string_view f, auto& out) {
+    return !f.empty() && std::from_chars(f.data(), f.data() + f.size(), out).ec == std::errc{};
+  };
   ProcStat st;
-  std::string skip;
+  const std::string_view state = next();
+  if (state.size() != 1) return std::nullopt;
+  st.state = state[0];
   int64_t ppid = 0;
-  if (!(fields >> st.state >> ppid >> st.pgrp)) return std::nullopt;
+  if (!number(next(), ppid) || !number(next(), st.pgrp)) return std::nullopt;
   // Fields 6..21 come before starttime (field 22).
-  for (int f = 6; f <= 21; ++f) {
-    if (!(fields >> skip)) return std::nullopt;
-  }
-  if (!(fields >> st.start_ticks)) return std::nullopt;
+  for (int f = 6; f <= 21; ++f)
+    if (next().empty()) return std::nullopt;
+  if (!number(next(), st.start_ticks)) return std::nullopt;
   return st;
 }
 

@@ -204,19 +204,24 @@ void Server::routes() {
       limit = static_cast<size_t>(*l);
     }
     json jobs = json::array();
-    std::lock_guard lk(state_->mu());
-    const auto t = now();
-    const auto& recs = state_->records();
-    for (auto it = recs.rbegin(); it != recs.rend() && jobs.size() < limit; ++it) {
-      const auto& r = it->second;
-      if (!caller->sees(r.job.namespace_)) continue;
-      if (!states.empty() && std::find(states.begin(), states.end(), r.state) == states.end())
-        continue;
-      if (!queue.empty() && r.job.queue != queue && r.cluster_queue != queue) continue;
-      if (!ns.empty() && r.job.namespace_ != ns) continue;
-      jobs.push_back(state_->job_view(r, t));
+    {
+      // The views are built under the lock; the body is written after it is released.
+      std::lock_guard lk(state_->mu());
+      const auto t = now();
+      const auto& recs = state_->records();
+      for (auto it = recs.rbegin(); it != recs.rend() && jobs.size() < limit; ++it) {
+        const auto& r = it->second;
+        if (!caller->sees(r.job.namespace_)) continue;
+        if (!states.empty() && std::find(states.begin(), states.end(), r.state) == states.end())
+          continue;
+        if (!queue.empty() && r.job.queue != queue && r.cluster_queue != queue) continue;
+        if (!ns.empty() && r.job.namespace_ != ns) continue;
+        jobs.push_back(state_->job_view(r, t));
+      }
     }
-    reply(res, 200, json{{"jobs", jobs}});
+    json body = json::object();
+    body["jobs"] = std::move(jobs);
+    reply(res, 200, body);
   });
 
   // A job the caller may see, or an error already written.

@@ -1,5 +1,7 @@
 #include "server/job_codec.h"
 
+#include "server/json_text.h"
+
 namespace sluice::server {
 namespace {
 
@@ -170,29 +172,67 @@ Result<Job> decode_job(const json& j, const Config& config) {
   }
 }
 
-json encode_admission(const Admission& a, const Config& config) {
-  json flavors = json::array();
-  for (FlavorId f : a.flavors)
-    flavors.push_back(f < 0 ? json(nullptr) : json(config.flavors[static_cast<size_t>(f)].name));
-  json usage = json::array();
-  for (const auto& u : a.usage)
-    usage.push_back({{"flavor", config.flavors[static_cast<size_t>(u.flavor)].name},
-                     {"resource", config.resources.name(u.resource)},
-                     {"amount", u.amount}});
-  json pods = json::array();
-  for (const auto& pp : a.placement.pods) {
-    json gpus = json::array();
-    for (const auto& g : pp.gpus) gpus.push_back({g.gpu, g.mig_slice, g.milli});
-    pods.push_back({{"node", config.cluster.nodes[static_cast<size_t>(pp.node)].name},
-                    {"pod_set", pp.pod_set},
-                    {"pod_index", pp.pod_index},
-                    {"gpus", gpus}});
+// Written by hand (json_text.h): every admitted job's record carries it.
+std::string encode_admission(const Admission& a, const Config& config) {
+  namespace jt = json_text;
+  std::string out = "{";
+  jt::key(out, "queue", true);
+  jt::str(out, config.cluster_queues[static_cast<size_t>(a.queue)].name);
+  jt::key(out, "flavors");
+  out += '[';
+  for (size_t i = 0; i < a.flavors.size(); ++i) {
+    if (i) out += ',';
+    if (a.flavors[i] < 0)
+      out += "null";
+    else
+      jt::str(out, config.flavors[static_cast<size_t>(a.flavors[i])].name);
   }
-  return {{"queue", config.cluster_queues[static_cast<size_t>(a.queue)].name},
-          {"flavors", flavors},
-          {"usage", usage},
-          {"pods", pods},
-          {"borrowing", a.borrowing}};
+  out += ']';
+  jt::key(out, "usage");
+  out += '[';
+  for (size_t i = 0; i < a.usage.size(); ++i) {
+    const auto& u = a.usage[i];
+    out += i ? "," : "";
+    out += '{';
+    jt::key(out, "flavor", true);
+    jt::str(out, config.flavors[static_cast<size_t>(u.flavor)].name);
+    jt::key(out, "resource");
+    jt::str(out, config.resources.name(u.resource));
+    jt::key(out, "amount");
+    jt::num(out, u.amount);
+    out += '}';
+  }
+  out += ']';
+  jt::key(out, "pods");
+  out += '[';
+  for (size_t i = 0; i < a.placement.pods.size(); ++i) {
+    const auto& pp = a.placement.pods[i];
+    out += i ? "," : "";
+    out += '{';
+    jt::key(out, "node", true);
+    jt::str(out, config.cluster.nodes[static_cast<size_t>(pp.node)].name);
+    jt::key(out, "pod_set");
+    jt::num(out, pp.pod_set);
+    jt::key(out, "pod_index");
+    jt::num(out, pp.pod_index);
+    jt::key(out, "gpus");
+    out += '[';
+    for (size_t g = 0; g < pp.gpus.size(); ++g) {
+      out += g ? ",[" : "[";
+      jt::num(out, pp.gpus[g].gpu);
+      out += ',';
+      jt::num(out, pp.gpus[g].mig_slice);
+      out += ',';
+      jt::num(out, pp.gpus[g].milli);
+      out += ']';
+    }
+    out += "]}";
+  }
+  out += ']';
+  jt::key(out, "borrowing");
+  jt::boolean(out, a.borrowing);
+  out += '}';
+  return out;
 }
 
 Result<Admission> decode_admission(const json& j, const Config& config) {

@@ -17,7 +17,8 @@ namespace sluice::server {
 nlohmann::json encode_job(const Job& job, const Config& config);
 Result<Job> decode_job(const nlohmann::json& j, const Config& config);
 
-nlohmann::json encode_admission(const Admission& a, const Config& config);
+// A JSON object (text): decode_admission(nlohmann::json::parse(text)) reads it back.
+std::string encode_admission(const Admission& a, const Config& config);
 Result<Admission> decode_admission(const nlohmann::json& j, const Config& config);
 
 // GPUs of a job in milli-GPU (whole GPUs x 1000 plus fractions; MIG slices count 1000 each).

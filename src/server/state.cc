@@ -127,7 +127,7 @@ std::unique_ptr<Scheduler> ServerState::build_scheduler(
       continue;
     }
     // Re-encoded by name: the new configuration may number queues, flavors and nodes anew.
-    auto a = decode_admission(encode_admission(*r.admission, *config_), *config);
+    auto a = decode_admission(json::parse(encode_admission(*r.admission, *config_)), *config);
     std::string why;
     if (!a) {
       why = a.error();
@@ -224,7 +224,7 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
   for (auto& [id, r] : records_) {
     r.job_json.clear();  // encoded against the old configuration's names
     if (r.admission) {
-      auto a = decode_admission(encode_admission(*r.admission, *config_), *config);
+      auto a = decode_admission(json::parse(encode_admission(*r.admission, *config_)), *config);
       if (a) {
         r.admission = std::move(*a);
         r.admission->job = id;

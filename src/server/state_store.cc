@@ -3,61 +3,19 @@
 #include <algorithm>
 
 #include "server/job_codec.h"
+#include "server/json_text.h"
 #include "server/state.h"
 
 namespace sluice::server {
 
 using nlohmann::json;
 
-namespace {
-
-// Appends `v` as a JSON string. ASCII is escaped here; anything else goes through nlohmann,
-// which replaces invalid UTF-8 rather than writing a record that would not parse back.
-void put_str(std::string& out, std::string_view v) {
-  for (char c : v)
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      out += json(std::string(v)).dump(-1, ' ', false, json::error_handler_t::replace);
-      return;
-    }
-  out += '"';
-  for (char c : v) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
+using json_text::str;
 
 // ,"key":
 void put_key(std::string& out, std::string_view key) {
-  out += ",\"";
-  out += key;
-  out += "\":";
+  json_text::key(out, key);
 }
-
-}  // namespace
 
 // Written by hand: a record is rewritten at submission, start and end of every job, and
 // building it as an nlohmann object was a seventh of the server's CPU at a thousand jobs a
@@ -69,9 +27,9 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   out += "{\"job\":";
   out += r.job_json;
   put_key(out, "cluster_queue");
-  put_str(out, r.cluster_queue);
+  str(out, r.cluster_queue);
   put_key(out, "state");
-  put_str(out, state_name(r.state));
+  str(out, state_name(r.state));
   put_key(out, "queued_ns");
   out += std::to_string(r.queued_ns);
   put_key(out, "admit_ns");
@@ -79,13 +37,13 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   put_key(out, "end_ns");
   out += std::to_string(r.end_ns);
   put_key(out, "admission");
-  out += r.admission ? proto::dump_json(encode_admission(*r.admission, *config_)) : "null";
+  out += r.admission ? encode_admission(*r.admission, *config_) : "null";
   put_key(out, "pods");
   out += '[';
   for (size_t i = 0; i < r.pods.size(); ++i) {
     const PodRun& p = r.pods[i];
     out += i ? ",{\"node\":" : "{\"node\":";
-    put_str(out, p.node);
+    str(out, p.node);
     put_key(out, "gpus");
     out += '[';
     for (size_t g = 0; g < p.gpus.size(); ++g) {
@@ -130,7 +88,7 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   put_key(out, "attempts");
   out += std::to_string(r.attempts);
   put_key(out, "reason");
-  put_str(out, r.reason);
+  str(out, r.reason);
   put_key(out, "exit_code");
   out += r.exit_code ? std::to_string(*r.exit_code) : "null";
   out += '}';

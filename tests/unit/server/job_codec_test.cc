@@ -1,0 +1,69 @@
+// Admissions in job records: written by hand (json_text.h), read back with nlohmann.
+#include "server/job_codec.h"
+
+#include <gtest/gtest.h>
+
+#include "core/config/loader.h"
+
+namespace sluice::server {
+namespace {
+
+const char* kConfig = R"(apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: c}
+spec:
+  nodes:
+  - {name: "n\"1", cpu: 8, memory: 64Gi, gpus: {count: 4, model: H100, memory: 80Gi}}
+  - {name: "nœud-2", cpu: 8, memory: 64Gi, gpus: {count: 4, model: H100, memory: 80Gi}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: spot}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: on-demand}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: cpus}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - {name: spot, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}
+    - {name: on-demand, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}
+  - coveredResources: [cpu]
+    flavors: [{name: cpus, resources: [{name: cpu, nominalQuota: 16}]}]
+)";
+
+TEST(ServerJobCodec, AdmissionRoundTrips) {
+  auto loaded = load({Source{"c.yaml", kConfig}}, {});
+  ASSERT_TRUE(loaded.ok()) << (loaded.errors.empty() ? "" : loaded.errors.front());
+  const Config& cfg = loaded.config;
+  const auto gpu = *cfg.resources.find("nvidia.com/gpu");
+  Admission a;
+  a.queue = 0;
+  a.flavors = {1, -1};
+  a.usage = {{1, gpu, 3000}};
+  a.borrowing = true;
+  a.placement.pods = {{0, 0, 0, {{0, -1, 1000}, {1, -1, 500}}}, {1, 1, 2, {{3, 2, 1000}}}};
+  const std::string text = encode_admission(a, cfg);
+  auto back = decode_admission(nlohmann::json::parse(text), cfg);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(*back, a) << text;
+  a.placement.pods.clear();
+  a.usage.clear();
+  a.flavors.clear();
+  back = decode_admission(nlohmann::json::parse(encode_admission(a, cfg)), cfg);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(*back, a);
+}
+
+}  // namespace
+}  // namespace sluice::server
