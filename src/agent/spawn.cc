@@ -38,8 +38,11 @@ int open_pod_files(const PodFiles& files, const std::optional<PodIdentity>& iden
                    std::string* why) {
   // work/ and logs/ belong to the agent (0711: a pod reaches its own entry by name but cannot
   // list the others or replace its own with a link), so these paths are the agent's to create.
+  // One mkdir() in the common case (the parent exists): create_directories() would stat every
+  // component first, and this runs for every pod the agent starts.
   std::error_code ec;
-  std::filesystem::create_directories(files.work_dir, ec);
+  if (::mkdir(files.work_dir.c_str(), 0700) != 0)
+    std::filesystem::create_directories(files.work_dir, ec);  // a missing parent, or it exists
   if (ec) {
     *why = "cannot create " + files.work_dir + ": " + ec.message();
     return -1;

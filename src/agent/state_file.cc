@@ -59,7 +59,8 @@ std::optional<nlohmann::json> StateFile::load(std::string* why) {
 bool StateFile::save(const nlohmann::json& doc, std::string* why) {
   const uint64_t seq = seq_ + 1;
   const std::string p = slot_path(path_, seq);
-  const std::string text = nlohmann::json{{"seq", seq}, {"doc", doc}}.dump() + "\n";
+  // {"doc":...,"seq":N} without copying `doc` into a wrapper object (it is written per change).
+  const std::string text = "{\"doc\":" + doc.dump() + ",\"seq\":" + std::to_string(seq) + "}\n";
   const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     *why = "cannot open " + p + ": " + std::strerror(errno);
