@@ -117,7 +117,9 @@ class Scheduler::Walk {
   void advance(int q);
   void refresh(int q);
   void next_head(int q);
-  int best_queue() const;
+  int best_queue() const { return winner_.empty() ? -1 : winner_[1]; }
+  bool ahead(int a, int b) const;
+  void replay(int q);
   Next decide(const PendingJob& p, int q, bool starving);
   bool held_reason(const PendingJob& p, int q, PendingReason& reason) const;
   void reject_over_budget(const PendingJob& p, int q);
@@ -147,6 +149,11 @@ class Scheduler::Walk {
   std::vector<double> dyn_;  // dynamic part of each queue's score; refreshed when it admits
   std::vector<const PendingJob*> heads_;
   std::vector<HeadKey> head_key_;
+  // The heads in a tournament tree: winner_[1] is best_queue(), leaves at leaves_ + q (-1: no
+  // head). A head that changes replays its path to the root: log2(queues) comparisons per
+  // decision instead of a scan of every queue.
+  int leaves_ = 1;
+  std::vector<int> winner_;
   // Capacity held for a starving job: globally (placement) or for one cohort tree (quota), or
   // its own queue when it cannot borrow.
   JobId held_by_ = 0;
@@ -311,6 +318,8 @@ void Scheduler::Walk::start() {
   dyn_.assign(nq_, 0);
   heads_.assign(nq_, nullptr);
   head_key_.assign(nq_, {});
+  while (leaves_ < nq_) leaves_ *= 2;
+  winner_.assign(2 * static_cast<size_t>(leaves_), -1);
   for (int q = 0; q < nq_; ++q) refresh(q);
   held_root_.assign(quota_.num_queues() + config.cohorts.size(), 0);
   held_queue_.assign(nq_, 0);
@@ -380,13 +389,16 @@ void Scheduler::Walk::advance(int q) {
 void Scheduler::Walk::refresh(int q) {
   const auto& w = policy_.weights;
   dyn_[q] = -w.drf * s_.drf_share(q, quota_) - w.debt * s_.fairness_debt(q);
-  if (heads_[q]) head_key_[q].score = heads_[q]->key + dyn_[q];
+  if (heads_[q]) {
+    head_key_[q].score = heads_[q]->key + dyn_[q];
+    replay(q);
+  }
 }
 
 void Scheduler::Walk::next_head(int q) {
   heads_[q] = head(q);
   const PendingJob* p = heads_[q];
-  if (!p) return;
+  if (!p) return replay(q);
   const Cursor& c = cur_[q];
   if (!incremental_ && !c.in_starving) {
     // From the order's copies; fetch the job meanwhile: it is read when it is picked, after
@@ -397,6 +409,7 @@ void Scheduler::Walk::next_head(int q) {
   } else {
     head_key_[q] = {p->key + dyn_[q], p->job.submit_ns, p->job.id, starving(*p)};
   }
+  replay(q);
 }
 
 // Could the job be placed on an idle cluster (on these flavors' nodes)? Remembered per shape.
@@ -498,29 +511,26 @@ bool Scheduler::Walk::stop_here(bool held) {
   return false;
 }
 
-// The best head across queues: starving first (oldest), then the highest score; -1: none left.
-int Scheduler::Walk::best_queue() const {
-  int best = -1;
-  for (int q = 0; q < nq_; ++q) {
-    if (!heads_[q]) continue;
-    if (best < 0) {
-      best = q;
-      continue;
-    }
-    const HeadKey& a = head_key_[q];
-    const HeadKey& b = head_key_[best];
-    bool better;
-    if (a.starving != b.starving) {
-      better = a.starving;
-    } else if (a.starving) {
-      better = std::tie(a.submit_ns, a.id) < std::tie(b.submit_ns, b.id);
-    } else {
-      better = a.score != b.score ? a.score > b.score
-                                  : std::tie(a.submit_ns, a.id) < std::tie(b.submit_ns, b.id);
-    }
-    if (better) best = q;
+// Whether queue a's head goes before queue b's: starving first (oldest), then the highest
+// score, then the oldest; a queue without a head goes last. Ties keep the lower index (the
+// tree prefers its left side), as a scan of the queues in order would.
+bool Scheduler::Walk::ahead(int a, int b) const {
+  if (a < 0 || !heads_[a]) return false;
+  if (b < 0 || !heads_[b]) return true;
+  const HeadKey& x = head_key_[a];
+  const HeadKey& y = head_key_[b];
+  if (x.starving != y.starving) return x.starving;
+  if (!x.starving && x.score != y.score) return x.score > y.score;
+  return std::tie(x.submit_ns, x.id) < std::tie(y.submit_ns, y.id);
+}
+
+void Scheduler::Walk::replay(int q) {
+  size_t i = static_cast<size_t>(leaves_ + q);
+  winner_[i] = heads_[q] ? q : -1;
+  for (i /= 2; i >= 1; i /= 2) {
+    const int l = winner_[2 * i], r = winner_[2 * i + 1];
+    winner_[i] = ahead(r, l) ? r : (l >= 0 ? l : r);
   }
-  return best;
 }
 
 bool Scheduler::Walk::walk() {
