@@ -117,12 +117,8 @@ void Server::routes() {
     auto caller = who(req, res);
     if (!caller) return;
     if (refusing_work()) return fail(res, 503, refusal());
-    std::shared_ptr<const Config> cfg;
-    {
-      std::lock_guard lk(state_->mu());
-      cfg = state_->config_ptr();
-    }
-    // Parse outside the lock: documents against the configuration in force.
+    // Parse outside the state lock: documents against the configuration in force.
+    const std::shared_ptr<const Config> cfg = state_->config_ptr();
     JobsOutput parsed;
     {
       parse_slots_.acquire();

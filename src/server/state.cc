@@ -232,7 +232,10 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
     }
   }
   s->restore_budgets(sched_->budget_snapshot(now), now);  // usage carries over by namespace
-  config_ = std::move(config);
+  {
+    std::lock_guard lk(config_ptr_mu_);
+    config_ = std::move(config);
+  }
   sched_ = std::move(s);
   rebuild_nodes(old);
   pending_.clear();

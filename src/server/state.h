@@ -106,7 +106,12 @@ class ServerState {
 
   std::mutex& mu() { return mu_; }
   const Config& config() const { return *config_; }
-  std::shared_ptr<const Config> config_ptr() const { return config_; }
+  // Without the state lock (its own small one): a submission parses against the configuration
+  // in force before it queues for the state lock, not after waiting for it twice.
+  std::shared_ptr<const Config> config_ptr() const {
+    std::lock_guard lk(config_ptr_mu_);
+    return config_;
+  }
   const Scheduler& scheduler() const { return *sched_; }
   Metrics& metrics() { return metrics_; }
   const ServerOptions& options() const { return options_; }
@@ -285,7 +290,8 @@ class ServerState {
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<std::condition_variable>> outbox_cv_;
   void notify_outbox(const std::string& node);
-  std::shared_ptr<const Config> config_;
+  std::shared_ptr<const Config> config_;  // written under mu_ and config_ptr_mu_
+  mutable std::mutex config_ptr_mu_;
   std::unique_ptr<Scheduler> sched_;
   Store* store_;
   ServerOptions options_;
