@@ -150,11 +150,13 @@ void Server::routes() {
             "token " + caller->name + " may not submit to namespace \"" + j.namespace_ + "\"");
     for (auto& j : parsed.jobs)
       if (auto why = resolve_run_as(j, *caller, *cfg); !why.empty()) return fail(res, 403, why);
+    // Records and events encoded here, so that the state lock is held for less.
+    const PreparedSubmission prepared = ServerState::prepare(parsed.jobs, cfg);
     SubmitOutcome out;
     json body = json::array();
     {
       std::lock_guard lk(state_->mu());
-      out = state_->submit(std::move(parsed.jobs), now());
+      out = state_->submit(std::move(parsed.jobs), now(), &prepared);
       if (out.status == 202)
         for (JobId id : out.ids) {
           const auto* r = state_->find(id);

@@ -1,5 +1,6 @@
 #include "server/job_codec.h"
 
+#include "proto/protocol.h"
 #include "server/json_text.h"
 
 namespace sluice::server {
@@ -97,6 +98,29 @@ json encode_job(const Job& job, const Config& config) {
       {"gang_env", gang_env_name(job.gang_env)},
       {"completions", job.completions.total},
       {"indexed", job.completions.indexed}};
+}
+
+std::string encode_job_body(const Job& job, const Config& config) {
+  json j = encode_job(job, config);
+  j.erase("id");
+  j.erase("name");
+  j.erase("submit_ns");
+  return proto::dump_json(j);
+}
+
+std::string job_json_with(const Job& job, std::string_view body) {
+  std::string out;
+  out.reserve(body.size() + job.name.size() + 64);
+  json_text::key(out, "id", true);
+  out.insert(0, 1, '{');
+  json_text::num(out, static_cast<int64_t>(job.id));
+  json_text::key(out, "name");
+  json_text::str(out, job.name);
+  json_text::key(out, "submit_ns");
+  json_text::num(out, job.submit_ns);
+  if (body.size() > 2) out += ',';  // body: "{...}", never empty in practice
+  out += body.substr(1);
+  return out;
 }
 
 Result<Job> decode_job(const json& j, const Config& config) {

@@ -4,6 +4,7 @@
 // a configuration reload or a restart with a reordered config: decoding maps names back to the
 // ids of the configuration in force, and says which name no longer exists.
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,11 @@
 namespace sluice::server {
 
 nlohmann::json encode_job(const Job& job, const Config& config);
+// A job's record in two steps, so that the costly part runs before the server's state lock is
+// taken: the body holds every field but those assigned at submission (id, name, submit_ns),
+// and job_json_with() completes it with them. decode_job() reads the result like encode_job's.
+std::string encode_job_body(const Job& job, const Config& config);
+std::string job_json_with(const Job& job, std::string_view body);
 Result<Job> decode_job(const nlohmann::json& j, const Config& config);
 
 // A JSON object (text): decode_admission(nlohmann::json::parse(text)) reads it back.

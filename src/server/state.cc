@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "server/job_codec.h"
+#include "server/json_text.h"
 #include "server/run_as.h"
 
 namespace sluice::server {
@@ -248,7 +249,55 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
 // ---------------------------------------------------------------------------------------------
 // Jobs
 
-SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
+namespace {
+
+// The submit event of the log, less the fields assigned at submission (time, id, name).
+std::string submit_event_body(const Job& job) {
+  const auto& ps = job.pod_sets.front();
+  return proto::dump_json(
+      {{"event", "submit"},
+       {"namespace", job.namespace_},
+       {"queue", job.queue},
+       {"priority_class", job.priority_class},
+       {"preemptible", job.preemptible},
+       {"pods", total_pods(job)},
+       {"gpus", ps.gpus},
+       {"gpu_milli", ps.gpu_milli},
+       {"cpu_milli", ps.requests[kCpu]},
+       {"memory_mib", ps.requests[kMemory]},
+       {"walltime", job.walltime_ns > 0 ? json(unix_s(job.walltime_ns)) : json(nullptr)}});
+}
+
+std::string submit_event_with(const Job& job, TimeNs now, std::string_view body) {
+  std::string out = "{";
+  json_text::key(out, "time", true);
+  out += proto::dump_json(json(unix_s(now)));
+  json_text::key(out, "id");
+  json_text::num(out, static_cast<int64_t>(job.id));
+  json_text::key(out, "name");
+  json_text::str(out, job.name);
+  out += ',';
+  out += body.substr(1);
+  return out;
+}
+
+}  // namespace
+
+PreparedSubmission ServerState::prepare(const std::vector<Job>& jobs,
+                                        std::shared_ptr<const Config> config) {
+  PreparedSubmission p;
+  p.job_bodies.reserve(jobs.size());
+  p.event_bodies.reserve(jobs.size());
+  for (const Job& j : jobs) {
+    p.job_bodies.push_back(encode_job_body(j, *config));
+    p.event_bodies.push_back(submit_event_body(j));
+  }
+  p.config = std::move(config);
+  return p;
+}
+
+SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
+                                  const PreparedSubmission* prepared) {
   SubmitOutcome out;
   if (jobs.empty()) {
     out.status = 400;
@@ -300,6 +349,10 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
     }
     done.push_back(job.id);
   }
+  const bool prepared_ok = prepared && prepared->config == config_ &&
+                           prepared->job_bodies.size() == jobs.size() &&
+                           prepared->event_bodies.size() == jobs.size();
+  size_t i = 0;
   for (auto& job : jobs) {
     JobRecord r;
     const auto q = sched_->find_pending(job.id)->queue;
@@ -308,21 +361,13 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
     r.pending_since_cycle = cycles_;
     r.job = std::move(job);
     metrics_.submitted[r.cluster_queue] += 1;
-    const auto& ps = r.job.pod_sets.front();
-    event({{"event", "submit"},
-           {"time", unix_s(now)},
-           {"id", r.job.id},
-           {"name", r.job.name},
-           {"namespace", r.job.namespace_},
-           {"queue", r.job.queue},
-           {"priority_class", r.job.priority_class},
-           {"preemptible", r.job.preemptible},
-           {"pods", total_pods(r.job)},
-           {"gpus", ps.gpus},
-           {"gpu_milli", ps.gpu_milli},
-           {"cpu_milli", ps.requests[kCpu]},
-           {"memory_mib", ps.requests[kMemory]},
-           {"walltime", r.job.walltime_ns > 0 ? json(unix_s(r.job.walltime_ns)) : json(nullptr)}});
+    if (prepared_ok) {
+      r.job_json = job_json_with(r.job, prepared->job_bodies[i]);
+      write_.events.push_back(submit_event_with(r.job, now, prepared->event_bodies[i]));
+    } else {
+      write_.events.push_back(submit_event_with(r.job, now, submit_event_body(r.job)));
+    }
+    ++i;
     out.ids.push_back(r.job.id);
     const JobId id = r.job.id;
     records_.emplace(id, std::move(r));

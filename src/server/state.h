@@ -85,6 +85,14 @@ struct SubmitOutcome {
   uint64_t ticket = 0;  // wait for it before acknowledging
 };
 
+// The encoding of a submission's records and events, done before the state lock is taken
+// (ServerState::prepare); used under the lock only if the configuration is still the same.
+struct PreparedSubmission {
+  std::shared_ptr<const Config> config;
+  std::vector<std::string> job_bodies;    // encode_job_body() per job
+  std::vector<std::string> event_bodies;  // the submit event without time, id and name
+};
+
 struct ServerOptions {
   int64_t heartbeat_ms = 1000;
   // A node whose agent has not synced for this long is NotReady. It is also the agents' lease:
@@ -123,7 +131,11 @@ class ServerState {
   // --- Jobs -----------------------------------------------------------------------------------
   // Admits documents already parsed against config(); ids and submit times are assigned here.
   // All-or-nothing: if one job is refused, none is kept.
-  SubmitOutcome submit(std::vector<Job> jobs, TimeNs now);
+  SubmitOutcome submit(std::vector<Job> jobs, TimeNs now,
+                       const PreparedSubmission* prepared = nullptr);
+  // Without the lock: the part of submit() that only reads the jobs and `config`.
+  static PreparedSubmission prepare(const std::vector<Job>& jobs,
+                                    std::shared_ptr<const Config> config);
   // Takes back jobs whose submission could not be written (never acknowledged).
   void withdraw(const std::vector<JobId>& ids, TimeNs now);
   // 200 with the record, 404 unknown, 409 already ended.

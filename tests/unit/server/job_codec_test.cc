@@ -65,5 +65,35 @@ TEST(ServerJobCodec, AdmissionRoundTrips) {
   EXPECT_EQ(*back, a);
 }
 
+TEST(ServerJobCodec, JobBodyCompletedUnderTheLockReadsLikeTheWholeRecord) {
+  auto loaded = load({Source{"c.yaml", kConfig}}, {});
+  ASSERT_TRUE(loaded.ok());
+  const Config& cfg = loaded.config;
+  Job j;
+  j.namespace_ = "nlp";
+  j.queue = "train";
+  j.command = {"sh", "-c", "echo \"hé\""};
+  j.env = {{"A", "1"}};
+  j.pod_sets.emplace_back();
+  j.pod_sets.front().name = "main";
+  j.pod_sets.front().count = 2;
+  j.pod_sets.front().gpus = 1;
+  j.pod_sets.front().requests[*cfg.resources.find("nvidia.com/gpu")] = 1000;
+  const std::string body = encode_job_body(j, cfg);
+  // Assigned under the lock, after the body was written.
+  j.id = 42;
+  j.name = "job-\"42\"";
+  j.submit_ns = 1'700'000'000'000'000'000;
+  const auto whole = encode_job(j, cfg);
+  const auto spliced = nlohmann::json::parse(job_json_with(j, body));
+  EXPECT_EQ(spliced, whole);
+  auto back = decode_job(spliced, cfg);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->id, 42u);
+  EXPECT_EQ(back->name, j.name);
+  EXPECT_EQ(back->submit_ns, j.submit_ns);
+  EXPECT_EQ(back->command, j.command);
+}
+
 }  // namespace
 }  // namespace sluice::server
