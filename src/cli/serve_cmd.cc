@@ -139,37 +139,69 @@ struct UpArgs {
   double exit_after_s = 0;
 };
 
-std::string local_cluster_yaml(int nodes, const std::string& gpus_spec) {
-  // One node group mirroring what the local agents will report (fake:COUNTxMODEL only).
+struct LocalGpus {
   int count = 8;
   std::string model = "H100";
+};
+
+// What the local agents will report (fake:COUNTxMODEL only).
+LocalGpus local_gpus(const std::string& gpus_spec) {
+  LocalGpus g;
   if (gpus_spec.rfind("fake:", 0) == 0) {
     const std::string s = gpus_spec.substr(5);
     const auto x = s.find('x');
     if (x != std::string::npos) {
       try {
-        count = std::stoi(s.substr(0, x));
+        g.count = std::stoi(s.substr(0, x));
       } catch (...) {
       }
-      model = s.substr(x + 1);
-      model = model.substr(0, model.find_first_of(":,"));
+      g.model = s.substr(x + 1);
+      g.model = g.model.substr(0, g.model.find_first_of(":,"));
     }
   }
+  return g;
+}
+
+// One node group mirroring the local agents.
+std::string local_cluster_doc(int nodes, const std::string& gpus_spec) {
+  const LocalGpus g = local_gpus(gpus_spec);
   return "apiVersion: sluice.dev/v1alpha1\nkind: Cluster\nmetadata: {name: local}\nspec:\n"
          "  nodeGroups:\n  - namePrefix: local-\n    count: " +
          std::to_string(nodes) +
-         "\n    cpu: 16\n    memory: 64Gi\n    gpus: {count: " + std::to_string(count) +
-         ", model: " + model +
-         "}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: "
+         "\n    cpu: 16\n    memory: 64Gi\n    gpus: {count: " + std::to_string(g.count) +
+         ", model: " + g.model + "}\n";
+}
+
+// The local nodes and one queue over them.
+std::string local_cluster_yaml(int nodes, const std::string& gpus_spec) {
+  const LocalGpus g = local_gpus(gpus_spec);
+  return local_cluster_doc(nodes, gpus_spec) +
+         "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: "
          "{name: default}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
          "metadata: {name: default}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n"
          "  - coveredResources: [nvidia.com/gpu, cpu, memory]\n    flavors:\n    - name: default\n"
          "      resources:\n      - {name: nvidia.com/gpu, nominalQuota: " +
-         std::to_string(count * nodes) +
+         std::to_string(g.count * nodes) +
          "}\n      - {name: cpu, nominalQuota: " + std::to_string(16 * nodes) +
          "}\n      - {name: memory, nominalQuota: " + std::to_string(64 * nodes) +
          "Gi}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
          "metadata: {name: default, namespace: default}\nspec: {clusterQueue: default}\n";
+}
+
+// Whether any document of the files is a Cluster. Unreadable files count as having one: the
+// server's loader then reports them with file:line.
+bool has_cluster_doc(const std::vector<std::string>& files) {
+  for (const auto& f : files) {
+    try {
+      for (const auto& doc : YAML::LoadAllFromFile(f))
+        if (doc.IsMap() && doc["kind"] && doc["kind"].IsScalar() &&
+            doc["kind"].Scalar() == "Cluster")
+          return true;
+    } catch (const std::exception&) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // The demo's job documents grouped by their submitTime offset (seconds).
@@ -250,6 +282,19 @@ int run_up(UpArgs& a) {
       return 1;
     }
     a.serve.opt.config_files = {path};
+  } else if (!has_cluster_doc(a.serve.opt.config_files)) {
+    // Queues without nodes (Kueue's files, where Kubernetes has the nodes): the local nodes
+    // are the cluster.
+    const std::string path = a.serve.opt.data_dir + "/up-cluster.yaml";
+    std::ofstream f(path);
+    f << local_cluster_doc(a.nodes, a.gpus);
+    if (!f) {
+      std::cerr << "error: cannot write " << path << "\n";
+      return 1;
+    }
+    a.serve.opt.config_files.push_back(path);
+    std::printf("no Cluster in --config: the %d local node(s) are the cluster (%s)\n", a.nodes,
+                path.c_str());
   }
   auto srv = start_server(a.serve);
   if (!srv) {

@@ -209,6 +209,12 @@ void split_read_jobs(std::vector<ReadJob>& read, std::vector<Job>& jobs, std::ve
 // pod template's `metadata` (may be null) at `path` -> *out; pod_count: pods of the pod set.
 // *annotated: where the first was given (path empty: none); the metadata then leaves the
 // `ignored` list (it was read). False after reporting an error. topology_annotations.cc.
+// The value node of `key` in a map node, if any (a copy: yaml-cpp's iterators yield
+// temporaries). jobs.cc.
+std::optional<YAML::Node> value_of(const YAML::Node* map, const char* key);
+inline std::optional<YAML::Node> value_of(const YAML::Node& map, const char* key) {
+  return value_of(&map, key);
+}
 bool read_topology_annotations(Reader& r, const YAML::Node* metadata, const std::string& path,
                                const Config& config, int32_t pod_count, TopologyRequest* out,
                                Loc* annotated, std::vector<std::string>* ignored);

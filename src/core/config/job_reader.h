@@ -76,6 +76,13 @@ class JobReader {
                     std::vector<std::string>& ignored);
   void pod_spec(const YAML::Node& node, const std::string& path, PodSet& set,
                 std::vector<std::string>& ignored);
+  // Kueue's topology annotations on a pod set's template of a JobSet or a Kubeflow job
+  // (workload_kinds.cc): sluice holds one topology request per job, so they apply to the job
+  // when every pod set asks the same, or when the job has one pod set; else an error.
+  void child_topology(const YAML::Node& pod_template, const std::string& path, int32_t pods,
+                      std::vector<std::string>& ignored);
+  void finish_child_topology();
+  std::vector<std::pair<TopologyRequest, Loc>> child_topology_;
   ResourceVec container(const YAML::Node& node, const std::string& path, bool first, PodSet& set,
                         std::vector<std::string>& ignored);
   void container_env(const YAML::Node& env, const std::string& path, PodSet& set,

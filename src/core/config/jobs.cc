@@ -58,16 +58,14 @@ std::string generated_name(const std::string& prefix, uint64_t seed, uint64_t n)
   return out;
 }
 
-// The value node of `key` in a map node, if any (a copy: yaml-cpp's iterator yields
-// temporaries).
+}  // namespace
+
 std::optional<YAML::Node> value_of(const YAML::Node* map, const char* key) {
   if (map && map->IsMap())
     for (auto it = map->begin(); it != map->end(); ++it)
       if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
   return std::nullopt;
 }
-
-}  // namespace
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;

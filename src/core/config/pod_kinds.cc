@@ -13,14 +13,6 @@ constexpr size_t kMaxIgnoredListed = 20;
 constexpr int64_t kMaxUnixId = 0x7fffffff;  // uid/gid: the kernel's are 32-bit, -1 reserved
 constexpr int64_t kMaxDeadlineS = 100LL * 365 * 24 * 3600;
 
-// The value of `key` in a map node, if any (a copy: yaml-cpp's iterators yield temporaries).
-std::optional<YAML::Node> value_of(const YAML::Node& map, const char* key) {
-  if (!map.IsMap()) return std::nullopt;
-  for (auto it = map.begin(); it != map.end(); ++it)
-    if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
-  return std::nullopt;
-}
-
 }  // namespace
 
 // (A copy of the spec node: `top`, which holds the map's entries, ends here.)

@@ -66,6 +66,8 @@ void JobReader::jobset(const YAML::Node& doc) {
     }
     set->name = *n;
     set->count = static_cast<int32_t>(set->count * replicas);
+    if (auto t = value_of(*job_spec_node, "template"))
+      child_topology(*t, jt.path("spec") + ".template", set->count, ignored);
     for (const auto& other : d_.job.pod_sets)
       if (other.name == set->name) {
         r_.error(*name, rj.path("name"), "duplicate replicated job name " + quote(*n));
@@ -73,6 +75,7 @@ void JobReader::jobset(const YAML::Node& doc) {
       }
     d_.job.pod_sets.push_back(std::move(*set));
   }
+  finish_child_topology();
   d_.job.gang_env = GangEnv::kTorch;
   hoist_commands();
   ignored_note(doc, ignored);
@@ -114,16 +117,48 @@ void JobReader::kubeflow_job(const YAML::Node& doc, DocKind kind) {
     set.name = role.pod_set;
     set.count = static_cast<int32_t>(replicas);
     if (!pod_template(*tmpl, m.path("template"), set, ignored)) return fail();
-    if (set.count > 0) d_.job.pod_sets.push_back(std::move(set));
+    if (set.count > 0) {
+      child_topology(*tmpl, m.path("template"), set.count, ignored);
+      d_.job.pod_sets.push_back(std::move(set));
+    }
   }
   if (d_.job.pod_sets.empty()) {
     r_.error(*specs, specs_path,
              std::string("needs ") + roles[0].key + " or " + roles[1].key + " replicas");
     return fail();
   }
+  finish_child_topology();
   d_.job.gang_env = torch ? GangEnv::kTorch : GangEnv::kMpi;
   hoist_commands();
   ignored_note(doc, ignored);
+}
+
+void JobReader::child_topology(const YAML::Node& pod_template, const std::string& path,
+                               int32_t pods, std::vector<std::string>& ignored) {
+  TopologyRequest t;
+  Loc loc;
+  const auto metadata = value_of(pod_template, "metadata");
+  if (!read_topology_annotations(r_, metadata ? &*metadata : nullptr, path + ".metadata", c_, pods,
+                                 &t, &loc, &ignored))
+    return fail();
+  child_topology_.emplace_back(std::move(t), std::move(loc));
+}
+
+void JobReader::finish_child_topology() {
+  const auto asked = std::find_if(child_topology_.begin(), child_topology_.end(),
+                                  [](const auto& c) { return !c.second.path.empty(); });
+  if (asked == child_topology_.end()) return;
+  for (const auto& [t, loc] : child_topology_)
+    if (t != asked->first || loc.path.empty()) {
+      if (child_topology_.size() == 1) break;
+      error_at(loc.path.empty() ? asked->second : loc,
+               "sluice holds one topology request per job: give every pod set the same "
+               "kueue.x-k8s.io/podset-*-topology annotations (Kueue places each pod set by "
+               "its own)");
+      return fail();
+    }
+  d_.job.topology = asked->first;
+  d_.topology_loc = asked->second;
 }
 
 }  // namespace sluice::config_detail

@@ -261,5 +261,72 @@ TEST(KueueTopology, QueueWithoutTasFlavorIsWarned) {
       << dump(out.config.warnings) << dump(out.notes);
 }
 
+// A JobSet's replicated jobs and a PyTorchJob's replicas carry the annotations on their pod
+// templates. sluice holds one topology request per job: the same request on every pod set (or
+// the only pod set) applies to the job; different ones are an error, never silently dropped.
+std::string jobset(const std::string& workers, const std::string& driver) {
+  auto rj = [](const char* name, int n, const std::string& annotation) {
+    return std::string("  - name: ") + name + "\n    replicas: 1\n    template:\n      spec:\n" +
+           "        parallelism: " + std::to_string(n) + "\n        completions: " +
+           std::to_string(n) + "\n        template:\n" +
+           (annotation.empty() ? std::string()
+                               : "          metadata:\n            annotations:\n              " +
+                                     annotation + "\n") +
+           "          spec:\n            containers:\n            - name: c\n"
+           "              resources: {requests: {cpu: \"1\", nvidia.com/gpu: 1}}\n";
+  };
+  std::string out =
+      "\n---\napiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: js\n"
+      "  labels: {kueue.x-k8s.io/queue-name: tas-q}\nspec:\n  replicatedJobs:\n" +
+      rj("workers", 4, workers);
+  if (driver != "-") out += rj("driver", 1, driver);
+  return out;
+}
+
+TEST(KueueTopology, JobSetAndKubeflowPodTemplates) {
+  const std::string rack =
+      "kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-rack";
+  // One replicated job: its request is the job's.
+  auto one = load_one(yaml(kSetup) + jobset(rack, "-"));
+  ASSERT_TRUE(one.ok()) << dump(one.errors);
+  EXPECT_EQ(one.jobs[0].topology.level, 1);
+  EXPECT_TRUE(one.jobs[0].topology.required);
+  // The same on every pod set: the job's.
+  auto same = load_one(yaml(kSetup) + jobset(rack, rack));
+  ASSERT_TRUE(same.ok()) << dump(same.errors);
+  EXPECT_EQ(same.jobs[0].topology.level, 1);
+  // Only some pod sets, or different requests: refused with the reason.
+  for (const auto& other : {std::string(), std::string("kueue.x-k8s.io/podset-preferred-topology: "
+                                                       "cloud.provider.com/topology-block")}) {
+    auto mixed = load_one(yaml(kSetup) + jobset(rack, other));
+    EXPECT_FALSE(mixed.ok());
+    EXPECT_TRUE(any_contains(mixed.errors, {"sluice holds one topology request per job"}))
+        << dump(mixed.errors);
+  }
+  // A PyTorchJob whose Master and Workers ask the same.
+  auto torch = load_one(yaml(kSetup) + R"(
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: pt
+  labels: {kueue.x-k8s.io/queue-name: tas-q}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-block}}
+        spec: {containers: [{name: c, resources: {requests: {cpu: "1", nvidia.com/gpu: 1}}}]}
+    Worker:
+      replicas: 2
+      template:
+        metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-block}}
+        spec: {containers: [{name: c, resources: {requests: {cpu: "1", nvidia.com/gpu: 1}}}]}
+)");
+  ASSERT_TRUE(torch.ok()) << dump(torch.errors);
+  EXPECT_EQ(torch.jobs[0].topology.level, 0);
+}
+
 }  // namespace
 }  // namespace sluice
