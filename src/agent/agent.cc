@@ -82,6 +82,8 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   a->gpus_ = std::move(*gpus);
   // 3. State directory, unacknowledged exits of the previous run, adopted pods.
   std::error_code ec;
+  // Containers get the GPUs' CDI devices; fake GPUs have none.
+  a->options_.isolation.container_gpu_devices = a->gpus_->kind() != "fake";
   auto isolation = PodIsolation::create(a->options_.isolation, a->options_.state_dir,
                                         [&a](const std::string& line) { a->log(line); });
   if (!isolation) return Error{"agent " + a->options_.node + ": " + isolation.error()};
@@ -435,6 +437,7 @@ bool Agent::do_register(httplib::Client& cli) {
   req.running = runner_->running();
   req.agent_id = agent_id_;
   req.credential = identity_->credential();
+  req.container_runtime = isolation_->container_runtime();
   cli.set_read_timeout(kReadMarginS, 0);
   const std::string body = proto::dump_json(nlohmann::json(req));
   // 1. As the node (its credential); 2. a node the server does not know yet joins with the

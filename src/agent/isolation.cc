@@ -3,9 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "agent/sandbox.h"
+#include "agent/spawn.h"
 
 namespace sluice::agent {
 namespace fs = std::filesystem;
@@ -76,7 +78,19 @@ Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
   } else if (options.sandbox != "none") {
     return Error{"bad --sandbox \"" + options.sandbox + "\" (want none or bwrap)"};
   }
-  // 3. cgroups.
+  // 3. Container runtime.
+  iso->container_gpu_devices_ = options.container_gpu_devices;
+  iso->runtime_ = split_runtime(options.container_runtime);
+  if (!iso->runtime_.empty()) {
+    const char* path = std::getenv("PATH");
+    auto exe = find_executable(iso->runtime_[0], path ? path : "/usr/bin:/bin");
+    if (!exe)
+      return Error{"--container-runtime: \"" + iso->runtime_[0] +
+                   "\" not found (Debian: apt install podman)"};
+    iso->runtime_[0] = *exe;
+    log("images run in containers: " + options.container_runtime);
+  }
+  // 4. cgroups.
   std::string skip;
   auto cg = Cgroups::create(options.cgroups, &skip);
   if (!cg) return Error{cg.error()};
@@ -98,10 +112,31 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
     ctx.user = id->user;
   }
   launch.env = compose_pod_env(a, ctx, base_env);
-  if (!bwrap_.empty()) launch.wrapper = bwrap_argv(bwrap_, {state_dir_, paths.work_dir}, a.gpus);
+  if (!a.image.empty() && !runtime_.empty()) {
+    std::vector<std::string> devices;
+    if (container_gpu_devices_)
+      for (int32_t g : a.gpus) devices.push_back("nvidia.com/gpu=" + std::to_string(g));
+    auto c = container_launch(runtime_, a, paths.work_dir, launch.env, launch.identity, devices);
+    launch.wrapper = std::move(c.argv);
+    launch.cleanup = std::move(c.cleanup);
+    launch.in_container = true;
+    // With a Kubernetes `command`, its first word is the entrypoint (container.cc).
+    if (!a.image_args_only && !launch.argv.empty()) launch.argv.erase(launch.argv.begin());
+  } else if (!a.image.empty() && !a.image_on_host) {
+    return "image " + a.image +
+           " but this node's agent has no container runtime (--container-runtime), and the "
+           "ClusterQueue does not let images' commands run on the node "
+           "(spec.sluice.runImagesOnHost)";
+  } else if (!bwrap_.empty()) {
+    launch.wrapper = bwrap_argv(bwrap_, {state_dir_, paths.work_dir}, a.gpus);
+  }
   launch.cpu_milli = a.cpu_milli;
   launch.memory_mib = a.memory_mib;
   return {};
+}
+
+std::string PodIsolation::container_runtime() const {
+  return runtime_.empty() ? std::string() : fs::path(runtime_[0]).filename().string();
 }
 
 }  // namespace sluice::agent

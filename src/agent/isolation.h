@@ -11,6 +11,7 @@
 #include <string>
 
 #include "agent/cgroup.h"
+#include "agent/container.h"
 #include "agent/pod_env.h"
 #include "agent/pod_identity.h"
 #include "agent/process_runner.h"
@@ -27,6 +28,12 @@ struct IsolationOptions {
   // -1: pods change user when the agent is root (geteuid() == 0); 0: never; 1: always (fails
   // unless root).
   int drop_privileges = -1;
+  // Pods with an image run under this container runtime command (container.h), e.g. "podman"
+  // or "podman --runtime runc"; "": none (such pods run on the node only where their
+  // ClusterQueue allows it). CDI device names pass the pod's GPUs (nvidia.com/gpu=N) unless
+  // the GPUs are fake.
+  std::string container_runtime;
+  bool container_gpu_devices = true;
 };
 
 class PodIsolation {
@@ -44,13 +51,17 @@ class PodIsolation {
 
   std::shared_ptr<Cgroups> cgroups() const { return cgroups_; }
   bool drops_privileges() const { return resolver_ != nullptr; }
+  // The runtime's name ("podman"), for the server; "": none.
+  std::string container_runtime() const;
 
  private:
   PodIsolation() = default;
 
   std::string state_dir_;  // absolute
   std::unique_ptr<IdentityResolver> resolver_;
-  std::string bwrap_;  // "": no sandbox
+  std::string bwrap_;                 // "": no sandbox
+  std::vector<std::string> runtime_;  // runtime_[0] absolute; empty: none
+  bool container_gpu_devices_ = true;
   std::shared_ptr<Cgroups> cgroups_;
 };
 

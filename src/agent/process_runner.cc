@@ -1,6 +1,8 @@
 // ProcessRunner: fork/exec with a CLOEXEC error pipe, reaping, stop graces, walltimes, adoption.
 #include "agent/process_runner.h"
 
+#include <spawn.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -307,6 +310,29 @@ void ProcessRunner::signal_locked(Pod& pod, int sig) {
   if (::kill(-pod.pid, sig) != 0 && errno == ESRCH) ::kill(pod.pid, sig);
 }
 
+namespace {
+// A command whose outcome nobody waits for (a container's removal): started and reaped by a
+// thread of its own, its output discarded.
+void run_detached(std::vector<std::string> argv) {
+  std::thread([argv = std::move(argv)] {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    if (::posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ) == 0) {
+      int st = 0;
+      while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+    }
+    posix_spawn_file_actions_destroy(&fa);
+  }).detach();
+}
+}  // namespace
+
 void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   const proto::PodRef ref = pod.spec.ref;
   exit.job = ref.job;
@@ -315,6 +341,7 @@ void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) + " ended: " + exit.reason +
       (exit.message.empty() ? "" : " (" + exit.message + ")"));
   events_.exits.push_back(std::move(exit));
+  if (!pod.spec.cleanup.empty()) run_detached(pod.spec.cleanup);
   if (options_.cgroups) options_.cgroups->release(ref);
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), ref), waiting_.end());
   pods_.erase(ref);
@@ -561,14 +588,20 @@ void ProcessRunner::start_locked(Pod& pod) {
     finish_locked(pod, std::move(exit));
   };
   // 1. Everything the child needs is prepared here: after vfork() only system calls.
-  if (spec.argv.empty() || spec.argv[0].empty()) return fail("empty command");
-  const std::string search = env_value(spec.env, "PATH");
-  auto path = find_executable(spec.argv[0], search);
-  if (!path) return fail("command not found: " + spec.argv[0] + " (PATH=" + search + ")");
   std::vector<std::string> args = spec.wrapper;  // the sandbox's `bwrap ... --`, if any
-  args.push_back(spec.wrapper.empty() ? spec.argv[0] : *path);
-  args.insert(args.end(), spec.argv.begin() + 1, spec.argv.end());
-  const std::string exe = spec.wrapper.empty() ? *path : spec.wrapper.front();
+  std::string exe;
+  if (spec.in_container) {  // the command is the image's: the runtime resolves it
+    args.insert(args.end(), spec.argv.begin(), spec.argv.end());
+    exe = spec.wrapper.front();
+  } else {
+    if (spec.argv.empty() || spec.argv[0].empty()) return fail("empty command");
+    const std::string search = env_value(spec.env, "PATH");
+    auto path = find_executable(spec.argv[0], search);
+    if (!path) return fail("command not found: " + spec.argv[0] + " (PATH=" + search + ")");
+    args.push_back(spec.wrapper.empty() ? spec.argv[0] : *path);
+    args.insert(args.end(), spec.argv.begin() + 1, spec.argv.end());
+    exe = spec.wrapper.empty() ? *path : spec.wrapper.front();
+  }
   LaunchFds fds;
   std::string why;
   fds.log = open_pod_files({pod.paths.work_dir, pod.paths.log}, spec.identity, &why);

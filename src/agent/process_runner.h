@@ -46,6 +46,11 @@ struct PodLaunch {
   // A command it runs under (the sandbox: `bwrap ... --`, wrapper[0] an absolute path); the
   // pod's resolved command and arguments follow.
   std::vector<std::string> wrapper;
+  // The wrapper is a container runtime (container.h): argv goes to it as it is (its
+  // executable is the image's, not looked up here; it may be empty: the image's default), and
+  // `cleanup` runs once the pod's process ended.
+  bool in_container = false;
+  std::vector<std::string> cleanup;
   int64_t cpu_milli = 0;  // cgroup limits (RunnerOptions::cgroups); 0: none
   int64_t memory_mib = 0;
 };

@@ -277,6 +277,9 @@ void register_agent(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--bwrap", args->isolation.bwrap, "The bubblewrap executable")
       ->capture_default_str();
+  cmd->add_option("--container-runtime", args->isolation.container_runtime,
+                  "Run pods that name an image in containers with this command, e.g. podman, "
+                  "or \"podman --runtime runc\" (docs/agent.md, Images); default: none");
   cmd->add_option("--cgroups", args->isolation.cgroups.mode,
                   "cgroup v2 CPU and memory limits for pods: auto (when the machine allows it), "
                   "on (required), off")

@@ -77,6 +77,8 @@ struct RegisterRequest {
   // The secret this agent authenticates with from now on (made by the agent, kept 0600 in its
   // state dir). The server keeps its SHA-256 when it admits a new node with the join token.
   std::string credential;
+  // The container runtime the agent runs images with ("podman"; "": none).
+  std::string container_runtime;
 };
 
 struct StopOrder {
@@ -134,6 +136,11 @@ struct Assignment {
   bool allow_root = false;  // the ClusterQueue allows uid/gid 0 (spec.sluice.allowRootPods)
   int64_t cpu_milli = 0;    // the pod's requests, for its cgroup limits; 0: none
   int64_t memory_mib = 0;
+  // The pod set's image ("": none) and whether the ClusterQueue lets its command run on the
+  // node when the agent has no container runtime (spec.sluice.runImagesOnHost).
+  std::string image;
+  bool image_args_only = false;  // the command is the image entrypoint's arguments
+  bool image_on_host = false;
 };
 
 // POST /v1/agents/{node}/sync: heartbeat, reports and (long-)poll for work in one call.
@@ -172,7 +179,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PodExit, job, pod, exit_code, si
                                                 message, at_unix_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckpointReport, job, pod, at_unix_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterRequest, node, address, gpus, cpu_milli,
-                                                memory_mib, running, agent_id, credential)
+                                                memory_mib, running, agent_id, credential,
+                                                container_runtime)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StopOrder, job, pod, signal, grace_ms, reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterResponse, node, heartbeat_ms, stop,
                                                 lease_ms)
@@ -181,7 +189,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerPod, pod, node, address)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, job_namespace,
                                                 gang_size, peers, command, env, gpus, gpu_milli,
                                                 walltime_ms, grace_ms, run_as_uid, run_as_gid, user,
-                                                allow_root, cpu_milli, memory_mib)
+                                                allow_root, cpu_milli, memory_mib, image,
+                                                image_args_only, image_on_host)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
                                                 started, wait_ms, gpu_utilization_pct)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms, logs)

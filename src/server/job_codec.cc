@@ -54,6 +54,8 @@ json encode_job(const Job& job, const Config& config) {
               {"gpus", ps.gpus},
               {"gpu_milli", ps.gpu_milli}};
     if (!ps.command.empty()) p["command"] = ps.command;
+    if (!ps.image.empty()) p["image"] = ps.image;
+    if (ps.image_args_only) p["image_args_only"] = true;
     if (!ps.env.empty()) p["env"] = encode_env(ps.env);
     if (ps.indexed_group > 0) p["indexed_group"] = ps.indexed_group;
     pod_sets.push_back(std::move(p));
@@ -144,6 +146,8 @@ Result<Job> decode_job(const json& j, const Config& config) {
       ps.gpus = p.value("gpus", 0);
       ps.gpu_milli = p.value("gpu_milli", 1000);
       ps.command = p.value("command", std::vector<std::string>{});
+      ps.image = p.value("image", std::string());
+      ps.image_args_only = p.value("image_args_only", false);
       decode_env(p, "env", ps.env);
       ps.indexed_group = p.value("indexed_group", 0);
       job.pod_sets.push_back(std::move(ps));

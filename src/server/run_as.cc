@@ -64,6 +64,9 @@ void set_pod_identity(proto::Assignment& as, const Job& job, const Admission& ad
   if (set >= job.pod_sets.size()) return;
   as.cpu_milli = job.pod_sets[set].requests[kCpu];
   as.memory_mib = job.pod_sets[set].requests[kMemory];
+  as.image = job.pod_sets[set].image;
+  as.image_args_only = job.pod_sets[set].image_args_only;
+  as.image_on_host = config.cluster_queues[static_cast<size_t>(admission.queue)].run_images_on_host;
 }
 
 }  // namespace sluice::server

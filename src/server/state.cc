@@ -296,12 +296,43 @@ PreparedSubmission ServerState::prepare(const std::vector<Job>& jobs,
   return p;
 }
 
+// A job with an image runs in a container, on a node whose agent has a container runtime,
+// unless its ClusterQueue lets its command run on the node itself. Refused ("" otherwise) when
+// no registered node has one: it could only fail where it lands.
+std::string ServerState::image_refusal(const std::vector<Job>& jobs) const {
+  const bool runtime_somewhere = std::any_of(nodes_.begin(), nodes_.end(), [](const auto& n) {
+    return n.registered && !n.container_runtime.empty();
+  });
+  if (runtime_somewhere) return {};
+  for (const Job& job : jobs)
+    for (const PodSet& ps : job.pod_sets) {
+      if (ps.image.empty()) continue;
+      const auto lq = config_->find_local_queue(job.namespace_, job.queue);
+      if (!lq) continue;  // the scheduler says what is wrong with the queue
+      const auto& cq = config_->cluster_queues[static_cast<size_t>(
+          config_->local_queues[static_cast<size_t>(*lq)].cluster_queue)];
+      if (cq.run_images_on_host) continue;
+      return "job \"" + job.name + "\" asks for image " + ps.image +
+             " but no node runs containers (agents started without --container-runtime), and "
+             "ClusterQueue " +
+             cq.name +
+             " does not let images' commands run on the node (spec.sluice.runImagesOnHost)";
+    }
+  return {};
+}
+
 SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
                                   const PreparedSubmission* prepared) {
   SubmitOutcome out;
   if (jobs.empty()) {
     out.status = 400;
     out.error = "no job documents in the body";
+    return out;
+  }
+  if (auto why = image_refusal(jobs); !why.empty()) {
+    out.status = 400;
+    out.error = why;
+    out.details.push_back("nothing was submitted");
     return out;
   }
   std::vector<JobId> done;

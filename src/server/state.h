@@ -136,6 +136,7 @@ class ServerState {
   // Without the lock: the part of submit() that only reads the jobs and `config`.
   static PreparedSubmission prepare(const std::vector<Job>& jobs,
                                     std::shared_ptr<const Config> config);
+  std::string image_refusal(const std::vector<Job>& jobs) const;
   // Takes back jobs whose submission could not be written (never acknowledged).
   void withdraw(const std::vector<JobId>& ids, TimeNs now);
   // 200 with the record, 404 unknown, 409 already ended.
@@ -242,6 +243,7 @@ class ServerState {
     bool ready = false;  // as told to the scheduler
     std::string agent_id;
     std::string address;
+    std::string container_runtime;  // what its agent runs images with ("": none)
     TimeNs last_seen_ns = 0;
     std::vector<proto::Assignment> assign;  // outbox
     std::vector<proto::StopOrder> stop;     // outbox

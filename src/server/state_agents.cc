@@ -175,6 +175,7 @@ ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRe
   n->lost = false;
   n->agent_id = req.agent_id;
   n->address = req.address;  // informational only: the server never dials it
+  n->container_runtime = req.container_runtime;
   n->last_seen_ns = now;
   if (!n->ready) {
     n->ready = true;

@@ -96,7 +96,10 @@ done
 [[ $states == "pair=succeeded three=succeeded" ]] || fail "jobs did not succeed: $states"
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 
-# A --config with its own Cluster is left as it is.
+# A --config with its own Cluster is left as it is (another port: the first one's connections
+# may hold it a while).
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+url=http://127.0.0.1:$port
 cat >"$tmp/cluster.yaml" <<'YAML'
 apiVersion: sluice.dev/v1alpha1
 kind: Cluster

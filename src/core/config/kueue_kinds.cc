@@ -332,9 +332,10 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
     if (const YAML::Node* n = spec.find("admissionScope"))
       read_admission_scope(r, *n, "spec.admissionScope");
     if (const YAML::Node* n = spec.find("sluice")) {
-      MapReader s(r, *n, "spec.sluice",
-                  {{"preemptible", "interactive", "defaultWalltime", "minRuntime", "maxPending",
-                    "defaultPriorityClass", "fallback", "overBudget", "allowRootPods"}});
+      MapReader s(
+          r, *n, "spec.sluice",
+          {{"preemptible", "interactive", "defaultWalltime", "minRuntime", "maxPending",
+            "defaultPriorityClass", "fallback", "overBudget", "allowRootPods", "runImagesOnHost"}});
       std::optional<bool> preemptible;
       if (const YAML::Node* v = s.find("preemptible"))
         preemptible = r.boolean(*v, s.path("preemptible"));
@@ -355,6 +356,9 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
       }
       if (const YAML::Node* v = s.find("allowRootPods")) {
         if (auto x = r.boolean(*v, s.path("allowRootPods"))) raw.cq.allow_root_pods = *x;
+      }
+      if (const YAML::Node* v = s.find("runImagesOnHost")) {
+        if (auto x = r.boolean(*v, s.path("runImagesOnHost"))) raw.cq.run_images_on_host = *x;
       }
       if (const YAML::Node* v = s.find("fallback")) {
         MapReader f(r, *v, s.path("fallback"), {{"after", "preferredFlavors"}});

@@ -203,8 +203,8 @@ void JobReader::pod_spec(const YAML::Node& node, const std::string& path, PodSet
 
 ResourceVec JobReader::container(const YAML::Node& node, const std::string& path, bool first,
                                  PodSet& set, std::vector<std::string>& ignored) {
-  static const std::vector<const char*> kFirst = {"name", "resources", "command",
-                                                  "args", "env",       "securityContext"};
+  static const std::vector<const char*> kFirst = {"name", "image", "resources",      "command",
+                                                  "args", "env",   "securityContext"};
   static const std::vector<const char*> kOther = {"name", "resources"};
   MapReader c(r_, node, path, first ? kFirst : kOther, &ignored);
   ResourceVec limits, requests;
@@ -241,7 +241,14 @@ ResourceVec JobReader::container(const YAML::Node& node, const std::string& path
     };
     if (const YAML::Node* n = c.find("securityContext"))
       security_context(*n, c.path("securityContext"), &ignored);
+    if (const YAML::Node* n = c.find("image")) {
+      if (auto v = r_.str(*n, c.path("image")))
+        set.image = *v;
+      else
+        fail();
+    }
     set.command = list("command");
+    set.image_args_only = set.command.empty() && c.find("args");
     for (auto& a : list("args")) set.command.push_back(std::move(a));
     if (const YAML::Node* env = c.find("env")) container_env(*env, c.path("env"), set, ignored);
   }

@@ -154,6 +154,9 @@ struct ClusterQueue {
   // Pods of its jobs may run as uid or gid 0 (securityContext.runAsUser: 0, or a token or an
   // agent mapping that gives root). Off: refused at submission and by the agents.
   bool allow_root_pods = false;
+  // spec.sluice.runImagesOnHost: a job with an image may run its command on a node without a
+  // container runtime (on the node's own filesystem); else it is refused where none runs.
+  bool run_images_on_host = false;
 };
 
 struct Cohort {

@@ -26,6 +26,10 @@ struct PodSet {
   // replicated jobs, pod groups): empty command: the job's; env: added to the job's, winning.
   std::vector<std::string> command;
   std::vector<std::pair<std::string, std::string>> env;
+  // The first container's image (Kubernetes kinds): run in it where the node has a container
+  // runtime (docs/workloads.md, "Images"). "": the command runs on the node.
+  std::string image;
+  bool image_args_only = false;  // only `args` were given: they follow the image's entrypoint
   // nodeSelector, required node affinity and tolerations of its pods (Kubernetes kinds);
   // null: none. Shared: copies of a job do not copy it.
   std::shared_ptr<const NodeAffinity> node;

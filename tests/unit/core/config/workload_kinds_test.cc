@@ -414,5 +414,38 @@ spec:
   EXPECT_EQ(submitted.notes.size(), 2u) << dump(submitted.notes);
 }
 
+TEST(WorkloadKinds, ImageAndWhetherArgsFollowItsEntrypoint) {
+  auto out = jobs(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: a, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: train}}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: w, image: "reg.example/x:1", args: [hello, world], resources: {limits: {cpu: 1}}}
+      - {name: side, image: "reg.example/side:1"}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: b, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: train}}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: w, image: "reg.example/x:1", command: [run], args: [fast], resources: {limits: {cpu: 1}}}
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 2u);
+  const PodSet& a = out.jobs[0].pod_sets[0];
+  EXPECT_EQ(a.image, "reg.example/x:1");  // the first container's
+  EXPECT_TRUE(a.image_args_only);
+  EXPECT_EQ(out.jobs[0].command, (std::vector<std::string>{"hello", "world"}));
+  const PodSet& b = out.jobs[1].pod_sets[0];
+  EXPECT_FALSE(b.image_args_only);
+  EXPECT_EQ(out.jobs[1].command, (std::vector<std::string>{"run", "fast"}));
+  EXPECT_TRUE(any_contains(out.notes, {"containers[1].image"})) << dump(out.notes);
+}
+
 }  // namespace
 }  // namespace sluice
