@@ -170,10 +170,20 @@ Result<Job> decode_job(const json& j, const Config& config) {
   }
 }
 
+namespace {
+
+// Flavors per resource group, null where unused.
+json flavor_list(const std::vector<FlavorId>& flavors, const Config& config) {
+  json out = json::array();
+  for (FlavorId f : flavors)
+    out.push_back(f < 0 ? json(nullptr) : json(config.flavors[static_cast<size_t>(f)].name));
+  return out;
+}
+
+}  // namespace
+
 json encode_admission(const Admission& a, const Config& config) {
-  json flavors = json::array();
-  for (FlavorId f : a.flavors)
-    flavors.push_back(f < 0 ? json(nullptr) : json(config.flavors[static_cast<size_t>(f)].name));
+  const json flavors = flavor_list(a.flavors, config);
   json usage = json::array();
   for (const auto& u : a.usage)
     usage.push_back({{"flavor", config.flavors[static_cast<size_t>(u.flavor)].name},
@@ -188,11 +198,18 @@ json encode_admission(const Admission& a, const Config& config) {
                     {"pod_index", pp.pod_index},
                     {"gpus", gpus}});
   }
-  return {{"queue", config.cluster_queues[static_cast<size_t>(a.queue)].name},
-          {"flavors", flavors},
-          {"usage", usage},
-          {"pods", pods},
-          {"borrowing", a.borrowing}};
+  json out = {{"queue", config.cluster_queues[static_cast<size_t>(a.queue)].name},
+              {"flavors", flavors},
+              {"usage", usage},
+              {"pods", pods},
+              {"borrowing", a.borrowing}};
+  // Only where pod sets got different flavors (records written before have none).
+  if (!a.pod_set_flavors.empty()) {
+    json per = json::array();
+    for (const auto& fl : a.pod_set_flavors) per.push_back(flavor_list(fl, config));
+    out["pod_set_flavors"] = per;
+  }
+  return out;
 }
 
 Result<Admission> decode_admission(const json& j, const Config& config) {
@@ -207,15 +224,23 @@ Result<Admission> decode_admission(const json& j, const Config& config) {
       if (!f) return Error{"ResourceFlavor \"" + name + "\" is not in the configuration"};
       return *f;
     };
-    for (const auto& f : j.at("flavors")) {
-      if (f.is_null()) {
-        a.flavors.push_back(-1);
-        continue;
+    auto flavor_ids = [&](const json& list, std::vector<FlavorId>* out) -> Result<bool> {
+      for (const auto& f : list) {
+        if (f.is_null()) {
+          out->push_back(-1);
+          continue;
+        }
+        auto id = flavor(f.get<std::string>());
+        if (!id) return Error{id.error()};
+        out->push_back(*id);
       }
-      auto id = flavor(f.get<std::string>());
-      if (!id) return Error{id.error()};
-      a.flavors.push_back(*id);
-    }
+      return true;
+    };
+    if (auto ok = flavor_ids(j.at("flavors"), &a.flavors); !ok) return Error{ok.error()};
+    if (j.contains("pod_set_flavors"))
+      for (const auto& per : j.at("pod_set_flavors"))
+        if (auto ok = flavor_ids(per, &a.pod_set_flavors.emplace_back()); !ok)
+          return Error{ok.error()};
     for (const auto& u : j.at("usage")) {
       auto f = flavor(u.at("flavor").get<std::string>());
       if (!f) return Error{f.error()};
