@@ -335,7 +335,7 @@ spec:
       << dump(out.errors);
   EXPECT_TRUE(has(out.errors,
                   "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, "
-                  "interactive, maxPendingTotal, preemption, backfill)"))
+                  "interactive, maxPendingTotal, preemption, backfill, flavorSnapshot)"))
       << dump(out.errors);
 }
 
