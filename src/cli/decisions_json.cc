@@ -21,22 +21,39 @@ json placement_json(const Placement& p, const Config& config) {
   return pods;
 }
 
+namespace {
+
+// Per pod set (index order) the flavors it got, where pod sets got different ones.
+json pod_set_flavors_json(const Admission& a, const Config& c) {
+  json out = json::array();
+  for (const auto& per : a.pod_set_flavors) {
+    json names = json::array();
+    for (FlavorId f : per)
+      if (f >= 0) names.push_back(c.flavors[static_cast<size_t>(f)].name);
+    out.push_back(names);
+  }
+  return out;
+}
+
+}  // namespace
+
 json admission_json(const Admission& a, const Scheduler& s, const std::string& job_name) {
   const Config& c = s.config();
   json flavors = json::array();
-  for (FlavorId f : a.flavors)
-    if (f >= 0) flavors.push_back(c.flavors[f].name);
+  for (FlavorId f : a.flavors_used()) flavors.push_back(c.flavors[f].name);
   json usage = json::object();
   for (const auto& u : a.usage)
     usage[c.flavors[u.flavor].name + "/" + c.resources.name(u.resource)] =
         format_canonical(u.resource, u.amount);
-  return {{"job", job_name},
-          {"id", a.job},
-          {"queue", c.cluster_queues[a.queue].name},
-          {"flavors", flavors},
-          {"borrowing", a.borrowing},
-          {"usage", usage},
-          {"placement", placement_json(a.placement, c)}};
+  json out = {{"job", job_name},
+              {"id", a.job},
+              {"queue", c.cluster_queues[a.queue].name},
+              {"flavors", flavors},
+              {"borrowing", a.borrowing},
+              {"usage", usage},
+              {"placement", placement_json(a.placement, c)}};
+  if (!a.pod_set_flavors.empty()) out["pod_set_flavors"] = pod_set_flavors_json(a, c);
+  return out;
 }
 
 json cycle_json(const CycleResult& r, const Scheduler& s,
@@ -45,9 +62,14 @@ json cycle_json(const CycleResult& r, const Scheduler& s,
   json admitted = json::array();
   for (const auto& a : r.admitted) admitted.push_back(admission_json(a, s, job_name(a.job)));
   json pending = json::array();
-  static const char* kCodes[] = {
-      "Quota",      "NeverFitsQuota", "Placement", "StrictFIFOBlocked", "HeldForStarvingJob",
-      "Reservation"};
+  static const char* kCodes[] = {"Quota",
+                                 "NeverFitsQuota",
+                                 "Placement",
+                                 "StrictFIFOBlocked",
+                                 "HeldForStarvingJob",
+                                 "Reservation",
+                                 "OverBudget",
+                                 "InactiveClusterQueue"};
   for (const auto& p : r.pending)
     pending.push_back({{"job", job_name(p.job)},
                        {"id", p.job},

@@ -43,8 +43,7 @@ void print_table(const CycleResult& r, const Scheduler& s,
             << "PLACEMENT\n";
   for (const auto& a : r.admitted) {
     std::string flavors;
-    for (FlavorId f : a.flavors)
-      if (f >= 0) flavors += (flavors.empty() ? "" : ",") + c.flavors[f].name;
+    for (FlavorId f : a.flavors_used()) flavors += (flavors.empty() ? "" : ",") + c.flavors[f].name;
     std::cout << std::setw(28) << names.at(a.job) << std::setw(20) << c.cluster_queues[a.queue].name
               << std::setw(16) << flavors << std::setw(8) << (a.borrowing ? "yes" : "no")
               << placement_text(a.placement, c) << "\n";

@@ -206,16 +206,20 @@ std::string encode_admission(const Admission& a, const Config& config) {
   std::string out = "{";
   jt::key(out, "queue", true);
   jt::str(out, config.cluster_queues[static_cast<size_t>(a.queue)].name);
+  // Flavors per resource group, null where unused.
+  auto flavor_list = [&](const std::vector<FlavorId>& flavors) {
+    out += '[';
+    for (size_t i = 0; i < flavors.size(); ++i) {
+      if (i) out += ',';
+      if (flavors[i] < 0)
+        out += "null";
+      else
+        jt::str(out, config.flavors[static_cast<size_t>(flavors[i])].name);
+    }
+    out += ']';
+  };
   jt::key(out, "flavors");
-  out += '[';
-  for (size_t i = 0; i < a.flavors.size(); ++i) {
-    if (i) out += ',';
-    if (a.flavors[i] < 0)
-      out += "null";
-    else
-      jt::str(out, config.flavors[static_cast<size_t>(a.flavors[i])].name);
-  }
-  out += ']';
+  flavor_list(a.flavors);
   jt::key(out, "usage");
   out += '[';
   for (size_t i = 0; i < a.usage.size(); ++i) {
@@ -259,6 +263,16 @@ std::string encode_admission(const Admission& a, const Config& config) {
   out += ']';
   jt::key(out, "borrowing");
   jt::boolean(out, a.borrowing);
+  // Only where pod sets got different flavors (records written before have none).
+  if (!a.pod_set_flavors.empty()) {
+    jt::key(out, "pod_set_flavors");
+    out += '[';
+    for (size_t i = 0; i < a.pod_set_flavors.size(); ++i) {
+      if (i) out += ',';
+      flavor_list(a.pod_set_flavors[i]);
+    }
+    out += ']';
+  }
   out += '}';
   return out;
 }
@@ -275,15 +289,23 @@ Result<Admission> decode_admission(const json& j, const Config& config) {
       if (!f) return Error{"ResourceFlavor \"" + name + "\" is not in the configuration"};
       return *f;
     };
-    for (const auto& f : j.at("flavors")) {
-      if (f.is_null()) {
-        a.flavors.push_back(-1);
-        continue;
+    auto flavor_ids = [&](const json& list, std::vector<FlavorId>* out) -> Result<bool> {
+      for (const auto& f : list) {
+        if (f.is_null()) {
+          out->push_back(-1);
+          continue;
+        }
+        auto id = flavor(f.get<std::string>());
+        if (!id) return Error{id.error()};
+        out->push_back(*id);
       }
-      auto id = flavor(f.get<std::string>());
-      if (!id) return Error{id.error()};
-      a.flavors.push_back(*id);
-    }
+      return true;
+    };
+    if (auto ok = flavor_ids(j.at("flavors"), &a.flavors); !ok) return Error{ok.error()};
+    if (j.contains("pod_set_flavors"))
+      for (const auto& per : j.at("pod_set_flavors"))
+        if (auto ok = flavor_ids(per, &a.pod_set_flavors.emplace_back()); !ok)
+          return Error{ok.error()};
     for (const auto& u : j.at("usage")) {
       auto f = flavor(u.at("flavor").get<std::string>());
       if (!f) return Error{f.error()};

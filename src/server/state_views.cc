@@ -49,6 +49,10 @@ std::string ServerState::explain(JobId id, TimeNs now) const {
                       std::to_string(static_cast<int64_t>(unix_s(now - r->admit_ns))) + "s on";
       for (size_t i = 0; i < r->pods.size(); ++i)
         s += (i ? ", " : " ") + r->pods[i].node + (r->pods[i].started ? "" : " (starting)");
+      if (r->admission) {
+        const std::string flavors = describe_flavors(*r->admission, r->job, *config_);
+        if (!flavors.empty()) s += "; " + flavors;
+      }
       if (r->admission && r->admission->borrowing) s += "; it borrows quota from its cohort";
       return s;
     }
@@ -73,9 +77,18 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
                        {"message", r.pods[i].exit.message}});
   }
   json flavors = json::array();
-  if (r.admission)
-    for (FlavorId f : r.admission->flavors)
-      if (f >= 0) flavors.push_back(config_->flavors[static_cast<size_t>(f)].name);
+  json per_pod_set = nullptr;  // pod set name -> its flavors, where pod sets got different ones
+  if (r.admission) {
+    for (FlavorId f : r.admission->flavors_used())
+      flavors.push_back(config_->flavors[static_cast<size_t>(f)].name);
+    const auto& per = r.admission->pod_set_flavors;
+    for (size_t i = 0; i < per.size() && i < r.job.pod_sets.size(); ++i) {
+      json names = json::array();
+      for (FlavorId f : per[i])
+        if (f >= 0) names.push_back(config_->flavors[static_cast<size_t>(f)].name);
+      per_pod_set[r.job.pod_sets[i].name] = names;
+    }
+  }
   json reason = nullptr;
   if (r.state == JobState::kPending) {
     auto pd = pending_decision(r.job.id);
@@ -115,6 +128,7 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
           {"run_as_uid", r.job.run_as_uid >= 0 ? json(r.job.run_as_uid) : json(nullptr)},
           {"run_as_gid", r.job.run_as_gid >= 0 ? json(r.job.run_as_gid) : json(nullptr)},
           {"flavors", flavors},
+          {"pod_set_flavors", per_pod_set},
           {"borrowing", r.admission ? r.admission->borrowing : false},
           {"placement", placement},
           {"reason", reason},

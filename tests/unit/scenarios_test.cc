@@ -56,12 +56,13 @@ std::vector<std::string> names_of(const YAML::Node& n) {
   return out;
 }
 
-// The flavor an admission gives resource r of a job (one per resource group in sluice's model).
-std::string flavor_of(const Admission& a, ResourceId r, const Config& c) {
+// The flavor an admission gives resource r of a job's pod set `set`.
+std::string flavor_of(const Admission& a, size_t set, ResourceId r, const Config& c) {
   const auto& groups = c.cluster_queues[static_cast<size_t>(a.queue)].resource_groups;
-  for (size_t g = 0; g < groups.size() && g < a.flavors.size(); ++g)
-    if (std::count(groups[g].covered.begin(), groups[g].covered.end(), r) && a.flavors[g] >= 0)
-      return c.flavors[static_cast<size_t>(a.flavors[g])].name;
+  const auto& flavors = a.flavors_of(set);
+  for (size_t g = 0; g < groups.size() && g < flavors.size(); ++g)
+    if (std::count(groups[g].covered.begin(), groups[g].covered.end(), r) && flavors[g] >= 0)
+      return c.flavors[static_cast<size_t>(flavors[g])].name;
   return "";
 }
 
@@ -173,8 +174,7 @@ void run_scenario(const std::string& dir, const std::string& file) {
       const auto name = kv.first.as<std::string>();
       ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
       std::vector<std::string> fl;
-      for (FlavorId f : admitted[name]->flavors)
-        if (f >= 0) fl.push_back(config->flavors[f].name);
+      for (FlavorId f : admitted[name]->flavors_used()) fl.push_back(config->flavors[f].name);
       EXPECT_NE(std::find(fl.begin(), fl.end(), kv.second.as<std::string>()), fl.end()) << name;
     }
     for (const auto& kv : expect["explain"]) {
@@ -213,7 +213,8 @@ void run_scenario(const std::string& dir, const std::string& file) {
         for (const auto& rf : ps.second) {
           auto r = config->resources.find(rf.first.as<std::string>());
           ASSERT_TRUE(r) << rf.first.as<std::string>();
-          EXPECT_EQ(flavor_of(a, *r, *config), rf.second.as<std::string>())
+          const auto set_index = static_cast<size_t>(it - job.pod_sets.begin());
+          EXPECT_EQ(flavor_of(a, set_index, *r, *config), rf.second.as<std::string>())
               << name << " pod set " << set << " " << rf.first.as<std::string>();
         }
       }

@@ -37,15 +37,20 @@ class Restorer {
     const QuotaTree& quota = s_.quota();
     const auto& groups = c_.cluster_queues[static_cast<size_t>(st.queue)].resource_groups;
     a.flavors.assign(groups.size(), -1);
+    std::vector<std::vector<FlavorId>> per(runs.pod_sets.size(),
+                                           std::vector<FlavorId>(groups.size(), -1));
     std::map<std::pair<FlavorId, ResourceId>, int64_t> use;
     for (size_t i = 0; i < runs.pod_sets.size(); ++i) {
       const PodSet& ps = runs.pod_sets[i];
       for (const auto& [r, f] : st.pod_sets[i].flavors) {
         const int g = quota.group_of(st.queue, r);
         if (g >= 0 && a.flavors[static_cast<size_t>(g)] < 0) a.flavors[static_cast<size_t>(g)] = f;
+        if (g >= 0 && per[i][static_cast<size_t>(g)] < 0) per[i][static_cast<size_t>(g)] = f;
         if (quota.managed(st.queue, f, r)) use[{f, r}] += ps.requests[r] * ps.count;
       }
     }
+    // Pod sets on different flavors (Kueue's per-pod-set assignment) keep them.
+    if (pod_sets_differ(per)) a.pod_set_flavors = std::move(per);
     for (const auto& [fr, amount] : use) {
       const auto [f, r] = fr;
       const int64_t avail = quota.available(st.queue, f, r);

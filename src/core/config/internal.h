@@ -50,6 +50,9 @@ struct RawFlavorQuotas {
   std::string flavor;
   Loc loc;  // the flavor's name field
   std::vector<ResourceQuota> resources;
+  // A playbook Queue's flavor "default": implied (every node) when not defined, the queue
+  // stays active. A Kueue ClusterQueue naming an undefined flavor is inactive, as in Kueue.
+  bool implied_ok = false;
 };
 
 struct RawGroup {

@@ -1,5 +1,6 @@
 // What differs between kueue.x-k8s.io/v1beta1 and v1beta2, and the ClusterQueue fields sluice
-// validates but does not act on (flavorFungibility, concurrentAdmissionPolicy, admissionScope).
+// validates but does not (fully) act on (flavorFungibility's preference,
+// concurrentAdmissionPolicy, admissionScope).
 //
 // v1beta2 (Kueue's current API) against v1beta1, as Kueue's conversion has it:
 //   ClusterQueue  spec.cohort -> spec.cohortName; spec.admissionChecks removed (the checks live
@@ -103,8 +104,11 @@ void read_flavor_fungibility(Reader& r, const YAML::Node& node, const std::strin
     if (out->when_can_borrow != P::kTryNextFlavor || out->when_can_preempt != P::kTryNextFlavor)
       r.error(*n, m.path("preference"),
               "only allowed when whenCanBorrow and whenCanPreempt are both TryNextFlavor");
+    else if (out->preference == F::kPreemptionOverBorrowing)
+      r.warning(*n, m.path("preference"),
+                "ignored: sluice prefers a flavor that fits by borrowing to one that needs "
+                "preemption (BorrowingOverPreemption)");
   }
-  r.warning(node, path, std::string("ignored (") + kNotImplemented + ")");
 }
 
 void read_concurrent_admission(Reader& r, const YAML::Node& node, const std::string& path) {

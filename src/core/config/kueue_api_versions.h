@@ -15,8 +15,9 @@ MapReader::Fields cluster_queue_fields(KueueApi api);
 // Errors for the other version's field names (cohort / cohortName, v1beta1's admissionChecks).
 void check_renamed_fields(Reader& r, const MapReader& spec, KueueApi api);
 
-// spec.flavorFungibility: values checked for the version, kept in *out, then one warning (the
-// scheduler does not act on it).
+// spec.flavorFungibility: values checked for the version and kept in *out (the flavor assigner
+// acts on whenCanBorrow and whenCanPreempt; preference PreemptionOverBorrowing is warned about).
+// Kueue's defaults in both versions: whenCanBorrow MayStopSearch, whenCanPreempt TryNextFlavor.
 void read_flavor_fungibility(Reader& r, const YAML::Node& node, const std::string& path,
                              KueueApi api, FlavorFungibility* out);
 // spec.concurrentAdmissionPolicy: checked; TryPreferredFlavors is warned about (sluice never

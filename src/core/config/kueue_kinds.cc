@@ -509,6 +509,7 @@ void read_batch_queue(Reader& r, const YAML::Node& doc, Builder& b) {
   RawFlavorQuotas fq;
   fq.flavor = "default";
   fq.loc = t.name_loc;
+  fq.implied_ok = true;
   if (t.spec) {
     MapReader spec(r, *t.spec, "spec",
                    {{"priorityClassName", "weight", "preemptionPolicy", "resourceQuota"}});

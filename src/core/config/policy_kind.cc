@@ -23,7 +23,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   SchedulerPolicy& p = b.config.policy;
   MapReader spec(r, *spec_node, "spec",
                  {{"scoring", "ordering", "fairness", "interactive", "maxPendingTotal",
-                   "preemption", "backfill"}});
+                   "preemption", "backfill", "flavorSnapshot"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
@@ -77,6 +77,10 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   }
   if (const YAML::Node* n = spec.find("backfill")) {
     if (auto v = r.boolean(*n, "spec.backfill")) p.backfill = *v;
+  }
+  if (const YAML::Node* n = spec.find("flavorSnapshot")) {
+    if (auto v = r.choice<bool>(*n, "spec.flavorSnapshot", {{"live", false}, {"cycleStart", true}}))
+      p.cycle_start_flavors = *v;
   }
   if (const YAML::Node* n = spec.find("preemption")) {
     MapReader pm(r, *n, "spec.preemption", {{"maxPerJob"}});

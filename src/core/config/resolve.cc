@@ -92,8 +92,10 @@ class Resolver {
     return static_cast<CohortId>(c_.cohorts.size() - 1);
   }
 
-  // 2. Flavors named by quotas: defined, or implied (no node labels) with a warning.
-  std::vector<ResourceGroup> groups(const std::vector<RawGroup>& raw) {
+  // 2. Flavors named by quotas: defined, or implied (no node labels) with a warning. A Kueue
+  // ClusterQueue (cq) naming one is inactive, as in Kueue: *inactive says why.
+  std::vector<ResourceGroup> groups(const std::vector<RawGroup>& raw, const std::string& cq = "",
+                                    std::string* inactive = nullptr) {
     std::vector<ResourceGroup> out;
     for (const auto& g : raw) {
       ResourceGroup group;
@@ -101,7 +103,7 @@ class Resolver {
       for (const auto& f : g.flavors) {
         if (f.flavor.empty()) continue;
         FlavorQuotas fq;
-        fq.flavor = flavor_id(f);
+        fq.flavor = flavor_id(f, f.implied_ok ? nullptr : inactive, cq);
         fq.resources = f.resources;
         group.flavors.push_back(std::move(fq));
       }
@@ -110,16 +112,27 @@ class Resolver {
     return out;
   }
 
-  FlavorId flavor_id(const RawFlavorQuotas& f) {
-    if (auto i = c_.find_flavor(f.flavor)) return *i;
+  FlavorId flavor_id(const RawFlavorQuotas& f, std::string* inactive, const std::string& cq) {
+    std::optional<FlavorId> id = c_.find_flavor(f.flavor);
+    const bool undefined = !id || c_.flavors[static_cast<size_t>(*id)].implied;
+    if (undefined && inactive) {
+      if (inactive->empty())
+        inactive->assign("ResourceFlavor " + quote(f.flavor) + " is not defined");
+      sink_.warning(loc_message(f.loc, "ResourceFlavor " + quote(f.flavor) +
+                                           " is not defined: ClusterQueue " + quote(cq) +
+                                           " is inactive and its jobs wait until it is (as in "
+                                           "Kueue)"));
+    }
+    if (id) return *id;
     ResourceFlavor implied;
     implied.name = f.flavor;
     implied.implied = true;
     c_.flavors.push_back(implied);
     b_.flavor_where.push_back(f.loc.where);
-    sink_.warning(loc_message(f.loc, "ResourceFlavor " + quote(f.flavor) +
-                                         " is not defined; implied with no node labels "
-                                         "(it matches every node)"));
+    if (!inactive)
+      sink_.warning(loc_message(f.loc, "ResourceFlavor " + quote(f.flavor) +
+                                           " is not defined; implied with no node labels "
+                                           "(it matches every node)"));
     return static_cast<FlavorId>(c_.flavors.size() - 1);
   }
 
@@ -136,7 +149,7 @@ class Resolver {
       }
       ClusterQueue cq = raw.cq;
       if (!raw.cohort.empty()) cq.cohort = cohort_id(raw.cohort);
-      cq.resource_groups = groups(raw.groups);
+      cq.resource_groups = groups(raw.groups, cq.name, &cq.inactive);
       if (!raw.default_priority.empty()) {
         if (priority(raw.default_priority, raw.priority_loc))
           cq.default_priority_class = raw.default_priority;

@@ -87,11 +87,12 @@ YAML::Node status_node(const Job& job, const Admission& a, TimeNs admitted_ns, c
     psa["name"] = ps.name;
     psa["count"] = ps.count;
     YAML::Node flavors(YAML::NodeType::Map);
-    for (size_t g = 0; g < cq.resource_groups.size() && g < a.flavors.size(); ++g) {
-      if (a.flavors[g] < 0) continue;
+    const auto& mine = a.flavors_of(i);
+    for (size_t g = 0; g < cq.resource_groups.size() && g < mine.size(); ++g) {
+      if (mine[g] < 0) continue;
       for (ResourceId r : cq.resource_groups[g].covered)
         if (ps.requests[r] > 0)
-          flavors[c.resources.name(r)] = c.flavors[static_cast<size_t>(a.flavors[g])].name;
+          flavors[c.resources.name(r)] = c.flavors[static_cast<size_t>(mine[g])].name;
     }
     psa["flavors"] = flow(flavors);
     YAML::Node nodes(YAML::NodeType::Sequence), gpus(YAML::NodeType::Sequence);

@@ -179,6 +179,11 @@ std::string summarize(const Config& c) {
     if (!q.preemptible) o << ", not preemptible";
     if (!q.default_priority_class.empty()) o << ", default priority " << q.default_priority_class;
     if (q.max_pending) o << ", max pending " << q.max_pending;
+    if (q.flavor_fungibility.when_can_borrow == FungibilityPolicy::kTryNextFlavor)
+      o << ", whenCanBorrow TryNextFlavor";
+    if (q.flavor_fungibility.when_can_preempt == FungibilityPolicy::kMayStopSearch)
+      o << ", whenCanPreempt MayStopSearch";
+    if (!q.inactive.empty()) o << ", INACTIVE (" << q.inactive << ")";
     if (q.fallback.after_ns > 0)
       o << ", fallback after " << duration(q.fallback.after_ns) << " (preferred flavors "
         << q.fallback.preferred << ")";
@@ -208,6 +213,7 @@ std::string summarize(const Config& c) {
     << duration(p.aging_horizon_ns) << "; debt half-life " << duration(p.debt_half_life_ns)
     << "; interactive timeout " << duration(p.interactive_timeout_ns);
   if (p.max_pending_total) o << "; max pending " << p.max_pending_total;
+  if (p.cycle_start_flavors) o << "; flavors chosen at the cycle's start";
   o << "\n";
   if (!c.budgets.empty()) {
     o << "budgets: " << c.budgets.size() << "\n";

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <deque>
 #include <iterator>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -177,6 +178,8 @@ class Scheduler::Walk {
   // jobs count as borrowing (reclaimable), so the held attempt might succeed in a full cycle.
   std::vector<char> reclaim_held_;
   std::set<JobId> evicted_;
+  // flavorSnapshot: cycleStart: the quota as the cycle found it, which flavors are chosen on.
+  std::optional<QuotaTree> start_quota_;
   // Failures by (interned shape, queue) until the next admission or eviction of the cycle: the
   // same request against the same quota and capacity fails again, for the same reason. This is
   // what makes a pass over 100,000 pending jobs behind a full cluster cheap. Only for jobs
@@ -331,6 +334,7 @@ void Scheduler::Walk::start() {
   }
   preempt_tried_.assign(nq_, false);
   attempted_.assign(nq_, 0);
+  if (policy_.cycle_start_flavors) start_quota_.emplace(quota_);
   reclaim_held_.assign(quota_.num_queues() + config.cohorts.size(), 0);
   if (incremental_) {
     // What the last cycles left in force: the reservation, starving jobs' claims, StrictFIFO
@@ -485,7 +489,7 @@ bool Scheduler::Walk::summarize_rest(int64_t& cost) {
       auto f = failed_.find(key);
       if (f == failed_.end()) return false;
       const PendingReason& r = f->second.reason;
-      const bool fits_quota_some_day = r.code != PendingCode::kNeverFitsQuota;
+      const bool fits_quota_some_day = !never_fits(r.code);
       if ((may_preempt_[q] && fits_quota_some_day && !preempt_tried_[q]) ||
           (policy_.backfill && !reservation_.job && r.code == PendingCode::kPlacement) ||
           (strict && fits_quota_some_day))
@@ -587,17 +591,35 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
     if (auto it = failed_.find(fkey); it != failed_.end()) known = &it->second;
   const Job* used = &p.job;
   bool admitted = false;
+  // flavorSnapshot: cycleStart: flavors chosen on the cycle's starting quota; a choice that no
+  // longer fits waits for the next cycle, without preempting (`skipped`).
+  bool skipped = false;
+  auto assign = [&](bool stop_at_preempt) {
+    const QuotaTree& basis = start_quota_ ? *start_quota_ : quota_;
+    bool ok = s_.assigner_.assign_tiered(p, tier, basis, alloc_, now_, attempt_, shaped_, &used,
+                                         stop_at_preempt);
+    if (ok && start_quota_ &&
+        !s_.assigner_.fits_now(attempt_.admission, quota_, &attempt_.reason)) {
+      ok = false;
+      skipped = true;
+    }
+    return ok;
+  };
   if (known) {
     attempt_.reason = known->reason;  // (its failed flavors are read from `known` below)
   } else {
-    admitted = s_.assigner_.assign_tiered(p, tier, quota_, alloc_, now_, attempt_, shaped_, &used);
-    if (!admitted && plain) failed_.emplace(fkey, Failed{attempt_.reason, attempt_.failed_flavors});
+    admitted = assign(true);
   }
   bool via_preemption = false;
-  if (!admitted && !over) {
+  if (!admitted && !over && !skipped) {
     if (preempt(p, q, tier, &via_preemption) == Next::kRestart) return Next::kRestart;
     admitted = via_preemption;
   }
+  // whenCanPreempt: MayStopSearch stopped at a flavor needing preemption and nothing was
+  // evicted there: the later flavors, as Kueue tries them when one has no candidates.
+  if (!admitted && !known && !skipped && attempt_.stopped_at_preempt) admitted = assign(false);
+  if (!admitted && !known && plain)
+    failed_.emplace(fkey, Failed{attempt_.reason, attempt_.failed_flavors});
   // 5. Backfill (a preemptor is exempt: its victims were chosen for it and must not be
   // evicted in vain).
   if (admitted && !via_preemption) admitted = backfill_allows(p, q, *used);
@@ -627,8 +649,7 @@ void Scheduler::Walk::reject_over_budget(const PendingJob& p, int q) {
 Scheduler::Walk::Next Scheduler::Walk::preempt(const PendingJob& p, int q, const Tier& tier,
                                                bool* admitted) {
   *admitted = false;
-  if (!may_preempt_[q] || attempt_.reason.code == PendingCode::kNeverFitsQuota || preempt_tried_[q])
-    return Next::kGo;
+  if (!may_preempt_[q] || never_fits(attempt_.reason.code) || preempt_tried_[q]) return Next::kGo;
   // Incremental: a full cycle would give the queue's attempt to the older job that holds it,
   // unless this one ranks before it.
   if (incremental_ && attempted_[q] && !ranks_before(p, s_.pending_.at(attempted_[q])))
@@ -667,8 +688,11 @@ bool Scheduler::Walk::backfill_allows(const PendingJob& p, int q, const Job& use
   // The flavors' nodes less the reserved ones, kept while the reservation and the flavors stay
   // the same (both lists ascending: one merge walk, the result ascending too).
   // (Not kept for a job whose node selector narrows its nodes: the next job may differ.)
+  // (A job whose pod sets got different flavors is not placed again: it waits.)
+  const bool per_pod_set = !attempt_.admission.pod_set_flavors.empty();
   const bool constrained = constrains_nodes(used);
-  if (constrained || backfill_for_ != r.job || backfill_flavors_ != attempt_.admission.flavors) {
+  if (!per_pod_set &&
+      (constrained || backfill_for_ != r.job || backfill_flavors_ != attempt_.admission.flavors)) {
     std::vector<NodeId> others;
     const auto& allowed =
         s_.assigner_.nodes_for(used, attempt_.admission.flavors, attempt_.scratch).ids();
@@ -680,10 +704,12 @@ bool Scheduler::Walk::backfill_allows(const PendingJob& p, int q, const Job& use
     backfill_for_ = constrained ? 0 : r.job;
     backfill_flavors_ = attempt_.admission.flavors;
   }
-  auto placed = s_.placer_.place(used, backfill_nodes_, alloc_);
-  if (auto* pl = std::get_if<Placement>(&placed)) {
-    attempt_.admission.placement = std::move(*pl);
-    return true;
+  if (!per_pod_set) {
+    auto placed = s_.placer_.place(used, backfill_nodes_, alloc_);
+    if (auto* pl = std::get_if<Placement>(&placed)) {
+      attempt_.admission.placement = std::move(*pl);
+      return true;
+    }
   }
   attempt_.reason = PendingReason{};
   attempt_.reason.code = PendingCode::kReservation;
@@ -711,14 +737,14 @@ bool Scheduler::Walk::leave_pending(const PendingJob& p, int q, bool starving, c
   pd.reason = std::move(attempt_.reason);
   const auto& failed_flavors = known ? known->failed_flavors : attempt_.failed_flavors;
   if (s_.config_->cluster_queues[q].strategy == QueueingStrategy::kStrictFIFO &&
-      pd.reason.code != PendingCode::kNeverFitsQuota)
+      !never_fits(pd.reason.code))
     cur_[q].strict_blocker = p.job.id;
   // The highest-ranked job that cannot be placed reserves what it will get.
   if (policy_.backfill && !reservation_.job && !starving &&
       pd.reason.code == PendingCode::kPlacement)
     reservation_ = s_.reserve(p, failed_flavors, alloc_, result_.admitted, now_, attempt_.scratch);
   // A starving job that could fit some day holds capacity for itself.
-  if (starving && pd.reason.code != PendingCode::kNeverFitsQuota) {
+  if (starving && !never_fits(pd.reason.code)) {
     if (pd.reason.code != PendingCode::kPlacement) {
       // Quota: if the queue can borrow, other queues of its cohort tree must stop taking what
       // it needs; if it cannot, only its own queue's usage matters.

@@ -21,6 +21,11 @@ struct Admission {
   JobId job = 0;
   QueueId queue = 0;
   std::vector<FlavorId> flavors;  // per resource group of the queue; -1 where unused
+  // Per pod set where pod sets got different flavors of a group (Kueue assigns each pod set its
+  // own): pod_set_flavors[i][g] is pod set i's flavor of group g (-1: it requests nothing of
+  // g). Empty when every pod set uses `flavors` (which then names, per group, the flavor of
+  // the first pod set using it).
+  std::vector<std::vector<FlavorId>> pod_set_flavors;
   std::vector<UsageEntry> usage;
   Placement placement;
   bool borrowing = false;  // some usage is above the queue's nominal quota
@@ -34,8 +39,18 @@ struct Admission {
   // its GPU-hour budget.
   bool best_effort = false;
   bool downgraded() const { return preferred_flavor >= 0 || shape >= 0; }
+  // Pod set i's flavors, per resource group.
+  const std::vector<FlavorId>& flavors_of(size_t pod_set) const {
+    return pod_set < pod_set_flavors.size() ? pod_set_flavors[pod_set] : flavors;
+  }
+  // Every flavor it uses, each once: per group in group order, then pod set order.
+  std::vector<FlavorId> flavors_used() const;
   bool operator==(const Admission&) const = default;
 };
+
+// Whether pod sets that both use a resource group got different flavors of it (per[i][g] is
+// pod set i's flavor of group g, -1 where it uses none).
+bool pod_sets_differ(const std::vector<std::vector<FlavorId>>& per);
 
 enum class PendingCode : uint8_t {
   kQuota,              // the queue (with its cohort) has too little of a flavor/resource now
@@ -45,7 +60,14 @@ enum class PendingCode : uint8_t {
   kHeldForStarving,    // capacity is held for a job that waited past the aging horizon
   kReservation,        // it would delay the reservation of a higher-ranked job (backfill)
   kOverBudget,         // rejected: the namespace is over its GPU-hour budget (overBudget: Reject)
+  kInactive,           // its ClusterQueue is inactive (ClusterQueue::inactive says why, in detail)
 };
+
+// Whether a job pending for this reason cannot start before the configuration changes: it does
+// not preempt, block its StrictFIFO queue or hold capacity.
+inline bool never_fits(PendingCode c) {
+  return c == PendingCode::kNeverFitsQuota || c == PendingCode::kInactive;
+}
 
 struct PendingReason {
   PendingCode code = PendingCode::kQuota;
@@ -164,6 +186,10 @@ std::string describe(const PendingReason& reason, const Config& config);
 // Plain words for what an admission got instead of what the job preferred, e.g.
 //   "downgraded from h100-reserved to a100-reserved after 10m0s pending"; "" when nothing.
 std::string describe(const Admission& admission, const Config& config);
+
+// The flavors an admission gives, e.g. "flavor h100" or, where pod sets got different ones,
+// "flavors launcher: on-demand, workers: spot" (pod set names from `job`).
+std::string describe_flavors(const Admission& admission, const Job& job, const Config& config);
 
 // Go-style duration: "10m0s", "1h2m3s", "45s", "0s" (whole seconds).
 std::string format_duration(TimeNs ns);

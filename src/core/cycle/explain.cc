@@ -32,6 +32,45 @@ std::string gpu_hours(int64_t milli) {
 
 }  // namespace
 
+std::vector<FlavorId> Admission::flavors_used() const {
+  std::vector<FlavorId> out;
+  auto add = [&](FlavorId f) {
+    if (f >= 0 && std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  };
+  for (size_t g = 0; g < flavors.size(); ++g) {
+    add(flavors[g]);
+    for (const auto& per : pod_set_flavors)
+      if (g < per.size()) add(per[g]);
+  }
+  return out;
+}
+
+std::string describe_flavors(const Admission& a, const Job& job, const Config& config) {
+  auto names = [&](const std::vector<FlavorId>& flavors) {
+    std::string out;
+    for (FlavorId f : flavors)
+      if (f >= 0) out += (out.empty() ? "" : "+") + flavor_name(config, f);
+    return out;
+  };
+  if (a.pod_set_flavors.empty()) {
+    const std::string one = names(a.flavors_used());
+    return one.empty() ? "" : "flavor " + one;
+  }
+  std::string out = "flavors";
+  for (size_t i = 0; i < a.pod_set_flavors.size() && i < job.pod_sets.size(); ++i)
+    out += (i ? ", " : " ") + job.pod_sets[i].name + ": " + names(a.pod_set_flavors[i]);
+  return out;
+}
+
+bool pod_sets_differ(const std::vector<std::vector<FlavorId>>& per) {
+  for (size_t i = 1; i < per.size(); ++i)
+    for (size_t g = 0; g < per[i].size(); ++g)
+      for (size_t j = 0; j < i; ++j)
+        if (g < per[j].size() && per[i][g] >= 0 && per[j][g] >= 0 && per[i][g] != per[j][g])
+          return true;
+  return false;
+}
+
 std::string format_duration(TimeNs ns) {
   if (ns < 0) return "-" + format_duration(-ns);
   const int64_t s = ns / kNsPerSec;
@@ -104,7 +143,8 @@ std::string describe_code(const PendingReason& reason, const Config& config) {
       return queue + ": quota for " + res + flavor + " is exhausted (needs " +
              amount(config, reason.resource, reason.requested) + ", " +
              amount(config, reason.resource, reason.available) +
-             " available including what the cohort can lend)";
+             " available including what the cohort can lend)" +
+             (reason.detail.empty() ? "" : ": " + reason.detail);
     case PendingCode::kNeverFitsQuota:
       if (reason.flavor < 0 && !reason.detail.empty())  // every flavor excluded by the pods
         return queue + ": no flavor for " + res + " is allowed: " + reason.detail;
@@ -127,6 +167,8 @@ std::string describe_code(const PendingReason& reason, const Config& config) {
       return "namespace " + reason.detail + " used " + gpu_hours(reason.requested) + " of " +
              gpu_hours(reason.available) + " GPU-hours this period; " + queue +
              " rejects work over budget (overBudget: Reject)";
+    case PendingCode::kInactive:
+      return queue + " is inactive: " + reason.detail + "; its jobs wait until it is defined";
     case PendingCode::kHeldForStarving:
       return "capacity is held for job " + std::to_string(reason.blocker) +
              ", which has waited longer than the aging horizon";

@@ -31,27 +31,33 @@ FlavorAssigner::FlavorAssigner(const Config& config, const Placer& placer)
   }
 }
 
-// Kueue's flavor check: every pod set's nodeSelector and required affinity, on the label keys
+// Kueue's flavor check: the pod set's nodeSelector and required affinity, on the label keys
 // the group's flavors use, hold for the flavor's nodeLabels; its pods tolerate the flavor's
 // taints. *why says what failed.
-bool FlavorAssigner::flavor_allows(const Job& job, QueueId q, int group, FlavorId f,
-                                   std::string* why) const {
+bool FlavorAssigner::pod_set_allows(const PodSet& ps, QueueId q, int group, FlavorId f,
+                                    std::string* why) const {
   const ResourceFlavor& flavor = config_.flavors[static_cast<size_t>(f)];
   static const std::vector<Toleration> kNone;
   const auto& keys = group_keys_[static_cast<size_t>(q)][static_cast<size_t>(group)];
-  for (const auto& ps : job.pod_sets) {
-    if (ps.node && !node_matches(*ps.node, flavor.node_labels, &keys)) {
-      *why = "flavor " + flavor.name + " does not match the node selector or affinity of pod set " +
-             ps.name;
-      return false;
-    }
-    if (const Taint* t =
-            untolerated_taint(flavor.node_taints, ps.node ? ps.node->tolerations : kNone)) {
-      *why = "pod set " + ps.name + " does not tolerate flavor " + flavor.name + "'s taint " +
-             t->key + (t->value.empty() ? "" : "=" + t->value) + ":" + t->effect;
-      return false;
-    }
+  if (ps.node && !node_matches(*ps.node, flavor.node_labels, &keys)) {
+    *why = "flavor " + flavor.name + " does not match the node selector or affinity of pod set " +
+           ps.name;
+    return false;
   }
+  if (const Taint* t =
+          untolerated_taint(flavor.node_taints, ps.node ? ps.node->tolerations : kNone)) {
+    *why = "pod set " + ps.name + " does not tolerate flavor " + flavor.name + "'s taint " +
+           t->key + (t->value.empty() ? "" : "=" + t->value) + ":" + t->effect;
+    return false;
+  }
+  return true;
+}
+
+// The same for every pod set of the job (one flavor for all of them).
+bool FlavorAssigner::flavor_allows(const Job& job, QueueId q, int group, FlavorId f,
+                                   std::string* why) const {
+  for (const auto& ps : job.pod_sets)
+    if (!pod_set_allows(ps, q, group, f, why)) return false;
   return true;
 }
 
@@ -99,17 +105,8 @@ const NodeSet& FlavorAssigner::nodes_for(const std::vector<FlavorId>& flavors,
   return scratch;
 }
 
-bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
-                            const ClusterAlloc& alloc, FlavorAttempt& at, int32_t open,
-                            int32_t preferred) const {
-  const auto& cq = config_.cluster_queues[q];
-  const ResourceVec req = job.total_requests();
-  at.evaluated = true;
-  at.reason = PendingReason{};
-  at.reason.queue = q;
-
-  // 1. Which resource groups the job touches; a resource the queue cannot grant fails for good.
-  std::vector<int> groups;
+bool FlavorAssigner::groups_of(QueueId q, const QuotaTree& quota, const ResourceVec& req,
+                               std::vector<int>* groups, FlavorAttempt& at) const {
   for (int r = 0; r < kMaxResources; ++r) {
     if (req[r] <= 0) continue;
     const int g = quota.group_of(q, static_cast<ResourceId>(r));
@@ -120,16 +117,164 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
       at.reason.requested = req[r];
       return false;
     }
-    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+    if (std::find(groups->begin(), groups->end(), g) == groups->end()) groups->push_back(g);
   }
-  std::sort(groups.begin(), groups.end());
+  std::sort(groups->begin(), groups->end());
+  return true;
+}
 
-  // 2. Per group, the flavors (in the queue's order) whose quota holds the request now.
-  std::vector<std::vector<FlavorId>> candidates(groups.size());
+bool FlavorAssigner::per_pod_set(const Job& job, QueueId q, const QuotaTree& quota, int32_t open,
+                                 std::vector<std::vector<FlavorId>>* out, bool some_day) const {
+  const auto& cq = config_.cluster_queues[q];
+  const bool next_on_borrow =
+      cq.flavor_fungibility.when_can_borrow == FungibilityPolicy::kTryNextFlavor;
+  out->assign(job.pod_sets.size(), std::vector<FlavorId>(cq.resource_groups.size(), -1));
+  std::vector<UsageEntry> taken;  // what earlier pod sets took, per (flavor, resource)
+  auto taken_of = [&](FlavorId f, ResourceId r) -> int64_t& {
+    for (auto& u : taken)
+      if (u.flavor == f && u.resource == r) return u.amount;
+    return taken.emplace_back(UsageEntry{f, r, 0}).amount;
+  };
+  std::string why;
+  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+    const PodSet& ps = job.pod_sets[i];
+    for (size_t g = 0; g < cq.resource_groups.size(); ++g) {
+      const auto& group = cq.resource_groups[g];
+      auto need = [&](ResourceId r) { return ps.requests[r] * ps.count; };
+      if (std::none_of(group.covered.begin(), group.covered.end(),
+                       [&](ResourceId r) { return need(r) > 0; }))
+        continue;
+      FlavorId pick = -1, borrowing = -1;
+      const size_t n_open = std::min(group.flavors.size(), static_cast<size_t>(std::max(0, open)));
+      for (size_t fi = 0; fi < n_open && pick < 0; ++fi) {
+        const FlavorId f = group.flavors[fi].flavor;
+        if (!pod_set_allows(ps, q, static_cast<int>(g), f, &why)) continue;
+        bool fits = true, borrows = false;
+        for (ResourceId r : group.covered) {
+          if (need(r) <= 0 || !quota.managed(q, f, r)) continue;
+          const int64_t with = taken_of(f, r) + need(r);
+          fits =
+              fits && with <= (some_day ? quota.max_available(q, f, r) : quota.available(q, f, r));
+          borrows = borrows || quota.usage(q, f, r) + with > quota.nominal(q, f, r);
+        }
+        if (!fits) continue;
+        if (!borrows || !next_on_borrow)
+          pick = f;
+        else if (borrowing < 0)
+          borrowing = f;
+      }
+      if (pick < 0) pick = borrowing;
+      if (pick < 0) return false;
+      (*out)[i][g] = pick;
+      for (ResourceId r : group.covered)
+        if (need(r) > 0 && quota.managed(q, pick, r)) taken_of(pick, r) += need(r);
+    }
+  }
+  return true;
+}
+
+bool FlavorAssigner::place_per_pod_set(const Job& job,
+                                       const std::vector<std::vector<FlavorId>>& per,
+                                       const ClusterAlloc& alloc, FlavorAttempt& at) const {
+  // A copy of the capacity to place pod set after pod set on: only jobs whose pod sets got
+  // different flavors come here. (A whole-gang topology request holds per pod set.)
+  ClusterAlloc work = alloc;
+  Placement all;
+  Job part = job;
+  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+    part.pod_sets = {job.pod_sets[i]};
+    auto placed = placer_.place(part, nodes_for(part, per[i], at.scratch), work);
+    if (auto* f = std::get_if<PlaceFailure>(&placed)) {
+      at.failed_flavors = per[i];
+      at.reason.code = PendingCode::kPlacement;
+      at.reason.flavor = -1;
+      for (FlavorId fl : per[i])
+        if (at.reason.flavor < 0) at.reason.flavor = fl;
+      at.reason.place_code = f->code;
+      at.reason.pods_needed = f->pods_needed;
+      at.reason.pods_fit = f->pods_fit;
+      at.reason.detail = "pod set " + job.pod_sets[i].name + ": " + f->detail;
+      return false;
+    }
+    auto& pl = std::get<Placement>(placed);
+    work.commit(part, pl);
+    for (auto& pp : pl.pods) {
+      pp.pod_set = static_cast<int32_t>(i);
+      all.pods.push_back(std::move(pp));
+    }
+  }
+  Admission& a = at.admission;
+  a = Admission{};
+  a.job = job.id;
+  a.pod_set_flavors = per;
+  a.flavors.assign(per.empty() ? 0 : per.front().size(), -1);
+  for (const auto& fl : per)
+    for (size_t g = 0; g < fl.size(); ++g)
+      if (a.flavors[g] < 0) a.flavors[g] = fl[g];
+  a.placement = std::move(all);
+  return true;
+}
+
+void FlavorAssigner::finish(const Job& job, const ResourceVec& req, QueueId q,
+                            const QuotaTree& quota, int32_t preferred, Admission& a) const {
+  const auto& cq = config_.cluster_queues[q];
+  a.queue = q;
+  // A flavor past the preferred ones is a downgrade: record what it preferred.
+  for (size_t i = 0; i < job.pod_sets.size() && a.preferred_flavor < 0; ++i) {
+    const auto& flavors = a.flavors_of(i);
+    for (size_t g = 0; g < flavors.size() && a.preferred_flavor < 0; ++g) {
+      const auto& fl = cq.resource_groups[g].flavors;
+      for (size_t fi = 0; fi < fl.size(); ++fi)
+        if (fl[fi].flavor == flavors[g] && fi >= static_cast<size_t>(std::max(1, preferred)))
+          a.preferred_flavor = fl.front().flavor;
+    }
+  }
+  // Usage per (flavor, resource) in resource order; it borrows where it passes nominal.
+  for (int r = 0; r < kMaxResources; ++r) {
+    const auto res = static_cast<ResourceId>(r);
+    const int g = req[r] > 0 ? quota.group_of(q, res) : -1;
+    if (g < 0) continue;
+    const size_t first = a.usage.size();
+    for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+      const PodSet& ps = job.pod_sets[i];
+      const int64_t need = ps.requests[r] * ps.count;
+      const FlavorId f = a.flavors_of(i)[static_cast<size_t>(g)];
+      if (need <= 0 || f < 0 || !quota.managed(q, f, res)) continue;
+      auto it = std::find_if(a.usage.begin() + static_cast<std::ptrdiff_t>(first), a.usage.end(),
+                             [&](const UsageEntry& u) { return u.flavor == f; });
+      if (it == a.usage.end())
+        a.usage.push_back({f, res, need});
+      else
+        it->amount += need;
+    }
+    for (size_t k = first; k < a.usage.size(); ++k)
+      if (quota.usage(q, a.usage[k].flavor, res) + a.usage[k].amount >
+          quota.nominal(q, a.usage[k].flavor, res))
+        a.borrowing = true;
+  }
+}
+
+// Step 3 of assign(): per group, the open flavors (in the queue's order) whose quota holds the
+// whole request now; whenCanBorrow: TryNextFlavor puts those that would borrow after those that
+// would not. False (at.reason set) when some group has none.
+bool FlavorAssigner::quota_candidates(const Job& job, QueueId q, const QuotaTree& quota,
+                                      const ResourceVec& req, const std::vector<int>& groups,
+                                      int32_t open, bool stop_at_preempt,
+                                      std::vector<std::vector<FlavorId>>& candidates,
+                                      FlavorAttempt& at) const {
+  const auto& cq = config_.cluster_queues[q];
+  const FlavorFungibility& fung = cq.flavor_fungibility;
+  const bool next_on_borrow = fung.when_can_borrow == FungibilityPolicy::kTryNextFlavor;
+  const bool stop_on_preempt = stop_at_preempt &&
+                               fung.when_can_preempt == FungibilityPolicy::kMayStopSearch &&
+                               (cq.preemption.within_cluster_queue != WithinQueuePolicy::kNever ||
+                                cq.preemption.reclaim_within_cohort != ReclaimPolicy::kNever);
+  candidates.assign(groups.size(), {});
   bool first_quota_failure = true;
   std::string not_allowed;  // why the last flavor was excluded by selectors or taints
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     bool all_never = true;
+    std::vector<FlavorId> borrowing;
     const auto& group = cq.resource_groups[groups[gi]];
     // Flavors past the open ones are the fallback tier's, not yet reachable: "never" only
     // when the job could not fit any of them either, some day.
@@ -138,13 +283,17 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
     for (size_t fi = 0; fi < n_open; ++fi) {
       const auto& fq = group.flavors[fi];
       if (!flavor_allows(job, q, groups[gi], fq.flavor, &not_allowed)) continue;
-      bool fits = true;
+      bool fits = true, never = false, borrows = false;
       for (ResourceId r : group.covered) {
         if (req[r] <= 0 || !quota.managed(q, fq.flavor, r)) continue;
         const int64_t avail = quota.available(q, fq.flavor, r);
-        if (req[r] <= avail) continue;
+        if (req[r] <= avail) {
+          borrows = borrows || (next_on_borrow && quota.usage(q, fq.flavor, r) + req[r] >
+                                                      quota.nominal(q, fq.flavor, r));
+          continue;
+        }
         fits = false;
-        const bool never = req[r] > quota.max_available(q, fq.flavor, r);
+        never = req[r] > quota.max_available(q, fq.flavor, r);
         if (!never) all_never = false;
         if (first_quota_failure) {
           first_quota_failure = false;
@@ -155,8 +304,19 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
         }
         break;
       }
-      if (fits) candidates[gi].push_back(fq.flavor);
+      if (fits) {
+        (borrows && next_on_borrow ? borrowing : candidates[gi]).push_back(fq.flavor);
+        continue;
+      }
+      // whenCanPreempt: MayStopSearch: a flavor its queue could preempt on, before any that
+      // fits, ends the search (the preemptor then works on it).
+      if (!never && stop_on_preempt && candidates[gi].empty() && borrowing.empty() &&
+          fi + 1 < n_open) {
+        at.stopped_at_preempt = true;
+        break;
+      }
     }
+    candidates[gi].insert(candidates[gi].end(), borrowing.begin(), borrowing.end());
     if (candidates[gi].empty()) {
       at.reason.code = all_never ? PendingCode::kNeverFitsQuota : PendingCode::kQuota;
       // No flavor looked at for quota: each was excluded by the pods' selectors or taints.
@@ -165,10 +325,63 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
     }
   }
 
-  // 3. Flavor combinations in order (first group varies slowest); the first that places wins.
+  return true;
+}
+
+bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
+                            const ClusterAlloc& alloc, FlavorAttempt& at, int32_t open,
+                            int32_t preferred, bool stop_at_preempt) const {
+  const auto& cq = config_.cluster_queues[q];
+  const ResourceVec req = job.total_requests();
+  at.evaluated = true;
+  at.stopped_at_preempt = false;
+  at.reason = PendingReason{};
+  at.reason.queue = q;
+  if (!cq.inactive.empty()) {  // names an undefined flavor: nothing is admitted (Kueue)
+    at.reason.code = PendingCode::kInactive;
+    at.reason.detail = cq.inactive;
+    return false;
+  }
+
+  // 1. Which resource groups the job touches; a resource the queue cannot grant fails for good.
+  std::vector<int> groups;
+  if (!groups_of(q, quota, req, &groups, at)) return false;
+
+  // 2. Several pod sets: Kueue's assignment, pod set by pod set. When it gives them different
+  // flavors and they place, that is the admission; else the whole job's search decides.
+  bool per_pod_set_placement_failed = false;
+  PendingReason placement_failure;
+  if (job.pod_sets.size() > 1) {
+    std::vector<std::vector<FlavorId>> per;
+    if (per_pod_set(job, q, quota, open, &per) && pod_sets_differ(per)) {
+      if (place_per_pod_set(job, per, alloc, at)) {
+        finish(job, req, q, quota, preferred, at.admission);
+        return true;
+      }
+      per_pod_set_placement_failed = true;
+      placement_failure = at.reason;
+    }
+  }
+
+  // 3. Per group, the flavors whose quota holds the whole request now (quota_candidates).
+  std::vector<std::vector<FlavorId>> candidates;
+  if (!quota_candidates(job, q, quota, req, groups, open, stop_at_preempt, candidates, at)) {
+    // Its pod sets fit the quota on different flavors but could not be placed there.
+    if (per_pod_set_placement_failed && !at.stopped_at_preempt) at.reason = placement_failure;
+    // No one flavor could ever hold the whole job, but its pod sets on different ones could:
+    // it waits for quota (and may preempt), it is not beyond what the queue can get.
+    std::vector<std::vector<FlavorId>> some_day;
+    if (at.reason.code == PendingCode::kNeverFitsQuota && job.pod_sets.size() > 1 &&
+        per_pod_set(job, q, quota, open, &some_day, true))
+      at.reason.code = PendingCode::kQuota;
+    return false;
+  }
+
+  // 4. Flavor combinations in order (first group varies slowest); the first that places wins.
   std::vector<size_t> pick(groups.size(), 0);
   std::vector<FlavorId> flavors(cq.resource_groups.size(), -1);
-  bool have_failure = false;
+  bool have_failure = per_pod_set_placement_failed;
+  if (have_failure) at.reason = placement_failure;
   constexpr int kMaxCombinations = 64;
   for (int combo = 0; combo < kMaxCombinations; ++combo) {
     for (size_t gi = 0; gi < groups.size(); ++gi) flavors[groups[gi]] = candidates[gi][pick[gi]];
@@ -189,28 +402,9 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
       Admission& a = at.admission;
       a = Admission{};
       a.job = job.id;
-      a.queue = q;
       a.flavors = flavors;
       a.placement = std::move(*pl);
-      // A flavor past the preferred ones is a downgrade: record what it preferred.
-      for (size_t gj = 0; gj < groups.size() && a.preferred_flavor < 0; ++gj) {
-        const auto& fl = cq.resource_groups[groups[gj]].flavors;
-        for (size_t fi = 0; fi < fl.size(); ++fi)
-          if (fl[fi].flavor == flavors[groups[gj]] &&
-              fi >= static_cast<size_t>(std::max(1, preferred)))
-            a.preferred_flavor = fl.front().flavor;
-      }
-      for (int r = 0; r < kMaxResources; ++r) {
-        if (req[r] <= 0) continue;
-        const int g = quota.group_of(q, static_cast<ResourceId>(r));
-        if (g < 0) continue;
-        const FlavorId f = flavors[g];
-        if (!quota.managed(q, f, static_cast<ResourceId>(r))) continue;
-        a.usage.push_back({f, static_cast<ResourceId>(r), req[r]});
-        if (quota.usage(q, f, static_cast<ResourceId>(r)) + req[r] >
-            quota.nominal(q, f, static_cast<ResourceId>(r)))
-          a.borrowing = true;
-      }
+      finish(job, req, q, quota, preferred, a);
       return true;
     }
     if (!have_failure) {
@@ -237,6 +431,29 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
   return false;
 }
 
+bool FlavorAssigner::fits_now(Admission& a, const QuotaTree& quota, PendingReason* why) const {
+  a.borrowing = false;
+  for (const auto& u : a.usage) {
+    const int64_t avail = quota.available(a.queue, u.flavor, u.resource);
+    if (u.amount > avail) {
+      *why = PendingReason{};
+      why->code = PendingCode::kQuota;
+      why->queue = a.queue;
+      why->flavor = u.flavor;
+      why->resource = u.resource;
+      why->requested = u.amount;
+      why->available = std::max<int64_t>(0, avail);
+      why->detail =
+          "its flavor was chosen against the quota at the start of the cycle (flavorSnapshot: "
+          "cycleStart); the cycle's earlier admissions took it";
+      return false;
+    }
+    a.borrowing = a.borrowing || quota.usage(a.queue, u.flavor, u.resource) + u.amount >
+                                     quota.nominal(a.queue, u.flavor, u.resource);
+  }
+  return true;
+}
+
 Tier FlavorAssigner::tier_of(const Job& job, QueueId q, TimeNs now) const {
   const FallbackPolicy& fb = config_.cluster_queues[q].fallback;
   const TimeNs after = job.fallback.after_ns >= 0 ? job.fallback.after_ns : fb.after_ns;
@@ -252,19 +469,22 @@ Tier FlavorAssigner::tier_of(const Job& job, QueueId q, TimeNs now) const {
 
 bool FlavorAssigner::assign_tiered(const PendingRecord& p, const Tier& tier, const QuotaTree& quota,
                                    const ClusterAlloc& alloc, TimeNs now, FlavorAttempt& at,
-                                   std::deque<Job>& shaped, const Job** used) const {
+                                   std::deque<Job>& shaped, const Job** used,
+                                   bool stop_at_preempt) const {
   *used = &p.job;
   if (tier.after_ns == 0 && p.job.fallback.shapes.empty())
-    return assign(p.job, p.queue, quota, alloc, at);  // the common case: no tier
+    return assign(p.job, p.queue, quota, alloc, at, INT32_MAX, INT32_MAX,
+                  stop_at_preempt);  // the common case: no tier
   // 1. Its own shape on the open flavors; 2. each fallback shape, in order, once they opened.
-  bool ok = assign(p.job, p.queue, quota, alloc, at, tier.open, tier.preferred);
-  if (!ok && tier.shapes && p.job.pod_sets.size() == 1 &&
-      at.reason.code != PendingCode::kNeverFitsQuota) {
+  bool ok = assign(p.job, p.queue, quota, alloc, at, tier.open, tier.preferred, stop_at_preempt);
+  if (!ok && tier.shapes && p.job.pod_sets.size() == 1 && !never_fits(at.reason.code)) {
     PendingReason keep = at.reason;
     std::vector<FlavorId> keep_failed = at.failed_flavors;
+    const bool keep_stopped = at.stopped_at_preempt;
     for (size_t i = 0; i < p.job.fallback.shapes.size() && !ok; ++i) {
       shaped.push_back(reshaped(p.job, p.job.fallback.shapes[i]));
-      if (assign(shaped.back(), p.queue, quota, alloc, at, tier.open, tier.preferred)) {
+      if (assign(shaped.back(), p.queue, quota, alloc, at, tier.open, tier.preferred,
+                 stop_at_preempt)) {
         ok = true;
         at.admission.shape = static_cast<int32_t>(i);
         *used = &shaped.back();
@@ -273,6 +493,7 @@ bool FlavorAssigner::assign_tiered(const PendingRecord& p, const Tier& tier, con
     if (!ok) {
       at.reason = std::move(keep);
       at.failed_flavors = std::move(keep_failed);
+      at.stopped_at_preempt = keep_stopped;
     }
   }
   if (ok) {

@@ -45,6 +45,9 @@ struct FlavorAttempt {
   NodeSet scratch;
   std::vector<FlavorId> failed_flavors;  // flavors of the first placement failure
   bool evaluated = false;
+  // whenCanPreempt: MayStopSearch ended the search at a flavor that needs preemption, before
+  // a later one that might fit (the caller tries the later ones when nothing is evicted).
+  bool stopped_at_preempt = false;
 };
 
 class FlavorAssigner {
@@ -55,8 +58,19 @@ class FlavorAssigner {
   // Tries to admit one job against the given quota and capacity, on the first `open` flavors
   // of each resource group (a later one than the first `preferred` is a downgrade). True with
   // at.admission set; false with at.reason (and at.failed_flavors on a placement failure).
+  // Multi-pod-set jobs get flavors pod set by pod set first, as Kueue assigns them (each pod
+  // set counting what earlier ones took); when that gives pod sets different flavors and they
+  // place, that is the admission (Admission::pod_set_flavors), else the whole job's search.
+  // The queue's flavorFungibility steers the search: whenCanBorrow: TryNextFlavor tries every
+  // flavor that fits without borrowing before one that borrows; whenCanPreempt: MayStopSearch
+  // (with stop_at_preempt) ends it at the first flavor that fails only for want of quota its
+  // queue could preempt for (at.stopped_at_preempt).
   bool assign(const Job& job, QueueId q, const QuotaTree& quota, const ClusterAlloc& alloc,
-              FlavorAttempt& at, int32_t open = INT32_MAX, int32_t preferred = INT32_MAX) const;
+              FlavorAttempt& at, int32_t open = INT32_MAX, int32_t preferred = INT32_MAX,
+              bool stop_at_preempt = true) const;
+  // Whether an admission chosen against other quota (the cycle's start) still fits `quota`;
+  // its borrowing is updated. False with *why (kQuota) when it does not.
+  bool fits_now(Admission& a, const QuotaTree& quota, PendingReason* why) const;
   // The job's fallback tier at `now`.
   Tier tier_of(const Job& job, QueueId q, TimeNs now) const;
   // assign() through the job's fallback tier: its own shape on the open flavors, then each
@@ -64,7 +78,7 @@ class FlavorAssigner {
   // failure the reason is the one of its own shape, with the next flavor to open.
   bool assign_tiered(const PendingRecord& p, const Tier& tier, const QuotaTree& quota,
                      const ClusterAlloc& alloc, TimeNs now, FlavorAttempt& at,
-                     std::deque<Job>& shaped, const Job** used) const;
+                     std::deque<Job>& shaped, const Job** used, bool stop_at_preempt = true) const;
   // The nodes a job may use on these flavors (one per resource group, -1 unused): those that
   // carry every flavor's node labels. May return `scratch` after filling it.
   const NodeSet& nodes_for(const std::vector<FlavorId>& flavors, NodeSet& scratch) const;
@@ -77,6 +91,30 @@ class FlavorAssigner {
   const Config& config_;
   const Placer& placer_;
   bool flavor_allows(const Job& job, QueueId q, int group, FlavorId f, std::string* why) const;
+  bool pod_set_allows(const PodSet& ps, QueueId q, int group, FlavorId f, std::string* why) const;
+  // Step 1 of assign(): the resource groups the job touches, ascending; false (at.reason set)
+  // when it requests a resource its queue cannot grant.
+  bool groups_of(QueueId q, const QuotaTree& quota, const ResourceVec& req,
+                 std::vector<int>* groups, FlavorAttempt& at) const;
+  // Kueue's assignment pod set by pod set: per group a pod set touches, the first open flavor
+  // that allows its pods and whose quota holds its request plus what earlier pod sets took of
+  // it (whenCanBorrow: TryNextFlavor: the first that does so without borrowing, if any).
+  // (*out)[i][g]; false when some pod set finds none. some_day: against what the queue could
+  // ever get (max_available) instead of what it has now.
+  bool per_pod_set(const Job& job, QueueId q, const QuotaTree& quota, int32_t open,
+                   std::vector<std::vector<FlavorId>>* out, bool some_day = false) const;
+  // Step 3 of assign(): per group, the open flavors whose quota holds the whole request, in the
+  // order the queue's flavorFungibility says; false (at.reason set) when some group has none.
+  bool quota_candidates(const Job& job, QueueId q, const QuotaTree& quota, const ResourceVec& req,
+                        const std::vector<int>& groups, int32_t open, bool stop_at_preempt,
+                        std::vector<std::vector<FlavorId>>& candidates, FlavorAttempt& at) const;
+  // Places a job whose pod sets have different flavors, pod set by pod set, each on its
+  // flavors' nodes; true with at.admission's placement and flavors set.
+  bool place_per_pod_set(const Job& job, const std::vector<std::vector<FlavorId>>& per,
+                         const ClusterAlloc& alloc, FlavorAttempt& at) const;
+  // The admission's usage, borrowing and fallback downgrade from its flavors.
+  void finish(const Job& job, const ResourceVec& req, QueueId q, const QuotaTree& quota,
+              int32_t preferred, Admission& a) const;
 
   std::vector<NodeSet> flavor_nodes_;                           // per flavor
   std::vector<std::vector<std::set<std::string>>> group_keys_;  // [queue][group]: label keys

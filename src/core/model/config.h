@@ -63,8 +63,9 @@ enum class WithinQueuePolicy : uint8_t { kNever, kLowerPriority, kLowerOrNewerEq
 enum class ReclaimPolicy : uint8_t { kNever, kLowerPriority, kAny };
 enum class BorrowWithinCohortPolicy : uint8_t { kNever, kLowerPriority };
 
-// Kueue's spec.flavorFungibility (v1beta1's Borrow / Preempt read as MayStopSearch). Parsed and
-// validated; the scheduler does not act on it yet (the loader warns).
+// Kueue's spec.flavorFungibility (v1beta1's Borrow / Preempt read as MayStopSearch), with
+// Kueue's defaults (the same in v1beta1 and v1beta2). The flavor assigner acts on both knobs
+// (FlavorAssigner::assign); preference is kept, PreemptionOverBorrowing is not acted on.
 enum class FungibilityPolicy : uint8_t { kMayStopSearch, kTryNextFlavor };
 enum class FungibilityPreference : uint8_t {
   kNone,
@@ -139,6 +140,9 @@ struct ClusterQueue {
   PreemptionConfig preemption;
   FlavorFungibility flavor_fungibility;
   double fair_weight = 1.0;  // fairSharing.weight
+  // Why it admits nothing ("": active). As in Kueue, a ClusterQueue naming a ResourceFlavor
+  // that is not defined is inactive: its jobs wait (PendingCode::kInactive).
+  std::string inactive;
   // sluice extensions (spec.sluice: {...}).
   bool preemptible = true;   // may its jobs be preemption victims at all
   bool interactive = false;  // an interactive queue: jobs fail fast; non-preemptible default
@@ -200,6 +204,11 @@ struct SchedulerPolicy {
   // Reservation + backfill: the highest-ranked job that cannot be placed reserves the nodes it
   // will get when running jobs end (by walltime); later jobs start only if they cannot delay it.
   bool backfill = true;
+  // spec.flavorSnapshot: cycleStart: as Kueue, a job's flavors are chosen against the quota as
+  // it was when the cycle started, and a job whose choice no longer fits after the cycle's
+  // earlier admissions waits for the next cycle (no other flavor is tried). Off (`live`, the
+  // default): flavors are chosen against the quota the cycle's admissions left.
+  bool cycle_start_flavors = false;
 };
 
 struct Config {

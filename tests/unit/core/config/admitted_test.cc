@@ -265,6 +265,51 @@ TEST(AdmittedState, WrittenStateLoadsBackTheSame) {
   EXPECT_EQ(again.s->find_pending(3)->job.submit_ns, 7'250'000'000);
 }
 
+// A launcher and workers (Kueue assigns flavors pod set by pod set, each counting what earlier
+// ones took): the launcher's 8 GPUs fit on-demand (16), the workers' 16 do not fit what is left
+// (8) and go to spot. Each pod set runs on its flavor's nodes; the export writes the flavors per
+// pod set and loads back the same.
+TEST(AdmittedState, PodSetsOnDifferentFlavorsCycleAndRoundTrip) {
+  const std::string gang =
+      "---\napiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: g}\n"
+      "spec: {queue: q, podSets: [{name: launcher, resources: {nvidia.com/gpu: 8}},"
+      " {name: workers, count: 2, resources: {nvidia.com/gpu: 8}}]}\n";
+  auto l = load_into_scheduler(kBase + gang);
+  ASSERT_TRUE(l.errors.empty()) << dump(l.errors);
+  const CycleResult r = l.s->run_cycle(0);
+  ASSERT_EQ(r.admitted.size(), 1u);
+  const Admission& a = r.admitted[0];
+  const auto od = *l.config->find_flavor("on-demand");
+  const auto spot = *l.config->find_flavor("spot");
+  ASSERT_EQ(a.pod_set_flavors.size(), 2u);
+  EXPECT_EQ(a.flavors_of(0), std::vector<FlavorId>{od});
+  EXPECT_EQ(a.flavors_of(1), std::vector<FlavorId>{spot});
+  EXPECT_EQ(a.flavors_used(), (std::vector<FlavorId>{od, spot}));
+  EXPECT_EQ(describe_flavors(a, l.out.jobs[0], *l.config),
+            "flavors launcher: on-demand, workers: spot");
+  for (const auto& pod : a.placement.pods)
+    EXPECT_EQ(pod.node < 2, pod.pod_set == 0) << "pod set " << pod.pod_set << " on n" << pod.node;
+  const auto q = *l.config->find_cluster_queue("cq");
+  EXPECT_EQ(a.usage, (std::vector<UsageEntry>{{od, kGpu, 8000}, {spot, kGpu, 16000}}));
+  EXPECT_FALSE(a.borrowing);
+  l.s->apply(r, 0);
+  EXPECT_EQ(l.s->quota().usage(q, od, kGpu), 8000);
+  EXPECT_EQ(l.s->quota().usage(q, spot, kGpu), 16000);
+
+  std::vector<StateJob> jobs;
+  for (const auto& [id, run] : l.s->running()) jobs.push_back({&run.job, &run.admission, 0});
+  const std::string text = write_state(kBase, {}, *l.config, jobs, kNsPerSec, "test");
+  EXPECT_NE(text.find("flavors: {nvidia.com/gpu: on-demand}"), std::string::npos) << text;
+  EXPECT_NE(text.find("flavors: {nvidia.com/gpu: spot}"), std::string::npos) << text;
+  auto again = load_into_scheduler(text);
+  ASSERT_TRUE(again.errors.empty()) << dump(again.errors) << text;
+  const auto* back = again.s->find_running(l.out.jobs[0].id);
+  ASSERT_NE(back, nullptr) << text;
+  EXPECT_EQ(back->admission.pod_set_flavors, a.pod_set_flavors);
+  EXPECT_EQ(back->admission.placement, a.placement);
+  EXPECT_EQ(again.s->quota().usage(q, spot, kGpu), 16000);
+}
+
 TEST(AdmittedState, SecondsText) {
   EXPECT_EQ(seconds_text(0), "0");
   EXPECT_EQ(seconds_text(7'250'000'000), "7.25");

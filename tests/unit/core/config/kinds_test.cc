@@ -113,7 +113,8 @@ spec:
   EXPECT_EQ(gpu->lending_limit, 4000);
   EXPECT_EQ(g0.flavors[0].find(kCpu)->nominal, 256000);     // milli-CPU
   EXPECT_FALSE(g0.flavors[0].find(kCpu)->borrowing_limit);  // unlimited
-  // MIG resource interned, implied flavor "h100-mig" with a warning.
+  // MIG resource interned; flavor "h100-mig" is not defined: implied, the queue inactive (as in
+  // Kueue), with a warning that says so.
   auto mig = c.resources.find("nvidia.com/mig-1g.10gb");
   ASSERT_TRUE(mig);
   EXPECT_TRUE(c.resources.is_mig(*mig));
@@ -121,7 +122,10 @@ spec:
   auto implied = c.find_flavor("h100-mig");
   ASSERT_TRUE(implied);
   EXPECT_TRUE(c.flavors[static_cast<size_t>(*implied)].implied);
-  EXPECT_TRUE(any_contains(c.warnings, {"ResourceFlavor \"h100-mig\" is not defined"}));
+  EXPECT_TRUE(any_contains(c.warnings, {"ResourceFlavor \"h100-mig\" is not defined: "
+                                        "ClusterQueue \"team-a\" is inactive"}))
+      << dump(c.warnings);
+  EXPECT_EQ(q.inactive, "ResourceFlavor \"h100-mig\" is not defined");
   EXPECT_EQ(q.preemption.within_cluster_queue, WithinQueuePolicy::kLowerOrNewerEqualPriority);
   EXPECT_EQ(q.preemption.reclaim_within_cohort, ReclaimPolicy::kAny);
   EXPECT_EQ(q.preemption.borrow_within_cohort, BorrowWithinCohortPolicy::kLowerPriority);
@@ -331,7 +335,7 @@ spec:
       << dump(out.errors);
   EXPECT_TRUE(has(out.errors,
                   "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, "
-                  "interactive, maxPendingTotal, preemption, backfill)"))
+                  "interactive, maxPendingTotal, preemption, backfill, flavorSnapshot)"))
       << dump(out.errors);
 }
 

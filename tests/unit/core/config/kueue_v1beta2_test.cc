@@ -66,9 +66,11 @@ spec: {clusterQueue: team-a}
   EXPECT_EQ(cq.preemption.within_cluster_queue, WithinQueuePolicy::kLowerPriority);
   EXPECT_EQ(c.priority_classes.at(0).value, 1000);
   EXPECT_EQ(c.local_queues.at(0).namespace_, "nlp");
-  // flavorFungibility is warned about (not acted on); RetainFirstAdmission and
-  // NoAdmissionFairSharing are what sluice does: no warning.
-  EXPECT_TRUE(any_contains(c.warnings, {"spec.flavorFungibility: ignored"})) << dump(c.warnings);
+  // flavorFungibility is acted on; only preference PreemptionOverBorrowing is warned about.
+  // RetainFirstAdmission and NoAdmissionFairSharing are what sluice does: no warning.
+  EXPECT_TRUE(any_contains(c.warnings, {"spec.flavorFungibility.preference: ignored"}))
+      << dump(c.warnings);
+  EXPECT_FALSE(any_contains(c.warnings, {"spec.flavorFungibility: "})) << dump(c.warnings);
   EXPECT_FALSE(any_contains(c.warnings, {"concurrentAdmissionPolicy"})) << dump(c.warnings);
   EXPECT_FALSE(any_contains(c.warnings, {"admissionScope"})) << dump(c.warnings);
 }
@@ -138,6 +140,35 @@ spec:
 )"));
   EXPECT_TRUE(any_contains(pref.errors, {"spec.flavorFungibility.preference: only allowed when"}))
       << dump(pref.errors);
+}
+
+TEST(KueueV1beta2, FungibilityDefaultsInBothVersions) {
+  // Kueue's defaults, the same in v1beta1 and v1beta2: whenCanBorrow MayStopSearch,
+  // whenCanPreempt TryNextFlavor; a knob left out keeps its default; no warning.
+  for (const char* api : {"kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"}) {
+    auto none = load_one("apiVersion: " + std::string(api) + R"(
+kind: ClusterQueue
+metadata: {name: a}
+spec: {namespaceSelector: {}}
+)");
+    ASSERT_TRUE(none.ok()) << api << dump(none.errors);
+    const auto& d = none.config.cluster_queues[0].flavor_fungibility;
+    EXPECT_EQ(d.when_can_borrow, FungibilityPolicy::kMayStopSearch) << api;
+    EXPECT_EQ(d.when_can_preempt, FungibilityPolicy::kTryNextFlavor) << api;
+    auto one = load_one("apiVersion: " + std::string(api) + R"(
+kind: ClusterQueue
+metadata: {name: a}
+spec:
+  namespaceSelector: {}
+  flavorFungibility: {whenCanBorrow: TryNextFlavor}
+)");
+    ASSERT_TRUE(one.ok()) << api << dump(one.errors);
+    const auto& f = one.config.cluster_queues[0].flavor_fungibility;
+    EXPECT_EQ(f.when_can_borrow, FungibilityPolicy::kTryNextFlavor) << api;
+    EXPECT_EQ(f.when_can_preempt, FungibilityPolicy::kTryNextFlavor) << api;
+    EXPECT_FALSE(any_contains(one.config.warnings, {"flavorFungibility"}))
+        << api << dump(one.config.warnings);
+  }
 }
 
 TEST(KueueV1beta2, ConcurrentAdmissionPolicy) {
