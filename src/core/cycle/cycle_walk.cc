@@ -482,8 +482,11 @@ Scheduler::Walk::Next Scheduler::Walk::preempt(const PendingJob& p, int q, const
   attempted_[q] = p.job.id;
   PendingReason keep = attempt_.reason;
   const size_t first_victim = result_.preempted.size();
-  if (!s_.preemptor_.preempt(p, tier, s_.victims_, quota_, alloc_, now_, evicted_, attempt_,
-                             result_.preempted)) {
+  if (kueue_) hold(-1);  // (earlier victims are gone for a preemptor: kueue_rounds.cc)
+  const bool found = s_.preemptor_.preempt(p, tier, s_.victims_, quota_, alloc_, now_, evicted_,
+                                           attempt_, result_.preempted);
+  if (kueue_) hold(+1);
+  if (!found) {
     attempt_.reason = std::move(keep);
     return Next::kGo;
   }

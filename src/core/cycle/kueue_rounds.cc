@@ -170,13 +170,21 @@ size_t Scheduler::Walk::pick_fair(const std::vector<RoundEntry>& round,
 
 // Kueue counts a preemptor's victims until they are gone: their quota stays in use for the
 // rest of this cycle, on top of the preemptor's (their capacity is free: the preemptor runs
-// where they ran).
+// where they ran), for every job that would fit without preemption. A later preemptor sees
+// them gone (Kueue's fit check of a preempting entry removes the cycle's earlier targets):
+// hold(-1) before its search, hold(+1) after.
 void Scheduler::Walk::hold_victims(size_t first) {
   for (size_t i = first; i < result_.preempted.size(); ++i) {
     const RunningRecord& r = s_.running_.at(result_.preempted[i].victim);
-    for (const auto& u : r.admission.usage)
+    for (const auto& u : r.admission.usage) {
+      held_.push_back({r.admission.queue, u});
       quota_.add_usage(r.admission.queue, u.flavor, u.resource, u.amount);
+    }
   }
+}
+
+void Scheduler::Walk::hold(int sign) {
+  for (const auto& [q, u] : held_) quota_.add_usage(q, u.flavor, u.resource, sign * u.amount);
 }
 
 }  // namespace sluice

@@ -124,6 +124,7 @@ class Scheduler::Walk {
   RoundEntry round_entry(int q);
   size_t pick_fair(const std::vector<RoundEntry>& round, const std::vector<char>& done);
   void hold_victims(size_t first);
+  void hold(int sign);
 
   const Scheduler& s_;
   const TimeNs now_;
@@ -138,6 +139,7 @@ class Scheduler::Walk {
   FlavorAttempt attempt_;
   bool incremental_ = false;
   FlavorAttempt probe_;  // Kueue's order: the heads' flavor assignments at a round's start
+  std::vector<std::pair<QueueId, UsageEntry>> held_;  // Kueue's order: victims' quota kept
   std::vector<char> may_preempt_;
   std::vector<std::vector<const PendingJob*>> fresh_;
   std::vector<Cursor> cur_;
