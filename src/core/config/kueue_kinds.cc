@@ -477,10 +477,7 @@ void read_cohort(Reader& r, const YAML::Node& doc, Builder& b) {
   raw.cohort.name = t.meta.name;
   raw.name_loc = t.name_loc;
   if (t.spec) {
-    MapReader spec(r, *t.spec, "spec",
-                   {{"parentName", "resourceGroups"},
-                    {"fairSharing"},
-                    "sluice does not weigh cohorts in fair sharing"});
+    MapReader spec(r, *t.spec, "spec", {{"parentName", "resourceGroups", "fairSharing"}});
     if (const YAML::Node* n = spec.find("parentName")) {
       if (auto s = r.str(*n, "spec.parentName")) {
         raw.parent = *s;
@@ -489,6 +486,8 @@ void read_cohort(Reader& r, const YAML::Node& doc, Builder& b) {
     }
     if (const YAML::Node* n = spec.find("resourceGroups"))
       raw.groups = read_resource_groups(r, *n, "spec.resourceGroups", b.config);
+    if (const YAML::Node* n = spec.find("fairSharing"))
+      read_fair_sharing(r, *n, "spec.fairSharing", &raw.cohort.fair_weight);
   }
   if (t.meta.ok) b.cohorts.push_back(std::move(raw));
 }

@@ -6,6 +6,83 @@
 
 namespace sluice::config_detail {
 
+namespace {
+
+OrderingMode read_mode(Reader& r, const YAML::Node& n, const std::string& path) {
+  return r
+      .choice<OrderingMode>(
+          n, path, {{"composite", OrderingMode::kComposite}, {"kueue", OrderingMode::kKueue}})
+      .value_or(OrderingMode::kComposite);
+}
+
+// spec.ordering: `kueue` / `composite`, or a map {mode, weights, agingHorizon}.
+void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
+  if (n.IsScalar()) {
+    p.ordering = read_mode(r, n, "spec.ordering");
+    return;
+  }
+  MapReader o(r, n, "spec.ordering", {{"mode", "weights", "agingHorizon"}});
+  if (const YAML::Node* m = o.find("mode")) p.ordering = read_mode(r, *m, o.path("mode"));
+  if (const YAML::Node* w = o.find("weights")) {
+    MapReader wm(r, *w, "spec.ordering.weights", {{"priority", "age", "drf", "debt"}});
+    auto weight = [&](const char* key, double* out) {
+      if (const YAML::Node* x = wm.find(key)) {
+        if (auto v = r.number(*x, wm.path(key), 0, 1e6)) *out = *v;
+      }
+    };
+    weight("priority", &p.weights.priority);
+    weight("age", &p.weights.age);
+    weight("drf", &p.weights.drf);
+    weight("debt", &p.weights.debt);
+  }
+  if (const YAML::Node* h = o.find("agingHorizon")) {
+    if (auto v = r.duration(*h, "spec.ordering.agingHorizon")) {
+      if (*v == 0) {
+        r.error(*h, "spec.ordering.agingHorizon", quote(h->Scalar()) + " must be positive");
+      } else {
+        p.aging_horizon_ns = *v;
+      }
+    }
+  }
+}
+
+// spec.fairSharing: Kueue's Configuration fairSharing {enable, preemptionStrategies}. Kueue
+// accepts [LessThanOrEqualToFinalShare], [LessThanInitialShare] or both in that order.
+void read_fair_sharing(Reader& r, const YAML::Node& n, FairSharing& fs) {
+  MapReader f(r, n, "spec.fairSharing", {{"enable", "preemptionStrategies"}});
+  if (!f.is_map()) return;
+  if (const YAML::Node* e = f.find("enable")) {
+    if (auto v = r.boolean(*e, f.path("enable"))) fs.enable = *v;
+  }
+  const YAML::Node* s = f.find("preemptionStrategies");
+  if (!s) return;
+  const std::string path = f.path("preemptionStrategies");
+  if (!s->IsSequence() || s->size() == 0 || s->size() > 2) {
+    r.error(*s, path, "a list of one or two strategies");
+    return;
+  }
+  std::vector<FairStrategy> out;
+  for (size_t i = 0; i < s->size(); ++i) {
+    const YAML::Node item = (*s)[i];
+    auto v = r.choice<FairStrategy>(
+        item, path + "[" + std::to_string(i) + "]",
+        {{"LessThanOrEqualToFinalShare", FairStrategy::kLessThanOrEqualToFinalShare},
+         {"LessThanInitialShare", FairStrategy::kLessThanInitialShare}});
+    if (!v) return;
+    out.push_back(*v);
+  }
+  if (out.size() == 2 && (out[0] != FairStrategy::kLessThanOrEqualToFinalShare ||
+                          out[1] != FairStrategy::kLessThanInitialShare)) {
+    r.error(*s, path,
+            "with two strategies Kueue accepts only [LessThanOrEqualToFinalShare, "
+            "LessThanInitialShare]");
+    return;
+  }
+  fs.strategies = std::move(out);
+}
+
+}  // namespace
+
 void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader top(r, doc, "", {{"apiVersion", "kind", "metadata", "spec", "status"}});
   if (const YAML::Node* m = top.find("metadata")) {
@@ -22,8 +99,8 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   if (!spec_node) return;  // all defaults
   SchedulerPolicy& p = b.config.policy;
   MapReader spec(r, *spec_node, "spec",
-                 {{"scoring", "ordering", "fairness", "interactive", "maxPendingTotal",
-                   "preemption", "backfill", "flavorSnapshot"}});
+                 {{"scoring", "ordering", "fairness", "fairSharing", "interactive",
+                   "maxPendingTotal", "preemption", "backfill", "flavorSnapshot"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
@@ -33,30 +110,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
                                           {"fgdpack", ScoringPolicy::kFgdPack}}))
       p.gpu_scoring = *v;
   }
-  if (const YAML::Node* n = spec.find("ordering")) {
-    MapReader o(r, *n, "spec.ordering", {{"weights", "agingHorizon"}});
-    if (const YAML::Node* w = o.find("weights")) {
-      MapReader wm(r, *w, "spec.ordering.weights", {{"priority", "age", "drf", "debt"}});
-      auto weight = [&](const char* key, double* out) {
-        if (const YAML::Node* x = wm.find(key)) {
-          if (auto v = r.number(*x, wm.path(key), 0, 1e6)) *out = *v;
-        }
-      };
-      weight("priority", &p.weights.priority);
-      weight("age", &p.weights.age);
-      weight("drf", &p.weights.drf);
-      weight("debt", &p.weights.debt);
-    }
-    if (const YAML::Node* h = o.find("agingHorizon")) {
-      if (auto v = r.duration(*h, "spec.ordering.agingHorizon")) {
-        if (*v == 0) {
-          r.error(*h, "spec.ordering.agingHorizon", quote(h->Scalar()) + " must be positive");
-        } else {
-          p.aging_horizon_ns = *v;
-        }
-      }
-    }
-  }
+  if (const YAML::Node* n = spec.find("ordering")) read_ordering(r, *n, p);
   if (const YAML::Node* n = spec.find("fairness")) {
     MapReader f(r, *n, "spec.fairness", {{"debtHalfLife"}});
     if (const YAML::Node* h = f.find("debtHalfLife")) {
@@ -69,6 +123,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
       }
     }
   }
+  if (const YAML::Node* n = spec.find("fairSharing")) read_fair_sharing(r, *n, p.fair_sharing);
   if (const YAML::Node* n = spec.find("interactive")) {
     MapReader i(r, *n, "spec.interactive", {{"timeout"}});
     if (const YAML::Node* t = i.find("timeout")) {

@@ -214,6 +214,13 @@ std::string summarize(const Config& c) {
     << "; interactive timeout " << duration(p.interactive_timeout_ns);
   if (p.max_pending_total) o << "; max pending " << p.max_pending_total;
   if (p.cycle_start_flavors) o << "; flavors chosen at the cycle's start";
+  if (p.ordering == OrderingMode::kKueue) o << "; ordering kueue";
+  if (p.fair_sharing.enable) {
+    o << "; Kueue fair sharing, preemption";
+    for (FairStrategy st : p.fair_sharing.strategies)
+      o << (st == FairStrategy::kLessThanOrEqualToFinalShare ? " LessThanOrEqualToFinalShare"
+                                                             : " LessThanInitialShare");
+  }
   o << "\n";
   if (!c.budgets.empty()) {
     o << "budgets: " << c.budgets.size() << "\n";

@@ -167,7 +167,8 @@ struct Cohort {
   std::string name;
   std::optional<CohortId> parent;
   std::vector<ResourceGroup> resource_groups;  // a cohort's own quota (Kueue v1alpha1 Cohort)
-  bool implied = false;  // named by a ClusterQueue/Cohort but not defined as an object
+  bool implied = false;      // named by a ClusterQueue/Cohort but not defined as an object
+  double fair_weight = 1.0;  // fairSharing.weight (Kueue fair sharing)
 };
 
 struct LocalQueue {
@@ -193,8 +194,32 @@ struct OrderingWeights {
   double debt = 0.5;
 };
 
+// Which order the cycle admits pending jobs in (docs/scheduling.md, "Ordering").
+enum class OrderingMode : uint8_t {
+  kComposite,  // sluice's composite score: priority, aging, DRF share, fairness debt
+  // Kueue's scheduling cycle: one head per ClusterQueue per round, non-borrowing heads before
+  // borrowing ones, then (fair sharing) dominant resource share, priority, submit time; no
+  // aging; victims' quota stays in use for the rest of the cycle; a job preempts only within
+  // its nominal quota unless borrowWithinCohort (or fair sharing) allows it.
+  kKueue,
+};
+
+// Kueue's fair-sharing preemption strategies (Configuration fairSharing.preemptionStrategies).
+enum class FairStrategy : uint8_t { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
+
+// Kueue's fair sharing (its Configuration's fairSharing): ClusterQueues and Cohorts weighed by
+// fairSharing.weight, preemption between ClusterQueues of a cohort by dominant resource share,
+// and (with ordering: kueue) heads ordered by it.
+struct FairSharing {
+  bool enable = false;
+  std::vector<FairStrategy> strategies{FairStrategy::kLessThanOrEqualToFinalShare,
+                                       FairStrategy::kLessThanInitialShare};
+};
+
 struct SchedulerPolicy {
   ScoringPolicy gpu_scoring = ScoringPolicy::kFgdPack;  // docs/placement.md: why
+  OrderingMode ordering = OrderingMode::kComposite;
+  FairSharing fair_sharing;
   OrderingWeights weights;
   TimeNs aging_horizon_ns = 3600 * kNsPerSec;        // a job waiting this long is "starving"
   TimeNs debt_half_life_ns = 24 * 3600 * kNsPerSec;  // fairness-debt decay

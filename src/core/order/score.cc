@@ -16,6 +16,8 @@ double priority_scale(const Config& config) {
 }
 
 double queue_key(const Job& job, const SchedulerPolicy& policy, double scale) {
+  // Kueue's queue order: priority, then submit time (the rank order's tie-break).
+  if (policy.ordering == OrderingMode::kKueue) return job.priority;
   const double horizon = static_cast<double>(std::max<TimeNs>(1, policy.aging_horizon_ns));
   return policy.weights.priority * job.priority / scale -
          policy.weights.age * static_cast<double>(job.submit_ns) / horizon;
@@ -28,7 +30,8 @@ double age_term(const Job& job, const SchedulerPolicy& policy, TimeNs now) {
 }
 
 bool is_starving(const Job& job, const SchedulerPolicy& policy, TimeNs now) {
-  return policy.aging_horizon_ns > 0 && now - job.submit_ns >= policy.aging_horizon_ns;
+  return policy.ordering != OrderingMode::kKueue && policy.aging_horizon_ns > 0 &&
+         now - job.submit_ns >= policy.aging_horizon_ns;
 }
 
 void FairnessDebt::advance(TimeNs now, int64_t gpu_milli, TimeNs half_life_ns) {

@@ -22,7 +22,8 @@
 
 namespace sluice {
 
-// Time-free ordering key inside a queue (higher first).
+// Time-free ordering key inside a queue (higher first). With ordering: kueue, the priority:
+// Kueue orders a queue by priority, then submit time, and knows no aging (never starving).
 double queue_key(const Job& job, const SchedulerPolicy& policy, double priority_scale);
 // The age term at `now`.
 double age_term(const Job& job, const SchedulerPolicy& policy, TimeNs now);

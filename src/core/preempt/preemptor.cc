@@ -8,15 +8,6 @@
 
 namespace sluice {
 
-struct Preemptor::Candidate {
-  const RunningRecord* r = nullptr;
-  const VictimRecord* v = nullptr;  // what the search reads without touching *r
-  PreemptReason why = PreemptReason::kWithinClusterQueue;
-  int64_t lost = 0;            // GPU-milli-ns since the last checkpoint
-  bool other_queue = false;    // another ClusterQueue of the cohort (reclaim / borrow)
-  bool borrow_victim = false;  // allowed by borrowWithinCohort (lower priority, threshold)
-};
-
 Preemptor::Preemptor(const Config& config, const FlavorAssigner& assigner)
     : config_(config), assigner_(assigner) {}
 
@@ -80,7 +71,7 @@ bool Preemptor::may_end_within_nominal(const PendingRecord& p, const std::vector
 
 bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quota,
                        ClusterAlloc& alloc, const std::vector<Candidate>& cands,
-                       bool within_nominal, std::vector<size_t>* chosen,
+                       Borrowing borrowing, std::vector<size_t>* chosen,
                        FlavorAttempt& trial) const {
   // Evicts on the working state itself and undoes what it does not keep (release and commit
   // are exact inverses on integers): no copy of 5,000 nodes' state per attempt. Pass one takes
@@ -118,10 +109,18 @@ bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quot
   PodRoom room(p.job, alloc);
   if (!room.may_fit_if_released(each_release)) return false;
   bool fits = false;
+  // Whether the preemptor may still borrow: never (kForbidden), always (kAllowed), or until a
+  // victim of another queue above the borrowWithinCohort threshold is among the chosen.
+  auto may_borrow = [&]() {
+    if (borrowing != Borrowing::kBelowThreshold) return borrowing == Borrowing::kAllowed;
+    for (size_t i : *chosen)
+      if (cands[i].other_queue && !cands[i].borrow_victim) return false;
+    return true;
+  };
   auto admit = [&]() {
     trial.memo.clear();
     return assigner_.assign(p.job, p.queue, quota, alloc, trial, tier.open, tier.preferred) &&
-           !(within_nominal && trial.admission.borrowing);
+           !(trial.admission.borrowing && !may_borrow());
   };
   // A victim of another queue helps only while that queue still borrows (Kueue skips it once
   // earlier evictions brought the queue back within its nominal quota).
@@ -230,6 +229,61 @@ bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quot
   return false;
 }
 
+bool Preemptor::fits_nominal(const PendingRecord& p, const QuotaTree& quota) const {
+  const QueueId q = p.queue;
+  const auto& cq = config_.cluster_queues[q];
+  const ResourceVec req = p.job.total_requests();
+  for (int r = 0; r < kMaxResources; ++r) {
+    const auto res = static_cast<ResourceId>(r);
+    const int g = req[r] > 0 ? quota.group_of(q, res) : -1;
+    if (g < 0) continue;
+    bool ok = false;
+    for (const auto& fq : cq.resource_groups[static_cast<size_t>(g)].flavors)
+      if (!quota.managed(q, fq.flavor, res) || req[r] <= quota.available(q, fq.flavor, res) ||
+          req[r] <= quota.nominal(q, fq.flavor, res)) {
+        ok = true;
+        break;
+      }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Which searches run, in Kueue's order (pkg/scheduler/preemption, GetTargets):
+//   - only same-queue candidates: (c) below;
+//   - fair sharing: its own search (fair_search), and no other;
+//   - borrowWithinCohort: one search over the same-queue candidates and the other queues' (only
+//     those at or below the threshold when the queue is at or above its nominal quota in what
+//     needs preemption), borrowing allowed until a victim above the threshold is taken;
+//   - else (a) all candidates, the preemptor ending within its nominal quota (skipped when the
+//     queue is at or above it, or when even evicting every same-queue candidate leaves the
+//     preemptor borrowing), then (c) same-queue candidates only, borrowing allowed.
+bool Preemptor::choose(const PendingRecord& p, const Tier& tier, QuotaTree& quota,
+                       ClusterAlloc& alloc, std::vector<Candidate>& cands,
+                       bool within_nominal_possible, std::vector<size_t>* chosen,
+                       FlavorAttempt& trial, bool* while_borrowing) const {
+  const auto& pc = config_.cluster_queues[p.queue].preemption;
+  const bool borrow = pc.reclaim_within_cohort != ReclaimPolicy::kNever &&
+                      pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  const bool others =
+      std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.other_queue; });
+  if (others && config_.policy.fair_sharing.enable)
+    return fair_search(p, tier, quota, alloc, cands, chosen, trial);
+  if (others && borrow) {
+    if (!under_nominal_now(p, quota))
+      std::erase_if(cands, [](const Candidate& c) { return c.other_queue && !c.borrow_victim; });
+    if (!search(p, tier, quota, alloc, cands, Borrowing::kBelowThreshold, chosen, trial))
+      return false;
+    *while_borrowing = trial.admission.borrowing;
+    return true;
+  }
+  if (others && within_nominal_possible &&
+      search(p, tier, quota, alloc, cands, Borrowing::kForbidden, chosen, trial))
+    return true;
+  std::erase_if(cands, [](const Candidate& c) { return c.other_queue; });
+  return !cands.empty() && search(p, tier, quota, alloc, cands, Borrowing::kAllowed, chosen, trial);
+}
+
 bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIndex& victims,
                         QuotaTree& quota, ClusterAlloc& alloc, TimeNs now, std::set<JobId>& evicted,
                         FlavorAttempt& at, std::vector<Preemption>& out) const {
@@ -239,6 +293,11 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
   const bool reclaim = pc.reclaim_within_cohort != ReclaimPolicy::kNever;
   const bool borrow = reclaim && pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
   if (!within && !reclaim) return false;
+  // Kueue (ordering: kueue): a request that does not fit now may preempt only within the
+  // queue's nominal quota, unless borrowWithinCohort (or fair sharing) lets it borrow.
+  if (config_.policy.ordering == OrderingMode::kKueue && !borrow &&
+      !(config_.policy.fair_sharing.enable && reclaim) && !fits_nominal(p, quota))
+    return false;
 
   // 1. Candidates: preemptible (or admitted as best-effort), past their minimum runtime, under
   // the preemption cap, and allowed by the preemptor's queue policy (Kueue's meanings). Only
@@ -296,10 +355,11 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
   // is below its nominal quota now in what needs preemption (Kueue's rule: a queue already
   // above it only evicts its own work, borrowing) and evicting every same-queue candidate could
   // bring the preemptor within its nominal quota (checked on those candidates alone), and by
-  // search (b).
+  // the borrowWithinCohort and fair-sharing searches.
+  const bool fair = config_.policy.fair_sharing.enable && reclaim;
   const bool within_nominal_possible =
       reclaim && under_nominal_now(p, quota) && may_end_within_nominal(p, cands, quota);
-  if (within_nominal_possible || borrow) {
+  if (within_nominal_possible || borrow || fair) {
     const int root = quota.root(q);
     for (QueueId vq = 0; vq < victims.num_queues(); ++vq) {
       if (vq == q || vq >= quota.num_queues() || quota.root(vq) != root) continue;
@@ -308,37 +368,13 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
     }
   }
   if (cands.empty()) return false;
-  // 2. Up to three searches (each walks its candidates cheapest first), as Kueue's classical
-  // preemption: (a) when other queues' jobs are candidates: all candidates, the preemptor ending
-  // within its nominal quota (taking back lent quota only for work that fits its own share); (b)
-  // with borrowWithinCohort, same-queue candidates plus the other queues' jobs it allows, the
-  // preemptor borrowing; (c) same-queue candidates only, borrowing allowed. (a) is skipped outright
-  // when the preemptor's queue is at or above its nominal quota in what it needs, or when even
-  // evicting every same-queue candidate leaves the preemptor borrowing.
+  // 2. The searches, as Kueue's classical (or fair-sharing) preemption decides them.
   FlavorAttempt trial;
   std::vector<size_t> chosen;
-  bool ok = false;
   bool while_borrowing = false;
-  const bool others =
-      std::any_of(cands.begin(), cands.end(), [](const Candidate& c) { return c.other_queue; });
-  if (others && within_nominal_possible) {
-    ok = search(p, tier, quota, alloc, cands, true, &chosen, trial);
-  }
-  size_t searched = 0;  // size of the last list searched with borrowing allowed (a subset)
-  for (int round = 0; round < 2 && !ok; ++round) {
-    if (round == 0 && !borrow) continue;
-    std::vector<Candidate> subset;
-    for (const auto& c : cands)
-      if (!c.other_queue || (round == 0 && c.borrow_victim)) subset.push_back(c);
-    if (subset.empty() || subset.size() == searched) continue;
-    searched = subset.size();
-    if (search(p, tier, quota, alloc, subset, false, &chosen, trial)) {
-      cands = std::move(subset);
-      ok = true;
-      while_borrowing = round == 0 && trial.admission.borrowing;
-    }
-  }
-  if (!ok) return false;
+  if (!choose(p, tier, quota, alloc, cands, within_nominal_possible, &chosen, trial,
+              &while_borrowing))
+    return false;
 
   // 3. The evictions stay in the cycle's working state; the caller commits the admission.
   for (size_t i : chosen) {

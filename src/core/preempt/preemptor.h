@@ -27,17 +27,41 @@ class Preemptor {
                FlavorAttempt& at, std::vector<Preemption>& out) const;
 
  private:
-  struct Candidate;
+  struct Candidate {
+    const RunningRecord* r = nullptr;
+    const VictimRecord* v = nullptr;  // what the search reads without touching *r
+    PreemptReason why = PreemptReason::kWithinClusterQueue;
+    int64_t lost = 0;            // GPU-milli-ns since the last checkpoint
+    bool other_queue = false;    // another ClusterQueue of the cohort (reclaim / borrow)
+    bool borrow_victim = false;  // allowed by borrowWithinCohort (lower priority, threshold)
+  };
+  // When the preemptor may borrow after the evictions: always, never, or while no victim of
+  // another queue above the borrowWithinCohort threshold is among them (Kueue's
+  // minimalPreemptions with allowBorrowingBelowPriority).
+  enum class Borrowing : uint8_t { kAllowed, kForbidden, kBelowThreshold };
   // One victim search over `cands` (any order: it walks them cheapest first) on the working
   // state: true with the minimal set in *chosen released from quota/alloc and the preemptor's
-  // admission in `trial`; false with quota/alloc unchanged. within_nominal: a fit counts only
-  // when the preemptor does not borrow.
+  // admission in `trial`; false with quota/alloc unchanged.
   bool search(const PendingRecord& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
-              const std::vector<Candidate>& cands, bool within_nominal, std::vector<size_t>* chosen,
+              const std::vector<Candidate>& cands, Borrowing borrowing, std::vector<size_t>* chosen,
               FlavorAttempt& trial) const;
+  // Runs the searches Kueue's policy calls for on `cands` (which it may narrow): true with
+  // *chosen (indexes into cands) released, as search().
+  bool choose(const PendingRecord& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
+              std::vector<Candidate>& cands, bool within_nominal_possible,
+              std::vector<size_t>* chosen, FlavorAttempt& trial, bool* while_borrowing) const;
+  class FairRun;  // one fair-sharing search (fair_preemption.cc)
+  // Kueue's fair-sharing preemption (fair_preemption.cc): victims from the queues of highest
+  // dominant resource share, as the configured strategies allow. As search().
+  bool fair_search(const PendingRecord& p, const Tier& tier, QuotaTree& quota, ClusterAlloc& alloc,
+                   const std::vector<Candidate>& cands, std::vector<size_t>* chosen,
+                   FlavorAttempt& trial) const;
   // Whether the preemptor's queue is below its nominal quota now in every resource that needs
   // preemption (Kueue's queueUnderNominalInResourcesNeedingPreemption).
   bool under_nominal_now(const PendingRecord& p, const QuotaTree& quota) const;
+  // Whether every requested resource fits now or within the nominal quota of some flavor of
+  // its group (Kueue's assigner offers preemption only then, without borrowWithinCohort).
+  bool fits_nominal(const PendingRecord& p, const QuotaTree& quota) const;
   // Whether evicting every same-queue candidate could bring the preemptor within its queue's
   // nominal quota (a necessary condition for search (a), checked before it).
   bool may_end_within_nominal(const PendingRecord& p, const std::vector<Candidate>& cands,

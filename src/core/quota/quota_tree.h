@@ -51,6 +51,12 @@ class QuotaTree {
     return parent_[q] >= 0 && at(q, f, r).borrowing_limit != 0;
   }
 
+  // Any node (queue or cohort): its subtree quota and usage as in the formulas above (Kueue's
+  // SubtreeQuota and Usage; a queue's subtree is its nominal quota).
+  int64_t node_subtree(int node, FlavorId f, ResourceId r) const { return at(node, f, r).subtree; }
+  int64_t node_usage(int node, FlavorId f, ResourceId r) const { return at(node, f, r).usage; }
+  int num_nodes() const { return static_cast<int>(parent_.size()); }
+
   // Adds (or with a negative amount releases) usage of a ClusterQueue and propagates it up.
   void add_usage(QueueId q, FlavorId f, ResourceId r, int64_t amount);
 

@@ -333,9 +333,10 @@ spec:
                   "test.yaml:5: spec.scoring: \"tetris\" must be one of binpack, spread, bestfit, "
                   "fgd, fgdpack"))
       << dump(out.errors);
-  EXPECT_TRUE(has(out.errors,
-                  "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, "
-                  "interactive, maxPendingTotal, preemption, backfill, flavorSnapshot)"))
+  EXPECT_TRUE(has(
+      out.errors,
+      "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, fairSharing, "
+      "interactive, maxPendingTotal, preemption, backfill, flavorSnapshot)"))
       << dump(out.errors);
 }
 

@@ -1,0 +1,190 @@
+// The cycle walk in Kueue's order (SchedulerPolicy ordering: kueue). Kueue's scheduler takes
+// one head per ClusterQueue per scheduling cycle and orders those heads; sluice's cycle runs
+// such rounds one after the other until every queue is walked, each round on the state the
+// earlier ones left (as Kueue's next cycle sees the workloads it admitted).
+//
+//   1. heads      each queue's head, with the flavor assignment it would get now: whether it
+//                 borrows, and the usage it would add
+//   2. order      without fair sharing: heads that do not borrow first, then higher priority,
+//                 then earlier submit time, then id (Kueue's entryOrdering);
+//                 with fair sharing: Kueue's tournament, run again before each pick (shares
+//                 change as heads are admitted): at each cohort, a child that does not borrow
+//                 with its nominee's usage first, then the lowest dominant resource share with
+//                 it, then priority, then time
+//   3. decide     each head as the composite walk does (place, else preempt, else pending);
+//                 a preemptor's victims keep their quota for the rest of the cycle (Kueue
+//                 counts them until they are gone), so nothing else is admitted on it
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+#include "core/cycle/walk.h"
+#include "core/order/drs.h"
+
+namespace sluice {
+
+namespace {
+
+// A head's path from its root (cohort or, without one, the queue itself) down to its queue,
+// with each node's dominant resource share once the head's usage is added.
+struct SharePath {
+  std::vector<int> nodes;
+  std::vector<int64_t> shares;
+  std::vector<char> borrows;  // the node uses more than its subtree quota of what the head asks
+};
+
+}  // namespace
+
+bool Scheduler::Walk::walk_rounds() {
+  const bool fair = policy_.fair_sharing.enable;
+  auto kueue_less = [](const RoundEntry& a, const RoundEntry& b) {
+    if (a.borrows != b.borrows) return !a.borrows;
+    const Job& x = a.p->job;
+    const Job& y = b.p->job;
+    if (x.priority != y.priority) return x.priority > y.priority;
+    return std::tie(x.submit_ns, x.id) < std::tie(y.submit_ns, y.id);
+  };
+  std::vector<RoundEntry> round;
+  std::vector<char> done;
+  // Every round moves each queue that has a head on by one job: at most as many rounds as the
+  // longest queue has jobs.
+  while (true) {
+    round.clear();
+    probe_.memo.clear();  // capacity may have grown (evictions) since the last round
+    for (int q = 0; q < nq_; ++q)
+      if (heads_[q]) round.push_back(round_entry(q));  // 1.
+    if (round.empty()) return true;
+    if (!fair) std::sort(round.begin(), round.end(), kueue_less);  // 2.
+    done.assign(round.size(), 0);
+    for (size_t k = 0; k < round.size(); ++k) {
+      const size_t i = fair ? pick_fair(round, done) : k;
+      done[i] = 1;
+      const RoundEntry& e = round[i];
+      advance(e.q);                                // (its next job waits for the next round)
+      const Next next = decide(*e.p, e.q, false);  // 3.
+      if (next != Next::kGo) return next == Next::kStop;
+    }
+    for (const auto& e : round) next_head(e.q);
+  }
+}
+
+Scheduler::Walk::RoundEntry Scheduler::Walk::round_entry(int q) {
+  RoundEntry e;
+  e.q = q;
+  e.p = heads_[q];
+  const Job& job = e.p->job;
+  if (s_.assigner_.assign(job, q, quota_, alloc_, probe_)) {
+    e.borrows = probe_.admission.borrowing;
+    e.usage = probe_.admission.usage;
+    return e;
+  }
+  // It does not fit now (Kueue would preempt, or leave it waiting): it borrows when no flavor
+  // of a group holds the request within the queue's nominal quota; its usage is counted on
+  // each group's first flavor.
+  const ResourceVec req = job.total_requests();
+  const auto& cq = s_.config_->cluster_queues[q];
+  for (int r = 0; r < kMaxResources; ++r) {
+    const auto res = static_cast<ResourceId>(r);
+    const int g = req[r] > 0 ? quota_.group_of(q, res) : -1;
+    if (g < 0) continue;
+    const auto& flavors = cq.resource_groups[static_cast<size_t>(g)].flavors;
+    bool within = false;
+    for (const auto& fq : flavors)
+      if (!quota_.managed(q, fq.flavor, res) ||
+          quota_.usage(q, fq.flavor, res) + req[r] <= quota_.nominal(q, fq.flavor, res)) {
+        within = true;
+        break;
+      }
+    e.borrows = e.borrows || !within;
+    if (!flavors.empty() && quota_.managed(q, flavors[0].flavor, res))
+      e.usage.push_back({flavors[0].flavor, res, req[r]});
+  }
+  return e;
+}
+
+// Kueue's fair-sharing tournament over the heads not yet picked this round; returns the
+// winner's index. Heads of different root cohorts (or without a cohort) do not compete on
+// shares: among their winners, priority, then time, then id decides.
+size_t Scheduler::Walk::pick_fair(const std::vector<RoundEntry>& round,
+                                  const std::vector<char>& done) {
+  const Config& config = *s_.config_;
+  std::vector<SharePath> paths(round.size());
+  std::vector<size_t> open;
+  for (size_t i = 0; i < round.size(); ++i) {
+    if (done[i]) continue;
+    open.push_back(i);
+    const RoundEntry& e = round[i];
+    SharePath& path = paths[i];
+    for (const auto& u : e.usage) quota_.add_usage(e.q, u.flavor, u.resource, u.amount);
+    for (int node = e.q, steps = 0; node >= 0 && steps < quota_.num_nodes();
+         node = quota_.parent(node), ++steps) {
+      path.nodes.push_back(node);
+      path.shares.push_back(dominant_share(config, quota_, node));
+      bool borrows = false;
+      for (const auto& u : e.usage)
+        borrows = borrows || quota_.node_usage(node, u.flavor, u.resource) >
+                                 quota_.node_subtree(node, u.flavor, u.resource);
+      path.borrows.push_back(quota_.parent(node) >= 0 && borrows);
+    }
+    for (const auto& u : e.usage) quota_.add_usage(e.q, u.flavor, u.resource, -u.amount);
+    std::reverse(path.nodes.begin(), path.nodes.end());
+    std::reverse(path.shares.begin(), path.shares.end());
+    std::reverse(path.borrows.begin(), path.borrows.end());
+  }
+  // a before b at depth d (their paths agree up to d - 1): the node at depth d that does not
+  // borrow what its head asks for first (Kueue's FairSharingPrioritizeNonBorrowing), then the
+  // lower share, then higher priority, then earlier submit time, then id.
+  auto before = [&](size_t a, size_t b, size_t d) {
+    if (d > 0 && paths[a].borrows[d] != paths[b].borrows[d]) return !paths[a].borrows[d];
+    if (d > 0 && paths[a].shares[d] != paths[b].shares[d])
+      return paths[a].shares[d] < paths[b].shares[d];
+    const Job& x = round[a].p->job;
+    const Job& y = round[b].p->job;
+    if (x.priority != y.priority) return x.priority > y.priority;
+    return std::tie(x.submit_ns, x.id) < std::tie(y.submit_ns, y.id);
+  };
+  // The winner among `ids`, whose paths agree up to depth d: each child at depth d + 1
+  // nominates its winner; the children compete on their shares with their nominee.
+  auto best_in = [&](auto&& self, const std::vector<size_t>& ids, size_t d) -> size_t {
+    std::map<int, std::vector<size_t>> by_child;
+    for (size_t id : ids) by_child[paths[id].nodes[d + 1]].push_back(id);
+    size_t best = SIZE_MAX;
+    for (const auto& [child, group] : by_child) {
+      const size_t nominee =
+          paths[group[0]].nodes.size() == d + 2 ? group[0] : self(self, group, d + 1);
+      if (best == SIZE_MAX || before(nominee, best, d + 1)) best = nominee;
+    }
+    return best;
+  };
+  std::map<int, std::vector<size_t>> by_root;
+  for (size_t id : open) by_root[paths[id].nodes[0]].push_back(id);
+  size_t best = SIZE_MAX;
+  for (const auto& [root, group] : by_root) {
+    const size_t nominee =
+        paths[group[0]].nodes.size() == 1 ? group[0] : best_in(best_in, group, 0);
+    if (best == SIZE_MAX || before(nominee, best, 0)) best = nominee;
+  }
+  return best;
+}
+
+// Kueue counts a preemptor's victims until they are gone: their quota stays in use for the
+// rest of this cycle, on top of the preemptor's (their capacity is free: the preemptor runs
+// where they ran), for every job that would fit without preemption. A later preemptor sees
+// them gone (Kueue's fit check of a preempting entry removes the cycle's earlier targets):
+// hold(-1) before its search, hold(+1) after.
+void Scheduler::Walk::hold_victims(size_t first) {
+  for (size_t i = first; i < result_.preempted.size(); ++i) {
+    const RunningRecord& r = s_.running_.at(result_.preempted[i].victim);
+    for (const auto& u : r.admission.usage) {
+      held_.push_back({r.admission.queue, u});
+      quota_.add_usage(r.admission.queue, u.flavor, u.resource, u.amount);
+    }
+  }
+}
+
+void Scheduler::Walk::hold(int sign) {
+  for (const auto& [q, u] : held_) quota_.add_usage(q, u.flavor, u.resource, sign * u.amount);
+}
+
+}  // namespace sluice

@@ -1,0 +1,196 @@
+#pragma once
+// The state of one scheduling cycle (Scheduler::run_cycle): its working copies of quota and
+// capacity and the walk over pending jobs. Private to src/core/cycle: cycle_walk.cc walks in
+// sluice's composite order, kueue_rounds.cc in Kueue's (SchedulerPolicy ordering: kueue).
+#include <deque>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "core/cycle/scheduler.h"
+
+namespace sluice {
+
+// The cycle's working copies of quota and capacity: the scheduler's kept ones when free (copied
+// into by assignment; the capacity only where it changed), else fresh copies.
+class Scheduler::ScratchLease {
+ public:
+  ScratchLease(CycleScratch* scratch, const QuotaTree& quota, const ClusterAlloc& alloc)
+      : s_(scratch && !scratch->busy.exchange(true) ? scratch : nullptr) {
+    if (s_) {
+      if (s_->quota)
+        *s_->quota = quota;
+      else
+        s_->quota.emplace(quota);
+      if (s_->alloc)
+        s_->alloc->assign_from(alloc);
+      else
+        s_->alloc.emplace(alloc);
+    } else {
+      own_quota_.emplace(quota);
+      own_alloc_.emplace(alloc);
+    }
+  }
+  ~ScratchLease() { release(); }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  QuotaTree& quota() { return s_ ? *s_->quota : *own_quota_; }
+  ClusterAlloc& alloc() { return s_ ? *s_->alloc : *own_alloc_; }
+  // The kept scratch while held (for caches that outlive a cycle), else nullptr.
+  CycleScratch* kept() const { return s_; }
+  // Gives the kept copies back early (before a nested cycle; this one must not use them after).
+  void release() {
+    if (s_) s_->busy.store(false);
+    s_ = nullptr;
+  }
+
+ private:
+  CycleScratch* s_;
+  std::optional<QuotaTree> own_quota_;
+  std::optional<ClusterAlloc> own_alloc_;
+};
+
+// The state of one cycle: working copies of quota and capacity, per-queue cursors and heads,
+// claims, the reservation, preemption attempts, memoised failures; and the result being built.
+class Scheduler::Walk {
+ public:
+  Walk(const Scheduler& s, TimeNs now);
+  // 0. Incremental when nothing was freed since the last applied cycle (and see the body).
+  void choose_mode(CycleMode mode);
+  // Cursors and heads; what the last cycles left in force when incremental.
+  void start();
+  // 1-6 for every job in rank order. False: an incremental cycle found it is not exact.
+  bool walk();
+  // 7. Interactive jobs past their timeout that did not start are rejected, not queued.
+  void reject_expired_interactive();
+  CycleResult finish();
+  void release() { lease_.release(); }  // before a nested full cycle
+
+ private:
+  // Per-queue cursor: starving jobs (oldest first), then the rest in key order; or, when
+  // incremental, the new jobs in the same order.
+  struct Cursor {
+    std::set<SubmitOrder>::const_iterator starving;
+    std::set<KeyOrder>::const_iterator rest;
+    size_t fresh = 0;
+    bool in_starving = true;
+    JobId strict_blocker = 0;  // StrictFIFO head that did not fit
+  };
+  // Each queue's head and what picking the best head compares, packed (one pass over 100,000
+  // pending jobs compares the heads of every queue per job).
+  struct HeadKey {
+    double score = 0;  // key + dyn
+    TimeNs submit_ns = 0;
+    JobId id = 0;
+    bool starving = false;  // a head's starving state is fixed within the cycle
+  };
+  // A failure memoised by (queue, shape) until the next admission or eviction of the cycle.
+  struct Failed {
+    PendingReason reason;
+    std::vector<FlavorId> failed_flavors;
+  };
+  enum class Next : uint8_t { kGo, kStop, kRestart };
+  // A queue head in a round of Kueue's order: whether its flavor assignment borrows, and the
+  // usage it would add (for dominant resource shares).
+  struct RoundEntry {
+    int q = 0;
+    const PendingJob* p = nullptr;
+    bool borrows = false;
+    std::vector<UsageEntry> usage;
+  };
+
+  bool ranks_before(const PendingJob& a, const PendingJob& b) const;
+  bool starving(const PendingJob& p) const { return is_starving(p.job, policy_, now_); }
+  void collect_fresh();
+  const PendingJob* head(int q);
+  void advance(int q);
+  void refresh(int q);
+  void next_head(int q);
+  int best_queue() const { return winner_.empty() ? -1 : winner_[1]; }
+  bool ahead(int a, int b) const;
+  void replay(int q);
+  Next decide(const PendingJob& p, int q, bool starving);
+  bool held_reason(const PendingJob& p, int q, PendingReason& reason) const;
+  void reject_over_budget(const PendingJob& p, int q);
+  Next preempt(const PendingJob& p, int q, const Tier& tier, bool* admitted);
+  bool backfill_allows(const PendingJob& p, int q, const Job& used);
+  void commit(int q, const Job& used, bool over);
+  bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
+                     PendingDecision pd);
+  bool fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors);
+  bool all_held() const;
+  bool summarize_rest(int64_t& cost);
+  bool stop_here(bool held);
+  // Kueue's order (ordering: kueue), in kueue_rounds.cc.
+  bool walk_rounds();
+  RoundEntry round_entry(int q);
+  size_t pick_fair(const std::vector<RoundEntry>& round, const std::vector<char>& done);
+  void hold_victims(size_t first);
+  void hold(int sign);
+
+  const Scheduler& s_;
+  const TimeNs now_;
+  const SchedulerPolicy& policy_;
+  const int nq_;
+  const bool kueue_;  // ordering: kueue
+  const bool aging_;  // jobs may be starving (an aging horizon, composite order)
+  CycleResult result_;
+  ScratchLease lease_;
+  QuotaTree& quota_;
+  ClusterAlloc& alloc_;
+  FlavorAttempt attempt_;
+  bool incremental_ = false;
+  FlavorAttempt probe_;  // Kueue's order: the heads' flavor assignments at a round's start
+  std::vector<std::pair<QueueId, UsageEntry>> held_;  // Kueue's order: victims' quota kept
+  std::vector<char> may_preempt_;
+  std::vector<std::vector<const PendingJob*>> fresh_;
+  std::vector<Cursor> cur_;
+  std::vector<double> dyn_;  // dynamic part of each queue's score; refreshed when it admits
+  std::vector<const PendingJob*> heads_;
+  std::vector<HeadKey> head_key_;
+  // The heads in a tournament tree: winner_[1] is best_queue(), leaves at leaves_ + q (-1: no
+  // head). A head that changes replays its path to the root: log2(queues) comparisons per
+  // decision instead of a scan of every queue.
+  int leaves_ = 1;
+  std::vector<int> winner_;
+  // Capacity held for a starving job: globally (placement) or for one cohort tree (quota), or
+  // its own queue when it cannot borrow.
+  JobId held_by_ = 0;
+  std::vector<JobId> held_root_;
+  std::vector<JobId> held_queue_;
+  Reservation reservation_;
+  // Budgets: usage at `now` of every namespace that has one (constant within the cycle: work
+  // admitted now has not run yet).
+  std::vector<int64_t> budget_used_milli_;
+  std::vector<bool> over_budget_;
+  std::deque<Job> shaped_;  // fallback shapes tried this cycle (the memo points into it)
+  // Nodes a backfilled job may use: those of its flavors outside the reservation.
+  NodeSet backfill_nodes_;
+  JobId backfill_for_ = 0;
+  std::vector<FlavorId> backfill_flavors_;
+  int preempt_attempts_ = 0;
+  std::vector<bool> preempt_tried_;
+  std::vector<JobId> attempted_;  // the job that has (or holds from the last cycles) the attempt
+  bool capped_ = false;
+  // Cohort trees where a held attempt may reclaim: an admission there changes which running
+  // jobs count as borrowing (reclaimable), so the held attempt might succeed in a full cycle.
+  std::vector<char> reclaim_held_;
+  std::set<JobId> evicted_;
+  // flavorSnapshot: cycleStart: the quota as the cycle found it, which flavors are chosen on.
+  std::optional<QuotaTree> start_quota_;
+  // Failures by (interned shape, queue) until the next admission or eviction of the cycle: the
+  // same request against the same quota and capacity fails again, for the same reason. This is
+  // what makes a pass over 100,000 pending jobs behind a full cluster cheap. Only for jobs
+  // without a fallback tier (theirs depends on how long they waited).
+  std::unordered_map<uint64_t, Failed> failed_;
+  // Summarising (set_summarize_pending; full cycles only). What the walk reached so far: jobs
+  // by (shape, queue) key and, per queue, those not decided by their shape; and after how many
+  // more jobs left pending to look again whether the rest can be summarised (as many as the
+  // last look cost: looks stay a fraction of the walk).
+  bool summarize_ = false;
+  std::unordered_map<uint64_t, int64_t> walked_;
+  std::vector<int64_t> walked_other_;
+  int64_t quiet_ = 0, next_look_ = 1;
+};
+
+}  // namespace sluice
