@@ -320,6 +320,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
            {"cpu_milli", ps.requests[kCpu]},
            {"memory_mib", ps.requests[kMemory]},
            {"walltime", r.job.walltime_ns > 0 ? json(unix_s(r.job.walltime_ns)) : json(nullptr)}});
+    trace_submit(r, now);
     out.ids.push_back(r.job.id);
     const JobId id = r.job.id;
     records_.emplace(id, std::move(r));
@@ -443,6 +444,7 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
     event(
         {{"event", "end"}, {"time", unix_s(now)}, {"id", r.job.id}, {"state", state_name(state)}});
   }
+  trace_end(r, now);
   touch(r);
   dirty_ = true;
   retire(r);
@@ -474,6 +476,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     metrics_.preempted_gpu_seconds[r.cluster_queue] +=
         static_cast<double>(pr.lost_gpu_milli_ns) / 1000.0 / 1e9;
     event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", pr.victim}});
+    trace_preempt(r, r.reason, now);
     touch(r);
   }
   for (const auto& rj : res.rejected) {
@@ -486,6 +489,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
                             describe(rj.reason, *config_);
     r.end_ns = now;
     pending_.erase(rj.job);
+    trace_end(r, now);
     touch(r);
     retire(r);
   }
