@@ -45,7 +45,7 @@ check_tree() {
     for f in sluice sluice-serve sluice-agent sluice-up; do
       [[ -f $r/usr/share/man/man1/$f.1.gz ]] || fail "no man page $f.1.gz"
     done
-    zcat "$r/usr/share/man/man1/sluice-serve.1.gz" | grep -q -- '--data-dir' ||
+    zcat "$r/usr/share/man/man1/sluice-serve.1.gz" | sed 's/\\-/-/g' | grep -q -- '--data-dir' ||
       fail "sluice-serve(1) does not document --data-dir"
   else
     echo "note: help2man was not found at build time: no man pages to check"
@@ -66,7 +66,8 @@ if command -v systemd-analyze >/dev/null; then
   # into the temporary root.
   mkdir -p "$tmp/verify"
   for u in "${units[@]}"; do
-    f=$(ls "$tmp"/root/{usr/,}lib/systemd/system/$u.service 2>/dev/null | head -1)
+    f=$tmp/root/usr/lib/systemd/system/$u.service
+    [[ -f $f ]] || f=$tmp/root/lib/systemd/system/$u.service
     sed "s|/usr/bin/sluice|$tmp/root/usr/bin/sluice|" "$f" >"$tmp/verify/$u.service"
   done
   systemd-analyze verify --man=no "$tmp"/verify/*.service >"$tmp/verify.log" 2>&1 ||
