@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,10 +25,13 @@ import threading
 import time
 import urllib.request
 
-BIN = os.environ.get("SLUICE_BIN", "build/sluice")
+# check, free_port, http (as call), wait_for: the reliability suite's helpers.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability"))
+from common import BIN, FAILURES, check, free_port, wait_for  # noqa: E402
+from common import http as call  # noqa: E402
+
 TMP = tempfile.mkdtemp(prefix="sluice-otlp-")
 os.chmod(TMP, 0o711)  # a root agent runs pods as another user: they reach their work dirs
-FAILURES = []
 REQUESTS = []  # parsed ExportTraceServiceRequest bodies
 LOCK = threading.Lock()
 
@@ -40,11 +42,6 @@ VALUE_KINDS = {"stringValue", "boolValue", "intValue", "doubleValue", "arrayValu
                "kvlistValue", "bytesValue"}
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILURES.append(what)
-    return cond
 
 
 class Collector(http.server.BaseHTTPRequestHandler):
@@ -64,31 +61,10 @@ class Collector(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
-def wait_for(pred, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
-    return None
 
 
-def get(url):
-    try:
-        with urllib.request.urlopen(url, timeout=30) as r:
-            return r.status, r.read().decode()
-    except Exception as e:  # noqa: BLE001 - a refused connection while starting
-        return 0, str(e)
 
 
 def check_value(v, where):
@@ -142,7 +118,7 @@ def main():
                            "--otlp-endpoint", endpoint], stdout=log, stderr=subprocess.STDOUT)
     try:
         def node_ready():
-            st, body = get(url + "/v1/nodes")
+            st, body = call("GET", url + "/v1/nodes")
             return st == 200 and any(n.get("ready") for n in json.loads(body)["nodes"])
         ready = wait_for(node_ready, 60, "sluice up and its node")
         if not ready:
@@ -155,7 +131,7 @@ def main():
             jid = json.loads(r.read())["jobs"][0]["id"]
 
         def state():
-            st, body = get("%s/v1/jobs/%d" % (url, jid))
+            st, body = call("GET", "%s/v1/jobs/%d" % (url, jid))
             return json.loads(body)["state"] if st == 200 else None
         check(wait_for(lambda: state() in ("succeeded", "failed"), 60, "the job to end")
               and state() == "succeeded", "job %d succeeded" % jid)
@@ -194,7 +170,7 @@ def main():
         check(attrs.get("sluice.state") == {"stringValue": "succeeded"}, "finish says succeeded")
         check(root["status"]["code"] == 1 and by["run"]["status"]["code"] == 1,
               "job and run end OK")
-        st, body = get("%s/v1/jobs/%d/logs" % (url, jid))
+        st, body = call("GET", "%s/v1/jobs/%d/logs" % (url, jid))
         want = "tp=00-%s-%s-01" % (root["traceId"], by["run"]["spanId"])
         check(st == 200 and want in body,
               "the pod's TRACEPARENT names the run span (%s; log: %r)" % (want, body[:200]))
