@@ -16,7 +16,7 @@ targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 cxx=${SLUICE_FUZZ_CXX:-clang++-16}
 if ! command -v "$cxx" >/dev/null; then
-  echo "fuzz: $cxx not found (scripts/deps.sh installs clang-16, libfuzzer-16-dev)" >&2
+  echo "fuzz: $cxx not found (scripts/deps.sh test installs clang-16, libfuzzer-16-dev)" >&2
   exit 2
 fi
 

@@ -6,8 +6,10 @@
 # SLUICE_LISTEN=HOST:PORT picks another address (default 127.0.0.1:7070).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
-scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+scripts/deps.sh build
+# The binary only: the tests and benchmarks (scripts/test.sh, bench/) need more packages.
+scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TESTS=OFF -DSLUICE_BENCH=OFF \
+  >/dev/null
 data=$(mktemp -d /tmp/sluice-demo.XXXXXX)
 echo "== sluice up --demo --exit-after 60 --data-dir $data"
 build/sluice up --demo --exit-after 60 --data-dir "$data" --listen "${SLUICE_LISTEN:-127.0.0.1:7070}"

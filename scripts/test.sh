@@ -4,9 +4,9 @@
 # fuzz target (docs/fuzzing.md; SLUICE_FUZZ_SECONDS per target, 0 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh test
 jobs=${SLUICE_JOBS:-$(nproc)}
-scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TESTS=ON -DSLUICE_BENCH=ON
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
 if [ "${SLUICE_SKIP_SANITIZE:-0}" != 1 ]; then
   # The sanitizer pass runs the core's unit, scenario and property tests; integration tests
@@ -21,7 +21,7 @@ fuzz_s=${SLUICE_FUZZ_SECONDS:-10}
 if [ "$fuzz_s" = 0 ]; then
   echo "fuzz: skipped (SLUICE_FUZZ_SECONDS=0)"
 elif ! command -v clang++-16 >/dev/null; then
-  echo "fuzz: skipped: clang++-16 is not installed (scripts/deps.sh installs clang-16)"
+  echo "fuzz: skipped: clang++-16 is not installed (scripts/deps.sh test installs clang-16)"
 else
   scripts/fuzz.sh "$fuzz_s"
 fi

@@ -89,8 +89,8 @@ wait_http() {
 # start_nginx_backend: nginx answering a 100-byte 200 on a free port, set in BE; needs wrk and
 # nginx (exits with a message otherwise).
 start_nginx_backend() {
-  command -v wrk >/dev/null || { echo "wrk not installed (scripts/deps.sh)"; exit 1; }
-  command -v nginx >/dev/null || { echo "nginx not installed (scripts/deps.sh)"; exit 1; }
+  command -v wrk >/dev/null || { echo "wrk not installed (scripts/deps.sh bench)"; exit 1; }
+  command -v nginx >/dev/null || { echo "nginx not installed (scripts/deps.sh bench)"; exit 1; }
   local body
   body=$(printf 'x%.0s' $(seq 1 100))
   BE=$(free_port)

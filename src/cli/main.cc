@@ -1,6 +1,7 @@
 // sluice: one binary, subcommands (CLI11).
 #include <CLI/CLI.hpp>
 
+#include "build_info.h"
 #include "cli/commands.h"
 #include "cli/secret_args.h"
 #ifdef SLUICE_HAVE_SIM
@@ -13,7 +14,8 @@
 int main(int argc, char** argv) {
   CLI::App app{"sluice: a queue-based GPU cluster scheduler"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "sluice 0.1.0");
+  app.set_version_flag("--version", std::string("sluice ") + sluice::build_version() + " (commit " +
+                                        sluice::build_commit() + ")");
   sluice::cli::register_check(app);
   sluice::cli::register_plan(app);
   sluice::cli::register_serve(app);

@@ -17,6 +17,8 @@
 #include "agent/agent.h"
 #include "cli/commands.h"
 #include "cli/demo_assets.h"
+#include "cli/state_home.h"
+#include "server/otlp_export.h"
 #include "server/server.h"
 
 namespace sluice::cli {
@@ -60,6 +62,7 @@ struct ServeArgs {
   server::ServeOptions opt;
   double agent_timeout_s = 10;
   double fence_margin_s = 2;
+  std::string otlp_endpoint;  // empty: $OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, else no traces
 };
 
 void add_server_options(CLI::App* cmd, ServeArgs& a) {
@@ -95,6 +98,29 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                 "Start with an empty database although the data directory's event log shows "
                 "earlier jobs (the database was lost); job ids continue after the event log's");
   cmd->add_flag("--quiet", a.opt.quiet, "No log lines on stderr");
+  cmd->add_option("--otlp-endpoint", a.otlp_endpoint,
+                  "Send the jobs' OpenTelemetry traces (OTLP/HTTP, JSON) to this URL, e.g. "
+                  "http://127.0.0.1:4318/v1/traces (default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, "
+                  "else $OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces, else none)");
+}
+
+// The trace exporter, when an endpoint is configured; the state's span sink holds it, so it
+// lives as long as the server and sends what is queued when the server goes.
+Result<bool> start_tracing(ServeArgs& a) {
+  std::string endpoint =
+      a.otlp_endpoint.empty() ? server::otlp_endpoint_from_env() : a.otlp_endpoint;
+  if (endpoint.empty()) return false;
+  server::OtlpOptions o;
+  o.endpoint = endpoint;
+  if (!a.opt.quiet) o.log = [](const std::string& line) { std::cerr << "serve: " << line << "\n"; };
+  auto ex = server::OtlpExporter::create(std::move(o));
+  if (!ex) return Error{ex.error()};
+  std::shared_ptr<server::OtlpExporter> shared = std::move(*ex);
+  a.opt.state.span_sink = [shared](std::vector<server::Span> spans) {
+    shared->add(std::move(spans));
+  };
+  std::cerr << "serve: traces to " << endpoint << " (OTLP/HTTP, JSON)\n";
+  return true;
 }
 
 Result<std::unique_ptr<server::Server>> start_server(ServeArgs& a) {
@@ -106,6 +132,7 @@ Result<std::unique_ptr<server::Server>> start_server(ServeArgs& a) {
                  " s is shorter than 3 heartbeats (--heartbeat-ms " +
                  std::to_string(a.opt.state.heartbeat_ms) +
                  "): agents would lose their lease and stop their pods between two syncs"};
+  if (auto t = start_tracing(a); !t) return Error{t.error()};
   auto srv = server::Server::create(a.opt);
   if (!srv) return srv;
   for (const auto& n : (*srv)->notes()) std::cerr << "serve: " << n << "\n";
@@ -265,7 +292,22 @@ void print_jobs_table(httplib::Client& cli) {
 int run_up(UpArgs& a) {
   sigset_t set;
   block_signals(&set);
-  std::filesystem::create_directories(a.serve.opt.data_dir);
+  if (a.serve.opt.data_dir.empty()) {
+    a.serve.opt.data_dir = up_state_dir();
+    if (a.serve.opt.data_dir.empty()) {
+      std::cerr << "error: no --data-dir, and neither XDG_STATE_HOME nor HOME names a directory\n";
+      return 1;
+    }
+    std::printf("sluice up: state in %s (--data-dir chooses another)\n",
+                a.serve.opt.data_dir.c_str());
+    std::fflush(stdout);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(a.serve.opt.data_dir, ec);
+  if (ec) {
+    std::cerr << "error: cannot create " << a.serve.opt.data_dir << ": " << ec.message() << "\n";
+    return 1;
+  }
   // 1. Configuration: the demo's, or one queue over the local nodes, unless --config is given.
   if (a.serve.opt.config_files.empty()) {
     const std::string path = a.serve.opt.data_dir + "/up-config.yaml";
@@ -387,7 +429,7 @@ void register_serve(CLI::App& app) {
   });
 
   auto ua = std::make_shared<UpArgs>();
-  ua->serve.opt.data_dir = "sluice-up-data";
+  ua->serve.opt.data_dir.clear();  // the per-user state directory (state_home.h)
   auto* up = app.add_subcommand("up",
                                 "Start a server and local agents with fake GPUs in one "
                                 "process; --demo submits a demo mix");
@@ -404,6 +446,11 @@ void register_serve(CLI::App& app) {
   up->add_option("--exit-after", ua->exit_after_s, "Stop after this many seconds (0: on Ctrl-C)")
       ->capture_default_str();
   add_server_options(up, ua->serve);
+  up->get_option("--data-dir")
+      ->description(
+          "SQLite store, event log and agents' directories (default: $XDG_STATE_HOME/sluice/up, "
+          "else ~/.local/state/sluice/up)")
+      ->default_str("");
   up->callback([ua] {
     if (int rc = run_up(*ua)) throw CLI::RuntimeError(rc);
   });

@@ -5,6 +5,7 @@
 
 #include "core/config/loader.h"
 #include "secret/secret.h"
+#include "server/process_metrics.h"
 #include "server/run_as.h"
 #include "server/server.h"
 #include "server/state_export.h"
@@ -109,6 +110,7 @@ void Server::routes() {
       std::lock_guard lk(state_->mu());
       text = state_->metrics_text(now());
     }
+    text += process_metrics_text();  // build info and process_*: outside the state's lock
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
   });
 

@@ -34,6 +34,7 @@ class PromWriter {
   void family(const std::string& name, const std::string& type, const std::string& help);
   void sample(const std::string& name, const LabelSet& labels, double value);
   void histogram(const std::string& name, const LabelSet& labels, const Histogram& h);
+  void append(const PromWriter& other) { out_ += other.out_; }
   const std::string& text() const { return out_; }
 
  private:

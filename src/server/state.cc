@@ -399,6 +399,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
       write_.events.push_back(submit_event_with(r.job, now, submit_event_body(r.job)));
     }
     ++i;
+    trace_submit(r, now);
     out.ids.push_back(r.job.id);
     const JobId id = r.job.id;
     records_.emplace(id, std::move(r));
@@ -522,6 +523,7 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
     event(
         {{"event", "end"}, {"time", unix_s(now)}, {"id", r.job.id}, {"state", state_name(state)}});
   }
+  trace_end(r, now);
   touch(r);
   dirty_ = true;
   retire(r);
@@ -553,6 +555,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     metrics_.preempted_gpu_seconds[r.cluster_queue] +=
         static_cast<double>(pr.lost_gpu_milli_ns) / 1000.0 / 1e9;
     event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", pr.victim}});
+    trace_preempt(r, r.reason, now);
     touch(r);
   }
   for (const auto& rj : res.rejected) {
@@ -565,6 +568,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
                             describe(rj.reason, *config_);
     r.end_ns = now;
     pending_.erase(rj.job);
+    trace_end(r, now);
     touch(r);
     retire(r);
   }

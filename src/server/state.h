@@ -21,6 +21,7 @@
 #include "server/metrics.h"
 #include "server/node_auth.h"
 #include "server/store.h"
+#include "server/tracing.h"
 
 namespace sluice::server {
 
@@ -106,6 +107,9 @@ struct ServerOptions {
   // job views; beyond this many, those that ended first are dropped from both (their events
   // stay in the event log). 0: keep all.
   int64_t keep_finished_jobs = 100'000;
+  // Where the jobs' trace spans go as they end (tracing.h; an OtlpExporter): none, no tracing.
+  // Called with the state's lock held: it must only queue them.
+  std::function<void(std::vector<Span>)> span_sink;
 };
 
 class ServerState {
@@ -265,6 +269,13 @@ class ServerState {
   void event(nlohmann::json e);
   uint64_t flush();
   void persist_budgets(TimeNs now);
+  void write_node_metrics(PromWriter& w) const;  // state_metrics.cc
+  // Trace spans of the job's lifecycle (state_tracing.cc); no-ops without a span sink.
+  void trace_submit(const JobRecord& r, TimeNs now);
+  void trace_admit(const JobRecord& r, TimeNs now);
+  void trace_pod_started(const JobRecord& r, int32_t pod, TimeNs now);
+  void trace_preempt(const JobRecord& r, const std::string& reason, TimeNs now);
+  void trace_end(const JobRecord& r, TimeNs now);
   std::vector<Scheduler::BudgetSnapshot> stored_budgets() const;
   // Pod lifecycle.
   void stop_pods(JobRecord& r, const std::string& reason, TimeNs grace_ns);
@@ -307,6 +318,7 @@ class ServerState {
   std::shared_ptr<const Config> config_;  // written under mu_ and config_ptr_mu_
   mutable std::mutex config_ptr_mu_;
   std::unique_ptr<Scheduler> sched_;
+  std::unique_ptr<JobTracer> tracer_;  // with options_.span_sink only
   Store* store_;
   ServerOptions options_;
   Metrics metrics_;

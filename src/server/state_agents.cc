@@ -115,6 +115,7 @@ void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs n
   r.pending_since_cycle = cycles_;
   r.reason = reason;
   event({{"event", "preempt"}, {"time", unix_s(now)}, {"id", r.job.id}, {"reason", reason}});
+  trace_preempt(r, reason, now);
   touch(r);
   dirty_ = true;
 }
@@ -282,7 +283,10 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
     if (s.pod >= 0 && static_cast<size_t>(s.pod) < r.pods.size() &&
         r.pods[static_cast<size_t>(s.pod)].node == node && !n->stopping.count(s)) {
       auto& p = r.pods[static_cast<size_t>(s.pod)];
-      if (!p.started) p.started_ns = now;
+      if (!p.started) {
+        p.started_ns = now;
+        trace_pod_started(r, s.pod, now);
+      }
       p.started = true;
       touch(r);
     }

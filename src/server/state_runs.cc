@@ -26,6 +26,7 @@ void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
   }
   r.master_port = r.job.gang_env == GangEnv::kNone ? 0 : pick_master_port(r);
   const std::vector<proto::PeerPod> peers = run_peers(r);
+  trace_admit(r, now);  // before the pods are staged: they carry the run's TRACEPARENT
   for (size_t i = 0; i < r.pods.size(); ++i) {
     if (r.job.completions.total > 0) {
       // Completions: each slot takes the next one left; a slot with none left has nothing to
@@ -70,6 +71,8 @@ void ServerState::stage_pod(const JobRecord& r, size_t i,
   as.gang_size = static_cast<int32_t>(r.pods.size());
   as.peers = peers;
   pod_command_env(r.job, *r.admission, i, peers, r.master_port, r.pods[i].completion, as);
+  if (tracer_)  // W3C trace context: the pod's own spans join the job's trace (tracing.h)
+    if (auto tp = tracer_->traceparent(r.job.id)) as.env["TRACEPARENT"] = *tp;
   as.gpus = r.pods[i].gpus;
   as.gpu_milli = r.pods[i].gpu_milli;
   as.walltime_ms = r.job.walltime_ns / 1'000'000;

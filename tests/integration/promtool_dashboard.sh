@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Grafana dashboard: valid JSON, the five panels the issue names, a ${DS_PROMETHEUS} input,
+# The Grafana dashboard: valid JSON, the seven panels (issues 8 and 18), a ${DS_PROMETHEUS} input,
 # and every metric its queries use is documented in docs/api.md (or recorded by alerts.yml).
 # Needs only python3; with promtool it also parses every query as PromQL.
 set -euo pipefail
@@ -18,7 +18,8 @@ assert 35 <= dash["schemaVersion"] <= 41, dash["schemaVersion"]
 assert any(i["name"] == "DS_PROMETHEUS" and i["pluginId"] == "prometheus" for i in dash["__inputs"])
 titles = [p["title"] for p in dash["panels"]]
 want = ["Pending jobs per class", "Admission wait p99 per class", "Preemptions per hour",
-        "GPU allocation and utilisation per node", "Fairness debt per queue"]
+        "GPU allocation and utilisation per node", "Fairness debt per queue",
+        "GPU usage vs quota per queue", "GPU-hours per namespace"]
 assert titles == want, titles
 ids = [p["id"] for p in dash["panels"]]
 assert len(set(ids)) == len(ids), "duplicate panel ids"
@@ -34,6 +35,9 @@ for p in dash["panels"]:
             base = re.sub(r"_(bucket|count|sum)$", "", m)
             assert f"`{base}`" in api, f"{p['title']}: {m} is not in docs/api.md"
 assert "histogram_quantile(0.99" in dash["panels"][1]["targets"][0]["expr"]
+exprs = lambda i: " ".join(t["expr"] for t in dash["panels"][i]["targets"])
+assert "sluice_cluster_queue_usage" in exprs(5) and "sluice_cluster_queue_nominal_quota" in exprs(5)
+assert "sluice_namespace_budget_gpu_hours" in exprs(6) and "sluice_namespace_gpu_seconds_total" in exprs(6)
 print("dashboard: %d panels, queries reference documented metrics" % len(titles))
 PY
 

@@ -1,0 +1,218 @@
+// The Prometheus text of the control plane's state (docs/api.md "Metrics"). Split from
+// state_views.cc. Every series a dashboard or an alert selects exists from the first scrape:
+// pending depth per queue, priority class and workload class at 0 when empty, counters at 0
+// before their first event, so `rate()` and Grafana's variables see idle queues too.
+#include <array>
+
+#include "server/job_codec.h"
+#include "server/state.h"
+
+namespace sluice::server {
+
+namespace {
+
+constexpr std::array<const char*, 3> kClasses = {"interactive", "batch", "best-effort"};
+// Reasons of sluice_jobs_rejected_total: submissions refused (state.cc's SubmitStatus names)
+// and jobs the scheduler gave up on.
+constexpr std::array<const char*, 7> kRejectReasons = {
+    "invalid",     "unknown-queue",          "duplicate",
+    "pending-cap", "namespace-not-selected", "interactive-timeout",
+    "budget"};
+constexpr std::array<const char*, 3> kPreemptReasons = {
+    "within-cluster-queue", "reclaim-within-cohort", "borrow-within-cohort"};
+constexpr std::array<const char*, 3> kEndStates = {"succeeded", "failed", "cancelled"};
+
+// The priority classes a queue's jobs can carry: every configured class, plus none ("") where
+// the queue has no default class for jobs that name none.
+std::vector<std::string> priority_classes(const Config& cfg, const ClusterQueue& cq) {
+  std::vector<std::string> out;
+  if (cq.default_priority_class.empty()) out.push_back("");
+  for (const auto& pc : cfg.priority_classes) out.push_back(pc.name);
+  return out;
+}
+
+// Pending depth: the cross product of queue, priority class and workload class at 0, then the
+// scheduler's pending jobs (a class outside the product, should one appear, still shows).
+void write_pending(PromWriter& w, const Config& cfg, const Scheduler& sched) {
+  std::map<LabelSet, int64_t> pending;
+  for (const auto& cq : cfg.cluster_queues)
+    for (const auto& pc : priority_classes(cfg, cq))
+      for (const char* c : kClasses)
+        pending[{{"cluster_queue", cq.name}, {"priority_class", pc}, {"class", c}}] = 0;
+  sched.for_each_pending([&](const Scheduler::PendingJob& p) {
+    pending[{{"cluster_queue", cfg.cluster_queues[static_cast<size_t>(p.queue)].name},
+             {"priority_class", p.job.priority_class},
+             {"class", workload_class(p.job, cfg)}}]++;
+  });
+  w.family("sluice_pending_jobs", "gauge", "Jobs waiting in a queue.");
+  for (const auto& [l, v] : pending) w.sample("sluice_pending_jobs", l, static_cast<double>(v));
+}
+
+// Event counters, each at 0 until its first event.
+void write_counters(PromWriter& w, const Config& cfg, const Metrics& m) {
+  w.family("sluice_admission_wait_seconds", "histogram",
+           "Time from submission (or requeue) to admission.");
+  for (const auto& [l, h] : m.admission_wait) w.histogram("sluice_admission_wait_seconds", l, h);
+  auto preemptions = m.preemptions;
+  auto finished = m.finished;
+  auto lost = m.preempted_gpu_seconds;
+  auto submitted = m.submitted;
+  auto rejected = m.rejected;
+  for (const auto& cq : cfg.cluster_queues) {
+    for (const char* r : kPreemptReasons)
+      preemptions.try_emplace({{"cluster_queue", cq.name}, {"reason", r}}, 0.0);
+    for (const char* s : kEndStates)
+      finished.try_emplace({{"cluster_queue", cq.name}, {"state", s}}, 0.0);
+    lost.try_emplace(cq.name, 0.0);
+    submitted.try_emplace(cq.name, 0.0);
+  }
+  for (const char* r : kRejectReasons) rejected.try_emplace(r, 0.0);
+  w.family("sluice_preemptions_total", "counter", "Jobs evicted to make room for others.");
+  for (const auto& [l, v] : preemptions) w.sample("sluice_preemptions_total", l, v);
+  w.family("sluice_preempted_gpu_seconds_total", "counter",
+           "GPU-seconds lost to preemption since the victims' last checkpoints.");
+  for (const auto& [q, v] : lost)
+    w.sample("sluice_preempted_gpu_seconds_total", {{"cluster_queue", q}}, v);
+  w.family("sluice_jobs_submitted_total", "counter", "Accepted submissions.");
+  for (const auto& [q, v] : submitted)
+    w.sample("sluice_jobs_submitted_total", {{"cluster_queue", q}}, v);
+  w.family("sluice_jobs_rejected_total", "counter", "Submissions or jobs refused.");
+  for (const auto& [reason, v] : rejected)
+    w.sample("sluice_jobs_rejected_total", {{"reason", reason}}, v);
+  w.family("sluice_jobs_finished_total", "counter", "Jobs that ended.");
+  for (const auto& [l, v] : finished) w.sample("sluice_jobs_finished_total", l, v);
+}
+
+// Quota per queue, flavor and resource, in base units (GPUs, cores, bytes).
+void write_quota(PromWriter& w, const Config& cfg, const QuotaTree& quota) {
+  PromWriter wn, wb;
+  w.family("sluice_cluster_queue_usage", "gauge", "Quota in use (GPUs, cores, bytes).");
+  wn.family("sluice_cluster_queue_nominal_quota", "gauge", "Nominal quota.");
+  wb.family("sluice_cluster_queue_borrowed", "gauge", "Usage above the nominal quota.");
+  auto scale = [](ResourceId r, int64_t v) {
+    if (r == kGpu || r == kCpu) return static_cast<double>(v) / 1000.0;
+    if (r == kMemory) return static_cast<double>(v) * 1024.0 * 1024.0;
+    return static_cast<double>(v);
+  };
+  for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi) {
+    const auto& cq = cfg.cluster_queues[qi];
+    const auto q = static_cast<QueueId>(qi);
+    for (const auto& rg : cq.resource_groups)
+      for (const auto& fq : rg.flavors)
+        for (const auto& rq : fq.resources) {
+          LabelSet l{{"cluster_queue", cq.name},
+                     {"flavor", cfg.flavors[static_cast<size_t>(fq.flavor)].name},
+                     {"resource", cfg.resources.name(rq.resource)}};
+          w.sample("sluice_cluster_queue_usage", l,
+                   scale(rq.resource, quota.usage(q, fq.flavor, rq.resource)));
+          wn.sample("sluice_cluster_queue_nominal_quota", l, scale(rq.resource, rq.nominal));
+          wb.sample("sluice_cluster_queue_borrowed", l,
+                    scale(rq.resource, quota.borrowed(q, fq.flavor, rq.resource)));
+        }
+  }
+  w.append(wn);
+  w.append(wb);
+}
+
+// Fairness, chargeback and budgets.
+void write_accounting(PromWriter& w, const Config& cfg, const Scheduler& sched,
+                      const std::map<std::string, double>& gpu_seconds, TimeNs now) {
+  w.family("sluice_cluster_queue_drf_share", "gauge", "Dominant share against entitlement.");
+  for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi)
+    w.sample("sluice_cluster_queue_drf_share", {{"cluster_queue", cfg.cluster_queues[qi].name}},
+             sched.drf_share(static_cast<QueueId>(qi)));
+  w.family("sluice_cluster_queue_fairness_debt", "gauge", "Decayed fairness debt.");
+  for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi)
+    w.sample("sluice_cluster_queue_fairness_debt", {{"cluster_queue", cfg.cluster_queues[qi].name}},
+             sched.fairness_debt(static_cast<QueueId>(qi)));
+  w.family("sluice_namespace_gpu_seconds_total", "counter",
+           "Allocated GPU-seconds (chargeback; divide by 3600 for GPU-hours).");
+  for (const auto& [ns, v] : gpu_seconds)
+    w.sample("sluice_namespace_gpu_seconds_total", {{"namespace", ns}}, v);
+  const auto budgets = sched.budget_usage(now);
+  w.family("sluice_namespace_budget_gpu_hours", "gauge",
+           "A namespace's GPU-hour budget for the current period (weighted GPU-hours).");
+  for (const auto& b : budgets)
+    w.sample("sluice_namespace_budget_gpu_hours", {{"namespace", b.namespace_}},
+             static_cast<double>(b.budget_milli_gpu_hours) / 1000.0);
+  w.family("sluice_namespace_budget_used_gpu_hours", "gauge",
+           "Weighted GPU-hours a namespace used in the current budget period.");
+  for (const auto& b : budgets)
+    w.sample("sluice_namespace_budget_used_gpu_hours", {{"namespace", b.namespace_}},
+             static_cast<double>(b.used_milli_gpu_hours) / 1000.0);
+}
+
+void write_scheduler(PromWriter& w, const Metrics& m) {
+  w.family("sluice_scheduling_cycle_seconds", "histogram", "Time of one scheduling cycle.");
+  for (const auto& [mode, h] : m.cycle_seconds)
+    w.histogram("sluice_scheduling_cycle_seconds", {{"mode", mode}}, h);
+  w.family("sluice_scheduling_cycles_total", "counter", "Scheduling cycles run.");
+  w.sample("sluice_scheduling_cycles_total", {}, static_cast<double>(m.cycles));
+  w.family("sluice_last_cycle_timestamp_seconds", "gauge", "Unix time of the last cycle.");
+  w.sample("sluice_last_cycle_timestamp_seconds", {}, m.last_cycle_unix_s);
+  w.family("sluice_store_commit_seconds", "histogram", "Time of one durable SQLite commit.");
+  std::lock_guard lk(m.commit_mu);
+  w.histogram("sluice_store_commit_seconds", {}, m.commit_seconds);
+}
+
+}  // namespace
+
+std::string ServerState::metrics_text(TimeNs now) const {
+  const auto& cfg = *config_;
+  PromWriter w;
+  write_pending(w, cfg, *sched_);
+  // Running per queue; GPU-seconds of open runs join the closed ones.
+  std::map<std::string, int64_t> running;
+  std::map<std::string, double> gpu_seconds = gpu_seconds_;
+  for (const auto& [id, rj] : sched_->running()) {
+    const JobRecord* r = find(id);
+    if (!r) continue;
+    running[r->cluster_queue]++;
+    if (now > r->admit_ns)
+      gpu_seconds[r->job.namespace_] += static_cast<double>(job_gpu_milli(r->job, cfg)) / 1000.0 *
+                                        static_cast<double>(now - r->admit_ns) / 1e9;
+  }
+  w.family("sluice_running_jobs", "gauge", "Jobs admitted and placed.");
+  for (const auto& cq : cfg.cluster_queues)
+    w.sample("sluice_running_jobs", {{"cluster_queue", cq.name}},
+             static_cast<double>(running.count(cq.name) ? running[cq.name] : 0));
+  write_counters(w, cfg, metrics_);
+  write_node_metrics(w);
+  write_quota(w, cfg, sched_->quota());
+  write_accounting(w, cfg, *sched_, gpu_seconds, now);
+  write_scheduler(w, metrics_);
+  return w.text();
+}
+
+// Nodes: readiness, GPUs, allocation and the agents' NVML samples.
+void ServerState::write_node_metrics(PromWriter& w) const {
+  const auto& cfg = *config_;
+  w.family("sluice_node_ready", "gauge", "1 while the node's agent is heartbeating.");
+  for (const auto& n : nodes_) w.sample("sluice_node_ready", {{"node", n.name}}, n.ready ? 1 : 0);
+  w.family("sluice_node_gpus", "gauge", "GPUs on the node.");
+  for (const auto& n : nodes_)
+    w.sample("sluice_node_gpus", {{"node", n.name}},
+             static_cast<double>(cfg.cluster.nodes[static_cast<size_t>(n.id)].gpus.size()));
+  w.family("sluice_node_gpus_allocated", "gauge", "GPUs allocated on the node (fractions count).");
+  const auto& alloc = sched_->alloc();
+  for (const auto& n : nodes_) {
+    int64_t used = 0;
+    const auto& cn = cfg.cluster.nodes[static_cast<size_t>(n.id)];
+    for (size_t g = 0; g < cn.gpus.size(); ++g)
+      if (!alloc.gpu_is_mig(n.id, static_cast<int>(g)))
+        used += 1000 - alloc.gpu_free_milli(n.id, static_cast<int>(g));
+    w.sample("sluice_node_gpus_allocated", {{"node", n.name}}, static_cast<double>(used) / 1000.0);
+  }
+  w.family("sluice_node_gpu_utilization_ratio", "gauge",
+           "GPU utilisation (0-1) sampled by the node's agent through NVML; absent for fake GPUs.");
+  for (const auto& n : nodes_) {
+    if (!n.ready) continue;  // a stale sample of a silent node would read as current
+    for (size_t g = 0; g < n.gpu_util_pct.size(); ++g)
+      if (n.gpu_util_pct[g] >= 0)
+        w.sample("sluice_node_gpu_utilization_ratio",
+                 {{"node", n.name}, {"gpu", std::to_string(g)}},
+                 static_cast<double>(n.gpu_util_pct[g]) / 100.0);
+  }
+}
+
+}  // namespace sluice::server
