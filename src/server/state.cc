@@ -81,6 +81,7 @@ ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, Ser
   rebuild_nodes({});
   if (store_)
     if (auto creds = store_->get_meta("node-credentials")) node_creds_.load(*creds);
+  load_node_holds();
 }
 
 void ServerState::rebuild_nodes(const std::map<std::string, NodeState>& old) {
@@ -94,8 +95,8 @@ void ServerState::rebuild_nodes(const std::map<std::string, NodeState>& old) {
       n = it->second;
       n.id = id;
     }
-    // A node takes work only while its agent is registered and syncing.
-    sched_->set_node_ready(n.id, n.ready);
+    // A node takes work only while its agent is registered and syncing, and not held.
+    sched_->set_node_ready(n.id, schedulable(n));
     nodes_.push_back(std::move(n));
   }
 }
@@ -312,6 +313,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now) {
            {"name", r.job.name},
            {"namespace", r.job.namespace_},
            {"queue", r.job.queue},
+           {"user", r.job.user},
            {"priority_class", r.job.priority_class},
            {"preemptible", r.job.preemptible},
            {"pods", total_pods(r.job)},
