@@ -263,7 +263,8 @@ TEST_F(ServerStateTest, SilentAgentsJobRequeuesOnlyOnceItsOldRunIsDeadEverywhere
   st.check_agents(14 * kS);
   EXPECT_EQ(st.find(id)->state, JobState::kRunning);  // fencing: not yet requeued
   // NotReady, and LAST-SEEN still tells when it was last heard of (11 s ago), not "never".
-  for (const auto& n : st.nodes_view(14 * kS)["nodes"])
+  const auto nodes = st.nodes_view(14 * kS);
+  for (const auto& n : nodes["nodes"])
     if (n["name"] == "n0") {
       EXPECT_FALSE(n["ready"].get<bool>());
       EXPECT_DOUBLE_EQ(n["last_seen_s_ago"].get<double>(), 11.0);
@@ -475,7 +476,8 @@ TEST(ServerStore, DrainedNodeTakesNoNewPodsUntilResumed) {
   const auto dir = fresh_dir("holds");
   auto cfg = config();
   auto view = [](const ServerState& st, const char* node) {
-    for (const auto& n : st.nodes_view(3 * kS)["nodes"])
+    const nlohmann::json all = st.nodes_view(3 * kS);
+    for (const auto& n : all["nodes"])
       if (n["name"] == node) return n;
     return nlohmann::json();
   };
