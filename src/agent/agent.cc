@@ -172,7 +172,7 @@ AgentStatus Agent::status() const {
 }
 
 void Agent::setup_http() {
-  // One I/O thread does the socket work; handlers (log reads of up to kMaxTailBytes) run on
+  // One I/O thread does the socket work; handlers (log reads of up to kDefaultLogBytes) run on
   // http_threads workers; /healthz answers on the I/O thread even when they are all busy.
   net::ServerOptions ho;
   ho.name = "agent " + options_.node;
@@ -192,7 +192,7 @@ void Agent::setup_http() {
     if (!authorized(req, identity_->credential()))
       return json_error(res, 401, "this endpoint needs the node's credential");
     const proto::PodRef ref{std::stoull(req.matches[1].str()), std::stoi(req.matches[2].str())};
-    int64_t tail = kDefaultTailBytes;
+    int64_t tail = 0;
     if (req.has_param("tail_bytes")) {
       const std::string t = req.get_param_value("tail_bytes");
       if (t.empty() || t.size() > 12 || t.find_first_not_of("0123456789") != std::string::npos) {
@@ -200,7 +200,9 @@ void Agent::setup_http() {
       }
       tail = std::stoll(t);
     }
-    PodLog out = pod_log(ref, tail);
+    proto::LogRequest part;
+    part.tail_bytes = tail;
+    PodLog out = pod_log(ref, part);
     res.status = out.status;
     res.set_content(std::move(out.body), out.content_type);
   });

@@ -133,10 +133,13 @@ class Agent {
     int status = 200;
     std::string body;
     std::string content_type;
+    int64_t size = -1;  // the log file's size (200 only)
   };
-  static constexpr int64_t kMaxTailBytes = 16 << 20;  // the server's cap on one log answer
-  static constexpr int64_t kDefaultTailBytes = 64 << 10;
-  PodLog pod_log(proto::PodRef ref, int64_t tail_bytes) const;
+  // One answer's cap: the server's (serve --log-max-bytes) within kMaxLogBytes; its default
+  // where it names none (older servers, the agent's own /v1/logs).
+  static constexpr int64_t kMaxLogBytes = int64_t{1} << 30;
+  static constexpr int64_t kDefaultLogBytes = 16 << 20;
+  PodLog pod_log(proto::PodRef ref, const proto::LogRequest& part) const;
   void log_loop();
   bool authorized(const net::Request& req, const std::string& token) const;
   void log(const std::string& line) const;

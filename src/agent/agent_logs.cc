@@ -1,9 +1,9 @@
 // The agent's logs: a pod's log tail, for its own /v1/logs endpoint and for the server's log
 // requests, which ride on sync replies and are posted back on the node's authenticated channel.
 #include <algorithm>
-#include <fstream>
 
 #include "agent/agent.h"
+#include "agent/log_slice.h"
 #include "agent/server_client.h"
 
 namespace sluice::agent {
@@ -13,11 +13,12 @@ constexpr size_t kMaxQueuedLogs = 64;  // log requests waiting for the uploader;
 constexpr int64_t kUploadTimeoutS = 10;
 }  // namespace
 
-// The last `tail_bytes` (at most kMaxTailBytes) of the pod's log, or a JSON 404 that says why.
-Agent::PodLog Agent::pod_log(proto::PodRef ref, int64_t tail_bytes) const {
-  const int64_t tail = std::min(tail_bytes, kMaxTailBytes);
-  std::ifstream in(pod_paths(options_.state_dir, ref).log, std::ios::binary | std::ios::ate);
-  if (!in) {
+// The part of the pod's log the request asks for (log_slice.h), or a JSON 404 that says why.
+Agent::PodLog Agent::pod_log(proto::PodRef ref, const proto::LogRequest& part) const {
+  LogView view{part.tail_bytes, part.offset,
+               part.max_bytes > 0 ? std::min(part.max_bytes, kMaxLogBytes) : kDefaultLogBytes};
+  auto text = read_log(pod_paths(options_.state_dir, ref).log, view);
+  if (!text) {
     const std::string missing =
         "no log for job " + std::to_string(ref.job) + " pod " + std::to_string(ref.pod) +
         " on node " + options_.node +
@@ -27,13 +28,7 @@ Agent::PodLog Agent::pod_log(proto::PodRef ref, int64_t tail_bytes) const {
     return {404, proto::dump_json(nlohmann::json(proto::ErrorBody{missing, {}})),
             "application/json"};
   }
-  const int64_t size = in.tellg();
-  const int64_t from = std::max<int64_t>(0, size - tail);
-  std::string data(static_cast<size_t>(size - from), '\0');
-  in.seekg(from);
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
-  data.resize(static_cast<size_t>(in.gcount()));
-  return {200, std::move(data), "text/plain"};
+  return {200, std::move(text->text), "text/plain", text->size};
 }
 
 void Agent::upload_logs(const std::vector<proto::LogRequest>& logs) {
@@ -65,10 +60,10 @@ void Agent::log_loop() {
       l = log_queue_.front();
       log_queue_.pop_front();
     }
-    const PodLog tail =
-        pod_log({l.job, l.pod}, l.tail_bytes > 0 ? l.tail_bytes : kDefaultTailBytes);
+    const PodLog tail = pod_log({l.job, l.pod}, l);
     auto res = cli->Post("/v1/agents/" + options_.node + "/logs/" + std::to_string(l.id) +
-                             "?status=" + std::to_string(tail.status),
+                             "?status=" + std::to_string(tail.status) +
+                             (tail.size >= 0 ? "&size=" + std::to_string(tail.size) : ""),
                          bearer(identity_->credential()), tail.body, tail.content_type);
     if (!res || res->status != 200)
       log("log upload for " + ref_name({l.job, l.pod}) + " failed: " + error_text(res));

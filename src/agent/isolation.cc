@@ -37,6 +37,10 @@ Result<bool> make_state_dir(const fs::path& dir) {
   return true;
 }
 
+void add_note(PodLaunch& launch, const std::string& note) {
+  launch.note += (launch.note.empty() ? "" : "; ") + note;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
@@ -103,13 +107,45 @@ Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
 std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
                                   const char* const* base_env, PodLaunch& launch) {
   const PodPaths paths = pod_paths(state_dir_, {a.job, a.pod});
+  // 0. The job's working directory, where this node has it (it shares the submitter's files).
+  bool shared = false;
+  if (!a.working_dir.empty()) {
+    if (a.working_dir.front() != '/')
+      return "working directory \"" + a.working_dir + "\" is not an absolute path";
+    struct stat st {};
+    shared = ::stat(a.working_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    if (shared)
+      launch.start_dir = a.working_dir;
+    else
+      add_note(launch, "working directory " + a.working_dir + " does not exist on node " +
+                           ctx.node + " (it does not share the submitter's files): the pod " +
+                           "starts in " + paths.work_dir);
+  }
   if (resolver_) {
-    auto id = resolver_->resolve(a);
+    // The submitter's own ids (a server without tokens reports them) only where the pod works
+    // in the submitter's directory: elsewhere its namespace's uid keeps tenants apart.
+    proto::Assignment who = a;
+    if (a.run_as_uid < 0 && a.submitter_uid > 0) {
+      if (shared) {
+        who.run_as_uid = a.submitter_uid;
+        who.run_as_gid = a.submitter_gid;
+      } else if (!a.working_dir.empty()) {
+        add_note(launch, "it runs as its namespace's uid, not the submitter's uid " +
+                             std::to_string(a.submitter_uid));
+      }
+    }
+    auto id = resolver_->resolve(who);
     if (!id) return id.error();
     launch.identity = *id;
     ctx.minimal = true;
     ctx.home = paths.work_dir;
     ctx.user = id->user;
+  } else if (const int64_t want = a.run_as_uid >= 0 ? a.run_as_uid : a.submitter_uid;
+             want > 0 && want != static_cast<int64_t>(::geteuid())) {
+    add_note(launch, "the pod runs as the agent's uid " + std::to_string(::geteuid()) +
+                         ", not the submitter's uid " + std::to_string(want) + ": " +
+                         (::geteuid() == 0 ? "the agent runs pods as itself (--pods-as-agent)"
+                                           : "only a root agent can run pods as other users"));
   }
   launch.env = compose_pod_env(a, ctx, base_env);
   if (!a.image.empty() && !runtime_.empty()) {
@@ -128,7 +164,7 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
            "ClusterQueue does not let images' commands run on the node "
            "(spec.sluice.runImagesOnHost)";
   } else if (!bwrap_.empty()) {
-    launch.wrapper = bwrap_argv(bwrap_, {state_dir_, paths.work_dir}, a.gpus);
+    launch.wrapper = bwrap_argv(bwrap_, {state_dir_, paths.work_dir, launch.start_dir}, a.gpus);
   }
   launch.cpu_milli = a.cpu_milli;
   launch.memory_mib = a.memory_mib;

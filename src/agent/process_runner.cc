@@ -584,7 +584,7 @@ void ProcessRunner::start_locked(Pod& pod) {
     proto::PodExit exit;
     exit.reason = "start-failed";
     exit.exit_code = -1;
-    exit.message = msg;
+    exit.message = spec.note.empty() ? msg : msg + " (" + spec.note + ")";
     finish_locked(pod, std::move(exit));
   };
   // 1. Everything the child needs is prepared here: after vfork() only system calls.
@@ -606,6 +606,10 @@ void ProcessRunner::start_locked(Pod& pod) {
   std::string why;
   fds.log = open_pod_files({pod.paths.work_dir, pod.paths.log}, spec.identity, &why);
   if (fds.log < 0) return fail(why);
+  if (!spec.note.empty()) {
+    const std::string line = "sluice: " + spec.note + "\n";
+    [[maybe_unused]] auto n = ::write(fds.log, line.data(), line.size());
+  }
   if (options_.cgroups) {
     auto cg = options_.cgroups->prepare(spec.ref, spec.cpu_milli, spec.memory_mib);
     if (!cg) return fail(cg.error());
@@ -625,6 +629,7 @@ void ProcessRunner::start_locked(Pod& pod) {
       exe.c_str(), argv.data(), envp.data(),    pod.paths.work_dir.c_str(),
       fds.null,    fds.log,     fds.pipe_write, std::min<long>(::sysconf(_SC_OPEN_MAX), 65536)};
   setup.cgroup_fd = fds.cgroup;
+  if (!spec.start_dir.empty()) setup.start_dir = spec.start_dir.c_str();
   if (spec.identity) {
     setup.drop = true;
     setup.uid = spec.identity->uid;
@@ -645,10 +650,17 @@ void ProcessRunner::start_locked(Pod& pod) {
     ::waitpid(pid, &st, 0);
     const std::string what =
         ce.stage == 1   ? pod.paths.work_dir
+        : ce.stage == 7 ? spec.start_dir
         : ce.stage == 5 ? "uid " + std::to_string(setup.uid) + " gid " + std::to_string(setup.gid)
                         : (ce.stage == 6 ? options_.cgroups->dir(spec.ref) : exe);
+    // The job's directory is entered as the pod's user: say which, and what to do instead.
+    const std::string hint =
+        ce.stage != 7   ? ""
+        : spec.identity ? " (as uid " + std::to_string(spec.identity->uid) +
+                              "; run from, or give --chdir, a directory that user may enter)"
+                        : " (give --chdir a directory that exists on the node)";
     return fail(std::string("cannot ") + child_stage_name(ce.stage) + what + ": " +
-                std::strerror(ce.err));
+                std::strerror(ce.err) + hint);
   }
   pod.running = true;
   pod.child = true;

@@ -53,6 +53,12 @@ struct PodLaunch {
   std::vector<std::string> cleanup;
   int64_t cpu_milli = 0;  // cgroup limits (RunnerOptions::cgroups); 0: none
   int64_t memory_mib = 0;
+  // The job's working directory (the assignment's, where it exists on this node); "": the
+  // pod's own work dir.
+  std::string start_dir;
+  // Why the pod does not start as its submitter asked (no such directory here, another user):
+  // written to its log as "sluice: ..." before it starts, and added to a start failure.
+  std::string note;
 };
 
 struct PodPaths {

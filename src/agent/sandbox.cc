@@ -17,7 +17,9 @@ std::vector<std::string> bwrap_argv(const std::string& bwrap, const SandboxPaths
   add({"--proc", "/proc"});                         // of its own PID namespace
   add({"--tmpfs", "/tmp", "--tmpfs", "/var/tmp"});  // private
   add({"--tmpfs", paths.state_dir});                // other pods' files, pods.json: gone
-  add({"--bind", paths.work_dir, paths.work_dir, "--chdir", paths.work_dir});
+  add({"--bind", paths.work_dir, paths.work_dir});
+  if (!paths.start_dir.empty()) add({"--bind", paths.start_dir, paths.start_dir});
+  add({"--chdir", paths.start_dir.empty() ? paths.work_dir : paths.start_dir});
   add({"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"});
   add({"--new-session"});  // no TIOCSTI into a terminal
   // The pod's GPUs only. The -try forms skip nodes a machine lacks (a CPU-only or fake node).

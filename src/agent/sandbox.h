@@ -19,6 +19,9 @@ namespace sluice::agent {
 struct SandboxPaths {
   std::string state_dir;  // hidden
   std::string work_dir;   // writable, the working directory
+  // The job's own working directory (`sluice run`'s): writable too (as far as the pod's user
+  // may write there) and the working directory instead; "": none.
+  std::string start_dir;
 };
 
 // argv of bwrap up to and including "--": the pod's command follows.

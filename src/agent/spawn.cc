@@ -79,6 +79,8 @@ const char* child_stage_name(int32_t stage) {
       return "drop privileges for ";
     case 6:
       return "join the cgroup for ";
+    case 7:
+      return "enter the working directory ";
     default:
       return "exec ";
   }
@@ -130,6 +132,8 @@ __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
                           // su) run without their privileges.
                           ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)) {
       e = {5, errno};
+    } else if (c.start_dir && ::chdir(c.start_dir) != 0) {
+      e = {7, errno};
     } else {
       // No descriptor of the agent (sockets, other pods' pipes) leaks into the job.
       if ((c.err_fd > 3 && ::close_range(3, static_cast<unsigned>(c.err_fd) - 1, 0) != 0) ||

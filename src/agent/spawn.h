@@ -27,7 +27,9 @@ int open_pod_files(const PodFiles& files, const std::optional<PodIdentity>& iden
                    std::string* why);
 
 struct ChildError {
-  int32_t stage = 0;  // 1 chdir, 2 exec, 3 setsid, 4 dup2, 5 drop privileges, 6 join cgroup
+  // 1 chdir, 2 exec, 3 setsid, 4 dup2, 5 drop privileges, 6 join cgroup, 7 chdir to the
+  // job's working directory (as the pod's user)
+  int32_t stage = 0;
   int32_t err = 0;
 };
 // "chdir ", "exec ", ...: what failed, for the start-failed message.
@@ -44,6 +46,9 @@ struct ChildSetup {
   long max_fd;
   int cgroup_fd = -1;  // the pod's cgroup.procs; -1: none
   bool drop = false;   // become uid/gid (no supplementary groups) before exec
+  // The job's working directory, entered after the privileges are dropped (so the pod's user
+  // must be allowed there); nullptr: stay in work_dir.
+  const char* start_dir = nullptr;
   uid_t uid = 0;
   gid_t gid = 0;
 };

@@ -2,11 +2,14 @@
 // HTTP/JSON to `sluice serve` (docs/api.md) through client_http and prints a table
 // (client_views) or, with --json, the server's JSON as it came. Exit codes: 0 done, 1 the server
 // refused (its message on stderr) or bad options, 2 the server could not be reached.
-#include <chrono>
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <memory>
 
+#include "cli/client_common.h"
 #include "cli/client_http.h"
 #include "cli/client_run.h"
 #include "cli/client_views.h"
@@ -18,53 +21,6 @@ namespace sluice::cli {
 namespace {
 
 using nlohmann::json;
-
-struct Common {
-  Connection conn;
-  bool json = false;
-  bool wide = false;
-};
-
-// --server, --token (with their environment defaults) and, where asked, --json.
-void add_common(CLI::App* cmd, Common& c, bool with_json) {
-  cmd->add_option("--server", c.conn.server,
-                  "Server URL (default: $SLUICE_SERVER, else " + std::string(kDefaultServer) + ")")
-      ->envname("SLUICE_SERVER");
-  cmd->add_option("--token", c.conn.token, "Bearer token (default: $SLUICE_TOKEN)")
-      ->envname("SLUICE_TOKEN");
-  if (with_json) cmd->add_flag("--json", c.json, "Print the server's JSON reply as it is");
-}
-
-// Prints the failure and ends the command with its exit code (CLI11 prints nothing more for a
-// RuntimeError).
-[[noreturn]] void fail(const ClientFailure& f) {
-  std::cerr << f.message << "\n";
-  throw CLI::RuntimeError(f.exit_code);
-}
-
-template <class T>
-T need(Outcome<T> o) {
-  if (!o.ok) fail(o.failure);
-  return std::move(o.value);
-}
-
-double now_unix_s() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
-void print_json(const json& j) {
-  std::cout << j.dump(2) << "\n";
-}
-
-// Adds "&key=value" (or "?key=value" first) when value is set.
-void add_query(std::string& path, const char* key, const std::string& value) {
-  if (value.empty()) return;
-  path += (path.find('?') == std::string::npos ? "?" : "&");
-  path += key;
-  path += '=';
-  path += url_encode(value);
-}
 
 // JSON and YAML both reach the server's one parser; the type tells it which error style to use.
 std::string content_type_for(const std::string& name, const std::string& text) {
@@ -140,7 +96,8 @@ void register_run(CLI::App& app) {
   auto c = std::make_shared<Common>();
   auto a = std::make_shared<RunArgs>();
   auto dry_run = std::make_shared<bool>(false);
-  cmd->add_option("--queue,-q", a->queue, "LocalQueue in the job's namespace")->required();
+  cmd->add_option("--queue,-q,-p,--partition", a->queue,
+                  "LocalQueue in the job's namespace (default: its LocalQueue \"default\")");
   cmd->add_option("--namespace,-n", a->namespace_, "Namespace (server default: default)");
   cmd->add_option("--gpus", a->gpus, "Whole GPUs per pod");
   cmd->add_option("--gang", a->gang, "Pods in the gang (all start together), each with --gpus")
@@ -149,8 +106,17 @@ void register_run(CLI::App& app) {
   cmd->add_option("--cpu", a->cpu, "CPU per pod: 4 or 500m");
   cmd->add_option("--memory", a->memory, "Memory per pod: 16Gi");
   cmd->add_option("--priority-class", a->priority_class, "WorkloadPriorityClass name");
-  cmd->add_option("--walltime", a->walltime, "Run-time limit and estimate: 90s, 30m, 2h");
-  cmd->add_option("--name", a->name, "Job name (default: from the command, made unique)");
+  cmd->add_option("--time,-t,--walltime", a->walltime,
+                  "Run-time limit and estimate, as Slurm's --time: minutes (90), MM:SS, HH:MM:SS, "
+                  "D-HH, D-HH:MM, D-HH:MM:SS; or 90s, 30m, 2h");
+  cmd->add_option("--name,-J,--job-name", a->name,
+                  "Job name (default: from the command, made unique)");
+  cmd->add_option("--chdir,-D", a->chdir,
+                  "Working directory of the pods (default: the current directory; it must exist "
+                  "on the nodes)");
+  cmd->add_option("--export", a->export_spec,
+                  "Environment the pods get, as Slurm's --export: ALL (default: this shell's, "
+                  "less SLUICE_*), NONE, or NAME,NAME=VALUE,... (after ALL: added)");
   // One value per -e: a greedy vector option would swallow `--` and the command after it.
   cmd->add_option("--env,-e", a->env, "KEY=VALUE for the process (repeatable)")
       ->allow_extra_args(false);
@@ -168,6 +134,9 @@ void register_run(CLI::App& app) {
     std::string suffix;
     for (int i = 0; i < 5; ++i, ms /= 36)
       suffix.insert(suffix.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[ms % 36]);
+    a->caller_env = environ;
+    std::error_code ec;
+    a->cwd = std::filesystem::current_path(ec).string();
     json doc = need(build_run_job(*a, suffix));
     if (*dry_run) {
       print_json(doc);
@@ -181,6 +150,14 @@ void register_run(CLI::App& app) {
   });
 }
 
+// A table, or "no jobs" where it would be just the header.
+void print_listing(const std::string& text, const char* what) {
+  if (std::count(text.begin(), text.end(), '\n') <= 1)
+    std::cout << "no " << what << "\n";
+  else
+    std::cout << text;
+}
+
 void register_listing(CLI::App& app, const char* name, const char* help, const char* path,
                       std::string (*table)(const json&, const ViewOptions&), const char* what) {
   auto* cmd = app.add_subcommand(name, help);
@@ -191,20 +168,15 @@ void register_listing(CLI::App& app, const char* name, const char* help, const c
     if (!cmd->get_subcommands().empty()) return;  // e.g. `nodes reset-credential`: not a listing
     json reply = need(HttpClient(c->conn).call_json("GET", path));
     if (c->json) return print_json(reply);
-    std::string text = table(reply, ViewOptions{now_unix_s(), c->wide});
-    // Just the header: say so instead of printing an empty grid.
-    if (std::count(text.begin(), text.end(), '\n') <= 1)
-      std::cout << "no " << what << "\n";
-    else
-      std::cout << text;
+    print_listing(table(reply, ViewOptions{now_unix_s(), c->wide}), what);
   });
 }
 
 void register_jobs(CLI::App& app) {
-  auto* cmd = app.add_subcommand("jobs", "List jobs");
+  auto* cmd = app.add_subcommand("jobs", "List jobs (newest first)");
   auto c = std::make_shared<Common>();
   struct Filters {
-    std::string state, queue, ns;
+    std::string state, queue, ns, user;
     int limit = 0;
   };
   auto f = std::make_shared<Filters>();
@@ -213,7 +185,8 @@ void register_jobs(CLI::App& app) {
                   "cancelled,rejected");
   cmd->add_option("--queue,-q", f->queue, "Only this queue");
   cmd->add_option("--namespace,-n", f->ns, "Only this namespace");
-  cmd->add_option("--limit", f->limit, "At most this many jobs (server default 100)")
+  cmd->add_option("--user,-u", f->user, "Only jobs of this submitter");
+  cmd->add_option("--limit", f->limit, "At most this many jobs (server default 500)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--wide,-w", c->wide, "Do not shorten long cells (reasons, node lists)");
   add_common(cmd, *c, true);
@@ -222,81 +195,135 @@ void register_jobs(CLI::App& app) {
     add_query(path, "state", f->state);
     add_query(path, "queue", f->queue);
     add_query(path, "namespace", f->ns);
+    add_query(path, "user", f->user);
     if (f->limit > 0) add_query(path, "limit", std::to_string(f->limit));
     json reply = need(HttpClient(c->conn).call_json("GET", path));
     if (c->json) return print_json(reply);
-    std::string text = jobs_table(reply, ViewOptions{now_unix_s(), c->wide});
-    if (std::count(text.begin(), text.end(), '\n') <= 1)
-      std::cout << "no jobs\n";
-    else
-      std::cout << text;
+    print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide}), "jobs");
+    // The server stops at the limit: say so rather than let the list look complete.
+    if (reply.value("truncated", false) && reply.contains("jobs") && reply["jobs"].is_array())
+      std::cerr << "(the newest " << reply["jobs"].size()
+                << " matching jobs; more match: narrow the filters or raise --limit)\n";
   });
+}
+
+// `sluice queues`: the LocalQueues the caller may submit to; --cluster-queues: ClusterQueues.
+void register_queues(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "queues", "List the LocalQueues you may submit to (--cluster-queues: ClusterQueues)");
+  auto c = std::make_shared<Common>();
+  auto cluster = std::make_shared<bool>(false);
+  add_common(cmd, *c, true);
+  cmd->add_flag("--wide,-w", c->wide, "Do not shorten long cells");
+  cmd->add_flag("--cluster-queues,-c", *cluster,
+                "ClusterQueues: cohort, quota, borrowing, fair share (the administrator's view)");
+  cmd->callback([c, cluster] {
+    json reply =
+        need(HttpClient(c->conn).call_json("GET", *cluster ? "/v1/queues" : "/v1/localqueues"));
+    if (c->json) return print_json(reply);
+    const ViewOptions o{now_unix_s(), c->wide};
+    print_listing(*cluster ? queues_table(reply, o) : local_queues_table(reply, o), "queues");
+  });
+}
+
+// Cancels one job; false when refused. The failure is printed; *worst keeps the worst code.
+bool cancel_one(const Common& c, unsigned long long id, json& all, int* worst) {
+  auto reply = HttpClient(c.conn).call_json("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+  if (!reply.ok) {
+    std::cerr << "job " << id << ": " << reply.failure.message << "\n";
+    *worst = std::max(*worst, reply.failure.exit_code);
+    return false;
+  }
+  if (c.json) {
+    all.push_back(reply.value);
+    return true;
+  }
+  std::cout << "cancelled job " << id;
+  if (reply.value.contains("name") && reply.value["name"].is_string())
+    std::cout << " (" << reply.value["name"].get<std::string>() << ")";
+  if (reply.value.contains("state") && reply.value["state"].is_string())
+    std::cout << ": " << reply.value["state"].get<std::string>();
+  std::cout << "\n";
+  return true;
+}
+
+// The ids of the jobs matching scancel-like filters (name, state, user, namespace, queue).
+std::vector<unsigned long long> matching_jobs(const Common& c, const std::string& name,
+                                              std::string state, const std::string& user,
+                                              const std::string& ns, const std::string& queue) {
+  std::string path = "/v1/jobs";
+  // Only live jobs can be cancelled: the filter defaults to them.
+  add_query(path, "state", state.empty() ? "pending,running" : state);
+  add_query(path, "user", user);
+  add_query(path, "namespace", ns);
+  add_query(path, "queue", queue);
+  add_query(path, "limit", "100000");
+  json reply = need(HttpClient(c.conn).call_json("GET", path));
+  std::vector<unsigned long long> ids;
+  if (reply.contains("jobs") && reply["jobs"].is_array())
+    for (const auto& j : reply["jobs"])
+      if (name.empty() || j.value("name", "") == name) ids.push_back(j.value("id", 0ULL));
+  return ids;
 }
 
 void register_cancel(CLI::App& app) {
-  auto* cmd = app.add_subcommand("cancel", "Cancel jobs (running ones are stopped)");
+  auto* cmd = app.add_subcommand(
+      "cancel", "Cancel jobs by id, or every live job matching --name/--state/--user (scancel)");
   auto c = std::make_shared<Common>();
-  auto ids = std::make_shared<std::vector<unsigned long long>>();
-  cmd->add_option("ids", *ids, "Job ids")->required()->check(CLI::PositiveNumber);
+  struct Args {
+    std::vector<std::string> ids;
+    std::string name, state, user, ns, queue;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("ids", a->ids, "Job ids");
+  cmd->add_option("--name,-J", a->name, "Every live job of this name");
+  cmd->add_option("--state,-s", a->state, "Only jobs in these states (default pending,running)");
+  cmd->add_option("--user,-u", a->user, "Only jobs of this submitter");
+  cmd->add_option("--namespace,-n", a->ns, "Only jobs of this namespace");
+  cmd->add_option("--queue,-q", a->queue, "Only jobs of this queue");
   add_common(cmd, *c, true);
-  cmd->callback([c, ids] {
+  cmd->callback([c, a] {
+    std::vector<unsigned long long> ids;
+    for (const auto& text : a->ids) {
+      auto id = parse_job_id(text);
+      if (!id) fail(not_a_job_id(text));
+      ids.push_back(*id);
+    }
+    const bool filtered = !a->name.empty() || !a->state.empty() || !a->user.empty() ||
+                          !a->ns.empty() || !a->queue.empty();
+    if (ids.empty() && !filtered)
+      fail({1, "error: give job ids, or filters (--name, --state, --user, --namespace, --queue)"});
+    if (!ids.empty() && filtered) fail({1, "error: give job ids or filters, not both"});
+    if (filtered) {
+      ids = matching_jobs(*c, a->name, a->state, a->user, a->ns, a->queue);
+      if (ids.empty()) {
+        std::cerr << "no live job matches\n";
+        if (c->json) print_json(json::array());
+        return;
+      }
+    }
     // Every id is tried; the exit code reports the worst outcome.
     int worst = 0;
     json all = json::array();
-    for (auto id : *ids) {
-      auto reply =
-          HttpClient(c->conn).call_json("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
-      if (!reply.ok) {
-        std::cerr << "job " << id << ": " << reply.failure.message << "\n";
-        worst = std::max(worst, reply.failure.exit_code);
-        if (reply.failure.exit_code == 2) break;  // the server is gone: the rest would fail too
-        continue;
-      }
-      if (c->json) {
-        all.push_back(reply.value);
-        continue;
-      }
-      std::cout << "cancelled job " << id;
-      if (reply.value.contains("name") && reply.value["name"].is_string())
-        std::cout << " (" << reply.value["name"].get<std::string>() << ")";
-      if (reply.value.contains("state") && reply.value["state"].is_string())
-        std::cout << ": " << reply.value["state"].get<std::string>();
-      std::cout << "\n";
-    }
-    if (c->json) print_json(ids->size() == 1 && all.size() == 1 ? all[0] : all);
+    for (auto id : ids)
+      if (!cancel_one(*c, id, all, &worst) && worst == 2)
+        break;  // the server is gone: the rest would fail too
+    if (c->json) print_json(ids.size() == 1 && all.size() == 1 ? all[0] : all);
     if (worst != 0) throw CLI::RuntimeError(worst);
-  });
-}
-
-void register_logs(CLI::App& app) {
-  auto* cmd = app.add_subcommand("logs", "Print a pod's output (stdout and stderr)");
-  auto c = std::make_shared<Common>();
-  auto id = std::make_shared<unsigned long long>(0);
-  auto pod = std::make_shared<int>(0);
-  auto tail = std::make_shared<long long>(0);
-  cmd->add_option("id", *id, "Job id")->required()->check(CLI::PositiveNumber);
-  cmd->add_option("--pod,-p", *pod, "Pod index in the gang")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--tail-bytes", *tail, "Only the last N bytes (server default 65536)")
-      ->check(CLI::PositiveNumber);
-  add_common(cmd, *c, false);
-  cmd->callback([c, id, pod, tail] {
-    std::string path = "/v1/jobs/" + std::to_string(*id) + "/logs";
-    add_query(path, "pod", std::to_string(*pod));
-    if (*tail > 0) add_query(path, "tail_bytes", std::to_string(*tail));
-    auto reply = need(HttpClient(c->conn).call("GET", path));
-    std::cout << reply.body << std::flush;
   });
 }
 
 void register_explain(CLI::App& app) {
   auto* cmd = app.add_subcommand("explain", "Why a job is where it is, in words");
   auto c = std::make_shared<Common>();
-  auto id = std::make_shared<unsigned long long>(0);
-  cmd->add_option("id", *id, "Job id")->required()->check(CLI::PositiveNumber);
+  auto id = std::make_shared<std::string>();
+  cmd->add_option("id", *id, "Job id")->required();
   add_common(cmd, *c, true);
   cmd->callback([c, id] {
+    auto n = parse_job_id(*id);
+    if (!n) fail(not_a_job_id(*id));
     json reply =
-        need(HttpClient(c->conn).call_json("GET", "/v1/jobs/" + std::to_string(*id) + "/explain"));
+        need(HttpClient(c->conn).call_json("GET", "/v1/jobs/" + std::to_string(*n) + "/explain"));
     if (c->json) return print_json(reply);
     std::string text;
     if (reply.contains("explanation") && reply["explanation"].is_string())
@@ -384,17 +411,50 @@ void register_node_reset(CLI::App& app) {
   });
 }
 
+// `sluice nodes cordon|drain|resume NODE` (admin): docs/cli.md, "sluice nodes".
+void register_node_holds(CLI::App& app) {
+  auto* nodes = app.get_subcommand("nodes");
+  const std::pair<const char*, const char*> verbs[] = {
+      {"cordon", "No new pods on the node; running pods run on (admin token)"},
+      {"drain",
+       "As cordon, and the node shows draining until its pods have ended, then drained "
+       "(Slurm's drain; admin token)"},
+      {"resume", "Put a cordoned or drained node back into scheduling (admin token)"}};
+  for (const auto& [verb, help] : verbs) {
+    auto* cmd = nodes->add_subcommand(verb, help);
+    auto c = std::make_shared<Common>();
+    auto node = std::make_shared<std::string>();
+    auto reason = std::make_shared<std::string>();
+    cmd->add_option("node", *node, "Node name")->required();
+    if (std::string(verb) != "resume")
+      cmd->add_option("--reason", *reason, "Why, shown by `sluice nodes`");
+    add_common(cmd, *c, true);
+    const std::string v = verb;
+    cmd->callback([c, node, reason, v] {
+      const json body = reason->empty() ? json::object() : json{{"reason", *reason}};
+      json reply =
+          need(HttpClient(c->conn).call_json("POST", "/v1/nodes/" + *node + "/" + v, body.dump()));
+      if (c->json) return print_json(reply);
+      std::cout << "node " << *node << ": "
+                << (v == "resume"  ? "back in scheduling"
+                    : v == "drain" ? "draining: no new pods, running pods run on"
+                                   : "cordoned: no new pods")
+                << "\n";
+    });
+  }
+}
+
 }  // namespace
 
 void register_client(CLI::App& app) {
   register_submit(app);
   register_run(app);
   register_jobs(app);
-  register_listing(app, "queues", "List cluster queues: pending work, usage against quota",
-                   "/v1/queues", queues_table, "queues");
+  register_queues(app);
   register_listing(app, "nodes", "List nodes: readiness, GPUs, allocation", "/v1/nodes",
                    nodes_table, "nodes");
   register_node_reset(app);
+  register_node_holds(app);
   register_cancel(app);
   register_logs(app);
   register_explain(app);

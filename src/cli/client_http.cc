@@ -1,6 +1,8 @@
 #include "cli/client_http.h"
 
 #include <httplib.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <cctype>
 
@@ -47,6 +49,22 @@ std::string trim(std::string s) {
   std::size_t i = 0;
   while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
   return s.substr(i);
+}
+
+// Who runs this client: a server without tokens records it as the jobs' submitter (docs/api.md,
+// "Auth"); a server with tokens ignores it (the token says who).
+void add_local_user(httplib::Headers& headers) {
+  const uid_t uid = ::getuid();
+  const gid_t gid = ::getgid();
+  std::string name;
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) name = found->pw_name;
+  if (name.empty()) name = "uid-" + std::to_string(uid);
+  headers.emplace("X-Sluice-User", name);
+  headers.emplace("X-Sluice-Uid", std::to_string(uid));
+  headers.emplace("X-Sluice-Gid", std::to_string(gid));
 }
 
 }  // namespace
@@ -118,6 +136,7 @@ Outcome<HttpReply> HttpClient::request(const std::string& method, const std::str
   cli.set_write_timeout(conn_.read_timeout_s, 0);
   httplib::Headers headers;
   if (!conn_.token.empty()) headers.emplace("Authorization", "Bearer " + conn_.token);
+  add_local_user(headers);
 
   if (method != "GET" && method != "POST" && method != "PUT" && method != "DELETE")
     return Outcome<HttpReply>::fail({2, "error: unsupported method " + method});
@@ -142,6 +161,7 @@ Outcome<HttpReply> HttpClient::request(const std::string& method, const std::str
   reply.body = res->body;
   reply.content_type = res->get_header_value("Content-Type");
   reply.retry_after = res->get_header_value("Retry-After");
+  reply.log_size = res->get_header_value("X-Sluice-Log-Size");
   return Outcome<HttpReply>::success(std::move(reply));
 }
 

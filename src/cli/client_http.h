@@ -23,6 +23,7 @@ struct HttpReply {
   std::string body;
   std::string content_type;
   std::string retry_after;  // the Retry-After header, when there is one
+  std::string log_size;     // X-Sluice-Log-Size: a pod log's size in bytes (GET .../logs)
 };
 
 // Why a command failed. Exit codes: 1 the server refused or failed the request (its message is

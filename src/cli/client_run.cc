@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "cli/client_export.h"
+#include "cli/client_time.h"
 #include "core/config/loader.h"
 
 namespace sluice::cli {
@@ -88,7 +90,6 @@ std::string name_from_command(const std::vector<std::string>& command) {
 Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
   // 1. Options that cannot be right whatever the server's configuration.
   if (a.command.empty()) return bad("sluice run needs a command after `--`");
-  if (a.queue.empty()) return bad("--queue is required");
   if (a.gang < 1) return bad("--gang must be at least 1 (pods in the gang)");
   if (a.gpus < -1) return bad("--gpus must not be negative");
   if (!a.gpu_fraction.empty()) {
@@ -98,19 +99,32 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
   }
   if (a.gpus <= 0 && a.gpu_fraction.empty() && a.cpu.empty() && a.memory.empty())
     return bad("the job requests nothing: give --gpus N (or --gpu-fraction, --cpu, --memory)");
-  if (!a.walltime.empty() && !parse_duration_ns(a.walltime))
-    return bad("--walltime \"" + a.walltime + "\" is not a duration (e.g. 90s, 30m, 2h, 1h30m)");
+  std::optional<TimeLimit> limit;
+  if (!a.walltime.empty() && !(limit = parse_time_limit(a.walltime)))
+    return bad("--time \"" + a.walltime +
+               "\" is not a time limit: minutes (90), MM:SS, HH:MM:SS, D-HH, D-HH:MM, "
+               "D-HH:MM:SS, or with units (90s, 30m, 2h)");
   if (a.preemptible && a.no_preemptible)
     return bad("--preemptible and --no-preemptible exclude each other");
+  auto exported = exported_env(a.export_spec, a.caller_env);
+  if (!exported.ok) return Outcome<json>::fail(exported.failure);
   json env = json::object();
+  for (const auto& [k, v] : exported.value) env[k] = v;
   for (const auto& kv : a.env) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) return bad("--env \"" + kv + "\" must be KEY=VALUE");
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
 
+  std::string dir = a.chdir.empty() ? a.cwd : a.chdir;
+  if (!dir.empty() && dir.front() != '/') {
+    if (a.cwd.empty()) return bad("--chdir \"" + dir + "\": relative, and no current directory");
+    dir = a.cwd + (a.cwd.back() == '/' ? "" : "/") + dir;
+  }
+
   // 2. The document, in the single-pod-set shorthand (docs/config.md): the gang is `pods`.
-  json spec = {{"queue", a.queue}, {"pods", a.gang}};
+  json spec = {{"pods", a.gang}};
+  if (!a.queue.empty()) spec["queue"] = a.queue;
   if (a.gpus > 0) spec["gpus"] = a.gpus;
   if (!a.gpu_fraction.empty()) {
     spec["gpuFraction"] = a.gpu_fraction;
@@ -119,12 +133,13 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
   if (!a.cpu.empty()) spec["cpu"] = a.cpu;
   if (!a.memory.empty()) spec["memory"] = a.memory;
   if (!a.priority_class.empty()) spec["priorityClassName"] = a.priority_class;
-  if (!a.walltime.empty()) spec["walltime"] = a.walltime;
+  if (limit && limit->seconds > 0) spec["walltime"] = time_limit_duration(*limit);
   if (a.interactive) spec["interactive"] = true;
   if (a.preemptible) spec["preemptible"] = true;
   if (a.no_preemptible) spec["preemptible"] = false;
   spec["command"] = a.command;
   if (!env.empty()) spec["env"] = env;
+  if (!dir.empty()) spec["workingDir"] = dir;
   // A gang gets what torchrun expects (MASTER_ADDR, RANK, WORLD_SIZE, ...: docs/workloads.md).
   if (a.gang > 1) spec["distributedEnv"] = "torch";
 

@@ -12,7 +12,7 @@
 namespace sluice::cli {
 
 struct RunArgs {
-  std::string queue;
+  std::string queue;         // empty: the namespace's LocalQueue "default" (the server's rule)
   std::string namespace_;    // empty: the server's default ("default")
   int gpus = -1;             // -1: not given
   int gang = 1;              // pods of `gpus` GPUs each
@@ -20,9 +20,16 @@ struct RunArgs {
   std::string cpu;           // quantity as in YAML: "4", "500m"
   std::string memory;        // "16Gi"
   std::string priority_class;
-  std::string walltime;          // duration: "2h", "30m"
+  std::string walltime;          // Slurm's --time formats (client_time.h): "90", "1:30:00", "2h"
   std::string name;              // empty: derived from the command
-  std::vector<std::string> env;  // K=V
+  std::vector<std::string> env;  // K=V, on top of the exported ones
+  // Slurm's --export (client_export.h) over caller_env (environ-style; nullptr: empty).
+  std::string export_spec = "ALL";
+  const char* const* caller_env = nullptr;
+  // The job's working directory (--chdir): absolute, or relative to cwd; empty: cwd. Both
+  // empty: the agent's per-pod directory, as for submitted documents.
+  std::string chdir;
+  std::string cwd;
   bool interactive = false;
   bool preemptible = false;
   bool no_preemptible = false;

@@ -130,6 +130,21 @@ bool is_gpu(const std::string& resource) {
   return resource == kGpuResource || resource == "gpu" || resource == "gpus";
 }
 
+// GPUs summed over flavors (NaN where the server gave none); other resources stay in --json.
+Usage gpu_usage(const json& q) {
+  Usage sum{"", "", NAN, NAN, NAN};
+  auto add = [](double& acc, double v) {
+    if (!std::isnan(v)) acc = std::isnan(acc) ? v : acc + v;
+  };
+  for (const auto& u : usages(q)) {
+    if (!is_gpu(u.resource)) continue;
+    add(sum.used, u.used);
+    add(sum.nominal, u.nominal);
+    add(sum.borrowed, u.borrowed);
+  }
+  return sum;
+}
+
 // "3 (batch-low=2,urgent=1)" from {"batch-low":2,"urgent":1}, a list of {priority_class,count},
 // or a plain number.
 std::string pending_text(const json& q) {
@@ -222,6 +237,7 @@ std::string placement_nodes(const json& placement, std::size_t max_nodes) {
 std::string jobs_table(const json& reply, const ViewOptions& o) {
   Table t({{"ID", 0, true},
            {"NAME", cap(o, 32)},
+           {"USER", cap(o, 16)},
            {"NAMESPACE", cap(o, 16)},
            {"QUEUE", cap(o, 20)},
            {"STATE"},
@@ -251,7 +267,7 @@ std::string jobs_table(const json& reply, const ViewOptions& o) {
     const json* placement = field(j, {"placement"});
     if (const json* st = field(j, {"state"}); st && st->is_string() && *st == "pending")
       placement = nullptr;
-    t.add_row({text_of(field(j, {"id"})), text_of(field(j, {"name"})),
+    t.add_row({text_of(field(j, {"id"})), text_of(field(j, {"name"})), text_of(field(j, {"user"})),
                text_of(field(j, {"namespace"})), text_of(field(j, {"queue", "cluster_queue"})),
                state, gpus, age_since(field(j, {"submit_time"}), o.now_unix_s),
                placement ? placement_nodes(*placement, o.wide ? 1000 : 3) : "-", reason});
@@ -269,17 +285,9 @@ std::string queues_table(const json& reply, const ViewOptions& o) {
            {"SHARE", 0, true},
            {"DEBT", 0, true}});
   for (const auto& q : items(reply, "queues")) {
-    // GPUs summed over flavors; other resources stay in --json.
-    double used = NAN, nominal = NAN, borrowed = NAN;
-    auto add = [](double& acc, double v) {
-      if (!std::isnan(v)) acc = std::isnan(acc) ? v : acc + v;
-    };
-    for (const auto& u : usages(q)) {
-      if (!is_gpu(u.resource)) continue;
-      add(used, u.used);
-      add(nominal, u.nominal);
-      add(borrowed, u.borrowed);
-    }
+    const Usage g = gpu_usage(q);
+    const double used = g.used, nominal = g.nominal;
+    double borrowed = g.borrowed;
     if (std::isnan(borrowed)) {
       if (const json* b = field(q, {"borrowed"}); b && b->is_number()) borrowed = b->get<double>();
     }
@@ -291,6 +299,24 @@ std::string queues_table(const json& reply, const ViewOptions& o) {
     t.add_row({text_of(field(q, {"name", "cluster_queue"})), text_of(field(q, {"cohort"})),
                pending_text(q), count_text(field(q, {"running", "admitted"})),
                gpu_number(used) + "/" + gpu_number(nominal), gpu_number(borrowed), share, debt});
+  }
+  return t.render();
+}
+
+std::string local_queues_table(const json& reply, const ViewOptions& o) {
+  Table t({{"NAMESPACE", cap(o, 16)},
+           {"QUEUE", cap(o, 24)},
+           {"CLUSTERQUEUE", cap(o, 24)},
+           {"PENDING", 0, true},
+           {"RUNNING", 0, true},
+           {"CQ PENDING", 0, true},
+           {"CQ GPU USED/NOMINAL", 0, true}});
+  for (const auto& q : items(reply, "local_queues")) {
+    const Usage g = gpu_usage(q);
+    t.add_row({text_of(field(q, {"namespace"})), text_of(field(q, {"name"})),
+               text_of(field(q, {"cluster_queue"})), count_text(field(q, {"pending"})),
+               count_text(field(q, {"running"})), count_text(field(q, {"cluster_queue_pending"})),
+               gpu_number(g.used) + "/" + gpu_number(g.nominal)});
   }
   return t.render();
 }
@@ -352,6 +378,9 @@ std::string nodes_table(const json& reply, const ViewOptions& o) {
       ready = r->get<bool>() ? "yes" : "no";
     else if (const json* s = field(n, {"state", "status"}))
       ready = text_of(s);
+    // An admin's hold: "yes (drained)" takes no new pods.
+    if (const json* h = field(n, {"hold"}); h && h->is_string() && !h->get<std::string>().empty())
+      ready += " (" + h->get<std::string>() + ")";
     // Either an age the server computed (its clock, so no skew) or a time to subtract.
     std::string last_seen = "never";
     if (const json* ago = field(n, {"last_seen_s_ago"}); ago && ago->is_number()) {

@@ -14,11 +14,16 @@ struct ViewOptions {
   bool wide = false;      // no truncation
 };
 
-// {"jobs":[JobView...]} (or a bare array) -> ID NAME NAMESPACE QUEUE STATE GPUS AGE NODE(S) REASON
+// {"jobs":[JobView...]} (or a bare array) -> ID NAME USER NAMESPACE QUEUE STATE GPUS AGE NODE(S)
+// REASON
 std::string jobs_table(const nlohmann::json& reply, const ViewOptions& options);
 
 // {"queues":[...]} -> NAME COHORT PENDING RUNNING GPU(USED/NOMINAL) BORROWED SHARE DEBT
 std::string queues_table(const nlohmann::json& reply, const ViewOptions& options);
+
+// {"local_queues":[...]} -> NAMESPACE QUEUE CLUSTERQUEUE PENDING RUNNING CQ PENDING
+// CQ GPU USED/NOMINAL: the LocalQueues a user submits to, with their ClusterQueue's state.
+std::string local_queues_table(const nlohmann::json& reply, const ViewOptions& options);
 
 // {"nodes":[...]} -> NAME READY GPUS ALLOC MODEL LAST-SEEN
 std::string nodes_table(const nlohmann::json& reply, const ViewOptions& options);

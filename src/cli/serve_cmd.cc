@@ -94,6 +94,11 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "oldest are dropped, their events stay in the event log (0: keep all)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}));
+  cmd->add_option("--log-max-bytes", a.opt.log_max_bytes,
+                  "The most of a pod's log one `sluice logs` answer carries; a longer log comes "
+                  "back as its head and its end with a \"[... N bytes cut ...]\" line")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{4096}, size_t{1} << 30));
   cmd->add_flag("--fresh-store", a.opt.fresh_store,
                 "Start with an empty database although the data directory's event log shows "
                 "earlier jobs (the database was lost); job ids continue after the event log's");
@@ -369,6 +374,15 @@ int run_up(UpArgs& a) {
   std::printf("sluice is up: %s/ (status page), API %s, %d node(s) with %s, data in %s\n",
               url.c_str(), url.c_str(), a.nodes, a.gpus.c_str(), a.serve.opt.data_dir.c_str());
   std::printf("try: SLUICE_SERVER=%s sluice jobs | sluice queues | sluice nodes\n", url.c_str());
+  if (!a.demo && a.serve.opt.config_files.size() == 1 &&
+      a.serve.opt.config_files[0] == a.serve.opt.data_dir + "/up-config.yaml")
+    std::printf(
+        "queue: LocalQueue \"default\" of namespace \"default\" (what `sluice run` uses without "
+        "-q): SLUICE_SERVER=%s sluice run --cpu 1 -- ./my-script.sh\n",
+        url.c_str());
+  else
+    std::printf("queues: `SLUICE_SERVER=%s sluice queues` lists them; `sluice run -q QUEUE ...`\n",
+                url.c_str());
   std::fflush(stdout);
   // 3. The demo mix, submitted over HTTP like any client would.
   httplib::Client cli(url);

@@ -105,7 +105,9 @@ struct LogRequest {
   uint64_t id = 0;
   uint64_t job = 0;
   int32_t pod = 0;
-  int64_t tail_bytes = 0;  // the last N bytes; 0: the agent's default
+  int64_t tail_bytes = 0;  // the last N bytes; 0: the whole log (its head and tail past max_bytes)
+  int64_t offset = -1;     // >= 0: the bytes from this offset on (following a log)
+  int64_t max_bytes = 0;   // the most the answer may carry; 0: the agent's default
 };
 
 struct PeerPod {
@@ -141,6 +143,13 @@ struct Assignment {
   std::string image;
   bool image_args_only = false;  // the command is the image entrypoint's arguments
   bool image_on_host = false;
+  // The directory the pod starts in (absolute; "": its own work dir under the agent's state
+  // dir). Missing on the node: the pod starts in its work dir and its log says why.
+  std::string working_dir;
+  // The submitter's uid/gid as its client reported them (servers without tokens; -1: none):
+  // used by a root agent when run_as_uid is -1 and working_dir exists on the node.
+  int64_t submitter_uid = -1;
+  int64_t submitter_gid = -1;
 };
 
 // POST /v1/agents/{node}/sync: heartbeat, reports and (long-)poll for work in one call.
@@ -184,13 +193,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterRequest, node, address, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StopOrder, job, pod, signal, grace_ms, reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterResponse, node, heartbeat_ms, stop,
                                                 lease_ms)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LogRequest, id, job, pod, tail_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LogRequest, id, job, pod, tail_bytes, offset,
+                                                max_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerPod, pod, node, address)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, job_namespace,
                                                 gang_size, peers, command, env, gpus, gpu_milli,
                                                 walltime_ms, grace_ms, run_as_uid, run_as_gid, user,
                                                 allow_root, cpu_milli, memory_mib, image,
-                                                image_args_only, image_on_host)
+                                                image_args_only, image_on_host, working_dir,
+                                                submitter_uid, submitter_gid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
                                                 started, wait_ms, gpu_utilization_pct)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms, logs)

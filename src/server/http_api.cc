@@ -15,9 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-// The largest log tail one request returns (`sluice logs --tail-bytes`), held in memory once.
-constexpr size_t kMaxLogBytes = 16 << 20;
-
 void reply(net::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(proto::dump_json(body), "application/json");
@@ -121,6 +118,13 @@ void Server::routes() {
     if (refusing_work()) return fail(res, 503, refusal());
     // Parse outside the state lock: documents against the configuration in force.
     const std::shared_ptr<const Config> cfg = state_->config_ptr();
+    // Without tokens the client says who it is; with them, the token does.
+    const ClaimedUser claimed = auth_.enabled()
+                                    ? ClaimedUser{}
+                                    : claimed_user(req.get_header_value("X-Sluice-User"),
+                                                   req.get_header_value("X-Sluice-Uid"),
+                                                   req.get_header_value("X-Sluice-Gid"));
+    if (!claimed.name.empty()) caller->name = claimed.name;
     JobsOutput parsed;
     {
       parse_slots_.acquire();
@@ -129,7 +133,8 @@ void Server::routes() {
         ~Release() { s.release(); }
       } release{parse_slots_};
       // generateName suffixes from the clock: a resubmitted file gets new names.
-      parsed = parse_jobs(Source{"request", req.body}, *cfg, static_cast<uint64_t>(now()));
+      parsed = parse_jobs(Source{"request", req.body}, *cfg, static_cast<uint64_t>(now()),
+                          implied_namespace(*caller));
     }
     if (!parsed.errors.empty()) {
       // An unknown LocalQueue is "not found", not "malformed".
@@ -150,8 +155,11 @@ void Server::routes() {
         return fail(
             res, 403,
             "token " + caller->name + " may not submit to namespace \"" + j.namespace_ + "\"");
-    for (auto& j : parsed.jobs)
+    for (auto& j : parsed.jobs) {
       if (auto why = resolve_run_as(j, *caller, *cfg); !why.empty()) return fail(res, 403, why);
+      j.submitter_uid = claimed.uid;
+      j.submitter_gid = claimed.gid;
+    }
     // Records and events encoded here, so that the state lock is held for less.
     const PreparedSubmission prepared = ServerState::prepare(parsed.jobs, cfg);
     SubmitOutcome out;
@@ -197,6 +205,7 @@ void Server::routes() {
     }
     const std::string queue = req.get_param_value("queue");
     const std::string ns = req.get_param_value("namespace");
+    const std::string user = req.get_param_value("user");
     size_t limit = 500;
     if (req.has_param("limit")) {
       auto l = parse_id(req.get_param_value("limit"));
@@ -204,23 +213,30 @@ void Server::routes() {
       limit = static_cast<size_t>(*l);
     }
     json jobs = json::array();
+    bool truncated = false;
     {
       // The views are built under the lock; the body is written after it is released.
       std::lock_guard lk(state_->mu());
       const auto t = now();
       const auto& recs = state_->records();
-      for (auto it = recs.rbegin(); it != recs.rend() && jobs.size() < limit; ++it) {
+      for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
         const auto& r = it->second;
         if (!caller->sees(r.job.namespace_)) continue;
         if (!states.empty() && std::find(states.begin(), states.end(), r.state) == states.end())
           continue;
         if (!queue.empty() && r.job.queue != queue && r.cluster_queue != queue) continue;
         if (!ns.empty() && r.job.namespace_ != ns) continue;
+        if (!user.empty() && r.job.user != user) continue;
+        if (jobs.size() == limit) {  // one more matches: the list is cut, and says so
+          truncated = true;
+          break;
+        }
         jobs.push_back(state_->job_view(r, t));
       }
     }
     json body = json::object();
     body["jobs"] = std::move(jobs);
+    body["truncated"] = truncated;
     reply(res, 200, body);
   });
 
@@ -287,54 +303,80 @@ void Server::routes() {
   // Logs come through the agent's own authenticated channel: the request rides on the node's
   // next sync reply and the agent posts the bytes back (below). The server never dials an
   // address a peer gave it.
-  h.Get(R"(/v1/jobs/([^/]+)/logs)",
-        [this, who, visible](const net::Request& req, net::Response& res) {
-          auto caller = who(req, res);
-          if (!caller) return;
-          int32_t pod = 0;
-          int64_t tail = 0;
-          if (req.has_param("pod")) {
-            auto p = parse_id(req.get_param_value("pod"));
-            if (!p || *p > 1'000'000) return fail(res, 400, "pod: expected a pod index");
-            pod = static_cast<int32_t>(*p);
-          }
-          if (req.has_param("tail_bytes")) {
-            auto n = parse_id(req.get_param_value("tail_bytes"));
-            if (!n) return fail(res, 400, "tail_bytes: expected a non-negative integer");
-            tail = static_cast<int64_t>(std::min<JobId>(*n, kMaxLogBytes));
-          }
-          std::unique_lock lk(state_->mu());
-          const auto* r = visible(*caller, req.matches[1], res);
-          if (!r) return;
-          const JobId id = r->job.id;
-          if (r->pods.empty())
-            return fail(res, 404, "job " + std::to_string(id) + " has not run yet: no logs");
-          if (static_cast<size_t>(pod) >= r->pods.size())
-            return fail(
-                res, 404,
-                "job " + std::to_string(id) + " has " + std::to_string(r->pods.size()) + " pod(s)");
-          const auto ask = state_->request_log(id, pod, tail);
-          if (!ask.id) return fail(res, ask.status, ask.error);
-          const std::string node = r->pods[static_cast<size_t>(pod)].node;
-          const bool answered = state_->log_cv().wait_for(lk, std::chrono::seconds(10), [&] {
-            const auto* f = state_->log_fetch(ask.id);
-            return stop_ || (f && f->done);
-          });
-          const auto* f = state_->log_fetch(ask.id);
-          if (answered && f && f->done) {
-            res.status = f->status;
-            res.set_content(f->body, f->content_type.empty() ? "text/plain" : f->content_type);
-          } else {
-            fail(res, 504, "the agent of node " + node + " did not send the log within 10 s");
-          }
-          state_->forget_log(ask.id);
-        });
+  h.Get(R"(/v1/jobs/([^/]+)/logs)", [this, who, visible](const net::Request& req,
+                                                         net::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    int32_t pod = 0;
+    int64_t tail = 0;
+    int64_t offset = -1;
+    const auto max_bytes = static_cast<JobId>(options_.log_max_bytes);
+    if (req.has_param("pod")) {
+      auto p = parse_id(req.get_param_value("pod"));
+      if (!p || *p > 1'000'000) return fail(res, 400, "pod: expected a pod index");
+      pod = static_cast<int32_t>(*p);
+    }
+    if (req.has_param("tail_bytes")) {
+      auto n = parse_id(req.get_param_value("tail_bytes"));
+      if (!n) return fail(res, 400, "tail_bytes: expected a non-negative integer");
+      tail = static_cast<int64_t>(std::min<JobId>(*n, max_bytes));
+    }
+    if (req.has_param("offset")) {
+      auto n = parse_id(req.get_param_value("offset"));
+      if (!n || *n > (JobId{1} << 62))
+        return fail(res, 400, "offset: expected a non-negative integer");
+      offset = static_cast<int64_t>(*n);
+    }
+    std::unique_lock lk(state_->mu());
+    const auto* r = visible(*caller, req.matches[1], res);
+    if (!r) return;
+    const JobId id = r->job.id;
+    if (r->pods.empty())
+      return fail(res, 404, "job " + std::to_string(id) + " has not run yet: no logs");
+    if (static_cast<size_t>(pod) >= r->pods.size())
+      return fail(
+          res, 404,
+          "job " + std::to_string(id) + " has " + std::to_string(r->pods.size()) + " pod(s)");
+    const auto ask = state_->request_log(id, pod, {tail, offset, static_cast<int64_t>(max_bytes)});
+    if (!ask.id) return fail(res, ask.status, ask.error);
+    const std::string node = r->pods[static_cast<size_t>(pod)].node;
+    const bool answered = state_->log_cv().wait_for(lk, std::chrono::seconds(10), [&] {
+      const auto* f = state_->log_fetch(ask.id);
+      return stop_ || (f && f->done);
+    });
+    const auto* f = state_->log_fetch(ask.id);
+    if (answered && f && f->done) {
+      res.status = f->status;
+      if (f->size >= 0) res.set_header("X-Sluice-Log-Size", std::to_string(f->size));
+      res.set_content(f->body, f->content_type.empty() ? "text/plain" : f->content_type);
+    } else {
+      fail(res, 504,
+           "the agent of node " + node +
+               " did not answer within 10 s: it may be down or cut off (`sluice nodes` "
+               "shows when it was last seen); the log stays on that node");
+    }
+    state_->forget_log(ask.id);
+  });
 
   // --- Cluster -------------------------------------------------------------------------------
   h.Get("/v1/queues", [this, who, now](const net::Request& req, net::Response& res) {
     if (!who(req, res)) return;
     std::lock_guard lk(state_->mu());
     reply(res, 200, state_->queues_view(now()));
+  });
+  // The LocalQueues the caller may submit to, with their ClusterQueue's state.
+  h.Get("/v1/localqueues", [this, who, now](const net::Request& req, net::Response& res) {
+    auto caller = who(req, res);
+    if (!caller) return;
+    json out = json::array();
+    {
+      std::lock_guard lk(state_->mu());
+      json all = state_->local_queues_view(now());
+      for (auto& q : all["local_queues"])
+        if (q["namespace"] == "*" || caller->sees(q["namespace"].get<std::string>()))
+          out.push_back(std::move(q));
+    }
+    reply(res, 200, json{{"local_queues", out}});
   });
   h.Get("/v1/nodes", [this, who, now](const net::Request& req, net::Response& res) {
     if (!who(req, res)) return;
@@ -444,12 +486,15 @@ void Server::routes() {
              return fail(res, 401, "missing or wrong credential for node \"" + node + "\"");
            if (!id || !status || *status < 200 || *status > 599)
              return fail(res, 400, "expected /v1/agents/NODE/logs/ID?status=CODE");
+           // The log's size on the node (agents before issue 17 send none: -1).
+           const auto size = parse_id(req.get_param_value("size"));
            if (!state_->deliver_log(node, *id, static_cast<int>(*status), req.body,
-                                    req.get_header_value("Content-Type")))
+                                    req.get_header_value("Content-Type"),
+                                    size ? static_cast<int64_t>(*size) : -1))
              return fail(res, 404, "no log request " + req.matches[2].str() + " for node " + node);
            reply(res, 200, json{{"delivered", true}});
          },
-         {.max_body_bytes = kMaxLogBytes + (64 << 10),
+         {.max_body_bytes = options_.log_max_bytes + (64 << 10),
           .large_body_allowed = [this](const std::string& path, const std::string& authorization) {
             // "/v1/agents/NODE/logs/ID": only that node's own credential may send a large body.
             const std::string prefix = "/v1/agents/";
@@ -478,6 +523,39 @@ void Server::routes() {
              return fail(res, 503, "the reset could not be written", {refusal()});
            log("node " + node + ": credential reset by " + caller->name);
            reply(res, 200, json{{"node", node}, {"reset", true}});
+         });
+
+  // An admin takes a node out of scheduling or puts it back (Slurm's drain / resume).
+  h.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|resume))",
+         [this, who](const net::Request& req, net::Response& res) {
+           auto caller = who(req, res);
+           if (!caller) return;
+           if (!caller->admin)
+             return fail(res, 403, "only an admin token may cordon or drain a node");
+           const std::string node = req.matches[1];
+           const std::string verb = req.matches[2];
+           std::string reason;
+           if (!req.body.empty()) {
+             const auto body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+             if (!body.is_object() || (body.contains("reason") && !body["reason"].is_string()))
+               return fail(res, 400, "expected {\"reason\": \"...\"}");
+             reason = body.value("reason", "");
+             if (reason.size() > 1024) return fail(res, 400, "reason: at most 1024 bytes");
+           }
+           uint64_t ticket = 0;
+           int status = 0;
+           json view;
+           {
+             std::lock_guard lk(state_->mu());
+             status = state_->set_node_hold(node, verb == "resume" ? "" : verb, reason, &ticket);
+           }
+           if (status != 200) return fail(res, status, "no node \"" + node + "\" is configured");
+           if (ticket && !store_->wait(ticket))
+             return fail(res, 503, "the change could not be written", {refusal()});
+           log("node " + node + ": " + verb + " by " + caller->name +
+               (reason.empty() ? "" : " (" + reason + ")"));
+           kick();
+           reply(res, 200, json{{"node", node}, {"hold", verb == "resume" ? "" : verb}});
          });
 
   // --- A status page for people ----------------------------------------------------------------

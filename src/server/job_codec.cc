@@ -97,6 +97,9 @@ json encode_job(const Job& job, const Config& config) {
       {"user", job.user},
       {"run_as_uid", job.run_as_uid},
       {"run_as_gid", job.run_as_gid},
+      {"submitter_uid", job.submitter_uid},
+      {"submitter_gid", job.submitter_gid},
+      {"working_dir", job.working_dir},
       {"gang_env", gang_env_name(job.gang_env)},
       {"completions", job.completions.total},
       {"indexed", job.completions.indexed}};
@@ -194,6 +197,9 @@ Result<Job> decode_job(const json& j, const Config& config) {
     job.user = j.value("user", "");
     job.run_as_uid = j.value("run_as_uid", int64_t{-1});
     job.run_as_gid = j.value("run_as_gid", int64_t{-1});
+    job.submitter_uid = j.value("submitter_uid", int64_t{-1});
+    job.submitter_gid = j.value("submitter_gid", int64_t{-1});
+    job.working_dir = j.value("working_dir", "");
     return job;
   } catch (const json::exception& e) {
     return Error{std::string("malformed stored job: ") + e.what()};

@@ -1,6 +1,7 @@
 #include "server/run_as.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace sluice::server {
 namespace {
@@ -23,7 +24,37 @@ bool queue_allows_root(const Job& job, const Config& config) {
   return config.cluster_queues[static_cast<size_t>(cq)].allow_root_pods;
 }
 
+// A unix id as a decimal: 1 .. 2^32-2 (0, root, is never taken from a client).
+int64_t unix_id(const std::string& text) {
+  if (text.empty() || text.size() > 10) return -1;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v > 0 && v < 4294967295LL ? v : -1;
+}
+
 }  // namespace
+
+ClaimedUser claimed_user(const std::string& name, const std::string& uid, const std::string& gid) {
+  ClaimedUser out;
+  // A login name: letters, digits, '.', '_', '-', at most 64 bytes (it is printed and filtered on).
+  const bool ok =
+      !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      });
+  if (ok) out.name = name;
+  out.uid = unix_id(uid);
+  out.gid = out.uid >= 0 ? unix_id(gid) : -1;
+  return out;
+}
+
+std::string implied_namespace(const Caller& caller) {
+  if (!caller.admin && caller.namespaces.size() == 1 && caller.namespaces[0] != "*")
+    return caller.namespaces[0];
+  return "default";
+}
 
 std::string resolve_run_as(Job& job, const Caller& caller, const Config& config) {
   const UnixIdentity& me = caller.unix_id;
@@ -59,6 +90,9 @@ void set_pod_identity(proto::Assignment& as, const Job& job, const Admission& ad
   as.run_as_uid = job.run_as_uid;
   as.run_as_gid = job.run_as_gid;
   as.allow_root = config.cluster_queues[static_cast<size_t>(admission.queue)].allow_root_pods;
+  as.working_dir = job.working_dir;
+  as.submitter_uid = job.submitter_uid;
+  as.submitter_gid = job.submitter_gid;
   if (pod >= admission.placement.pods.size()) return;
   const auto set = static_cast<size_t>(admission.placement.pods[pod].pod_set);
   if (set >= job.pod_sets.size()) return;

@@ -22,8 +22,24 @@ namespace sluice::server {
 // submit it (a 403).
 std::string resolve_run_as(Job& job, const Caller& caller, const Config& config);
 
+// Who the client says it is (X-Sluice-User, -Uid, -Gid), believed only by a server without
+// tokens, which listens on loopback and treats every caller as an admin anyway: the jobs'
+// submitter, and the ids a root agent may run them as (docs/agent.md, "Who a pod runs as").
+// A malformed name is ignored (""); uid or gid 0 or malformed: -1.
+struct ClaimedUser {
+  std::string name;
+  int64_t uid = -1;
+  int64_t gid = -1;
+};
+ClaimedUser claimed_user(const std::string& name, const std::string& uid, const std::string& gid);
+
+// The namespace of a job document that names none: a member token's only namespace, else
+// "default".
+std::string implied_namespace(const Caller& caller);
+
 // What the agent needs to run pod `pod` of admitted `job` as someone and within its requests:
-// run_as_uid/gid, user, allow_root (its ClusterQueue's), cpu_milli and memory_mib.
+// run_as_uid/gid, user, allow_root (its ClusterQueue's), cpu_milli and memory_mib, the working
+// directory and the submitter's ids.
 void set_pod_identity(proto::Assignment& as, const Job& job, const Admission& admission, size_t pod,
                       const Config& config);
 

@@ -26,6 +26,9 @@ struct ServeOptions {
   ServerOptions state;
   int64_t cycle_interval_ms = 1000;  // at least one cycle this often, besides event triggers
   size_t max_body_bytes = 1 << 20;
+  // The most of a pod's log one answer carries (`sluice logs`; longer logs come back as their
+  // head and tail with a "[... N bytes cut ...]" line). Held in memory once per request.
+  size_t log_max_bytes = 16 << 20;
   // Handler threads. Agents long-poll: each holds one while it waits, so this bounds the agents
   // that wait at once; the others queue (up to http_max_queued, then 503) and retry.
   // Sockets, slow clients and idle keep-alive connections cost no thread (docs/api.md).

@@ -82,6 +82,7 @@ ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, Ser
   rebuild_nodes({});
   if (store_)
     if (auto creds = store_->get_meta("node-credentials")) node_creds_.load(*creds);
+  load_node_holds();
 }
 
 void ServerState::rebuild_nodes(const std::map<std::string, NodeState>& old) {
@@ -95,8 +96,8 @@ void ServerState::rebuild_nodes(const std::map<std::string, NodeState>& old) {
       n = it->second;
       n.id = id;
     }
-    // A node takes work only while its agent is registered and syncing.
-    sched_->set_node_ready(n.id, n.ready);
+    // A node takes work only while its agent is registered and syncing, and not held.
+    sched_->set_node_ready(n.id, schedulable(n));
     nodes_.push_back(std::move(n));
   }
 }
@@ -258,6 +259,7 @@ std::string submit_event_body(const Job& job) {
       {{"event", "submit"},
        {"namespace", job.namespace_},
        {"queue", job.queue},
+       {"user", job.user},
        {"priority_class", job.priority_class},
        {"preemptible", job.preemptible},
        {"pods", total_pods(job)},

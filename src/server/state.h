@@ -194,6 +194,11 @@ class ServerState {
   // Forgets a node's credential (an admin, after the node's state directory was lost). 404
   // for a node that is not configured. The ticket makes it durable.
   int reset_node_credential(const std::string& node, uint64_t* ticket);
+  // Takes a node out of scheduling (Slurm's drain, Kubernetes' cordon): no new pods; running
+  // pods run on. hold: "cordon" or "drain" (the view then says draining, and drained once the
+  // node runs nothing), or "" to resume. Durable (the store's meta). 404 for an unknown node.
+  int set_node_hold(const std::string& node, const std::string& hold, const std::string& reason,
+                    uint64_t* ticket);
 
   // --- Logs through the agents' own channel (the server never dials an agent) ----------------
   struct LogFetch {
@@ -202,6 +207,7 @@ class ServerState {
     int status = 0;
     std::string body;
     std::string content_type;
+    int64_t size = -1;  // the log's size on the node (X-Sluice-Log-Size); -1: not said
   };
   // Asks the agent of pod `pod` of job `id` for its log with the node's next sync reply:
   // the request's id, or (id 0) the status and error to answer (404, 503 NotReady or busy).
@@ -210,10 +216,17 @@ class ServerState {
     int status = 200;
     std::string error;
   };
-  LogAsk request_log(JobId id, int32_t pod, int64_t tail_bytes);
+  // Which part of the log (proto::LogRequest): the last tail_bytes, or from offset on, or
+  // (both unset) all of it up to max_bytes, cut in the middle and marked where longer.
+  struct LogPart {
+    int64_t tail_bytes = 0;
+    int64_t offset = -1;
+    int64_t max_bytes = 0;
+  };
+  LogAsk request_log(JobId id, int32_t pod, LogPart part);
   // The agent's answer; false when `node` did not get request `id`.
   bool deliver_log(const std::string& node, uint64_t id, int status, std::string body,
-                   std::string content_type);
+                   std::string content_type, int64_t size = -1);
   // The request's state (nullptr: unknown); call with mu() held. log_cv() is notified when
   // an answer arrives; forget_log() drops the request once the handler is done with it.
   const LogFetch* log_fetch(uint64_t id) const;
@@ -230,6 +243,9 @@ class ServerState {
   // --- Views ----------------------------------------------------------------------------------
   nlohmann::json job_view(const JobRecord& r, TimeNs now) const;
   nlohmann::json queues_view(TimeNs now) const;
+  // {"local_queues": [{namespace, name, cluster_queue, pending, running,
+  // cluster_queue_pending, cluster_queue_running, usage}]}: every LocalQueue, in config order.
+  nlohmann::json local_queues_view(TimeNs now) const;
   nlohmann::json nodes_view(TimeNs now) const;
   std::string metrics_text(TimeNs now) const;
 
@@ -258,7 +274,13 @@ class ServerState {
     bool lost = false;  // NotReady for silence (jobs being fenced); cleared when it registers
     std::vector<int32_t> gpu_util_pct;    // last sample from the agent (NVML); empty: none
     std::vector<proto::LogRequest> logs;  // outbox
+    // An admin took it out of scheduling (set_node_hold): "cordon" or "drain"; "": none.
+    std::string hold;
+    std::string hold_reason;
   };
+  // Whether the scheduler may place new pods on it.
+  static bool schedulable(const NodeState& n) { return n.ready && n.hold.empty(); }
+  void load_node_holds();
 
   JobRecord& rec(JobId id) { return records_.at(id); }
   NodeState* node_by_name(const std::string& name);

@@ -180,7 +180,7 @@ ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRe
   n->last_seen_ns = now;
   if (!n->ready) {
     n->ready = true;
-    sched_->set_node_ready(n->id, true);
+    sched_->set_node_ready(n->id, schedulable(*n));
     dirty_ = true;
   }
   reconcile_registered(*n, req, now, &out.response);
@@ -413,7 +413,7 @@ proto::SyncResponse ServerState::take_outbox(const std::string& node, const std:
 // ---------------------------------------------------------------------------------------------
 // Logs: asked for in a node's sync reply, posted back by its agent on its authenticated channel
 
-ServerState::LogAsk ServerState::request_log(JobId id, int32_t pod, int64_t tail_bytes) {
+ServerState::LogAsk ServerState::request_log(JobId id, int32_t pod, LogPart part) {
   LogAsk out;
   const JobRecord* r = find(id);
   if (!r || pod < 0 || static_cast<size_t>(pod) >= r->pods.size()) {
@@ -437,19 +437,20 @@ ServerState::LogAsk ServerState::request_log(JobId id, int32_t pod, int64_t tail
   }
   out.id = next_log_id_++;
   log_fetches_[out.id].node = node;
-  n->logs.push_back({out.id, id, pod, tail_bytes});
+  n->logs.push_back({out.id, id, pod, part.tail_bytes, part.offset, part.max_bytes});
   notify_outbox(node);
   return out;
 }
 
 bool ServerState::deliver_log(const std::string& node, uint64_t id, int status, std::string body,
-                              std::string content_type) {
+                              std::string content_type, int64_t size) {
   auto it = log_fetches_.find(id);
   if (it == log_fetches_.end() || it->second.node != node || it->second.done) return false;
   it->second.done = true;
   it->second.status = status;
   it->second.body = std::move(body);
   it->second.content_type = std::move(content_type);
+  it->second.size = size;
   log_cv_.notify_all();
   return true;
 }
@@ -465,6 +466,38 @@ void ServerState::forget_log(uint64_t id) {
   if (NodeState* n = node_by_name(it->second.node))
     std::erase_if(n->logs, [&](const proto::LogRequest& l) { return l.id == id; });
   log_fetches_.erase(it);
+}
+
+// The holds, kept as one JSON object {node: {"hold", "reason"}} in the store's meta.
+int ServerState::set_node_hold(const std::string& node, const std::string& hold,
+                               const std::string& reason, uint64_t* ticket) {
+  NodeState* n = node_by_name(node);
+  if (!n) return 404;
+  n->hold = hold;
+  n->hold_reason = hold.empty() ? std::string() : reason;
+  sched_->set_node_ready(n->id, schedulable(*n));
+  dirty_ = true;  // resumed capacity: the next cycle looks at the queue again
+  nlohmann::json all = nlohmann::json::object();
+  for (const auto& x : nodes_)
+    if (!x.hold.empty()) all[x.name] = {{"hold", x.hold}, {"reason", x.hold_reason}};
+  write_.meta.push_back({"node-holds", proto::dump_json(all)});
+  *ticket = flush();
+  return 200;
+}
+
+void ServerState::load_node_holds() {
+  if (!store_) return;
+  const auto text = store_->get_meta("node-holds");
+  if (!text) return;
+  const auto all = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!all.is_object()) return;
+  for (auto& n : nodes_) {
+    const auto it = all.find(n.name);
+    if (it == all.end() || !it->is_object()) continue;
+    n.hold = it->value("hold", "");
+    n.hold_reason = it->value("reason", "");
+    sched_->set_node_ready(n.id, schedulable(n));
+  }
 }
 
 }  // namespace sluice::server

@@ -127,6 +127,7 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
           {"user", r.job.user},
           {"run_as_uid", r.job.run_as_uid >= 0 ? json(r.job.run_as_uid) : json(nullptr)},
           {"run_as_gid", r.job.run_as_gid >= 0 ? json(r.job.run_as_gid) : json(nullptr)},
+          {"working_dir", r.job.working_dir},
           {"flavors", flavors},
           {"pod_set_flavors", per_pod_set},
           {"borrowing", r.admission ? r.admission->borrowing : false},
@@ -189,6 +190,32 @@ json ServerState::queues_view(TimeNs now) const {
   return {{"queues", out}};
 }
 
+json ServerState::local_queues_view(TimeNs now) const {
+  const auto& cfg = *config_;
+  const json cqs = queues_view(now)["queues"];
+  // Pending and running per LocalQueue (namespace, name), from the scheduler's jobs.
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> counts;
+  sched_->for_each_pending([&](const Scheduler::PendingJob& p) {
+    counts[{p.job.namespace_, p.job.queue}].first++;
+  });
+  for (const auto& [id, rj] : sched_->running())
+    if (const JobRecord* r = find(id)) counts[{r->job.namespace_, r->job.queue}].second++;
+  json out = json::array();
+  for (const auto& lq : cfg.local_queues) {
+    const json& cq = cqs[static_cast<size_t>(lq.cluster_queue)];
+    const auto c = counts[{lq.namespace_, lq.name}];
+    out.push_back({{"namespace", lq.namespace_},
+                   {"name", lq.name},
+                   {"cluster_queue", cq["name"]},
+                   {"pending", c.first},
+                   {"running", c.second},
+                   {"cluster_queue_pending", cq["pending"]},
+                   {"cluster_queue_running", cq["running"]},
+                   {"usage", cq["usage"]}});
+  }
+  return {{"local_queues", out}};
+}
+
 json ServerState::nodes_view(TimeNs now) const {
   const auto& cfg = *config_;
   // The job on each device.
@@ -197,6 +224,11 @@ json ServerState::nodes_view(TimeNs now) const {
     if (const JobRecord* r = find(id))
       for (const auto& p : r->pods)
         for (int32_t g : p.gpus) on[{p.node, g}].push_back(id);
+  std::set<std::string> on_node;  // nodes that run a pod (CPU-only ones too)
+  for (const auto& [id, rj] : sched_->running())
+    if (const JobRecord* r = find(id))
+      for (const auto& p : r->pods)
+        if (!p.exited) on_node.insert(p.node);
   json out = json::array();
   const auto& alloc = sched_->alloc();
   for (const auto& n : nodes_) {
@@ -220,8 +252,16 @@ json ServerState::nodes_view(TimeNs now) const {
         {{"name", n.name},
          {"ready", n.ready},
          {"registered", n.registered},
+         // An admin's hold: "cordoned", "draining" (pods still run), "drained"; null: none.
+         {"hold", n.hold.empty() ? json(nullptr)
+                                 : json(n.hold == "cordon"      ? "cordoned"
+                                        : on_node.count(n.name) ? "draining"
+                                                                : "drained")},
+         {"hold_reason", n.hold_reason},
          {"agent", n.address},
-         {"last_seen_s_ago", n.registered ? json(unix_s(now - n.last_seen_ns)) : json(nullptr)},
+         // A node that went NotReady keeps its last sync's time; only one never seen has none.
+         {"last_seen_s_ago",
+          n.last_seen_ns > 0 ? json(unix_s(now - n.last_seen_ns)) : json(nullptr)},
          {"gpus", gpus},
          {"gpu_count", cn.gpus.size()},
          {"gpus_allocated", static_cast<double>(alloc_milli) / 1000.0}});

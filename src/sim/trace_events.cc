@@ -119,7 +119,8 @@ TraceOutput read_sluice_events(const std::string& name, const std::string& text)
         bad = "memory_mib: not a non-negative integer";
       else if (gpus == 0 && cpu == 0 && mem == 0)
         bad = "the job requests nothing";
-      if (e.contains("walltime")) {
+      // The server writes `walltime: null` for a job run without one: no estimate.
+      if (e.contains("walltime") && !e["walltime"].is_null()) {
         const auto w = seconds_field(e, "walltime");
         if (!w || *w < 0)
           bad = "walltime: not a non-negative number of seconds";

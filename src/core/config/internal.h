@@ -186,7 +186,8 @@ struct JobContext {
   // one input and seed give the same names (the server passes its clock).
   uint64_t name_seed = 0;
   uint64_t generated = 0;
-  std::optional<AdmittedStatus> admitted;  // the last job's status.admission (admitted.h)
+  std::string default_namespace = "default";  // metadata.namespace when a document has none
+  std::optional<AdmittedStatus> admitted;     // the last job's status.admission (admitted.h)
 };
 
 // A plain Pod of a Kueue pod group (kueue.x-k8s.io/pod-group-name label, pod-group-total-count

@@ -116,7 +116,7 @@ void JobReader::metadata(const YAML::Node& doc, const YAML::Node* node,
   if (!m.ok) return fail();
   d_.job.name = m.name;
   d_.generate_name = m.generate_name;
-  d_.job.namespace_ = m.namespace_;
+  d_.job.namespace_ = value_of(node, "namespace") ? m.namespace_ : ctx_.default_namespace;
   d_.annotations = m.annotations;
   for (const char* key : {"generateName", "name"})
     if (auto v = value_of(node, key))
@@ -306,15 +306,17 @@ bool JobReader::resolve_queue() {
   Job& job = d_.job;
   const std::string queue = d_.queue.empty() ? "default" : d_.queue;
   if (!c_.find_local_queue(job.namespace_, queue)) {
+    // Only the namespace's own queues: other tenants' names are not the submitter's business.
     std::vector<std::string> known;
-    for (const auto& q : c_.local_queues) known.push_back(q.namespace_ + "/" + q.name);
+    for (const auto& q : c_.local_queues)
+      if (q.namespace_ == job.namespace_ || q.namespace_ == "*") known.push_back(q.name);
     std::string what = d_.queue.empty() ? "no queue given (spec.queue, or label or annotation " +
                                               std::string(kQueueLabel) +
                                               ", or label queue) and no LocalQueue "
                                               "\"default\""
                                         : "LocalQueue " + quote(queue) + " not found";
     error_at(d_.queue_loc, what + " in namespace " + quote(job.namespace_) +
-                               " (queues: " + (known.empty() ? "none defined" : join(known)) + ")");
+                               " (its queues: " + (known.empty() ? "none" : join(known)) + ")");
     return false;
   }
   // Kueue leaves a job without a queue name alone; sluice queues it in "default", and says so.

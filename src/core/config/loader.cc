@@ -215,8 +215,11 @@ namespace {
 // Job documents read one at a time against a config, for both of parse_jobs' paths.
 class JobDocuments {
  public:
-  JobDocuments(const std::string& file, const Config& config, uint64_t name_seed)
-      : r_(file, sink_), ctx_{config, {}, {}, name_seed} {}
+  JobDocuments(const std::string& file, const Config& config, uint64_t name_seed,
+               const std::string& default_namespace)
+      : r_(file, sink_), ctx_{config, {}, {}, name_seed} {
+    ctx_.default_namespace = default_namespace;
+  }
 
   bool full() { return sink_.full(); }
   bool said_anything() const {
@@ -301,8 +304,9 @@ class JobDocuments {
 namespace config_detail {
 
 JobsOutput read_job_documents(const std::string& file, const std::vector<YAML::Node>& docs,
-                              const Config& config, uint64_t name_seed) {
-  JobDocuments jobs(file, config, name_seed);
+                              const Config& config, uint64_t name_seed,
+                              const std::string& default_namespace) {
+  JobDocuments jobs(file, config, name_seed, default_namespace);
   for (const YAML::Node& doc : docs) {
     if (jobs.full()) break;
     jobs.read(doc);
@@ -310,12 +314,13 @@ JobsOutput read_job_documents(const std::string& file, const std::vector<YAML::N
   return jobs.finish();
 }
 
-JobsOutput parse_jobs_yaml(const Source& source, const Config& config, uint64_t name_seed) {
+JobsOutput parse_jobs_yaml(const Source& source, const Config& config, uint64_t name_seed,
+                           const std::string& default_namespace) {
   Sink sink;
   std::vector<YAML::Node> docs;
   bool too_large = false;
   if (parse_yaml(source, sink, &docs, submission_limits(), &too_large))
-    return read_job_documents(source.name, docs, config, name_seed);
+    return read_job_documents(source.name, docs, config, name_seed, default_namespace);
   sink.finish();
   JobsOutput out;
   out.errors = std::move(sink.errors);
@@ -324,7 +329,8 @@ JobsOutput parse_jobs_yaml(const Source& source, const Config& config, uint64_t 
 }
 
 std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& config,
-                                          uint64_t name_seed) {
+                                          uint64_t name_seed,
+                                          const std::string& default_namespace) {
   // Messages from nodes without marks would lack their line: at the first one, stop; the YAML
   // path says them instead.
   // Limits too: a violation is said by the YAML path, with its line.
@@ -332,7 +338,7 @@ std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& co
   if (check_text(source.text, limits)) return std::nullopt;
   InputBudget budget;
   bool within = true;
-  JobDocuments jobs(source.name, config, name_seed);
+  JobDocuments jobs(source.name, config, name_seed, default_namespace);
   const bool read = for_each_json_document(source.text, [&](const YAML::Node& doc) {
     within = !check_document(doc, limits, budget);
     if (within) jobs.read(doc);
@@ -346,9 +352,11 @@ std::optional<JobsOutput> parse_jobs_json(const Source& source, const Config& co
 
 }  // namespace config_detail
 
-JobsOutput parse_jobs(const Source& source, const Config& config, uint64_t name_seed) {
-  if (auto out = cd::parse_jobs_json(source, config, name_seed)) return std::move(*out);
-  return cd::parse_jobs_yaml(source, config, name_seed);
+JobsOutput parse_jobs(const Source& source, const Config& config, uint64_t name_seed,
+                      const std::string& default_namespace) {
+  if (auto out = cd::parse_jobs_json(source, config, name_seed, default_namespace))
+    return std::move(*out);
+  return cd::parse_jobs_yaml(source, config, name_seed, default_namespace);
 }
 
 }  // namespace sluice

@@ -56,7 +56,10 @@ struct JobsOutput {
   bool too_large = false;          // refused by a size limit (input_limits.h): HTTP 413
 };
 // name_seed: where metadata.generateName suffixes come from (the server passes its clock).
-JobsOutput parse_jobs(const Source& source, const Config& config, uint64_t name_seed = 0);
+// default_namespace: a job's namespace when its document names none (the server passes a
+// member token's one namespace).
+JobsOutput parse_jobs(const Source& source, const Config& config, uint64_t name_seed = 0,
+                      const std::string& default_namespace = "default");
 
 // Human summary for `sluice check`: cluster, flavors, cohorts, queues and quotas.
 std::string summarize(const Config& config);

@@ -12,18 +12,31 @@ void JobReader::sluice_job(const YAML::Node& doc) {
   const YAML::Node* spec_node = top.required("spec");
   if (!spec_node) return fail();
   d_.spec_loc = Loc{r_.where(*spec_node), "spec"};
-  MapReader spec(r_, *spec_node, "spec", {{"queue",         "priorityClassName",
-                                           "preemptible",   "interactive",
-                                           "podSets",       "gpuModels",
-                                           "topology",      "gpuLocality",
-                                           "walltime",      "checkpointGrace",
-                                           "command",       "env",
-                                           "submitTime",    "id",
-                                           "gpus",          "pods",
-                                           "cpu",           "memory",
-                                           "gpuFraction",   "resources",
-                                           "fallback",      "securityContext",
-                                           "distributedEnv"}});
+  MapReader spec(r_, *spec_node, "spec",
+                 {{"queue",
+                   "priorityClassName",
+                   "preemptible",
+                   "interactive",
+                   "podSets",
+                   "gpuModels",
+                   "topology",
+                   "gpuLocality",
+                   "walltime",
+                   "checkpointGrace",
+                   "command",
+                   "env",
+                   "submitTime",
+                   "id",
+                   "gpus",
+                   "pods",
+                   "cpu",
+                   "memory",
+                   "gpuFraction",
+                   "resources",
+                   "fallback",
+                   "securityContext",
+                   "distributedEnv",
+                   "workingDir"}});
   if (!spec.is_map()) return fail();
   sluice_spec(spec, *spec_node);
 }
@@ -133,6 +146,20 @@ void JobReader::sluice_run_fields(MapReader& spec) {
       } else {
         fail();
       }
+    }
+  }
+  // spec.workingDir: where the pods start, on nodes that have it (docs/config.md).
+  if (const YAML::Node* n = spec.find("workingDir")) {
+    const auto v = r_.str(*n, "spec.workingDir");
+    const std::string dir = v.value_or("");
+    if (!v) {
+      fail();
+    } else if (dir.empty() || dir.front() != '/' || dir.size() > 4096) {
+      r_.error(*n, "spec.workingDir",
+               quote(dir) + " must be an absolute path (at most 4096 bytes)");
+      fail();
+    } else {
+      job.working_dir = dir;
     }
   }
   if (const YAML::Node* n = spec.find("submitTime")) {

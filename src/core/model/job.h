@@ -124,6 +124,14 @@ struct Job {
   std::string user;
   int64_t run_as_uid = -1;
   int64_t run_as_gid = -1;
+  // The submitter's own unix ids as its client reported them (a server without tokens only;
+  // -1: none). A root agent runs the pods as them when no run_as_uid is set and the job's
+  // working directory exists on its node (the node shares the submitter's filesystem).
+  int64_t submitter_uid = -1;
+  int64_t submitter_gid = -1;
+  // Where the pods start (spec.workingDir, `sluice run`'s directory): absolute; "" = the
+  // agent's per-pod directory.
+  std::string working_dir;
 
   // Sum of all pods' requests.
   ResourceVec total_requests() const;

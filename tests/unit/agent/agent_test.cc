@@ -254,7 +254,7 @@ TEST_F(AgentTest, RegistersRunsAPodAndReportsItsExit) {
   EXPECT_EQ(logs->body, "hello from n1\n");
   auto tail = cli.Get("/v1/logs/7/0?tail_bytes=3", node);
   ASSERT_TRUE(tail);
-  EXPECT_EQ(tail->body, "n1\n");
+  EXPECT_EQ(tail->body, "[... 11 bytes cut ...]\nn1\n");  // never cut silently
   auto missing = cli.Get("/v1/logs/8/0", node);
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);

@@ -209,5 +209,84 @@ TEST_F(IsolationTest, PodJoinsItsCgroupBeforeExec) {
   EXPECT_EQ(read_file(cg_root + "/sluice/5-0/memory.max"), "67108864");
 }
 
+// `sluice run` from a shared directory: a root agent runs the pod there as the submitter (a
+// server without tokens reports the submitter's ids), and a relative command resolves there.
+TEST_F(IsolationTest, RootAgentRunsInTheSubmittersDirectoryAsTheSubmitter) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (pods change user only under a root agent)";
+  IsolationOptions o;
+  o.identity.range_first = 61000;
+  o.identity.range_last = 61999;
+  o.cgroups.mode = "off";
+  auto iso = isolation(o);
+  ASSERT_TRUE(iso);
+  auto r = runner();
+  const std::string proj = tmp_.path() + "/proj";
+  std::filesystem::create_directory(proj);
+  ASSERT_EQ(::chown(proj.c_str(), kUidA, kUidA), 0);
+  ::chmod(proj.c_str(), 0700);
+  std::ofstream(proj + "/job.sh") << "#!/bin/sh\nid -u > out.txt; pwd >> out.txt\n";
+  ::chmod((proj + "/job.sh").c_str(), 0755);
+  proto::Assignment a;
+  a.working_dir = proj;
+  a.submitter_uid = kUidA;
+  a.submitter_gid = kUidA;
+  a.job = 11;
+  a.job_namespace = "a";
+  a.command = {"./job.sh"};
+  PodLaunch launch;
+  launch.ref = {11, 0};
+  launch.argv = a.command;
+  ASSERT_EQ(iso->prepare(a, {"n1", "http://127.0.0.1:1", ""}, environ, launch), "");
+  EXPECT_EQ(launch.start_dir, proj);
+  EXPECT_EQ(launch.note, "");
+  ASSERT_TRUE(launch.identity);
+  EXPECT_EQ(launch.identity->uid, kUidA);
+  r->launch(std::move(launch));
+  ASSERT_TRUE(testing::wait_until([&] {
+    for (auto& e : r->wait_events(100ms).exits)
+      if (e.job == 11) return true;
+    return false;
+  }));
+  EXPECT_EQ(read_file(proj + "/out.txt"), "60101\n" + proj + "\n");
+
+  // The same job where the directory does not exist (another node's files): its namespace's
+  // uid in its own work dir, and its log says why.
+  a.job = 12;
+  a.working_dir = tmp_.path() + "/elsewhere";
+  const auto e = run(*iso, *r, 12, "a", "pwd; id -u", a);
+  EXPECT_EQ(e.reason, "exited");
+  const std::string out = read_file(pod_paths(state_, {12, 0}).log);
+  EXPECT_EQ(
+      out.rfind("sluice: working directory " + a.working_dir + " does not exist on node n1", 0), 0u)
+      << out;
+  EXPECT_NE(out.find("not the submitter's uid 60101"), std::string::npos) << out;
+  EXPECT_NE(out.find(pod_paths(state_, {12, 0}).work_dir + "\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\n60101\n"), std::string::npos) << out;  // `id -u`: not the submitter
+}
+
+TEST_F(IsolationTest, AgentThatCannotChangeUsersSaysSo) {
+  IsolationOptions o;
+  o.drop_privileges = 0;
+  o.cgroups.mode = "off";
+  auto iso = isolation(o);
+  ASSERT_TRUE(iso);
+  proto::Assignment a;
+  a.job = 13;
+  a.job_namespace = "a";
+  a.submitter_uid = static_cast<int64_t>(::geteuid()) + 1;
+  PodLaunch launch;
+  EXPECT_EQ(iso->prepare(a, {}, environ, launch), "");
+  EXPECT_NE(launch.note.find("not the submitter's uid " + std::to_string(a.submitter_uid)),
+            std::string::npos)
+      << launch.note;
+  a.submitter_uid = ::geteuid();  // the same user: nothing to say
+  PodLaunch same;
+  EXPECT_EQ(iso->prepare(a, {}, environ, same), "");
+  EXPECT_EQ(same.note, "");
+  a.working_dir = "relative/dir";
+  EXPECT_EQ(iso->prepare(a, {}, environ, same),
+            "working directory \"relative/dir\" is not an absolute path");
+}
+
 }  // namespace
 }  // namespace sluice::agent

@@ -380,5 +380,43 @@ TEST_F(ProcessRunnerTest, AdoptedPodThatIsNotOurChildEndsAsLost) {
   EXPECT_EQ(e.exit_code, -1);
 }
 
+TEST_F(ProcessRunnerTest, RelativeCommandRunsInTheJobsWorkingDirectory) {
+  const std::string proj = dir_.path() + "/proj";
+  ::mkdir(proj.c_str(), 0755);
+  std::ofstream(proj + "/relative-script.sh") << "#!/bin/sh\necho ran in $(pwd)\n";
+  ::chmod((proj + "/relative-script.sh").c_str(), 0755);
+  PodLaunch p = sh(20, "");
+  p.argv = {"./relative-script.sh"};
+  p.start_dir = proj;
+  ASSERT_TRUE(runner_->launch(p));
+  EXPECT_EQ(wait_exit({20, 0}).exit_code, 0);
+  EXPECT_EQ(read_file(pod_paths(dir_.path(), {20, 0}).log), "ran in " + proj + "\n");
+}
+
+TEST_F(ProcessRunnerTest, NoteGoesToTheLogAndIntoAStartFailure) {
+  PodLaunch p = sh(21, "echo hi");
+  p.note = "working directory /x does not exist on node n1";
+  ASSERT_TRUE(runner_->launch(p));
+  EXPECT_EQ(wait_exit({21, 0}).exit_code, 0);
+  EXPECT_EQ(read_file(pod_paths(dir_.path(), {21, 0}).log),
+            "sluice: working directory /x does not exist on node n1\nhi\n");
+  PodLaunch q = sh(22, "");
+  q.argv = {"./relative-script.sh"};
+  q.note = "working directory /x does not exist on node n1";
+  ASSERT_TRUE(runner_->launch(q));
+  const auto e = wait_exit({22, 0});
+  EXPECT_EQ(e.reason, "start-failed");
+  EXPECT_NE(e.message.find("(working directory /x does not exist on node n1)"), std::string::npos)
+      << e.message;
+  PodLaunch r = sh(23, "true");
+  r.start_dir = dir_.path() + "/gone";
+  ASSERT_TRUE(runner_->launch(r));
+  const auto f = wait_exit({23, 0});
+  EXPECT_EQ(f.reason, "start-failed");
+  EXPECT_NE(f.message.find("cannot enter the working directory " + dir_.path() + "/gone"),
+            std::string::npos)
+      << f.message;
+}
+
 }  // namespace
 }  // namespace sluice::agent

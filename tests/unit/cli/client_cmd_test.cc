@@ -2,8 +2,10 @@
 // out, and the requests the server saw.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -56,10 +58,23 @@ class ClientCmd : public ::testing::Test {
       res.status = 202;
       res.set_content(R"({"jobs":[{"id":17,"name":"bert","queue":"team-a"}]})", "application/json");
     });
-    fake_.get("/v1/jobs", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(R"({"jobs":[{"id":17,"name":"bert","namespace":"nlp","queue":"train",
-        "state":"pending","gpus":8,"gpu_milli":8000,"placement":[],
-        "reason":"waiting for quota"}]})",
+    fake_.get("/v1/jobs", [](const httplib::Request& req, httplib::Response& res) {
+      // limit=1: one more job matched (the server says the list was cut).
+      const bool cut = req.get_param_value("limit") == "1";
+      res.set_content(
+          std::string(R"({"jobs":[{"id":17,"name":"bert","user":"alice","namespace":"nlp",
+        "queue":"train","state":"pending","gpus":8,"gpu_milli":8000,"placement":[],
+        "reason":"waiting for quota"}], "truncated": )") +
+              (cut ? "true}" : "false}"),
+          "application/json");
+    });
+    // Job 17 runs, then (from the second look on) has succeeded: `logs -f` follows it.
+    fake_.get(R"(/v1/jobs/(\d+))", [this](const httplib::Request&, httplib::Response& res) {
+      const bool done = ++job_looks_ > 1;
+      res.set_content(json{{"id", 17},
+                           {"state", done ? "succeeded" : "running"},
+                           {"placement", json::array({{{"pod", 0}, {"node", "n1"}}})}}
+                          .dump(),
                       "application/json");
     });
     fake_.get(R"(/v1/jobs/(\d+)/explain)", [](const httplib::Request& req, httplib::Response& res) {
@@ -68,7 +83,14 @@ class ClientCmd : public ::testing::Test {
                 {"explanation", "job 17 waits: quota"}};
       res.set_content(j.dump(), "application/json");
     });
-    fake_.get(R"(/v1/jobs/(\d+)/logs)", [](const httplib::Request&, httplib::Response& res) {
+    fake_.get(R"(/v1/jobs/(\d+)/logs)", [](const httplib::Request& req, httplib::Response& res) {
+      // The log is "epoch 1 loss 0.5\n", then "epoch 2\n" more from offset 17 on.
+      if (req.has_param("offset")) {
+        res.set_header("X-Sluice-Log-Size", "25");
+        res.set_content(req.get_param_value("offset") == "17" ? "epoch 2\n" : "", "text/plain");
+        return;
+      }
+      res.set_header("X-Sluice-Log-Size", "17");
       res.set_content("epoch 1 loss 0.5\n", "text/plain");
     });
     fake_.post(R"(/v1/jobs/(\d+)/cancel)", [](const httplib::Request& req, httplib::Response& res) {
@@ -83,10 +105,17 @@ class ClientCmd : public ::testing::Test {
     fake_.get("/v1/queues", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"queues":[]})", "application/json");
     });
+    fake_.get("/v1/localqueues", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"local_queues":[{"namespace":"nlp","name":"default",
+        "cluster_queue":"team","pending":1,"running":2,"cluster_queue_pending":5,
+        "usage":[{"resource":"nvidia.com/gpu","used":"6","nominal":"8"}]}]})",
+                      "application/json");
+    });
     fake_.start();
   }
 
   FakeServer fake_;
+  std::atomic<int> job_looks_{0};
 };
 
 TEST_F(ClientCmd, SubmitPostsEachFileAndPrintsTheIds) {
@@ -124,7 +153,7 @@ TEST_F(ClientCmd, RunBuildsAJobFromTheCommandLine) {
   EXPECT_EQ(doc["spec"]["pods"], 2);
   EXPECT_EQ(doc["spec"]["gpus"], 8);
   EXPECT_EQ(doc["spec"]["preemptible"], true);
-  EXPECT_EQ(doc["spec"]["env"], json({{"A", "1"}}));
+  EXPECT_EQ(doc["spec"]["env"]["A"], "1");
   EXPECT_EQ(doc["spec"]["command"], json({"python", "train.py", "-x", "--lr=3"}));
   EXPECT_EQ(doc["metadata"]["name"].get<std::string>().rfind("train-py-", 0), 0u);
 }
@@ -132,11 +161,30 @@ TEST_F(ClientCmd, RunBuildsAJobFromTheCommandLine) {
 TEST_F(ClientCmd, RunEnvRightBeforeTheCommand) {
   // -e takes one value, so `--` still separates the command (flags after it are the command's).
   auto r = run({"run", "-q", "train", "--gpus", "1", "-e", "A=1", "-e", "B=2", "--dry-run", "-e",
-                "C=3", "--", "python3", "-u", "train.py", "--lr", "3e-4"});
+                "C=3", "--export=NONE", "--", "python3", "-u", "train.py", "--lr", "3e-4"});
   ASSERT_EQ(r.code, 0) << r.err;
   json doc = json::parse(r.out);
   EXPECT_EQ(doc["spec"]["env"], json({{"A", "1"}, {"B", "2"}, {"C", "3"}}));
   EXPECT_EQ(doc["spec"]["command"], json({"python3", "-u", "train.py", "--lr", "3e-4"}));
+}
+
+// Slurm's habits: the shell's environment (not the token) and directory go with the job, the
+// time is Slurm's, and -q may be left out.
+TEST_F(ClientCmd, RunTakesTheShellsEnvironmentAndDirectory) {
+  setenv("MYVAR", "hello", 1);
+  setenv("SLUICE_TOKEN", "secret", 1);
+  auto r = run({"run", "--server", fake_.url(), "--cpu", "1", "-t", "1-00:00:00", "--", "sh", "-c",
+                "echo $MYVAR"});
+  unsetenv("MYVAR");
+  unsetenv("SLUICE_TOKEN");
+  EXPECT_EQ(r.code, 0) << r.err;
+  json doc = json::parse(fake_.last().body);
+  EXPECT_EQ(doc["spec"]["env"]["MYVAR"], "hello");
+  EXPECT_FALSE(doc["spec"]["env"].contains("SLUICE_TOKEN"));
+  EXPECT_EQ(doc["spec"]["workingDir"], std::filesystem::current_path().string());
+  EXPECT_EQ(doc["spec"]["walltime"], "86400s");
+  EXPECT_FALSE(doc["spec"].contains("queue"));
+  EXPECT_EQ(fake_.last().authorization, "Bearer secret");  // the token travels as a header only
 }
 
 TEST_F(ClientCmd, RunDryRunPrintsTheDocumentOnly) {
@@ -155,17 +203,26 @@ TEST_F(ClientCmd, RunExcludesContradictoryFlags) {
 
 TEST_F(ClientCmd, JobsSendsFiltersAndPrintsATable) {
   auto r = run({"jobs", "--server", fake_.url(), "--state", "pending,running", "-q", "train",
-                "--limit", "5"});
+                "--limit", "5", "--user", "alice"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
-            "ID  NAME  NAMESPACE  QUEUE  STATE    GPUS  AGE  NODE(S)  REASON\n"
-            "17  bert  nlp        train  pending     8    -  -        waiting for quota\n");
+            "ID  NAME  USER   NAMESPACE  QUEUE  STATE    GPUS  AGE  NODE(S)  REASON\n"
+            "17  bert  alice  nlp        train  pending     8    -  -        waiting for quota\n");
   auto seen = fake_.last();
   EXPECT_EQ(seen.path, "/v1/jobs");
   EXPECT_EQ(seen.params.find("state")->second, "pending,running");
   EXPECT_EQ(seen.params.find("queue")->second, "train");
   EXPECT_EQ(seen.params.find("limit")->second, "5");
+  EXPECT_EQ(seen.params.find("user")->second, "alice");
   EXPECT_EQ(seen.params.count("namespace"), 0u);
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(ClientCmd, JobsSaysWhenTheListIsCut) {
+  auto r = run({"jobs", "--server", fake_.url(), "--limit", "1"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "(the newest 1 matching jobs; more match: narrow the filters or raise --limit)\n");
 }
 
 TEST_F(ClientCmd, JsonPrintsTheServersReplyAsIs) {
@@ -176,8 +233,18 @@ TEST_F(ClientCmd, JsonPrintsTheServersReplyAsIs) {
   EXPECT_NE(r.out.find("\n  "), std::string::npos);  // pretty
 }
 
-TEST_F(ClientCmd, EmptyListingSaysSo) {
+TEST_F(ClientCmd, QueuesListsTheLocalQueuesAUserSubmitsTo) {
   auto r = run({"queues", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(
+      r.out,
+      "NAMESPACE  QUEUE    CLUSTERQUEUE  PENDING  RUNNING  CQ PENDING  CQ GPU USED/NOMINAL\n"
+      "nlp        default  team                1        2           5                  6/8\n");
+  EXPECT_EQ(fake_.last().path, "/v1/localqueues");
+}
+
+TEST_F(ClientCmd, EmptyListingSaysSo) {
+  auto r = run({"queues", "--cluster-queues", "--server", fake_.url()});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "no queues\n");
 }
@@ -200,6 +267,37 @@ TEST_F(ClientCmd, LogsPassesPodAndTail) {
   EXPECT_EQ(fake_.last().path, "/v1/jobs/17/logs");
   EXPECT_EQ(fake_.last().params.find("pod")->second, "1");
   EXPECT_EQ(fake_.last().params.find("tail_bytes")->second, "100");
+}
+
+TEST_F(ClientCmd, LogsFollowsUntilTheJobEnds) {
+  auto r = run({"logs", "17", "-f", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "epoch 1 loss 0.5\nepoch 2\n");
+  EXPECT_EQ(fake_.last().params.find("offset")->second, "25");  // the end: nothing more
+}
+
+TEST_F(ClientCmd, AWordIsNotAJobId) {
+  for (const char* cmd : {"cancel", "logs", "explain"}) {
+    auto r = run({cmd, "big-out", "--server", fake_.url()});
+    EXPECT_EQ(r.code, 1) << cmd;
+    EXPECT_EQ(r.err.rfind("error: \"big-out\" is not a job id", 0), 0u) << r.err;
+  }
+  EXPECT_TRUE(fake_.seen().empty());
+}
+
+TEST_F(ClientCmd, CancelByNameCancelsTheMatchingLiveJobs) {
+  auto r = run({"cancel", "--name", "bert", "--user", "alice", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "cancelled job 17 (bert): cancelled\n");
+  const auto seen = fake_.seen();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].params.find("state")->second, "pending,running");
+  EXPECT_EQ(seen[0].params.find("user")->second, "alice");
+  EXPECT_EQ(seen[1].path, "/v1/jobs/17/cancel");
+  r = run({"cancel", "--name", "nobody", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.err, "no live job matches\n");
+  EXPECT_EQ(run({"cancel", "--server", fake_.url()}).code, 1);
 }
 
 TEST_F(ClientCmd, CancelTriesEveryIdAndExitsOneOnARefusal) {

@@ -31,7 +31,7 @@ TEST(ClientRun, BuildsTheShorthandJobDocument) {
     "apiVersion": "sluice.dev/v1alpha1", "kind": "Job",
     "metadata": {"name": "train-py-k3x9a", "namespace": "nlp"},
     "spec": {"queue": "train", "pods": 2, "gpus": 8, "cpu": "32", "memory": "256Gi",
-             "priorityClassName": "urgent", "walltime": "2h",
+             "priorityClassName": "urgent", "walltime": "7200s",
              "command": ["torchrun", "--nnodes=2", "train.py", "--lr", "3e-4"],
              "env": {"NCCL_DEBUG": "WARN", "EMPTY": ""}, "distributedEnv": "torch"}})"));
 }
@@ -81,13 +81,53 @@ TEST(ClientRun, RefusesOptionsThatCannotBeRight) {
   EXPECT_NE(message(a).find("share of one GPU"), std::string::npos);
   a = train_args();
   a.walltime = "soon";
-  EXPECT_NE(message(a).find("--walltime \"soon\" is not a duration"), std::string::npos);
+  EXPECT_NE(message(a).find("--time \"soon\" is not a time limit"), std::string::npos);
+  a = train_args();
+  a.chdir = "rel";
+  EXPECT_EQ(message(a), "error: --chdir \"rel\": relative, and no current directory");
+  a = train_args();
+  a.export_spec = "SLUICE_TOKEN";
+  EXPECT_EQ(message(a), "error: --export: SLUICE_TOKEN: SLUICE_* variables are set by sluice");
   a = train_args();
   a.env = {"NOEQUALS"};
   EXPECT_EQ(message(a), "error: --env \"NOEQUALS\" must be KEY=VALUE");
   a = train_args();
   a.preemptible = a.no_preemptible = true;
   EXPECT_NE(message(a).find("exclude each other"), std::string::npos);
+}
+
+// What a Slurm user expects of `srun`: their directory, their environment, --time in minutes,
+// and no queue needed where the namespace has a "default" one.
+TEST(ClientRun, CarriesTheCallersDirectoryEnvironmentAndSlurmTime) {
+  const char* const caller[] = {"MYVAR=hello", "SLUICE_TOKEN=secret", "PWD=/home/a/proj", nullptr};
+  RunArgs a;
+  a.cpu = "1";
+  a.walltime = "1:30:00";
+  a.caller_env = caller;
+  a.cwd = "/home/a/proj";
+  a.env = {"MYVAR=override"};
+  a.command = {"./relative-script.sh"};
+  auto doc = build_run_job(a, "x");
+  ASSERT_TRUE(doc.ok) << doc.failure.message;
+  const json& spec = doc.value["spec"];
+  EXPECT_FALSE(spec.contains("queue"));  // the server's default: LocalQueue "default"
+  EXPECT_EQ(spec["workingDir"], "/home/a/proj");
+  EXPECT_EQ(spec["walltime"], "5400s");
+  EXPECT_EQ(spec["env"], json({{"MYVAR", "override"}}));  // -e wins; no token, no PWD
+  a.chdir = "sub/dir";
+  a.export_spec = "NONE";
+  a.env.clear();
+  a.walltime = "2";  // minutes, as Slurm's --time=2
+  doc = build_run_job(a, "x");
+  ASSERT_TRUE(doc.ok) << doc.failure.message;
+  EXPECT_EQ(doc.value["spec"]["workingDir"], "/home/a/proj/sub/dir");
+  EXPECT_FALSE(doc.value["spec"].contains("env"));
+  EXPECT_EQ(doc.value["spec"]["walltime"], "120s");
+  a.chdir = "/scratch";
+  a.walltime = "UNLIMITED";
+  doc = build_run_job(a, "x");
+  EXPECT_EQ(doc.value["spec"]["workingDir"], "/scratch");
+  EXPECT_FALSE(doc.value["spec"].contains("walltime"));
 }
 
 TEST(ClientRun, DefaultNameComesFromTheScriptNotTheInterpreter) {
@@ -129,6 +169,21 @@ TEST(ClientRun, DocumentLoadsAgainstTheExampleConfig) {
     ASSERT_EQ(jobs.jobs.size(), 1u);
     EXPECT_EQ(jobs.jobs[0].namespace_, a.namespace_);
   }
+  // The job's directory reaches the job (and from it the agent).
+  RunArgs in_dir = frac;
+  in_dir.cwd = "/home/a/proj";
+  auto doc = build_run_job(in_dir, "abcde");
+  ASSERT_TRUE(doc.ok);
+  JobsOutput jobs = parse_jobs(Source{"run.json", doc.value.dump()}, loaded.config);
+  ASSERT_TRUE(jobs.errors.empty()) << jobs.errors.front();
+  EXPECT_EQ(jobs.jobs[0].working_dir, "/home/a/proj");
+  // A relative spec.workingDir is refused with its line.
+  doc.value["spec"]["workingDir"] = "proj";
+  jobs = parse_jobs(Source{"run.json", doc.value.dump()}, loaded.config);
+  ASSERT_FALSE(jobs.errors.empty());
+  EXPECT_NE(jobs.errors.front().find("spec.workingDir: \"proj\" must be an absolute path"),
+            std::string::npos)
+      << jobs.errors.front();
 }
 
 }  // namespace

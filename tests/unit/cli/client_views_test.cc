@@ -41,10 +41,11 @@ TEST(ClientViews, JobsTableShowsTheDocumentedColumns) {
   // Widths follow the content; the reason is cut at 60 characters.
   EXPECT_EQ(
       jobs_table(reply, {kNow, false}),
-      "ID  NAME            NAMESPACE  QUEUE      STATE                   GPUS  AGE  NODE(S)  "
+      "ID  NAME            USER  NAMESPACE  QUEUE      STATE                   GPUS  AGE  NODE(S)  "
       "REASON\n"
-      "17  bert            nlp        train      running                   16   9m  n1,n2    -\n"
-      "18  notebook-alice  vision     notebooks  pending (2x preempted)   0.5   2h  -        "
+      "17  bert            -     nlp        train      running                   16   9m  n1,n2    "
+      "-\n"
+      "18  notebook-alice  -     vision     notebooks  pending (2x preempted)   0.5   2h  -        "
       "ClusterQueue team-b: nvidia.com/gpu quota 8 in use, 0.5 m...\n");
 }
 
@@ -76,10 +77,10 @@ TEST(ClientViews, MissingFieldsPrintADash) {
   // A bare array and a job with nothing but an id: the table still renders.
   std::string t = jobs_table(json::array({json{{"id", 5}}}), {kNow, false});
   EXPECT_EQ(t,
-            "ID  NAME  NAMESPACE  QUEUE  STATE  GPUS  AGE  NODE(S)  REASON\n"
-            " 5  -     -          -      -         -    -  -        -\n");
+            "ID  NAME  USER  NAMESPACE  QUEUE  STATE  GPUS  AGE  NODE(S)  REASON\n"
+            " 5  -     -     -          -      -         -    -  -        -\n");
   EXPECT_EQ(jobs_table(json{{"unexpected", 1}}, {kNow, false}),
-            "ID  NAME  NAMESPACE  QUEUE  STATE  GPUS  AGE  NODE(S)  REASON\n");
+            "ID  NAME  USER  NAMESPACE  QUEUE  STATE  GPUS  AGE  NODE(S)  REASON\n");
 }
 
 TEST(ClientViews, PlacementNodesAreDistinctInPodOrderAndCapped) {

@@ -168,5 +168,34 @@ TEST(ServerRunAs, StoredJobsKeepTheirIdentityAndOldRecordsStayReadable) {
   EXPECT_EQ(read->run_as_gid, -1);
 }
 
+// A server without tokens believes the client's X-Sluice-User/-Uid/-Gid, within reason.
+TEST(ServerRunAs, ClaimedUserIsCheckedAndNeverRoot) {
+  const ClaimedUser ok = claimed_user("alice.b-2_x", "1000", "100");
+  EXPECT_EQ(ok.name, "alice.b-2_x");
+  EXPECT_EQ(ok.uid, 1000);
+  EXPECT_EQ(ok.gid, 100);
+  const ClaimedUser root = claimed_user("root", "0", "0");
+  EXPECT_EQ(root.name, "root");
+  EXPECT_EQ(root.uid, -1);  // never run pods as root on a client's word
+  EXPECT_EQ(root.gid, -1);
+  for (const char* name : {"", "a b", "x/y", "\n",
+                           "an-overly-long-name-that-goes-on-and-on-and-on-"
+                           "past-sixty-four-bytes"}) {
+    EXPECT_EQ(claimed_user(name, "1000", "1000").name, "") << name;
+  }
+  for (const char* uid : {"", "-1", "1e3", "4294967295", "99999999999", "12a"})
+    EXPECT_EQ(claimed_user("a", uid, "1").uid, -1) << uid;
+  EXPECT_EQ(claimed_user("a", "", "5").gid, -1);  // a gid alone means nothing
+}
+
+TEST(ServerRunAs, AMemberTokensOneNamespaceIsImplied) {
+  EXPECT_EQ(implied_namespace(member(1000, 1000)), "nlp");
+  Caller two{"bob", false, {"nlp", "vision"}, {}};
+  EXPECT_EQ(implied_namespace(two), "default");
+  Caller any{"carol", false, {"*"}, {}};
+  EXPECT_EQ(implied_namespace(any), "default");
+  EXPECT_EQ(implied_namespace(Caller{}), "default");  // auth off: admin
+}
+
 }  // namespace
 }  // namespace sluice::server

@@ -262,6 +262,22 @@ TEST_F(ServerStateTest, SilentAgentsJobRequeuesOnlyOnceItsOldRunIsDeadEverywhere
   sync("n1", {}, 12 * kS);
   st.check_agents(14 * kS);
   EXPECT_EQ(st.find(id)->state, JobState::kRunning);  // fencing: not yet requeued
+  // NotReady, and LAST-SEEN still tells when it was last heard of (11 s ago), not "never".
+  const auto nodes = st.nodes_view(14 * kS);
+  for (const auto& n : nodes["nodes"])
+    if (n["name"] == "n0") {
+      EXPECT_FALSE(n["ready"].get<bool>());
+      EXPECT_DOUBLE_EQ(n["last_seen_s_ago"].get<double>(), 11.0);
+    }
+  // The LocalQueue shows its running job, with its ClusterQueue's usage (8 of 8 GPUs).
+  const auto lqs = st.local_queues_view(14 * kS)["local_queues"];
+  ASSERT_EQ(lqs.size(), 1u);
+  EXPECT_EQ(lqs[0]["namespace"], "team");
+  EXPECT_EQ(lqs[0]["name"], "q");
+  EXPECT_EQ(lqs[0]["cluster_queue"], "cq");
+  EXPECT_EQ(lqs[0]["running"], 1);
+  EXPECT_EQ(lqs[0]["pending"], 0);
+  EXPECT_EQ(lqs[0]["usage"][0]["used"], "8");
   auto r1 = sync("n1", {}, 14 * kS);
   ASSERT_EQ(r1.stop.size(), 1u);  // the surviving pod of the gang, with the job's grace
   EXPECT_EQ(r1.stop[0].reason, "node-lost");
@@ -452,6 +468,60 @@ TEST_F(ServerStateTest, ReconfigureRefusesToDropANodeInUse) {
   } else {
     EXPECT_TRUE(res.ok());  // n1 is unused: dropping it is fine
   }
+}
+
+// An admin's drain (Slurm's) or cordon: no new pods on the node, running ones run on; resume
+// puts it back. The hold outlives the server (the store's meta).
+TEST(ServerStore, DrainedNodeTakesNoNewPodsUntilResumed) {
+  const auto dir = fresh_dir("holds");
+  auto cfg = config();
+  auto view = [](const ServerState& st, const char* node) {
+    const nlohmann::json all = st.nodes_view(3 * kS);
+    for (const auto& n : all["nodes"])
+      if (n["name"] == node) return n;
+    return nlohmann::json();
+  };
+  {
+    auto store = Store::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    join(st, reg("n0"), 0);
+    join(st, reg("n1"), 0);
+    uint64_t ticket = 0;
+    ASSERT_EQ(st.set_node_hold("n0", "drain", "disk", &ticket), 200);
+    ASSERT_TRUE((*store)->wait(ticket));
+    EXPECT_EQ(st.set_node_hold("nope", "drain", "", &ticket), 404);
+    const JobId a = st.submit(jobs(*cfg, job_yaml("a", 1, 4)), 1 * kS).ids[0];
+    const JobId b = st.submit(jobs(*cfg, job_yaml("b", 1, 4)), 1 * kS).ids[0];
+    ASSERT_TRUE((*store)->wait(st.cycle(2 * kS)));
+    // One 4-GPU pod fits on n1; the second would need n0.
+    EXPECT_EQ(st.find(a)->state, JobState::kRunning);
+    EXPECT_EQ(st.find(a)->pods[0].node, "n1");
+    EXPECT_EQ(st.find(b)->state, JobState::kPending);
+    EXPECT_EQ(view(st, "n0")["hold"], "drained");  // nothing runs there
+    EXPECT_EQ(view(st, "n0")["hold_reason"], "disk");
+    EXPECT_TRUE(view(st, "n1")["hold"].is_null());
+  }  // the server stops; the hold stays in its store
+  auto store = Store::open(dir.string());
+  ASSERT_TRUE(store.ok());
+  (*store)->start();
+  ServerState st(cfg, store->get(), ServerOptions{});
+  EXPECT_EQ(view(st, "n0")["hold"], "drained");
+  join(st, reg("n0"), 5 * kS);
+  const JobId c = st.submit(jobs(*cfg, job_yaml("c", 1, 4)), 6 * kS).ids[0];
+  st.cycle(7 * kS);
+  EXPECT_EQ(st.find(c)->state, JobState::kPending);  // registered again, still drained
+  uint64_t ticket = 0;
+  ASSERT_EQ(st.set_node_hold("n0", "", "", &ticket), 200);
+  st.cycle(8 * kS);
+  EXPECT_EQ(st.find(c)->state, JobState::kRunning);
+  EXPECT_EQ(st.find(c)->pods[0].node, "n0");
+  ASSERT_EQ(st.set_node_hold("n0", "drain", "", &ticket), 200);
+  EXPECT_EQ(view(st, "n0")["hold"], "draining");  // c runs on
+  ASSERT_EQ(st.set_node_hold("n0", "cordon", "", &ticket), 200);
+  EXPECT_EQ(view(st, "n0")["hold"], "cordoned");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {

@@ -108,6 +108,26 @@ TEST(SluiceEvents, RebuildsJobsFromEvents) {
   EXPECT_EQ(j.where, "ev.jsonl:2");
 }
 
+// The server writes `walltime: null` (and the submitter) for a job run without --time: the
+// replay reads its own daemon's log.
+TEST(SluiceEvents, ReadsTheServersOwnSubmitEvents) {
+  const std::string text =
+      R"({"event":"submit","time":1764650000.5,"id":3,"name":"sh-x","namespace":"default","queue":"default","user":"alice","priority_class":"","preemptible":true,"pods":1,"gpus":0,"gpu_milli":1000,"cpu_milli":1000,"memory_mib":0,"walltime":null})"
+      "\n"
+      R"({"event":"start","time":1764650001,"id":3})"
+      "\n"
+      R"({"event":"end","time":1764650003,"id":3})"
+      "\n";
+  const TraceOutput t = read_sluice_events("events.jsonl", text);
+  ASSERT_TRUE(t.errors.empty()) << t.errors.front();
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].job.walltime_ns, 2 * kNsPerSec);  // none given: the true run time
+  const TraceOutput bad = read_sluice_events(
+      "e", R"({"event":"submit","time":0,"id":1,"queue":"q","gpus":1,"walltime":"soon"})");
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_EQ(bad.errors[0], "e:1: walltime: not a non-negative number of seconds");
+}
+
 TEST(SluiceEvents, BadLinesNameFileAndLine) {
   const std::string text =
       "not json\n"

@@ -317,11 +317,11 @@ spec: {queue: train, gpus: 1}
   EXPECT_TRUE(has(e,
                   "jobs.yaml:4: spec.queue: no queue given (spec.queue, or label or annotation "
                   "kueue.x-k8s.io/queue-name, or label queue) and no LocalQueue \"default\" in "
-                  "namespace \"team-b\" (queues: team-a/train, team-a/default, team-a/gpus)"))
+                  "namespace \"team-b\" (its queues: none)"))
       << dump(e);
   EXPECT_TRUE(has(e,
                   "jobs.yaml:9: spec.queue: LocalQueue \"nope\" not found in namespace "
-                  "\"team-a\" (queues: team-a/train, team-a/default, team-a/gpus)"));
+                  "\"team-a\" (its queues: train, default, gpus)"));
   EXPECT_TRUE(has(e,
                   "jobs.yaml:14: spec.priorityClassName: unknown priority class \"vip\" "
                   "(defined: urgent; built-in: low, normal, medium, high, critical)"));
@@ -501,10 +501,35 @@ metadata: {name: p, namespace: elsewhere}
 spec:
   containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]
 )");
-  EXPECT_TRUE(any_contains(out.errors, {"jobs.yaml:3: metadata.labels: no queue given",
-                                        "no LocalQueue \"default\" in namespace \"elsewhere\"",
-                                        "(queues: team-a/train, team-a/default, team-a/gpus)"}))
+  EXPECT_TRUE(any_contains(
+      out.errors, {"jobs.yaml:3: metadata.labels: no queue given",
+                   "no LocalQueue \"default\" in namespace \"elsewhere\"", "(its queues: none)"}))
       << dump(out.errors);
+}
+
+// A member token's one namespace stands in for a document that names none (the server passes
+// it); a document's own namespace stays.
+TEST(ConfigJobs, DefaultNamespaceIsTheCallersWhenGiven) {
+  const char* text = R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: a}
+spec: {queue: train, gpus: 1}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: b, namespace: team-a}
+spec: {queue: train, gpus: 1}
+)";
+  const Config config = base_config();
+  auto out = parse_jobs(Source{"jobs.yaml", yaml(text)}, config, 0, "team-a");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 2u);
+  EXPECT_EQ(out.jobs[0].namespace_, "team-a");
+  EXPECT_EQ(out.jobs[1].namespace_, "team-a");
+  out = parse_jobs(Source{"jobs.yaml", yaml(text)}, config);
+  ASSERT_FALSE(out.errors.empty());
+  EXPECT_TRUE(any_contains(out.errors, {"namespace \"default\""})) << dump(out.errors);
 }
 
 TEST(ConfigJobs, JsonInput) {

@@ -1,0 +1,49 @@
+#pragma once
+// What the client commands' files share (client_cmd.cc, client_logs.cc): the server options,
+// printing a failure with its exit code, and small helpers for requests.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client_http.h"
+
+namespace sluice::cli {
+
+struct Common {
+  Connection conn;
+  bool json = false;
+  bool wide = false;
+};
+
+// --server, --token (with their environment defaults) and, where asked, --json.
+void add_common(CLI::App* cmd, Common& c, bool with_json);
+
+// Prints the failure and ends the command with its exit code (CLI11 prints nothing more for a
+// RuntimeError).
+[[noreturn]] void fail(const ClientFailure& f);
+
+template <class T>
+T need(Outcome<T> o) {
+  if (!o.ok) fail(o.failure);
+  return std::move(o.value);
+}
+
+double now_unix_s();
+void print_json(const nlohmann::json& j);
+
+// Adds "&key=value" (or "?key=value" first) when value is set.
+void add_query(std::string& path, const char* key, const std::string& value);
+
+// A job id as the user typed it: digits only, positive. nullopt otherwise.
+std::optional<unsigned long long> parse_job_id(const std::string& text);
+// The message for a word that is not a job id ("big-out"), naming what to use instead.
+ClientFailure not_a_job_id(const std::string& text);
+
+// `sluice logs` (client_logs.cc).
+void register_logs(CLI::App& app);
+
+}  // namespace sluice::cli

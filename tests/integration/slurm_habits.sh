@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# A Slurm user's habits on `sluice up` (issue 17): a relative script run from the user's own
+# directory with the shell's environment, -q left out, --time in Slurm's formats, the submitter
+# in `sluice jobs` (USER, --user), `sluice queues` as LocalQueues, `logs -f`, a long log cut in
+# the middle with a marker, clear errors (not a job id, another tenant's queues), and the
+# server's event log replayed by `sluice sim run`.
+set -euo pipefail
+: "${SLUICE_BIN:?}"
+command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
+tmp=$(mktemp -d)
+chmod 711 "$tmp"  # a root agent's pods (another uid) reach the user's directory through it
+pid=
+cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; echo "--- up log" >&2; cat "$tmp/up.log" >&2 || true; exit 1; }
+sluice() { "$SLUICE_BIN" "$@"; }
+job_id() { sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$1"; }
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export SLUICE_SERVER=http://127.0.0.1:$port
+sluice up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
+  --log-max-bytes 4096 --heartbeat-ms 100 >"$tmp/up.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "not ready"
+grep -q 'LocalQueue "default" of namespace "default"' "$tmp/up.log" || fail "the banner names the queue"
+
+# 1. A relative script in the user's directory, with the shell's variables; no -q.
+mkdir -p "$tmp/proj"
+printf '#!/bin/sh\necho "MYVAR=$MYVAR in $(pwd)"\n' >"$tmp/proj/relative-script.sh"
+chmod 755 "$tmp/proj/relative-script.sh"
+(cd "$tmp/proj" && MYVAR=hello sluice run --cpu 1 -t 10 -- ./relative-script.sh) >"$tmp/run1" ||
+  fail "run without -q: $(cat "$tmp/run1")"
+id1=$(job_id "$tmp/run1")
+[[ -n $id1 ]] || fail "no job id in: $(cat "$tmp/run1")"
+timeout 60 "$SLUICE_BIN" logs -f "$id1" >"$tmp/log1" || fail "logs -f"
+grep -qx "MYVAR=hello in $tmp/proj" "$tmp/log1" || fail "env and directory: $(cat "$tmp/log1")"
+(cd "$tmp/proj" && sluice run -q default --cpu 1 -- ./relative-script.sh) >"$tmp/run2" ||
+  fail "run -q default"
+timeout 60 "$SLUICE_BIN" logs -f "$(job_id "$tmp/run2")" | grep -q "in $tmp/proj" ||
+  fail "run -q default ./relative-script.sh"
+
+# 2. The submitter: USER column and --user.
+me=$(id -un)
+sluice jobs >"$tmp/jobs"
+head -1 "$tmp/jobs" | grep -q "USER" || fail "USER column: $(cat "$tmp/jobs")"
+grep -qE "^ *$id1 .* $me " "$tmp/jobs" || fail "job $id1 by $me: $(cat "$tmp/jobs")"
+[[ $(sluice jobs --user "$me" | wc -l) -ge 3 ]] || fail "--user $me"
+[[ $(sluice jobs --user nobody-here) == "no jobs" ]] || fail "--user nobody-here"
+
+# 3. A 20,000-line log: no silent cut at the cap (4096 bytes here).
+sluice run --cpu 1 --name big-out -- sh -c \
+  'i=0; while [ $i -lt 20000 ]; do echo "line $i"; i=$((i+1)); done' >"$tmp/run3"
+id3=$(job_id "$tmp/run3")
+timeout 120 "$SLUICE_BIN" logs -f "$id3" >"$tmp/follow3" || fail "logs -f of a long log"
+sluice logs "$id3" >"$tmp/log3"
+head -1 "$tmp/log3" | grep -qx "line 0" || fail "head: $(head -3 "$tmp/log3")"
+tail -1 "$tmp/log3" | grep -qx "line 19999" || fail "end: $(tail -3 "$tmp/log3")"
+grep -qE '^\[\.\.\. [0-9]+ bytes cut \.\.\.\]$' "$tmp/log3" || fail "no cut marker"
+sluice logs "$id3" --tail-bytes 100 >"$tmp/tail3"
+head -1 "$tmp/tail3" | grep -qE '^\[\.\.\. [0-9]+ bytes cut \.\.\.\]$' || fail "tail marker"
+sed -n 2p "$tmp/tail3" | grep -qE '^line [0-9]+$' || fail "tail starts on a line"
+# -f gave every line: the head, then raw bytes from where the first answer's file ended.
+grep -qx "line 19999" "$tmp/follow3" || fail "follow reached the end"
+
+# 4. Errors a user can act on, with the documented exit code 1.
+set +e
+sluice cancel big-out 2>"$tmp/err"; rc=$?
+set -e
+[[ $rc == 1 ]] || fail "cancel big-out exits $rc"
+grep -q '"big-out" is not a job id' "$tmp/err" || fail "not a job id: $(cat "$tmp/err")"
+set +e
+sluice jobs --no-such-option >/dev/null 2>&1; rc=$?
+set -e
+[[ $rc == 1 ]] || fail "a bad option exits $rc, docs say 1"
+set +e
+sluice run -q nope --cpu 1 -- true 2>"$tmp/err"; rc=$?
+set -e
+[[ $rc == 1 ]] || fail "unknown queue exits $rc"
+grep -q '(its queues: default)' "$tmp/err" || fail "unknown queue: $(cat "$tmp/err")"
+sluice run --cpu 1 -t 1-00:00:00 --dry-run -- true | grep -q '"walltime": "86400s"' ||
+  fail "--time D-HH:MM:SS"
+
+# 5. Queues as a user sees them; ClusterQueues with -c.
+sluice queues | grep -qE '^default +default +default ' || fail "queues: $(sluice queues)"
+sluice queues -c | grep -q "GPU USED/NOMINAL" || fail "queues -c"
+
+# 6. Cancel by name; then the event log replays through the simulator.
+sluice run --cpu 1 --name sleepy -- sleep 300 >/dev/null
+sluice cancel --name sleepy | grep -q "cancelled job" || fail "cancel --name"
+for _ in $(seq 1 100); do
+  [[ $(sluice jobs --state pending,running) == "no jobs" ]] && break
+  sleep 0.2
+done
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+pid=
+sluice sim run --config "$tmp/data/up-config.yaml" --trace "$tmp/data/events.jsonl" \
+  --trace-format sluice-events >"$tmp/sim" 2>&1 || fail "sim replay: $(cat "$tmp/sim")"
+echo "ok"
