@@ -9,6 +9,7 @@
 
 #include "core/config/loader.h"
 #include "server/server.h"
+#include "server/sqlite_store.h"
 
 namespace sluice::server {
 namespace {
@@ -459,7 +460,7 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   auto cfg = config();
   JobId running = 0, waiting = 0;
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
@@ -470,7 +471,7 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
     waiting = st.submit(jobs(*cfg, job_yaml("next", 1, 1)), 3 * kS).ids[0];
     ASSERT_TRUE((*store)->wait(st.cycle(4 * kS)));
   }  // "crash": the state is gone, the store stays
-  auto store = Store::open(dir.string());
+  auto store = SqliteStore::open(dir.string());
   ASSERT_TRUE(store.ok());
   auto stored = (*store)->load_jobs();
   ASSERT_TRUE(stored.ok());
@@ -505,7 +506,7 @@ TEST(ServerStore, FinishedJobsBeyondTheLimitAreDropped) {
   opt.keep_finished_jobs = 2;
   std::vector<JobId> ids;
   auto stored_ids = [&]() {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     EXPECT_TRUE(store.ok());
     std::set<JobId> out;
     auto stored = (*store)->load_jobs();
@@ -515,7 +516,7 @@ TEST(ServerStore, FinishedJobsBeyondTheLimitAreDropped) {
     return out;
   };
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), opt);
@@ -537,7 +538,7 @@ TEST(ServerStore, FinishedJobsBeyondTheLimitAreDropped) {
   }
   EXPECT_EQ(stored_ids(), (std::set<JobId>{ids[2], ids[3], ids[4]}));
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok());
     auto stored = (*store)->load_jobs();
     ASSERT_TRUE(stored.ok());
@@ -563,7 +564,7 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
   JobId id = 0;
   std::string reason;
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
@@ -580,7 +581,7 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
     ASSERT_EQ(st.find(id)->state, JobState::kFailed);
     reason = st.find(id)->reason;
   }
-  auto store = Store::open(dir.string());
+  auto store = SqliteStore::open(dir.string());
   ASSERT_TRUE(store.ok());
   auto stored = (*store)->load_jobs();
   ASSERT_TRUE(stored.ok());
@@ -615,7 +616,7 @@ TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
   };
   JobId running = 0;
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
@@ -631,7 +632,7 @@ TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
     ASSERT_TRUE((*store)->wait(st.cycle(2 * kH)));
     EXPECT_EQ(used(st, 2 * kH), 3000);  // 1 h + 2 h of one GPU
   }                                     // crash at 2 h
-  auto store = Store::open(dir.string());
+  auto store = SqliteStore::open(dir.string());
   ASSERT_TRUE(store.ok());
   auto stored = (*store)->load_jobs();
   ASSERT_TRUE(stored.ok());
