@@ -6,7 +6,7 @@ pkgs=(g++ cmake ninja-build pkg-config
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev libcpp-httplib-dev
   libssl-dev
   libboost1.81-dev googletest libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
-  curl python3 wrk nginx-light prometheus chromium bubblewrap
+  curl python3 wrk nginx-light prometheus chromium bubblewrap etcd-server etcd-client
   clang-16 libfuzzer-16-dev libclang-rt-16-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -293,6 +293,11 @@ void print_jobs_table(httplib::Client& cli) {
 }
 
 int run_up(UpArgs& a) {
+  if (!a.serve.opt.store.empty()) {
+    std::cerr << "error: sluice up keeps its store in --data-dir (SQLite); replicated servers "
+                 "on etcd are started with `sluice serve --store etcd://...` (docs/ha.md)\n";
+    return 2;
+  }
   sigset_t set;
   block_signals(&set);
   std::filesystem::create_directories(a.serve.opt.data_dir);

@@ -41,7 +41,7 @@ class EtcdClient {
   Result<nlohmann::json> call(const std::string& path, const nlohmann::json& body);
   // Every key in [key, range_end) in key order, read in pages of `page` keys at one revision.
   Result<std::vector<EtcdKv>> range(const std::string& key, const std::string& range_end,
-                                    size_t page = 500);
+                                    size_t page = 200);
   Result<std::optional<EtcdKv>> get(const std::string& key);
   // A new lease of ttl_s seconds; its id.
   Result<int64_t> grant(int64_t ttl_s);

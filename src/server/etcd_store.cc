@@ -90,7 +90,7 @@ Result<EtcdOptions> parse_etcd_url(const std::string& url) {
 }
 
 EtcdStore::EtcdStore(EtcdOptions options)
-    : options_(std::move(options)), writer_(options_.endpoints) {}
+    : options_(std::move(options)), writer_(options_.endpoints), reader_(options_.endpoints) {}
 
 Result<std::unique_ptr<EtcdStore>> EtcdStore::connect(EtcdOptions options) {
   if (options.endpoints.empty()) return Error{"--store: no etcd endpoint given"};
@@ -204,7 +204,8 @@ void EtcdStore::step_down(const std::string& why) {
 }
 
 Result<std::vector<StoredJob>> EtcdStore::load_jobs() {
-  auto kvs = writer_.range(options_.prefix + "jobs/", options_.prefix + "jobs0");
+  std::lock_guard lk(read_mu_);
+  auto kvs = reader_.range(options_.prefix + "jobs/", options_.prefix + "jobs0");
   if (!kvs) return Error{kvs.error()};
   std::vector<StoredJob> out;
   out.reserve(kvs->size());
@@ -221,7 +222,8 @@ Result<std::vector<StoredJob>> EtcdStore::load_jobs() {
 }
 
 std::optional<std::string> EtcdStore::get_meta(const std::string& k) {
-  auto r = writer_.get(options_.prefix + "meta/" + k);
+  std::lock_guard lk(read_mu_);
+  auto r = reader_.get(options_.prefix + "meta/" + k);
   if (!r || !*r) return std::nullopt;
   return (*r)->value;
 }

@@ -65,7 +65,9 @@ class EtcdStore final : public Store {
   std::string key(const std::string& kind, uint64_t n) const;
 
   EtcdOptions options_;
-  EtcdClient writer_;  // the writer thread's (and, before start(), the startup reads')
+  EtcdClient writer_;  // the writer thread's (and the election's, before start())
+  std::mutex read_mu_;
+  EtcdClient reader_;  // load_jobs() and get_meta(), under read_mu_
   int64_t lease_ = 0;
   uint64_t next_event_ = 1;
   std::atomic<bool> deposed_{false};

@@ -337,7 +337,8 @@ std::string ServerState::metrics_text(TimeNs now) const {
   w2.sample("sluice_scheduling_cycles_total", {}, static_cast<double>(metrics_.cycles));
   w2.family("sluice_last_cycle_timestamp_seconds", "gauge", "Unix time of the last cycle.");
   w2.sample("sluice_last_cycle_timestamp_seconds", {}, metrics_.last_cycle_unix_s);
-  w2.family("sluice_store_commit_seconds", "histogram", "Time of one durable SQLite commit.");
+  w2.family("sluice_store_commit_seconds", "histogram",
+            "Time of one durable commit (SQLite, or the etcd txns of one batch).");
   {
     std::lock_guard lk(metrics_.commit_mu);
     w2.histogram("sluice_store_commit_seconds", {}, metrics_.commit_seconds);

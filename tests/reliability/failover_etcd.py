@@ -5,7 +5,8 @@ A 3-member etcd cluster and 3 sluice replicas on free loopback ports. Four clien
 with unique names through the replicas' URLs (a standby answers 503 not_leader: the client
 tries the next, with a new name) while the leading replica is killed with SIGKILL, KILLS times, and restarted
 (it comes back as a standby); a replica that stepped down (exit 3) is restarted too. Once, one
-etcd member is killed as well: the service goes on with two. Every 202 goes into a ledger
+etcd member is killed as well: the service goes on with two. An agent given every replica's URL
+runs a long job meanwhile: its pod is never restarted or requeued. Every 202 goes into a ledger
 (id -> name). At the end: every acknowledged job is there under its name (0 lost), no id was
 acknowledged twice (0 duplicated), no submission is stored twice.
 
@@ -13,7 +14,6 @@ Skipped (exit 77) where `etcd` is not installed. Usage: failover_etcd.py [KILLS]
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,12 +21,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import Serve, check, finish, free_port, http, job, wait_for, workdir  # noqa: E402
+from common import (BIN, EtcdCluster, Serve, check, finish, http, job, leader_of,  # noqa: E402
+                    skip_without_etcd, wait_for, workdir)
 
-if not shutil.which("etcd"):
-    print("reliability.failover_etcd: skipped: etcd is not installed "
-          "(Debian etcd-server; scripts/deps.sh installs it)")
-    sys.exit(77)
+skip_without_etcd("reliability.failover_etcd")
 
 KILLS = int(sys.argv[1]) if len(sys.argv) > 1 else 4
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1616
@@ -35,42 +33,12 @@ rng = random.Random(SEED)
 data, cfg = workdir("failover")
 
 
-class Etcd:
-    """One member of a 3-member etcd cluster, stopped by its PID."""
-
-    def __init__(self, i, peers, clients):
-        self.i, self.peers, self.clients = i, peers, clients
-        self.proc = None
-
-    def start(self):
-        cluster = ",".join("m%d=http://127.0.0.1:%d" % (k, p) for k, p in enumerate(self.peers))
-        me_c = "http://127.0.0.1:%d" % self.clients[self.i]
-        me_p = "http://127.0.0.1:%d" % self.peers[self.i]
-        log = open(os.path.join(data, "etcd%d.log" % self.i), "a")
-        self.proc = subprocess.Popen(
-            ["etcd", "--name", "m%d" % self.i, "--data-dir", os.path.join(data, "etcd%d" % self.i),
-             "--listen-client-urls", me_c, "--advertise-client-urls", me_c,
-             "--listen-peer-urls", me_p, "--initial-advertise-peer-urls", me_p,
-             "--initial-cluster", cluster, "--initial-cluster-state", "new",
-             "--initial-cluster-token", "sluice-failover-%d" % os.getpid()],
-            stdout=log, stderr=log)
-
-    def kill9(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=30)
-
-
-peers = [free_port() for _ in range(3)]
-client_ports = [free_port() for _ in range(3)]
-members = [Etcd(i, peers, client_ports) for i in range(3)]
-for m in members:
-    m.start()
+etcd = EtcdCluster(data)
+members = etcd.members
+elapsed, takeovers, sent, ledger, lost, dups = 0.0, [], [0], {}, [], []
 try:
-    store = "etcd://" + ",".join("127.0.0.1:%d" % p for p in client_ports) + "/failover"
-    check(wait_for(lambda: http("GET", "http://127.0.0.1:%d/health" % client_ports[0],
-                                timeout=2)[0] == 200, 30, "etcd cluster health") is not None,
-          "the etcd cluster is up")
+    check(etcd.start(), "the etcd cluster is up")
+    store = etcd.store_url("failover")
 
     replicas = [Serve(os.path.join(data, "r%d" % i), cfg, extra=["--store", store])
                 for i in range(3)]
@@ -78,13 +46,32 @@ try:
         check(r.start(), "replica %s starts" % r.url)
 
     def leader():
-        for r in replicas:
-            if http("GET", r.url + "/readyz", timeout=2)[0] == 200:
-                return r
-        return None
+        return leader_of(replicas)
 
     first = wait_for(leader, 30, "a leader")
     check(first is not None, "one replica leads")
+
+    # One node's agent, given every replica's URL, runs a long job through all the failovers.
+    urls = ",".join(r.url for r in replicas)
+    agent = subprocess.Popen(
+        [BIN, "agent", "--server", urls, "--name", "n0", "--gpus", "fake:4xH100",
+         "--state-dir", os.path.join(data, "agent"), "--listen", "127.0.0.1:0",
+         "--drain", "--drain-grace-ms", "1000"],  # SIGTERM ends its pods (none is left over)
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(data, "agent.log"), "w"))
+    long_id = None
+    if first:
+        status, body = http("POST", first.url + "/v1/jobs", job("long", "sleep 600"), timeout=15)
+        long_id = json.loads(body)["jobs"][0]["id"] if status == 202 else None
+
+    def long_job():
+        lead = leader()
+        if not lead or long_id is None:
+            return None
+        status, body = http("GET", "%s/v1/jobs/%d" % (lead.url, long_id), timeout=5)
+        return json.loads(body) if status == 200 else None
+
+    check(wait_for(lambda: (lambda j: j if j and j["state"] == "running" else None)(long_job()),
+                   30, "the long job to run") is not None, "the long job runs on n0")
 
     ledger, dups, sent = {}, [], [0]
     lock = threading.Lock()
@@ -160,6 +147,13 @@ try:
     for i, n in jobs.items():
         names.setdefault(n, []).append(i)
     twice = [n for n, ids in names.items() if len(ids) > 1]
+    lj = wait_for(lambda: (lambda j: j if j and j["state"] == "running" else None)(long_job()),
+                  30, "the long job after the failovers")
+    check(lj is not None and lj["attempts"] <= 1 and lj["preemptions"] == 0,
+          "the long job's pod was never restarted (%s)"
+          % ({k: lj[k] for k in ("state", "attempts", "preemptions")} if lj else None))
+    agent.send_signal(signal.SIGTERM)
+    agent.wait(timeout=30)
     for r in replicas:
         r.stop()
 
@@ -170,6 +164,9 @@ try:
     check(not reused, "0 ids reused for another submission (%s)" % reused[:10])
     check(not twice, "no submission stored twice (%s)" % twice[:5])
 finally:
+    if "agent" in globals() and agent.poll() is None:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
     for m in members:
         m.kill9()
 finish("reliability.failover_etcd",
