@@ -14,6 +14,7 @@
 #include "agent/pod_env.h"
 #include "agent/proc.h"
 #include "agent/server_client.h"
+#include "proto/split.h"
 #include "secret/secret.h"
 
 extern char** environ;
@@ -66,13 +67,7 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   if (options.state_dir.empty())
     return Error{"agent " + options.node + ": a state directory is required"};
   if (options.heartbeat_ms <= 0) options.heartbeat_ms = 1000;
-  std::vector<std::string> servers;
-  for (size_t start = 0; start <= options.server_url.size();) {
-    size_t end = options.server_url.find(',', start);
-    if (end == std::string::npos) end = options.server_url.size();
-    if (end > start) servers.push_back(options.server_url.substr(start, end - start));
-    start = end + 1;
-  }
+  std::vector<std::string> servers = proto::split_list(options.server_url);
   if (servers.empty()) return Error{"agent: a server URL is required"};
   for (const auto& url : servers) {
     httplib::Client probe(url);

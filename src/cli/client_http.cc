@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include "proto/split.h"
+
 #include <cctype>
 #include <vector>
 
@@ -107,18 +109,6 @@ ClientFailure describe_http_error(const HttpReply& reply, const std::string& ser
 
 namespace {
 
-std::vector<std::string> server_list(const std::string& servers) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= servers.size()) {
-    size_t end = servers.find(',', start);
-    if (end == std::string::npos) end = servers.size();
-    if (end > start) out.push_back(servers.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // A standby replica's answer (docs/ha.md): the request belongs to the leader.
 bool from_standby(const HttpReply& r) {
   if (r.status != 503) return false;
@@ -133,7 +123,7 @@ bool from_standby(const HttpReply& r) {
 Outcome<HttpReply> HttpClient::request(const std::string& method, const std::string& path,
                                        const std::string& body,
                                        const std::string& content_type) const {
-  const auto servers = server_list(conn_.server);
+  const auto servers = proto::split_list(conn_.server);
   if (servers.size() <= 1) return request_one(conn_.server, method, path, body, content_type);
   Outcome<HttpReply> last;
   for (size_t i = 0; i < servers.size(); ++i) {
@@ -194,7 +184,7 @@ Outcome<HttpReply> HttpClient::call(const std::string& method, const std::string
   auto r = request(method, path, body, content_type);
   if (!r.ok) return r;
   if (r.value.status < 200 || r.value.status >= 300) {
-    const auto servers = server_list(conn_.server);
+    const auto servers = proto::split_list(conn_.server);
     auto url =
         normalize_server_url(servers.empty() ? conn_.server : servers[leader_ % servers.size()]);
     return Outcome<HttpReply>::fail(describe_http_error(r.value, url.ok ? url.value : ""));

@@ -4,23 +4,13 @@
 #include <cstdio>
 #include <map>
 
+#include "proto/split.h"
+
 namespace sluice::server {
 
 using nlohmann::json;
 
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(sep, start);
-    if (end == std::string::npos) end = s.size();
-    out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 Result<int64_t> positive(const std::string& name, const std::string& value, int64_t max) {
   char* end = nullptr;
@@ -32,8 +22,7 @@ Result<int64_t> positive(const std::string& name, const std::string& value, int6
 }
 
 Result<bool> parse_query(const std::string& query, EtcdOptions& o) {
-  for (const auto& pair : split(query, '&')) {
-    if (pair.empty()) continue;
+  for (const auto& pair : proto::split_list(query, '&')) {
     const auto eq = pair.find('=');
     const std::string name = pair.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
@@ -78,13 +67,14 @@ Result<EtcdOptions> parse_etcd_url(const std::string& url) {
       return Error{"--store " + url + ": the cluster name \"" + cluster +
                    "\" may hold only letters, digits, '.', '_' and '-'"};
   }
-  for (const auto& hp : split(rest, ',')) {
+  for (const auto& hp : proto::split_list(rest)) {
     const auto colon = hp.rfind(':');
     if (hp.empty() || colon == std::string::npos || colon == 0 || colon + 1 == hp.size() ||
         hp.find_first_not_of("0123456789", colon + 1) != std::string::npos)
       return Error{"--store " + url + ": \"" + hp + "\" is not HOST:PORT"};
     o.endpoints.push_back("http://" + hp);
   }
+  if (o.endpoints.empty()) return Error{"--store " + url + ": no etcd endpoint (HOST:PORT)"};
   o.prefix = "/sluice/" + cluster + "/";
   return o;
 }

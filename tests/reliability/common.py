@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -268,3 +269,48 @@ def leader_of(replicas):
         if http("GET", r.url + "/readyz", timeout=2)[0] == 200:
             return r
     return None
+
+
+class Ledger:
+    """The acknowledged submissions (id -> name) of concurrent clients, and the checks of the
+    kill tests against what the server has at the end: 0 lost, 0 duplicated, 0 reused."""
+
+    def __init__(self):
+        self.ids, self.dups, self.sent = {}, [], 0
+        self.lock = threading.Lock()
+
+    def __len__(self):
+        with self.lock:
+            return len(self.ids)
+
+    def record(self, status, body, name):
+        """One answer to the submission of `name`; True when it was acknowledged (202)."""
+        with self.lock:
+            self.sent += 1
+        if status != 202:
+            return False
+        try:
+            ids = [j["id"] for j in json.loads(body)["jobs"]]
+        except (ValueError, KeyError):
+            check(False, "202 without a job list: " + body[:200])
+            return False
+        with self.lock:
+            for i in ids:
+                if i in self.ids:
+                    self.dups.append((i, self.ids[i], name))
+                self.ids[i] = name
+        return True
+
+    def verify(self, jobs):
+        """jobs: id -> name as the server lists them. Checks; returns the lost ids."""
+        lost = [i for i in self.ids if i not in jobs]
+        reused = [i for i in self.ids if i in jobs and jobs[i] != self.ids[i]]
+        names = {}
+        for i, n in jobs.items():
+            names.setdefault(n, []).append(i)
+        twice = [n for n, ids in names.items() if len(ids) > 1]
+        check(not lost, "0 acknowledged jobs lost (lost: %s)" % lost[:10])
+        check(not self.dups, "0 ids acknowledged twice (%s)" % self.dups[:5])
+        check(not reused, "0 ids reused for another submission (%s)" % reused[:10])
+        check(not twice, "no submission stored twice (%s)" % twice[:5])
+        return lost
