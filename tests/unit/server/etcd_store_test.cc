@@ -52,7 +52,8 @@ TEST(EtcdUrl, ParsesEndpointsClusterAndLimits) {
 }
 
 TEST(EtcdUrl, Base64RoundTrips) {
-  for (std::string s : {"", "a", "ab", "abc", "abcd", std::string("\0\xff\n", 3)})
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\n", 3)})
     EXPECT_EQ(base64_decode(base64_encode(s)), s);
   EXPECT_EQ(base64_encode("/t/leader"), "L3QvbGVhZGVy");
 }
