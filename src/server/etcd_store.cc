@@ -118,7 +118,7 @@ std::string EtcdStore::key(const std::string& kind, uint64_t n) const {
 
 Result<bool> EtcdStore::campaign(const std::string& me, std::string* leader) {
   const std::string lk = options_.prefix + "leader";
-  // 1. Someone leads: follow (or, after a retried campaign that did commit, it is us).
+  // 1. Someone leads: follow (or it is us, when called again after winning).
   auto cur = writer_.get(lk);
   if (!cur) return Error{cur.error()};
   if (*cur && lease_ && (*cur)->lease == lease_) return true;

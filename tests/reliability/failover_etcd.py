@@ -70,8 +70,9 @@ try:
         status, body = http("GET", "%s/v1/jobs/%d" % (lead.url, long_id), timeout=5)
         return json.loads(body) if status == 200 else None
 
-    check(wait_for(lambda: (lambda j: j if j and j["state"] == "running" else None)(long_job()),
-                   30, "the long job to run") is not None, "the long job runs on n0")
+    lj0 = wait_for(lambda: (lambda j: j if j and j["state"] == "running" else None)(long_job()),
+                   30, "the long job to run")
+    check(lj0 is not None, "the long job runs on n0")
 
     stop = threading.Event()
 
@@ -130,9 +131,10 @@ try:
     jobs = {j["id"]: j["name"] for j in json.loads(body)["jobs"]} if status == 200 else {}
     lj = wait_for(lambda: (lambda j: j if j and j["state"] == "running" else None)(long_job()),
                   30, "the long job after the failovers")
-    check(lj is not None and lj["attempts"] <= 1 and lj["preemptions"] == 0,
-          "the long job's pod was never restarted (%s)"
-          % ({k: lj[k] for k in ("state", "attempts", "preemptions")} if lj else None))
+    keys = ("state", "attempts", "preemptions", "admit_time")
+    check(lj is not None and lj0 is not None and all(lj[k] == lj0[k] for k in keys),
+          "the long job's pod was never restarted or requeued (before %s, after %s)"
+          % ({k: lj0[k] for k in keys} if lj0 else None, {k: lj[k] for k in keys} if lj else None))
     agent.send_signal(signal.SIGTERM)
     agent.wait(timeout=30)
     for r in replicas:
