@@ -91,29 +91,30 @@ TEST(EtcdStore, RoundTripAcrossLeaders) {
   EXPECT_EQ(events->back().key, "/sluice/test/events/00000000000000000004");
 }
 
-// A commit of more operations than one txn may carry (max-txn-ops=8 here; etcd's default is
-// 128) is split; a key written twice in one batch is written once, with its last value.
+// A commit of more operations and bytes than one etcd txn may carry (etcd's defaults: 128
+// operations, 1.5 MiB; this etcd runs with them) is split into several txns, each within both;
+// a key written twice in one batch is written once, with its last value.
 TEST(EtcdStore, LargeBatchesAreSplitIntoTxns) {
   REQUIRE_ETCD();
   EtcdProcess etcd("batch");
   ASSERT_TRUE(etcd.start());
-  auto s = leader(etcd, "http://a", "?max-txn-ops=8&max-txn-bytes=4096");
+  auto s = leader(etcd, "http://a");
   std::vector<uint64_t> tickets;
-  for (uint64_t id = 1; id <= 50; ++id) {
+  for (uint64_t id = 1; id <= 300; ++id) {
     Write w;
-    w.jobs.push_back({id, "pending", std::string(200, 'r')});  // 50 x 200 B: over 4096 B too
-    w.jobs.push_back({id, "running", "{}"});                   // same key: the last one wins
+    w.jobs.push_back({id, "pending", std::string(10'000, 'r')});  // 300 x 10 kB: 3 MB in all
+    w.jobs.push_back({id, "running", std::string(10'000, 's')});  // same key: the last one wins
     w.events.push_back("{\"id\":" + std::to_string(id) + "}");
     tickets.push_back(s->enqueue(std::move(w)));
   }
   for (uint64_t t : tickets) ASSERT_TRUE(s->wait(t)) << s->error();
   auto jobs = s->load_jobs();
-  ASSERT_TRUE(jobs.ok());
-  ASSERT_EQ(jobs->size(), 50u);
+  ASSERT_TRUE(jobs.ok()) << jobs.error();
+  ASSERT_EQ(jobs->size(), 300u);
   for (const auto& j : *jobs) EXPECT_EQ(j.state, "running") << j.id;
-  EXPECT_EQ(count_keys(etcd, "events"), 50u);
+  EXPECT_EQ(count_keys(etcd, "events"), 300u);
   // One value over a txn's byte limit is refused with the reason, never half-written.
-  EXPECT_FALSE(s->write(Write{{{99, "pending", std::string(5000, 'x')}}, {}, {}, {}}));
+  EXPECT_FALSE(s->write(Write{{{999, "pending", std::string(1100 * 1024, 'x')}}, {}, {}, {}}));
   EXPECT_NE(s->error().find("max-txn-bytes"), std::string::npos) << s->error();
 }
 
