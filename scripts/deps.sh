@@ -16,7 +16,8 @@ set -euo pipefail
 build=(g++ cmake ninja-build pkg-config
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev libssl-dev)
 test=(googletest libgtest-dev libgmock-dev librapidcheck-dev
-  curl python3 prometheus chromium bubblewrap help2man dpkg-dev
+  curl python3 prometheus chromium bubblewrap help2man dpkg-dev etcd-server etcd-client
+  podman runc
   clang-16 libfuzzer-16-dev libclang-rt-16-dev)
 bench=(libbenchmark-dev wrk nginx-light)
 

@@ -14,6 +14,7 @@
 #include "agent/pod_env.h"
 #include "agent/proc.h"
 #include "agent/server_client.h"
+#include "proto/split.h"
 #include "secret/secret.h"
 
 extern char** environ;
@@ -66,15 +67,18 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   if (options.state_dir.empty())
     return Error{"agent " + options.node + ": a state directory is required"};
   if (options.heartbeat_ms <= 0) options.heartbeat_ms = 1000;
-  {
-    httplib::Client probe(options.server_url);
-    if (!probe.is_valid()) return Error{"bad server URL \"" + options.server_url + "\""};
+  std::vector<std::string> servers = proto::split_list(options.server_url);
+  if (servers.empty()) return Error{"agent: a server URL is required"};
+  for (const auto& url : servers) {
+    httplib::Client probe(url);
+    if (!probe.is_valid()) return Error{"bad server URL \"" + url + "\""};
   }
   auto listen = parse_listen(options.listen);
   if (!listen) return Error{listen.error()};
   // Absolute: pods get paths into it ($HOME, $SLUICE_CHECKPOINT_FILE) and run elsewhere.
   options.state_dir = fs::absolute(options.state_dir).lexically_normal().string();
   std::unique_ptr<Agent> a(new Agent(std::move(options)));
+  a->servers_ = std::move(servers);
   a->heartbeat_ms_ = a->options_.heartbeat_ms;
   // 2. GPUs.
   auto gpus = make_gpu_provider(a->options_.gpus_spec, a->options_.node, a->options_.nvml);
@@ -243,7 +247,7 @@ void Agent::start() {
     report_thread_ = std::thread([this] { guarded("report loop", [this] { report_loop(); }); });
   log_thread_ = std::thread([this] { guarded("log uploads", [this] { log_loop(); }); });
   log("started: " + std::to_string(gpus().size()) + " GPUs (" + gpus_->kind() + "), endpoints at " +
-      address_ + ", server " + options_.server_url + ", state in " + options_.state_dir);
+      address_ + ", server " + server() + ", state in " + options_.state_dir);
 }
 
 void Agent::stop() {
@@ -281,8 +285,21 @@ void Agent::stop() {
                              " adopts them)");
 }
 
+std::string Agent::server() const {
+  return servers_[server_at_ % servers_.size()];
+}
+
+bool Agent::follow_leader(const httplib::Result& res) {
+  if (servers_.size() < 2) return false;
+  if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
+  server_at_ = (server_at_ + 1) % servers_.size();
+  std::lock_guard lock(mu_);
+  status_.registered = false;  // the next server may not know this agent: register there
+  return true;
+}
+
 std::unique_ptr<httplib::Client> Agent::make_client() const {
-  auto cli = std::make_unique<httplib::Client>(options_.server_url);
+  auto cli = std::make_unique<httplib::Client>(server());
   cli->set_connection_timeout(2, 0);
   cli->set_write_timeout(10, 0);
   cli->set_keep_alive(true);
@@ -328,11 +345,24 @@ struct Agent::InFlight {
     std::lock_guard lock(agent.mu_);
     slot = nullptr;
   }
+  void set(httplib::Client* cli) {
+    std::lock_guard lock(agent.mu_);
+    slot = cli;
+  }
 };
 
 void Agent::sync_loop() {
   auto cli = make_client();
+  size_t at = server_at_;
   InFlight in_flight(*this, in_flight_, cli.get());
+  // A failed request may have moved to another server (follow_leader): a client for it.
+  auto follow = [&] {
+    if (server_at_ == at) return;
+    at = server_at_;
+    auto next = make_client();
+    in_flight.set(next.get());
+    cli = std::move(next);
+  };
   int64_t backoff_ms = kMinBackoffMs;
   auto back_off = [&] {
     sleep_unless_quit(milliseconds(backoff_ms));
@@ -352,6 +382,7 @@ void Agent::sync_loop() {
     // 1. (Re-)register: first start, server restart (sync 404), or after errors.
     if (!registered) {
       if (!do_register(*cli)) {
+        follow();
         back_off();
         continue;
       }
@@ -379,6 +410,7 @@ void Agent::sync_loop() {
       polling_ = false;
     }
     if (!ok) {
+      follow();
       back_off();
       continue;
     }
@@ -402,6 +434,7 @@ void Agent::report_loop() {
   // The server must have read the long poll before a newer report overtakes it.
   constexpr auto kSettle = milliseconds(20);
   auto cli = make_client();
+  size_t at = server_at_;
   InFlight in_flight(*this, report_in_flight_, cli.get());
   for (;;) {
     {
@@ -420,6 +453,12 @@ void Agent::report_loop() {
     }
     take_runner_events();
     if (!has_reports()) continue;
+    if (at != server_at_) {  // the sync loop moved to another server
+      at = server_at_;
+      auto next = make_client();
+      in_flight.set(next.get());
+      cli = std::move(next);
+    }
     bool work = false;
     if (!do_sync(*cli, 0, /*carry=*/true, &work)) sleep_unless_quit(milliseconds(kMinBackoffMs));
     if (work) cv_.notify_all();
@@ -449,14 +488,15 @@ bool Agent::do_register(httplib::Client& cli) {
       cli.Post("/v1/agents/register", bearer(identity_->credential()), body, "application/json");
   if (res && res->status == 401 && error_code(res) == "no-node-credential") {
     if (options_.join_token.empty()) {
-      note_error("register at " + options_.server_url + " failed: " + error_text(res) +
+      note_error("register at " + server() + " failed: " + error_text(res) +
                  "; this agent has no join token (--join-token-file or $SLUICE_JOIN_TOKEN)");
       return false;
     }
     res = cli.Post("/v1/agents/register", bearer(options_.join_token), body, "application/json");
   }
   if (!res || res->status != 200) {
-    note_error("register at " + options_.server_url + " failed: " + error_text(res));
+    note_error("register at " + server() + " failed: " + error_text(res));
+    follow_leader(res);
     return false;
   }
   proto::RegisterResponse resp;
@@ -475,8 +515,8 @@ bool Agent::do_register(httplib::Client& cli) {
     last_logged_error_.clear();
   }
   renew_lease(sent);
-  log("registered with " + options_.server_url + ": " + std::to_string(req.gpus.size()) +
-      " GPUs, " + std::to_string(req.running.size()) + " running pods, heartbeat " +
+  log("registered with " + server() + ": " + std::to_string(req.gpus.size()) + " GPUs, " +
+      std::to_string(req.running.size()) + " running pods, heartbeat " +
       std::to_string(resp.heartbeat_ms) + " ms");
   apply_stops(resp.stop);
   return true;
@@ -519,7 +559,8 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
     return false;
   }
   if (!res || res->status != 200) {
-    note_error("sync with " + options_.server_url + " failed: " + error_text(res));
+    note_error("sync with " + server() + " failed: " + error_text(res));
+    follow_leader(res);
     return false;
   }
   proto::SyncResponse resp;

@@ -36,11 +36,14 @@
 
 namespace httplib {
 class Client;
+class Result;
 }  // namespace httplib
 
 namespace sluice::agent {
 
 struct AgentOptions {
+  // Replicas (docs/ha.md): several URLs, comma-separated; the agent talks to one and moves to
+  // the next when it cannot reach it or it answers as a standby (503 not_leader).
   std::string server_url = "http://127.0.0.1:7070";
   std::string node;                    // required
   std::string gpus_spec = "auto";      // "auto" (NVML), "fake:SPEC" or "none"
@@ -127,6 +130,11 @@ class Agent {
   void wait_for_work(std::chrono::milliseconds d);
   void sleep_unless_quit(std::chrono::milliseconds d);
   std::unique_ptr<httplib::Client> make_client() const;
+  // The server URL requests go to now (one of options_.server_url's).
+  std::string server() const;
+  // After a failed request: moves to the next server URL when this one is unreachable or a
+  // standby (true: the caller makes a new client).
+  bool follow_leader(const httplib::Result& res);
   void renew_lease(std::chrono::steady_clock::time_point sent);
   void upload_logs(const std::vector<proto::LogRequest>& logs);  // agent_logs.cc
   struct PodLog {
@@ -182,6 +190,8 @@ class Agent {
   int64_t heartbeat_ms_ = 1000;
   AgentStatus status_;
   std::string last_logged_error_;
+  std::vector<std::string> servers_;      // options_.server_url, split at commas
+  std::atomic<size_t> server_at_{0};      // the index of server()
   httplib::Client* in_flight_ = nullptr;  // the sync loop's client, so stop() can cut a long poll
   httplib::Client* report_in_flight_ = nullptr;
   bool polling_ = false;  // a long poll is in flight, since poll_since_

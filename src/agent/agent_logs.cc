@@ -50,6 +50,7 @@ void Agent::upload_logs(const std::vector<proto::LogRequest>& logs) {
 // Posts each requested log back to the server on the node's own authenticated channel.
 void Agent::log_loop() {
   auto cli = make_client();
+  size_t at = server_at_;
   cli->set_read_timeout(kUploadTimeoutS, 0);
   for (;;) {
     proto::LogRequest l;
@@ -61,6 +62,11 @@ void Agent::log_loop() {
       log_queue_.pop_front();
     }
     const PodLog tail = pod_log({l.job, l.pod}, l);
+    if (at != server_at_) {  // the request came from the leader the sync loop moved to
+      at = server_at_;
+      cli = make_client();
+      cli->set_read_timeout(kUploadTimeoutS, 0);
+    }
     auto res = cli->Post("/v1/agents/" + options_.node + "/logs/" + std::to_string(l.id) +
                              "?status=" + std::to_string(tail.status) +
                              (tail.size >= 0 ? "&size=" + std::to_string(tail.size) : ""),

@@ -4,7 +4,10 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "proto/split.h"
+
 #include <cctype>
+#include <vector>
 
 namespace sluice::cli {
 
@@ -122,10 +125,40 @@ ClientFailure describe_http_error(const HttpReply& reply, const std::string& ser
   return ClientFailure{1, msg};
 }
 
+namespace {
+
+// A standby replica's answer (docs/ha.md): the request belongs to the leader.
+bool from_standby(const HttpReply& r) {
+  if (r.status != 503) return false;
+  auto j = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.value("code", "") == "not_leader";
+}
+
+}  // namespace
+
+// Several servers (replicas, "URL,URL,..."): the first that is reachable and not a standby
+// answers; the one that did is tried first next time.
 Outcome<HttpReply> HttpClient::request(const std::string& method, const std::string& path,
                                        const std::string& body,
                                        const std::string& content_type) const {
-  auto url = normalize_server_url(conn_.server);
+  const auto servers = proto::split_list(conn_.server);
+  if (servers.size() <= 1) return request_one(conn_.server, method, path, body, content_type);
+  Outcome<HttpReply> last;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const size_t at = (leader_ + i) % servers.size();
+    last = request_one(servers[at], method, path, body, content_type);
+    if (last.ok && !from_standby(last.value)) {
+      leader_ = at;
+      return last;
+    }
+  }
+  return last;
+}
+
+Outcome<HttpReply> HttpClient::request_one(const std::string& server, const std::string& method,
+                                           const std::string& path, const std::string& body,
+                                           const std::string& content_type) const {
+  auto url = normalize_server_url(server);
   if (!url.ok) return Outcome<HttpReply>::fail(url.failure);
   httplib::Client cli(url.value);
   if (!cli.is_valid())
@@ -171,7 +204,9 @@ Outcome<HttpReply> HttpClient::call(const std::string& method, const std::string
   auto r = request(method, path, body, content_type);
   if (!r.ok) return r;
   if (r.value.status < 200 || r.value.status >= 300) {
-    auto url = normalize_server_url(conn_.server);
+    const auto servers = proto::split_list(conn_.server);
+    auto url =
+        normalize_server_url(servers.empty() ? conn_.server : servers[leader_ % servers.size()]);
     return Outcome<HttpReply>::fail(describe_http_error(r.value, url.ok ? url.value : ""));
   }
   return r;

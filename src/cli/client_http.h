@@ -11,8 +11,10 @@ namespace sluice::cli {
 constexpr const char* kDefaultServer = "http://127.0.0.1:7070";
 
 struct Connection {
-  std::string server = kDefaultServer;  // "http://host:port"; "host:port" gets http:// added
-  std::string token;                    // sent as "Authorization: Bearer <token>" when set
+  // "http://host:port"; "host:port" gets http:// added. Replicas (docs/ha.md): several, comma-
+  // separated; a request goes to the one that leads.
+  std::string server = kDefaultServer;
+  std::string token;  // sent as "Authorization: Bearer <token>" when set
   int connect_timeout_s = 5;
   int read_timeout_s = 60;  // logs and explanations may take the server a moment
 };
@@ -74,7 +76,12 @@ class HttpClient {
   const Connection& connection() const { return conn_; }
 
  private:
+  Outcome<HttpReply> request_one(const std::string& server, const std::string& method,
+                                 const std::string& path, const std::string& body,
+                                 const std::string& content_type) const;
+
   Connection conn_;
+  mutable size_t leader_ = 0;  // index of the server that answered last
 };
 
 // Percent-encodes a query value (RFC 3986 unreserved characters pass through).

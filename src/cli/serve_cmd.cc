@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/demo_assets.h"
 #include "cli/state_home.h"
+#include "server/election.h"
 #include "server/otlp_export.h"
 #include "server/server.h"
 
@@ -70,6 +71,12 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
       ->capture_default_str();
   cmd->add_option("--data-dir", a.opt.data_dir, "SQLite store and event log directory")
       ->capture_default_str();
+  cmd->add_option("--store", a.opt.store,
+                  "etcd://HOST:PORT[,HOST:PORT...][/CLUSTER][?lease=S]: keep everything in etcd "
+                  "instead of --data-dir; several replicas elect one leader (docs/ha.md)");
+  cmd->add_option("--advertise", a.opt.advertise,
+                  "With --store etcd://: the URL clients reach this replica at, which standbys "
+                  "name as the leader (default: http://LISTEN)");
   cmd->add_option("--agent-timeout", a.agent_timeout_s,
                   "Seconds without a sync before a node is NotReady; also the agents' lease: an "
                   "agent that cannot sync this long stops its pods, and a silent node's jobs "
@@ -128,7 +135,8 @@ Result<bool> start_tracing(ServeArgs& a) {
   return true;
 }
 
-Result<std::unique_ptr<server::Server>> start_server(ServeArgs& a) {
+Result<std::unique_ptr<server::Server>> start_server(
+    ServeArgs& a, std::unique_ptr<server::Store> store = nullptr) {
   a.opt.state.agent_timeout_ns = static_cast<TimeNs>(a.agent_timeout_s * 1e9);
   a.opt.state.fence_margin_ns = static_cast<TimeNs>(a.fence_margin_s * 1e9);
   // An agent syncs about once a heartbeat (a long poll); its lease must span several.
@@ -138,24 +146,78 @@ Result<std::unique_ptr<server::Server>> start_server(ServeArgs& a) {
                  std::to_string(a.opt.state.heartbeat_ms) +
                  "): agents would lose their lease and stop their pods between two syncs"};
   if (auto t = start_tracing(a); !t) return Error{t.error()};
-  auto srv = server::Server::create(a.opt);
+  auto srv = server::Server::create(a.opt, std::move(store));
   if (!srv) return srv;
   for (const auto& n : (*srv)->notes()) std::cerr << "serve: " << n << "\n";
   (*srv)->start();
   return srv;
 }
 
+void log_line(const std::string& line) {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&t));
+  std::cerr << buf << " serve: " << line << "\n";
+}
+
+// --store etcd://: waits as a standby until this replica leads (0 and a null store when a
+// signal came first), then the store to serve with.
+Result<std::unique_ptr<server::Store>> elect(ServeArgs& a, const sigset_t& set, int* sig) {
+  auto eo = server::parse_etcd_url(a.opt.store);
+  if (!eo) return Error{eo.error()};
+  auto store = server::EtcdStore::connect(std::move(*eo));
+  if (!store) return Error{store.error()};
+  server::ElectionOptions o;
+  const auto colon = a.opt.listen.rfind(':');
+  if (colon == std::string::npos) return Error{"--listen " + a.opt.listen + ": expected HOST:PORT"};
+  o.host = a.opt.listen.substr(0, colon);
+  o.port = std::atoi(a.opt.listen.c_str() + colon + 1);
+  o.advertise = a.opt.advertise;
+  o.stop_requested = [&] {
+    timespec zero{0, 0};
+    const int s = sigtimedwait(&set, nullptr, &zero);
+    if (s == SIGINT || s == SIGTERM) *sig = s;
+    return *sig != 0;
+  };
+  if (!a.opt.quiet) o.log = log_line;
+  auto won = server::wait_for_leadership(std::move(*store), std::move(o));
+  if (!won) return Error{won.error()};
+  a.opt.listen = a.opt.listen.substr(0, colon + 1) + std::to_string(won->port);
+  return std::unique_ptr<server::Store>(std::move(won->store));
+}
+
 int run_serve(ServeArgs& a) {
   sigset_t set;
   block_signals(&set);
-  auto srv = start_server(a);
+  std::unique_ptr<server::Store> store;
+  if (!a.opt.store.empty()) {
+    int sig = 0;
+    auto elected = elect(a, set, &sig);
+    if (!elected) {
+      std::cerr << "error: " << elected.error() << "\n";
+      return 1;
+    }
+    if (!*elected) return 0;  // stopped while a standby
+    store = std::move(*elected);
+  }
+  auto srv = start_server(a, std::move(store));
   if (!srv) {
     std::cerr << "error: " << srv.error() << "\n";
     return 1;
   }
-  std::cerr << "sluice serve: API on " << (*srv)->url() << " (data in " << a.opt.data_dir
-            << "); stop with Ctrl-C\n";
-  const int sig = wait_for_signal(set, 0, **srv);
+  std::cerr << "sluice serve: API on " << (*srv)->url() << " (data in "
+            << (a.opt.store.empty() ? a.opt.data_dir : a.opt.store) << "); stop with Ctrl-C\n";
+  // A replica that lost the leadership exits (status 3) for its supervisor to restart it as a
+  // standby; it checks four times a second.
+  int sig = 0;
+  while (sig == 0) {
+    sig = wait_for_signal(set, a.opt.store.empty() ? 0 : 0.25, **srv);
+    if (sig == 0 && (*srv)->must_step_down()) {
+      log_line("stepping down: " + (*srv)->step_down_reason());
+      (*srv)->stop();
+      return 3;
+    }
+  }
   std::cerr << "sluice serve: signal " << sig << ", stopping\n";
   (*srv)->stop();
   return 0;
@@ -295,6 +357,11 @@ void print_jobs_table(httplib::Client& cli) {
 }
 
 int run_up(UpArgs& a) {
+  if (!a.serve.opt.store.empty()) {
+    std::cerr << "error: sluice up keeps its store in --data-dir (SQLite); replicated servers "
+                 "on etcd are started with `sluice serve --store etcd://...` (docs/ha.md)\n";
+    return 2;
+  }
   sigset_t set;
   block_signals(&set);
   if (a.serve.opt.data_dir.empty()) {

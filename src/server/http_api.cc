@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/config/loader.h"
+#include "proto/split.h"
 #include "secret/secret.h"
 #include "server/process_metrics.h"
 #include "server/run_as.h"
@@ -54,18 +55,6 @@ std::string html_escape(const std::string& s) {
       default:
         out += c;
     }
-  }
-  return out;
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    auto end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
   }
   return out;
 }
@@ -196,7 +185,7 @@ void Server::routes() {
     auto caller = who(req, res);
     if (!caller) return;
     std::vector<JobState> states;
-    for (const auto& s : split_commas(req.get_param_value("state"))) {
+    for (const auto& s : proto::split_list(req.get_param_value("state"))) {
       auto st = parse_state(s);
       if (!st)
         return fail(res, 400, "unknown state \"" + s + "\"",

@@ -36,7 +36,7 @@ Result<LoadedConfig> load_server_config(const std::vector<Source>& sources) {
   return lc;
 }
 
-Result<std::unique_ptr<Server>> Server::create(ServeOptions options) {
+Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique_ptr<Store> store) {
   std::unique_ptr<Server> s(new Server());
   s->options_ = std::move(options);
   // 1. Listen address; without tokens only loopback.
@@ -52,9 +52,15 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options) {
   }
   if (port < 0 || port > 65535) return Error{"--listen: port out of range"};
   // 2. Store, then configuration (files win over the stored copy).
-  auto store = Store::open(s->options_.data_dir, StoreOptions{s->options_.fresh_store});
-  if (!store) return Error{store.error()};
-  s->store_ = std::move(*store);
+  s->replicated_ = store != nullptr;
+  if (store) {
+    s->store_ = std::move(store);
+  } else {
+    auto sqlite = SqliteStore::open(s->options_.data_dir, StoreOptions{s->options_.fresh_store});
+    if (!sqlite) return Error{sqlite.error()};
+    s->store_ = std::move(*sqlite);
+  }
+  const std::string where = s->store_->describe();
   std::vector<Source> sources;
   if (!s->options_.config_files.empty()) {
     for (const auto& f : s->options_.config_files) {
@@ -63,10 +69,11 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options) {
       sources.push_back(std::move(*src));
     }
   } else if (auto stored = s->store_->get_meta("config")) {
-    sources.push_back({s->options_.data_dir + "/sluice.db (stored configuration)", *stored});
+    sources.push_back(
+        {(s->replicated_ ? where : where + "/sluice.db") + " (stored configuration)", *stored});
   } else {
-    return Error{"no configuration: pass --config FILE... (a Cluster, queues, policy); " +
-                 s->options_.data_dir + " holds none yet"};
+    return Error{"no configuration: pass --config FILE... (a Cluster, queues, policy); " + where +
+                 " holds none yet"};
   }
   auto lc = load_server_config(sources);
   if (!lc) return Error{lc.error()};
@@ -80,14 +87,14 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options) {
   // 3. State, recovered from the store.
   s->state_ = std::make_unique<ServerState>(lc->config, s->store_.get(), s->options_.state);
   auto jobs = s->store_->load_jobs();
-  if (!jobs) return Error{"reading " + s->options_.data_dir + ": " + jobs.error()};
+  if (!jobs) return Error{"reading " + where + ": " + jobs.error()};
   {
     std::lock_guard lk(s->state_->mu());
     for (auto& p : s->state_->recover(*jobs, s->now_ns())) s->notes_.push_back(p);
   }
   if (!jobs->empty())
     s->notes_.push_back("recovered " + std::to_string(jobs->size()) + " job record(s) from " +
-                        s->options_.data_dir);
+                        where);
   s->store_->start([srv = s.get()](double secs, size_t) {
     auto& m = srv->state_->metrics();
     std::lock_guard lk(m.commit_mu);
@@ -200,7 +207,8 @@ Server::ApplyOutcome Server::reload_config() {
 std::string Server::refusal() const {
   const std::string why = store_ && store_->failed() ? store_->error() : "";
   return "the store failed" + (why.empty() ? std::string() : " (" + why + ")") +
-         "; new work is refused until the server is restarted (docs/api.md)";
+         (replicated_ ? "; this replica steps down (docs/ha.md)"
+                      : "; new work is refused until the server is restarted (docs/api.md)");
 }
 
 void Server::kick() {

@@ -13,8 +13,8 @@
 #include "core/config/loader.h"
 #include "net/http_server.h"
 #include "server/auth.h"
+#include "server/sqlite_store.h"
 #include "server/state.h"
-#include "server/store.h"
 
 namespace sluice::server {
 
@@ -23,6 +23,10 @@ struct ServeOptions {
   std::string data_dir = "sluice-data";
   std::vector<std::string> config_files;  // none: the configuration stored in data_dir
   bool fresh_store = false;  // start afresh when the database was lost (StoreOptions::fresh)
+  // "": SQLite in data_dir. etcd://HOST:PORT[,...][/CLUSTER]: replicated, one leader among the
+  // replicas (etcd_store.h, election.h, docs/ha.md).
+  std::string store;
+  std::string advertise;  // the URL a standby names for this replica when it leads ("": listen)
   ServerOptions state;
   int64_t cycle_interval_ms = 1000;  // at least one cycle this often, besides event triggers
   size_t max_body_bytes = 1 << 20;
@@ -44,7 +48,9 @@ struct ServeOptions {
 
 class Server {
  public:
-  static Result<std::unique_ptr<Server>> create(ServeOptions options);
+  // store: the store to use (an EtcdStore that leads); null: SqliteStore in data_dir.
+  static Result<std::unique_ptr<Server>> create(ServeOptions options,
+                                                std::unique_ptr<Store> store = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -52,6 +58,10 @@ class Server {
   void start();
   void stop();
   int port() const { return port_; }
+  // A replica (a store passed in) whose store failed or lost the leadership: it serves nothing
+  // more and should exit, so that another replica (or its restart) leads.
+  bool must_step_down() const { return replicated_ && refusing_work(); }
+  std::string step_down_reason() const { return refusal(); }
   std::string url() const;
   // Startup messages (recovered jobs, config warnings) for the caller to print.
   const std::vector<std::string>& notes() const { return notes_; }
@@ -82,6 +92,7 @@ class Server {
 
   ServeOptions options_;
   std::unique_ptr<Store> store_;
+  bool replicated_ = false;
   std::unique_ptr<ServerState> state_;
   AuthConfig auth_;
   std::string config_text_;

@@ -150,7 +150,8 @@ void write_scheduler(PromWriter& w, const Metrics& m) {
   w.sample("sluice_scheduling_cycles_total", {}, static_cast<double>(m.cycles));
   w.family("sluice_last_cycle_timestamp_seconds", "gauge", "Unix time of the last cycle.");
   w.sample("sluice_last_cycle_timestamp_seconds", {}, m.last_cycle_unix_s);
-  w.family("sluice_store_commit_seconds", "histogram", "Time of one durable SQLite commit.");
+  w.family("sluice_store_commit_seconds", "histogram",
+           "Time of one durable commit (SQLite, or the etcd txns of one batch).");
   std::lock_guard lk(m.commit_mu);
   w.histogram("sluice_store_commit_seconds", {}, m.commit_seconds);
 }

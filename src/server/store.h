@@ -1,11 +1,14 @@
 #pragma once
-// The durable store: SQLite in WAL mode with synchronous=FULL, written by one thread.
+// The durable store, as the server sees it: job records, meta keys (configuration, budgets, id
+// counter, node credentials) and the job event log, written through one writer thread.
 //
 // Writers enqueue a Write and wait for its ticket; the writer thread takes everything queued,
-// commits it as one transaction (one fsync), then wakes the waiters: group commit, so many
-// concurrent submissions share an fsync and each is on disk before it is acknowledged.
+// commits it as one transaction (SqliteStore: one fsync; EtcdStore: one etcd txn, or a few when
+// etcd's request limits demand it), then wakes the waiters: group commit, so many concurrent
+// submissions share a commit and each is durable before it is acknowledged.
 // Reads happen once, at startup, before the writer starts; afterwards the server serves reads
-// from memory.
+// from memory. The backends are sqlite_store.h (one machine, the default) and etcd_store.h
+// (replicated, with leader election: docs/ha.md).
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -20,8 +23,6 @@
 #include <vector>
 
 #include "core/model/result.h"
-
-struct sqlite3;
 
 namespace sluice::server {
 
@@ -39,28 +40,17 @@ struct Write {
   bool empty() const { return jobs.empty() && meta.empty() && events.empty() && deleted.empty(); }
 };
 
-struct StoreOptions {
-  // The database is empty or missing while the event log shows earlier state (it was deleted,
-  // truncated to 0 bytes or replaced): refused unless this is set. Then the store starts
-  // empty and job ids continue after the highest id in the event log.
-  bool fresh = false;
-  // Caps the database at this many pages (PRAGMA max_page_count; 0: no cap). Writes past it
-  // fail as on a full disk, which is how the unit tests fill it.
-  int64_t max_db_pages = 0;
-};
-
 class Store {
  public:
-  // Opens (creating) DIR/sluice.db and the event log DIR/events.jsonl, after taking DIR's lock
-  // (DIR/sluice.lock, flock) for the store's lifetime: one writer per data directory.
-  static Result<std::unique_ptr<Store>> open(const std::string& dir, StoreOptions options = {});
-  ~Store();
+  virtual ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   // Startup reads (before start()).
-  Result<std::vector<StoredJob>> load_jobs();
-  std::optional<std::string> get_meta(const std::string& key);
+  virtual Result<std::vector<StoredJob>> load_jobs() = 0;
+  virtual std::optional<std::string> get_meta(const std::string& key) = 0;
+  // Where the data lives, for messages: the data directory, or the etcd endpoints and prefix.
+  virtual std::string describe() const = 0;
 
   // Starts the writer thread. on_commit(seconds, writes) is called after every commit.
   void start(std::function<void(double, size_t)> on_commit = {});
@@ -70,26 +60,26 @@ class Store {
   bool wait(uint64_t ticket);
   bool write(Write w) { return wait(enqueue(std::move(w))); }
   std::string error() const;
-  // A commit failed (disk full, I/O error): every later write fails too, without trying, so
-  // nothing is acknowledged after a write that was lost. Cleared by a restart.
+  // A commit failed (disk full, I/O error, etcd lost, leadership lost): every later write fails
+  // too, without trying, so nothing is acknowledged after a write that was lost. Cleared by a
+  // restart.
   bool failed() const;
-  const std::string& dir() const { return dir_; }
+
+ protected:
+  Store() = default;
+  // Commits the batch durably; false with *error set when any of it may not have committed.
+  virtual bool commit(std::vector<Write>& batch, std::string* error) = 0;
+  // Stops the writer thread after it wrote what is queued; a backend's destructor calls it
+  // before it closes what commit() uses.
+  void stop_writer();
+  // Fails every write not yet committed and all later ones (the backend learned that it can no
+  // longer write: EtcdStore's lease expired).
+  void fail_from_now(const std::string& why);
 
  private:
-  Store() = default;
   void run();
-  bool commit(std::vector<Write>& batch);
-  bool exec(const char* sql);
-  bool quick_check();
-  Result<bool> lock_dir();
-  Result<bool> check_not_lost(bool existed, const StoreOptions& options);
 
-  std::string dir_;
-  int lock_fd_ = -1;
-  sqlite3* db_ = nullptr;
-  FILE* events_ = nullptr;
   std::function<void(double, size_t)> on_commit_;
-
   mutable std::mutex mu_;
   std::condition_variable queued_cv_, done_cv_;
   std::deque<Write> queue_;

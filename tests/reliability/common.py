@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -204,3 +205,112 @@ def finish(name, summary):
         print("%s: %d check(s) failed: %s" % (name, len(FAILURES), "; ".join(FAILURES)))
         sys.exit(1)
     sys.exit(0)
+
+
+class EtcdMember:
+    """One member of an etcd cluster on loopback (EtcdCluster), stopped by its PID."""
+
+    def __init__(self, cluster, i):
+        self.cluster, self.i = cluster, i
+        self.proc = None
+
+    def start(self):
+        c = self.cluster
+        me_c = "http://127.0.0.1:%d" % c.client_ports[self.i]
+        me_p = "http://127.0.0.1:%d" % c.peer_ports[self.i]
+        log = open(os.path.join(c.dir, "etcd%d.log" % self.i), "a")
+        self.proc = subprocess.Popen(
+            ["etcd", "--name", "m%d" % self.i, "--data-dir", os.path.join(c.dir, "etcd%d" % self.i),
+             "--listen-client-urls", me_c, "--advertise-client-urls", me_c,
+             "--listen-peer-urls", me_p, "--initial-advertise-peer-urls", me_p,
+             "--initial-cluster", c.initial_cluster, "--initial-cluster-state", "new",
+             "--initial-cluster-token", "sluice-test-%d" % os.getpid()],
+            stdout=log, stderr=log)
+        STARTED.append(self)
+
+    def kill9(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+class EtcdCluster:
+    """A 3-member etcd cluster on free loopback ports, its data under `dir`. Scripts that use it
+    exit 77 (skipped) where `etcd` is not installed: skip_without_etcd()."""
+
+    def __init__(self, dir, size=3):
+        self.dir = dir
+        self.client_ports = [free_port() for _ in range(size)]
+        self.peer_ports = [free_port() for _ in range(size)]
+        self.initial_cluster = ",".join(
+            "m%d=http://127.0.0.1:%d" % (k, p) for k, p in enumerate(self.peer_ports))
+        self.members = [EtcdMember(self, i) for i in range(size)]
+
+    def start(self, timeout=30):
+        for m in self.members:
+            m.start()
+        return wait_for(lambda: http("GET", "http://127.0.0.1:%d/health" % self.client_ports[0],
+                                     timeout=2)[0] == 200, timeout, "etcd health") is not None
+
+    def store_url(self, cluster):
+        return "etcd://" + ",".join("127.0.0.1:%d" % p for p in self.client_ports) + "/" + cluster
+
+
+def skip_without_etcd(name):
+    if not shutil.which("etcd"):
+        print("%s: skipped: etcd is not installed (Debian etcd-server; scripts/deps.sh installs "
+              "it)" % name)
+        sys.exit(77)
+
+
+def leader_of(replicas):
+    """The replica whose /readyz says ready (the leader of an etcd store), else None."""
+    for r in replicas:
+        if http("GET", r.url + "/readyz", timeout=2)[0] == 200:
+            return r
+    return None
+
+
+class Ledger:
+    """The acknowledged submissions (id -> name) of concurrent clients, and the checks of the
+    kill tests against what the server has at the end: 0 lost, 0 duplicated, 0 reused."""
+
+    def __init__(self):
+        self.ids, self.dups, self.sent = {}, [], 0
+        self.lock = threading.Lock()
+
+    def __len__(self):
+        with self.lock:
+            return len(self.ids)
+
+    def record(self, status, body, name):
+        """One answer to the submission of `name`; True when it was acknowledged (202)."""
+        with self.lock:
+            self.sent += 1
+        if status != 202:
+            return False
+        try:
+            ids = [j["id"] for j in json.loads(body)["jobs"]]
+        except (ValueError, KeyError):
+            check(False, "202 without a job list: " + body[:200])
+            return False
+        with self.lock:
+            for i in ids:
+                if i in self.ids:
+                    self.dups.append((i, self.ids[i], name))
+                self.ids[i] = name
+        return True
+
+    def verify(self, jobs):
+        """jobs: id -> name as the server lists them. Checks; returns the lost ids."""
+        lost = [i for i in self.ids if i not in jobs]
+        reused = [i for i in self.ids if i in jobs and jobs[i] != self.ids[i]]
+        names = {}
+        for i, n in jobs.items():
+            names.setdefault(n, []).append(i)
+        twice = [n for n, ids in names.items() if len(ids) > 1]
+        check(not lost, "0 acknowledged jobs lost (lost: %s)" % lost[:10])
+        check(not self.dups, "0 ids acknowledged twice (%s)" % self.dups[:5])
+        check(not reused, "0 ids reused for another submission (%s)" % reused[:10])
+        check(not twice, "no submission stored twice (%s)" % twice[:5])
+        return lost

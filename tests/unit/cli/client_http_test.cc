@@ -129,5 +129,33 @@ TEST(ClientHttp, ConnectionRefusedIsExitCodeTwoWithAHint) {
                                    " (is `sluice serve` running? set --server or SLUICE_SERVER)");
 }
 
+// Replicas (docs/ha.md): a standby's 503 not_leader and an unreachable server are skipped, the
+// leader answers, and the next request goes to the leader first.
+TEST(ClientHttp, SeveralServersFollowTheLeader) {
+  FakeServer standby, leader, gone;
+  standby.get("/v1/queues", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 503;
+    res.set_content(R"({"error":"standby","code":"not_leader","leader":""})", "application/json");
+  });
+  leader.get("/v1/queues", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"queues":[]})", "application/json");
+  });
+  standby.start();
+  leader.start();
+  gone.stop();  // its port refuses connections
+  HttpClient http({gone.url() + "," + standby.url() + "," + leader.url(), ""});
+  auto r = http.call_json("GET", "/v1/queues");
+  ASSERT_TRUE(r.ok) << r.failure.message;
+  EXPECT_EQ(standby.seen().size(), 1u);  // asked once, answered "not the leader"
+  ASSERT_TRUE(http.call_json("GET", "/v1/queues").ok);
+  EXPECT_EQ(standby.seen().size(), 1u);  // not asked again: the leader first
+  EXPECT_EQ(leader.seen().size(), 2u);
+  // Only standbys: the last standby's answer, as an error with its message.
+  HttpClient none({standby.url() + "," + standby.url(), ""});
+  auto refused = none.call_json("GET", "/v1/queues");
+  ASSERT_FALSE(refused.ok);
+  EXPECT_NE(refused.failure.message.find("HTTP 503"), std::string::npos) << refused.failure.message;
+}
+
 }  // namespace
 }  // namespace sluice::cli

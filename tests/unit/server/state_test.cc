@@ -9,6 +9,7 @@
 
 #include "core/config/loader.h"
 #include "server/server.h"
+#include "server/sqlite_store.h"
 
 namespace sluice::server {
 namespace {
@@ -529,7 +530,7 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   auto cfg = config();
   JobId running = 0, waiting = 0;
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
@@ -540,7 +541,7 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
     waiting = st.submit(jobs(*cfg, job_yaml("next", 1, 1)), 3 * kS).ids[0];
     ASSERT_TRUE((*store)->wait(st.cycle(4 * kS)));
   }  // "crash": the state is gone, the store stays
-  auto store = Store::open(dir.string());
+  auto store = SqliteStore::open(dir.string());
   ASSERT_TRUE(store.ok());
   auto stored = (*store)->load_jobs();
   ASSERT_TRUE(stored.ok());
@@ -575,7 +576,7 @@ TEST(ServerStore, FinishedJobsBeyondTheLimitAreDropped) {
   opt.keep_finished_jobs = 2;
   std::vector<JobId> ids;
   auto stored_ids = [&]() {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     EXPECT_TRUE(store.ok());
     std::set<JobId> out;
     auto stored = (*store)->load_jobs();
@@ -585,7 +586,7 @@ TEST(ServerStore, FinishedJobsBeyondTheLimitAreDropped) {
     return out;
   };
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), opt);
@@ -607,7 +608,7 @@ TEST(ServerStore, FinishedJobsBeyondTheLimitAreDropped) {
   }
   EXPECT_EQ(stored_ids(), (std::set<JobId>{ids[2], ids[3], ids[4]}));
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok());
     auto stored = (*store)->load_jobs();
     ASSERT_TRUE(stored.ok());
@@ -633,7 +634,7 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
   JobId id = 0;
   std::string reason;
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
@@ -650,7 +651,7 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
     ASSERT_EQ(st.find(id)->state, JobState::kFailed);
     reason = st.find(id)->reason;
   }
-  auto store = Store::open(dir.string());
+  auto store = SqliteStore::open(dir.string());
   ASSERT_TRUE(store.ok());
   auto stored = (*store)->load_jobs();
   ASSERT_TRUE(stored.ok());
@@ -685,7 +686,7 @@ TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
   };
   JobId running = 0;
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
@@ -701,7 +702,7 @@ TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
     ASSERT_TRUE((*store)->wait(st.cycle(2 * kH)));
     EXPECT_EQ(used(st, 2 * kH), 3000);  // 1 h + 2 h of one GPU
   }                                     // crash at 2 h
-  auto store = Store::open(dir.string());
+  auto store = SqliteStore::open(dir.string());
   ASSERT_TRUE(store.ok());
   auto stored = (*store)->load_jobs();
   ASSERT_TRUE(stored.ok());

@@ -1,7 +1,7 @@
 // The durable store under faults (issue 13): one writer per data directory, a lost or damaged
 // database refused with a clear message, ids that never repeat, and a failed commit that fails
 // every later write.
-#include "server/store.h"
+#include "server/sqlite_store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -27,7 +27,7 @@ void write_file(const fs::path& p, const std::string& text) {
 
 // A store that has committed one job and a meta key, then closed.
 void seed(const fs::path& dir) {
-  auto s = Store::open(dir.string());
+  auto s = SqliteStore::open(dir.string());
   ASSERT_TRUE(s.ok()) << s.error();
   (*s)->start();
   ASSERT_TRUE((*s)->write(
@@ -37,16 +37,16 @@ void seed(const fs::path& dir) {
 // The finding: a second server on the same data dir lost 18 of 30 acknowledged jobs.
 TEST(Store, OneWriterPerDataDirectory) {
   const auto dir = fresh_dir("lock");
-  auto first = Store::open(dir.string());
+  auto first = SqliteStore::open(dir.string());
   ASSERT_TRUE(first.ok()) << first.error();
-  auto second = Store::open(dir.string());
+  auto second = SqliteStore::open(dir.string());
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.error().find("is in use by another sluice serve (pid " +
                                 std::to_string(::getpid()) + ")"),
             std::string::npos)
       << second.error();
   first->reset();  // closing releases the lock
-  EXPECT_TRUE(Store::open(dir.string()).ok());
+  EXPECT_TRUE(SqliteStore::open(dir.string()).ok());
   fs::remove_all(dir);
 }
 
@@ -59,7 +59,7 @@ TEST(Store, DataDirectoryIsTheServersOnly) {
   fs::permissions(dir / "events.jsonl", fs::perms::owner_read | fs::perms::owner_write |
                                             fs::perms::group_read | fs::perms::others_read);
   {
-    auto s = Store::open(dir.string());
+    auto s = SqliteStore::open(dir.string());
     ASSERT_TRUE(s.ok()) << s.error();
     (*s)->start();
     ASSERT_TRUE(
@@ -90,20 +90,20 @@ TEST(Store, LostDatabaseIsRefusedUnlessStartedAfresh) {
       write_file(dir / "sluice.db", "");
     else
       fs::remove(dir / "sluice.db");
-    auto refused = Store::open(dir.string());
+    auto refused = SqliteStore::open(dir.string());
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().find(zero_bytes ? "sluice.db is empty" : "sluice.db is missing"),
               std::string::npos)
         << refused.error();
     EXPECT_NE(refused.error().find("--fresh-store"), std::string::npos);
     // Afresh: empty, and ids continue after the event log's highest.
-    auto fresh = Store::open(dir.string(), StoreOptions{true});
+    auto fresh = SqliteStore::open(dir.string(), StoreOptions{true});
     ASSERT_TRUE(fresh.ok()) << fresh.error();
     EXPECT_EQ((*fresh)->get_meta("next_job_id").value_or(""), "8");
     EXPECT_TRUE((*fresh)->load_jobs()->empty());
     fresh->reset();
     // The fresh store is not empty any more: a plain start works.
-    EXPECT_TRUE(Store::open(dir.string()).ok());
+    EXPECT_TRUE(SqliteStore::open(dir.string()).ok());
     fs::remove_all(dir);
   }
 }
@@ -113,7 +113,7 @@ TEST(Store, DamagedDatabaseIsOneClearError) {
   const auto dir = fresh_dir("damaged");
   seed(dir);
   {  // checkpoint the WAL into the main file, so truncating the file loses pages
-    auto s = Store::open(dir.string());
+    auto s = SqliteStore::open(dir.string());
     ASSERT_TRUE(s.ok());
   }
   fs::remove(dir / "sluice.db-wal");
@@ -121,13 +121,13 @@ TEST(Store, DamagedDatabaseIsOneClearError) {
   const auto size = fs::file_size(dir / "sluice.db");
   ASSERT_GT(size, 4096u);
   fs::resize_file(dir / "sluice.db", size / 2 + 100);
-  auto truncated = Store::open(dir.string());
+  auto truncated = SqliteStore::open(dir.string());
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.error().find("sluice.db cannot be used"), std::string::npos)
       << truncated.error();
 
   write_file(dir / "sluice.db", "this is not a database, it is a text file\n");
-  auto text = Store::open(dir.string());
+  auto text = SqliteStore::open(dir.string());
   ASSERT_FALSE(text.ok());
   EXPECT_NE(text.error().find("file is not a database"), std::string::npos) << text.error();
   fs::remove_all(dir);
@@ -135,7 +135,7 @@ TEST(Store, DamagedDatabaseIsOneClearError) {
 
 TEST(Store, AFailedCommitFailsEveryLaterWrite) {
   const auto dir = fresh_dir("failed");
-  auto s = Store::open(dir.string(), StoreOptions{false, /*max_db_pages=*/8});
+  auto s = SqliteStore::open(dir.string(), StoreOptions{false, /*max_db_pages=*/8});
   ASSERT_TRUE(s.ok()) << s.error();
   (*s)->start();
   EXPECT_TRUE((*s)->write(Write{{{1, "pending", "{}"}}, {}, {}, {}}));
@@ -147,7 +147,7 @@ TEST(Store, AFailedCommitFailsEveryLaterWrite) {
   // A small write would fit, but nothing is written after a lost write.
   EXPECT_FALSE((*s)->write(Write{{{3, "pending", "{}"}}, {}, {}, {}}));
   s->reset();
-  auto again = Store::open(dir.string());
+  auto again = SqliteStore::open(dir.string());
   ASSERT_TRUE(again.ok());
   auto jobs = (*again)->load_jobs();
   ASSERT_TRUE(jobs.ok());

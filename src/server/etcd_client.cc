@@ -1,0 +1,184 @@
+#include "server/etcd_client.h"
+
+#include <httplib.h>
+
+namespace sluice::server {
+
+using nlohmann::json;
+
+namespace {
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int b64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+}  // namespace
+
+std::string base64_encode(const std::string& raw) {
+  std::string out;
+  out.reserve((raw.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < raw.size(); i += 3) {
+    const uint32_t v = (uint32_t(uint8_t(raw[i])) << 16) | (uint32_t(uint8_t(raw[i + 1])) << 8) |
+                       uint8_t(raw[i + 2]);
+    out += kB64[v >> 18];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+    out += kB64[v & 63];
+  }
+  if (i < raw.size()) {
+    const bool two = i + 1 < raw.size();
+    const uint32_t v =
+        (uint32_t(uint8_t(raw[i])) << 16) | (two ? uint32_t(uint8_t(raw[i + 1])) << 8 : 0);
+    out += kB64[v >> 18];
+    out += kB64[(v >> 12) & 63];
+    out += two ? kB64[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string base64_decode(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    const int v = b64_value(c);
+    if (v < 0) return {};
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+int64_t etcd_int(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return 0;
+  const auto& v = j[key];
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_string()) return std::strtoll(v.get<std::string>().c_str(), nullptr, 10);
+  return 0;
+}
+
+EtcdClient::EtcdClient(std::vector<std::string> endpoints, int read_timeout_s)
+    : endpoints_(std::move(endpoints)), read_timeout_s_(read_timeout_s) {}
+
+EtcdClient::~EtcdClient() = default;
+
+httplib::Client& EtcdClient::client() {
+  if (!client_) {
+    client_ = std::make_unique<httplib::Client>(endpoints_[current_]);
+    client_->set_connection_timeout(1, 0);
+    client_->set_read_timeout(read_timeout_s_, 0);
+    client_->set_write_timeout(read_timeout_s_, 0);
+    client_->set_keep_alive(true);
+  }
+  return *client_;
+}
+
+Result<json> EtcdClient::call(const std::string& path, const json& body) {
+  const std::string text = body.dump();
+  std::string why;
+  // 1. Each endpoint once, starting with the one that answered last.
+  for (size_t tries = 0; tries < endpoints_.size(); ++tries) {
+    auto res = client().Post(path, text, "application/json");
+    if (!res) {
+      why +=
+          (why.empty() ? "" : "; ") + endpoints_[current_] + ": " + httplib::to_string(res.error());
+      client_.reset();
+      current_ = (current_ + 1) % endpoints_.size();
+      continue;
+    }
+    // 2. An answer: etcd's own errors ("etcdserver: request timed out" without quorum,
+    // "request is too large") are errors of this call, not of the endpoint.
+    json j = json::parse(res->body, nullptr, false);
+    if (res->status != 200 || j.is_discarded()) {
+      std::string msg = j.is_object() ? j.value("message", j.value("error", "")) : "";
+      if (msg.empty()) msg = res->body.substr(0, 200);
+      return Error{"etcd " + endpoints_[current_] + path + ": HTTP " + std::to_string(res->status) +
+                   ": " + msg};
+    }
+    return j;
+  }
+  return Error{"cannot reach etcd (" + why + ")"};
+}
+
+EtcdKv EtcdClient::decode_kv(const json& kv) {
+  EtcdKv out;
+  out.key = base64_decode(kv.value("key", ""));
+  out.value = base64_decode(kv.value("value", ""));
+  out.create_revision = etcd_int(kv, "create_revision");
+  out.lease = etcd_int(kv, "lease");
+  return out;
+}
+
+Result<std::vector<EtcdKv>> EtcdClient::range(const std::string& key, const std::string& range_end,
+                                              size_t page) {
+  std::vector<EtcdKv> out;
+  std::string from = key;
+  int64_t revision = 0;
+  // Bounded: every page moves `from` past the last key it returned.
+  for (;;) {
+    json req{{"key", base64_encode(from)},
+             {"range_end", base64_encode(range_end)},
+             {"limit", std::to_string(page)}};
+    if (revision) req["revision"] = std::to_string(revision);
+    auto r = call("/v3/kv/range", req);
+    if (!r) return Error{r.error()};
+    if (!revision) revision = etcd_int((*r)["header"], "revision");
+    const json kvs = r->value("kvs", json::array());
+    for (const auto& kv : kvs) out.push_back(decode_kv(kv));
+    if (!r->value("more", false) || kvs.empty()) return out;
+    from = out.back().key + std::string(1, '\0');
+  }
+}
+
+Result<std::optional<EtcdKv>> EtcdClient::get(const std::string& key) {
+  auto r = call("/v3/kv/range", json{{"key", base64_encode(key)}});
+  if (!r) return Error{r.error()};
+  const json kvs = r->value("kvs", json::array());
+  if (kvs.empty()) return std::optional<EtcdKv>{};
+  return std::optional<EtcdKv>{decode_kv(kvs[0])};
+}
+
+Result<int64_t> EtcdClient::grant(int64_t ttl_s) {
+  auto r = call("/v3/lease/grant", json{{"TTL", std::to_string(ttl_s)}});
+  if (!r) return Error{r.error()};
+  if (r->contains("error") && !(*r)["error"].get<std::string>().empty())
+    return Error{"etcd refused a lease: " + (*r)["error"].get<std::string>()};
+  const int64_t id = etcd_int(*r, "ID");
+  if (id == 0) return Error{"etcd granted no lease: " + r->dump()};
+  return id;
+}
+
+Result<int64_t> EtcdClient::keepalive(int64_t lease) {
+  auto r = call("/v3/lease/keepalive", json{{"ID", std::to_string(lease)}});
+  if (!r) return Error{r.error()};
+  return etcd_int(r->value("result", json::object()), "TTL");
+}
+
+json EtcdClient::put_op(const std::string& key, const std::string& value, int64_t lease) {
+  json put{{"key", base64_encode(key)}, {"value", base64_encode(value)}};
+  if (lease) put["lease"] = std::to_string(lease);
+  return json{{"request_put", std::move(put)}};
+}
+
+json EtcdClient::delete_op(const std::string& key) {
+  return json{{"request_delete_range", {{"key", base64_encode(key)}}}};
+}
+
+json EtcdClient::range_op(const std::string& key) {
+  return json{{"request_range", {{"key", base64_encode(key)}}}};
+}
+
+}  // namespace sluice::server

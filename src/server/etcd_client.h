@@ -1,0 +1,69 @@
+#pragma once
+// A small client of etcd's v3 JSON gateway (etcd 3.4: POST /v3/kv/range, /v3/kv/txn,
+// /v3/lease/grant, /v3/lease/keepalive; keys and values base64 in the JSON), over cpp-httplib.
+// Several endpoints: a request that cannot reach one tries the next, so one etcd member down
+// costs a reconnect, not an error. Not thread-safe: one client per thread.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/result.h"
+
+namespace httplib {
+class Client;
+}
+
+namespace sluice::server {
+
+std::string base64_encode(const std::string& raw);
+// Empty on malformed input (etcd never sends any).
+std::string base64_decode(const std::string& text);
+
+struct EtcdKv {
+  std::string key, value;
+  int64_t create_revision = 0;
+  int64_t lease = 0;
+};
+
+class EtcdClient {
+ public:
+  // endpoints: "http://host:port" each.
+  explicit EtcdClient(std::vector<std::string> endpoints, int read_timeout_s = 10);
+  ~EtcdClient();
+  EtcdClient(const EtcdClient&) = delete;
+  EtcdClient& operator=(const EtcdClient&) = delete;
+
+  // One gateway call; the reply's JSON, or why none came (every endpoint tried once).
+  Result<nlohmann::json> call(const std::string& path, const nlohmann::json& body);
+  // Every key in [key, range_end) in key order, read in pages of `page` keys at one revision.
+  Result<std::vector<EtcdKv>> range(const std::string& key, const std::string& range_end,
+                                    size_t page = 200);
+  Result<std::optional<EtcdKv>> get(const std::string& key);
+  // A new lease of ttl_s seconds; its id.
+  Result<int64_t> grant(int64_t ttl_s);
+  // Renews the lease; its remaining TTL (<= 0: the lease is gone).
+  Result<int64_t> keepalive(int64_t lease);
+
+  static EtcdKv decode_kv(const nlohmann::json& kv);
+  // {"request_put": {...}}, {"request_delete_range": {...}}, {"request_range": {...}}.
+  static nlohmann::json put_op(const std::string& key, const std::string& value, int64_t lease = 0);
+  static nlohmann::json delete_op(const std::string& key);
+  static nlohmann::json range_op(const std::string& key);
+
+ private:
+  httplib::Client& client();
+
+  std::vector<std::string> endpoints_;
+  size_t current_ = 0;
+  int read_timeout_s_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+// A JSON number etcd sends as a string ("revision": "12"); 0 when absent.
+int64_t etcd_int(const nlohmann::json& j, const char* key);
+
+}  // namespace sluice::server

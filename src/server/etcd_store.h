@@ -1,0 +1,80 @@
+#pragma once
+// The replicated store (docs/ha.md): everything SqliteStore keeps, in etcd under a key prefix,
+// and the leader election of the replicas that share it.
+//
+//   PREFIX/leader          the leading replica's URL, attached to its lease
+//   PREFIX/jobs/<id:020>   "<state>\n<record JSON>"
+//   PREFIX/meta/<key>      configuration, budgets, next_job_id, node credentials
+//   PREFIX/events/<seq:020> one event-log line each, in commit order
+//
+// Every commit is an etcd txn conditioned on PREFIX/leader still carrying this replica's lease:
+// a replica whose lease expired (it was partitioned, paused, or another took over) cannot
+// write, and says so; a submission is acknowledged only after etcd answered that the txn
+// succeeded, i.e. a quorum of members has it.
+#include <atomic>
+#include <mutex>
+
+#include "server/etcd_client.h"
+#include "server/store.h"
+
+namespace sluice::server {
+
+struct EtcdOptions {
+  std::vector<std::string> endpoints;  // "http://host:port"
+  std::string prefix = "/sluice/default/";
+  // The leader's lease: a dead leader is replaced this long after its last renewal (plus a
+  // standby's poll, 250 ms). etcd raises a TTL below its own minimum (about 2 s).
+  int64_t lease_ttl_s = 2;
+  // One txn carries at most this many operations and about this many bytes: etcd refuses more
+  // (--max-txn-ops 128 and --max-request-bytes 1.5 MiB by default). A larger commit is split
+  // into several txns, each fenced; its writes are acknowledged when all of them succeeded.
+  size_t max_txn_ops = 128;
+  size_t max_txn_bytes = 1 << 20;
+};
+
+// etcd://HOST:PORT[,HOST:PORT...][/CLUSTER][?lease=S&max-txn-ops=N&max-txn-bytes=N]
+// CLUSTER (default "default") names the key prefix /sluice/CLUSTER/: several sluice clusters
+// may share one etcd.
+Result<EtcdOptions> parse_etcd_url(const std::string& url);
+
+class EtcdStore final : public Store {
+ public:
+  // Checks that etcd answers (a clear error when no endpoint does).
+  static Result<std::unique_ptr<EtcdStore>> connect(EtcdOptions options);
+  ~EtcdStore() override;
+
+  // One round of the election for `me` (the URL clients reach this replica at): true when this
+  // replica leads now (it holds a lease, renewed from now on by a thread, and the leader key);
+  // false while another does, whose URL is in *leader.
+  Result<bool> campaign(const std::string& me, std::string* leader);
+  // The lease was lost after this replica led: it can write no more (every write fails with
+  // the reason) and should step down.
+  bool deposed() const { return deposed_; }
+  int64_t lease() const { return lease_; }
+
+  Result<std::vector<StoredJob>> load_jobs() override;
+  std::optional<std::string> get_meta(const std::string& key) override;
+  std::string describe() const override;
+
+ private:
+  explicit EtcdStore(EtcdOptions options);
+  bool commit(std::vector<Write>& batch, std::string* error) override;
+  bool commit_ops(std::vector<nlohmann::json>& ops, std::string* error);
+  void renew();
+  void step_down(const std::string& why);
+  std::string key(const std::string& kind, uint64_t n) const;
+
+  EtcdOptions options_;
+  EtcdClient writer_;  // the writer thread's (and the election's, before start())
+  std::mutex read_mu_;
+  EtcdClient reader_;  // load_jobs() and get_meta(), under read_mu_
+  int64_t lease_ = 0;
+  uint64_t next_event_ = 1;
+  std::atomic<bool> deposed_{false};
+  std::mutex renew_mu_;
+  std::condition_variable renew_cv_;
+  bool stopping_ = false;
+  std::thread renewer_;
+};
+
+}  // namespace sluice::server

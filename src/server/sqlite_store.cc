@@ -1,0 +1,298 @@
+#include "server/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace sluice::server {
+
+namespace {
+
+// A column's text; "" for NULL (a damaged or foreign database may hold one).
+std::string column_text(sqlite3_stmt* st, int col) {
+  const auto* t = sqlite3_column_text(st, col);
+  return t ? std::string(reinterpret_cast<const char*>(t),
+                         static_cast<size_t>(sqlite3_column_bytes(st, col)))
+           : std::string();
+}
+
+// The highest job id an event log line names (`"id":N`), 0 when none: ids after a lost
+// database continue from there.
+uint64_t max_id_in_event_log(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return 0;
+  uint64_t best = 0;
+  char buf[1 << 16];
+  std::string carry;
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    std::string text = carry + std::string(buf, n);
+    size_t pos = 0;
+    while ((pos = text.find("\"id\":", pos)) != std::string::npos) {
+      pos += 5;
+      uint64_t v = 0;
+      size_t d = pos;
+      while (d < text.size() && d - pos < 19 && text[d] >= '0' && text[d] <= '9')
+        v = v * 10 + static_cast<uint64_t>(text[d++] - '0');
+      best = std::max(best, v);
+    }
+    carry = text.size() > 32 ? text.substr(text.size() - 32) : text;
+  }
+  std::fclose(f);
+  return best;
+}
+
+off_t file_size(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
+}  // namespace
+
+Result<bool> SqliteStore::lock_dir() {
+  const std::string path = dir_ + "/sluice.lock";
+  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return Error{"cannot open " + path + ": " + std::strerror(errno)};
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {0};
+    const ssize_t got = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    std::string holder = got > 0 ? std::string(pid, static_cast<size_t>(got)) : "";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return Error{"data directory " + dir_ + " is in use by another sluice serve" +
+                 (holder.empty() ? "" : " (pid " + holder + ")") +
+                 ": two servers on one data directory would lose jobs"};
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, me.data(), me.size(), 0) < 0)
+    return Error{"cannot write " + path + ": " + std::strerror(errno)};
+  return true;
+}
+
+// An empty database beside an event log that has lines means the database was lost.
+Result<bool> SqliteStore::check_not_lost(bool existed, const StoreOptions& options) {
+  sqlite3_stmt* st = nullptr;
+  int64_t rows = 0;
+  if (sqlite3_prepare_v2(db_, "SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM meta)",
+                         -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    rows = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  const std::string log = dir_ + "/events.jsonl";
+  if (rows > 0 || file_size(log) <= 0) return true;
+  if (!options.fresh)
+    return Error{dir_ + "/sluice.db is " + (existed ? "empty" : "missing") + " but " + log +
+                 " records earlier jobs: the database was lost or replaced. Restore it from a "
+                 "backup, or start afresh with --fresh-store (no jobs are recovered; job ids "
+                 "continue after the event log's)"};
+  const uint64_t next = max_id_in_event_log(log) + 1;
+  Write w;
+  w.meta.push_back({"next_job_id", std::to_string(next)});
+  std::vector<Write> batch{std::move(w)};
+  std::string err;
+  if (!commit(batch, &err)) return Error{"cannot write to " + dir_ + "/sluice.db: " + err};
+  return true;
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& dir,
+                                                       StoreOptions options) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  // The database holds the configuration (the tokens) and every job's environment, and pods
+  // of other users may run on this machine: the directory cannot be listed by them (0711:
+  // `sluice up` keeps its agents' state directories inside, which pods must traverse) and its
+  // files are the server's alone (0600).
+  namespace fs = std::filesystem;
+  if (!ec)
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
+  if (ec) return Error{"cannot create data directory " + dir + ": " + ec.message()};
+  std::unique_ptr<SqliteStore> s(new SqliteStore());
+  s->dir_ = dir;
+  if (auto locked = s->lock_dir(); !locked) return Error{locked.error()};
+  const std::string path = dir + "/sluice.db";
+  const bool existed = file_size(path) >= 0;
+  // SQLite gives a new -wal or -shm file the database's mode: the database's own is enough,
+  // older ones (0644 before issue 14) are tightened.
+  if (!existed) ::close(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    ::chmod((path + suffix).c_str(), 0600);
+  if (sqlite3_open_v2(path.c_str(), &s->db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK)
+    return Error{"cannot open " + path + ": " +
+                 (s->db_ ? sqlite3_errmsg(s->db_) : std::string("out of memory"))};
+  // WAL + FULL: a commit is on disk (the WAL is fsynced) when sqlite3_step returns.
+  // quick_check reads every page once: a truncated or damaged file is refused here, with the
+  // reason, instead of failing (or losing records) later.
+  if (!s->exec("PRAGMA busy_timeout=5000") || !s->exec("PRAGMA journal_mode=WAL") ||
+      !s->exec("PRAGMA synchronous=FULL") || !s->quick_check() ||
+      !s->exec("CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, state TEXT NOT NULL, "
+               "record TEXT NOT NULL)") ||
+      !s->exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)") ||
+      !s->exec("CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+               "line TEXT NOT NULL)"))
+    return Error{path + " cannot be used: " + s->open_error_ +
+                 " (is it a sluice database? restore it from a backup, or move it away and "
+                 "start with --fresh-store)"};
+  if (auto ok = s->check_not_lost(existed, options); !ok) return Error{ok.error()};
+  if (options.max_db_pages > 0) {
+    const std::string cap = "PRAGMA max_page_count=" + std::to_string(options.max_db_pages);
+    if (!s->exec(cap.c_str())) return Error{path + ": " + s->open_error_};
+  }
+  const std::string events = dir + "/events.jsonl";
+  s->events_ = std::fopen(events.c_str(), "a");
+  if (!s->events_)
+    return Error{"cannot open " + events + " for appending: " + std::strerror(errno)};
+  ::fchmod(::fileno(s->events_), 0600);
+  return s;
+}
+
+bool SqliteStore::quick_check() {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA quick_check", -1, &st, nullptr) != SQLITE_OK) {
+    open_error_ = std::string("PRAGMA quick_check: ") + sqlite3_errmsg(db_);
+    return false;
+  }
+  std::string problems;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const auto* t = sqlite3_column_text(st, 0);
+    const std::string line = t ? reinterpret_cast<const char*>(t) : "";
+    if (line != "ok" && problems.size() < 300) problems += (problems.empty() ? "" : "; ") + line;
+  }
+  if (rc != SQLITE_DONE && problems.empty()) problems = sqlite3_errmsg(db_);
+  sqlite3_finalize(st);
+  if (problems.empty()) return true;
+  open_error_ = "the database is damaged: " + problems;
+  return false;
+}
+
+SqliteStore::~SqliteStore() {
+  stop_writer();
+  if (events_) std::fclose(events_);
+  if (db_) sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
+}
+
+bool SqliteStore::exec(const char* sql) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) == SQLITE_OK) return true;
+  open_error_ = std::string(sql) + ": " + (msg ? msg : "error");
+  sqlite3_free(msg);
+  return false;
+}
+
+Result<std::vector<StoredJob>> SqliteStore::load_jobs() {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT id, state, record FROM jobs ORDER BY id", -1, &st, nullptr) !=
+      SQLITE_OK)
+    return Error{sqlite3_errmsg(db_)};
+  std::vector<StoredJob> out;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    StoredJob j;
+    j.id = static_cast<uint64_t>(sqlite3_column_int64(st, 0));
+    j.state = column_text(st, 1);
+    j.record = column_text(st, 2);
+    out.push_back(std::move(j));
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return Error{sqlite3_errmsg(db_)};
+  return out;
+}
+
+std::optional<std::string> SqliteStore::get_meta(const std::string& key) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key = ?", -1, &st, nullptr) !=
+      SQLITE_OK)
+    return std::nullopt;
+  sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  std::optional<std::string> v;
+  if (sqlite3_step(st) == SQLITE_ROW) v = column_text(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+bool SqliteStore::commit(std::vector<Write>& batch, std::string* error) {
+  std::string& err = *error;
+  auto fail = [&](const char* what) {
+    err = std::string(what) + ": " + sqlite3_errmsg(db_);
+    return false;
+  };
+  auto body = [&]() -> bool {
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
+      return fail("begin");
+    sqlite3_stmt *job = nullptr, *meta = nullptr, *ev = nullptr, *del = nullptr;
+    sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)", -1,
+                       &job, nullptr);
+    sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", -1, &meta,
+                       nullptr);
+    sqlite3_prepare_v2(db_, "INSERT INTO events (line) VALUES (?)", -1, &ev, nullptr);
+    sqlite3_prepare_v2(db_, "DELETE FROM jobs WHERE id = ?", -1, &del, nullptr);
+    bool ok = job && meta && ev && del;
+    for (auto& w : batch) {
+      for (auto& j : w.jobs) {
+        if (!ok) break;
+        sqlite3_bind_int64(job, 1, static_cast<sqlite3_int64>(j.id));
+        sqlite3_bind_text(job, 2, j.state.c_str(), -1, SQLITE_STATIC);
+        sqlite3_bind_text(job, 3, j.record.c_str(), -1, SQLITE_STATIC);
+        ok = sqlite3_step(job) == SQLITE_DONE;
+        sqlite3_reset(job);
+      }
+      for (auto& [k, v] : w.meta) {
+        if (!ok) break;
+        sqlite3_bind_text(meta, 1, k.c_str(), -1, SQLITE_STATIC);
+        sqlite3_bind_text(meta, 2, v.c_str(), -1, SQLITE_STATIC);
+        ok = sqlite3_step(meta) == SQLITE_DONE;
+        sqlite3_reset(meta);
+      }
+      for (auto& line : w.events) {
+        if (!ok) break;
+        sqlite3_bind_text(ev, 1, line.c_str(), -1, SQLITE_STATIC);
+        ok = sqlite3_step(ev) == SQLITE_DONE;
+        sqlite3_reset(ev);
+      }
+      for (uint64_t id : w.deleted) {
+        if (!ok) break;
+        sqlite3_bind_int64(del, 1, static_cast<sqlite3_int64>(id));
+        ok = sqlite3_step(del) == SQLITE_DONE;
+        sqlite3_reset(del);
+      }
+    }
+    if (!ok) fail("write");
+    sqlite3_finalize(job);
+    sqlite3_finalize(meta);
+    sqlite3_finalize(ev);
+    sqlite3_finalize(del);
+    if (!ok) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return false;
+    }
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      fail("commit");
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return false;
+    }
+    return true;
+  };
+  if (!body()) return false;
+  // The event log file mirrors the committed events (the table is the durable copy).
+  for (auto& w : batch)
+    for (auto& line : w.events) {
+      std::fputs(line.c_str(), events_);
+      std::fputc('\n', events_);
+    }
+  std::fflush(events_);
+  return true;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,187 @@
+// EtcdStore against a real etcd (docs/ha.md): what it writes comes back, a commit larger than
+// etcd's txn limits is split, a replica that lost its lease cannot write and says so, and a
+// write etcd did not confirm is never acknowledged.
+#include "server/etcd_store.h"
+
+#include <gtest/gtest.h>
+
+#include "etcd_process.h"
+
+namespace sluice::server {
+namespace {
+
+using testing::EtcdProcess;
+
+#define REQUIRE_ETCD()           \
+  if (!EtcdProcess::available()) \
+  GTEST_SKIP() << "etcd is not installed (Debian etcd-server; scripts/deps.sh installs it)"
+
+std::unique_ptr<EtcdStore> leader(const EtcdProcess& etcd, const std::string& me,
+                                  const std::string& query = "") {
+  auto o = parse_etcd_url("etcd://" + etcd.host_port() + "/test" + query);
+  EXPECT_TRUE(o.ok()) << o.error();
+  auto s = EtcdStore::connect(*o);
+  EXPECT_TRUE(s.ok()) << s.error();
+  std::string other;
+  auto won = (*s)->campaign(me, &other);
+  EXPECT_TRUE(won.ok()) << won.error();
+  EXPECT_TRUE(won.ok() && *won) << "led by " << other;
+  (*s)->start();
+  return std::move(*s);
+}
+
+size_t count_keys(const EtcdProcess& etcd, const std::string& kind) {
+  EtcdClient c({etcd.endpoint()});
+  auto kvs = c.range("/sluice/test/" + kind + "/", "/sluice/test/" + kind + "0");
+  EXPECT_TRUE(kvs.ok()) << kvs.error();
+  return kvs.ok() ? kvs->size() : 0;
+}
+
+TEST(EtcdUrl, ParsesEndpointsClusterAndLimits) {
+  auto o = parse_etcd_url("etcd://10.0.0.1:2379,10.0.0.2:2379/prod?lease=5&max-txn-ops=64");
+  ASSERT_TRUE(o.ok()) << o.error();
+  EXPECT_EQ(o->endpoints,
+            (std::vector<std::string>{"http://10.0.0.1:2379", "http://10.0.0.2:2379"}));
+  EXPECT_EQ(o->prefix, "/sluice/prod/");
+  EXPECT_EQ(o->lease_ttl_s, 5);
+  EXPECT_EQ(o->max_txn_ops, 64u);
+  EXPECT_EQ(parse_etcd_url("etcd://h:1")->prefix, "/sluice/default/");
+  for (const char* bad : {"http://h:1", "etcd://", "etcd://h", "etcd://h:x", "etcd://h:1/a b",
+                          "etcd://h:1?lease=0", "etcd://h:1?color=red"})
+    EXPECT_FALSE(parse_etcd_url(bad).ok()) << bad;
+}
+
+TEST(EtcdUrl, Base64RoundTrips) {
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\n", 3)})
+    EXPECT_EQ(base64_decode(base64_encode(s)), s);
+  EXPECT_EQ(base64_encode("/t/leader"), "L3QvbGVhZGVy");
+}
+
+// Jobs, meta and events written by one leader are what the next one reads.
+TEST(EtcdStore, RoundTripAcrossLeaders) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("roundtrip");
+  ASSERT_TRUE(etcd.start());
+  {
+    auto s = leader(etcd, "http://a");
+    ASSERT_TRUE(s->write(Write{{{7, "pending", R"({"x":1})"}, {8, "running", "{}"}},
+                               {{"next_job_id", "9"}},
+                               {R"({"event":"submit","id":7})", R"({"event":"submit","id":8})"},
+                               {}}))
+        << s->error();
+    ASSERT_TRUE(s->write(Write{{}, {}, {R"({"event":"end","id":8})"}, {8}})) << s->error();
+  }  // closing revokes the lease: the next replica leads at once
+  auto s = leader(etcd, "http://b");
+  auto jobs = s->load_jobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.error();
+  ASSERT_EQ(jobs->size(), 1u);  // 8 was deleted
+  EXPECT_EQ((*jobs)[0].id, 7u);
+  EXPECT_EQ((*jobs)[0].state, "pending");
+  EXPECT_EQ((*jobs)[0].record, R"({"x":1})");
+  EXPECT_EQ(s->get_meta("next_job_id").value_or(""), "9");
+  EXPECT_FALSE(s->get_meta("missing").has_value());
+  // The event log continues after the first leader's 3 lines.
+  ASSERT_TRUE(s->write(Write{{}, {}, {R"({"event":"submit","id":9})"}, {}}));
+  EtcdClient c({etcd.endpoint()});
+  auto events = c.range("/sluice/test/events/", "/sluice/test/events0");
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 4u);
+  EXPECT_EQ(events->back().value, R"({"event":"submit","id":9})");
+  EXPECT_EQ(events->back().key, "/sluice/test/events/00000000000000000004");
+}
+
+// A commit of more operations and bytes than one etcd txn may carry (etcd's defaults: 128
+// operations, 1.5 MiB; this etcd runs with them) is split into several txns, each within both;
+// a key written twice in one batch is written once, with its last value.
+TEST(EtcdStore, LargeBatchesAreSplitIntoTxns) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("batch");
+  ASSERT_TRUE(etcd.start());
+  auto s = leader(etcd, "http://a");
+  std::vector<uint64_t> tickets;
+  for (uint64_t id = 1; id <= 300; ++id) {
+    Write w;
+    w.jobs.push_back({id, "pending", std::string(10'000, 'r')});  // 300 x 10 kB: 3 MB in all
+    w.jobs.push_back({id, "running", std::string(10'000, 's')});  // same key: the last one wins
+    w.events.push_back("{\"id\":" + std::to_string(id) + "}");
+    tickets.push_back(s->enqueue(std::move(w)));
+  }
+  for (uint64_t t : tickets) ASSERT_TRUE(s->wait(t)) << s->error();
+  auto jobs = s->load_jobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.error();
+  ASSERT_EQ(jobs->size(), 300u);
+  for (const auto& j : *jobs) EXPECT_EQ(j.state, "running") << j.id;
+  EXPECT_EQ(count_keys(etcd, "events"), 300u);
+  // One value over a txn's byte limit is refused with the reason, never half-written.
+  EXPECT_FALSE(s->write(Write{{{999, "pending", std::string(1100 * 1024, 'x')}}, {}, {}, {}}));
+  EXPECT_NE(s->error().find("max-txn-bytes"), std::string::npos) << s->error();
+}
+
+// Leases fence the writers: when A's lease is gone (revoked here, as an expiry would) and B
+// leads, A's next write is refused by etcd, A says it no longer leads, and nothing of it lands.
+TEST(EtcdStore, DeposedLeaderCannotWrite) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("fence");
+  ASSERT_TRUE(etcd.start());
+  auto a = leader(etcd, "http://a");
+  ASSERT_TRUE(a->write(Write{{{1, "pending", "{}"}}, {}, {}, {}}));
+  EtcdClient c({etcd.endpoint()});
+  ASSERT_TRUE(c.call("/v3/lease/revoke", {{"ID", std::to_string(a->lease())}}).ok());
+  auto b = leader(etcd, "http://b");
+  EXPECT_FALSE(a->write(Write{{{2, "pending", "{}"}}, {}, {}, {}}));
+  EXPECT_NE(a->error().find("no longer the leader"), std::string::npos) << a->error();
+  EXPECT_TRUE(a->deposed());
+  EXPECT_TRUE(a->failed());
+  EXPECT_FALSE(a->write(Write{{{3, "pending", "{}"}}, {}, {}, {}}));  // and every later one
+  ASSERT_TRUE(b->write(Write{{{4, "pending", "{}"}}, {}, {}, {}})) << b->error();
+  auto jobs = b->load_jobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);  // 1 (A, while it led) and 4 (B); never 2 or 3
+  EXPECT_EQ((*jobs)[0].id, 1u);
+  EXPECT_EQ((*jobs)[1].id, 4u);
+}
+
+// A second replica does not lead while the first does, and names it.
+TEST(EtcdStore, StandbyLearnsTheLeader) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("standby");
+  ASSERT_TRUE(etcd.start());
+  auto a = leader(etcd, "http://a:1");
+  auto o = parse_etcd_url("etcd://" + etcd.host_port() + "/test");
+  auto b = EtcdStore::connect(*o);
+  ASSERT_TRUE(b.ok());
+  std::string other;
+  auto won = (*b)->campaign("http://b:1", &other);
+  ASSERT_TRUE(won.ok()) << won.error();
+  EXPECT_FALSE(*won);
+  EXPECT_EQ(other, "http://a:1");
+}
+
+// etcd gone: the write fails with a clear error and is not acknowledged, later ones neither,
+// and after etcd is back the refused write is not there.
+TEST(EtcdStore, EtcdDownIsAClearErrorNeverAnAcknowledgement) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("down");
+  ASSERT_TRUE(etcd.start());
+  auto s = leader(etcd, "http://a");
+  ASSERT_TRUE(s->write(Write{{{1, "pending", "{}"}}, {}, {}, {}}));
+  etcd.kill();
+  EXPECT_FALSE(s->write(Write{{{2, "pending", "{}"}}, {}, {}, {}}));
+  EXPECT_NE(s->error().find("cannot reach etcd"), std::string::npos) << s->error();
+  EXPECT_TRUE(s->deposed());  // a leader that cannot write steps down
+  ASSERT_TRUE(etcd.start());
+  EXPECT_FALSE(s->write(Write{{{3, "pending", "{}"}}, {}, {}, {}}));  // failed until restarted
+  EtcdClient c({etcd.endpoint()});
+  auto jobs = c.range("/sluice/test/jobs/", "/sluice/test/jobs0");
+  ASSERT_TRUE(jobs.ok()) << jobs.error();
+  EXPECT_EQ(jobs->size(), 1u);  // only job 1
+  // No etcd at all: connect says so.
+  auto o = parse_etcd_url("etcd://127.0.0.1:" + std::to_string(testing::free_port()));
+  auto none = EtcdStore::connect(*o);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().find("does not answer"), std::string::npos) << none.error();
+}
+
+}  // namespace
+}  // namespace sluice::server
