@@ -483,7 +483,7 @@ TEST(ServerStore, DrainedNodeTakesNoNewPodsUntilResumed) {
     return nlohmann::json();
   };
   {
-    auto store = Store::open(dir.string());
+    auto store = SqliteStore::open(dir.string());
     ASSERT_TRUE(store.ok()) << store.error();
     (*store)->start();
     ServerState st(cfg, store->get(), ServerOptions{});
@@ -504,7 +504,7 @@ TEST(ServerStore, DrainedNodeTakesNoNewPodsUntilResumed) {
     EXPECT_EQ(view(st, "n0")["hold_reason"], "disk");
     EXPECT_TRUE(view(st, "n1")["hold"].is_null());
   }  // the server stops; the hold stays in its store
-  auto store = Store::open(dir.string());
+  auto store = SqliteStore::open(dir.string());
   ASSERT_TRUE(store.ok());
   (*store)->start();
   ServerState st(cfg, store->get(), ServerOptions{});
