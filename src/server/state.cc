@@ -302,10 +302,12 @@ PreparedSubmission ServerState::prepare(const std::vector<Job>& jobs,
 // unless its ClusterQueue lets its command run on the node itself. Refused ("" otherwise) when
 // no registered node has one: it could only fail where it lands.
 std::string ServerState::image_refusal(const std::vector<Job>& jobs) const {
-  const bool runtime_somewhere = std::any_of(nodes_.begin(), nodes_.end(), [](const auto& n) {
-    return n.registered && !n.container_runtime.empty();
-  });
-  if (runtime_somewhere) return {};
+  // The nodes are looked at only for a job that needs a runtime (a submission holds the state
+  // lock; most have no image).
+  auto runtime_somewhere = [this] {
+    return std::any_of(nodes_.begin(), nodes_.end(),
+                       [](const auto& n) { return n.registered && !n.container_runtime.empty(); });
+  };
   for (const Job& job : jobs)
     for (const PodSet& ps : job.pod_sets) {
       if (ps.image.empty()) continue;
@@ -313,7 +315,7 @@ std::string ServerState::image_refusal(const std::vector<Job>& jobs) const {
       if (!lq) continue;  // the scheduler says what is wrong with the queue
       const auto& cq = config_->cluster_queues[static_cast<size_t>(
           config_->local_queues[static_cast<size_t>(*lq)].cluster_queue)];
-      if (cq.run_images_on_host) continue;
+      if (cq.run_images_on_host || runtime_somewhere()) continue;
       return "job \"" + job.name + "\" asks for image " + ps.image +
              " but no node runs containers (agents started without --container-runtime), and "
              "ClusterQueue " +

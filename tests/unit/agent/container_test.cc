@@ -24,8 +24,7 @@ TEST(AgentContainer, RunsTheImageWithTheWorkDirEnvAndUser) {
   ASSERT_EQ(rt, (std::vector<std::string>{"/usr/bin/podman", "--runtime", "runc"}));
   const auto c = container_launch(rt, a, "/var/lib/sluice/work/7-1",
                                   {"PATH=/usr/bin", "SLUICE_JOB_ID=7", "A=b c"},
-                                  PodIdentity{60001, 60001, "sluice-ns"},
-                                  {"nvidia.com/gpu=3"});
+                                  PodIdentity{60001, 60001, "sluice-ns"}, {"nvidia.com/gpu=3"});
   const auto& v = c.argv;
   ASSERT_GE(v.size(), 4u);
   EXPECT_EQ(std::vector<std::string>(v.begin(), v.begin() + 4),
@@ -41,8 +40,8 @@ TEST(AgentContainer, RunsTheImageWithTheWorkDirEnvAndUser) {
   EXPECT_FALSE(has_pair(v, "--env", "PATH=/usr/bin"));  // the image's PATH
   EXPECT_TRUE(has_pair(v, "--entrypoint", "python3"));  // a Kubernetes command
   EXPECT_EQ(v.back(), "registry.example/train:1");      // the arguments follow
-  EXPECT_EQ(c.cleanup, (std::vector<std::string>{"/usr/bin/podman", "--runtime", "runc", "rm",
-                                                 "-f", "--time", "0", "sluice-7-1"}));
+  EXPECT_EQ(c.cleanup, (std::vector<std::string>{"/usr/bin/podman", "--runtime", "runc", "rm", "-f",
+                                                 "--time", "0", "sluice-7-1"}));
 }
 
 TEST(AgentContainer, ArgsAloneKeepTheImagesEntrypoint) {

@@ -267,8 +267,8 @@ TEST(KueueTopology, QueueWithoutTasFlavorIsWarned) {
 std::string jobset(const std::string& workers, const std::string& driver) {
   auto rj = [](const char* name, int n, const std::string& annotation) {
     return std::string("  - name: ") + name + "\n    replicas: 1\n    template:\n      spec:\n" +
-           "        parallelism: " + std::to_string(n) + "\n        completions: " +
-           std::to_string(n) + "\n        template:\n" +
+           "        parallelism: " + std::to_string(n) +
+           "\n        completions: " + std::to_string(n) + "\n        template:\n" +
            (annotation.empty() ? std::string()
                                : "          metadata:\n            annotations:\n              " +
                                      annotation + "\n") +
