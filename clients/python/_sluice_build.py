@@ -13,18 +13,19 @@ import os
 import re
 import tarfile
 import zipfile
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = "sluice"
 SDIST_FILES = ["pyproject.toml", "README.md", "_sluice_build.py"]
+Settings = Optional[Dict[str, Any]]  # PEP 517 config_settings (unused)
 
 
 def _project() -> Dict[str, str]:
     """The [project] strings this backend uses (tomllib where it exists: Python 3.11+)."""
     path = os.path.join(HERE, "pyproject.toml")
     try:
-        import tomllib  # type: ignore[import-not-found,unused-ignore]
+        import tomllib
         with open(path, "rb") as f:
             table = tomllib.load(f)["project"]
         return {k: str(v) for k, v in table.items() if isinstance(v, str)}
@@ -112,20 +113,20 @@ def _build(wheel_directory: str, editable: bool) -> str:
 
 # --- PEP 517 / PEP 660 hooks -----------------------------------------------------------------
 
-def get_requires_for_build_wheel(config_settings: Optional[dict] = None) -> List[str]:
+def get_requires_for_build_wheel(config_settings: Settings = None) -> List[str]:
     return []
 
 
-def get_requires_for_build_sdist(config_settings: Optional[dict] = None) -> List[str]:
+def get_requires_for_build_sdist(config_settings: Settings = None) -> List[str]:
     return []
 
 
-def get_requires_for_build_editable(config_settings: Optional[dict] = None) -> List[str]:
+def get_requires_for_build_editable(config_settings: Settings = None) -> List[str]:
     return []
 
 
 def prepare_metadata_for_build_wheel(metadata_directory: str,
-                                     config_settings: Optional[dict] = None) -> str:
+                                     config_settings: Settings = None) -> str:
     name, version, _ = _dist()
     dist_info = "%s-%s.dist-info" % (name, version)
     os.makedirs(os.path.join(metadata_directory, dist_info), exist_ok=True)
@@ -138,17 +139,17 @@ def prepare_metadata_for_build_wheel(metadata_directory: str,
 prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
 
 
-def build_wheel(wheel_directory: str, config_settings: Optional[dict] = None,
+def build_wheel(wheel_directory: str, config_settings: Settings = None,
                 metadata_directory: Optional[str] = None) -> str:
     return _build(wheel_directory, editable=False)
 
 
-def build_editable(wheel_directory: str, config_settings: Optional[dict] = None,
+def build_editable(wheel_directory: str, config_settings: Settings = None,
                    metadata_directory: Optional[str] = None) -> str:
     return _build(wheel_directory, editable=True)
 
 
-def build_sdist(sdist_directory: str, config_settings: Optional[dict] = None) -> str:
+def build_sdist(sdist_directory: str, config_settings: Settings = None) -> str:
     name, version, _ = _dist()
     base = "%s-%s" % (name, version)
     path = os.path.join(sdist_directory, base + ".tar.gz")

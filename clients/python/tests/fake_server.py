@@ -6,7 +6,7 @@ import http.server
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -22,7 +22,7 @@ class Seen:
 @dataclass
 class Answer:
     status: int = 200
-    body: Union[bytes, str, dict, list] = b""
+    body: Union[bytes, str, Dict[str, Any], List[Any]] = b""
     headers: Dict[str, str] = field(default_factory=dict)
 
 
@@ -78,7 +78,7 @@ class FakeServer:
         self.thread: Optional[threading.Thread] = None
 
     def route(self, method: str, path: str, answer: Union[Answer, Route]) -> None:
-        fn: Route = answer if callable(answer) else (lambda _s, a=answer: a)
+        fn: Route = answer if not isinstance(answer, Answer) else _constant(answer)
         with self.lock:
             self.routes[(method, path)] = fn
 
@@ -96,9 +96,13 @@ class FakeServer:
         self.httpd.server_close()
 
 
-def job_view(jid: int, state: str = "pending", **kw: object) -> dict:
+def _constant(answer: Answer) -> Route:
+    return lambda _s: answer
+
+
+def job_view(jid: int, state: str = "pending", **kw: object) -> Dict[str, Any]:
     """A JobView as docs/api.md shows it."""
-    j = {"id": jid, "name": "job-%d" % jid, "namespace": "team-a", "queue": "train",
+    j: Dict[str, Any] = {"id": jid, "name": "job-%d" % jid, "namespace": "team-a", "queue": "train",
          "cluster_queue": "team-a", "priority_class": "", "priority": 0, "preemptible": False,
          "interactive": False, "state": state, "started": state != "pending",
          "submit_time": 1000.0, "admit_time": None, "start_time": None, "end_time": None,
@@ -114,6 +118,6 @@ def free_port() -> int:
     import socket
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
+    port: int = s.getsockname()[1]
     s.close()
     return port

@@ -56,7 +56,7 @@ class SubmitTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "requests nothing"):
             sluice.make_job(["true"])
         with self.assertRaisesRegex(ValueError, "non-empty list"):
-            sluice.make_job("python train.py", gpus=1)  # type: ignore[arg-type]
+            sluice.make_job("python train.py", gpus=1)
         self.assertEqual(sluice.make_job(["x"], gpu_fraction="0.5")["spec"]["gpus"], 1)
 
     def test_no_jobs_is_refused_before_sending(self) -> None:
@@ -252,12 +252,13 @@ class LogsTest(unittest.TestCase):
 
     def test_follow_reads_from_the_offset_until_the_job_ends(self) -> None:
         # The log grows "ab" -> "abcd" -> (a new run) "x"; the job ends after that.
-        log = {"text": b"ab", "polls": 0}
+        log = {"text": b"ab"}
+        polls = [0]
         placed = [{"pod": 0, "node": "n1", "gpus": [0]}]
 
         def job(_s: Seen) -> Answer:
-            log["polls"] += 1
-            state = {1: "pending"}.get(log["polls"], "running" if log["polls"] < 7 else "succeeded")
+            polls[0] += 1
+            state = {1: "pending"}.get(polls[0], "running" if polls[0] < 7 else "succeeded")
             return Answer(200, job_view(9, state, placement=[] if state == "pending" else placed))
 
         def logs(s: Seen) -> Answer:
