@@ -30,7 +30,8 @@ def _project() -> Dict[str, str]:
             table = tomllib.load(f)["project"]
         return {k: str(v) for k, v in table.items() if isinstance(v, str)}
     except ImportError:
-        text = open(path, encoding="utf-8").read()
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
         section = text.split("[project]", 1)[1].split("\n[", 1)[0]
         return dict(re.findall(r'^([\w-]+)\s*=\s*"([^"]*)"', section, re.M))
 
@@ -47,7 +48,10 @@ def _metadata() -> str:
              "Requires-Python: " + p.get("requires-python", ">=3.8"),
              "License: Apache-2.0", "Description-Content-Type: text/markdown", ""]
     readme = os.path.join(HERE, p.get("readme", "README.md"))
-    body = open(readme, encoding="utf-8").read() if os.path.exists(readme) else ""
+    body = ""
+    if os.path.exists(readme):
+        with open(readme, encoding="utf-8") as f:
+            body = f.read()
     return "\n".join(lines) + "\n" + body
 
 

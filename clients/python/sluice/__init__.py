@@ -12,8 +12,9 @@ from .client import Client, make_job
 from .errors import (BadRequest, Conflict, ConnectionFailed, Forbidden, GatewayTimeout,
                      HTTPError, InvalidResponse, NotFound, PayloadTooLarge, PlanFailed,
                      ServiceUnavailable, SluiceError, TooManyRequests, Unauthorized)
-from .models import (FINISHED_STATES, LIVE_STATES, Explanation, HistoryRecord, Job, JobList,
-                     PlanResult, Placement, PodExit, Submitted)
+from .history import HistoryList, HistoryRecord, UsageRow
+from .models import (FINISHED_STATES, LIVE_STATES, Explanation, Job, JobList, PlanResult,
+                     Placement, PodExit, Submitted)
 
 __all__ = [
     "Client", "make_job", "normalize_server_url", "DEFAULT_SERVER", "__version__",
@@ -21,5 +22,6 @@ __all__ = [
     "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "PayloadTooLarge",
     "TooManyRequests", "ServiceUnavailable", "GatewayTimeout",
     "Job", "JobList", "Placement", "PodExit", "Submitted", "Explanation", "HistoryRecord",
+    "HistoryList", "UsageRow",
     "PlanResult", "FINISHED_STATES", "LIVE_STATES",
 ]

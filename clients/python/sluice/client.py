@@ -10,7 +10,6 @@ The HTTP API it speaks is docs/api.md; every method's failure is a SluiceError (
 """
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import shutil
@@ -21,15 +20,16 @@ from typing import (Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequ
                     Union)
 
 from ._http import DEFAULT_SERVER, Transport, error_of
-from .errors import InvalidResponse, PlanFailed
-from .models import (FINISHED_STATES, LIVE_STATES, Explanation, HistoryRecord, Job, JobList,
-                     PlanResult, Submitted)
+from .errors import InvalidResponse, NotFound, PlanFailed
+from .history import HistoryList, HistoryRecord, UsageRow, When
+from .history import derived as history_rows
+from .history import query as history_query
+from .history import unix
+from .models import FINISHED_STATES, LIVE_STATES, Explanation, Job, JobList, PlanResult, Submitted
 
 #: What ``submit`` takes: YAML or JSON text (several documents separated by ``---``), one job
 #: document as a dict, or a list of them.
 Jobs = Union[str, bytes, Mapping[str, Any], Sequence[Mapping[str, Any]]]
-#: A point in time: Unix seconds or a datetime (a naive one is local time).
-When = Union[float, int, datetime.datetime]
 
 
 def make_job(command: Sequence[str], *, queue: Optional[str] = None,
@@ -228,33 +228,56 @@ class Client:
                     job_id, timeout_s or 0))
             time.sleep(poll_s)
 
-    # --- history ------------------------------------------------------------------------
+    # --- history ---------------------------------------------------------------------
 
     def history(self, *, user: Optional[str] = None, namespace: Optional[str] = None,
-                queue: Optional[str] = None, state: Union[str, Iterable[str], None] = None,
-                since: Optional[When] = None, until: Optional[When] = None,
-                limit: Optional[int] = None) -> List[HistoryRecord]:
-        """Ended jobs as accounting records (``sacct``), newest first: elapsed time, wait,
-        GPUs, GPU-hours, exit code, preemptions. Filters: submitter, namespace, LocalQueue,
-        state (any of succeeded, failed, cancelled, rejected; default all four), and the
-        time range its end falls in (``since`` <= end < ``until``).
+                queue: Optional[str] = None, name: Optional[str] = None,
+                state: Union[str, Iterable[str], None] = None, since: Optional[When] = None,
+                until: Optional[When] = None, limit: Optional[int] = None) -> HistoryList:
+        """Jobs past and present as accounting rows (``sacct``; ``GET /v1/history``), newest
+        first: times, elapsed, GPUs, GPU-hours, exit code, preemptions, how it ended.
+        Filters: submitter, namespace, LocalQueue, job name, states, and a window: jobs that
+        lived in [``since``, ``until``] (submitted by ``until``, not ended before ``since``;
+        Unix seconds, a datetime, or a UTC date such as ``"2026-12-01"``). ``limit``: at most
+        that many rows (the server's default 1000); ``truncated`` says when more matched.
 
-        Reads the ended jobs the server keeps (``GET /v1/jobs``, up to its
-        ``--keep-finished-jobs``, default 100,000); ``limit`` caps what it returns before
-        the time filter (default: the server's 500)."""
-        states = _states(state, FINISHED_STATES, "history")
-        lo, hi = _unix(since), _unix(until)
-        jobs = self.jobs(states, queue=queue, namespace=namespace, user=user, limit=limit)
-        out = []
-        for job in jobs:
-            end = job.end_time
-            if (lo is not None or hi is not None) and end is None:
-                continue
-            if (lo is not None and end is not None and end < lo) or (
-                    hi is not None and end is not None and end >= hi):
-                continue
-            out.append(HistoryRecord.from_job(job))
+        A server without /v1/history (older than issue 17): the rows come from the jobs it
+        still holds (``GET /v1/jobs``, the last ``--keep-finished-jobs``), each job's last run
+        only, and the list's ``from_event_log`` is False."""
+        q = history_query(user, namespace, queue, name, state, since, until, limit)
+        try:
+            j = self._http.call_json("GET", "/v1/history", query=q)
+        except NotFound as e:
+            if not e.error.startswith("no such endpoint"):
+                raise
+            return self._history_from_jobs(q)
+        out = HistoryList(HistoryRecord.from_json(x) for x in _list_field(j, "jobs"))
+        out.truncated = bool(isinstance(j, dict) and j.get("truncated"))
         return out
+
+    def _history_from_jobs(self, q: Dict[str, Any]) -> HistoryList:
+        jobs = self.jobs(q["state"], queue=q["queue"], namespace=q["namespace"], user=q["user"],
+                         limit=q["limit"])
+        out = HistoryList(history_rows(jobs, q, time.time()))
+        out.truncated, out.from_event_log = jobs.truncated, False
+        return out
+
+    def usage(self, period: str = "month", by: str = "namespace", *,
+              user: Optional[str] = None, namespace: Optional[str] = None,
+              queue: Optional[str] = None, state: Union[str, Iterable[str], None] = None,
+              since: Optional[When] = None, until: Optional[When] = None) -> List[UsageRow]:
+        """GPU-hours per ``period`` (``day``, ``week`` from Monday, ``month``, ``all``; UTC) and
+        per ``by`` (``namespace`` or ``user``) over the history's rows (``GET /v1/usage``): a
+        run spanning a period boundary is split at it, running jobs count up to now. Sorted by
+        period, then group. NotFound on a server without it (older than issue 17)."""
+        if period not in ("day", "week", "month", "all"):
+            raise ValueError("period must be day, week, month or all, not %r" % (period,))
+        if by not in ("namespace", "user"):
+            raise ValueError("by must be namespace or user, not %r" % (by,))
+        q = history_query(user, namespace, queue, None, state, since, until, None)
+        q.update(period=period, by=by)
+        j = self._http.call_json("GET", "/v1/usage", query=q)
+        return [UsageRow.from_json(x, by) for x in _list_field(j, "usage")]
 
     # --- cluster ------------------------------------------------------------------------
 
@@ -298,7 +321,7 @@ class Client:
                 name = "jobs.json" if ctype == "application/json" else "jobs.yaml"
                 argv.append(_write(tmp, name, body.decode("utf-8")))
             if now is not None:
-                argv += ["--now", repr(_unix(now))]
+                argv += ["--now", repr(unix(now))]
             return _run_plan(argv, timeout_s)
 
 
@@ -433,25 +456,6 @@ def _csv(v: Union[str, Iterable[str], None]) -> Optional[str]:
     if v is None:
         return None
     return v if isinstance(v, str) else ",".join(v)
-
-
-def _states(v: Union[str, Iterable[str], None], allowed: Sequence[str], what: str) -> List[str]:
-    if v is None:
-        return list(allowed)
-    wanted = [s.strip() for s in (v.split(",") if isinstance(v, str) else v) if s.strip()]
-    bad = [s for s in wanted if s not in allowed]
-    if bad:
-        raise ValueError("%s: state %s is not one of %s" % (what, ", ".join(bad),
-                                                             ", ".join(allowed)))
-    return wanted
-
-
-def _unix(v: Optional[When]) -> Optional[float]:
-    if v is None:
-        return None
-    if isinstance(v, datetime.datetime):
-        return v.timestamp()
-    return float(v)
 
 
 def _int(v: Optional[str], default: int) -> int:

@@ -160,43 +160,6 @@ class Explanation:
 
 
 @dataclass
-class HistoryRecord:
-    """One ended job, as an accounting line (``sacct``): when it waited and ran, on how many
-    GPUs, how it ended. ``gpu_hours`` counts its last run (admission to end) times its GPUs;
-    the time lost to earlier, preempted runs is not in it."""
-
-    id: int
-    name: str
-    user: str
-    namespace: str
-    queue: str
-    cluster_queue: str
-    state: str
-    submit_time: Optional[float]
-    start_time: Optional[float]
-    end_time: Optional[float]
-    gpus: float
-    elapsed_s: Optional[float]
-    wait_s: Optional[float]
-    gpu_hours: float
-    exit_code: Optional[int]
-    preemptions: int
-    reason: Optional[str] = None
-
-    @classmethod
-    def from_job(cls, job: Job) -> "HistoryRecord":
-        began = job.admit_time if job.admit_time is not None else job.start_time
-        elapsed = (job.end_time - began
-                   if job.end_time is not None and began is not None else None)
-        wait = began - job.submit_time if began is not None and job.submit_time else None
-        gpus = job.gpu_milli / 1000.0
-        return cls(job.id, job.name, job.user, job.namespace, job.queue, job.cluster_queue,
-                   job.state, job.submit_time, began, job.end_time, gpus, elapsed, wait,
-                   gpus * max(elapsed or 0.0, 0.0) / 3600.0, job.exit_code, job.preemptions,
-                   job.reason)
-
-
-@dataclass
 class PlanResult:
     """What one scheduling cycle would decide (``sluice plan --json``), as lists of dicts:
     ``admitted`` (``job``, ``queue``, ``flavors``, ``borrowing``, ``placement``), ``preempted``

@@ -51,8 +51,8 @@ class FakeServer:
                 with outer.lock:
                     outer.seen.append(seen)
                     fn = outer.routes.get((self.command, u.path))
-                a = fn(seen) if fn else Answer(404, {"error": "no route %s %s" % (
-                    self.command, u.path)})
+                a = fn(seen) if fn else Answer(404, {"error": "no such endpoint: %s %s" % (
+                    self.command, u.path)})  # the server's own words for an unknown route
                 body = a.body
                 ctype = "text/plain"
                 if isinstance(body, (dict, list)):

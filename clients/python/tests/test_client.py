@@ -288,33 +288,67 @@ class LogsTest(unittest.TestCase):
 
 
 class HistoryTest(unittest.TestCase):
+    ROW = {"id": 12, "name": "train", "user": "alice", "namespace": "nlp", "queue": "train",
+           "state": "succeeded", "submit_time": 1000.5, "start_time": 1001.0,
+           "end_time": 4601.0, "elapsed_s": 3600.0, "gpus": 8.0, "gpu_hours": 8.0,
+           "exit_code": 0, "preemptions": 0, "reason": "", "array_job": None,
+           "array_task": None}
+
     def setUp(self) -> None:
         self.s = FakeServer().__enter__()
         self.addCleanup(self.s.__exit__)
         self.c = sluice.Client(self.s.url)
+
+    def test_rows_of_the_history_endpoint(self) -> None:
+        self.s.route("GET", "/v1/history", Answer(200, {"jobs": [self.ROW], "truncated": True}))
+        got = self.c.history(user="alice", state=["succeeded", "failed"], since="2026-12-01",
+                             until=datetime.datetime.fromtimestamp(1796083200.5), limit=5)
+        self.assertEqual(self.s.requests()[0].query, {
+            "user": "alice", "state": "succeeded,failed", "since": "2026-12-01",
+            "until": "1796083200.5", "limit": "5"})
+        self.assertTrue(got.truncated and got.from_event_log)
+        r = got[0]
+        self.assertEqual((r.id, r.state, r.exit_code, r.elapsed_s, r.gpu_hours, r.wait_s),
+                         (12, "succeeded", 0, 3600.0, 8.0, 0.5))
+
+    def test_a_bad_date_is_refused_before_sending(self) -> None:
+        with self.assertRaisesRegex(ValueError, "neither Unix seconds nor a date"):
+            self.c.history(since="yesterday")
+        self.assertEqual(self.s.requests(), [])
+
+    def test_a_server_without_the_endpoint_gives_rows_of_the_jobs_it_holds(self) -> None:
         self.s.route("GET", "/v1/jobs", Answer(200, {"truncated": False, "jobs": [
             job_view(3, "failed", gpu_milli=2500, submit_time=900.0, admit_time=1000.0,
-                     start_time=1001.0, end_time=2800.0, exit_code=2, preemptions=1),
-            job_view(2, "succeeded", admit_time=100.0, end_time=460.0),
-            job_view(1, "cancelled", admit_time=None, end_time=50.0)]}))
-
-    def test_records_and_the_finished_states_query(self) -> None:
-        got = self.c.history(user="alice")
-        self.assertEqual(self.s.requests()[0].query, {
-            "state": "succeeded,failed,cancelled,rejected", "user": "alice"})
+                     start_time=1000.0, end_time=2800.0, exit_code=2, preemptions=1),
+            job_view(2, "succeeded", submit_time=50.0, start_time=100.0, end_time=460.0),
+            job_view(1, "cancelled", submit_time=10.0, end_time=50.0)]}))
+        got = self.c.history(user="alice", state="failed,succeeded,cancelled")
+        self.assertEqual(self.s.requests("/v1/jobs")[0].query, {
+            "state": "failed,succeeded,cancelled", "user": "alice"})
+        self.assertFalse(got.from_event_log)
         r = got[0]
         self.assertEqual((r.id, r.state, r.exit_code, r.preemptions), (3, "failed", 2, 1))
         self.assertEqual((r.elapsed_s, r.wait_s, r.gpus), (1800.0, 100.0, 2.5))
         self.assertAlmostEqual(r.gpu_hours, 1.25)  # 2.5 GPUs x 0.5 h
-        self.assertEqual((got[2].elapsed_s, got[2].gpu_hours), (None, 0.0))  # never admitted
+        self.assertEqual((got[2].elapsed_s, got[2].gpu_hours), (0.0, 0.0))  # never started
+        # The window: jobs that lived in it (submitted by `until`, not ended before `since`).
+        self.assertEqual([r.id for r in self.c.history(since=460, until=900)], [3, 2])
+        self.assertEqual([r.id for r in self.c.history(since=461)], [3])
 
-    def test_time_range_is_on_the_end(self) -> None:
-        got = self.c.history(since=100, until=datetime.datetime.fromtimestamp(2800))
-        self.assertEqual([r.id for r in got], [2])
+    def test_other_404s_are_not_taken_for_an_older_server(self) -> None:
+        self.s.route("GET", "/v1/history", Answer(404, {"error": "no namespace nlq"}))
+        with self.assertRaises(sluice.NotFound):
+            self.c.history(namespace="nlq")
 
-    def test_a_live_state_is_refused(self) -> None:
-        with self.assertRaisesRegex(ValueError, "running is not one of"):
-            self.c.history(state="running")
+    def test_usage(self) -> None:
+        self.s.route("GET", "/v1/usage", Answer(200, {"period": "day", "by": "user", "usage": [
+            {"period": "2026-12-01", "user": "alice", "gpu_hours": 12.5, "jobs": 3}]}))
+        got = self.c.usage("day", by="user", namespace="nlp")
+        self.assertEqual(got, [sluice.UsageRow("2026-12-01", "alice", 12.5, 3)])
+        self.assertEqual(self.s.requests()[0].query, {"namespace": "nlp", "period": "day",
+                                                      "by": "user"})
+        with self.assertRaisesRegex(ValueError, "period must be"):
+            self.c.usage("year")
 
 
 class PlanTest(unittest.TestCase):
