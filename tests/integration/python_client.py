@@ -171,6 +171,11 @@ def with_tokens(sluice):
     cfg = os.path.join(d, "config.yaml")
     with open(cfg, "w") as f:
         f.write(CONFIG + """---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: team-b}
+spec: {clusterQueue: cq}
+---
 apiVersion: sluice.dev/v1alpha1
 kind: ServerAuth
 metadata: {name: tokens}

@@ -317,9 +317,7 @@ class Client:
         with tempfile.TemporaryDirectory(prefix="sluice-plan-") as tmp:
             argv = [binary, "plan", "--json", "--config", _write(tmp, "state.yaml", state)]
             if jobs is not None:
-                body, ctype = _submission_body(jobs)
-                name = "jobs.json" if ctype == "application/json" else "jobs.yaml"
-                argv.append(_write(tmp, name, body.decode("utf-8")))
+                argv.append(_write(tmp, "jobs.yaml", _plan_documents(jobs)))
             if now is not None:
                 argv += ["--now", repr(unix(now))]
             return _run_plan(argv, timeout_s)
@@ -387,6 +385,24 @@ def _submission_body(jobs: Jobs) -> Tuple[bytes, str]:
     if not docs or not all(isinstance(d, Mapping) for d in docs):
         raise ValueError("jobs must be text, a job document (dict) or a non-empty list of them")
     return json.dumps(docs).encode("utf-8"), "application/json"
+
+
+def _plan_documents(jobs: Jobs) -> str:
+    """The jobs as a file `sluice plan` reads: YAML documents separated by ``---`` (a JSON
+    object is one; the plan reads no JSON array, which the server's submission takes)."""
+    if isinstance(jobs, (str, bytes)):
+        text = jobs.decode("utf-8") if isinstance(jobs, bytes) else jobs
+        if not text.lstrip().startswith("["):
+            return text
+        try:
+            docs = json.loads(text)
+        except ValueError:
+            return text  # let the plan say what is wrong with it
+        return _plan_documents(docs) if isinstance(docs, list) else text
+    if isinstance(jobs, Mapping):
+        return json.dumps(jobs) + "\n"
+    _submission_body(jobs)  # the same checks as submit
+    return "---\n".join(json.dumps(d) + "\n" for d in jobs)
 
 
 def _run_plan(argv: List[str], timeout_s: float) -> PlanResult:

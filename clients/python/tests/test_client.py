@@ -394,6 +394,14 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(self.s.requests("/v1/state")[0].headers["authorization"],
                          "Bearer admin-token-0123456789")
 
+    def test_plan_gets_a_list_as_yaml_documents(self) -> None:
+        self.c.plan([{"kind": "Job"}, {"kind": "Pod"}], sluice_bin=self.bin)
+        self.assertEqual(self.read("files"),
+                         'kind: Snapshot\n{"kind": "Job"}\n---\n{"kind": "Pod"}\n')
+        os.remove(os.path.join(self.dir, "files"))
+        self.c.plan('[{"kind": "Job"}]', sluice_bin=self.bin)
+        self.assertEqual(self.read("files"), 'kind: Snapshot\n{"kind": "Job"}\n')
+
     def test_plan_says_why_it_failed(self) -> None:
         os.environ["FAIL"] = "1"
         with self.assertRaisesRegex(sluice.PlanFailed, "exit 1.*jobs.yaml:1: bad"):
