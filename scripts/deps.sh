@@ -4,7 +4,8 @@
 #   build  what scripts/run.sh needs: the compiler, CMake and the libraries of the binary
 #   test   build + what scripts/test.sh needs: GoogleTest, RapidCheck, clang-16 for the fuzz
 #          targets, and the peers the suite starts as private processes (promtool/prometheus,
-#          chromium, bubblewrap, curl, python3), help2man and dpkg-dev for the package test
+#          chromium, bubblewrap, curl, python3), help2man and dpkg-dev for the package test,
+#          pip and mypy for the Python client (an offline install, a type check)
 #   bench  build + Google Benchmark, wrk and nginx for the benchmark scripts (bench/)
 #
 # It never stops, disables, restarts or kills a service or a process. Debian starts the service
@@ -16,7 +17,8 @@ set -euo pipefail
 build=(g++ cmake ninja-build pkg-config
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev libssl-dev)
 test=(googletest libgtest-dev libgmock-dev librapidcheck-dev
-  curl python3 prometheus chromium bubblewrap help2man dpkg-dev etcd-server etcd-client
+  curl python3 python3-pip python3-mypy prometheus chromium bubblewrap help2man dpkg-dev
+  etcd-server etcd-client
   podman runc
   clang-16 libfuzzer-16-dev libclang-rt-16-dev)
 bench=(libbenchmark-dev wrk nginx-light)

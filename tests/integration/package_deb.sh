@@ -36,6 +36,19 @@ check_tree() {
   grep -q '^DynamicUser=yes' "$(dirname "$f")/sluice-serve.service" || fail "serve is not sandboxed"
   grep -q '^ProtectSystem=strict' "$(dirname "$f")/sluice-serve.service" || fail "serve: no ProtectSystem"
   grep -q '^StateDirectory=sluice$' "$(dirname "$f")/sluice-serve.service" || fail "serve: no StateDirectory"
+  # The gateway runs sandboxed as serve does; the agent runs as root (it starts pods as their
+  # namespaces' users) but may gain no privileges, sees /usr and /boot read-only, owns its pods'
+  # cgroups and leaves its pods running across its own restarts.
+  local d opt
+  d=$(dirname "$f")
+  for opt in DynamicUser=yes ProtectSystem=strict NoNewPrivileges=yes PrivateTmp=yes \
+    'CapabilityBoundingSet='; do
+    grep -qx "$opt" "$d/sluice-gateway.service" || fail "gateway: no $opt"
+  done
+  for opt in NoNewPrivileges=yes ProtectSystem=full Delegate=yes KillMode=process \
+    StateDirectory=sluice-agent; do
+    grep -qx "$opt" "$d/sluice-agent.service" || fail "agent: no $opt"
+  done
   for f in etc/sluice/cluster.yaml etc/sluice/queues.yaml etc/sluice/gateway.yaml \
     usr/share/sluice/grafana/sluice-dashboard.json usr/share/sluice/prometheus/alerts.yml \
     usr/share/doc/sluice/README.md usr/share/doc/sluice/docs/config.md; do
