@@ -10,7 +10,7 @@
   const color = (i) => PALETTE[i % PALETTE.length];
 
   // --- Charts (Chart.js, linear time axis in unix seconds: no date adapter needed) -------------
-  function lineChart(name, canvas, yTitle) {
+  function lineChart(name, canvas, yTitle, yMax) {
     const chart = new Chart(canvas, {
       type: 'line',
       data: { datasets: [] },
@@ -20,7 +20,7 @@
         interaction: { mode: 'nearest', axis: 'x', intersect: false },
         scales: {
           x: { type: 'linear', ticks: { callback: (v) => S.clock(v), maxTicksLimit: 6 } },
-          y: { beginAtZero: true, title: { display: true, text: yTitle } },
+          y: { beginAtZero: true, suggestedMax: yMax, title: { display: true, text: yTitle } },
         },
         plugins: {
           legend: { position: 'bottom', labels: { boxWidth: 12 } },
@@ -189,7 +189,7 @@
       c.wait = lineChart('wait', w.canvas, 'seconds');
       c.alloc = lineChart('alloc', panel('alloc', 'GPUs allocated per node').canvas, 'GPUs');
       const u = panel('util', 'GPU utilisation per node');
-      c.util = lineChart('util', u.canvas, '%');
+      c.util = lineChart('util', u.canvas, '%', 100);
       c.utilNote = u.noteEl;
       c.debt = lineChart('debt', panel('debt', 'Fairness debt per ClusterQueue', 'decayed past usage').canvas, 'debt');
       c.preempt = lineChart('preempt', panel('preempt', 'Preemption rate').canvas, 'per minute');
