@@ -17,23 +17,21 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "reliability"))
 from browser import Browser, find_chromium  # noqa: E402
+from common import BIN, FAILURES, check, free_port, http  # noqa: E402
+from common import wait_for as poll  # noqa: E402
 
-BIN = os.environ.get("SLUICE_BIN", "build/sluice")
-SRC = os.environ.get("SLUICE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+SRC = os.environ.get("SLUICE_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 ART = os.path.join(os.environ.get("SLUICE_BUILD_DIR", os.getcwd()), "test-artifacts", "dashboard")
 TMP = tempfile.mkdtemp(prefix="sluice-dashboard-")
 PROCS = []
-FAILED = []
 
 AUTH = """
 ---
@@ -41,10 +39,10 @@ apiVersion: sluice.dev/v1alpha1
 kind: ServerAuth
 metadata: {name: tokens}
 spec:
-  joinToken: join-secret-12345678
+  joinToken: dashboard-join-0123456789
   tokens:
-  - {name: admin, token: admin-token-12345, role: admin}
-  - {name: alice, token: alice-token-12345, role: member, namespaces: [team-a]}
+  - {name: ops, token: dashboard-ops-0123456789, role: admin}
+  - {name: alice, token: dashboard-alice-012345, role: member, namespaces: [team-a]}
 """
 
 # A job that cannot start while the demo runs (more GPUs than its queue may ever borrow): its
@@ -61,43 +59,12 @@ class Skip(Exception):
     pass
 
 
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what, flush=True)
-    if not cond:
-        FAILED.append(what)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def http(method, url, body=None, token=None):
-    req = urllib.request.Request(url, data=body.encode() if body else None, method=method)
-    if token:
-        req.add_header("Authorization", "Bearer " + token)
-    if body:
-        req.add_header("Content-Type", "application/yaml")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError as e:
-        return 0, str(e)
-
-
 def wait_for(fn, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.3)
-    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+    """fn()'s first true value; a timeout ends the test (what follows would only fail too)."""
+    v = poll(fn, timeout, what)
+    if not v:
+        raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+    return v
 
 
 def start(args, name):
@@ -239,7 +206,7 @@ def demo(browser):
         jobs = json.loads(body)["jobs"] if st == 200 else []
         return jobs[-1]["id"] if jobs else None
     done_id = wait_for(finished, 120, "a demo job to finish")
-    st, body = http("POST", url + "/v1/jobs", WAITER)
+    st, body = http("POST", url + "/v1/jobs", WAITER, ctype="application/yaml")
     check(st == 202, "a job too big to start is accepted (%d %s)" % (st, body[:200]))
     waiter_id = json.loads(body)["jobs"][0]["id"]
     page = browser.new_page(1400, 1000)
@@ -277,7 +244,7 @@ def tokens(browser):
     page.wait_for("document.getElementById('sign-in-error').textContent.includes('did not accept')", 30,
                   "the refusal of a wrong token")
     check(page.eval("sessionStorage.getItem('sluice.token')") is None, "a refused token is not kept")
-    sign_in(page, "alice-token-12345")
+    sign_in(page, "dashboard-alice-012345")
     page.wait_for("document.querySelectorAll('#queues tbody tr').length >= 4", 60,
                   "the overview after signing in")
     check("signed in as alice" in page.eval("document.getElementById('who').textContent"),
@@ -285,9 +252,9 @@ def tokens(browser):
     page.goto(url + "/")  # a reload keeps the session's token
     page.wait_for("document.querySelectorAll('#queues tbody tr').length >= 4", 60,
                   "the overview after a reload")
-    check(page.eval("sessionStorage.getItem('sluice.token')") == "alice-token-12345",
+    check(page.eval("sessionStorage.getItem('sluice.token')") == "dashboard-alice-012345",
           "the token stays in the tab's session storage")
-    st, body = http("GET", url + "/v1/dashboard", token="alice-token-12345")
+    st, body = http("GET", url + "/v1/dashboard", token="dashboard-alice-012345")
     seen = set()
     for s in json.loads(body)["samples"]:
         seen |= set(s["namespaces"])
@@ -316,8 +283,8 @@ def main():
     finally:
         browser.close()
         stop_all()
-    if FAILED:
-        print("%d check(s) failed; logs in %s, screenshots in %s" % (len(FAILED), TMP, ART))
+    if FAILURES:
+        print("%d check(s) failed; logs in %s, screenshots in %s" % (len(FAILURES), TMP, ART))
         return 1
     shutil.rmtree(TMP, ignore_errors=True)
     print("all dashboard checks passed; screenshots in " + ART)

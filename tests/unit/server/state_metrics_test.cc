@@ -77,6 +77,16 @@ struct StateMetricsTest : ::testing::Test {
     cfg = lc->config;
     st = std::make_unique<ServerState>(cfg, nullptr, ServerOptions{});
   }
+  // A job that never fits (64 GPUs on 4): it waits in busy for good.
+  JobsOutput big_job() {
+    auto parsed = parse_jobs(Source{"jobs.yaml",
+                                    "apiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: "
+                                    "big, namespace: team}\nspec: {queue: q, gpus: 64, command: "
+                                    "[sleep, '1']}\n"},
+                             *cfg);
+    EXPECT_TRUE(parsed.errors.empty()) << (parsed.errors.empty() ? "" : parsed.errors.front());
+    return parsed;
+  }
   // The sample lines of one family.
   std::vector<std::string> samples(const std::string& text, const std::string& family) {
     std::vector<std::string> out;
@@ -125,12 +135,7 @@ TEST_F(StateMetricsTest, CountersStartAtZeroForEveryQueueAndReason) {
 }
 
 TEST_F(StateMetricsTest, EventsCountOnTopOfTheZeroSeries) {
-  auto parsed = parse_jobs(Source{"jobs.yaml",
-                                  "apiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: "
-                                  "big, namespace: team}\nspec: {queue: q, gpus: 64, command: "
-                                  "[sleep, '1']}\n"},
-                           *cfg);
-  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto parsed = big_job();
   ASSERT_EQ(st->submit(parsed.jobs, 1 * kS).ids.size(), 1u);
   auto lost = parsed.jobs;
   lost[0].queue = "nope";  // no such LocalQueue: refused
@@ -179,13 +184,7 @@ TEST_F(StateMetricsTest, EachFamilyHasOneHelpAndTypeBeforeItsSamples) {
 // The web dashboard's sample (src/server/state_dashboard.cc) reads the same state: every
 // configured priority class and queue is there while empty, and a waiting job shows.
 TEST_F(StateMetricsTest, DashboardSampleHasEveryClassAndQueueAndTheWaitingJob) {
-  auto parsed = parse_jobs(Source{"jobs.yaml",
-                                  "apiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: "
-                                  "big, namespace: team}\nspec: {queue: q, gpus: 64, command: "
-                                  "[sleep, '1']}\n"},
-                           *cfg);
-  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
-  ASSERT_EQ(st->submit(parsed.jobs, 1 * kS).ids.size(), 1u);
+  ASSERT_EQ(st->submit(big_job().jobs, 1 * kS).ids.size(), 1u);
   const auto s = st->dashboard_sample(11 * kS);
   const auto& d = s.data;
   EXPECT_DOUBLE_EQ(s.t, 11.0);
