@@ -79,7 +79,8 @@ DashboardSample ServerState::dashboard_sample(TimeNs now) const {
   d["classes"] = std::move(classes);
   // 3. Nodes: GPUs, allocated (fractions count), mean utilisation of the sampled GPUs.
   json nodes = json::object();
-  for (const auto& n : nodes_view(now)["nodes"]) {
+  const json view = nodes_view(now);  // named: a loop over a temporary's member would dangle
+  for (const auto& n : view["nodes"]) {
     double alloc = 0, util = 0;
     int sampled = 0;
     for (const auto& g : n["gpus"]) {
