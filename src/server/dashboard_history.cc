@@ -52,7 +52,8 @@ void DashboardHistory::add(DashboardSample s) {
           delta[i] = delta[i] >= it->second[i] ? delta[i] - it->second[i] : 0;
     }
     const double p99 = histogram_quantile(wait_bounds_, delta, 0.99);
-    s.data["classes"][pc]["wait_p99_s"] = std::isnan(p99) ? nlohmann::json(nullptr) : p99;
+    s.data["classes"][pc]["wait_p99_s"] =
+        std::isnan(p99) ? nlohmann::json(nullptr) : nlohmann::json(p99);
   }
   s.data["t"] = s.t;
   samples_.push_back(std::move(s));
