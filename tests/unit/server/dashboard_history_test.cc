@@ -48,24 +48,25 @@ TEST(DashboardHistory, KeepsTheLastCapacitySamplesOldestFirst) {
 
 TEST(DashboardHistory, WaitP99CoversTheAdmissionsOfTheLastWindowOnly) {
   DashboardHistory h(100, 10.0, kBounds, /*window_s=*/60);
-  // t=0: 10 long waits (15-60 s). t=30: still those. t=70: 10 more, all short (<= 1 s).
-  h.add(sample(0, {0, 0, 0, 10, 0}));
-  h.add(sample(30, {0, 0, 0, 10, 0}));
-  h.add(sample(70, {10, 0, 0, 10, 0}));
+  // t=1000: 10 long waits (15-60 s). t=1030: still those. t=1070: 10 more, all short (<= 1 s).
+  h.add(sample(1000, {0, 0, 0, 10, 0}));
+  h.add(sample(1030, {0, 0, 0, 10, 0}));
+  h.add(sample(1070, {10, 0, 0, 10, 0}));
   const json s = h.since(0)["samples"];
-  // t=0 and t=30: no sample a window older -> everything since the start: the long ones.
+  ASSERT_EQ(s.size(), 3u);
+  // t=1000 and t=1030: no sample a window older -> everything since the start: the long ones.
   EXPECT_GT(s[0]["classes"]["high"]["wait_p99_s"].get<double>(), 15.0);
   EXPECT_GT(s[1]["classes"]["high"]["wait_p99_s"].get<double>(), 15.0);
-  // t=70: against t=0 (the newest sample at least 60 s older): only the 10 short ones -> p99
+  // t=1070: against t=1000 (the newest sample at least 60 s older): only the 10 short ones -> p99
   // within (0, 1].
   EXPECT_LE(s[2]["classes"]["high"]["wait_p99_s"].get<double>(), 1.0);
 }
 
 TEST(DashboardHistory, NoAdmissionsInTheWindowIsNullNotZero) {
   DashboardHistory h(100, 10.0, kBounds, 60);
-  h.add(sample(0, {5, 0, 0, 0, 0}));
-  h.add(sample(100, {5, 0, 0, 0, 0}));  // nothing new since t=0
-  const json s = h.since(50)["samples"];
+  h.add(sample(1000, {5, 0, 0, 0, 0}));
+  h.add(sample(1100, {5, 0, 0, 0, 0}));  // nothing new since t=1000
+  const json s = h.since(1050)["samples"];
   ASSERT_EQ(s.size(), 1u);
   EXPECT_TRUE(s[0]["classes"]["high"]["wait_p99_s"].is_null());
 }
