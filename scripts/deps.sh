@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh [build|test|bench]...: installs the Debian packages one use of sluice needs (default:
 # build). Idempotent: apt is not touched when everything is already installed.
-#   build  what scripts/run.sh needs: the compiler, CMake and the libraries of the binary
+#   build  what scripts/run.sh needs: the compiler, CMake and the libraries of the binary, and
+#          Chart.js, which the build embeds in the web dashboard (docs/dashboard.md)
 #   test   build + what scripts/test.sh needs: GoogleTest, RapidCheck, clang-16 for the fuzz
 #          targets, and the peers the suite starts as private processes (promtool/prometheus,
 #          chromium, bubblewrap, curl, python3), help2man and dpkg-dev for the package test,
@@ -15,7 +16,8 @@
 set -euo pipefail
 
 build=(g++ cmake ninja-build pkg-config
-  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev libssl-dev)
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev libssl-dev
+  libjs-chart.js)
 test=(googletest libgtest-dev libgmock-dev librapidcheck-dev
   curl python3 python3-pip python3-mypy prometheus chromium bubblewrap help2man dpkg-dev
   etcd-server etcd-client

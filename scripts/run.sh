@@ -2,7 +2,7 @@
 # The main job: install dependencies, build, then `sluice up --demo`: a control-plane server and
 # two local agents with fake GPUs in one process, and a demo mix of real short processes from
 # three teams (borrowing, a gang, preemptions, an interactive job). It stops after 60 s and
-# prints every job's outcome; the status page is at the printed address while it runs.
+# prints every job's outcome; the web dashboard is at the printed address while it runs.
 # SLUICE_LISTEN=HOST:PORT picks another address (default 127.0.0.1:7070).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -106,6 +106,14 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "back as its head and its end with a \"[... N bytes cut ...]\" line")
       ->capture_default_str()
       ->check(CLI::Range(size_t{4096}, size_t{1} << 30));
+  cmd->add_option("--dashboard-sample-ms", a.opt.dashboard_sample_ms,
+                  "How often the web dashboard's history takes a sample (docs/dashboard.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{100}, int64_t{3'600'000}));
+  cmd->add_option("--dashboard-samples", a.opt.dashboard_samples,
+                  "Samples the dashboard's history keeps (memory: a few KB each)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{2}, size_t{100'000}));
   cmd->add_flag("--fresh-store", a.opt.fresh_store,
                 "Start with an empty database although the data directory's event log shows "
                 "earlier jobs (the database was lost); job ids continue after the event log's");
@@ -438,7 +446,7 @@ int run_up(UpArgs& a) {
     (*ag)->start();
     agents.push_back(std::move(*ag));
   }
-  std::printf("sluice is up: %s/ (status page), API %s, %d node(s) with %s, data in %s\n",
+  std::printf("sluice is up: %s/ (web dashboard), API %s, %d node(s) with %s, data in %s\n",
               url.c_str(), url.c_str(), a.nodes, a.gpus.c_str(), a.serve.opt.data_dir.c_str());
   std::printf("try: SLUICE_SERVER=%s sluice jobs | sluice queues | sluice nodes\n", url.c_str());
   if (!a.demo && a.serve.opt.config_files.size() == 1 &&

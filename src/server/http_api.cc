@@ -6,6 +6,7 @@
 #include "core/config/loader.h"
 #include "proto/split.h"
 #include "secret/secret.h"
+#include "server/http_reply.h"
 #include "server/process_metrics.h"
 #include "server/run_as.h"
 #include "server/server.h"
@@ -16,16 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-void reply(net::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(proto::dump_json(body), "application/json");
-}
-
-void fail(net::Response& res, int status, const std::string& error,
-          const std::vector<std::string>& details = {}) {
-  reply(res, status, json{{"error", error}, {"details", details}});
-}
-
 std::optional<JobId> parse_id(const std::string& s) {
   if (s.empty() || s.size() > 19) return std::nullopt;
   JobId v = 0;
@@ -34,29 +25,6 @@ std::optional<JobId> parse_id(const std::string& s) {
     v = v * 10 + static_cast<JobId>(c - '0');
   }
   return v;
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -547,65 +515,7 @@ void Server::routes() {
            reply(res, 200, json{{"node", node}, {"hold", verb == "resume" ? "" : verb}});
          });
 
-  // --- A status page for people ----------------------------------------------------------------
-  h.Get("/", [this, now](const net::Request&, net::Response& res) {
-    json queues, nodes;
-    std::vector<json> jobs;
-    {
-      std::lock_guard lk(state_->mu());
-      const auto t = now();
-      queues = state_->queues_view(t)["queues"];
-      nodes = state_->nodes_view(t)["nodes"];
-      if (!auth_.enabled()) {  // with tokens, job details need a token: use the API
-        const auto& recs = state_->records();
-        for (auto it = recs.rbegin(); it != recs.rend() && jobs.size() < 50; ++it)
-          jobs.push_back(state_->job_view(it->second, t));
-      }
-    }
-    std::string p =
-        "<!doctype html><html><head><meta charset=utf-8><meta http-equiv=refresh content=2>"
-        "<title>sluice</title><style>body{font:14px sans-serif;margin:2em}table{border-collapse:"
-        "collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}"
-        "th{background:#eee}.running{color:#070}.pending{color:#a60}.failed{color:#b00}"
-        "</style></head><body><h1>sluice</h1><h2>Queues</h2><table id=queues><tr><th>queue"
-        "<th>cohort<th>pending<th>running<th>GPU used / nominal<th>borrowed<th>DRF share</tr>";
-    for (const auto& q : queues) {
-      std::string gpu = "-", borrowed = "-";
-      for (const auto& u : q["usage"])
-        if (u["resource"] == "nvidia.com/gpu") {
-          gpu = u["used"].get<std::string>() + " / " + u["nominal"].get<std::string>();
-          borrowed = u["borrowed"].get<std::string>();
-        }
-      p += "<tr><td>" + html_escape(q["name"].get<std::string>()) + "<td>" +
-           (q["cohort"].is_null() ? "" : html_escape(q["cohort"].get<std::string>())) + "<td>" +
-           std::to_string(q["pending"].get<int64_t>()) + "<td>" +
-           std::to_string(q["running"].get<int64_t>()) + "<td>" + gpu + "<td>" + borrowed + "<td>" +
-           format_double(q["drf_share"].get<double>()) + "</tr>";
-    }
-    p += "</table><h2>Nodes</h2><table id=nodes><tr><th>node<th>ready<th>GPUs<th>allocated</tr>";
-    for (const auto& n : nodes)
-      p += "<tr><td>" + html_escape(n["name"].get<std::string>()) + "<td>" +
-           (n["ready"].get<bool>() ? "yes" : "no") + "<td>" +
-           std::to_string(n["gpu_count"].get<int64_t>()) + "<td>" +
-           format_double(n["gpus_allocated"].get<double>()) + "</tr>";
-    p += "</table><h2>Recent jobs</h2><table id=jobs><tr><th>id<th>name<th>namespace<th>queue"
-         "<th>state<th>GPUs<th>nodes<th>reason</tr>";
-    for (const auto& j : jobs) {
-      std::string where;
-      for (const auto& pl : j["placement"])
-        where += (where.empty() ? "" : ", ") + pl["node"].get<std::string>();
-      const std::string state = j["state"].get<std::string>();
-      p += "<tr class=" + state + "><td>" + std::to_string(j["id"].get<int64_t>()) + "<td>" +
-           html_escape(j["name"].get<std::string>()) + "<td>" +
-           html_escape(j["namespace"].get<std::string>()) + "<td>" +
-           html_escape(j["queue"].get<std::string>()) + "<td>" + state + "<td>" +
-           std::to_string(j["gpus"].get<int64_t>()) + "<td>" + html_escape(where) + "<td>" +
-           (j["reason"].is_null() ? "" : html_escape(j["reason"].get<std::string>())) + "</tr>";
-    }
-    if (auth_.enabled()) p += "<tr><td colspan=8>job details need a token: use the API</tr>";
-    p += "</table></body></html>";
-    res.set_content(p, "text/html; charset=utf-8");
-  });
+  dashboard_routes();  // the web dashboard at / (http_dashboard.cc)
 }
 
 }  // namespace sluice::server

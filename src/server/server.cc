@@ -86,6 +86,9 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
                  ": without tokens (kind: ServerAuth) the server listens on loopback only"};
   // 3. State, recovered from the store.
   s->state_ = std::make_unique<ServerState>(lc->config, s->store_.get(), s->options_.state);
+  s->history_ = std::make_unique<DashboardHistory>(
+      s->options_.dashboard_samples, static_cast<double>(s->options_.dashboard_sample_ms) / 1000.0,
+      Metrics::wait_histogram().bounds());
   auto jobs = s->store_->load_jobs();
   if (!jobs) return Error{"reading " + where + ": " + jobs.error()};
   {
@@ -243,7 +246,9 @@ void Server::loop() {
 void Server::loop_body() {
   using clock = std::chrono::steady_clock;
   auto last_cycle = clock::now() - std::chrono::hours(1);
+  auto last_sample = last_cycle;
   const auto interval = std::chrono::milliseconds(options_.cycle_interval_ms);
+  const auto sample_interval = std::chrono::milliseconds(options_.dashboard_sample_ms);
   while (!stop_) {
     {
       std::unique_lock lk(loop_mu_);
@@ -258,6 +263,10 @@ void Server::loop_body() {
       lk.unlock();
       store_->wait(t);
       lk.lock();
+    }
+    if (clock::now() - last_sample >= sample_interval) {  // the dashboard's history
+      history_->add(state_->dashboard_sample(now));
+      last_sample = clock::now();
     }
     const bool due = clock::now() - last_cycle >= interval;
     if (!state_->wants_cycle() && !due) continue;

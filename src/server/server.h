@@ -44,6 +44,10 @@ struct ServeOptions {
   size_t http_max_connections = 10'000;      // kept below RLIMIT_NOFILE
   size_t http_max_connections_per_ip = 256;  // loopback: only the total cap
   bool quiet = false;
+  // The web dashboard's history (dashboard_history.h): a sample this often, the last this many
+  // kept (an hour at 5 s).
+  int64_t dashboard_sample_ms = 5000;
+  size_t dashboard_samples = 720;
 };
 
 class Server {
@@ -82,6 +86,7 @@ class Server {
  private:
   Server() = default;
   void routes();
+  void dashboard_routes();  // http_dashboard.cc
   void loop();
   void loop_body();
   void kick();
@@ -94,6 +99,7 @@ class Server {
   std::unique_ptr<Store> store_;
   bool replicated_ = false;
   std::unique_ptr<ServerState> state_;
+  std::unique_ptr<DashboardHistory> history_;
   AuthConfig auth_;
   std::string config_text_;
   std::unique_ptr<net::Server> http_;

@@ -18,6 +18,7 @@
 
 #include "core/cycle/scheduler.h"
 #include "proto/protocol.h"
+#include "server/dashboard_history.h"
 #include "server/metrics.h"
 #include "server/node_auth.h"
 #include "server/store.h"
@@ -248,6 +249,10 @@ class ServerState {
   nlohmann::json local_queues_view(TimeNs now) const;
   nlohmann::json nodes_view(TimeNs now) const;
   std::string metrics_text(TimeNs now) const;
+  // What the web dashboard draws at `now` (state_dashboard.cc; DashboardHistory keeps them).
+  DashboardSample dashboard_sample(TimeNs now) const;
+  // Allocated GPU-seconds per namespace: its closed runs plus its open ones up to `now`.
+  std::map<std::string, double> namespace_gpu_seconds(TimeNs now) const;
 
   // A node's long poll waits on the node's own condition variable, notified (under mu()) when
   // its outbox gains work: a cycle that assigns to three nodes wakes three polls, not one per

@@ -162,17 +162,9 @@ std::string ServerState::metrics_text(TimeNs now) const {
   const auto& cfg = *config_;
   PromWriter w;
   write_pending(w, cfg, *sched_);
-  // Running per queue; GPU-seconds of open runs join the closed ones.
-  std::map<std::string, int64_t> running;
-  std::map<std::string, double> gpu_seconds = gpu_seconds_;
-  for (const auto& [id, rj] : sched_->running()) {
-    const JobRecord* r = find(id);
-    if (!r) continue;
-    running[r->cluster_queue]++;
-    if (now > r->admit_ns)
-      gpu_seconds[r->job.namespace_] += static_cast<double>(job_gpu_milli(r->job, cfg)) / 1000.0 *
-                                        static_cast<double>(now - r->admit_ns) / 1e9;
-  }
+  std::map<std::string, int64_t> running;  // per queue
+  for (const auto& [id, rj] : sched_->running())
+    if (const JobRecord* r = find(id)) running[r->cluster_queue]++;
   w.family("sluice_running_jobs", "gauge", "Jobs admitted and placed.");
   for (const auto& cq : cfg.cluster_queues)
     w.sample("sluice_running_jobs", {{"cluster_queue", cq.name}},
@@ -180,9 +172,20 @@ std::string ServerState::metrics_text(TimeNs now) const {
   write_counters(w, cfg, metrics_);
   write_node_metrics(w);
   write_quota(w, cfg, sched_->quota());
-  write_accounting(w, cfg, *sched_, gpu_seconds, now);
+  write_accounting(w, cfg, *sched_, namespace_gpu_seconds(now), now);
   write_scheduler(w, metrics_);
   return w.text();
+}
+
+std::map<std::string, double> ServerState::namespace_gpu_seconds(TimeNs now) const {
+  std::map<std::string, double> out = gpu_seconds_;
+  for (const auto& [id, rj] : sched_->running()) {
+    const JobRecord* r = find(id);
+    if (r && now > r->admit_ns)
+      out[r->job.namespace_] += static_cast<double>(job_gpu_milli(r->job, *config_)) / 1000.0 *
+                                static_cast<double>(now - r->admit_ns) / 1e9;
+  }
+  return out;
 }
 
 // Nodes: readiness, GPUs, allocation and the agents' NVML samples.

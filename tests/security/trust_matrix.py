@@ -163,6 +163,9 @@ def main():
         ("GET /readyz", "GET", url + "/readyz", None, anyone),
         ("GET /metrics", "GET", url + "/metrics", None, anyone),
         ("GET /", "GET", url + "/", None, anyone),
+        ("GET /ui/app.js", "GET", url + "/ui/app.js", None, anyone),
+        # Anyone gets 200; without a user token it holds no data (checked below).
+        ("GET /v1/dashboard", "GET", url + "/v1/dashboard", None, anyone),
         ("GET /v1/jobs", "GET", url + "/v1/jobs", None, users(200, 200, 200)),
         ("POST /v1/jobs team-a", "POST", url + "/v1/jobs", job("m", "team-a", "true"),
          users(403, 202, 202)),
@@ -200,6 +203,14 @@ def main():
     st, body = http("GET", url + "/v1/jobs", token=TOKENS["bob"])
     names = sorted(j["name"] for j in json.loads(body)["jobs"]) if st == 200 else []
     check(names == ["b"], "bob lists only team-b's jobs: %s" % names)
+    # The dashboard's history: no samples without a user token; a member's only its namespaces.
+    for who in ("none", "wrong", "join", "other-node"):
+        body = json.loads(http("GET", url + "/v1/dashboard", token=callers[who])[1])
+        check(body["caller"] is None and body["samples"] == [],
+              "/v1/dashboard with %s token: no data" % who)
+    body = json.loads(http("GET", url + "/v1/dashboard", token=TOKENS["bob"])[1])
+    seen = set().union(*[set(s["namespaces"]) for s in body["samples"]] or [set()])
+    check(seen <= {"team-b"}, "bob's dashboard history: only team-b's GPU-hours (%s)" % sorted(seen))
 
     # --- Impersonation -------------------------------------------------------------------------
     # A listener where an impostor says it is: the server must never connect to it.

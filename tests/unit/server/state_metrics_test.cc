@@ -77,6 +77,16 @@ struct StateMetricsTest : ::testing::Test {
     cfg = lc->config;
     st = std::make_unique<ServerState>(cfg, nullptr, ServerOptions{});
   }
+  // A job that never fits (64 GPUs on 4): it waits in busy for good.
+  JobsOutput big_job() {
+    auto parsed = parse_jobs(Source{"jobs.yaml",
+                                    "apiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: "
+                                    "big, namespace: team}\nspec: {queue: q, gpus: 64, command: "
+                                    "[sleep, '1']}\n"},
+                             *cfg);
+    EXPECT_TRUE(parsed.errors.empty()) << (parsed.errors.empty() ? "" : parsed.errors.front());
+    return parsed;
+  }
   // The sample lines of one family.
   std::vector<std::string> samples(const std::string& text, const std::string& family) {
     std::vector<std::string> out;
@@ -125,12 +135,7 @@ TEST_F(StateMetricsTest, CountersStartAtZeroForEveryQueueAndReason) {
 }
 
 TEST_F(StateMetricsTest, EventsCountOnTopOfTheZeroSeries) {
-  auto parsed = parse_jobs(Source{"jobs.yaml",
-                                  "apiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: "
-                                  "big, namespace: team}\nspec: {queue: q, gpus: 64, command: "
-                                  "[sleep, '1']}\n"},
-                           *cfg);
-  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  auto parsed = big_job();
   ASSERT_EQ(st->submit(parsed.jobs, 1 * kS).ids.size(), 1u);
   auto lost = parsed.jobs;
   lost[0].queue = "nope";  // no such LocalQueue: refused
@@ -176,5 +181,33 @@ TEST_F(StateMetricsTest, EachFamilyHasOneHelpAndTypeBeforeItsSamples) {
   EXPECT_GE(typed.size(), 20u);
 }
 
+// The web dashboard's sample (src/server/state_dashboard.cc) reads the same state: every
+// configured priority class and queue is there while empty, and a waiting job shows.
+TEST_F(StateMetricsTest, DashboardSampleHasEveryClassAndQueueAndTheWaitingJob) {
+  ASSERT_EQ(st->submit(big_job().jobs, 1 * kS).ids.size(), 1u);
+  const auto s = st->dashboard_sample(11 * kS);
+  const auto& d = s.data;
+  EXPECT_DOUBLE_EQ(s.t, 11.0);
+  // classes: low (the waiting job, 10 s so far) and high (none).
+  EXPECT_EQ(d["classes"]["low"]["pending"], 1) << d.dump();
+  EXPECT_DOUBLE_EQ(d["classes"]["low"]["pending_wait_p99_s"].get<double>(), 10.0);
+  EXPECT_EQ(d["classes"]["high"]["pending"], 0);
+  EXPECT_TRUE(d["classes"]["high"]["pending_wait_p99_s"].is_null());
+  // queues: both, with their GPU quota (busy: 4 nominal, none used).
+  EXPECT_EQ(d["queues"]["busy"]["gpu_nominal"], 4.0);
+  EXPECT_EQ(d["queues"]["busy"]["gpu_used"], 0.0);
+  EXPECT_EQ(d["queues"]["busy"]["pending"], 1);
+  EXPECT_TRUE(d["queues"].contains("idle"));
+  // nodes: n0 with 4 GPUs, nothing allocated, no NVML sample.
+  ASSERT_EQ(d["nodes"].size(), 1u) << d.dump();
+  const auto& n = d["nodes"].begin().value();
+  EXPECT_EQ(n["gpus"], 4);
+  EXPECT_EQ(n["gpu_allocated"], 0.0);
+  EXPECT_TRUE(n["gpu_util_pct"].is_null());
+  // namespaces: team's budget of 100 GPU-hours, none used.
+  EXPECT_EQ(d["namespaces"]["team"]["budget_gpu_hours"], 100.0);
+  EXPECT_EQ(d["namespaces"]["team"]["gpu_hours"], 0.0);
+  EXPECT_EQ(d["preemptions_total"], 0.0);
+}
 }  // namespace
 }  // namespace sluice::server

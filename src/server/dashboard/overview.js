@@ -1,0 +1,222 @@
+// The overview (docs/dashboard.md): the server's history ring (/v1/dashboard) drawn over time,
+// and the queues and nodes as they are now (/v1/queues, /v1/nodes). Polled every sample.
+'use strict';
+
+(function () {
+  const S = window.Sluice;
+  const el = S.el;
+  const PALETTE = ['#2459c7', '#e8772e', '#16803c', '#b3261e', '#7b4bc4', '#0f8b8d', '#c29b0c',
+    '#d04a9b', '#5f6b7a', '#3aa1e0'];
+  const color = (i) => PALETTE[i % PALETTE.length];
+
+  // --- Charts (Chart.js, linear time axis in unix seconds: no date adapter needed) -------------
+  function lineChart(name, canvas, yTitle, yMax) {
+    const chart = new Chart(canvas, {
+      type: 'line',
+      data: { datasets: [] },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
+        normalized: true, spanGaps: false, elements: { point: { radius: 0 }, line: { borderWidth: 2 } },
+        interaction: { mode: 'nearest', axis: 'x', intersect: false },
+        scales: {
+          x: { type: 'linear', ticks: { callback: (v) => S.clock(v), maxTicksLimit: 6 } },
+          y: { beginAtZero: true, suggestedMax: yMax, title: { display: true, text: yTitle } },
+        },
+        plugins: {
+          legend: { position: 'bottom', labels: { boxWidth: 12 } },
+          tooltip: { callbacks: { title: (items) => (items.length ? S.clock(items[0].parsed.x) : '') } },
+        },
+      },
+    });
+    S.charts[name] = chart;
+    return chart;
+  }
+
+  function barChart(name, canvas, yTitle) {
+    const chart = new Chart(canvas, {
+      type: 'bar',
+      data: { labels: [], datasets: [] },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false,
+        scales: { y: { beginAtZero: true, title: { display: true, text: yTitle } } },
+        plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } } },
+      },
+    });
+    S.charts[name] = chart;
+    return chart;
+  }
+
+  // series: [{label, points: [{x, y}], dashed?}], in a stable order; colours by position.
+  function setLines(chart, series) {
+    chart.data.datasets = series.map((s, i) => ({
+      label: s.label, data: s.points, borderColor: s.color || color(i),
+      backgroundColor: s.color || color(i), borderDash: s.dashed ? [5, 4] : [],
+    }));
+    chart.update('none');
+  }
+
+  function setBars(chart, labels, series) {
+    chart.data.labels = labels;
+    chart.data.datasets = series.map((s) => ({
+      label: s.label, data: s.values, backgroundColor: s.color, stack: s.stack,
+    }));
+    chart.update('none');
+  }
+
+  // --- From samples to series ---------------------------------------------------------------------
+  const keysOf = (samples, field) => {
+    const keys = new Set();
+    for (const s of samples) Object.keys(s[field] || {}).forEach((k) => keys.add(k));
+    return [...keys].sort();
+  };
+  const seriesOf = (samples, field, key, value) =>
+    samples.map((s) => {
+      const v = s[field] && s[field][key] ? value(s[field][key]) : null;
+      return { x: s.t, y: v == null ? null : v };
+    });
+
+  // Preemptions per minute between consecutive samples.
+  function preemptionRate(samples) {
+    const out = [];
+    for (let i = 1; i < samples.length; i++) {
+      const dt = samples[i].t - samples[i - 1].t;
+      const dn = samples[i].preemptions_total - samples[i - 1].preemptions_total;
+      out.push({ x: samples[i].t, y: dt > 0 ? Math.max(0, dn) * 60 / dt : null });
+    }
+    return out;
+  }
+
+  function drawHistory(c, samples) {
+    const classes = keysOf(samples, 'classes');
+    setLines(c.depth, classes.map((k) => ({ label: k, points: seriesOf(samples, 'classes', k, (v) => v.pending) })));
+    setLines(c.wait, classes.flatMap((k, i) => [
+      { label: k + ' admitted', color: color(i), points: seriesOf(samples, 'classes', k, (v) => v.wait_p99_s) },
+      { label: k + ' waiting', color: color(i), dashed: true,
+        points: seriesOf(samples, 'classes', k, (v) => v.pending_wait_p99_s) },
+    ]));
+    const nodes = keysOf(samples, 'nodes');
+    setLines(c.alloc, nodes.map((k) => ({ label: k, points: seriesOf(samples, 'nodes', k, (v) => v.gpu_allocated) })));
+    setLines(c.util, nodes.map((k) => ({ label: k, points: seriesOf(samples, 'nodes', k, (v) => v.gpu_util_pct) })));
+    const sampled = samples.some((s) => Object.values(s.nodes || {}).some((n) => n.gpu_util_pct != null));
+    c.utilNote.textContent = sampled ? 'mean over the node\'s GPUs that NVML samples'
+      : 'no utilisation samples: the agents report none (fake GPUs, or no NVML)';
+    const queues = keysOf(samples, 'queues');
+    setLines(c.debt, queues.map((k) => ({ label: k, points: seriesOf(samples, 'queues', k, (v) => v.fairness_debt) })));
+    setLines(c.preempt, [{ label: 'preemptions / min', points: preemptionRate(samples) }]);
+  }
+
+  function drawNow(c, last) {
+    const queues = Object.keys(last.queues || {}).sort();
+    const q = (f) => queues.map((n) => last.queues[n][f]);
+    setBars(c.quota, queues, [
+      { label: 'nominal quota', color: '#c5ccd6', values: q('gpu_nominal'), stack: 'nominal' },
+      { label: 'used within quota', color: '#2459c7', stack: 'used',
+        values: queues.map((n) => last.queues[n].gpu_used - last.queues[n].gpu_borrowed) },
+      { label: 'borrowed', color: '#e8772e', values: q('gpu_borrowed'), stack: 'used' },
+    ]);
+    const nss = Object.keys(last.namespaces || {}).sort();
+    const ns = (f) => nss.map((n) => (last.namespaces[n][f] == null ? null : last.namespaces[n][f]));
+    setBars(c.hours, nss, [
+      { label: 'GPU-hours allocated', color: '#2459c7', values: ns('gpu_hours') },
+      { label: 'budget used (weighted)', color: '#e8772e', values: ns('budget_used_gpu_hours') },
+      { label: 'budget', color: '#c5ccd6', values: ns('budget_gpu_hours') },
+    ]);
+  }
+
+  // --- Cards and tables of the present ------------------------------------------------------------
+  function cards(root, last, rate, nodes) {
+    const classes = Object.values(last.classes || {});
+    const pending = classes.reduce((a, c) => a + c.pending, 0);
+    const running = classes.reduce((a, c) => a + (c.running || 0), 0);
+    const gpus = nodes.reduce((a, n) => a + n.gpu_count, 0);
+    const alloc = nodes.reduce((a, n) => a + n.gpus_allocated, 0);
+    const card = (v, k, id) => el('div', { class: 'card', id }, el('div', { class: 'v' }, v), el('div', { class: 'k' }, k));
+    root.replaceChildren(
+      card(pending, 'jobs pending', 'card-pending'), card(running, 'jobs running', 'card-running'),
+      card(S.num(alloc, 1) + ' / ' + gpus, 'GPUs allocated', 'card-gpus'),
+      card(nodes.filter((n) => n.ready).length + ' / ' + nodes.length, 'nodes ready', 'card-nodes'),
+      card(S.num(rate, 1), 'preemptions / min', 'card-preempt'));
+  }
+
+  function queueTable(queues) {
+    const gpu = (q) => (q.usage || []).filter((u) => u.resource === 'nvidia.com/gpu');
+    const sum = (q, f) => gpu(q).reduce((a, u) => a + Number(u[f]), 0);
+    return S.table('queues', [
+      { title: 'ClusterQueue' }, { title: 'cohort' }, { title: 'pending', num: 1 }, { title: 'running', num: 1 },
+      { title: 'GPUs used / nominal', num: 1 }, { title: 'borrowed', num: 1 }, { title: 'DRF share', num: 1 },
+      { title: 'fairness debt', num: 1 }],
+    queues.map((q) => ({ cells: [
+      el('a', { href: '#/jobs?queue=' + encodeURIComponent(q.name) }, q.name), q.cohort || '', q.pending, q.running,
+      S.num(sum(q, 'used')) + ' / ' + S.num(sum(q, 'nominal')), S.num(sum(q, 'borrowed')),
+      S.num(q.drf_share, 3), S.num(q.fairness_debt, 3)] })));
+  }
+
+  function nodeTable(nodes) {
+    return S.table('nodes', [
+      { title: 'node' }, { title: 'state' }, { title: 'GPUs', num: 1 }, { title: 'allocated', num: 1 },
+      { title: 'utilisation', num: 1 }, { title: 'jobs' }, { title: 'last seen' }],
+    nodes.map((n) => {
+      const util = n.gpus.filter((g) => g.utilization_pct != null);
+      const jobs = [...new Set(n.gpus.flatMap((g) => g.jobs))].sort((a, b) => a - b);
+      return { cells: [
+        n.name, (n.ready ? 'ready' : 'NotReady') + (n.hold ? ', ' + n.hold : ''), n.gpu_count,
+        S.num(n.gpus_allocated), util.length ? S.num(util.reduce((a, g) => a + g.utilization_pct, 0) / util.length, 0) + '%' : '–',
+        jobs.flatMap((id, i) => (i ? [', ', S.jobLink(id)] : [S.jobLink(id)])),
+        n.last_seen_s_ago == null ? 'never' : S.duration(n.last_seen_s_ago) + ' ago'] };
+    }));
+  }
+
+  // --- The view -------------------------------------------------------------------------------
+  S.views.overview = function (root) {
+    const panel = (id, title, note) => {
+      const canvas = el('canvas', { id: 'chart-' + id });
+      const noteEl = el('p', { class: 'note' }, note || '');
+      root.querySelector('.grid').append(el('div', { class: 'panel' }, el('h2', null, title), el('div', { class: 'chart' }, canvas), noteEl));
+      return { canvas, noteEl };
+    };
+    const cardsEl = el('div', { class: 'cards' });
+    const tables = el('div');
+    root.append(el('h1', null, 'Cluster'), cardsEl, el('div', { class: 'grid' }), tables);
+    const hasCharts = typeof window.Chart === 'function';
+    if (!hasCharts)
+      root.querySelector('.grid').append(el('p', { class: 'note', id: 'no-charts' },
+        'Charts are off: this server was built without Chart.js (apt-get install libjs-chart.js and rebuild; docs/dashboard.md).'));
+    const c = {};
+    if (hasCharts) {
+      c.depth = lineChart('depth', panel('depth', 'Queue depth per priority class', 'jobs pending').canvas, 'jobs');
+      const w = panel('wait', 'Wait p99 per priority class',
+        'solid: admissions of the last minute; dashed: the jobs still waiting');
+      c.wait = lineChart('wait', w.canvas, 'seconds');
+      c.alloc = lineChart('alloc', panel('alloc', 'GPUs allocated per node').canvas, 'GPUs');
+      const u = panel('util', 'GPU utilisation per node');
+      c.util = lineChart('util', u.canvas, '%', 100);
+      c.utilNote = u.noteEl;
+      c.debt = lineChart('debt', panel('debt', 'Fairness debt per ClusterQueue', 'decayed past usage').canvas, 'debt');
+      c.preempt = lineChart('preempt', panel('preempt', 'Preemption rate').canvas, 'per minute');
+      c.quota = barChart('quota', panel('quota', 'GPU quota per ClusterQueue: used, borrowed, nominal').canvas, 'GPUs');
+      c.hours = barChart('hours', panel('hours', 'GPU-hours per namespace against its budget',
+        'allocated since the server started; budget: this period, weighted').canvas, 'GPU-hours');
+    }
+    let samples = [];
+    let capacity = 720;
+    S.every(5000, async () => {
+      const since = samples.length ? samples[samples.length - 1].t : 0;
+      const [hist, queues, nodes] = await Promise.all([
+        S.api('/v1/dashboard?since=' + since), S.api('/v1/queues'), S.api('/v1/nodes')]);
+      S.showCaller(hist);
+      capacity = hist.capacity || capacity;
+      samples = samples.concat(hist.samples).slice(-capacity);
+      const last = samples.length ? samples[samples.length - 1] : { classes: {}, queues: {}, namespaces: {} };
+      const recent = samples.filter((s) => s.t >= last.t - 60);  // the last minute's rate
+      const rate = recent.length > 1
+        ? Math.max(0, last.preemptions_total - recent[0].preemptions_total) * 60 / (last.t - recent[0].t) : 0;
+      cards(cardsEl, last, rate, nodes.nodes);
+      if (hasCharts) {
+        drawHistory(c, samples);
+        drawNow(c, last);
+      }
+      tables.replaceChildren(el('h2', null, 'ClusterQueues'), queueTable(queues.queues),
+        el('h2', null, 'Nodes'), nodeTable(nodes.nodes));
+    });
+  };
+})();
