@@ -7,7 +7,7 @@
 namespace sluice {
 
 namespace {
-constexpr int64_t kWindowFraction = 60;  // window = aging horizon / 60
+constexpr int64_t kWindowFraction = 30;  // window = aging horizon / 30
 }  // namespace
 
 FairnessBounds fairness_bounds(const Config& config, double priority_scale) {

@@ -10,7 +10,7 @@
 // variants"). Two bounds:
 //
 //   1. Window: the terms apply to a job only during its first `window` of waiting (the aging
-//      horizon / 60: 1 min at the default 1 h). A job that waited longer competes by priority
+//      horizon / 30: 2 min at the default 1 h). A job that waited longer competes by priority
 //      and age alone, so among equal priorities later jobs pass it only while it is young.
 //   2. Cap: the terms together take at most half the smallest gap between two priority classes
 //      (in score units), so they never reorder jobs of different classes.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "../test_config.h"
 #include "core/cycle/scheduler.h"
 #include "core/order/score.h"
@@ -16,16 +18,16 @@ using testing::add_queue;
 using testing::make_cluster;
 using testing::make_job;
 
-TEST(FairnessBounds, WindowIsASixtiethOfTheHorizonAndCapHalfTheClassGap) {
+TEST(FairnessBounds, WindowIsAThirtiethOfTheHorizonAndCapHalfTheClassGap) {
   Config c;
   c.priority_classes = {{"low", 100}, {"high", 1000}};
   const FairnessBounds b = fairness_bounds(c, priority_scale(c));     // scale 1000
-  EXPECT_EQ(b.window_ns, 60 * kNsPerSec);                             // 1 h / 60
+  EXPECT_EQ(b.window_ns, 120 * kNsPerSec);                            // 1 h / 30
   EXPECT_DOUBLE_EQ(b.cap, 0.45);                                      // (1000 - 100) / 1000 / 2
   EXPECT_DOUBLE_EQ(bounded_fairness(3.0, b, 10 * kNsPerSec), -0.45);  // capped
   EXPECT_DOUBLE_EQ(bounded_fairness(0.2, b, 10 * kNsPerSec), -0.2);
-  EXPECT_DOUBLE_EQ(bounded_fairness(3.0, b, 60 * kNsPerSec), 0);  // past the window
-  Config one;                                                     // fewer than two classes: no cap
+  EXPECT_DOUBLE_EQ(bounded_fairness(3.0, b, 120 * kNsPerSec), 0);  // past the window
+  Config one;                                                      // fewer than two classes: no cap
   EXPECT_TRUE(std::isinf(fairness_bounds(one, priority_scale(one)).cap));
 }
 
@@ -51,7 +53,7 @@ JobId first_admitted_at(TimeNs now) {
 TEST(FairnessBounds, FairnessOrdersYoungJobsOnly) {
   // At 40 s both are young: small's share (7 of 1 nominal) puts big's later job first.
   EXPECT_EQ(first_admitted_at(40 * kNsPerSec), 3u);
-  // At 200 s small's job waited past the 60 s window: arrival order, it goes first.
+  // At 200 s small's job waited past the 120 s window: arrival order, it goes first.
   EXPECT_EQ(first_admitted_at(200 * kNsPerSec), 2u);
 }
 
