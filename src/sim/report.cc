@@ -19,9 +19,14 @@ struct Acc {
   double gpu_ns_milli = 0;  // sum of gpu_milli * run_ns, as a double (can exceed int64)
   double lost_ns_milli = 0;
   int64_t preemptions = 0;
+  int64_t deadline_jobs = 0, deadline_met = 0;
 
   void add(const JobOutcome& o) {
     ++jobs;
+    if (o.complete_by_ns > 0) {
+      ++deadline_jobs;
+      if (o.end_ns >= 0 && o.end_ns <= o.complete_by_ns) ++deadline_met;
+    }
     gpu_ns_milli += static_cast<double>(o.gpu_milli) * static_cast<double>(o.run_ns);
     lost_ns_milli += static_cast<double>(o.gpu_milli) * static_cast<double>(o.preempted_run_ns);
     preemptions += o.preemptions;
@@ -62,6 +67,8 @@ struct Acc {
     s.jct_p99_s = pct(jcts, 0.99);
     s.gpu_hours = gpu_ns_milli / 1000.0 / kNs / 3600.0;
     s.preemptions = preemptions;
+    s.deadline_jobs = deadline_jobs;
+    s.deadline_met = deadline_met;
     s.lost_gpu_hours = lost_ns_milli / 1000.0 / kNs / 3600.0;
     if (!waits.empty())
       for (int i = 0; i <= 100; ++i) s.wait_q.push_back(pct(waits, i / 100.0));
@@ -79,18 +86,56 @@ int64_t nominal_gpu_milli(const ClusterQueue& cq) {
 }
 
 nlohmann::json stats_json(const JobStats& s) {
-  return {{"jobs", s.jobs},
-          {"started", s.started},
-          {"finished", s.finished},
-          {"wait_s",
-           {{"mean", s.wait_mean_s},
-            {"p50", s.wait_p50_s},
-            {"p99", s.wait_p99_s},
-            {"max", s.wait_max_s}}},
-          {"jct_s", {{"mean", s.jct_mean_s}, {"p50", s.jct_p50_s}, {"p99", s.jct_p99_s}}},
-          {"gpu_hours", s.gpu_hours},
-          {"preemptions", s.preemptions},
-          {"lost_gpu_hours", s.lost_gpu_hours}};
+  nlohmann::json j = {
+      {"jobs", s.jobs},
+      {"started", s.started},
+      {"finished", s.finished},
+      {"wait_s",
+       {{"mean", s.wait_mean_s},
+        {"p50", s.wait_p50_s},
+        {"p99", s.wait_p99_s},
+        {"max", s.wait_max_s}}},
+      {"jct_s", {{"mean", s.jct_mean_s}, {"p50", s.jct_p50_s}, {"p99", s.jct_p99_s}}},
+      {"gpu_hours", s.gpu_hours},
+      {"preemptions", s.preemptions},
+      {"lost_gpu_hours", s.lost_gpu_hours}};
+  // Only for traces with deadlines: reports of other traces keep their bytes.
+  if (s.deadline_jobs > 0)
+    j["deadlines"] = {{"jobs", s.deadline_jobs},
+                      {"met", s.deadline_met},
+                      {"satisfaction",
+                       static_cast<double>(s.deadline_met) / static_cast<double>(s.deadline_jobs)}};
+  return j;
+}
+
+PredictionFigures prediction_figures(const std::vector<JobOutcome>& jobs) {
+  PredictionFigures p;
+  std::vector<TimeNs> err, wait;
+  int64_t close = 0, early = 0;
+  for (const JobOutcome& o : jobs) {
+    if (!o.predicted) continue;
+    if (o.predicted_start_ns < 0 || o.first_start_ns < 0) {
+      ++p.unpredicted;
+      continue;
+    }
+    const TimeNs w = o.first_start_ns - o.submit_ns;
+    const TimeNs e = std::abs(o.predicted_start_ns - o.first_start_ns);
+    err.push_back(e);
+    wait.push_back(w);
+    close += (e * 10 <= w || e <= static_cast<TimeNs>(kNs)) ? 1 : 0;
+    early += o.predicted_start_ns < o.first_start_ns ? 1 : 0;
+  }
+  p.predicted = static_cast<int64_t>(err.size());
+  if (err.empty()) return p;
+  std::sort(err.begin(), err.end());
+  std::sort(wait.begin(), wait.end());
+  p.abs_error_p50_s = Acc::pct(err, 0.5);
+  p.abs_error_p90_s = Acc::pct(err, 0.9);
+  p.abs_error_mean_s = Acc::mean(err);
+  p.wait_p50_s = Acc::pct(wait, 0.5);
+  p.within_10pct = static_cast<double>(close) / static_cast<double>(err.size());
+  p.early_share = static_cast<double>(early) / static_cast<double>(err.size());
+  return p;
 }
 
 std::string fmt(const char* f, double v) {
@@ -162,6 +207,7 @@ Figures compute_figures(const SimResult& result, const Config& config, const Rep
   f.contended_s = result.contended_s;
   if (result.contended_s > 0)
     f.jain_fairness_contended = result.jain_contended_weighted_s / result.contended_s;
+  f.prediction = prediction_figures(result.jobs);
   f.sim = result;
   f.sim.jobs.clear();
   return f;
@@ -174,6 +220,7 @@ nlohmann::json to_json(const Figures& f) {
                 {"seed", f.inputs.seed},
                 {"rows", f.inputs.rows},
                 {"bad_rows", f.inputs.bad_rows}};
+  if (!f.inputs.variant.empty()) j["input"]["variant"] = f.inputs.variant;
   j["capacity_gpus"] = f.capacity_gpus;
   j["jobs"] = {{"total", f.jobs},
                {"rejected", f.rejected},
@@ -209,6 +256,16 @@ nlohmann::json to_json(const Figures& f) {
                      {"preemptions", f.sim.preemptions},
                      {"first_arrival_s", static_cast<double>(f.sim.first_ns) / kNs},
                      {"last_completion_s", static_cast<double>(f.sim.last_ns) / kNs}};
+  const PredictionFigures& pr = f.prediction;
+  if (pr.predicted + pr.unpredicted > 0)
+    j["start_prediction"] = {
+        {"predicted", pr.predicted},
+        {"unpredicted", pr.unpredicted},
+        {"abs_error_s",
+         {{"p50", pr.abs_error_p50_s}, {"p90", pr.abs_error_p90_s}, {"mean", pr.abs_error_mean_s}}},
+        {"wait_p50_s", pr.wait_p50_s},
+        {"within_10pct", pr.within_10pct},
+        {"early_share", pr.early_share}};
   return j;
 }
 
@@ -248,6 +305,21 @@ std::string to_table(const Figures& f) {
     row(name, qf.stats,
         fmt(" %8.0f", qf.nominal_gpus) + fmt(" %8.0f", qf.stats.gpu_hours) +
             fmt(" %9.2f", qf.share_over_entitlement));
+  for (const auto& [v, name] : classes) {
+    const JobStats& s = f.by_priority_class.at(name);
+    if (s.deadline_jobs > 0)
+      out << "\ndeadlines " << name << ": " << s.deadline_met << " of " << s.deadline_jobs
+          << " met ("
+          << fmt("%.1f%%",
+                 100.0 * static_cast<double>(s.deadline_met) / static_cast<double>(s.deadline_jobs))
+          << ")";
+  }
+  const PredictionFigures& pr = f.prediction;
+  if (pr.predicted + pr.unpredicted > 0)
+    out << "\nstart predictions: " << pr.predicted << " (" << pr.unpredicted
+        << " without one), |error| p50 " << dur(pr.abs_error_p50_s) << ", p90 "
+        << dur(pr.abs_error_p90_s) << " (wait p50 " << dur(pr.wait_p50_s) << "), "
+        << fmt("%.1f%%", 100 * pr.within_10pct) << " within 10% of the wait\n";
   return out.str();
 }
 

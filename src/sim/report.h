@@ -24,6 +24,9 @@ struct JobStats {
   double gpu_hours = 0;  // allocated GPU time, interrupted runs included
   int64_t preemptions = 0;
   double lost_gpu_hours = 0;  // GPU time of runs that preemptions threw away
+  // Jobs with a deadline (TraceJob::complete_by_ns), and those that finished by it.
+  int64_t deadline_jobs = 0;
+  int64_t deadline_met = 0;
   // Wait quantiles for the CDF of the HTML report (not in the JSON): wait_q[i] = nearest-rank
   // percentile i, i = 0..100 (empty when nothing started).
   std::vector<double> wait_q;
@@ -41,10 +44,26 @@ struct ReportInputs {
   uint64_t seed = 0;
   int64_t rows = 0;      // rows read, good and bad
   int64_t bad_rows = 0;  // skipped with --skip-bad-rows
+  std::string variant;   // --variant spec; "" = the trace as read (not in the JSON then)
+};
+
+// Accuracy of start predictions (SimOptions::predict_every), over the jobs predicted at their
+// arrival (all of them waited: a job that started in its arrival's cycle is not predicted).
+// Error = |predicted start - actual first start|, seconds; a job the replay did not start, or
+// that never started, counts as `unpredicted` and is left out of the error figures.
+struct PredictionFigures {
+  int64_t predicted = 0;
+  int64_t unpredicted = 0;
+  double abs_error_p50_s = 0, abs_error_p90_s = 0, abs_error_mean_s = 0;
+  double wait_p50_s = 0;  // actual wait of the predicted jobs, for scale
+  // Share whose error is within 10% of the actual wait (or within 1 s).
+  double within_10pct = 0;
+  double early_share = 0;  // share predicted to start earlier than they did
 };
 
 struct Figures {
   ReportInputs inputs;
+  PredictionFigures prediction;  // all zero without predictions
   int64_t capacity_gpus = 0;
   int64_t jobs = 0;
   int64_t rejected = 0;       // refused by submit()

@@ -17,6 +17,7 @@
 #include "sim/trace_events.h"
 #include "sim/trace_openb.h"
 #include "sim/trace_philly.h"
+#include "sim/trace_variant.h"
 
 namespace sluice::sim {
 
@@ -75,16 +76,20 @@ std::string compare_table(const std::vector<std::pair<std::string, RunOutcome>>&
     for (const auto& [name, s] : rows.front().second.figures.by_priority_class)
       classes.emplace_back(-rows.front().second.figures.class_value.at(name), name);
   std::sort(classes.begin(), classes.end());
+  bool with_variant = false;
+  for (const auto& row : rows) with_variant |= !row.second.figures.inputs.variant.empty();
   std::ostringstream out;
-  out << "| config | utilisation | busy span |";
+  out << (with_variant ? "| variant " : "") << "| config | utilisation | busy span |";
   for (const auto& c : classes) out << " wait " << c.second << " p50 / p99 |";
-  out << " max wait | JCT p50 / p99 | Jain (contended) | run time | events/s |\n|---|---|---|";
+  out << " max wait | JCT p50 / p99 | Jain (contended) | run time | events/s |\n"
+      << (with_variant ? "|---" : "") << "|---|---|---|";
   for (size_t i = 0; i < classes.size(); ++i) out << "---|";
   out << "---|---|---|---|---|\n";
   char b[64];
   for (const auto& [file, r] : rows) {
     const Figures& f = r.figures;
     std::snprintf(b, sizeof b, "%.1f%%", 100 * f.utilisation);
+    if (with_variant) out << "| " << (f.inputs.variant.empty() ? "base" : f.inputs.variant) << " ";
     out << "| " << file << " | " << b << " | " << short_dur(f.busy_span_s) << " |";
     for (const auto& c : classes) {
       const auto it = f.by_priority_class.find(c.second);
@@ -167,6 +172,16 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
         << "' is not philly-chronus, openb, synthetic or sluice-events\n";
     return res;
   }
+  if (!a.variants.empty()) {
+    std::string why;
+    const auto v = parse_variant(a.variants.front(), &why);
+    if (!v) {
+      err << "error: " << why << "\n";
+      return res;
+    }
+    Rng own(v->seed.value_or(0));
+    apply_variant(trace, *v, VariantClasses{}, v->seed ? own : rng);
+  }
   check_against(trace, *config);
   if (!trace.errors.empty() && !a.skip_bad_rows) {
     for (size_t i = 0; i < trace.errors.size() && i < kMaxErrorsShown; ++i)
@@ -183,6 +198,7 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   so.cycle_interval_ns = static_cast<TimeNs>(a.cycle_interval_s * 1e9);
   so.check_invariants = a.check_invariants;
   so.record_series = !a.html.empty();
+  so.predict_every = a.predict_every;
   so.failures = random_failures(a, *config, trace.jobs, rng);
   const auto t0 = std::chrono::steady_clock::now();
   SimResult result = simulate(config, trace.jobs, so);
@@ -196,6 +212,7 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   in.seed = a.seed;
   in.rows = trace.rows;
   in.bad_rows = static_cast<int64_t>(trace.errors.size());
+  if (!a.variants.empty()) in.variant = a.variants.front();
   res.figures = compute_figures(result, *config, in);
   res.wall_s = wall_s;
   res.rc = 0;
@@ -237,6 +254,10 @@ std::string joined(const std::vector<std::string>& v) {
 }  // namespace
 
 int run_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
+  if (a.variants.size() > 1) {
+    err << "error: sim run takes one --variant (sim compare takes several)\n";
+    return 1;
+  }
   const RunOutcome r = run_once(a, err);
   if (r.rc == 1) return 1;
   if (!a.report.empty() && !write_report(a.report, to_json(r.figures), err)) return 1;
@@ -250,14 +271,19 @@ int run_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
 int compare_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
   nlohmann::json all = nlohmann::json::object();
   std::vector<std::pair<std::string, RunOutcome>> rows;
-  for (const auto& file : a.config) {
-    RunArgs one = a;
-    one.config = {file};
-    RunOutcome r = run_once(one, err);
-    if (r.rc != 0) return r.rc;
-    all[file] = to_json(r.figures);
-    rows.emplace_back(file, std::move(r));
-  }
+  const std::vector<std::string> variants =
+      a.variants.empty() ? std::vector<std::string>{""} : a.variants;
+  for (const auto& variant : variants)
+    for (const auto& file : a.config) {
+      RunArgs one = a;
+      one.config = {file};
+      one.variants.clear();
+      if (!variant.empty()) one.variants = {variant};
+      RunOutcome r = run_once(one, err);
+      if (r.rc != 0) return r.rc;
+      all[variant.empty() ? file : variant + " " + file] = to_json(r.figures);
+      rows.emplace_back(file, std::move(r));
+    }
   if (!a.report.empty() && !write_report(a.report, all, err)) return 1;
   if (!a.html.empty()) {
     std::vector<std::pair<std::string, const Figures*>> v;
@@ -298,6 +324,14 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
                 "Check the scheduler's invariants after every cycle (slow)");
   cmd->add_option("--seed", a->seed, "Seed of the one generator (synthetic trace, failures)")
       ->capture_default_str();
+  cmd->add_option("--variant", a->variants,
+                  "Trace variant derived with --seed: comma-separated steps base, resample, "
+                  "shift-vcs, strict, best-effort=P, load=X (compare: repeat for several)");
+  cmd->add_option("--predict-every", a->predict_every,
+                  "Predict the start of every Nth trace job still pending after its arrival "
+                  "(forward replay of the state) and report the accuracy; 0: off")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--cycle-interval", a->cycle_interval_s,
                   "Seconds of virtual time between cycles (0: after every batch of events)")
       ->capture_default_str()

@@ -25,6 +25,10 @@ struct RunArgs {
   bool quiet = false;  // no table
   bool check_invariants = false;
   uint64_t seed = 1;
+  // Trace variants (sim/trace_variant.h): run takes at most one, compare runs every config on
+  // each; empty: the trace as read.
+  std::vector<std::string> variants;
+  int64_t predict_every = 0;  // SimOptions::predict_every
   double cycle_interval_s = 0;
   SyntheticOptions synthetic;
   int32_t node_failures = 0;  // random node failures, spread over the arrival span
@@ -45,9 +49,11 @@ RunOutcome run_once(const RunArgs& args, std::ostream& err);
 int run_sim(const RunArgs& args, std::ostream& out, std::ostream& err);
 
 // `sluice sim compare`: run_once per --config file (each one variant, with the shared
-// --cluster files); a Markdown table with one row per variant; the report is a JSON object of
-// the per-variant reports keyed by file.
+// --cluster files), and per trace variant when --variant is given (variant-major); a Markdown
+// table with one row per run; the report is a JSON object of the per-run reports keyed by file
+// (by "variant file" with --variant).
 int compare_sim(const RunArgs& args, std::ostream& out, std::ostream& err);
+// Rows are (config file, outcome); an outcome whose inputs name a variant adds a variant column.
 std::string compare_table(const std::vector<std::pair<std::string, RunOutcome>>& rows);
 
 void register_run_command(CLI::App& sim_subcommand);

@@ -6,6 +6,7 @@
 
 #include "core/cycle/scheduler.h"
 #include "sim/event_queue.h"
+#include "sim/predict.h"
 
 namespace sluice::sim {
 
@@ -36,6 +37,7 @@ class Run {
       o.priority = j.priority;
       o.gpu_milli = j.total_requests()[kGpu];
       o.submit_ns = j.submit_ns;
+      o.complete_by_ns = jobs_[i].complete_by_ns;
       index_.emplace(j.id, i);
       arrivals.push_back({j.submit_ns, 0, EventKind::kArrival, i, 0});
     }
@@ -89,6 +91,7 @@ class Run {
       }
       if (cycle_due) {
         cycle(now);
+        predict(now);
       } else if (!cycle_scheduled_) {
         // Interval mode: the next cycle at the next multiple of the interval after the last one.
         const TimeNs at =
@@ -166,6 +169,9 @@ class Run {
           o.reject_reason = s.message;
         } else {
           pending_delta(e.a, 1);
+          if (options_.predict_every > 0 &&
+              e.a % static_cast<uint64_t>(options_.predict_every) == 0)
+            to_predict_.push_back(e.a);
         }
         return false;
       }
@@ -253,6 +259,21 @@ class Run {
     }
   }
 
+  // Predicts the start of the sampled jobs that arrived in this batch and are still pending (in
+  // interval mode, those that arrived since the last cycle).
+  void predict(TimeNs now) {
+    std::vector<JobId> want;
+    for (size_t i : to_predict_)
+      if (sched_.find_pending(jobs_[i].job.id)) want.push_back(jobs_[i].job.id);
+    to_predict_.clear();
+    if (want.empty()) return;
+    for (const PredictedStart& ps : predict_starts(config_, sched_, now, want)) {
+      JobOutcome& o = res_.jobs[index_.at(ps.job)];
+      o.predicted = true;
+      o.predicted_start_ns = ps.start_ns;
+    }
+  }
+
   void cycle(TimeNs now) {
     const CycleResult r = sched_.run_cycle(now);
     sched_.apply(r, now);
@@ -296,6 +317,7 @@ class Run {
   int64_t used_gpu_milli_ = 0;             // running jobs' GPUs
   std::vector<int32_t> class_of_;          // trace index -> Series::classes index
   std::vector<int32_t> pending_by_class_;  // per Series::classes
+  std::vector<size_t> to_predict_;         // trace indices of sampled arrivals not yet predicted
   bool cycled_ = false;
   bool cycle_scheduled_ = false;
 };

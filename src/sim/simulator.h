@@ -30,6 +30,10 @@ struct SimOptions {
   // Record the time series (allocated GPUs, pending jobs per class) for the HTML report; off by
   // default: it costs memory proportional to the number of event batches.
   bool record_series = false;
+  // Start predictions (sim/predict.h): at the arrival of every Nth trace job (trace index
+  // multiple of N) that is still pending after its arrival's cycle, predict its start by
+  // replaying the state forward; 0: off. Costly: one forward replay per prediction.
+  int64_t predict_every = 0;
 };
 
 // Step functions of the run, one point per batch of events whose values changed: from
@@ -59,6 +63,9 @@ struct JobOutcome {
   bool rejected = false;        // submit() refused it (pending cap, invalid, ...) or an interactive
                                 // job timed out
   std::string reject_reason;
+  TimeNs complete_by_ns = 0;       // deadline (TraceJob::complete_by_ns); 0 = none
+  bool predicted = false;          // a start prediction was made at its arrival
+  TimeNs predicted_start_ns = -1;  // the prediction; -1: the replay did not start it
 };
 
 struct SimResult {

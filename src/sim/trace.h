@@ -14,7 +14,10 @@ namespace sluice::sim {
 struct TraceJob {
   Job job;                 // id, queue, priority class, pods, submit_ns; walltime_ns = estimate
   TimeNs duration_ns = 0;  // the true run time, known only to the simulator
-  std::string where;       // "file:line" of the row, for messages
+  // Deadline: the job should complete by this time (Chronus's expected completion time); 0 =
+  // none. Only the simulator's report reads it (deadline satisfaction per class).
+  TimeNs complete_by_ns = 0;
+  std::string where;  // "file:line" of the row, for messages
 };
 
 struct TraceOutput {

@@ -31,6 +31,7 @@ TraceOutput read_philly(const std::string& name, const std::string& text,
   const int c_id = col["job_id"], c_user = col["user"], c_gpu = col["num_gpu"],
             c_submit = col["submit_time"], c_dur = col["duration"];
   const int c_be = col.count("best_effort") ? col["best_effort"] : -1;
+  const int c_expect = col.count("expect_time_list") ? col["expect_time_list"] : -1;
 
   // 2. Rows: one job each; a bad row is reported and dropped.
   int64_t line_no = 1;
@@ -50,6 +51,9 @@ TraceOutput read_philly(const std::string& name, const std::string& text,
     const auto submit = parse_seconds_ns(f[c_submit]);
     const auto dur = parse_seconds_ns(f[c_dur]);
     std::optional<int64_t> be = c_be >= 0 ? parse_int(f[c_be]) : std::optional<int64_t>(0);
+    // Chronus: a strict job's expected completion time, seconds after its submission (a
+    // best-effort row repeats its submit time there: no deadline).
+    const auto expect = c_expect >= 0 ? parse_seconds_ns(f[c_expect]) : std::optional<TimeNs>(0);
     std::string bad;
     if (f[c_user].empty())
       bad = "user: empty";
@@ -67,6 +71,8 @@ TraceOutput read_philly(const std::string& name, const std::string& text,
       bad = "duration: " + f[c_dur] + " is negative";
     else if (!be || (*be != 0 && *be != 1))
       bad = "best_effort: '" + f[c_be] + "' is not 0 or 1";
+    else if (!expect || *expect < 0)
+      bad = "expect_time_list: '" + f[c_expect] + "' is not a non-negative number of seconds";
     if (!bad.empty()) {
       out.errors.push_back(where + ": " + bad);
       continue;
@@ -83,6 +89,7 @@ TraceOutput read_philly(const std::string& name, const std::string& text,
     j.submit_ns = *submit;
     j.walltime_ns = *dur;
     tj.duration_ns = *dur;
+    if (*be == 0 && *expect > 0) tj.complete_by_ns = *submit + *expect;
     set_gpu_shape(j, static_cast<int32_t>(*gpus), options.gpus_per_node);
     out.jobs.push_back(std::move(tj));
   }

@@ -5,7 +5,8 @@
 // are required, `best_effort` is optional (0). Each row becomes one GPU-only job:
 //   queue = `user` (the VC name) in namespace "default", priority class `low` when best_effort
 //   is 1 (preemptible) else `high` (not preemptible), num_gpu GPUs shaped by set_gpu_shape(),
-//   submit = submit_time s, true run time and walltime estimate = duration s.
+//   submit = submit_time s, true run time and walltime estimate = duration s; a strict row's
+//   `expect_time_list` (optional) is its deadline, that many seconds after its submission.
 #include <string>
 
 #include "sim/trace.h"

@@ -50,6 +50,8 @@ Scheduler::Walk::Walk(const Scheduler& s, TimeNs now)
       nq_(static_cast<int>(s.by_key_.size())),
       kueue_(policy_.ordering == OrderingMode::kKueue),
       aging_(!kueue_ && policy_.aging_horizon_ns > 0),
+      fair_(fairness_bounds(*s.config_, s.priority_scale_)),
+      fair_terms_(!kueue_ && (policy_.weights.drf != 0 || policy_.weights.debt != 0)),
       lease_(s.scratch_.get(), s.quota_, s.alloc_),
       quota_(lease_.quota()),
       alloc_(lease_.alloc()) {
@@ -102,14 +104,21 @@ void Scheduler::Walk::choose_mode(CycleMode mode) {
     auto it = s_.fallback_opens_.lower_bound({s_.last_cycle_ns_ + 1, 0});
     if (it != s_.fallback_opens_.end() && it->first <= now_) incremental = false;
   }
-  if (incremental && aging_) {
-    const TimeNs was = s_.last_cycle_ns_ - policy_.aging_horizon_ns;
-    const TimeNs is = now_ - policy_.aging_horizon_ns;
-    for (int q = 0; q < nq_ && incremental; ++q) {
+  // A job that became starving, or outgrew the fairness window, since the last cycle may rank
+  // otherwise now (it may hold capacity, or take the reservation).
+  auto crossed = [&](TimeNs after_ns) {
+    const TimeNs was = s_.last_cycle_ns_ - after_ns;
+    const TimeNs is = now_ - after_ns;
+    for (int q = 0; q < nq_; ++q) {
       auto it = s_.by_submit_[q].lower_bound({was + 1, 0});
-      if (it != s_.by_submit_[q].end() && it->first <= is) incremental = false;
+      if (it != s_.by_submit_[q].end() && it->first <= is) return true;
     }
-  }
+    return false;
+  };
+  if (incremental && aging_ && crossed(policy_.aging_horizon_ns)) incremental = false;
+  if (incremental && fair_terms_ && fair_.window_ns < policy_.aging_horizon_ns &&
+      crossed(fair_.window_ns))
+    incremental = false;
   incremental_ = incremental;
   if (incremental_) collect_fresh();
   result_.incremental = incremental_;
@@ -230,9 +239,9 @@ void Scheduler::Walk::advance(int q) {
 
 void Scheduler::Walk::refresh(int q) {
   const auto& w = policy_.weights;
-  dyn_[q] = -w.drf * s_.drf_share(q, quota_) - w.debt * s_.fairness_debt(q);
+  dyn_[q] = w.drf * s_.drf_share(q, quota_) + w.debt * s_.fairness_debt(q);
   if (heads_[q]) {
-    head_key_[q].score = heads_[q]->key + dyn_[q];
+    head_key_[q].score = head_score(heads_[q]->key, q, heads_[q]->job.submit_ns);
     replay(q);
   }
 }
@@ -247,9 +256,11 @@ void Scheduler::Walk::next_head(int q) {
     // the other queues' heads had their turn.
     const char* line = reinterpret_cast<const char*>(p);
     for (size_t off = 0; off < sizeof(PendingJob); off += 64) __builtin_prefetch(line + off);
-    head_key_[q] = {-c.rest->neg_key + dyn_[q], c.rest->submit_ns, c.rest->id, false};
+    head_key_[q] = {head_score(-c.rest->neg_key, q, c.rest->submit_ns), c.rest->submit_ns,
+                    c.rest->id, false};
   } else {
-    head_key_[q] = {p->key + dyn_[q], p->job.submit_ns, p->job.id, starving(*p)};
+    head_key_[q] = {head_score(p->key, q, p->job.submit_ns), p->job.submit_ns, p->job.id,
+                    starving(*p)};
   }
   replay(q);
 }

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "core/model/job_shape.h"
+#include "core/order/fairness_bounds.h"
 
 namespace sluice {
 
@@ -412,8 +413,10 @@ double Scheduler::score(JobId id, TimeNs now) const {
   if (it == pending_.end()) return 0;
   const auto& p = it->second;
   const auto& w = config_->policy.weights;
-  return w.priority * p.job.priority / priority_scale_ + age_term(p.job, config_->policy, now) -
-         w.drf * drf_share(p.queue) - w.debt * fairness_debt(p.queue);
+  const double fairness = w.drf * drf_share(p.queue) + w.debt * fairness_debt(p.queue);
+  return w.priority * p.job.priority / priority_scale_ + age_term(p.job, config_->policy, now) +
+         bounded_fairness(fairness, fairness_bounds(*config_, priority_scale_),
+                          now - p.job.submit_ns);
 }
 
 const Scheduler::PendingJob* Scheduler::find_pending(JobId id) const {

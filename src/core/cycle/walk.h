@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/cycle/scheduler.h"
+#include "core/order/fairness_bounds.h"
 
 namespace sluice {
 
@@ -134,6 +135,8 @@ class Scheduler::Walk {
   const int nq_;
   const bool kueue_;  // ordering: kueue
   const bool aging_;  // jobs may be starving (an aging horizon, composite order)
+  const FairnessBounds fair_;
+  const bool fair_terms_;  // the composite has DRF or debt terms
   CycleResult result_;
   ScratchLease lease_;
   QuotaTree& quota_;
@@ -145,7 +148,11 @@ class Scheduler::Walk {
   std::vector<char> may_preempt_;
   std::vector<std::vector<const PendingJob*>> fresh_;
   std::vector<Cursor> cur_;
-  std::vector<double> dyn_;  // dynamic part of each queue's score; refreshed when it admits
+  std::vector<double> dyn_;  // fairness penalty of each queue (>= 0); refreshed when it admits
+  // A head's score: its key less its queue's fairness penalty, bounded (fairness_bounds.h).
+  double head_score(double key, int q, TimeNs submit_ns) const {
+    return key + bounded_fairness(dyn_[q], fair_, now_ - submit_ns);
+  }
   std::vector<const PendingJob*> heads_;
   std::vector<HeadKey> head_key_;
   // The heads in a tournament tree: winner_[1] is best_queue(), leaves at leaves_ + q (-1: no

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <tuple>
 
+#include "core/order/score.h"
 #include "core/place/pod_room.h"
 
 namespace sluice {
@@ -300,12 +301,27 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
     return false;
 
   // 1. Candidates: preemptible (or admitted as best-effort), past their minimum runtime, under
-  // the preemption cap, and allowed by the preemptor's queue policy (Kueue's meanings). Only
-  // the queues the preemptor may take from are scanned (VictimIndex).
+  // the preemption cap, not starving on return (below), and allowed by the preemptor's queue
+  // policy (Kueue's meanings). Only the queues the preemptor may take from are scanned
+  // (VictimIndex).
   std::vector<Candidate> cands;
+  const bool preemptor_starving = is_starving(p.job, config_.policy, now);
+  // is_starving() of a job submitted at `submit_ns`, without a Job at hand.
+  const bool aging =
+      config_.policy.ordering != OrderingMode::kKueue && config_.policy.aging_horizon_ns > 0;
+  auto starving_on_return = [&](const VictimRecord& v) {
+    return aging && now - v.submit_ns >= config_.policy.aging_horizon_ns;
+  };
   auto consider = [&](const VictimRecord& v, const ClusterQueue& vcq, bool other) {
     // (Eligibility that is fixed while a job runs was checked when it was listed.)
     if (now - v.start_ns < vcq.min_runtime_ns) return;
+    // A victim submitted an aging horizon ago goes back pending as a starving job (it keeps
+    // its submit time): it would rank ahead of the preemptor and claim capacity against it.
+    // Evicting it only throws its work away (and, repeated under overload, lets best-effort
+    // work come back starving and hold capacity against strict work: issue 19).
+    if (starving_on_return(v) &&
+        !(preemptor_starving && std::tie(p.job.submit_ns, p.job.id) < std::tie(v.submit_ns, v.id)))
+      return;
     const bool lower = v.priority < p.job.priority;
     Candidate c;
     if (!other) {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench/philly_variants.sh [BUILD_DIR]: the Philly MIX1 experiment on workloads derived from it
+# (docs/simulator.md, "MIX1 variants"): sluice's full policy against the Kueue-like config on
+# every variant, with one `sluice sim compare` run. The variants are derived at run time from
+# the trace and each variant's seed (nothing is written but the report).
+# Prints the compare table, then a summary per variant: strict (class `high`) p99 and max wait,
+# utilisation, Jain (contended), and whether sluice's strict p99 is at or below Kueue-like's at
+# equal or higher utilisation (within 0.1 point) and Jain.
+# Needs the trace: $SLUICE_TRACES/philly-chronus/ (default ../shared/traces). Exits 77 (skip)
+# when it is absent. VARIANTS (space-separated specs) overrides the list; CONFIGS the configs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${SLUICE_BIN:-${1:-build}/sluice}
+traces=${SLUICE_TRACES:-../shared/traces}
+trace=philly-chronus/trace_job_Philly_MIX1.csv
+if [ ! -f "$traces/$trace" ]; then
+  echo "philly_variants.sh: trace not found under $traces/philly-chronus (set SLUICE_TRACES)" >&2
+  exit 77
+fi
+default_variants="base
+resample,seed=1 resample,seed=2 resample,seed=3
+load=0.8 load=1.2 load=1.5
+best-effort=0.2 best-effort=0.5 best-effort=0.8 strict
+shift-vcs,seed=1 shift-vcs,seed=2 shift-vcs,seed=3
+resample,strict,seed=4 strict,load=1.2 strict,shift-vcs,seed=5
+resample,best-effort=0.5,load=1.2,seed=6 shift-vcs,load=1.5,seed=7"
+variants=${VARIANTS:-$default_variants}
+configs=${CONFIGS:-examples/philly/queues-kueue.yaml examples/philly/queues-sluice.yaml}
+out=${OUT:-$(mktemp -d)}
+args=()
+for v in $variants; do args+=(--variant "$v"); done
+# shellcheck disable=SC2086
+SLUICE_TRACES=$traces "$bin" sim compare --config $configs --cluster examples/philly/cluster.yaml \
+  --trace "$trace" --skip-bad-rows --report "$out/variants.json" "${args[@]}"
+echo
+python3 - "$out/variants.json" $configs <<'EOF'
+import json, sys
+report, configs = json.load(open(sys.argv[1])), sys.argv[2:]
+base, full = configs[0], configs[-1]
+runs = {}
+for key, r in report.items():
+    variant, config = key.rsplit(" ", 1)
+    runs.setdefault(variant, {})[config] = r
+def m(s):
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.1f} min"
+print("| variant | strict p99: Kueue-like / sluice | strict max wait | utilisation | Jain (contended) | p99 holds |")
+print("|---|---|---|---|---|---|")
+wins = 0
+for variant, by in runs.items():
+    k, s = by[base], by[full]
+    hk = k["by_priority_class"].get("high", {}).get("wait_s", {})
+    hs = s["by_priority_class"].get("high", {}).get("wait_s", {})
+    ok = (hs.get("p99", 0) <= hk.get("p99", 0) and s["utilisation"] >= k["utilisation"] - 0.001
+          and s["jain_fairness_contended"] >= k["jain_fairness_contended"])
+    wins += ok
+    print(f"| {variant} | {m(hk.get('p99', 0))} / {m(hs.get('p99', 0))} "
+          f"| {m(hk.get('max', 0))} / {m(hs.get('max', 0))} "
+          f"| {100 * k['utilisation']:.1f}% / {100 * s['utilisation']:.1f}% "
+          f"| {k['jain_fairness_contended']:.3f} / {s['jain_fairness_contended']:.3f} "
+          f"| {'yes' if ok else '**no**'} |")
+print(f"\nsluice holds on {wins} of {len(runs)} variants (report: {sys.argv[1]})")
+EOF

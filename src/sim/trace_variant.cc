@@ -1,0 +1,146 @@
+#include "sim/trace_variant.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace sluice::sim {
+
+namespace {
+
+std::optional<double> parse_double(const std::string& s) {
+  double v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
+
+void resample(TraceOutput& t, Rng& rng) {
+  const std::vector<TraceJob> from = std::move(t.jobs);
+  t.jobs.clear();
+  t.jobs.reserve(from.size());
+  for (size_t k = 0; k < from.size(); ++k) {
+    TraceJob tj = from[rng.below(from.size())];
+    tj.job.id = static_cast<JobId>(k + 1);
+    tj.job.name += "~" + std::to_string(k + 1);
+    t.jobs.push_back(std::move(tj));
+  }
+}
+
+// A new submit time; the deadline keeps its distance from it.
+void move_submit(TraceJob& tj, TimeNs submit_ns) {
+  if (tj.complete_by_ns > 0) tj.complete_by_ns += submit_ns - tj.job.submit_ns;
+  tj.job.submit_ns = submit_ns;
+}
+
+std::pair<TimeNs, TimeNs> arrival_span(const TraceOutput& t) {
+  TimeNs lo = t.jobs.front().job.submit_ns, hi = lo;
+  for (const auto& tj : t.jobs) {
+    lo = std::min(lo, tj.job.submit_ns);
+    hi = std::max(hi, tj.job.submit_ns);
+  }
+  return {lo, hi};
+}
+
+// Each queue's arrivals rotate within [lo, hi] by an offset drawn per queue (queues in name
+// order, so the draws do not depend on the trace's row order).
+void shift_vcs(TraceOutput& t, Rng& rng) {
+  const auto [lo, hi] = arrival_span(t);
+  const TimeNs span = hi - lo + 1;
+  std::map<std::string, TimeNs> offset;
+  for (const auto& tj : t.jobs) offset.emplace(tj.job.queue, 0);
+  for (auto& [q, off] : offset)
+    off = static_cast<TimeNs>(rng.uniform() * static_cast<double>(span));
+  for (auto& tj : t.jobs) {
+    const TimeNs rel = tj.job.submit_ns - lo + offset.at(tj.job.queue);
+    move_submit(tj, lo + rel % span);
+  }
+}
+
+// A job that becomes best-effort loses its deadline (best-effort work has none); one that
+// becomes strict has none to get.
+void set_class(TraceJob& tj, bool best_effort, const VariantClasses& c) {
+  tj.job.priority_class = best_effort ? c.best_effort : c.strict;
+  tj.job.preemptible = best_effort;
+  if (best_effort) tj.complete_by_ns = 0;
+}
+
+// Flips jobs at random so that the expected best-effort share is `p`; one draw per job.
+void best_effort_share(TraceOutput& t, double p, const VariantClasses& c, Rng& rng) {
+  size_t be = 0;
+  for (const auto& tj : t.jobs) be += tj.job.priority_class == c.best_effort ? 1 : 0;
+  const double cur = static_cast<double>(be) / static_cast<double>(t.jobs.size());
+  // Probability that a job of the majority-to-shrink class flips.
+  const double up = cur < 1 ? std::max(0.0, (p - cur) / (1 - cur)) : 0;  // strict -> BE
+  const double down = cur > 0 ? std::max(0.0, (cur - p) / cur) : 0;      // BE -> strict
+  for (auto& tj : t.jobs) {
+    const bool is_be = tj.job.priority_class == c.best_effort;
+    const double u = rng.uniform();
+    if (!is_be && u < up) set_class(tj, true, c);
+    if (is_be && u < down) set_class(tj, false, c);
+  }
+}
+
+void scale_load(TraceOutput& t, double x) {
+  const TimeNs lo = arrival_span(t).first;
+  for (auto& tj : t.jobs)
+    move_submit(
+        tj, lo + static_cast<TimeNs>(std::llround(static_cast<double>(tj.job.submit_ns - lo) / x)));
+}
+
+}  // namespace
+
+std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* error) {
+  TraceVariant v;
+  std::istringstream in(spec);
+  std::string step;
+  auto fail = [&](const std::string& why) -> std::optional<TraceVariant> {
+    if (error) *error = "--variant '" + spec + "': " + why;
+    return std::nullopt;
+  };
+  while (std::getline(in, step, ',')) {
+    const auto eq = step.find('=');
+    const std::string key = step.substr(0, eq);
+    const std::string val = eq == std::string::npos ? "" : step.substr(eq + 1);
+    if (eq == std::string::npos && (key == "base" || key.empty())) continue;
+    if (eq == std::string::npos && key == "resample") {
+      v.resample = true;
+    } else if (eq == std::string::npos && key == "shift-vcs") {
+      v.shift_vcs = true;
+    } else if (eq == std::string::npos && key == "strict") {
+      v.best_effort_share = 0;
+    } else if (key == "best-effort") {
+      const auto p = parse_double(val);
+      if (!p || *p < 0 || *p > 1) return fail("best-effort: '" + val + "' is not in [0, 1]");
+      v.best_effort_share = *p;
+    } else if (key == "seed") {
+      const auto n = parse_double(val);
+      if (!n || *n < 0 || *n != std::floor(*n) || *n > 1e15)
+        return fail("seed: '" + val + "' is not a non-negative integer");
+      v.seed = static_cast<uint64_t>(*n);
+    } else if (key == "load") {
+      const auto x = parse_double(val);
+      if (!x || *x < 0.1 || *x > 10) return fail("load: '" + val + "' is not in [0.1, 10]");
+      v.load = *x;
+    } else {
+      return fail("unknown step '" + step +
+                  "' (expected base, resample, shift-vcs, strict, best-effort=P, load=X, seed=N)");
+    }
+  }
+  return v;
+}
+
+void apply_variant(TraceOutput& trace, const TraceVariant& v, const VariantClasses& classes,
+                   Rng& rng) {
+  if (trace.jobs.empty()) return;
+  // 1. Which jobs, 2. when each queue's arrivals come, 3. their classes, 4. the load.
+  if (v.resample) resample(trace, rng);
+  if (v.shift_vcs) shift_vcs(trace, rng);
+  if (v.best_effort_share) best_effort_share(trace, *v.best_effort_share, classes, rng);
+  if (v.load != 1.0) scale_load(trace, v.load);
+}
+
+}  // namespace sluice::sim

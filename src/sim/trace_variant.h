@@ -1,0 +1,48 @@
+#pragma once
+// Trace variants: a workload of the same family as a trace, derived at run time from the trace
+// and the seed (nothing is written to disk). Used to check that a policy's figures hold on
+// workloads nobody tuned for (`sluice sim compare --variant`, bench/philly_variants.sh).
+//
+// A variant is a comma-separated list of steps, applied in this order whatever the spelling:
+//   resample          bootstrap: as many jobs as the trace, drawn uniformly with replacement
+//                     (each keeps its queue, size, run time, class and submit time)
+//   shift-vcs         each queue's arrivals rotated by its own random offset within the
+//                     arrival span (the queues' bursts meet at other times; load is unchanged)
+//   best-effort=P     a share P in [0, 1] of the jobs best-effort: strict jobs become
+//                     best-effort (or the other way) at random until the expected share is P
+//   strict            every job strict (best-effort=0)
+//   load=X            X in [0.1, 10]: inter-arrival times divided by X (1.5: 50% more load)
+//   seed=N            the variant's draws use seed N instead of the run's --seed
+//   base              no change (a name for the trace itself in a table)
+// Every draw comes from one generator (the run's, or seed=N's).
+#include <optional>
+#include <string>
+
+#include "sim/rng.h"
+#include "sim/trace.h"
+
+namespace sluice::sim {
+
+struct TraceVariant {
+  bool resample = false;
+  bool shift_vcs = false;
+  std::optional<double> best_effort_share;  // none: as in the trace
+  double load = 1.0;
+  std::optional<uint64_t> seed;  // none: the run's generator
+};
+
+// The classes a variant gives strict and best-effort jobs (the Philly reader's).
+struct VariantClasses {
+  std::string strict = "high";
+  std::string best_effort = "low";
+};
+
+// Parses a variant spec; an error names the bad step.
+std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* error);
+
+// Applies `v` to the jobs of `trace` (before check_against()). Jobs a resample draws twice get
+// new ids (1, 2, 3... in draw order) and names suffixed `~k`.
+void apply_variant(TraceOutput& trace, const TraceVariant& v, const VariantClasses& classes,
+                   Rng& rng);
+
+}  // namespace sluice::sim

@@ -1,0 +1,113 @@
+// Trace variants: parsing, and each step's effect on a small hand-made trace.
+#include "sim/trace_variant.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "sim/trace_philly.h"
+
+namespace sluice::sim {
+namespace {
+
+// 100 jobs over 4 queues, one every 10 s; every 4th best-effort; strict ones have a deadline
+// 50 s after their submission.
+TraceOutput trace100() {
+  std::string csv = "job_id,user,num_gpu,submit_time,duration,best_effort,expect_time_list\n";
+  for (int i = 0; i < 100; ++i) {
+    const bool be = i % 4 == 3;
+    csv += std::to_string(i) + ",q" + std::to_string(i % 4) + ",1," + std::to_string(10 * i) +
+           ",30," + (be ? "1," + std::to_string(10 * i) : "0,50") + "\n";
+  }
+  TraceOutput t = read_philly("t.csv", csv, PhillyOptions{});
+  EXPECT_TRUE(t.errors.empty());
+  return t;
+}
+
+int best_effort(const TraceOutput& t) {
+  int n = 0;
+  for (const auto& tj : t.jobs) n += tj.job.priority_class == "low" ? 1 : 0;
+  return n;
+}
+
+TEST(TraceVariant, ParsesStepsAndNamesTheBadOne) {
+  std::string why;
+  auto v = parse_variant("resample,load=1.5,best-effort=0.3,shift-vcs,seed=7", &why);
+  ASSERT_TRUE(v) << why;
+  EXPECT_TRUE(v->resample);
+  EXPECT_TRUE(v->shift_vcs);
+  EXPECT_DOUBLE_EQ(v->load, 1.5);
+  EXPECT_DOUBLE_EQ(*v->best_effort_share, 0.3);
+  EXPECT_EQ(*v->seed, 7u);
+  EXPECT_TRUE(parse_variant("base", &why));
+  EXPECT_DOUBLE_EQ(*parse_variant("strict", &why)->best_effort_share, 0);
+  EXPECT_FALSE(parse_variant("load=0", &why));
+  EXPECT_NE(why.find("load: '0' is not in [0.1, 10]"), std::string::npos) << why;
+  EXPECT_FALSE(parse_variant("best-effort=2", &why));
+  EXPECT_FALSE(parse_variant("seed=-1", &why));
+  EXPECT_FALSE(parse_variant("reverse", &why));
+  EXPECT_NE(why.find("unknown step 'reverse'"), std::string::npos) << why;
+}
+
+TEST(TraceVariant, LoadCompressesInterArrivalsAndMovesDeadlines) {
+  TraceOutput t = trace100();
+  Rng rng(1);
+  apply_variant(t, *parse_variant("load=2", nullptr), {}, rng);
+  // Submit 10 i s -> 5 i s; a strict job's deadline stays 50 s after its submission.
+  EXPECT_EQ(t.jobs[10].job.submit_ns, 50 * kNsPerSec);
+  EXPECT_EQ(t.jobs[10].complete_by_ns, 100 * kNsPerSec);
+  EXPECT_EQ(t.jobs[3].complete_by_ns, 0);  // best-effort: none
+}
+
+TEST(TraceVariant, StrictAndBestEffortShares) {
+  TraceOutput strict = trace100();
+  Rng rng(1);
+  apply_variant(strict, *parse_variant("strict", nullptr), {}, rng);
+  EXPECT_EQ(best_effort(strict), 0);
+  for (const auto& tj : strict.jobs) EXPECT_FALSE(tj.job.preemptible);
+
+  TraceOutput most = trace100();  // 25 best-effort -> about 80
+  apply_variant(most, *parse_variant("best-effort=0.8", nullptr), {}, rng);
+  EXPECT_GT(best_effort(most), 65);
+  EXPECT_LT(best_effort(most), 95);
+  for (const auto& tj : most.jobs)
+    if (tj.job.priority_class == "low") {
+      EXPECT_TRUE(tj.job.preemptible);
+      EXPECT_EQ(tj.complete_by_ns, 0);  // best-effort work has no deadline
+    }
+}
+
+TEST(TraceVariant, ResampleDrawsWithReplacementUnderNewIds) {
+  TraceOutput a = trace100(), b = trace100();
+  Rng r1(5), r2(5);
+  apply_variant(a, *parse_variant("resample", nullptr), {}, r1);
+  apply_variant(b, *parse_variant("resample", nullptr), {}, r2);
+  ASSERT_EQ(a.jobs.size(), 100u);
+  std::set<std::string> names;
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    EXPECT_EQ(a.jobs[i].job.id, static_cast<JobId>(i + 1));
+    EXPECT_EQ(a.jobs[i].job.name, b.jobs[i].job.name);  // same seed, same draws
+    names.insert(a.jobs[i].job.name.substr(0, a.jobs[i].job.name.find('~')));
+  }
+  EXPECT_LT(names.size(), 100u);  // some job drawn twice (100 draws of 100: ~63 distinct)
+}
+
+TEST(TraceVariant, ShiftVcsRotatesEachQueueWithinTheSpan) {
+  TraceOutput t = trace100();
+  Rng rng(3);
+  apply_variant(t, *parse_variant("shift-vcs", nullptr), {}, rng);
+  std::map<std::string, std::set<TimeNs>> gaps;
+  for (const auto& tj : t.jobs) {
+    EXPECT_GE(tj.job.submit_ns, 0);
+    EXPECT_LE(tj.job.submit_ns, 990 * kNsPerSec);
+    if (tj.complete_by_ns > 0) EXPECT_EQ(tj.complete_by_ns - tj.job.submit_ns, 50 * kNsPerSec);
+  }
+  // Each queue keeps its 25 jobs, all at distinct times.
+  std::map<std::string, std::set<TimeNs>> at;
+  for (const auto& tj : t.jobs) at[tj.job.queue].insert(tj.job.submit_ns);
+  for (const auto& [q, s] : at) EXPECT_EQ(s.size(), 25u) << q;
+}
+
+}  // namespace
+}  // namespace sluice::sim
