@@ -58,6 +58,7 @@ json encode_job(const Job& job, const Config& config) {
     if (ps.image_args_only) p["image_args_only"] = true;
     if (!ps.env.empty()) p["env"] = encode_env(ps.env);
     if (ps.indexed_group > 0) p["indexed_group"] = ps.indexed_group;
+    if (ps.min_count > 0) p["min_count"] = ps.min_count;
     pod_sets.push_back(std::move(p));
   }
   json env = encode_env(job.env);
@@ -153,6 +154,11 @@ Result<Job> decode_job(const json& j, const Config& config) {
       ps.image_args_only = p.value("image_args_only", false);
       decode_env(p, "env", ps.env);
       ps.indexed_group = p.value("indexed_group", 0);
+      ps.min_count = p.value("min_count", 0);
+      if (ps.min_count < 0 || ps.min_count > ps.count)
+        return Error{"job " + std::to_string(job.id) + ": pod set " + ps.name + ": min_count " +
+                     std::to_string(ps.min_count) + " is not between 1 and its count " +
+                     std::to_string(ps.count)};
       job.pod_sets.push_back(std::move(ps));
     }
     job.allowed_models = j.value("allowed_models", std::vector<std::string>{});
@@ -279,6 +285,24 @@ std::string encode_admission(const Admission& a, const Config& config) {
     }
     out += ']';
   }
+  // How it runs where that differs from what it asked for (restored as such after a restart).
+  if (a.shape >= 0) {
+    jt::key(out, "shape");
+    jt::num(out, a.shape);
+  }
+  if (a.best_effort) {
+    jt::key(out, "best_effort");
+    jt::boolean(out, true);
+  }
+  if (!a.pod_set_counts.empty()) {
+    jt::key(out, "pod_set_counts");
+    out += '[';
+    for (size_t i = 0; i < a.pod_set_counts.size(); ++i) {
+      if (i) out += ',';
+      jt::num(out, a.pod_set_counts[i]);
+    }
+    out += ']';
+  }
   out += '}';
   return out;
 }
@@ -334,6 +358,10 @@ Result<Admission> decode_admission(const json& j, const Config& config) {
       a.placement.pods.push_back(std::move(pp));
     }
     a.borrowing = j.value("borrowing", false);
+    a.shape = j.value("shape", int32_t{-1});
+    a.best_effort = j.value("best_effort", false);
+    if (j.contains("pod_set_counts"))
+      a.pod_set_counts = j.at("pod_set_counts").get<std::vector<int32_t>>();
     return a;
   } catch (const json::exception& e) {
     return Error{std::string("malformed stored admission: ") + e.what()};

@@ -21,7 +21,9 @@ void add_gang_env(const Job& job, const Admission& admission, size_t pod,
   for (size_t i = 0; i < peers.size(); ++i)
     if (pod_rank(job, admission, i) == 0)
       master = peers[i].address.empty() ? peers[i].node : address_host(peers[i].address);
-  const std::string world = std::to_string(job.pod_count());
+  const std::string world = std::to_string(
+      admission.placement.pods.empty() ? job.pod_count()
+                                       : static_cast<int32_t>(admission.placement.pods.size()));
   auto put = [&](const char* key, const std::string& value) { env.try_emplace(key, value); };
   put("MASTER_ADDR", master);
   put("MASTER_PORT", std::to_string(master_port));
@@ -54,9 +56,12 @@ void add_gang_env(const Job& job, const Admission& admission, size_t pod,
 int32_t pod_rank(const Job& job, const Admission& admission, size_t pod) {
   if (pod >= admission.placement.pods.size()) return static_cast<int32_t>(pod);
   const auto& pp = admission.placement.pods[pod];
+  // Pods of earlier pod sets as admitted (a fallback shape or partial admission runs fewer than
+  // the job's counts).
+  (void)job;
   int32_t rank = pp.pod_index;
-  for (int32_t s = 0; s < pp.pod_set && static_cast<size_t>(s) < job.pod_sets.size(); ++s)
-    rank += job.pod_sets[static_cast<size_t>(s)].count;
+  for (const auto& other : admission.placement.pods)
+    if (other.pod_set < pp.pod_set) ++rank;
   return rank;
 }
 

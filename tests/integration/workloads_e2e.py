@@ -8,6 +8,9 @@ GPUs on loopback, real processes.
 2. An Indexed batch Job, parallelism 2, completions 5: five runs on two slots, at most two at a
    time, JOB_COMPLETION_INDEX 0..4 once each, and the job succeeds.
 3. `sluice submit` prints the notes `sluice check` gives for the same file.
+4. Partial admission: a batch Job of parallelism 12 (kueue.x-k8s.io/job-min-parallelism: 4) in a
+   queue of 8 GPUs starts with 8 slots (it would wait forever whole), runs its 12 completions at
+   most 8 at a time, and succeeds.
 
 Env: SLUICE_BIN (the binary). Every process is stopped by its PID; waits are bounded."""
 import json
@@ -93,6 +96,44 @@ spec:
 """
 
 
+PARTIAL = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pa
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: q}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: "4"}
+spec:
+  parallelism: 12
+  completions: 12
+  template:
+    spec:
+      containers:
+      - name: w
+        command: [sh, -c, 'echo "$(date +%%s.%%N) start" >> %(marks)s/pa; sleep 0.3; echo "$(date +%%s.%%N) end" >> %(marks)s/pa']
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_partial(url, marks):
+    jid = submit(url, PARTIAL % {"marks": marks})
+    check(jid is not None, "partially admissible Job submitted")
+    done = wait_for(lambda: job_state(url, jid) in ("succeeded", "failed"), 90,
+                    "the partially admitted Job to end")
+    check(done and job_state(url, jid) == "succeeded",
+          "the Job of parallelism 12 ran in a queue of 8 GPUs and succeeded (%s)"
+          % job_state(url, jid))
+    path = os.path.join(marks, "pa")
+    events = [l.split() for l in open(path)] if os.path.exists(path) else []
+    check(sum(1 for e in events if e[1] == "start") == 12, "12 completions ran (%d)" % len(events))
+    running, most = 0, 0
+    for e in sorted(events, key=lambda e: (float(e[0]), e[1] == "start")):
+        running += 1 if e[1] == "start" else -1
+        most = max(most, running)
+    check(4 <= most <= 8, "4 to 8 slots at a time, never 12 (%d)" % most)
+
+
 def test_pytorch(url, marks):
     jid = submit(url, PYTORCH % {"script": TORCH_SCRIPT % {"marks": marks}})
     check(jid is not None, "PyTorchJob submitted")
@@ -160,6 +201,7 @@ def main():
         test_pytorch(serve.url, marks)
         test_indexed(serve.url, marks)
         test_submit_notes(serve.url, d)
+        test_partial(serve.url, marks)
     finally:
         for p in AGENTS:
             if p.poll() is None:
@@ -174,7 +216,8 @@ def main():
                         os.kill(int(pid), 9)
                 except OSError:
                     pass
-    finish("workloads_e2e", "PyTorchJob gang env, Indexed completions, submit notes")
+    finish("workloads_e2e",
+           "PyTorchJob gang env, Indexed completions, submit notes, partial admission")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
 //         explain: {job-b: "text"}  # describe(Admission) contains the text ("" = is empty)
 //         bestEffort: [job-b]       # exactly these admitted jobs are best-effort (over budget)
 //         pods: {job-b: 2}          # the number of pods placed
+//         podSetCounts: {job-b: {main: 2}}  # pods placed per pod set (partial admission)
 //         flavors: {job-b: {main: {cpu: on-demand}}}  # flavor per pod set and resource
 //
 // Jobs with a status.admission (core/config/admitted.h) run from the start: the scenario starts
@@ -199,6 +200,23 @@ void run_scenario(const std::string& dir, const std::string& file) {
       const auto name = kv.first.as<std::string>();
       ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
       EXPECT_EQ(admitted[name]->placement.pods.size(), kv.second.as<size_t>()) << name;
+    }
+    for (const auto& kv : expect["podSetCounts"]) {
+      const auto name = kv.first.as<std::string>();
+      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+      const Job& job = jobs[name];
+      for (const auto& ps : kv.second) {
+        const auto set = ps.first.as<std::string>();
+        auto it = std::find_if(job.pod_sets.begin(), job.pod_sets.end(),
+                               [&](const PodSet& x) { return x.name == set; });
+        ASSERT_NE(it, job.pod_sets.end()) << name << " has no pod set " << set;
+        const auto index = static_cast<int32_t>(it - job.pod_sets.begin());
+        const auto& pods = admitted[name]->placement.pods;
+        EXPECT_EQ(std::count_if(pods.begin(), pods.end(),
+                                [&](const PodPlacement& p) { return p.pod_set == index; }),
+                  ps.second.as<int64_t>())
+            << name << " pod set " << set;
+      }
     }
     for (const auto& kv : expect["flavors"]) {
       const auto name = kv.first.as<std::string>();

@@ -10,7 +10,8 @@
 //       podSetAssignments:
 //       - name: main                     # optional when the job has one pod set
 //         flavors: {nvidia.com/gpu: h100, cpu: default}
-//         count: 2                       # optional; the pod set's count
+//         count: 2                       # optional; the pod set's count, or fewer down to
+//                                        #   its minCount (partially admitted)
 //         nodes: [n1, n2]                # optional (sluice): one node per pod
 //         gpus: [[0, 1], ["3/2"]]        # optional, with nodes: devices per pod ("GPU/slice")
 //       bestEffort: true                 # optional (sluice): admitted over its budget
@@ -45,6 +46,7 @@ struct AdmittedStatus {
   TimeNs admitted_ns = 0;
   std::vector<AdmittedPodSet> pod_sets;  // parallel to the pod sets it runs with
   int32_t shape = -1;                    // index into job.fallback.shapes; -1: as requested
+  std::vector<int32_t> pod_set_counts;   // partial admission: pods per pod set; empty: all
   bool best_effort = false;
   std::string where;  // "file:line" of status.admission, for errors found when loading
 };

@@ -17,9 +17,11 @@ class Restorer {
   // Restores one admitted job; false with *why set when it cannot be.
   bool restore(const Job& job, const AdmittedStatus& st, std::string* why) {
     // 1. The job as it runs (a fallback shape replaces its pod set).
-    const Job runs =
+    Job runs =
         st.shape >= 0 ? reshaped(job, job.fallback.shapes[static_cast<size_t>(st.shape)]) : job;
+    if (!st.pod_set_counts.empty()) runs = with_counts(runs, st.pod_set_counts);
     Admission a;
+    a.pod_set_counts = st.pod_set_counts;
     a.job = job.id;
     a.queue = st.queue;
     a.shape = st.shape;

@@ -146,6 +146,12 @@ class StatusReader {
                  "no assignment for pod set " + quote(runs.pod_sets[i].name));
         fail();
       }
+    // Partially admitted: the counts it runs with.
+    bool partial = false;
+    for (size_t i = 0; i < runs.pod_sets.size() && i < job_.pod_sets.size(); ++i)
+      partial = partial || (out_.shape < 0 && runs.pod_sets[i].count != job_.pod_sets[i].count);
+    if (partial)
+      for (const auto& ps : runs.pod_sets) out_.pod_set_counts.push_back(ps.count);
   }
 
   // Which pod set an assignment is for: by name, or the only one.
@@ -172,19 +178,25 @@ class StatusReader {
     return fail();
   }
 
-  void assignment(const YAML::Node& node, const std::string& path, const PodSet& ps,
+  // `ps` is the pod set as it runs: a count below its own (partial admission) is set on it.
+  void assignment(const YAML::Node& node, const std::string& path, PodSet& ps,
                   AdmittedPodSet& out) {
     MapReader m(r_, node, path, {{"name", "flavors", "count", "nodes", "gpus", "resourceUsage"}});
     if (!m.is_map()) return (void)fail();
     if (const YAML::Node* n = m.find("count")) {
       auto v = r_.integer(*n, m.path("count"), 0, INT32_MAX);
       if (!v) return (void)fail();
-      if (*v != ps.count) {
-        r_.error(*n, m.path("count"),
-                 std::to_string(*v) + ", but the pod set runs " + std::to_string(ps.count) +
-                     " pods (partial admission is not modelled)");
+      const bool partial = ps.min_count > 0 && *v >= ps.min_count && *v < ps.count;
+      if (*v != ps.count && !partial) {
+        r_.error(
+            *n, m.path("count"),
+            std::to_string(*v) + ", but the pod set runs " + std::to_string(ps.count) + " pods" +
+                (ps.min_count > 0
+                     ? " (at least " + std::to_string(ps.min_count) + " when partially admitted)"
+                     : " (it has no minCount: no partial admission)"));
         return (void)fail();
       }
+      ps.count = static_cast<int32_t>(*v);
     }
     const YAML::Node* fl = m.required("flavors");
     if (!fl) return (void)fail();

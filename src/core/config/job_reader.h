@@ -67,6 +67,8 @@ class JobReader {
   // pod_kinds.cc
   void pod(const YAML::Node& doc);
   void batch_job(const YAML::Node& doc);
+  void min_parallelism(const YAML::Node& doc, PodSet& set);
+  void min_count(const YAML::Node& node, const std::string& path, PodSet& set);
   // A batch/v1 JobSpec: parallelism, completions, completionMode, template. `as_child`: a
   // JobSet's replicated job (completions must equal parallelism there); else the whole job.
   std::optional<PodSet> job_spec(const YAML::Node& node, const std::string& path, bool as_child,

@@ -53,10 +53,32 @@ void JobReader::batch_job(const YAML::Node& doc) {
   const std::optional<YAML::Node> spec = k8s_head(doc, ignored);
   if (!spec) return;
   if (auto set = job_spec(*spec, "spec", /*as_child=*/false, ignored)) {
+    min_parallelism(doc, *set);
     d_.job.pod_sets.push_back(std::move(*set));
     hoist_commands();
   }
   ignored_note(doc, ignored);
+}
+
+// Kueue's partial admission of a batch Job: kueue.x-k8s.io/job-min-parallelism, the fewest
+// pods (1 .. parallelism - 1) it may start with when it does not fit whole.
+void JobReader::min_parallelism(const YAML::Node& doc, PodSet& set) {
+  static const char* kKey = "kueue.x-k8s.io/job-min-parallelism";
+  const std::string* v = find_label(d_.annotations, kKey);
+  if (!v) return;
+  const auto metadata = value_of(doc, "metadata");
+  const auto annotations = metadata ? value_of(*metadata, "annotations") : std::nullopt;
+  const Loc loc{r_.where(annotations ? *annotations : doc), child("metadata.annotations", kKey)};
+  auto n = parse_scaled_decimal(*v, 1);
+  if (set.count < 2) {
+    error_at(loc, "needs parallelism of at least 2 (this Job runs " + std::to_string(set.count) +
+                      " pod at a time)");
+  } else if (!n || *n < 1 || *n >= set.count) {
+    error_at(loc, quote(*v) + " must be a whole number from 1 to " + std::to_string(set.count - 1) +
+                      " (below the Job's parallelism)");
+  } else {
+    set.min_count = static_cast<int32_t>(*n);
+  }
 }
 
 std::optional<PodSet> JobReader::job_spec(const YAML::Node& node, const std::string& path,

@@ -198,7 +198,7 @@ void JobReader::sluice_pod_sets(MapReader& spec, const YAML::Node& spec_node) {
     }
     for (size_t i = 0; i < n->size(); ++i) {
       const std::string path = index("spec.podSets", i);
-      MapReader ps(r_, (*n)[i], path, {{"name", "count", "resources", "gpuFraction"}});
+      MapReader ps(r_, (*n)[i], path, {{"name", "count", "minCount", "resources", "gpuFraction"}});
       if (!ps.is_map()) {
         fail();
         continue;
@@ -214,6 +214,7 @@ void JobReader::sluice_pod_sets(MapReader& spec, const YAML::Node& spec_node) {
         set.name = "set-" + std::to_string(i);
       }
       pod_set(ps, "count", "resources", "gpus", set);
+      if (const YAML::Node* mc = ps.find("minCount")) min_count(*mc, ps.path("minCount"), set);
       for (const auto& other : job.pod_sets)
         if (other.name == set.name) {
           r_.error((*n)[i], ps.path("name"), "duplicate pod set name " + quote(set.name));
@@ -282,6 +283,15 @@ void JobReader::pod_set(MapReader& m, const char* count_key, const char* resourc
     set.gpu_milli = static_cast<int32_t>(*milli);
     set.requests[kGpu] = *milli;
     d_.resource_locs.emplace_back(kGpu, Loc{r_.where(*n), path});
+  }
+}
+
+// A pod set's minCount (Kueue's partial admission): 1 .. count.
+void JobReader::min_count(const YAML::Node& node, const std::string& path, PodSet& set) {
+  if (auto v = r_.integer(node, path, 1, set.count)) {
+    set.min_count = static_cast<int32_t>(*v);
+  } else {
+    fail();
   }
 }
 

@@ -19,6 +19,7 @@ YAML::Node pod_set_node(const PodSet& ps, const Config& c) {
   YAML::Node n;
   n["name"] = ps.name;
   n["count"] = ps.count;
+  if (ps.min_count > 0) n["minCount"] = ps.min_count;
   YAML::Node res(YAML::NodeType::Map);
   for (int i = 0; i < c.resources.size(); ++i) {
     const auto r = static_cast<ResourceId>(i);
@@ -76,8 +77,8 @@ std::string device_text(const GpuShare& g) {
 }
 
 YAML::Node status_node(const Job& job, const Admission& a, TimeNs admitted_ns, const Config& c) {
-  const Job runs =
-      a.shape >= 0 ? reshaped(job, job.fallback.shapes[static_cast<size_t>(a.shape)]) : job;
+  Job runs = a.shape >= 0 ? reshaped(job, job.fallback.shapes[static_cast<size_t>(a.shape)]) : job;
+  if (!a.pod_set_counts.empty()) runs = with_counts(runs, a.pod_set_counts);
   const ClusterQueue& cq = c.cluster_queues[static_cast<size_t>(a.queue)];
   YAML::Node adm;
   adm["clusterQueue"] = cq.name;

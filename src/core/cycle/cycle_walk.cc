@@ -468,6 +468,11 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   // whenCanPreempt: MayStopSearch stopped at a flavor needing preemption and nothing was
   // evicted there: the later flavors, as Kueue tries them when one has no candidates.
   if (!admitted && !known && !skipped && attempt_.stopped_at_preempt) admitted = assign(false);
+  // Partial admission: fewer pods of the pod sets that allow it, fitting now or by preemption.
+  if (!admitted && !known && !skipped && partially_admissible(p.job)) {
+    if (partial(p, q, tier, over, &used, &admitted, &via_preemption) == Next::kRestart)
+      return Next::kRestart;
+  }
   if (!admitted && !known && plain)
     failed_.emplace(fkey, Failed{attempt_.reason, attempt_.failed_flavors});
   // 5. Backfill (a preemptor is exempt: its victims were chosen for it and must not be
@@ -499,20 +504,37 @@ void Scheduler::Walk::reject_over_budget(const PendingJob& p, int q) {
 Scheduler::Walk::Next Scheduler::Walk::preempt(const PendingJob& p, int q, const Tier& tier,
                                                bool* admitted) {
   *admitted = false;
-  if (!may_preempt_[q] || never_fits(attempt_.reason.code) || preempt_tried_[q]) return Next::kGo;
+  if (never_fits(attempt_.reason.code)) return Next::kGo;
+  Next next = Next::kGo;
+  if (!claim_attempt(p, q, /*again=*/false, &next)) return next;
+  return evict_for(p, q, tier, admitted);
+}
+
+// Whether p makes its queue's preemption attempt of this cycle (false with *next to return).
+// `again`: the job that made it may make it again (at reduced counts: partial admission).
+bool Scheduler::Walk::claim_attempt(const PendingJob& p, int q, bool again, Next* next) {
+  if (!may_preempt_[q]) return false;
+  if (preempt_tried_[q]) return again && attempted_[q] == p.job.id;
   // Incremental: a full cycle would give the queue's attempt to the older job that holds it,
   // unless this one ranks before it.
   if (incremental_ && attempted_[q] && !ranks_before(p, s_.pending_.at(attempted_[q])))
-    return Next::kGo;
+    return false;
   if (preempt_attempts_ >= kMaxPreemptionAttempts) {
     // Incremental cycles stop being exact past the cap: a full cycle decides instead.
-    if (incremental_) return Next::kRestart;
+    if (incremental_) *next = Next::kRestart;
     capped_ = true;
-    return Next::kGo;
+    return false;
   }
   preempt_tried_[q] = true;
   if (!attempted_[q]) ++preempt_attempts_;
   attempted_[q] = p.job.id;
+  return true;
+}
+
+// The victim search for p on the cycle's working state; *admitted when it made room.
+Scheduler::Walk::Next Scheduler::Walk::evict_for(const PendingJob& p, int q, const Tier& tier,
+                                                 bool* admitted) {
+  *admitted = false;
   PendingReason keep = attempt_.reason;
   const size_t first_victim = result_.preempted.size();
   if (kueue_) hold(-1);  // (earlier victims are gone for a preemptor: kueue_rounds.cc)

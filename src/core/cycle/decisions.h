@@ -34,6 +34,9 @@ struct Admission {
   // job.fallback.shapes it runs with (-1: as requested), waited_ns how long it had been pending.
   FlavorId preferred_flavor = -1;
   int32_t shape = -1;
+  // Partial admission: pods per pod set it runs with, where some pod set runs fewer than its
+  // count (down to its min_count); empty: as requested.
+  std::vector<int32_t> pod_set_counts;
   TimeNs waited_ns = 0;
   // Admitted as preemptible best-effort work (lowest priority) because its namespace is over
   // its GPU-hour budget.

@@ -121,6 +121,13 @@ std::string describe(const Admission& a, const Config& config) {
              std::to_string(a.shape + 1);
     out += " after " + format_duration(a.waited_ns) + " pending";
   }
+  if (!a.pod_set_counts.empty()) {
+    std::string counts;
+    for (size_t i = 0; i < a.pod_set_counts.size(); ++i)
+      counts += (i ? "/" : "") + std::to_string(a.pod_set_counts[i]);
+    out += std::string(out.empty() ? "" : "; ") + "partially admitted: " + counts +
+           " pods per pod set (it fit neither whole nor by preemption; minCount allows fewer)";
+  }
   if (a.best_effort)
     out += std::string(out.empty() ? "" : "; ") +
            "admitted as preemptible best-effort work: its namespace is over its GPU-hour budget";

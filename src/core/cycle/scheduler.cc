@@ -290,6 +290,25 @@ bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs star
     requested_pod_sets = job.pod_sets;
     job = reshaped(job, job.fallback.shapes[static_cast<size_t>(admission.shape)]);
   }
+  // ... and with the pods per pod set it was partially admitted with.
+  if (!admission.pod_set_counts.empty()) {
+    if (admission.pod_set_counts.size() != job.pod_sets.size())
+      return fail("was admitted with counts for " +
+                  std::to_string(admission.pod_set_counts.size()) + " pod sets, the job has " +
+                  std::to_string(job.pod_sets.size()));
+    for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+      const PodSet& ps = job.pod_sets[i];
+      const int32_t least = ps.min_count > 0 ? ps.min_count : ps.count;
+      if (admission.pod_set_counts[i] < least || admission.pod_set_counts[i] > ps.count)
+        return fail("was admitted with " + std::to_string(admission.pod_set_counts[i]) +
+                    " pods of pod set " + ps.name + ", which asks for " +
+                    (least == ps.count
+                         ? std::to_string(ps.count)
+                         : std::to_string(least) + " to " + std::to_string(ps.count)));
+    }
+    if (requested_pod_sets.empty()) requested_pod_sets = job.pod_sets;
+    job = with_counts(job, admission.pod_set_counts);
+  }
   // 1. Every pod's node and devices exist and are free enough (checked on integers, so the
   //    commit below cannot push any free count negative).
   const auto& nodes = config_->cluster.nodes;
@@ -497,6 +516,10 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     if (a.shape >= 0 && static_cast<size_t>(a.shape) < r.job.fallback.shapes.size()) {
       r.requested_pod_sets = r.job.pod_sets;
       r.job = reshaped(r.job, r.job.fallback.shapes[static_cast<size_t>(a.shape)]);
+    }
+    if (!a.pod_set_counts.empty()) {  // partial admission
+      if (r.requested_pod_sets.empty()) r.requested_pod_sets = r.job.pod_sets;
+      r.job = with_counts(r.job, a.pod_set_counts);
     }
     if (a.best_effort) {
       r.requested_priority = r.job.priority;

@@ -114,6 +114,11 @@ class Scheduler::Walk {
   bool held_reason(const PendingJob& p, int q, PendingReason& reason) const;
   void reject_over_budget(const PendingJob& p, int q);
   Next preempt(const PendingJob& p, int q, const Tier& tier, bool* admitted);
+  bool claim_attempt(const PendingJob& p, int q, bool again, Next* next);
+  Next evict_for(const PendingJob& p, int q, const Tier& tier, bool* admitted);
+  // Kueue's partial admission (partial_admission.cc).
+  Next partial(const PendingJob& p, int q, const Tier& tier, bool over, const Job** used,
+               bool* admitted, bool* via_preemption);
   bool backfill_allows(const PendingJob& p, int q, const Job& used);
   void commit(int q, const Job& used, bool over);
   bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
@@ -170,7 +175,8 @@ class Scheduler::Walk {
   // admitted now has not run yet).
   std::vector<int64_t> budget_used_milli_;
   std::vector<bool> over_budget_;
-  std::deque<Job> shaped_;  // fallback shapes tried this cycle (the memo points into it)
+  std::deque<Job> shaped_;          // fallback shapes tried this cycle (the memo points into it)
+  std::deque<PendingJob> reduced_;  // partial admission: reduced jobs evicted for this cycle
   // Nodes a backfilled job may use: those of its flavors outside the reservation.
   NodeSet backfill_nodes_;
   JobId backfill_for_ = 0;

@@ -16,6 +16,13 @@ int32_t Job::pod_count() const {
   return n;
 }
 
+Job with_counts(const Job& job, const std::vector<int32_t>& counts) {
+  Job out = job;
+  for (size_t i = 0; i < out.pod_sets.size() && i < counts.size(); ++i)
+    out.pod_sets[i].count = counts[i];
+  return out;
+}
+
 Job reshaped(const Job& job, const FallbackShape& shape) {
   Job out = job;
   if (out.pod_sets.empty()) return out;

@@ -18,6 +18,10 @@ inline constexpr TimeNs kNsPerSec = 1'000'000'000;
 struct PodSet {
   std::string name = "main";
   int32_t count = 1;  // pods in this set
+  // Kueue's partial admission (minCount; a batch Job's kueue.x-k8s.io/job-min-parallelism):
+  // when the job fits neither whole nor by preemption, it may start with fewer pods of this set,
+  // down to min_count (docs/scheduling.md, "Partial admission"). 0: always `count` pods.
+  int32_t min_count = 0;
   // Per-pod requests in canonical units. requests[kGpu] == gpus * gpu_milli.
   ResourceVec requests;
   int32_t gpus = 0;          // GPU devices per pod
@@ -141,6 +145,17 @@ struct Job {
 // `job` with its one pod set replaced by `shape` (CPU and memory per pod scaled with the GPUs
 // per pod where the shape does not set them).
 Job reshaped(const Job& job, const FallbackShape& shape);
+
+// Whether some pod set may run with fewer pods than its count (partial admission).
+inline bool partially_admissible(const Job& job) {
+  for (const auto& ps : job.pod_sets)
+    if (ps.min_count > 0 && ps.min_count < ps.count) return true;
+  return false;
+}
+
+// `job` with pod set i running counts[i] pods (requests per pod unchanged); counts has one
+// entry per pod set.
+Job with_counts(const Job& job, const std::vector<int32_t>& counts);
 
 // Whether some pod set's nodeSelector or required affinity narrows the nodes it may use.
 inline bool constrains_nodes(const Job& job) {

@@ -11,6 +11,7 @@ uint64_t shape_hash(const Job& job) {
   auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   for (const auto& ps : job.pod_sets) {
     mix(static_cast<uint64_t>(ps.count));
+    mix(static_cast<uint64_t>(ps.min_count));
     mix(static_cast<uint64_t>(ps.gpus));
     mix(static_cast<uint64_t>(ps.gpu_milli));
     for (int r = 0; r < kMaxResources; ++r) mix(static_cast<uint64_t>(ps.requests[r]));
@@ -33,8 +34,8 @@ bool same_shape(const Job& a, const Job& b) {
   for (size_t i = 0; i < a.pod_sets.size(); ++i) {
     const auto& x = a.pod_sets[i];
     const auto& y = b.pod_sets[i];
-    if (x.count != y.count || x.gpus != y.gpus || x.gpu_milli != y.gpu_milli ||
-        !(x.requests == y.requests))
+    if (x.count != y.count || x.min_count != y.min_count || x.gpus != y.gpus ||
+        x.gpu_milli != y.gpu_milli || !(x.requests == y.requests))
       return false;
     if ((x.node == nullptr) != (y.node == nullptr) || (x.node && !(*x.node == *y.node)))
       return false;

@@ -265,6 +265,41 @@ TEST(AdmittedState, WrittenStateLoadsBackTheSame) {
   EXPECT_EQ(again.s->find_pending(3)->job.submit_ns, 7'250'000'000);
 }
 
+// Partial admission: a pod set with a minCount admitted with fewer pods (Kueue's `count` in its
+// podSetAssignments) runs that many, and the export keeps what it asked for and what it got.
+TEST(AdmittedState, PartialAdmissionCountsLoadAndRoundTrip) {
+  const auto doc = [](int count) {
+    return "---\napiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: pa}\n"
+           "spec: {queue: q, podSets: [{name: main, count: 4, minCount: 2, resources: "
+           "{nvidia.com/gpu: 8}}]}\nstatus:\n  admission:\n    clusterQueue: cq\n"
+           "    podSetAssignments:\n    - {name: main, flavors: {nvidia.com/gpu: on-demand}, "
+           "count: " +
+           std::to_string(count) + "}\n";
+  };
+  auto l = load_into_scheduler(kBase + doc(2));
+  ASSERT_TRUE(l.errors.empty()) << dump(l.errors);
+  ASSERT_EQ(l.s->running_count(), 1u);
+  const auto& r = l.s->running().begin()->second;
+  EXPECT_EQ(r.job.pod_sets[0].count, 2);
+  EXPECT_EQ(r.admission.pod_set_counts, std::vector<int32_t>{2});
+  EXPECT_EQ(r.admission.placement.pods.size(), 2u);
+  Job asked = r.job;
+  asked.pod_sets = r.requested_pod_sets;
+  const std::string text =
+      write_state(kBase, {}, *l.config, {{&asked, &r.admission, r.start_ns}}, 9 * kNsPerSec, "t");
+  EXPECT_NE(text.find("minCount: 2"), std::string::npos) << text;
+  auto again = load_into_scheduler(text);
+  ASSERT_TRUE(again.errors.empty()) << dump(again.errors) << text;
+  ASSERT_EQ(again.s->running_count(), 1u);
+  EXPECT_EQ(again.s->running().begin()->second.admission.pod_set_counts, std::vector<int32_t>{2});
+  EXPECT_EQ(again.s->running().begin()->second.requested_pod_sets.at(0).count, 4);
+
+  auto below = load_into_scheduler(kBase + doc(1));
+  EXPECT_TRUE(any_contains(below.errors, {"count", "1, but the pod set runs 4 pods",
+                                          "at least 2 when partially admitted"}))
+      << dump(below.errors);
+}
+
 // A launcher and workers (Kueue assigns flavors pod set by pod set, each counting what earlier
 // ones took): the launcher's 8 GPUs fit on-demand (16), the workers' 16 do not fit what is left
 // (8) and go to spot. Each pod set runs on its flavor's nodes; the export writes the flavors per

@@ -84,6 +84,51 @@ spec:
   EXPECT_TRUE(out.notes.empty()) << dump(out.notes);
 }
 
+TEST(WorkloadKinds, BatchJobMinParallelismIsPartialAdmission) {
+  auto out = jobs(R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pa
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: train}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: "2"}
+spec:
+  parallelism: 5
+  completions: 10
+  template:
+    spec:
+      containers: [{name: w, resources: {limits: {cpu: 1}}}]
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 1u);
+  EXPECT_EQ(out.jobs[0].pod_sets[0].count, 5);
+  EXPECT_EQ(out.jobs[0].pod_sets[0].min_count, 2);
+  EXPECT_TRUE(partially_admissible(out.jobs[0]));
+
+  for (const char* value : {"\"5\"", "\"0\"", "\"two\""}) {
+    auto bad = jobs((std::string(R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pa
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: train}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: )") +
+                     value + R"(}
+spec:
+  parallelism: 5
+  template:
+    spec:
+      containers: [{name: w, resources: {limits: {cpu: 1}}}]
+)")
+                        .c_str());
+    EXPECT_TRUE(any_contains(bad.errors, {"metadata.annotations.kueue.x-k8s.io/job-min-parallelism",
+                                          "must be a whole number from 1 to 4"}))
+        << value << ": " << dump(bad.errors);
+  }
+}
+
 TEST(WorkloadKinds, IndexedJobAndItsLimits) {
   auto out = jobs(R"(
 apiVersion: batch/v1
