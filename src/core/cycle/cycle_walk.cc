@@ -507,7 +507,7 @@ Scheduler::Walk::Next Scheduler::Walk::preempt(const PendingJob& p, int q, const
   if (never_fits(attempt_.reason.code)) return Next::kGo;
   Next next = Next::kGo;
   if (!claim_attempt(p, q, /*again=*/false, &next)) return next;
-  return evict_for(p, q, tier, admitted);
+  return evict_for(p, tier, admitted);
 }
 
 // Whether p makes its queue's preemption attempt of this cycle (false with *next to return).
@@ -532,7 +532,7 @@ bool Scheduler::Walk::claim_attempt(const PendingJob& p, int q, bool again, Next
 }
 
 // The victim search for p on the cycle's working state; *admitted when it made room.
-Scheduler::Walk::Next Scheduler::Walk::evict_for(const PendingJob& p, int q, const Tier& tier,
+Scheduler::Walk::Next Scheduler::Walk::evict_for(const PendingJob& p, const Tier& tier,
                                                  bool* admitted) {
   *admitted = false;
   PendingReason keep = attempt_.reason;

@@ -43,11 +43,10 @@ Scheduler::Walk::Next Scheduler::Walk::partial(const PendingJob& p, int q, const
   const Reducer red(p.job);
   if (red.total == 0) return Next::kGo;
   const QuotaTree& basis = start_quota_ ? *start_quota_ : quota_;
-  // May it preempt at all (best-effort work and a queue that never preempts may not; the
-  // queue's attempt is checked when it is made)?
-  const bool may_evict = !over && may_preempt_[q] &&
-                         (!preempt_tried_[q] || attempted_[q] == p.job.id) &&
-                         (preempt_tried_[q] || preempt_attempts_ < kMaxPreemptionAttempts);
+  // May it preempt at all (best-effort work, a queue that never preempts and a queue whose
+  // attempt another job made may not; the cycle's cap is checked when the attempt is made)?
+  const bool may_evict =
+      !over && may_preempt_[q] && (!preempt_tried_[q] || attempted_[q] == p.job.id);
   // Why the whole job waits, and on which flavors, if nothing fits (the probes overwrite them).
   const PendingReason whole = attempt_.reason;
   const std::vector<FlavorId> whole_flavors = attempt_.failed_flavors;
@@ -103,7 +102,7 @@ Scheduler::Walk::Next Scheduler::Walk::partial(const PendingJob& p, int q, const
       wait_whole();
       return next;
     }
-    if (evict_for(rec, q, tier, via_preemption) == Next::kRestart) return Next::kRestart;
+    if (evict_for(rec, tier, via_preemption) == Next::kRestart) return Next::kRestart;
     *admitted = *via_preemption;
   }
   if (!*admitted) {

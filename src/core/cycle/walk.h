@@ -115,7 +115,7 @@ class Scheduler::Walk {
   void reject_over_budget(const PendingJob& p, int q);
   Next preempt(const PendingJob& p, int q, const Tier& tier, bool* admitted);
   bool claim_attempt(const PendingJob& p, int q, bool again, Next* next);
-  Next evict_for(const PendingJob& p, int q, const Tier& tier, bool* admitted);
+  Next evict_for(const PendingJob& p, const Tier& tier, bool* admitted);
   // Kueue's partial admission (partial_admission.cc).
   Next partial(const PendingJob& p, int q, const Tier& tier, bool over, const Job** used,
                bool* admitted, bool* via_preemption);
