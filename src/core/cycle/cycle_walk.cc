@@ -521,7 +521,10 @@ bool Scheduler::Walk::claim_attempt(const PendingJob& p, int q, bool again, Next
     return false;
   if (preempt_attempts_ >= kMaxPreemptionAttempts) {
     // Incremental cycles stop being exact past the cap: a full cycle decides instead.
-    if (incremental_) *next = Next::kRestart;
+    if (incremental_) {
+      *next = Next::kRestart;
+      return false;
+    }
     capped_ = true;
     return false;
   }
