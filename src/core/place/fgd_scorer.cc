@@ -41,8 +41,12 @@ int64_t FgdScorer::frag_units(int64_t cpu_free, std::span<const int32_t> gpu_fre
   int64_t total = 0;
   for (int32_t f : gpu_free) total += f;
   if (total == 0) return 0;
+  uint64_t models = 0;  // the node's GPU models (skip_incompatible)
+  if (options_.skip_incompatible)
+    for (const uint8_t m : gpu_model) models |= uint64_t{1} << (m & 63);
   int64_t frag = 0;
   for (const Typical& t : weights_) {
+    if (options_.skip_incompatible && t.gpus > 0 && (t.model_mask & models) == 0) continue;
     // 1. CPU-only shapes and shapes the node's CPU cannot host: every free milli is stranded.
     if (t.gpus == 0 || cpu_free < t.cpu_milli) {
       frag += t.weight * total;
@@ -103,8 +107,10 @@ Scored FgdScorer::finish(Scored s, const NodeView& node, const PodShape& pod) co
     s.score = std::floor(100.0 / (1.0 + std::exp(-s.score / 1000.0)));
   } else {
     // Growth in steps of step_milli, then the fuller node (bin-pack) among equal steps.
-    s.score = std::floor(s.score / static_cast<double>(std::max<int64_t>(1, options_.step_milli))) +
-              1e-3 * gpu_share_after(node, pod);
+    const int64_t step = !pod.gpu_pod() && options_.cpu_step_milli > 0 ? options_.cpu_step_milli
+                                                                       : options_.step_milli;
+    s.score = std::floor(s.score / static_cast<double>(std::max<int64_t>(1, step))) +
+              options_.pack_weight * gpu_share_after(node, pod);
   }
   return s;
 }

@@ -45,6 +45,15 @@ enum class FgdScore : uint8_t {
 struct FgdOptions {
   FgdScore score = FgdScore::kPaper;
   int64_t step_milli = 100;
+  // Leave out of a node's fragmentation the typical pods that may use none of its GPU models.
+  // The paper counts all their free milli as fragmented; that term does not depend on the node's
+  // state, only on its model, so it biases every pod towards the models fewest pods may use:
+  // flexible pods fill the rare models and strand the pods constrained to them.
+  bool skip_incompatible = false;
+  // kStepPack: weight of the node's GPU share after the pod (the bin-pack term) against one step.
+  double pack_weight = 1e-3;
+  // kStepPack: the step for CPU-only pods (0: step_milli).
+  int64_t cpu_step_milli = 0;
 };
 
 class FgdScorer final : public GpuScorer {

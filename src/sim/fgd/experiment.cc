@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/place/cluster_alloc.h"
+#include "core/place/fgd_scorer.h"
 #include "core/place/node_set.h"
 #include "core/place/placer.h"
 #include "sim/fgd/dotprod_scorer.h"
@@ -31,6 +32,27 @@ Result<std::shared_ptr<GpuScorer>> make_policy(const std::string& policy, uint64
     return std::shared_ptr<GpuScorer>(std::make_shared<GpuClusteringScorer>(classes));
   if (policy == "gpupacking")
     return std::shared_ptr<GpuScorer>(std::make_shared<GpuPackingScorer>());
+  if (policy.rfind("exp-", 0) == 0) {  // exp-s<step>-p<pack>-c<0|1>[-paper]
+    FgdOptions o{FgdScore::kStepPack, 100, false};
+    size_t i = 4;
+    while (i < policy.size()) {
+      size_t j = policy.find('-', i);
+      if (j == std::string::npos) j = policy.size();
+      const std::string t = policy.substr(i, j - i);
+      if (t == "paper")
+        o.score = FgdScore::kPaper;
+      else if (t[0] == 'u')
+        o.cpu_step_milli = std::stoll(t.substr(1));
+      else if (t[0] == 's')
+        o.step_milli = std::stoll(t.substr(1));
+      else if (t[0] == 'p')
+        o.pack_weight = std::stod(t.substr(1));
+      else if (t[0] == 'c')
+        o.skip_incompatible = t[1] == '1';
+      i = j + 1;
+    }
+    return std::shared_ptr<GpuScorer>(std::make_shared<FgdScorer>(o));
+  }
   if (auto s = make_scorer_named(policy)) return s;  // sluice's own: the Placer's very objects
   std::string known;
   for (const std::string& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
