@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/fgd_mixes.sh [--quick] [BUILD_DIR]: the GPU scoring policies on workload mixes derived
 # from the Alibaba openb trace (the FGD artifact's families: GPU-model-constrained, multi-GPU,
-# GPU sharing, CPU-heavy, and mixtures of them), family x share x policy, mean ± sample std over
+# GPU sharing, CPU-heavy, and mixtures of them; plus pods pinned to scarce GPU models), family x share x policy, mean ± sample std over
 # seeds 42..51 at column 100 (`sluice sim fgd`; mixes: src/sim/fgd/mix.h).
 #
 # Cross-validation: the `tune` mixes are the ones the default policy's constants were chosen on;
@@ -26,6 +26,7 @@ fi
 policies=${POLICIES:-fgd,fgdpack,binpack,bestfit,fgdmix}
 tune="default gpuspec:0.2 gpuspec:0.4 multigpu:0.1 multigpu:0.3 sharing:0.6 sharing:0.9 cpu:0.3 cpu:0.5"
 held="gpuspec:0.05 gpuspec:0.1 gpuspec:0.25 gpuspec:0.33 gpuspec:0.5
+gpuspecuniform:0.1 gpuspecuniform:0.2 gpuspecuniform:0.3
 multigpu:0.05 multigpu:0.2 multigpu:0.4 multigpu:0.5
 sharing:0.5 sharing:0.7 sharing:0.8 sharing:1.0
 cpu:0.2 cpu:0.4 cpu:0.6
@@ -35,7 +36,7 @@ seeds=${SEEDS:-42-51}
 if [ $quick = 1 ]; then
   seeds=${SEEDS:-42-44}
   tune="default gpuspec:0.4 multigpu:0.3 sharing:0.9 cpu:0.5"
-  held="gpuspec:0.1 multigpu:0.5 sharing:0.7 cpu:0.2 gpuspec:0.2+cpu:0.4 multigpu:0.3+sharing:0.8"
+  held="gpuspec:0.1 gpuspecuniform:0.2 multigpu:0.5 sharing:0.7 cpu:0.2 gpuspec:0.2+cpu:0.4 multigpu:0.3+sharing:0.8"
 fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

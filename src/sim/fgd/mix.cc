@@ -17,7 +17,7 @@ struct Family {
   double max_share;  // inclusive
 };
 constexpr Family kFamilies[] = {
-    {"sharing", 1.0}, {"multigpu", 1.0}, {"gpuspec", 1.0}, {"cpu", 0.9}};
+    {"sharing", 1.0}, {"multigpu", 1.0}, {"gpuspec", 1.0}, {"gpuspecuniform", 1.0}, {"cpu", 0.9}};
 
 const std::map<std::string, std::string>& aliases() {
   static const std::map<std::string, std::string> a = {{"sharing", "sharing:0.7"},
@@ -79,10 +79,11 @@ Result<bool> convert(std::vector<TracePod>& out, const std::vector<TracePod>& or
   return true;
 }
 
-// `share` of the GPU pods may use one GPU model only, drawn by GPU count among the models whose
-// largest node can hold the pod.
+// `share` of the GPU pods may use one GPU model only, drawn among the models whose largest node
+// can hold the pod: by GPU count (the pinned demand per GPU is even), or uniformly (the small
+// models are pinned far more per GPU than the large ones: scarce models).
 void constrain(std::vector<TracePod>& out, const std::vector<TraceNode>& nodes, double share,
-               std::mt19937_64& rng) {
+               bool uniform, std::mt19937_64& rng) {
   std::map<std::string, int64_t> gpus;
   std::map<std::string, const TraceNode*> largest;
   for (const TraceNode& n : nodes) {
@@ -105,16 +106,17 @@ void constrain(std::vector<TracePod>& out, const std::vector<TraceNode>& nodes, 
     };
     int64_t total = 0;
     for (const auto& [m, g] : gpus)
-      if (holds(m)) total += g;
+      if (holds(m)) total += uniform ? 1 : g;
     if (total == 0) continue;
     auto pick = static_cast<int64_t>(rng() % static_cast<uint64_t>(total));
     for (const auto& [m, g] : gpus) {
       if (!holds(m)) continue;
-      if (pick < g) {
+      const int64_t weight = uniform ? 1 : g;
+      if (pick < weight) {
         p.gpu_spec = {m};
         break;
       }
-      pick -= g;
+      pick -= weight;
     }
   }
 }
@@ -151,7 +153,7 @@ Result<bool> apply_family(std::vector<TracePod>& out, const std::vector<TracePod
   if (f == nullptr || colon == std::string::npos)
     return Error{"unknown mix '" + part +
                  "' (default, sharing, multigpu, constrained, cpuheavy, or FAMILY:SHARE with "
-                 "FAMILY sharing, multigpu, gpuspec, cpu; join with +)"};
+                 "FAMILY sharing, multigpu, gpuspec, gpuspecuniform, cpu; join with +)"};
   double share = -1;
   try {
     size_t used = 0;
@@ -164,8 +166,8 @@ Result<bool> apply_family(std::vector<TracePod>& out, const std::vector<TracePod
                  std::to_string(f->max_share).substr(0, 3)};
   if (family == "sharing" || family == "multigpu")
     return convert(out, original, share, family == "sharing", rng);
-  if (family == "gpuspec") {
-    constrain(out, nodes, share, rng);
+  if (family == "gpuspec" || family == "gpuspecuniform") {
+    constrain(out, nodes, share, family == "gpuspecuniform", rng);
     return true;
   }
   return add_cpu(out, original, share, rng);

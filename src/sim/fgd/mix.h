@@ -11,6 +11,8 @@
 //                trace's multi-GPU pods; default 0.01)
 //   gpuspec:S    S of the GPU pods may only use one GPU model (drawn by the cluster's GPUs of each
 //                model that can hold the pod; default 0)
+//   gpuspecuniform:S  as gpuspec, the model drawn uniformly: the small models are pinned far more
+//                per GPU (scarce models)
 //   cpu:S        S of the pods are CPU-only (clones of the trace's CPU-only pods are added;
 //                default 0.13)
 // A share below the trace's own leaves the family as it is. Named mixes (earlier sessions):
