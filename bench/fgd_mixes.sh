@@ -24,6 +24,10 @@ if [ ! -f "$traces/alibaba-openb/openb_pod_list_default.csv" ]; then
   exit 77
 fi
 policies=${POLICIES:-fgd,fgdpack,binpack,bestfit,fgdmix}
+case ",$policies," in
+  *,fgd,*) ;;
+  *) echo "fgd_mixes.sh: POLICIES must include fgd (the table's reference)" >&2; exit 2 ;;
+esac
 tune="default gpuspec:0.2 gpuspec:0.4 multigpu:0.1 multigpu:0.3 sharing:0.6 sharing:0.9 cpu:0.3 cpu:0.5"
 held="gpuspec:0.05 gpuspec:0.1 gpuspec:0.25 gpuspec:0.33 gpuspec:0.5
 gpuspecuniform:0.1 gpuspecuniform:0.2 gpuspecuniform:0.3
