@@ -8,7 +8,7 @@
 # the `held-out` ones (other shares of each family, and every mixture) were only measured. The
 # summary gives, per set, each policy's mean difference to FGD and its worst one.
 #
-#   --quick        seeds 42-44 and a third of the mixes (a few minutes on a 2-core machine)
+#   --quick        seeds 42-44 and a third of the mixes (about a minute on a 2-core machine)
 #   POLICIES=...   comma list (default: fgd,fgdpack,binpack,bestfit,fgdmix)
 #   SEEDS=...      seed list (default 42-51, quick 42-44)
 # Runs one process at a time under nice -n 10 (seeds in sequence). Needs the trace
