@@ -17,8 +17,10 @@ echo "== default trace: all policies, seeds $seeds (published = ATC'23 artifact,
 start=$(date +%s.%N)
 "$bin" sim fgd --policy all --mix default --seeds "$seeds"
 echo
-echo "== derived mixes (not tuned on): policies fgd, fgdpack, binpack, bestfit, gpupacking, random =="
-"$bin" sim fgd --policy fgd,fgdpack,binpack,bestfit,gpupacking,random --mix sharing,multigpu,constrained \
+echo "== derived mixes: policies fgd, fgdpack, fgdmix, binpack, bestfit, gpupacking, random =="
+echo "   (the whole family x share table with its tuning/held-out split: bench/fgd_mixes.sh)"
+"$bin" sim fgd --policy fgd,fgdpack,fgdmix,binpack,bestfit,gpupacking,random \
+  --mix sharing,multigpu,constrained,cpuheavy \
   --seeds "$seeds"
 end=$(date +%s.%N)
 echo

@@ -2,7 +2,8 @@
 // scoring policy, to price a policy before making it the default (issue 4: binpack vs fgdpack).
 // Not a test: prints figures.
 //
-//   build/bench/sim_cycle_policy [--policy binpack|spread|bestfit|fgd|fgdpack] [--jobs 100000]
+//   build/bench/sim_cycle_policy [--policy binpack|spread|bestfit|fgd|fgdpack|fgdmix] [--jobs
+//   100000]
 //                                [--nodes 5000] [--seed 42]
 #include <chrono>
 #include <cstdio>
@@ -25,11 +26,10 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--seed")) seed = std::stoull(argv[i + 1]);
     if (!std::strcmp(argv[i], "--policy")) policy = argv[i + 1];
   }
-  const std::pair<const char*, ScoringPolicy> kPolicies[] = {{"binpack", ScoringPolicy::kBinPack},
-                                                             {"spread", ScoringPolicy::kSpread},
-                                                             {"bestfit", ScoringPolicy::kBestFit},
-                                                             {"fgd", ScoringPolicy::kFgd},
-                                                             {"fgdpack", ScoringPolicy::kFgdPack}};
+  const std::pair<const char*, ScoringPolicy> kPolicies[] = {
+      {"binpack", ScoringPolicy::kBinPack}, {"spread", ScoringPolicy::kSpread},
+      {"bestfit", ScoringPolicy::kBestFit}, {"fgd", ScoringPolicy::kFgd},
+      {"fgdpack", ScoringPolicy::kFgdPack}, {"fgdmix", ScoringPolicy::kFgdMix}};
   bool known = false;
   auto config = bench::make_world(nodes);
   for (const auto& [name, p] : kPolicies)

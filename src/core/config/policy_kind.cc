@@ -107,7 +107,8 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
                                           {"spread", ScoringPolicy::kSpread},
                                           {"bestfit", ScoringPolicy::kBestFit},
                                           {"fgd", ScoringPolicy::kFgd},
-                                          {"fgdpack", ScoringPolicy::kFgdPack}}))
+                                          {"fgdpack", ScoringPolicy::kFgdPack},
+                                          {"fgdmix", ScoringPolicy::kFgdMix}}))
       p.gpu_scoring = *v;
   }
   if (const YAML::Node* n = spec.find("ordering")) read_ordering(r, *n, p);

@@ -539,7 +539,8 @@ void Scheduler::refresh_workload() {
   // jobs. Refreshed on every call while the population is small, then whenever 5% (at least
   // 100) new submissions arrived since the last refresh, so the cost stays amortised O(1).
   if (config_->policy.gpu_scoring != ScoringPolicy::kFgd &&
-      config_->policy.gpu_scoring != ScoringPolicy::kFgdPack)
+      config_->policy.gpu_scoring != ScoringPolicy::kFgdPack &&
+      config_->policy.gpu_scoring != ScoringPolicy::kFgdMix)
     return;
   const uint64_t step = std::max<uint64_t>(100, (pending_.size() + running_.size()) / 20);
   if (workload_refreshed_at_ != 0 && submissions_ - workload_refreshed_at_ < step &&

@@ -185,7 +185,9 @@ struct PriorityClass {
 
 // GPU scoring policies (docs/placement.md). kFgdPack is FGD's fragmentation measure with a
 // packing tie-break: on the Alibaba openb experiment it reaches 95.35% allocation (FGD 95.23).
-enum class ScoringPolicy : uint8_t { kBinPack, kSpread, kBestFit, kFgd, kFgdPack };
+// kFgdMix (the default) is FGD that follows the observed workload mix: never below FGD on the
+// derived workload families of that experiment (docs/placement.md, bench/fgd_mixes.sh).
+enum class ScoringPolicy : uint8_t { kBinPack, kSpread, kBestFit, kFgd, kFgdPack, kFgdMix };
 
 struct OrderingWeights {
   double priority = 1.0;
@@ -217,7 +219,7 @@ struct FairSharing {
 };
 
 struct SchedulerPolicy {
-  ScoringPolicy gpu_scoring = ScoringPolicy::kFgdPack;  // docs/placement.md: why
+  ScoringPolicy gpu_scoring = ScoringPolicy::kFgdMix;  // docs/placement.md: why
   OrderingMode ordering = OrderingMode::kComposite;
   FairSharing fair_sharing;
   OrderingWeights weights;

@@ -12,7 +12,40 @@ constexpr size_t kMemoSize = size_t{1} << 18;
 constexpr int kMaxGpus = 64;
 }  // namespace
 
-FgdScorer::FgdScorer(FgdOptions options) : options_(options), memo_(kMemoSize) {}
+FgdScorer::FgdScorer(FgdOptions options)
+    : options_(options),
+      score_(options.score == FgdScore::kMix ? FgdScore::kStepPack : options.score),
+      memo_(kMemoSize) {}
+
+WorkloadMix workload_mix(const std::vector<TypicalPod>& typical) {
+  double all = 0, gpu = 0;
+  WorkloadMix m;
+  for (const TypicalPod& t : typical) {
+    all += t.freq;
+    if (t.gpus == 0) {
+      m.cpu_only += t.freq;
+      continue;
+    }
+    gpu += t.freq;
+    if (t.gpus > 1) m.multi += t.freq;
+    if (t.gpus == 1 && t.gpu_milli < kMilliPerGpu) m.sharing += t.freq;
+    if (t.model_mask != ~uint64_t{0}) m.pinned += t.freq;
+  }
+  if (all > 0) m.cpu_only /= all;
+  if (gpu > 0) {
+    m.multi /= gpu;
+    m.sharing /= gpu;
+    m.pinned /= gpu;
+  }
+  return m;
+}
+
+bool fgd_mix_uses_paper_score(const WorkloadMix& mix) {
+  // CPU-heavy and multi-GPU-heavy workloads: the paper's finer score near zero growth placed more
+  // on the tuning mixes (cpu:0.3, cpu:0.5, multigpu:0.3); everywhere else whole 100-milli steps
+  // with ties to the node order did (default, sharing, gpuspec).
+  return mix.cpu_only >= 0.2 || mix.multi >= 0.2;
+}
 
 void FgdScorer::set_workload(std::vector<TypicalPod> typical) {
   typical_ = std::move(typical);
@@ -25,6 +58,9 @@ void FgdScorer::set_workload(std::vector<TypicalPod> typical) {
   // when the fixed-point weights actually changed, since scores depend on nothing else.
   if (weights == weights_) return;
   weights_ = std::move(weights);
+  if (options_.score == FgdScore::kMix)
+    score_ =
+        fgd_mix_uses_paper_score(workload_mix(typical_)) ? FgdScore::kPaper : FgdScore::kStepPack;
   if (++weights_generation_ == 0) {  // wrapped (after 4e9 changes): start over, cleared
     for (auto& m : memo_) m = Memo{};
     weights_generation_ = 1;
@@ -41,8 +77,12 @@ int64_t FgdScorer::frag_units(int64_t cpu_free, std::span<const int32_t> gpu_fre
   int64_t total = 0;
   for (int32_t f : gpu_free) total += f;
   if (total == 0) return 0;
+  uint64_t models = 0;  // the node's GPU models (skip_incompatible)
+  if (options_.skip_incompatible)
+    for (const uint8_t m : gpu_model) models |= uint64_t{1} << (m & 63);
   int64_t frag = 0;
   for (const Typical& t : weights_) {
+    if (options_.skip_incompatible && t.gpus > 0 && (t.model_mask & models) == 0) continue;
     // 1. CPU-only shapes and shapes the node's CPU cannot host: every free milli is stranded.
     if (t.gpus == 0 || cpu_free < t.cpu_milli) {
       frag += t.weight * total;
@@ -98,13 +138,16 @@ Scored FgdScorer::compute(const NodeView& node, const PodShape& pod,
 }
 
 Scored FgdScorer::finish(Scored s, const NodeView& node, const PodShape& pod) const {
-  if (options_.score == FgdScore::kPaper) {
+  if (score_ == FgdScore::kPaper) {
     // The artifact's kube-scheduler score: int(100 * sigmoid(-growth in GPUs)), 0..100.
     s.score = std::floor(100.0 / (1.0 + std::exp(-s.score / 1000.0)));
   } else {
-    // Growth in steps of step_milli, then the fuller node (bin-pack) among equal steps.
-    s.score = std::floor(s.score / static_cast<double>(std::max<int64_t>(1, options_.step_milli))) +
-              1e-3 * gpu_share_after(node, pod);
+    // Growth in steps of step_milli, then (pack_weight > 0) the fuller node among equal steps.
+    // kMix without a workload yet: growth is 0 everywhere, so it packs.
+    const double pack =
+        options_.score == FgdScore::kMix && weights_.empty() ? 1e-3 : options_.pack_weight;
+    s.score = std::floor(s.score / static_cast<double>(std::max<int64_t>(1, options_.step_milli)));
+    if (pack > 0) s.score += pack * gpu_share_after(node, pod);
   }
   return s;
 }

@@ -40,18 +40,43 @@ enum class FgdScore : uint8_t {
   // sluice's "fgdpack": floor(-growth / step_milli) + 0.001 * gpu_share_after: growths within one
   // step tie, and among those the fuller node wins (bin-pack), not an arbitrary node order.
   kStepPack,
+  // sluice's "fgdmix" (the default): the score follows the workload mix (set_workload): the
+  // paper's score where CPU-only or multi-GPU pods weigh much (there its finer resolution places
+  // more), else growth in whole steps of step_milli, ties to the node order (FgdMixRule below).
+  kMix,
 };
 
 struct FgdOptions {
   FgdScore score = FgdScore::kPaper;
   int64_t step_milli = 100;
+  // Leave out of a node's fragmentation the typical pods that may use none of its GPU models.
+  // The paper counts all their free milli as fragmented; that term does not depend on the node's
+  // state, only on its model, so it biases every pod towards the models fewest pods may use:
+  // flexible pods fill the rare models and strand the pods constrained to them.
+  bool skip_incompatible = false;
+  // kStepPack: weight of the node's GPU share after the pod (the bin-pack term) against one step.
+  double pack_weight = 1e-3;
 };
+
+// What kMix reads off the typical pods: shares of the workload (frequency-weighted).
+struct WorkloadMix {
+  double cpu_only = 0;  // of all pods
+  double multi = 0;     // of GPU pods: more than one GPU
+  double sharing = 0;   // of GPU pods: a fraction of one GPU
+  double pinned = 0;    // of GPU pods: restricted to some GPU models
+};
+WorkloadMix workload_mix(const std::vector<TypicalPod>& typical);
+// kMix's choice: true = the paper's score, false = whole steps. Thresholds chosen on the tuning
+// mixes of bench/fgd_mixes.sh (docs/placement.md).
+bool fgd_mix_uses_paper_score(const WorkloadMix& mix);
 
 class FgdScorer final : public GpuScorer {
  public:
   explicit FgdScorer(FgdOptions options = {});
   std::string_view name() const override {
-    return options_.score == FgdScore::kPaper ? "fgd" : "fgdpack";
+    return options_.score == FgdScore::kPaper      ? "fgd"
+           : options_.score == FgdScore::kStepPack ? "fgdpack"
+                                                   : "fgdmix";
   }
   SearchOrder order() const override { return SearchOrder::kExhaustive; }
   Scored evaluate(const NodeView& node, const PodShape& pod,
@@ -59,6 +84,8 @@ class FgdScorer final : public GpuScorer {
 
   void set_workload(std::vector<TypicalPod> typical);
   const std::vector<TypicalPod>& workload() const { return typical_; }
+  // The score in use: kMix resolves to kPaper or kStepPack on each set_workload().
+  FgdScore effective_score() const { return score_; }
   // Fragmentation of a node state (exposed for tests and metrics).
   double fragmentation(int64_t cpu_free, std::span<const int32_t> gpu_free,
                        std::span<const uint8_t> gpu_model) const;
@@ -84,6 +111,7 @@ class FgdScorer final : public GpuScorer {
   Scored compute(const NodeView& node, const PodShape& pod, std::span<const int16_t> take) const;
 
   FgdOptions options_;
+  FgdScore score_;  // options_.score, or kMix's choice for the current workload
   std::vector<TypicalPod> typical_;
   std::vector<Typical> weights_;
   mutable std::vector<Memo> memo_;

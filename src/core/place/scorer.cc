@@ -74,13 +74,15 @@ std::shared_ptr<GpuScorer> make_scorer(ScoringPolicy policy) {
       return std::make_shared<FgdScorer>();
     case ScoringPolicy::kFgdPack:
       return std::make_shared<FgdScorer>(FgdOptions{FgdScore::kStepPack, 100});
+    case ScoringPolicy::kFgdMix:
+      return std::make_shared<FgdScorer>(FgdOptions{FgdScore::kMix, 100, true, 0});
   }
   return std::make_shared<BinPackScorer>();
 }
 
 std::shared_ptr<GpuScorer> make_scorer_named(std::string_view name) {
   for (ScoringPolicy p : {ScoringPolicy::kBinPack, ScoringPolicy::kSpread, ScoringPolicy::kBestFit,
-                          ScoringPolicy::kFgd, ScoringPolicy::kFgdPack})
+                          ScoringPolicy::kFgd, ScoringPolicy::kFgdPack, ScoringPolicy::kFgdMix})
     if (name == scoring_policy_name(p)) return make_scorer(p);
   return nullptr;
 }
@@ -97,6 +99,8 @@ std::string_view scoring_policy_name(ScoringPolicy policy) {
       return "fgd";
     case ScoringPolicy::kFgdPack:
       return "fgdpack";
+    case ScoringPolicy::kFgdMix:
+      return "fgdmix";
   }
   return "binpack";
 }

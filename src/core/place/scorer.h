@@ -97,8 +97,8 @@ double cpu_share_after(const NodeView& node, const PodShape& pod);
 // The scorer for a config policy (binpack, spread, bestfit, fgd).
 std::shared_ptr<GpuScorer> make_scorer(ScoringPolicy policy);
 std::string_view scoring_policy_name(ScoringPolicy policy);
-// By name: binpack, spread, bestfit, fgd, and fgdpack (FGD growth in 100-milli steps, bin-pack
-// among equal steps; not yet a ScoringPolicy value). nullptr for an unknown name.
+// By name: binpack, spread, bestfit, fgd, fgdpack, fgdmix (scoring_policy_name). nullptr for an
+// unknown name.
 std::shared_ptr<GpuScorer> make_scorer_named(std::string_view name);
 
 }  // namespace sluice

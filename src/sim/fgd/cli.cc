@@ -206,10 +206,12 @@ void register_fgd_command(CLI::App& sim_subcommand) {
   cmd->add_option(
          "--policy", args->policy,
          "policy, comma list or 'all': random, dotprod, gpuclustering, gpupacking, bestfit, "
-         "fgd, binpack, spread")
+         "fgd, binpack, spread, fgdpack, fgdmix")
       ->capture_default_str();
   cmd->add_option("--mix", args->mix,
-                  "pod mix, comma list or 'all': default, sharing, multigpu, constrained")
+                  "pod mix, comma list or 'all' (default, sharing, multigpu, constrained, "
+                  "cpuheavy); a mix is a name or FAMILY:SHARE (sharing, multigpu, gpuspec, "
+                  "gpuspecuniform, cpu), several joined by +: gpuspec:0.2+cpu:0.3")
       ->capture_default_str();
   cmd->add_option("--seeds", args->seeds, "seeds: 42-51, or 42,43")->capture_default_str();
   cmd->add_option("--inflate", args->inflate, "workload as a share of GPU capacity")

@@ -1,11 +1,14 @@
 #include "sim/fgd/experiment.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 #include "core/place/cluster_alloc.h"
+#include "core/place/fgd_scorer.h"
 #include "core/place/node_set.h"
 #include "core/place/placer.h"
 #include "sim/fgd/dotprod_scorer.h"
@@ -23,6 +26,32 @@ void shuffle(std::vector<int32_t>& v, std::mt19937_64& rng) {
   for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
 }
 
+// `exp-s<step>[-p<pack weight>][-c<0|1>][-paper]`: FgdScorer's options by hand, to explore
+// around fgdpack and fgdmix (docs/placement.md), e.g. exp-s100-p0-c1 is fgdmix's step score.
+Result<std::shared_ptr<GpuScorer>> exploration_policy(const std::string& policy) {
+  FgdOptions o{FgdScore::kStepPack, 100, false};
+  const Error bad{"policy '" + policy + "': expected exp-s<step>[-p<pack>][-c<0|1>][-paper]"};
+  for (size_t i = 4; i <= policy.size();) {
+    const size_t j = std::min(policy.find('-', i), policy.size());
+    const std::string t = policy.substr(i, j - i);
+    i = j + 1;
+    if (t == "paper" || t == "c0" || t == "c1") {
+      if (t == "paper") o.score = FgdScore::kPaper;
+      o.skip_incompatible = o.skip_incompatible || t == "c1";
+      continue;
+    }
+    size_t used = 0;
+    try {
+      if (t.size() > 1 && t[0] == 's') o.step_milli = std::stoll(t.substr(1), &used);
+      if (t.size() > 1 && t[0] == 'p') o.pack_weight = std::stod(t.substr(1), &used);
+    } catch (const std::logic_error&) {
+      return bad;
+    }
+    if (used == 0 || used + 1 != t.size() || o.step_milli <= 0 || o.pack_weight < 0) return bad;
+  }
+  return std::shared_ptr<GpuScorer>(std::make_shared<FgdScorer>(o));
+}
+
 Result<std::shared_ptr<GpuScorer>> make_policy(const std::string& policy, uint64_t seed,
                                                const std::vector<uint32_t>* classes) {
   if (policy == "random") return std::shared_ptr<GpuScorer>(std::make_shared<RandomScorer>(seed));
@@ -31,6 +60,7 @@ Result<std::shared_ptr<GpuScorer>> make_policy(const std::string& policy, uint64
     return std::shared_ptr<GpuScorer>(std::make_shared<GpuClusteringScorer>(classes));
   if (policy == "gpupacking")
     return std::shared_ptr<GpuScorer>(std::make_shared<GpuPackingScorer>());
+  if (policy.rfind("exp-", 0) == 0) return exploration_policy(policy);
   if (auto s = make_scorer_named(policy)) return s;  // sluice's own: the Placer's very objects
   std::string known;
   for (const std::string& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
@@ -54,9 +84,9 @@ Job pod_job(JobId id, const TracePod& p) {
 }  // namespace
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = {"random",     "dotprod", "gpuclustering",
-                                                 "gpupacking", "bestfit", "fgd",
-                                                 "binpack",    "spread",  "fgdpack"};
+  static const std::vector<std::string> names = {
+      "random", "dotprod", "gpuclustering", "gpupacking", "bestfit",
+      "fgd",    "binpack", "spread",        "fgdpack",    "fgdmix"};
   return names;
 }
 

@@ -302,7 +302,7 @@ kind: SchedulerPolicy
 metadata: {name: p}
 )"));
   ASSERT_TRUE(defaults.ok()) << dump(defaults.errors);
-  EXPECT_EQ(defaults.config.policy.gpu_scoring, ScoringPolicy::kFgdPack);
+  EXPECT_EQ(defaults.config.policy.gpu_scoring, ScoringPolicy::kFgdMix);
   EXPECT_EQ(defaults.config.policy.interactive_timeout_ns, 30 * kNsPerSec);
   auto two = load_one(yaml(R"(
 apiVersion: sluice.dev/v1alpha1
@@ -331,7 +331,7 @@ spec:
 )"));
   EXPECT_TRUE(has(out.errors,
                   "test.yaml:5: spec.scoring: \"tetris\" must be one of binpack, spread, bestfit, "
-                  "fgd, fgdpack"))
+                  "fgd, fgdpack, fgdmix"))
       << dump(out.errors);
   EXPECT_TRUE(has(
       out.errors,
@@ -707,7 +707,7 @@ spec:
   for (const char* part :
        {"cluster \"lab\": 1 nodes (1 ready), 4 GPUs (H100 x4)", "training, weight 1",
         "default: nvidia.com/gpu 64; cpu unlimited; memory unlimited;",
-        "(every namespace)/training -> training", "policy: scoring fgdpack"})
+        "(every namespace)/training -> training", "policy: scoring fgdmix"})
     EXPECT_NE(s.find(part), std::string::npos) << part << "\n" << s;
 }
 

@@ -52,7 +52,7 @@ RC_GTEST_PROP(PlaceProperty, InvariantsHoldAndPlacementIsDeterministic, ()) {
   const ResourceId mig = *cat.find("nvidia.com/mig-1g.10gb");
   const auto policy =
       *rc::gen::element(ScoringPolicy::kBinPack, ScoringPolicy::kSpread, ScoringPolicy::kBestFit,
-                        ScoringPolicy::kFgd, ScoringPolicy::kFgdPack);
+                        ScoringPolicy::kFgd, ScoringPolicy::kFgdPack, ScoringPolicy::kFgdMix);
   PlacerOptions opt;
   opt.resources = &cat;
   Placer placer(c, policy, opt);
@@ -131,8 +131,8 @@ RC_GTEST_PROP(PlaceProperty, NodeStateGroupingPlacesLikeScoringEveryNode, ()) {
     node.domains = {*rc::gen::inRange(0, 3)};
     c.nodes.push_back(std::move(node));
   }
-  const auto policy =
-      *rc::gen::element(ScoringPolicy::kBestFit, ScoringPolicy::kFgd, ScoringPolicy::kFgdPack);
+  const auto policy = *rc::gen::element(ScoringPolicy::kBestFit, ScoringPolicy::kFgd,
+                                        ScoringPolicy::kFgdPack, ScoringPolicy::kFgdMix);
   PlacerOptions opt;
   opt.resources = &cat;
   PlacerOptions every = opt;

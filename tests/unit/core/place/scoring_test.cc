@@ -88,6 +88,66 @@ TEST(PlaceScoring, FgdPicksTheGpuForASharedPod) {
   EXPECT_EQ(placement(r).pods[0].gpus[0].gpu, 1);
 }
 
+TEST(PlaceScoring, WorkloadMixReadsTheTypicalPods) {
+  const uint64_t any = ~uint64_t{0};
+  // 20% CPU-only; of the GPU pods (80%): 40/80 sharing, 20/80 on 2 GPUs, 10/80 pinned.
+  const WorkloadMix m = workload_mix({{4000, 0, 0, any, 0.2},
+                                      {4000, 1, 500, any, 0.4},
+                                      {8000, 2, 1000, any, 0.2},
+                                      {8000, 1, 1000, 1, 0.1},
+                                      {8000, 1, 1000, any, 0.1}});
+  EXPECT_NEAR(m.cpu_only, 0.2, 1e-12);
+  EXPECT_NEAR(m.sharing, 0.5, 1e-12);
+  EXPECT_NEAR(m.multi, 0.25, 1e-12);
+  EXPECT_NEAR(m.pinned, 0.125, 1e-12);
+  EXPECT_TRUE(fgd_mix_uses_paper_score(m));                                    // multi >= 0.2
+  EXPECT_TRUE(fgd_mix_uses_paper_score({.cpu_only = 0.3}));                    // CPU-heavy
+  EXPECT_FALSE(fgd_mix_uses_paper_score({.cpu_only = 0.13, .sharing = 0.9}));  // sharing-heavy
+  EXPECT_FALSE(fgd_mix_uses_paper_score(workload_mix({})));
+}
+
+TEST(PlaceScoring, FgdMixFollowsTheWorkload) {
+  Scene s;
+  Placer placer(s.cluster, ScoringPolicy::kFgdMix);
+  const auto& fgd = dynamic_cast<const FgdScorer&>(placer.scorer());
+  EXPECT_EQ(fgd.name(), "fgdmix");
+  // No workload yet: growth is 0 everywhere and it packs: n0 (2 free GPUs) ends the fullest.
+  EXPECT_EQ(fgd.effective_score(), FgdScore::kStepPack);
+  EXPECT_EQ(node_of(placer.place(kPod, NodeSet::all(s.cluster), *s.alloc)), 0);
+  // A CPU-heavy workload (half CPU-only): the paper's score; FGD's choice as in
+  // FgdMinimisesFragmentationGrowth (the CPU-only half adds the same -500 on every node).
+  placer.set_workload({{32000, 1, 1000, {}, 0.5}, {4000, 0, 0, {}, 0.5}});
+  EXPECT_EQ(fgd.effective_score(), FgdScore::kPaper);
+  EXPECT_EQ(node_of(placer.place(kPod, NodeSet::all(s.cluster), *s.alloc)), 1);
+  // Sharing pods only: whole 100-milli steps again.
+  placer.set_workload({{1000, 1, 500, {}, 1.0}});
+  EXPECT_EQ(fgd.effective_score(), FgdScore::kStepPack);
+  // The same input twice: the same placement.
+  EXPECT_EQ(placement(placer.place(kPod, NodeSet::all(s.cluster), *s.alloc)),
+            placement(placer.place(kPod, NodeSet::all(s.cluster), *s.alloc)));
+}
+
+TEST(PlaceScoring, FgdMixLeavesOutPodsPinnedToOtherModels) {
+  // A node of model 0 with 8 free GPUs; 40% of the workload may only use model 1.
+  FgdScorer paper, mix(FgdOptions{FgdScore::kMix, 100, true, 0});
+  const std::vector<TypicalPod> typical = {{1000, 1, 1000, ~uint64_t{0}, 0.6},
+                                           {1000, 1, 1000, uint64_t{1} << 1, 0.4}};
+  paper.set_workload(typical);
+  mix.set_workload(typical);
+  const std::vector<int32_t> free(8, 1000);
+  const std::vector<uint8_t> model(8, 0);
+  // The paper: all 8000 free milli count as fragmented for the pinned 40%: 3200, whatever the
+  // node's state, so every pod leans to the model that fewest pods may use. fgdmix: 0.
+  EXPECT_DOUBLE_EQ(paper.fragmentation(64000, free, model), 3200);
+  EXPECT_DOUBLE_EQ(mix.fragmentation(64000, free, model), 0);
+  // On a node of model 1 both count it (it may use it): nothing stranded while it fits.
+  const std::vector<uint8_t> model1(8, 1);
+  EXPECT_DOUBLE_EQ(mix.fragmentation(64000, free, model1), 0);
+  // CPU too short for both typical pods: all free milli stranded for those that may use it.
+  EXPECT_DOUBLE_EQ(mix.fragmentation(500, free, model1), 8000);
+  EXPECT_DOUBLE_EQ(mix.fragmentation(500, free, model), 4800);
+}
+
 TEST(PlaceScoring, TypicalPodsCoverTheRequestedShare) {
   std::vector<TypicalPod> pods;
   for (int i = 0; i < 6; ++i) pods.push_back({1000, 1, 1000, ~uint64_t{0}, 0});
@@ -104,7 +164,7 @@ TEST(PlaceScoring, SameInputSamePlacement) {
   Scene s;
   for (ScoringPolicy pol :
        {ScoringPolicy::kBinPack, ScoringPolicy::kSpread, ScoringPolicy::kBestFit,
-        ScoringPolicy::kFgd, ScoringPolicy::kFgdPack}) {
+        ScoringPolicy::kFgd, ScoringPolicy::kFgdPack, ScoringPolicy::kFgdMix}) {
     Placer a(s.cluster, pol), b(s.cluster, pol);
     const Job gang = make_job(7, 3, 2, 1000, 4000);
     auto ra = a.place(gang, NodeSet::all(s.cluster), *s.alloc);
