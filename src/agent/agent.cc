@@ -292,7 +292,15 @@ std::string Agent::server() const {
 bool Agent::follow_leader(const httplib::Result& res) {
   if (servers_.size() < 2) return false;
   if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
-  server_at_ = (server_at_ + 1) % servers_.size();
+  // The standby names the leader when it knows it: straight there, else the next server.
+  size_t next = (server_at_ + 1) % servers_.size();
+  if (res) {
+    const auto body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    const std::string leader = body.is_object() ? body.value("leader", std::string()) : "";
+    for (size_t i = 0; i < servers_.size(); ++i)
+      if (!leader.empty() && servers_[i] == leader && i != server_at_) next = i;
+  }
+  server_at_ = next;
   std::lock_guard lock(mu_);
   status_.registered = false;  // the next server may not know this agent: register there
   return true;
@@ -364,8 +372,13 @@ void Agent::sync_loop() {
     cli = std::move(next);
   };
   int64_t backoff_ms = kMinBackoffMs;
+  size_t failed = 0;  // requests failed since the last that succeeded
   auto back_off = [&] {
     sleep_unless_quit(milliseconds(backoff_ms));
+    // With replicas, the delay grows once per round over all of them, not per server tried:
+    // during a failover the next one may lead already (the agent reaches the new leader
+    // within a few hundred ms of its election, docs/ha.md).
+    if (++failed % servers_.size() != 0) return;
     backoff_ms =
         std::min(backoff_ms * 2, std::max<int64_t>(options_.max_backoff_ms, kMinBackoffMs));
   };
@@ -387,6 +400,7 @@ void Agent::sync_loop() {
         continue;
       }
       backoff_ms = kMinBackoffMs;
+      failed = 0;
     }
     // 2. Sync: reports at once (wait_ms 0) when there are any, else a long poll.
     take_runner_events();
@@ -415,6 +429,7 @@ void Agent::sync_loop() {
       continue;
     }
     backoff_ms = kMinBackoffMs;
+    failed = 0;
     // 3. A server that answers an idle long poll at once must not make us spin: wait out the
     //    heartbeat unless a pod starts or ends meanwhile.
     const auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();
