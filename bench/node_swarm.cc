@@ -10,7 +10,7 @@
 // start. Syncs do not long-poll (wait_ms 0): an order reaches its node at the node's next
 // heartbeat, as with a real agent whose long poll was cut short.
 //
-//   node_swarm --server URL --prefix n --first 1 --count 10000 --width 5 --gpus 8 \
+//   node_swarm --server URL --prefix n --first 1 --count 10000 --width 5 --gpus 8
 //              [--model H100] [--threads 4] [--run-ms 0] [--heartbeat-ms 0] [--seconds 0]
 //
 // Prints one JSON line on stdout when it stops (SIGINT/SIGTERM, or after --seconds):

@@ -13,7 +13,8 @@
 #   NODES=500 JOBS=2000 CHECK=1 bench/ha/scale_bench.sh        (what tests/integration runs)
 #
 # Env: NODES (10000), GPUS (8), JOBS (100000), HEARTBEAT_MS (1000), WINDOW (10), RUN_MS (pods
-# "run" this long, 2000), SWARM_THREADS (4), CLIENTS (4), BATCH (100), PORT (free), JSON_OUT
+# "run" this long, 2000), SWARM_THREADS (NODES/50: a sync that carries reports waits for the
+# server's durable commit, so the swarm needs many in flight), CLIENTS (4), BATCH (100), PORT (free), JSON_OUT
 # (file: one JSON line), PERF_OUT (dir: `perf record -g` of the server during the heartbeat
 # window and the jobs), CHECK (1: exit 1 unless every node registered, every job succeeded and
 # no sync failed), KEEP (1: keep the temp dir). Builds nothing.
@@ -106,7 +107,7 @@ echo "== $NODES nodes x $GPUS fake H100, heartbeat $HEARTBEAT_MS ms, $JOBS jobs"
 # 1. Registration.
 t0=$(date +%s.%N)
 "$SWARM" --server "$URL" --prefix n --first 1 --count "$NODES" --width "${#NODES}" --gpus "$GPUS" \
-  --threads "${SWARM_THREADS:-4}" --run-ms "$RUN_MS" > "$TMP/swarm.json" 2> "$TMP/swarm.log" &
+  --threads "${SWARM_THREADS:-$(( (NODES + 49) / 50 ))}" --run-ms "$RUN_MS" > "$TMP/swarm.json" 2> "$TMP/swarm.log" &
 SWARM_PID=$!
 # The swarm says when the server answered every node's registration (the server's /metrics
 # lists every node: scraping it during the run would cost the server more than the syncs).
@@ -152,14 +153,15 @@ j = json.load(open(tmp + "/jobs.json"))
 sw = json.loads((open(tmp + "/swarm.json").read().strip().splitlines() or ["{}"])[-1])
 m = {}
 for line in open(tmp + "/metrics.txt"):
-    x = re.match(r'(sluice_scheduling_cycle_seconds)_(sum|count) (\S+)', line)
+    x = re.match(r'sluice_scheduling_cycle_seconds_(sum|count)\{[^}]*\} (\S+)', line)
     if x:
-        m[x[2]] = float(x[3])
-    x = re.match(r'sluice_last_cycle_seconds (\S+)', line)
+        m[x[1]] = m.get(x[1], 0) + float(x[2])
 cyc = m.get("sum", 0) / m["count"] * 1e3 if m.get("count") else float("nan")
-buckets = [(float(b), float(v)) for b, v in re.findall(
-    r'sluice_scheduling_cycle_seconds_bucket\{le="([0-9.e+-]+)"\} (\S+)', open(tmp + "/metrics.txt").read())]
-cyc_max = next((b * 1e3 for b, v in buckets if v >= m.get("count", 0)), float("nan"))
+bk = {}
+for mode, b, v in re.findall(r'sluice_scheduling_cycle_seconds_bucket\{mode="(\w+)",le="([0-9.e+-]+)"\} (\S+)',
+                             open(tmp + "/metrics.txt").read()):
+    bk[float(b)] = bk.get(float(b), 0) + float(v)
+cyc_max = next((b * 1e3 for b, v in sorted(bk.items()) if v >= m.get("count", 0)), float("nan"))
 r = {"nodes": int(nodes), "gpus_per_node": int(gpus), "jobs": int(jobs), "heartbeat_ms": int(hb),
      "registered": int(ready), "registration_s": float(reg_s), "heartbeat_cores": float(hb_cores),
      "us_per_sync": float(hb_us), "rss_idle_mib": int(rss_idle) // 1024,

@@ -292,14 +292,18 @@ std::string Agent::server() const {
 bool Agent::follow_leader(const httplib::Result& res) {
   if (servers_.size() < 2) return false;
   if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
-  // The standby names the leader when it knows it: straight there, else the next server.
-  size_t next = (server_at_ + 1) % servers_.size();
+  // The standby names the leader when it knows it: straight there, else the next server. Not
+  // back to the server just left: a standby names a dead leader until its lease expires, and
+  // following that would bounce between the two and never try a third.
+  const size_t at = server_at_;
+  size_t next = (at + 1) % servers_.size();
   if (res) {
     const auto body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
     const std::string leader = body.is_object() ? body.value("leader", std::string()) : "";
     for (size_t i = 0; i < servers_.size(); ++i)
-      if (!leader.empty() && servers_[i] == leader && i != server_at_) next = i;
+      if (!leader.empty() && servers_[i] == leader && i != at && i != left_at_) next = i;
   }
+  left_at_ = at;
   server_at_ = next;
   std::lock_guard lock(mu_);
   status_.registered = false;  // the next server may not know this agent: register there
