@@ -382,9 +382,12 @@ void Agent::sync_loop() {
     // With replicas, the delay grows once per round over all of them, not per server tried:
     // during a failover the next one may lead already (the agent reaches the new leader
     // within a few hundred ms of its election, docs/ha.md).
+    // Capped at 1 s then: a replica's leadership can be short when several fail in a row,
+    // and an agent silent for --agent-timeout has its jobs requeued.
     if (++failed % servers_.size() != 0) return;
-    backoff_ms =
-        std::min(backoff_ms * 2, std::max<int64_t>(options_.max_backoff_ms, kMinBackoffMs));
+    const int64_t cap = servers_.size() > 1 ? std::min<int64_t>(options_.max_backoff_ms, 1000)
+                                            : options_.max_backoff_ms;
+    backoff_ms = std::min(backoff_ms * 2, std::max<int64_t>(cap, kMinBackoffMs));
   };
   for (;;) {
     {
