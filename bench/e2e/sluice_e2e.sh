@@ -15,6 +15,9 @@
 # INGEST (1: no agents and no waiting for jobs to run: the server's durable submission rate
 # alone, the ceiling the busy-cluster runs share their two cores against),
 # AGENT_ARGS (more `sluice agent` flags, e.g. "--pods-as-agent --no-fencer"),
+# ETCD (HOST:PORT,...: the server keeps its state in this etcd, under a fresh cluster prefix per
+# run, instead of SQLite; ETCD_OPTS: the store URL's options, e.g. "max-txn-ops=1024"; see
+# bench/ha/store_bench.sh),
 # PERF_OUT (dir: `perf record -g` of serve and of the agent process while serve_bench runs,
 # written as DIR/{serve,agent}-batchN.data; read with `perf report -i FILE --no-children`;
 # PERF_CALLGRAPH=dwarf for call chains through code built without frame pointers, PERF_FREQ).
@@ -94,8 +97,10 @@ start_cluster() {  # $1: run label
   if curl -fsS "$URL/healthz" >/dev/null 2>&1; then
     echo "sluice_e2e: something already serves $URL (set PORT)" >&2; exit 1
   fi
+  local store=()
+  [[ -n ${ETCD:-} ]] && store=(--store "etcd://$ETCD/e2e-$$-$1${ETCD_OPTS:+?$ETCD_OPTS}")
   LD_PRELOAD=$PRELOAD "$SLUICE_BIN" serve --config "$TMP/config.yaml" --listen "127.0.0.1:$PORT" --data-dir "$d/data" \
-    --heartbeat-ms "$HEARTBEAT_MS" --cycle-interval-ms "$CYCLE_MS" --agent-timeout 30 \
+    --heartbeat-ms "$HEARTBEAT_MS" --cycle-interval-ms "$CYCLE_MS" --agent-timeout 30 "${store[@]}" \
     > "$d/serve.log" 2>&1 &
   SERVE_PID=$!
   for _ in $(seq 1 100); do

@@ -292,7 +292,19 @@ std::string Agent::server() const {
 bool Agent::follow_leader(const httplib::Result& res) {
   if (servers_.size() < 2) return false;
   if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
-  server_at_ = (server_at_ + 1) % servers_.size();
+  // The standby names the leader when it knows it: straight there, else the next server. Not
+  // back to the server just left: a standby names a dead leader until its lease expires, and
+  // following that would bounce between the two and never try a third.
+  const size_t at = server_at_;
+  size_t next = (at + 1) % servers_.size();
+  if (res) {
+    const auto body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    const std::string leader = body.is_object() ? body.value("leader", std::string()) : "";
+    for (size_t i = 0; i < servers_.size(); ++i)
+      if (!leader.empty() && servers_[i] == leader && i != at && i != left_at_) next = i;
+  }
+  left_at_ = at;
+  server_at_ = next;
   std::lock_guard lock(mu_);
   status_.registered = false;  // the next server may not know this agent: register there
   return true;
@@ -364,10 +376,18 @@ void Agent::sync_loop() {
     cli = std::move(next);
   };
   int64_t backoff_ms = kMinBackoffMs;
+  size_t failed = 0;  // requests failed since the last that succeeded
   auto back_off = [&] {
     sleep_unless_quit(milliseconds(backoff_ms));
-    backoff_ms =
-        std::min(backoff_ms * 2, std::max<int64_t>(options_.max_backoff_ms, kMinBackoffMs));
+    // With replicas, the delay grows once per round over all of them, not per server tried:
+    // during a failover the next one may lead already (the agent reaches the new leader
+    // within a few hundred ms of its election, docs/ha.md).
+    // Capped at 1 s then: a replica's leadership can be short when several fail in a row,
+    // and an agent silent for --agent-timeout has its jobs requeued.
+    if (++failed % servers_.size() != 0) return;
+    const int64_t cap = servers_.size() > 1 ? std::min<int64_t>(options_.max_backoff_ms, 1000)
+                                            : options_.max_backoff_ms;
+    backoff_ms = std::min(backoff_ms * 2, std::max<int64_t>(cap, kMinBackoffMs));
   };
   for (;;) {
     {
@@ -387,6 +407,7 @@ void Agent::sync_loop() {
         continue;
       }
       backoff_ms = kMinBackoffMs;
+      failed = 0;
     }
     // 2. Sync: reports at once (wait_ms 0) when there are any, else a long poll.
     take_runner_events();
@@ -415,6 +436,7 @@ void Agent::sync_loop() {
       continue;
     }
     backoff_ms = kMinBackoffMs;
+    failed = 0;
     // 3. A server that answers an idle long poll at once must not make us spin: wait out the
     //    heartbeat unless a pod starts or ends meanwhile.
     const auto elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count();

@@ -190,9 +190,10 @@ class Agent {
   int64_t heartbeat_ms_ = 1000;
   AgentStatus status_;
   std::string last_logged_error_;
-  std::vector<std::string> servers_;      // options_.server_url, split at commas
-  std::atomic<size_t> server_at_{0};      // the index of server()
-  httplib::Client* in_flight_ = nullptr;  // the sync loop's client, so stop() can cut a long poll
+  std::vector<std::string> servers_;       // options_.server_url, split at commas
+  std::atomic<size_t> server_at_{0};       // the index of server()
+  std::atomic<size_t> left_at_{SIZE_MAX};  // the server follow_leader() left last
+  httplib::Client* in_flight_ = nullptr;   // the sync loop's client, so stop() can cut a long poll
   httplib::Client* report_in_flight_ = nullptr;
   bool polling_ = false;  // a long poll is in flight, since poll_since_
   std::chrono::steady_clock::time_point poll_since_;

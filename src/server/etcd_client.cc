@@ -173,8 +173,10 @@ json EtcdClient::put_op(const std::string& key, const std::string& value, int64_
   return json{{"request_put", std::move(put)}};
 }
 
-json EtcdClient::delete_op(const std::string& key) {
-  return json{{"request_delete_range", {{"key", base64_encode(key)}}}};
+json EtcdClient::delete_op(const std::string& key, const std::string& range_end) {
+  json del{{"key", base64_encode(key)}};
+  if (!range_end.empty()) del["range_end"] = base64_encode(range_end);
+  return json{{"request_delete_range", std::move(del)}};
 }
 
 json EtcdClient::range_op(const std::string& key) {

@@ -51,7 +51,8 @@ class EtcdClient {
   static EtcdKv decode_kv(const nlohmann::json& kv);
   // {"request_put": {...}}, {"request_delete_range": {...}}, {"request_range": {...}}.
   static nlohmann::json put_op(const std::string& key, const std::string& value, int64_t lease = 0);
-  static nlohmann::json delete_op(const std::string& key);
+  // range_end "": the key alone; else every key in [key, range_end).
+  static nlohmann::json delete_op(const std::string& key, const std::string& range_end = "");
   static nlohmann::json range_op(const std::string& key);
 
  private:

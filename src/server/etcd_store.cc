@@ -27,14 +27,17 @@ Result<bool> parse_query(const std::string& query, EtcdOptions& o) {
     const std::string name = pair.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
     Result<int64_t> v = Error{"--store: unknown option \"" + name +
-                              "\" (known: lease, max-txn-ops, max-txn-bytes)"};
+                              "\" (known: lease, max-txn-ops, max-txn-bytes, events-keep)"};
     if (name == "lease") v = positive(name, value, 3600);
     if (name == "max-txn-ops") v = positive(name, value, 1'000'000);
     if (name == "max-txn-bytes") v = positive(name, value, int64_t{1} << 30);
+    if (name == "events-keep")
+      v = value == "0" ? Result<int64_t>(0) : positive(name, value, int64_t{1} << 40);
     if (!v) return Error{v.error()};
     if (name == "lease") o.lease_ttl_s = *v;
     if (name == "max-txn-ops") o.max_txn_ops = static_cast<size_t>(*v);
     if (name == "max-txn-bytes") o.max_txn_bytes = static_cast<size_t>(*v);
+    if (name == "events-keep") o.events_keep = static_cast<uint64_t>(*v);
   }
   return true;
 }
@@ -218,6 +221,19 @@ std::optional<std::string> EtcdStore::get_meta(const std::string& k) {
   return (*r)->value;
 }
 
+std::vector<std::pair<std::string, std::string>> EtcdStore::meta_with_prefix(
+    const std::string& prefix) {
+  std::lock_guard lk(read_mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string from = options_.prefix + "meta/" + prefix;
+  std::string end = from;
+  end.push_back('\xff');  // every key that starts with `from` (keys are printable)
+  auto kvs = reader_.range(from, end);
+  if (!kvs) return out;
+  for (auto& kv : *kvs) out.emplace_back(kv.key.substr(options_.prefix.size() + 5), kv.value);
+  return out;
+}
+
 // The batch as one set of operations, one per key (the last write of a key wins: etcd refuses
 // a txn that names a key twice), then as few fenced txns as etcd's limits allow.
 bool EtcdStore::commit(std::vector<Write>& batch, std::string* error) {
@@ -235,6 +251,15 @@ bool EtcdStore::commit(std::vector<Write>& batch, std::string* error) {
     for (auto& [k, v] : w.meta) add({options_.prefix + "meta/" + k, v});
     for (auto& line : w.events) add({key("events", next_event_++), line});
     for (uint64_t id : w.deleted) add({key("jobs", id), "", true});
+  }
+  // Retention: once events_keep plus a tenth more are stored, the oldest go in one range
+  // delete (the last op: no key of it is written in this commit).
+  const uint64_t stored = next_event_ - events_from_;
+  const uint64_t keep = options_.events_keep;
+  std::string trim_below;
+  if (keep > 0 && stored > keep + std::max<uint64_t>(1, keep / 10)) {
+    events_from_ = next_event_ - keep;
+    trim_below = key("events", events_from_);
   }
   std::vector<json> chunk;
   size_t bytes = 0;
@@ -254,6 +279,13 @@ bool EtcdStore::commit(std::vector<Write>& batch, std::string* error) {
     }
     chunk.push_back(op.del ? EtcdClient::delete_op(op.key) : EtcdClient::put_op(op.key, op.value));
     bytes += size;
+  }
+  if (!trim_below.empty()) {
+    if (chunk.size() >= options_.max_txn_ops) {
+      if (!commit_ops(chunk, error)) return false;
+      chunk.clear();
+    }
+    chunk.push_back(EtcdClient::delete_op(options_.prefix + "events/", trim_below));
   }
   return chunk.empty() || commit_ops(chunk, error);
 }

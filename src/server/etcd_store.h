@@ -30,9 +30,13 @@ struct EtcdOptions {
   // into several txns, each fenced; its writes are acknowledged when all of them succeeded.
   size_t max_txn_ops = 128;
   size_t max_txn_bytes = 1 << 20;
+  // The event log keeps the last this many events in etcd (0: every event). Older ones are
+  // deleted in batches, in the leader's fenced txns; etcd's --auto-compaction-* then frees
+  // their history (docs/ha.md, "The event log").
+  uint64_t events_keep = 1'000'000;
 };
 
-// etcd://HOST:PORT[,HOST:PORT...][/CLUSTER][?lease=S&max-txn-ops=N&max-txn-bytes=N]
+// etcd://HOST:PORT[,HOST:PORT...][/CLUSTER][?lease=S&max-txn-ops=N&max-txn-bytes=N&events-keep=N]
 // CLUSTER (default "default") names the key prefix /sluice/CLUSTER/: several sluice clusters
 // may share one etcd.
 Result<EtcdOptions> parse_etcd_url(const std::string& url);
@@ -54,6 +58,8 @@ class EtcdStore final : public Store {
 
   Result<std::vector<StoredJob>> load_jobs() override;
   std::optional<std::string> get_meta(const std::string& key) override;
+  std::vector<std::pair<std::string, std::string>> meta_with_prefix(
+      const std::string& prefix) override;
   std::string describe() const override;
 
  private:
@@ -70,6 +76,7 @@ class EtcdStore final : public Store {
   EtcdClient reader_;  // load_jobs() and get_meta(), under read_mu_
   int64_t lease_ = 0;
   uint64_t next_event_ = 1;
+  uint64_t events_from_ = 1;  // events below this one were deleted (events_keep)
   std::atomic<bool> deposed_{false};
   std::mutex renew_mu_;
   std::condition_variable renew_cv_;

@@ -420,10 +420,14 @@ void Server::routes() {
       out = state_->sync_reports(node, bearer, sr, now());
       if (out.status != 200) return fail(res, out.status, out.error);
       if (!sr.exits.empty()) kick();  // capacity may have been freed
-      // Long poll: hold the reply until there is work for this node (bounded).
-      const auto wait = std::chrono::milliseconds(std::clamp<int64_t>(sr.wait_ms, 0, 30'000));
+      // Long poll: hold the reply until there is work for this node (bounded), unless half
+      // the handler threads hold long polls already (the agent then polls a heartbeat later).
+      auto wait = std::chrono::milliseconds(std::clamp<int64_t>(sr.wait_ms, 0, 30'000));
+      if (long_polls_ >= std::max(1, options_.http_threads / 2)) wait = {};
+      ++long_polls_;
       state_->outbox_cv(node)->wait_for(lk, wait,
                                         [&] { return stop_ || state_->has_outbox(node); });
+      --long_polls_;
       resp = state_->take_outbox(node, sr.agent_id);
     }
     if (out.ticket && !store_->wait(out.ticket))

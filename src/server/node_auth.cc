@@ -23,6 +23,18 @@ std::string NodeCredentials::dump() const {
   return nlohmann::json(sha_).dump();
 }
 
+std::string NodeCredentials::entry(const std::string& node) const {
+  auto it = sha_.find(node);
+  return it == sha_.end() ? std::string() : it->second;
+}
+
+void NodeCredentials::load_entry(const std::string& node, const std::string& sha) {
+  if (sha.empty())
+    sha_.erase(node);
+  else
+    sha_[node] = sha;
+}
+
 NodeAdmission NodeCredentials::admit_register(const std::string& node, const std::string& bearer,
                                               const std::string& credential,
                                               const std::string& join_token) const {

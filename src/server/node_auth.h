@@ -6,7 +6,9 @@
 // join token alone can no longer register the name, so a second agent cannot take a node over.
 // An admin releases a node whose state directory was lost (reset); its next agent joins anew.
 //
-// Pure bookkeeping, no I/O: ServerState persists dump() in the store's meta table.
+// Pure bookkeeping, no I/O: ServerState persists each node's entry as the meta key
+// "node-credential/<node>" (one small write per registration, also with 10,000 nodes; the
+// whole map as one "node-credentials" value, as earlier servers wrote it, still loads).
 #include <map>
 #include <string>
 
@@ -28,6 +30,11 @@ class NodeCredentials {
   // The stored form, {"node": "<sha256 hex>", ...}; "" or garbage loads as none (and says so).
   bool load(const std::string& json_text);
   std::string dump() const;
+  // One node's stored entry (its credential's SHA-256, "" for none) under the meta key
+  // kMetaPrefix + node; load_entry() applies one over what load() read ("" erases).
+  static constexpr const char* kMetaPrefix = "node-credential/";
+  std::string entry(const std::string& node) const;
+  void load_entry(const std::string& node, const std::string& sha);
 
   // A registration of `node` authenticated by `bearer` (the Authorization header's token)
   // that offers `credential` for later requests. join_token "" = agents join without one.

@@ -33,8 +33,10 @@ struct ServeOptions {
   // The most of a pod's log one answer carries (`sluice logs`; longer logs come back as their
   // head and tail with a "[... N bytes cut ...]" line). Held in memory once per request.
   size_t log_max_bytes = 16 << 20;
-  // Handler threads. Agents long-poll: each holds one while it waits, so this bounds the agents
-  // that wait at once; the others queue (up to http_max_queued, then 503) and retry.
+  // Handler threads. Agents long-poll: each holds one while it waits. At most half of them wait
+  // at once; a sync beyond that is answered at once, and its agent syncs again a heartbeat
+  // later (a short poll): with thousands of nodes, orders reach most nodes at their next
+  // heartbeat, and the other half of the threads serve the API (docs/benchmarks.md).
   // Sockets, slow clients and idle keep-alive connections cost no thread (docs/api.md).
   int http_threads = 256;
   // One I/O thread: it does the socket work of ~20,000 requests/s, and a second one cost ~18 us
@@ -114,6 +116,7 @@ class Server {
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;
   bool kicked_ = false;
+  int long_polls_ = 0;  // agents' syncs waiting for work now (under the state lock)
   std::atomic<bool> stop_{false};
   std::atomic<bool> ready_{false};
   std::atomic<bool> store_failed_{false};

@@ -222,6 +222,21 @@ std::optional<std::string> SqliteStore::get_meta(const std::string& key) {
   return v;
 }
 
+std::vector<std::pair<std::string, std::string>> SqliteStore::meta_with_prefix(
+    const std::string& prefix) {
+  std::vector<std::pair<std::string, std::string>> out;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key", -1,
+                         &st, nullptr) != SQLITE_OK)
+    return out;
+  sqlite3_bind_int(st, 1, static_cast<int>(prefix.size()));
+  sqlite3_bind_text(st, 2, prefix.c_str(), -1, SQLITE_TRANSIENT);
+  while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(column_text(st, 0), column_text(st, 1));
+  sqlite3_finalize(st);
+  return out;
+}
+
 bool SqliteStore::commit(std::vector<Write>& batch, std::string* error) {
   std::string& err = *error;
   auto fail = [&](const char* what) {

@@ -29,6 +29,8 @@ class SqliteStore final : public Store {
 
   Result<std::vector<StoredJob>> load_jobs() override;
   std::optional<std::string> get_meta(const std::string& key) override;
+  std::vector<std::pair<std::string, std::string>> meta_with_prefix(
+      const std::string& prefix) override;
   std::string describe() const override { return dir_; }
   const std::string& dir() const { return dir_; }
 

@@ -368,6 +368,7 @@ class ServerState {
   TimeNs summary_now_ = 0;
   uint64_t cycles_ = 0;  // cycles run
   std::vector<NodeState> nodes_;
+  std::unordered_map<std::string, size_t> node_at_;  // name -> index in nodes_
   std::vector<std::pair<std::string, proto::Assignment>> staged_;
   JobId next_id_ = 1;
   bool dirty_ = true;  // something changed that a cycle should look at
@@ -375,7 +376,7 @@ class ServerState {
   Write write_;  // queued for the next flush
   std::set<JobId> touched_;
   std::map<std::string, double> gpu_seconds_;  // per namespace, closed runs
-  NodeCredentials node_creds_;   // persisted as meta "node-credentials"; written under both
+  NodeCredentials node_creds_;   // persisted as meta "node-credential/<node>"; written under both
   mutable std::mutex creds_mu_;  // mu_ and creds_mu_, read under either
   std::map<JobId, std::string> requeueing_;   // begin_requeue'd jobs -> the reason
   std::map<uint64_t, LogFetch> log_fetches_;  // bounded: request_log refuses past kMaxLogFetches

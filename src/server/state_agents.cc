@@ -170,7 +170,7 @@ ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRe
   if (admitted.issued) {
     std::lock_guard lk(creds_mu_);
     node_creds_.set(n->name, req.credential);
-    write_.meta.push_back({"node-credentials", node_creds_.dump()});
+    write_.meta.push_back({NodeCredentials::kMetaPrefix + n->name, node_creds_.entry(n->name)});
   }
   n->registered = true;
   n->lost = false;
@@ -239,7 +239,7 @@ int ServerState::reset_node_credential(const std::string& node, uint64_t* ticket
   {
     std::lock_guard lk(creds_mu_);
     node_creds_.reset(node);
-    write_.meta.push_back({"node-credentials", node_creds_.dump()});
+    write_.meta.push_back({NodeCredentials::kMetaPrefix + node, ""});
   }
   *ticket = flush();
   return 200;

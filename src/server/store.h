@@ -49,6 +49,9 @@ class Store {
   // Startup reads (before start()).
   virtual Result<std::vector<StoredJob>> load_jobs() = 0;
   virtual std::optional<std::string> get_meta(const std::string& key) = 0;
+  // Every meta key that starts with `prefix`, in key order (per-node entries).
+  virtual std::vector<std::pair<std::string, std::string>> meta_with_prefix(
+      const std::string& prefix) = 0;
   // Where the data lives, for messages: the data directory, or the etcd endpoints and prefix.
   virtual std::string describe() const = 0;
 

@@ -224,7 +224,7 @@ class EtcdMember:
              "--listen-client-urls", me_c, "--advertise-client-urls", me_c,
              "--listen-peer-urls", me_p, "--initial-advertise-peer-urls", me_p,
              "--initial-cluster", c.initial_cluster, "--initial-cluster-state", "new",
-             "--initial-cluster-token", "sluice-test-%d" % os.getpid()],
+             "--initial-cluster-token", "sluice-test-%d" % os.getpid()] + list(c.extra),
             stdout=log, stderr=log)
         STARTED.append(self)
 
@@ -238,8 +238,8 @@ class EtcdCluster:
     """A 3-member etcd cluster on free loopback ports, its data under `dir`. Scripts that use it
     exit 77 (skipped) where `etcd` is not installed: skip_without_etcd()."""
 
-    def __init__(self, dir, size=3):
-        self.dir = dir
+    def __init__(self, dir, size=3, extra=()):
+        self.dir, self.extra = dir, extra
         self.client_ports = [free_port() for _ in range(size)]
         self.peer_ports = [free_port() for _ in range(size)]
         self.initial_cluster = ",".join(

@@ -118,6 +118,38 @@ TEST(EtcdStore, LargeBatchesAreSplitIntoTxns) {
   EXPECT_NE(s->error().find("max-txn-bytes"), std::string::npos) << s->error();
 }
 
+// events-keep bounds the event log: once it is a tenth over, the oldest go, and the sequence
+// numbers continue (a later leader too). Per-node meta keys come back by their prefix.
+TEST(EtcdStore, EventLogKeepsTheLastEventsAndMetaReadsByPrefix) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("retention");
+  ASSERT_TRUE(etcd.start());
+  {
+    auto s = leader(etcd, "http://a", "?events-keep=20");
+    for (int i = 1; i <= 30; ++i)
+      ASSERT_TRUE(s->write(Write{{}, {}, {"{\"n\":" + std::to_string(i) + "}"}, {}}));
+    // 23 stored (20 + a tenth, then more than that) trimmed to the last 20 at event 23.
+    EXPECT_LE(count_keys(etcd, "events"), 22u);
+    EXPECT_GE(count_keys(etcd, "events"), 20u);
+    ASSERT_TRUE(s->write(Write{{},
+                               {{"node-credential/n2", "b"},
+                                {"node-credential/n1", "a"},
+                                {"node-credentialz", "not under the prefix"}},
+                               {},
+                               {}}));
+  }
+  auto s = leader(etcd, "http://b", "?events-keep=20");
+  ASSERT_TRUE(s->write(Write{{}, {}, {R"({"n":31})"}, {}}));
+  EtcdClient c({etcd.endpoint()});
+  auto events = c.range("/sluice/test/events/", "/sluice/test/events0");
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->back().key, "/sluice/test/events/00000000000000000031");
+  EXPECT_EQ(events->back().value, R"({"n":31})");
+  using Kv = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(s->meta_with_prefix("node-credential/"),
+            (Kv{{"node-credential/n1", "a"}, {"node-credential/n2", "b"}}));
+}
+
 // Leases fence the writers: when A's lease is gone (revoked here, as an expiry would) and B
 // leads, A's next write is refused by etcd, A says it no longer leads, and nothing of it lands.
 TEST(EtcdStore, DeposedLeaderCannotWrite) {

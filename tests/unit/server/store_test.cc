@@ -156,5 +156,28 @@ TEST(Store, AFailedCommitFailsEveryLaterWrite) {
   fs::remove_all(dir);
 }
 
+// Per-node meta keys (node credentials) come back by their prefix, in key order.
+TEST(Store, MetaReadsByPrefix) {
+  const auto dir = fresh_dir("prefix");
+  {
+    auto s = SqliteStore::open(dir.string());
+    ASSERT_TRUE(s.ok()) << s.error();
+    (*s)->start();
+    ASSERT_TRUE((*s)->write(Write{{},
+                                  {{"node-credential/n2", "b"},
+                                   {"node-credential/n1", "a"},
+                                   {"node-credentialz", "not under the prefix"}},
+                                  {},
+                                  {}}));
+  }
+  auto s = SqliteStore::open(dir.string());
+  ASSERT_TRUE(s.ok()) << s.error();
+  using Kv = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ((*s)->meta_with_prefix("node-credential/"),
+            (Kv{{"node-credential/n1", "a"}, {"node-credential/n2", "b"}}));
+  EXPECT_TRUE((*s)->meta_with_prefix("nothing/").empty());
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sluice::server
