@@ -54,6 +54,7 @@ class EtcdStore final : public Store {
 
   Result<std::vector<StoredJob>> load_jobs() override;
   std::optional<std::string> get_meta(const std::string& key) override;
+  std::string for_each_event(const std::function<void(const std::string&)>& f) override;
   std::string describe() const override;
 
  private:

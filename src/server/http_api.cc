@@ -6,6 +6,7 @@
 #include "core/config/loader.h"
 #include "proto/split.h"
 #include "secret/secret.h"
+#include "server/http_util.h"
 #include "server/process_metrics.h"
 #include "server/run_as.h"
 #include "server/server.h"
@@ -15,26 +16,6 @@ namespace sluice::server {
 namespace {
 
 using nlohmann::json;
-
-void reply(net::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(proto::dump_json(body), "application/json");
-}
-
-void fail(net::Response& res, int status, const std::string& error,
-          const std::vector<std::string>& details = {}) {
-  reply(res, status, json{{"error", error}, {"details", details}});
-}
-
-std::optional<JobId> parse_id(const std::string& s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  JobId v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<JobId>(c - '0');
-  }
-  return v;
-}
 
 std::string html_escape(const std::string& s) {
   std::string out;
@@ -62,6 +43,7 @@ std::string html_escape(const std::string& s) {
 }  // namespace
 
 void Server::routes() {
+  routes_jobctl();
   auto& h = *http_;
   // Authorization for /v1 (except the agents' endpoints, which use the join token).
   auto who = [this](const net::Request& req, net::Response& res) -> std::optional<Caller> {

@@ -82,6 +82,8 @@ class Server {
  private:
   Server() = default;
   void routes();
+  // http_jobctl.cc: hold, release, requeue, history and usage.
+  void routes_jobctl();
   void loop();
   void loop_body();
   void kick();

@@ -34,6 +34,14 @@ std::string ServerState::explain(JobId id, TimeNs now) const {
       else if (!r->reason.empty())
         s += "; requeued: " + r->reason;
       auto pd = pending_decision(id);
+      if (r->gated) {
+        // Not the scheduler's to decide yet (state_gates.cc).
+        s += ".\nWhy: " + (r->gate_reason.empty() ? "waiting for its hold, dependency or array "
+                                                    "throttle to be looked at (next cycle)"
+                                                  : r->gate_reason);
+        if (!r->job.dependency.empty()) s += "\nDependency: " + r->job.dependency;
+        return s;
+      }
       if (pd) {
         s += ".\nWhy: " + describe(pd->reason, *config_);
         if (pd->starving) s += "\nIt has waited past the aging horizon: capacity is held for it.";
@@ -90,7 +98,9 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
     }
   }
   json reason = nullptr;
-  if (r.state == JobState::kPending) {
+  if (r.state == JobState::kPending && r.gated) {
+    reason = r.gate_reason.empty() ? std::string("waiting for the next cycle") : r.gate_reason;
+  } else if (r.state == JobState::kPending) {
     auto pd = pending_decision(r.job.id);
     reason = pd ? describe(pd->reason, *config_) : std::string("waiting for the next cycle");
   } else if (!r.reason.empty()) {
@@ -141,7 +151,12 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
           {"completions", r.job.completions.total > 0 ? json{{"total", r.job.completions.total},
                                                              {"succeeded", r.completed.size()},
                                                              {"indexed", r.job.completions.indexed}}
-                                                      : json(nullptr)}};
+                                                      : json(nullptr)},
+          // Slurm's job control (state_gates.cc).
+          {"held", r.held},
+          {"dependency", r.job.dependency.empty() ? json(nullptr) : json(r.job.dependency)},
+          {"array_job", r.job.array_task >= 0 ? json(r.job.array_job) : json(nullptr)},
+          {"array_task", r.job.array_task >= 0 ? json(r.job.array_task) : json(nullptr)}};
 }
 
 json ServerState::queues_view(TimeNs now) const {

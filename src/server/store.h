@@ -49,6 +49,9 @@ class Store {
   // Startup reads (before start()).
   virtual Result<std::vector<StoredJob>> load_jobs() = 0;
   virtual std::optional<std::string> get_meta(const std::string& key) = 0;
+  // Every event-log line, in commit order (startup, before start()): the job history is
+  // rebuilt from them. Returns why not ("" when done).
+  virtual std::string for_each_event(const std::function<void(const std::string&)>& f);
   // Where the data lives, for messages: the data directory, or the etcd endpoints and prefix.
   virtual std::string describe() const = 0;
 

@@ -1,0 +1,36 @@
+#pragma once
+// What every HTTP handler of `sluice serve` shares: JSON replies, errors as {"error",
+// "details"} (docs/api.md), and ids from paths and queries.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/job.h"
+#include "net/message.h"
+#include "proto/protocol.h"
+
+namespace sluice::server {
+
+inline void reply(net::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(proto::dump_json(body), "application/json");
+}
+
+inline void fail(net::Response& res, int status, const std::string& error,
+                 const std::vector<std::string>& details = {}) {
+  reply(res, status, nlohmann::json{{"error", error}, {"details", details}});
+}
+
+inline std::optional<JobId> parse_id(const std::string& s) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  JobId v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<JobId>(c - '0');
+  }
+  return v;
+}
+
+}  // namespace sluice::server
