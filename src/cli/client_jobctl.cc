@@ -2,6 +2,7 @@
 // release, requeue, history (sacct) and usage (GPU-hours per namespace or user per period).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>

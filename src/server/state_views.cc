@@ -213,6 +213,9 @@ json ServerState::local_queues_view(TimeNs now) const {
   sched_->for_each_pending([&](const Scheduler::PendingJob& p) {
     counts[{p.job.namespace_, p.job.queue}].first++;
   });
+  for (JobId id : gated_)  // held, or waiting for a dependency: pending too, to their users
+    if (const JobRecord* r = find(id); r && r->state == JobState::kPending && r->gated)
+      counts[{r->job.namespace_, r->job.queue}].first++;
   for (const auto& [id, rj] : sched_->running())
     if (const JobRecord* r = find(id)) counts[{r->job.namespace_, r->job.queue}].second++;
   json out = json::array();

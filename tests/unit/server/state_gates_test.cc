@@ -143,7 +143,9 @@ TEST_F(GatesTest, ArrayTasksAreJobsAndTheThrottleHolds) {
     for (JobId id : out.ids)
       if (st.find(id)->state == JobState::kRunning) exit_job(id, 0, (6 + round) * kS);
     run_cycle((6 + round) * kS);
-    if (round < 2) EXPECT_EQ(st.find(after)->state, JobState::kPending) << round;
+    if (round < 2) {
+      EXPECT_EQ(st.find(after)->state, JobState::kPending) << round;
+    }
   }
   EXPECT_EQ(st.find(after)->state, JobState::kRunning);
 }
