@@ -638,7 +638,9 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     pending_.erase(a.job);
     start_run(rec(a.job), a, now);
   }
-  if (!res.admitted.empty() && !gated_.empty()) gates_dirty_ = true;   // `after` dependencies
+  // Admissions may meet `after` dependencies, and waiting jobs' reasons name their state.
+  if (!res.admitted.empty() && !gated_.empty()) gates_dirty_ = true;
+  if (gates_dirty_) open_gates(now);
   if (!res.admitted.empty() || !res.preempted.empty()) dirty_ = true;  // follow-up cycle
   persist_budgets(now);
   return flush();

@@ -226,7 +226,7 @@ void ServerState::open_gates(TimeNs now) {
     if (r.deps_met != deps_before) touch(r);
     if (v == GateVerdict::kNever) {
       ++it;  // finish_job leaves the set to the next pass
-      finish_job(r, JobState::kCancelled, "cancelled: " + why, now);
+      finish_job(r, JobState::kCancelled, why, now);
       continue;
     }
     if (v == GateVerdict::kOpen) {

@@ -16,6 +16,14 @@ json time_or_null(TimeNs ns) {
   return ns > 0 ? json(unix_s(ns)) : json(nullptr);
 }
 
+// Why a gated job waits (state_gates.cc); a hold is known before the gates' next pass.
+std::string gate_text(const JobRecord& r) {
+  if (r.held) return "held by a user (sluice release " + std::to_string(r.job.id) + ")";
+  return r.gate_reason.empty()
+             ? "waiting for its dependency or array throttle to be looked at (next cycle)"
+             : r.gate_reason;
+}
+
 }  // namespace
 
 std::string ServerState::explain(JobId id, TimeNs now) const {
@@ -36,9 +44,7 @@ std::string ServerState::explain(JobId id, TimeNs now) const {
       auto pd = pending_decision(id);
       if (r->gated) {
         // Not the scheduler's to decide yet (state_gates.cc).
-        s += ".\nWhy: " + (r->gate_reason.empty() ? "waiting for its hold, dependency or array "
-                                                    "throttle to be looked at (next cycle)"
-                                                  : r->gate_reason);
+        s += ".\nWhy: " + gate_text(*r);
         if (!r->job.dependency.empty()) s += "\nDependency: " + r->job.dependency;
         return s;
       }
@@ -99,7 +105,7 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
   }
   json reason = nullptr;
   if (r.state == JobState::kPending && r.gated) {
-    reason = r.gate_reason.empty() ? std::string("waiting for the next cycle") : r.gate_reason;
+    reason = gate_text(r);
   } else if (r.state == JobState::kPending) {
     auto pd = pending_decision(r.job.id);
     reason = pd ? describe(pd->reason, *config_) : std::string("waiting for the next cycle");

@@ -72,6 +72,9 @@ sluice explain "$never" | grep -q "its dependency afterok:$bad can never be met 
   fail "explain never: $(sluice explain "$never")"
 wait_state "$rescue" succeeded
 wait_state "$then_id" succeeded
+# requeue: an ended job runs again (its dependency was met once: it is not looked at again).
+sluice requeue "$then_id" | grep -q "requeued" || fail "requeue"
+wait_state "$then_id" succeeded
 set +e
 sluice run --cpu 1 -d afterok:999999 -- true 2>"$tmp/err"; rc=$?
 set -e
@@ -115,11 +118,7 @@ wait_state $((sb + 1)) succeeded
 grep -qx "script task 1 args one two" sb-fromscript-1.out || fail "sbatch output: $(cat sb-fromscript-1.out)"
 grep -qx "oops" "sb-$((sb + 1)).err" || fail "sbatch error file"
 
-# 5. requeue: an ended job runs again.
-sluice requeue "$rescue" | grep -q "requeued" || fail "requeue"
-wait_state "$rescue" succeeded
-
-# 6. History: jobs dropped from memory (--keep-finished-jobs 3) are still there, with states,
+# 5. History: jobs dropped from memory (--keep-finished-jobs 3) are still there, with states,
 #    exit codes and array tasks; usage sums GPU-hours by user.
 me=$(id -un)
 sluice history --json --limit 100000 >"$tmp/h"
@@ -143,7 +142,7 @@ curl -fsS "$SLUICE_SERVER/v1/history?state=cancelled&since=2020-01-01" | grep -q
 [[ $(curl -s -o /dev/null -w '%{http_code}' "$SLUICE_SERVER/v1/history?since=yesterday") == 400 ]] ||
   fail "a bad since is not 400"
 
-# 7. A restart: the history comes back from the event log, a held job stays held.
+# 6. A restart: the history comes back from the event log, a held job stays held.
 sluice run --hold --cpu 1 --name still-held -- true >"$tmp/r"
 still=$(job_id "$tmp/r")
 stop_up
@@ -153,8 +152,8 @@ sluice history --json --limit 100000 | grep -q "\"id\":$bad," || fail "history a
 sluice explain "$still" | grep -q "held by a user" || fail "held after restart: $(sluice explain "$still")"
 sluice cancel "$still" >/dev/null
 
-# 8. Shell completion knows every command `sluice --help` lists.
-cmds=$(sluice --help | awk '/^SUBCOMMANDS:/ {on=1; next} on && NF {print $1}')
+# 7. Shell completion knows every command `sluice --help` lists.
+cmds=$(sluice --help | awk 'tolower($0) ~ /^subcommands:/ {on=1; next} on && NF {print $1}')
 [[ -n $cmds ]] || fail "no subcommands in --help"
 for c in $cmds; do
   grep -qw "$c" "$SLUICE_SOURCE_DIR/deploy/completion/sluice.bash" || fail "bash completion lacks $c"
@@ -164,7 +163,7 @@ out=$(bash -c "source '$SLUICE_SOURCE_DIR/deploy/completion/sluice.bash'
   COMP_WORDS=(sluice hi); COMP_CWORD=1; _sluice; echo \"\${COMPREPLY[*]}\"")
 [[ $out == "hold history" ]] || fail "bash completion of 'hi': '$out'"
 
-# 9. The event log replays through the simulator, with no bad rows.
+# 8. The event log replays through the simulator, with no bad rows.
 stop_up
 sluice sim run --config "$tmp/data/up-config.yaml" --trace "$tmp/data/events.jsonl" \
   --trace-format sluice-events --report "$tmp/report.json" >"$tmp/sim" 2>&1 ||
