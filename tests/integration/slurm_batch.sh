@@ -28,7 +28,9 @@ wait_state() {
   done
   fail "job $id is $(state "$id"), not $*"
 }
-start_up() {
+start_up() {  # on a fresh port each time: the last server's may still be in TIME_WAIT
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  export SLUICE_SERVER=http://127.0.0.1:$port
   "$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
     --heartbeat-ms 100 --keep-finished-jobs 3 >>"$tmp/up.log" 2>&1 &
   pid=$!
@@ -37,8 +39,6 @@ start_up() {
 }
 stop_up() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export SLUICE_SERVER=http://127.0.0.1:$port
 start_up
 mkdir -p "$tmp/proj"
 # Pods write their -o files here: as the submitter on a root agent, or as the namespace's uid
