@@ -168,6 +168,17 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
   }
   launch.cpu_milli = a.cpu_milli;
   launch.memory_mib = a.memory_mib;
+  // Slurm's --output/--error: the pod writes there (opened as its user), not to its log.
+  launch.output_path = a.output_path;
+  launch.error_path = a.error_path;
+  if (!a.output_path.empty() || !a.error_path.empty())
+    add_note(launch, "stdout goes to " + (a.output_path.empty() ? "this log" : a.output_path) +
+                         ", stderr to " +
+                         (!a.error_path.empty()   ? a.error_path
+                          : a.output_path.empty() ? "this log"
+                                                  : a.output_path) +
+                         " (--output/--error, in " +
+                         (launch.start_dir.empty() ? paths.work_dir : launch.start_dir) + ")");
   return {};
 }
 

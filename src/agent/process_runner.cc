@@ -630,6 +630,8 @@ void ProcessRunner::start_locked(Pod& pod) {
       fds.null,    fds.log,     fds.pipe_write, std::min<long>(::sysconf(_SC_OPEN_MAX), 65536)};
   setup.cgroup_fd = fds.cgroup;
   if (!spec.start_dir.empty()) setup.start_dir = spec.start_dir.c_str();
+  if (!spec.output_path.empty()) setup.out_path = spec.output_path.c_str();
+  if (!spec.error_path.empty()) setup.err_path = spec.error_path.c_str();
   if (spec.identity) {
     setup.drop = true;
     setup.uid = spec.identity->uid;
@@ -651,6 +653,8 @@ void ProcessRunner::start_locked(Pod& pod) {
     const std::string what =
         ce.stage == 1   ? pod.paths.work_dir
         : ce.stage == 7 ? spec.start_dir
+        : ce.stage == 8 ? spec.output_path
+        : ce.stage == 9 ? spec.error_path
         : ce.stage == 5 ? "uid " + std::to_string(setup.uid) + " gid " + std::to_string(setup.gid)
                         : (ce.stage == 6 ? options_.cgroups->dir(spec.ref) : exe);
     // The job's directory is entered as the pod's user: say which, and what to do instead.

@@ -56,6 +56,9 @@ struct PodLaunch {
   // The job's working directory (the assignment's, where it exists on this node); "": the
   // pod's own work dir.
   std::string start_dir;
+  // Files for stdout and stderr (the assignment's output_path/error_path); "": the log.
+  std::string output_path;
+  std::string error_path;
   // Why the pod does not start as its submitter asked (no such directory here, another user):
   // written to its log as "sluice: ..." before it starts, and added to a start failure.
   std::string note;

@@ -28,7 +28,7 @@ int open_pod_files(const PodFiles& files, const std::optional<PodIdentity>& iden
 
 struct ChildError {
   // 1 chdir, 2 exec, 3 setsid, 4 dup2, 5 drop privileges, 6 join cgroup, 7 chdir to the
-  // job's working directory (as the pod's user)
+  // job's working directory (as the pod's user), 8 open the output file, 9 the error file
   int32_t stage = 0;
   int32_t err = 0;
 };
@@ -49,6 +49,11 @@ struct ChildSetup {
   // The job's working directory, entered after the privileges are dropped (so the pod's user
   // must be allowed there); nullptr: stay in work_dir.
   const char* start_dir = nullptr;
+  // Slurm's --output/--error: opened (created, truncated) as the pod's user after start_dir is
+  // entered, relative to it; nullptr: stdout/stderr stay on log_fd. With only out_path,
+  // stderr goes there too.
+  const char* out_path = nullptr;
+  const char* err_path = nullptr;
   uid_t uid = 0;
   gid_t gid = 0;
 };

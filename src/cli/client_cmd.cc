@@ -12,6 +12,7 @@
 #include "cli/client_common.h"
 #include "cli/client_http.h"
 #include "cli/client_run.h"
+#include "cli/client_sbatch.h"
 #include "cli/client_views.h"
 #include "cli/commands.h"
 #include "core/config/loader.h"
@@ -120,6 +121,7 @@ void register_run(CLI::App& app) {
   // One value per -e: a greedy vector option would swallow `--` and the command after it.
   cmd->add_option("--env,-e", a->env, "KEY=VALUE for the process (repeatable)")
       ->allow_extra_args(false);
+  add_job_control(cmd, *a);
   cmd->add_flag("--interactive", a->interactive, "Interactive: start now or fail fast");
   auto* pre = cmd->add_flag("--preemptible", a->preemptible, "May be preempted");
   auto* nopre = cmd->add_flag("--no-preemptible", a->no_preemptible, "Must not be preempted");
@@ -146,7 +148,7 @@ void register_run(CLI::App& app) {
     if (c->json)
       print_json(reply);
     else
-      std::cout << submitted_text(reply);
+      std::cout << (a->array.empty() ? submitted_text(reply) : array_submitted_text(reply));
   });
 }
 
@@ -458,6 +460,8 @@ void register_client(CLI::App& app) {
   register_cancel(app);
   register_logs(app);
   register_explain(app);
+  register_sbatch(app);
+  register_jobctl(app);
   register_config(app);
   register_snapshot(app);
 }

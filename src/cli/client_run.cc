@@ -7,6 +7,7 @@
 #include "cli/client_export.h"
 #include "cli/client_time.h"
 #include "core/config/loader.h"
+#include "core/model/job_control.h"
 
 namespace sluice::cli {
 
@@ -142,6 +143,17 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
   if (!dir.empty()) spec["workingDir"] = dir;
   // A gang gets what torchrun expects (MASTER_ADDR, RANK, WORLD_SIZE, ...: docs/workloads.md).
   if (a.gang > 1) spec["distributedEnv"] = "torch";
+  if (!a.dependency.empty()) {
+    if (auto d = parse_dependency(a.dependency); !d) return bad(d.error());
+    spec["dependency"] = a.dependency;
+  }
+  if (!a.array.empty()) {
+    if (auto arr = parse_array_spec(a.array); !arr) return bad(arr.error());
+    spec["array"] = a.array;
+  }
+  if (a.hold) spec["hold"] = true;
+  if (!a.output.empty()) spec["output"] = a.output;
+  if (!a.error.empty()) spec["error"] = a.error;
 
   std::string name = a.name;
   if (name.empty()) {

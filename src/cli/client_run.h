@@ -30,6 +30,12 @@ struct RunArgs {
   // empty: the agent's per-pod directory, as for submitted documents.
   std::string chdir;
   std::string cwd;
+  // Slurm's job control (docs/cli.md): --dependency, --hold, --array, --output, --error.
+  std::string dependency;
+  bool hold = false;
+  std::string array;
+  std::string output;
+  std::string error;
   bool interactive = false;
   bool preemptible = false;
   bool no_preemptible = false;

@@ -101,6 +101,11 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "oldest are dropped, their events stay in the event log (0: keep all)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}));
+  cmd->add_option("--history-max-jobs", a.opt.state.history_max_jobs,
+                  "Jobs `sluice history` keeps (rebuilt from the event log at startup); beyond "
+                  "this many the rows of the jobs that ended first are dropped")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
   cmd->add_option("--log-max-bytes", a.opt.log_max_bytes,
                   "The most of a pod's log one `sluice logs` answer carries; a longer log comes "
                   "back as its head and its end with a \"[... N bytes cut ...]\" line")

@@ -150,6 +150,11 @@ struct Assignment {
   // used by a root agent when run_as_uid is -1 and working_dir exists on the node.
   int64_t submitter_uid = -1;
   int64_t submitter_gid = -1;
+  // Slurm's --output/--error, patterns already expanded by the server: files the pod's stdout
+  // and stderr go to instead of its log, opened by the pod's own user in the directory it
+  // starts in ("": the log; error "" with output set: stderr goes to the output file too).
+  std::string output_path;
+  std::string error_path;
 };
 
 // POST /v1/agents/{node}/sync: heartbeat, reports and (long-)poll for work in one call.
@@ -201,7 +206,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, 
                                                 walltime_ms, grace_ms, run_as_uid, run_as_gid, user,
                                                 allow_root, cpu_milli, memory_mib, image,
                                                 image_args_only, image_on_host, working_dir,
-                                                submitter_uid, submitter_gid)
+                                                submitter_uid, submitter_gid, output_path,
+                                                error_path)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
                                                 started, wait_ms, gpu_utilization_pct)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms, logs)

@@ -214,6 +214,15 @@ Result<std::vector<StoredJob>> EtcdStore::load_jobs() {
   return out;
 }
 
+// Event keys are events/<seq> with <seq> zero-padded (key()), so the range is in commit order.
+std::string EtcdStore::for_each_event(const std::function<void(const std::string&)>& f) {
+  std::lock_guard lk(read_mu_);
+  auto kvs = reader_.range(options_.prefix + "events/", options_.prefix + "events0");
+  if (!kvs) return kvs.error();
+  for (const auto& kv : *kvs) f(kv.value);
+  return {};
+}
+
 std::optional<std::string> EtcdStore::get_meta(const std::string& k) {
   std::lock_guard lk(read_mu_);
   auto r = reader_.get(options_.prefix + "meta/" + k);

@@ -60,6 +60,7 @@ class EtcdStore final : public Store {
   std::optional<std::string> get_meta(const std::string& key) override;
   std::vector<std::pair<std::string, std::string>> meta_with_prefix(
       const std::string& prefix) override;
+  std::string for_each_event(const std::function<void(const std::string&)>& f) override;
   std::string describe() const override;
 
  private:

@@ -7,6 +7,7 @@
 #include "proto/split.h"
 #include "secret/secret.h"
 #include "server/http_reply.h"
+#include "server/http_util.h"
 #include "server/process_metrics.h"
 #include "server/run_as.h"
 #include "server/server.h"
@@ -17,19 +18,10 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<JobId> parse_id(const std::string& s) {
-  if (s.empty() || s.size() > 19) return std::nullopt;
-  JobId v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<JobId>(c - '0');
-  }
-  return v;
-}
-
 }  // namespace
 
 void Server::routes() {
+  routes_jobctl();
   auto& h = *http_;
   // Authorization for /v1 (except the agents' endpoints, which use the join token).
   auto who = [this](const net::Request& req, net::Response& res) -> std::optional<Caller> {

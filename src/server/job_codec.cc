@@ -45,6 +45,31 @@ const char* gang_env_name(GangEnv e) {
 
 }  // namespace
 
+// Slurm-style job control (job.h): only what is set, so other jobs' records stay as they were.
+static void encode_control(const Job& job, json& out) {
+  if (!job.dependency.empty()) out["dependency"] = job.dependency;
+  if (job.hold) out["hold"] = true;
+  if (!job.array.empty()) out["array"] = job.array;
+  if (!job.output.empty()) out["output"] = job.output;
+  if (!job.error.empty()) out["error"] = job.error;
+  if (job.array_task >= 0) {
+    out["array_task"] = job.array_task;
+    out["array_job"] = job.array_job;
+    out["array_throttle"] = job.array_throttle;
+  }
+}
+
+static void decode_control(const json& j, Job& job) {
+  job.dependency = j.value("dependency", "");
+  job.hold = j.value("hold", false);
+  job.array = j.value("array", "");
+  job.output = j.value("output", "");
+  job.error = j.value("error", "");
+  job.array_task = j.value("array_task", -1);
+  job.array_job = j.value("array_job", JobId{0});
+  job.array_throttle = j.value("array_throttle", 0);
+}
+
 json encode_job(const Job& job, const Config& config) {
   json pod_sets = json::array();
   for (const auto& ps : job.pod_sets) {
@@ -77,7 +102,7 @@ json encode_job(const Job& job, const Config& config) {
       topo["slices"] = slices;
     }
   }
-  return {
+  json out = {
       {"id", job.id},
       {"name", job.name},
       {"namespace", job.namespace_},
@@ -104,6 +129,8 @@ json encode_job(const Job& job, const Config& config) {
       {"gang_env", gang_env_name(job.gang_env)},
       {"completions", job.completions.total},
       {"indexed", job.completions.indexed}};
+  encode_control(job, out);
+  return out;
 }
 
 std::string encode_job_body(const Job& job, const Config& config) {
@@ -206,6 +233,7 @@ Result<Job> decode_job(const json& j, const Config& config) {
     job.submitter_uid = j.value("submitter_uid", int64_t{-1});
     job.submitter_gid = j.value("submitter_gid", int64_t{-1});
     job.working_dir = j.value("working_dir", "");
+    decode_control(j, job);
     return job;
   } catch (const json::exception& e) {
     return Error{std::string("malformed stored job: ") + e.what()};

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "core/model/job_control.h"
+
 namespace sluice::server {
 
 namespace {
@@ -51,7 +53,61 @@ void add_gang_env(const Job& job, const Admission& admission, size_t pod,
   put("SLUICE_HOSTFILE", hosts);
 }
 
+// Step 4 of pod_command_env: what a Slurm user's script reads.
+void add_slurm_env(const Job& job, std::map<std::string, std::string>& env) {
+  auto put = [&](const std::string& key, const std::string& value) { env.try_emplace(key, value); };
+  put("SLURM_JOB_ID", std::to_string(job.id));
+  put("SLURM_JOB_NAME", job.name);
+  if (job.array_task < 0) return;
+  std::vector<std::pair<std::string, std::string>> vars = {
+      {"ARRAY_JOB_ID", std::to_string(job.array_job)},
+      {"ARRAY_TASK_ID", std::to_string(job.array_task)}};
+  if (auto spec = parse_array_spec(job.array); spec && !spec->tasks.empty()) {
+    vars.emplace_back("ARRAY_TASK_COUNT", std::to_string(spec->tasks.size()));
+    vars.emplace_back("ARRAY_TASK_MIN", std::to_string(spec->tasks.front()));
+    vars.emplace_back("ARRAY_TASK_MAX", std::to_string(spec->tasks.back()));
+  }
+  for (const auto& [k, v] : vars) {
+    put("SLURM_" + k, v);
+    put("SLUICE_" + k, v);
+  }
+}
+
 }  // namespace
+
+std::string expand_file_pattern(const std::string& pattern, const Job& job) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    switch (const char c = pattern[++i]) {
+      case 'j':
+        out += std::to_string(job.id);
+        break;
+      case 'A':
+        out += std::to_string(job.array_task >= 0 ? job.array_job : job.id);
+        break;
+      case 'a':
+        out += std::to_string(job.array_task >= 0 ? job.array_task : 0);
+        break;
+      case 'x':
+        out += job.name;
+        break;
+      case 'u':
+        out += job.user;
+        break;
+      case '%':
+        out += '%';
+        break;
+      default:
+        out += '%';
+        out += c;
+    }
+  }
+  return out;
+}
 
 int32_t pod_rank(const Job& job, const Admission& admission, size_t pod) {
   if (pod >= admission.placement.pods.size()) return static_cast<int32_t>(pod);
@@ -101,6 +157,9 @@ void pod_command_env(const Job& job, const Admission& admission, size_t pod,
     as.env["JOB_COMPLETION_INDEX"] =
         std::to_string(admission.placement.pods[pod].pod_index % set->indexed_group);
   }
+  add_slurm_env(job, as.env);
+  if (!job.output.empty()) as.output_path = expand_file_pattern(job.output, job);
+  if (!job.error.empty()) as.error_path = expand_file_pattern(job.error, job);
 }
 
 }  // namespace sluice::server

@@ -36,9 +36,18 @@ struct MasterPorts {
 //      torchrun's PET_* names (kMpi also K_MPI_JOB_ROLE and SLUICE_HOSTFILE), each unless the
 //      job set it itself;
 //   3. JOB_COMPLETION_INDEX: `completion` (>= 0, an Indexed Job's run) or the pod's index in its
-//      child job (a JobSet's Indexed replicated job).
+//      child job (a JobSet's Indexed replicated job);
+//   4. Slurm's names: SLURM_JOB_ID, SLURM_JOB_NAME, and for a task of an array
+//      SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT/MIN/MAX (and the same as
+//      SLUICE_ARRAY_*), each unless the job set it; as.output_path/error_path from the job's
+//      spec.output/spec.error (expand_file_pattern).
 void pod_command_env(const Job& job, const Admission& admission, size_t pod,
                      const std::vector<proto::PeerPod>& peers, int32_t master_port,
                      int32_t completion, proto::Assignment& as);
+
+// Slurm's filename pattern: %j job id, %A the array's id (the job's without an array), %a the
+// task index (0 without an array), %x the job name, %u the submitter, %% a '%'. An unknown
+// %-letter stays as it is.
+std::string expand_file_pattern(const std::string& pattern, const Job& job);
 
 }  // namespace sluice::server

@@ -93,6 +93,11 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
   if (!jobs) return Error{"reading " + where + ": " + jobs.error()};
   {
     std::lock_guard lk(s->state_->mu());
+    // The job history (sluice history) is the event log's; jobs' records then recover on it.
+    if (auto why = s->store_->for_each_event(
+            [&](const std::string& line) { s->state_->replay_history_line(line); });
+        !why.empty())
+      s->notes_.push_back("warning: the job history is incomplete: " + why);
     for (auto& p : s->state_->recover(*jobs, s->now_ns())) s->notes_.push_back(p);
   }
   if (!jobs->empty())

@@ -89,6 +89,8 @@ class Server {
   Server() = default;
   void routes();
   void dashboard_routes();  // http_dashboard.cc
+  // http_jobctl.cc: hold, release, requeue, history and usage.
+  void routes_jobctl();
   void loop();
   void loop_body();
   void kick();

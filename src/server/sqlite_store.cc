@@ -210,6 +210,17 @@ Result<std::vector<StoredJob>> SqliteStore::load_jobs() {
   return out;
 }
 
+std::string SqliteStore::for_each_event(const std::function<void(const std::string&)>& f) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT line FROM events ORDER BY seq", -1, &st, nullptr) !=
+      SQLITE_OK)
+    return sqlite3_errmsg(db_);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) f(column_text(st, 0));
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? std::string() : std::string(sqlite3_errmsg(db_));
+}
+
 std::optional<std::string> SqliteStore::get_meta(const std::string& key) {
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key = ?", -1, &st, nullptr) !=

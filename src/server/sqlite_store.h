@@ -31,6 +31,7 @@ class SqliteStore final : public Store {
   std::optional<std::string> get_meta(const std::string& key) override;
   std::vector<std::pair<std::string, std::string>> meta_with_prefix(
       const std::string& prefix) override;
+  std::string for_each_event(const std::function<void(const std::string&)>& f) override;
   std::string describe() const override { return dir_; }
   const std::string& dir() const { return dir_; }
 

@@ -76,7 +76,10 @@ const char* workload_class(const Job& job, const Config&) {
 }
 
 ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, ServerOptions options)
-    : config_(std::move(config)), store_(store), options_(options) {
+    : config_(std::move(config)),
+      store_(store),
+      options_(options),
+      history_(options.history_max_jobs) {
   sched_ = std::make_unique<Scheduler>(config_);
   sched_->set_summarize_pending(true);  // pending_decision() reads summaries
   rebuild_nodes({});
@@ -146,7 +149,7 @@ std::unique_ptr<Scheduler> ServerState::build_scheduler(
   }
   std::vector<JobRecord*> pending;
   for (auto& [id, r] : records_)
-    if (r.state == JobState::kPending) pending.push_back(&r);
+    if (r.state == JobState::kPending && !r.gated) pending.push_back(&r);
   std::sort(pending.begin(), pending.end(), [](const JobRecord* a, const JobRecord* b) {
     return std::pair(a->job.submit_ns, a->job.id) < std::pair(b->job.submit_ns, b->job.id);
   });
@@ -172,6 +175,8 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
       continue;
     }
     next_id_ = std::max(next_id_, r->job.id + 1);
+    if (r->job.array_task >= 0) arrays_[r->job.array_job].push_back(r->job.id);
+    if (r->gated && r->state == JobState::kPending) gated_.insert(r->job.id);
     records_.emplace(r->job.id, std::move(*r));
   }
   // Ids of dropped finished jobs (trim_finished), and those counted by submissions (next_id),
@@ -201,6 +206,7 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
   for (const auto& [id, r] : records_)
     if (r.state != JobState::kPending && r.state != JobState::kRunning) done.push_back(&r);
   for (const JobRecord* r : done) retire(*r);  // flush() below trims
+  gates_dirty_ = true;
   dirty_ = true;
   flush();
   return problems;
@@ -258,21 +264,26 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
 namespace {
 
 // The submit event of the log, less the fields assigned at submission (time, id, name).
-std::string submit_event_body(const Job& job) {
+std::string submit_event_body(const Job& job, const Config& config) {
   const auto& ps = job.pod_sets.front();
-  return proto::dump_json(
-      {{"event", "submit"},
-       {"namespace", job.namespace_},
-       {"queue", job.queue},
-       {"user", job.user},
-       {"priority_class", job.priority_class},
-       {"preemptible", job.preemptible},
-       {"pods", total_pods(job)},
-       {"gpus", ps.gpus},
-       {"gpu_milli", ps.gpu_milli},
-       {"cpu_milli", ps.requests[kCpu]},
-       {"memory_mib", ps.requests[kMemory]},
-       {"walltime", job.walltime_ns > 0 ? json(unix_s(job.walltime_ns)) : json(nullptr)}});
+  json e = json({{"event", "submit"},
+                 {"namespace", job.namespace_},
+                 {"queue", job.queue},
+                 {"user", job.user},
+                 {"priority_class", job.priority_class},
+                 {"preemptible", job.preemptible},
+                 {"pods", total_pods(job)},
+                 {"gpus", ps.gpus},
+                 {"gpu_milli", ps.gpu_milli},
+                 {"cpu_milli", ps.requests[kCpu]},
+                 {"memory_mib", ps.requests[kMemory]},
+                 {"walltime", job.walltime_ns > 0 ? json(unix_s(job.walltime_ns)) : json(nullptr)},
+                 {"job_gpu_milli", job_gpu_milli(job, config)}});
+  if (job.array_task >= 0) {
+    e["array_job"] = job.array_job;
+    e["array_task"] = job.array_task;
+  }
+  return proto::dump_json(e);
 }
 
 std::string submit_event_with(const Job& job, TimeNs now, std::string_view body) {
@@ -297,7 +308,7 @@ PreparedSubmission ServerState::prepare(const std::vector<Job>& jobs,
   p.event_bodies.reserve(jobs.size());
   for (const Job& j : jobs) {
     p.job_bodies.push_back(encode_job_body(j, *config));
-    p.event_bodies.push_back(submit_event_body(j));
+    p.event_bodies.push_back(submit_event_body(j, *config));
   }
   p.config = std::move(config);
   return p;
@@ -344,12 +355,28 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     out.details.push_back("nothing was submitted");
     return out;
   }
+  const bool arrays =
+      std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return !j.array.empty(); });
+  if (arrays) {
+    std::string why;
+    jobs = expand_arrays(std::move(jobs), &why);
+    if (!why.empty()) return SubmitOutcome{400, why, {"nothing was submitted"}, {}, 0};
+  }
+  if (auto why = unknown_dependency(jobs); !why.empty())
+    return SubmitOutcome{400, why, {"nothing was submitted"}, {}, 0};
   std::vector<JobId> done;
+  std::vector<QueueId> queues;
+  std::map<JobId, JobId> array_ids;  // expand_arrays' placeholder -> the first task's id
   for (auto& job : jobs) {
     job.id = next_id_++;
     job.submit_ns = now;
     if (job.name.empty()) job.name = "job-" + std::to_string(job.id);
-    auto res = sched_->submit(job);
+    if (job.array_task >= 0)
+      job.array_job = array_ids.try_emplace(job.array_job, job.id).first->second;
+    // A held, dependent or throttled job waits outside the scheduler (state_gates.cc): only
+    // its queue is checked now.
+    auto res = gated_at_submit(job) ? sched_->resolve(job) : sched_->submit(job);
+    queues.push_back(res.queue);
     if (res.status != SubmitStatus::kAccepted) {
       for (JobId id : done) sched_->cancel(id, now);
       switch (res.status) {
@@ -389,14 +416,13 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     }
     done.push_back(job.id);
   }
-  const bool prepared_ok = prepared && prepared->config == config_ &&
+  const bool prepared_ok = !arrays && prepared && prepared->config == config_ &&
                            prepared->job_bodies.size() == jobs.size() &&
                            prepared->event_bodies.size() == jobs.size();
   size_t i = 0;
   for (auto& job : jobs) {
     JobRecord r;
-    const auto q = sched_->find_pending(job.id)->queue;
-    r.cluster_queue = config_->cluster_queues[static_cast<size_t>(q)].name;
+    r.cluster_queue = config_->cluster_queues[static_cast<size_t>(queues[i])].name;
     r.queued_ns = now;
     r.pending_since_cycle = cycles_;
     r.job = std::move(job);
@@ -405,15 +431,25 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
       r.job_json = job_json_with(r.job, prepared->job_bodies[i]);
       write_.events.push_back(submit_event_with(r.job, now, prepared->event_bodies[i]));
     } else {
-      write_.events.push_back(submit_event_with(r.job, now, submit_event_body(r.job)));
+      write_.events.push_back(submit_event_with(r.job, now, submit_event_body(r.job, *config_)));
     }
     ++i;
     trace_submit(r, now);
     out.ids.push_back(r.job.id);
     const JobId id = r.job.id;
+    if (r.job.array_task >= 0) arrays_[r.job.array_job].push_back(id);
+    if (gated_at_submit(r.job)) {
+      r.gated = true;
+      r.held = r.job.hold;
+      r.deps_met = r.job.dependency.empty();
+      gated_.insert(id);
+      gates_dirty_ = true;
+    }
+    history_submit(r);
     records_.emplace(id, std::move(r));
     touch(records_.at(id));
   }
+  if (gates_dirty_) open_gates(now);
   write_.meta.push_back({"next_id", std::to_string(next_id_)});
   dirty_ = true;
   out.ticket = flush();
@@ -527,21 +563,30 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
   r.state = state;
   r.reason = reason;
   r.end_ns = now;
-  if (state != JobState::kRejected) {
+  if (state != JobState::kRejected)
     metrics_.finished[{{"cluster_queue", r.cluster_queue}, {"state", state_name(state)}}] += 1;
-    event(
-        {{"event", "end"}, {"time", unix_s(now)}, {"id", r.job.id}, {"state", state_name(state)}});
-  }
+  end_event(r, now);
   trace_end(r, now);
   touch(r);
   dirty_ = true;
+  gates_dirty_ = true;
   retire(r);
+}
+
+// The log's end event, with what the history (history.h) keeps of the job's end.
+void ServerState::end_event(const JobRecord& r, TimeNs now) {
+  json e = {
+      {"event", "end"}, {"time", unix_s(now)}, {"id", r.job.id}, {"state", state_name(r.state)}};
+  if (r.exit_code) e["exit_code"] = *r.exit_code;
+  if (!r.reason.empty()) e["reason"] = r.reason;
+  event(std::move(e));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Scheduling
 
 uint64_t ServerState::cycle(TimeNs now, bool full) {
+  if (gates_dirty_) open_gates(now);
   CycleResult res =
       sched_->run_cycle(now, full ? Scheduler::CycleMode::kFull : Scheduler::CycleMode::kAuto);
   const uint64_t seq = ++cycles_;
@@ -577,6 +622,8 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
                             describe(rj.reason, *config_);
     r.end_ns = now;
     pending_.erase(rj.job);
+    end_event(r, now);
+    gates_dirty_ = true;
     trace_end(r, now);
     touch(r);
     retire(r);
@@ -596,6 +643,9 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     pending_.erase(a.job);
     start_run(rec(a.job), a, now);
   }
+  // Admissions may meet `after` dependencies, and waiting jobs' reasons name their state.
+  if (!res.admitted.empty() && !gated_.empty()) gates_dirty_ = true;
+  if (gates_dirty_) open_gates(now);
   if (!res.admitted.empty() || !res.preempted.empty()) dirty_ = true;  // follow-up cycle
   persist_budgets(now);
   return flush();

@@ -19,6 +19,7 @@
 #include "core/cycle/scheduler.h"
 #include "proto/protocol.h"
 #include "server/dashboard_history.h"
+#include "server/history.h"
 #include "server/metrics.h"
 #include "server/node_auth.h"
 #include "server/store.h"
@@ -34,6 +35,10 @@ inline double unix_s(TimeNs ns) {
 std::optional<JobState> parse_state(const std::string& s);
 inline bool is_terminal(JobState s) {
   return s != JobState::kPending && s != JobState::kRunning;
+}
+// Whether a new job waits outside the scheduler (state_gates.cc) until something lets it go.
+inline bool gated_at_submit(const Job& job) {
+  return job.hold || !job.dependency.empty() || job.array_throttle > 0;
 }
 
 std::string lower(std::string s);
@@ -77,6 +82,13 @@ struct JobRecord {
   // The job's stored JSON: a job never changes after submission, so it is encoded once (empty:
   // not yet, or dropped by a reconfiguration that may rename what it refers to).
   mutable std::string job_json;
+  // Slurm-style job control (state_gates.cc). A pending job is "gated" while it may not go to
+  // the scheduler yet: held by a user, waiting for its dependencies, behind its array's
+  // throttle or its singleton name. Stored: held, deps_met, gated; gate_reason is recomputed.
+  bool held = false;
+  bool deps_met = true;  // spec.dependency met once (then never looked at again)
+  bool gated = false;
+  std::string gate_reason;
 };
 
 struct SubmitOutcome {
@@ -108,6 +120,9 @@ struct ServerOptions {
   // job views; beyond this many, those that ended first are dropped from both (their events
   // stay in the event log). 0: keep all.
   int64_t keep_finished_jobs = 100'000;
+  // Rows of the job history (history.h; `sluice history`): beyond this many, those of the jobs
+  // that ended first are dropped (the event log keeps them).
+  size_t history_max_jobs = 1'000'000;
   // Where the jobs' trace spans go as they end (tracing.h; an OtlpExporter): none, no tracing.
   // Called with the state's lock held: it must only queue them.
   std::function<void(std::vector<Span>)> span_sink;
@@ -147,6 +162,15 @@ class ServerState {
   // 200 with the record, 404 unknown, 409 already ended.
   int cancel(JobId id, TimeNs now, std::string* error, uint64_t* ticket);
   const JobRecord* find(JobId id) const;
+  // Slurm's hold / release / requeue (state_gates.cc): 200, 404 unknown, 409 not possible in
+  // its state (the error says why). requeue: a running job is stopped and queued again, an
+  // ended one queued again; `hold` keeps it held (Slurm's requeuehold).
+  int hold(JobId id, TimeNs now, std::string* error, uint64_t* ticket);
+  int release(JobId id, TimeNs now, std::string* error, uint64_t* ticket);
+  int requeue(JobId id, bool hold, TimeNs now, std::string* error, uint64_t* ticket);
+  // Job history and accounting (history.h). Replay the store's event log into it at startup.
+  const History& history() const { return history_; }
+  void replay_history_line(const std::string& line) { history_.replay(line); }
   const std::map<JobId, JobRecord>& records() const { return records_; }
   std::string explain(JobId id, TimeNs now) const;
   std::optional<PendingDecision> pending_decision(JobId id) const;
@@ -318,6 +342,22 @@ class ServerState {
   bool run_next_completion(JobRecord& r, size_t pod);
   void end_run(JobRecord& r, TimeNs now);  // accounts GPU-hours of the run that ends
   void finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now);
+  // state_gates.cc: jobs kept from the scheduler (JobRecord::gated) and when they may go.
+  enum class GateVerdict : uint8_t { kOpen, kWait, kNever };
+  GateVerdict judge_gate(JobRecord& r, std::map<JobId, int32_t>& array_active,
+                         std::string* why) const;
+  GateVerdict judge_dependency(const JobRecord& r, std::string* why) const;
+  // The state of a job a dependency names: its record's, else its history row's; nullopt:
+  // unknown. `started`: it has run.
+  std::optional<JobState> dependency_state(JobId id, bool* started) const;
+  void gate(JobRecord& r, TimeNs now);  // out of the scheduler (it must be pending)
+  void open_gates(TimeNs now);
+  int32_t array_active(JobId array_job) const;
+  // New jobs of a submission: arrays expanded into their tasks, gates set.
+  std::vector<Job> expand_arrays(std::vector<Job> jobs, std::string* error);
+  void history_submit(const JobRecord& r);
+  void end_event(const JobRecord& r, TimeNs now);
+  std::string unknown_dependency(const std::vector<Job>& jobs) const;
   // A job whose run cannot go on (a node fell silent, a pod was fenced): its other pods are
   // stopped with the job's grace now, and it goes back to its queue only once no pod of the
   // run can still be alive (finish_requeues): never two live runs of one job.
@@ -378,7 +418,11 @@ class ServerState {
   std::map<std::string, double> gpu_seconds_;  // per namespace, closed runs
   NodeCredentials node_creds_;   // persisted as meta "node-credential/<node>"; written under both
   mutable std::mutex creds_mu_;  // mu_ and creds_mu_, read under either
-  std::map<JobId, std::string> requeueing_;   // begin_requeue'd jobs -> the reason
+  std::map<JobId, std::string> requeueing_;     // begin_requeue'd jobs -> the reason
+  std::set<JobId> gated_;                       // JobRecord::gated, by id (arrays in task order)
+  bool gates_dirty_ = false;                    // something a gate waits for may have changed
+  std::map<JobId, std::vector<JobId>> arrays_;  // array id -> its tasks' job ids
+  History history_;
   std::map<uint64_t, LogFetch> log_fetches_;  // bounded: request_log refuses past kMaxLogFetches
   uint64_t next_log_id_ = 1;
   std::condition_variable log_cv_;

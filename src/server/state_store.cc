@@ -91,6 +91,9 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   str(out, r.reason);
   put_key(out, "exit_code");
   out += r.exit_code ? std::to_string(*r.exit_code) : "null";
+  if (r.held) out += ",\"held\":true";
+  if (!r.deps_met) out += ",\"deps_met\":false";
+  if (r.gated) out += ",\"gated\":true";
   out += '}';
   return out;
 }
@@ -139,6 +142,9 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
     r.reason = j.value("reason", "");
     if (j.contains("exit_code") && !j["exit_code"].is_null())
       r.exit_code = j["exit_code"].get<int32_t>();
+    r.held = j.value("held", false);
+    r.deps_met = j.value("deps_met", true);
+    r.gated = j.value("gated", false);
     return r;
   } catch (const json::exception& e) {
     *why = std::string("malformed record: ") + e.what();
@@ -152,6 +158,36 @@ void ServerState::touch(const JobRecord& r) {
 
 void ServerState::event(json e) {
   write_.events.push_back(proto::dump_json(e));
+  // The history follows the log (history.h); the submit event is written as text, so
+  // history_submit() takes the record instead.
+  const std::string kind = e.value("event", "");
+  const JobId id = e.value("id", JobId{0});
+  const auto t = static_cast<TimeNs>(e.value("time", 0.0) * 1e9);
+  if (kind == "start") {
+    history_.start(id, t);
+  } else if (kind == "preempt") {
+    history_.preempt(id, t);
+  } else if (kind == "requeue") {
+    history_.reopen(id, t);
+  } else if (kind == "end") {
+    std::optional<int32_t> code;
+    if (e.contains("exit_code")) code = e["exit_code"].get<int32_t>();
+    history_.end(id, t, e.value("state", ""), code, e.value("reason", ""));
+  }
+}
+
+void ServerState::history_submit(const JobRecord& r) {
+  HistoryRow h;
+  h.id = r.job.id;
+  h.name = r.job.name;
+  h.user = r.job.user;
+  h.namespace_ = r.job.namespace_;
+  h.queue = r.job.queue;
+  h.submit_ns = r.job.submit_ns;
+  h.gpu_milli = job_gpu_milli(r.job, *config_);
+  h.array_job = r.job.array_task >= 0 ? r.job.array_job : 0;
+  h.array_task = r.job.array_task;
+  history_.submit(std::move(h));
 }
 
 void ServerState::retire(const JobRecord& r) {

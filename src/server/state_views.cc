@@ -16,6 +16,14 @@ json time_or_null(TimeNs ns) {
   return ns > 0 ? json(unix_s(ns)) : json(nullptr);
 }
 
+// Why a gated job waits (state_gates.cc); a hold is known before the gates' next pass.
+std::string gate_text(const JobRecord& r) {
+  if (r.held) return "held by a user (sluice release " + std::to_string(r.job.id) + ")";
+  return r.gate_reason.empty()
+             ? "waiting for its dependency or array throttle to be looked at (next cycle)"
+             : r.gate_reason;
+}
+
 }  // namespace
 
 std::string ServerState::explain(JobId id, TimeNs now) const {
@@ -34,6 +42,12 @@ std::string ServerState::explain(JobId id, TimeNs now) const {
       else if (!r->reason.empty())
         s += "; requeued: " + r->reason;
       auto pd = pending_decision(id);
+      if (r->gated) {
+        // Not the scheduler's to decide yet (state_gates.cc).
+        s += ".\nWhy: " + gate_text(*r);
+        if (!r->job.dependency.empty()) s += "\nDependency: " + r->job.dependency;
+        return s;
+      }
       if (pd) {
         s += ".\nWhy: " + describe(pd->reason, *config_);
         if (pd->starving) s += "\nIt has waited past the aging horizon: capacity is held for it.";
@@ -90,7 +104,9 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
     }
   }
   json reason = nullptr;
-  if (r.state == JobState::kPending) {
+  if (r.state == JobState::kPending && r.gated) {
+    reason = gate_text(r);
+  } else if (r.state == JobState::kPending) {
     auto pd = pending_decision(r.job.id);
     reason = pd ? describe(pd->reason, *config_) : std::string("waiting for the next cycle");
   } else if (!r.reason.empty()) {
@@ -141,7 +157,12 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
           {"completions", r.job.completions.total > 0 ? json{{"total", r.job.completions.total},
                                                              {"succeeded", r.completed.size()},
                                                              {"indexed", r.job.completions.indexed}}
-                                                      : json(nullptr)}};
+                                                      : json(nullptr)},
+          // Slurm's job control (state_gates.cc).
+          {"held", r.held},
+          {"dependency", r.job.dependency.empty() ? json(nullptr) : json(r.job.dependency)},
+          {"array_job", r.job.array_task >= 0 ? json(r.job.array_job) : json(nullptr)},
+          {"array_task", r.job.array_task >= 0 ? json(r.job.array_task) : json(nullptr)}};
 }
 
 json ServerState::queues_view(TimeNs now) const {
@@ -198,6 +219,9 @@ json ServerState::local_queues_view(TimeNs now) const {
   sched_->for_each_pending([&](const Scheduler::PendingJob& p) {
     counts[{p.job.namespace_, p.job.queue}].first++;
   });
+  for (JobId id : gated_)  // held, or waiting for a dependency: pending too, to their users
+    if (const JobRecord* r = find(id); r && r->state == JobState::kPending && r->gated)
+      counts[{r->job.namespace_, r->job.queue}].first++;
   for (const auto& [id, rj] : sched_->running())
     if (const JobRecord* r = find(id)) counts[{r->job.namespace_, r->job.queue}].second++;
   json out = json::array();

@@ -8,6 +8,10 @@ Store::~Store() {
   stop_writer();
 }
 
+std::string Store::for_each_event(const std::function<void(const std::string&)>&) {
+  return "this store cannot read its event log back";
+}
+
 void Store::stop_writer() {
   {
     std::lock_guard lk(mu_);

@@ -52,6 +52,9 @@ class Store {
   // Every meta key that starts with `prefix`, in key order (per-node entries).
   virtual std::vector<std::pair<std::string, std::string>> meta_with_prefix(
       const std::string& prefix) = 0;
+  // Every event-log line, in commit order (startup, before start()): the job history is
+  // rebuilt from them. Returns why not ("" when done).
+  virtual std::string for_each_event(const std::function<void(const std::string&)>& f);
   // Where the data lives, for messages: the data directory, or the etcd endpoints and prefix.
   virtual std::string describe() const = 0;
 

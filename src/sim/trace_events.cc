@@ -149,6 +149,11 @@ TraceOutput read_sluice_events(const std::string& name, const std::string& text)
       continue;
     }
     Building& b = it->second;
+    if (kind == "requeue") {  // a user requeued an ended job (sluice requeue): it runs again
+      if (!b.ended) fail("job " + std::to_string(id) + " is requeued but has not ended");
+      b.ended = false;
+      continue;
+    }
     if (b.ended) {
       fail("job " + std::to_string(id) + " already ended");
       continue;
@@ -168,7 +173,7 @@ TraceOutput read_sluice_events(const std::string& name, const std::string& text)
       }
       if (kind == "end") b.ended = true;  // an end without a start: cancelled while pending
     } else {
-      fail("event: '" + kind + "' is not submit, start, preempt or end");
+      fail("event: '" + kind + "' is not submit, start, preempt, end or requeue");
     }
   }
   // A job is usable when it ended; one still open at the end of the file is reported at its

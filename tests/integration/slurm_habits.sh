@@ -18,9 +18,9 @@ job_id() { sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$1"; }
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export SLUICE_SERVER=http://127.0.0.1:$port
-sluice up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
+"$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
   --log-max-bytes 4096 --heartbeat-ms 100 >"$tmp/up.log" 2>&1 &
-pid=$!
+pid=$!  # the server itself (not a subshell running the `sluice` function): kill stops it
 for _ in $(seq 1 200); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "not ready"
 grep -q 'LocalQueue "default" of namespace "default"' "$tmp/up.log" || fail "the banner names the queue"

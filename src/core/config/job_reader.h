@@ -59,6 +59,7 @@ class JobReader {
   void sluice_spec(MapReader& spec, const YAML::Node& spec_node);
   void sluice_pod_sets(MapReader& spec, const YAML::Node& spec_node);
   void sluice_run_fields(MapReader& spec);
+  void sluice_control_fields(MapReader& spec);
   void pod_set(MapReader& m, const char* count_key, const char* resources_key, const char* gpus_key,
                PodSet& set);
   void fallback(const YAML::Node& node);

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/config/job_reader.h"
+#include "core/model/job_control.h"
 
 namespace sluice::config_detail {
 
@@ -36,7 +37,12 @@ void JobReader::sluice_job(const YAML::Node& doc) {
                    "fallback",
                    "securityContext",
                    "distributedEnv",
-                   "workingDir"}});
+                   "workingDir",
+                   "dependency",
+                   "hold",
+                   "array",
+                   "output",
+                   "error"}});
   if (!spec.is_map()) return fail();
   sluice_spec(spec, *spec_node);
 }
@@ -162,6 +168,7 @@ void JobReader::sluice_run_fields(MapReader& spec) {
       job.working_dir = dir;
     }
   }
+  sluice_control_fields(spec);
   if (const YAML::Node* n = spec.find("submitTime")) {
     auto v = n->IsScalar() ? parse_scaled_decimal(n->Scalar(), kNsPerSec) : std::nullopt;
     if (!v) {
@@ -175,6 +182,46 @@ void JobReader::sluice_run_fields(MapReader& spec) {
     } else {
       job.submit_ns = *v;
     }
+  }
+}
+
+// Slurm-style job control (docs/config.md, "Job"): dependency, hold, array, output, error.
+void JobReader::sluice_control_fields(MapReader& spec) {
+  Job& job = d_.job;
+  auto text = [&](const char* key, std::string* out) -> const YAML::Node* {
+    const YAML::Node* n = spec.find(key);
+    if (!n) return nullptr;
+    auto v = r_.str(*n, spec.path(key));
+    if (!v) {
+      fail();
+      return nullptr;
+    }
+    if (v->size() > 4096) {
+      r_.error(*n, spec.path(key), "longer than 4096 bytes");
+      fail();
+      return nullptr;
+    }
+    *out = *v;
+    return n;
+  };
+  if (const YAML::Node* n = text("dependency", &job.dependency))
+    if (auto d = parse_dependency(job.dependency); !d) {
+      r_.error(*n, "spec.dependency", d.error());
+      fail();
+    }
+  if (const YAML::Node* n = text("array", &job.array))
+    if (auto a = parse_array_spec(job.array); !a) {
+      r_.error(*n, "spec.array", a.error());
+      fail();
+    }
+  text("output", &job.output);
+  text("error", &job.error);
+  if (const YAML::Node* n = spec.find("hold")) {
+    auto v = r_.boolean(*n, "spec.hold");
+    if (v)
+      job.hold = *v;
+    else
+      fail();
   }
 }
 

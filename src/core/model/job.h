@@ -136,6 +136,20 @@ struct Job {
   // Where the pods start (spec.workingDir, `sluice run`'s directory): absolute; "" = the
   // agent's per-pod directory.
   std::string working_dir;
+  // Slurm-style job control, read by the server (the core's decisions ignore it; docs/cli.md):
+  // spec.dependency as given ("afterok:12:13,singleton": job_control.h parses it), spec.hold
+  // (submitted held), spec.array ("0-99%10": the server makes one job per task), and the
+  // spec.output/spec.error file patterns (%j, %a, %A, %x, %u).
+  std::string dependency;
+  bool hold = false;
+  std::string array;
+  std::string output;
+  std::string error;
+  // A task of an array (set by the server): its index, the array's id (its first task's job
+  // id) and its throttle (%N: at most N tasks pending in the scheduler or running; 0: none).
+  int32_t array_task = -1;
+  JobId array_job = 0;
+  int32_t array_throttle = 0;
 
   // Sum of all pods' requests.
   ResourceVec total_requests() const;

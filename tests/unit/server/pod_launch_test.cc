@@ -111,3 +111,38 @@ TEST(PodLaunch, AddressHostAndMasterPorts) {
 
 }  // namespace
 }  // namespace sluice::server
+
+namespace sluice::server {
+namespace {
+
+TEST(PodLaunch, SlurmArrayEnvAndOutputPatterns) {
+  Job job;
+  job.id = 42;
+  job.name = "sweep";
+  job.user = "alice";
+  job.array = "0-15:4%2";
+  job.array_job = 40;
+  job.array_task = 8;
+  job.array_throttle = 2;
+  job.output = "out-%A_%a.txt";
+  job.error = "%x-%j.err";
+  job.pod_sets.push_back(PodSet{});
+  Admission a;
+  a.placement.pods.push_back(PodPlacement{});
+  proto::Assignment as;
+  pod_command_env(job, a, 0, {}, 0, -1, as);
+  EXPECT_EQ(as.env["SLURM_JOB_ID"], "42");
+  EXPECT_EQ(as.env["SLURM_ARRAY_JOB_ID"], "40");
+  EXPECT_EQ(as.env["SLURM_ARRAY_TASK_ID"], "8");
+  EXPECT_EQ(as.env["SLUICE_ARRAY_TASK_ID"], "8");
+  EXPECT_EQ(as.env["SLURM_ARRAY_TASK_COUNT"], "4");  // 0, 4, 8, 12
+  EXPECT_EQ(as.env["SLURM_ARRAY_TASK_MAX"], "12");
+  EXPECT_EQ(as.output_path, "out-40_8.txt");
+  EXPECT_EQ(as.error_path, "sweep-42.err");
+  EXPECT_EQ(expand_file_pattern("%u/%%j/%q", job), "alice/%j/%q");
+  job.array_task = -1;  // not an array: %A is the job, %a is 0
+  EXPECT_EQ(expand_file_pattern("slurm-%A_%a.out", job), "slurm-42_0.out");
+}
+
+}  // namespace
+}  // namespace sluice::server

@@ -128,6 +128,31 @@ TEST(SluiceEvents, ReadsTheServersOwnSubmitEvents) {
   EXPECT_EQ(bad.errors[0], "e:1: walltime: not a non-negative number of seconds");
 }
 
+// `sluice requeue` of an ended job writes a requeue event: the job runs again, its runs add up.
+// The end event's history fields (state, exit_code, reason) and job_gpu_milli are not read.
+TEST(SluiceEvents, RequeuedJobRunsAgain) {
+  const std::string text =
+      R"({"event":"submit","time":0,"id":4,"queue":"q","gpus":1,"job_gpu_milli":1000,"walltime":null})"
+      "\n"
+      R"({"event":"start","time":1,"id":4})"
+      "\n"
+      R"({"event":"end","time":3,"id":4,"state":"failed","exit_code":3,"reason":"pod 0 exited with code 3"})"
+      "\n"
+      R"({"event":"requeue","time":5,"id":4})"
+      "\n"
+      R"({"event":"start","time":6,"id":4})"
+      "\n"
+      R"({"event":"end","time":10,"id":4,"state":"succeeded","exit_code":0})"
+      "\n"
+      R"({"event":"requeue","time":11,"id":5})"
+      "\n";
+  const TraceOutput t = read_sluice_events("ev", text);
+  ASSERT_EQ(t.errors.size(), 1u);  // the requeue of a job never submitted
+  EXPECT_EQ(t.errors[0], "ev:7: job 5 has no earlier submit event");
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].duration_ns, 6 * kNsPerSec);  // 1..3 and 6..10
+}
+
 TEST(SluiceEvents, BadLinesNameFileAndLine) {
   const std::string text =
       "not json\n"

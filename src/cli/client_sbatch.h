@@ -1,0 +1,49 @@
+#pragma once
+// `sluice sbatch script.sh`: a Slurm batch script becomes a sluice Job. Its `#SBATCH` lines
+// (and options given before the script, which win, as in Slurm) are read with Slurm's meaning:
+// -J, -p/--partition (the queue), -G/--gpus, --gpus-per-node, --gres=gpu:N, -N, -n, -c, --mem,
+// -t, -a/--array, -d/--dependency, -o, -e, -D/--chdir, --export, -H/--hold. Pure, so the tests
+// read scripts without a server.
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/client_run.h"
+
+namespace sluice::cli {
+
+struct SbatchArgs {
+  RunArgs run;
+  int nodes = -1;                  // -N: pods of the gang
+  int ntasks = -1;                 // -n: pods of the gang when -N is not given
+  int gpus_total = -1;             // -G/--gpus: the job's GPUs, split over its pods
+  int gpus_per_node = -1;          // --gpus-per-node, --gres=gpu:N: per pod
+  std::vector<std::string> notes;  // options read but not used ("--mail-type ignored")
+};
+
+// The words of the script's #SBATCH lines, in order: the lines before the first command (blank
+// lines and other comments are skipped, as sbatch does). A word keeps quotes' contents.
+std::vector<std::string> sbatch_words(const std::string& script);
+
+// Applies Slurm options ("--array=0-3", "-N", "2", "-o" "out-%j.txt") to `args`; "" when done,
+// else what is wrong (`where` names the source: "script.sh" or "the command line").
+std::string apply_sbatch_options(const std::vector<std::string>& words, SbatchArgs& args,
+                                 const std::string& where);
+
+// The gang, GPUs per pod and the command (the script's text run by its #! interpreter, so the
+// nodes need not have the file) once every option is read. "" when done, else what is wrong.
+std::string finish_sbatch(SbatchArgs& args, const std::string& script_path,
+                          const std::string& script_text, const std::vector<std::string>& argv);
+
+// --dependency, --hold, --array, --output, --error on `sluice run` (and sbatch's own parser).
+void add_job_control(CLI::App* cmd, RunArgs& args);
+
+// `sluice sbatch`, `sluice hold|release|requeue`, `sluice history`, `sluice usage`
+// (client_jobctl.cc).
+void register_sbatch(CLI::App& app);
+// A submission's reply: one line per job, or one line for the tasks of an array.
+std::string array_submitted_text(const nlohmann::json& reply);
+void register_jobctl(CLI::App& app);
+
+}  // namespace sluice::cli

@@ -1,0 +1,113 @@
+// The HTTP API of Slurm's job control and accounting (docs/api.md): hold, release and requeue
+// a job; the job history (sacct) and GPU-hours per namespace or user per period.
+#include "proto/split.h"
+#include "server/http_util.h"
+#include "server/server.h"
+
+namespace sluice::server {
+
+namespace {
+
+using nlohmann::json;
+
+// The history's filters from the query string; an error message when one is malformed.
+std::string read_history_query(const net::Request& req, HistoryQuery* q) {
+  q->user = req.get_param_value("user");
+  q->namespace_ = req.get_param_value("namespace");
+  q->queue = req.get_param_value("queue");
+  q->name = req.get_param_value("name");
+  for (const auto& s : proto::split_list(req.get_param_value("state"))) {
+    if (!parse_state(s))
+      return "state: unknown state \"" + s +
+             "\" (pending, running, succeeded, failed, cancelled, rejected)";
+    q->states.push_back(s);
+  }
+  for (auto [key, out] : {std::pair{"since", &q->since_ns}, std::pair{"until", &q->until_ns}}) {
+    if (!req.has_param(key)) continue;
+    auto t = parse_time_param(req.get_param_value(key));
+    if (!t)
+      return std::string(key) +
+             ": expected unix seconds or a UTC date (2026-12-01, 2026-12-01T10:00:00)";
+    *out = *t;
+  }
+  if (req.has_param("limit")) {
+    auto l = parse_id(req.get_param_value("limit"));
+    if (!l || *l == 0 || *l > 1'000'000) return "limit: expected an integer 1 to 1000000";
+    q->limit = static_cast<size_t>(*l);
+  }
+  return {};
+}
+
+}  // namespace
+
+void Server::routes_jobctl() {
+  auto& h = *http_;
+  auto now = [this] { return now_ns(); };
+
+  // POST /v1/jobs/{id}/hold | release | requeue[?hold=1]: the job's view after it.
+  auto verb = [this, now](const std::string& what) {
+    return [this, now, what](const net::Request& req, net::Response& res) {
+      auto caller = auth_.caller(req.get_header_value("Authorization"));
+      if (!caller) return fail(res, 401, "missing or unknown bearer token");
+      if (refusing_work()) return fail(res, 503, refusal());
+      const std::string text = req.matches[1];
+      const auto id = parse_id(text);
+      uint64_t ticket = 0;
+      json view;
+      {
+        std::lock_guard lk(state_->mu());
+        const JobRecord* r = id ? state_->find(*id) : nullptr;
+        if (!r || !caller->sees(r->job.namespace_)) return fail(res, 404, "no job " + text);
+        std::string err;
+        const bool hold_too = req.get_param_value("hold") == "1";
+        const int status = what == "hold" ? state_->hold(*id, now(), &err, &ticket)
+                           : what == "release"
+                               ? state_->release(*id, now(), &err, &ticket)
+                               : state_->requeue(*id, hold_too, now(), &err, &ticket);
+        if (status != 200) return fail(res, status, err);
+        view = state_->job_view(*state_->find(*id), now());
+      }
+      if (ticket && !store_->wait(ticket))
+        return fail(res, 503, "the " + what + " could not be written", {refusal()});
+      kick();
+      reply(res, 200, view);
+    };
+  };
+  for (const char* v : {"hold", "release", "requeue"})
+    h.Post(std::string(R"(/v1/jobs/([^/]+)/)") + v, verb(v));
+
+  // GET /v1/history: sacct. GET /v1/usage: GPU-hours per period and namespace or user.
+  h.Get("/v1/history", [this, now](const net::Request& req, net::Response& res) {
+    auto caller = auth_.caller(req.get_header_value("Authorization"));
+    if (!caller) return fail(res, 401, "missing or unknown bearer token");
+    HistoryQuery q;
+    if (auto why = read_history_query(req, &q); !why.empty()) return fail(res, 400, why);
+    json body;
+    {
+      std::lock_guard lk(state_->mu());
+      body = state_->history().query(
+          q, now(), [&](const HistoryRow& r) { return caller->sees(r.namespace_); });
+    }
+    reply(res, 200, body);
+  });
+  h.Get("/v1/usage", [this, now](const net::Request& req, net::Response& res) {
+    auto caller = auth_.caller(req.get_header_value("Authorization"));
+    if (!caller) return fail(res, 401, "missing or unknown bearer token");
+    HistoryQuery q;
+    if (auto why = read_history_query(req, &q); !why.empty()) return fail(res, 400, why);
+    std::string period = req.has_param("period") ? req.get_param_value("period") : "month";
+    std::string by = req.has_param("by") ? req.get_param_value("by") : "namespace";
+    if (period != "day" && period != "week" && period != "month" && period != "all")
+      return fail(res, 400, "period: day, week, month or all");
+    if (by != "namespace" && by != "user") return fail(res, 400, "by: namespace or user");
+    json body;
+    {
+      std::lock_guard lk(state_->mu());
+      body = state_->history().usage(
+          q, period, by, now(), [&](const HistoryRow& r) { return caller->sees(r.namespace_); });
+    }
+    reply(res, 200, body);
+  });
+}
+
+}  // namespace sluice::server

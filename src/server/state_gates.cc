@@ -1,0 +1,324 @@
+// ServerState, Slurm's job control: a pending job is kept from the scheduler ("gated") while a
+// user holds it, while its dependencies are not met, while its array has as many tasks in the
+// scheduler or running as its throttle allows, or while an earlier job of its name and user
+// (singleton) lives. open_gates() lets each go once nothing holds it, in id order, and cancels
+// a job whose dependency can never be met (Slurm's kill_invalid_depend). hold, release and
+// requeue are the users' verbs. Everything a gate reads is in the job's stored record.
+#include <algorithm>
+
+#include "core/model/job_control.h"
+#include "server/job_codec.h"
+#include "server/state.h"
+
+namespace sluice::server {
+
+using nlohmann::json;
+
+namespace {
+
+std::string job_word(JobId id) {
+  return "job " + std::to_string(id);
+}
+
+}  // namespace
+
+// Arrays become one job per task, in task order; a task's array_job is a placeholder (its
+// array's position in the submission, from 1) that submit() replaces with the first task's id.
+std::vector<Job> ServerState::expand_arrays(std::vector<Job> jobs, std::string* error) {
+  std::vector<Job> out;
+  JobId group = 0;
+  for (auto& job : jobs) {
+    if (job.array.empty()) {
+      out.push_back(std::move(job));
+      continue;
+    }
+    auto spec = parse_array_spec(job.array);
+    if (!spec) {
+      *error = "job \"" + job.name + "\": " + spec.error();
+      return {};
+    }
+    if (out.size() + spec->tasks.size() > kMaxArrayTasks) {
+      *error = "more than " + std::to_string(kMaxArrayTasks) + " jobs in one submission";
+      return {};
+    }
+    ++group;
+    for (int32_t t : spec->tasks) {
+      Job task = job;
+      task.array_task = t;
+      task.array_job = group;
+      task.array_throttle = spec->throttle;
+      out.push_back(std::move(task));
+    }
+  }
+  return out;
+}
+
+// A dependency on a job this server never had is refused at submission, as Slurm does.
+std::string ServerState::unknown_dependency(const std::vector<Job>& jobs) const {
+  for (const Job& job : jobs) {
+    if (job.dependency.empty()) continue;
+    auto deps = parse_dependency(job.dependency);
+    if (!deps) return "job \"" + job.name + "\": " + deps.error();
+    for (const Dependency& d : *deps)
+      for (const DepTarget& t : d.targets) {
+        bool started = false;
+        if (!arrays_.count(t.job) && !dependency_state(t.job, &started))
+          return "job \"" + job.name + "\": spec.dependency names " + job_word(t.job) +
+                 ", which this server does not know";
+      }
+  }
+  return {};
+}
+
+std::optional<JobState> ServerState::dependency_state(JobId id, bool* started) const {
+  if (const JobRecord* r = find(id)) {
+    *started = r->admit_ns > 0 || r->state == JobState::kRunning;
+    return r->state;
+  }
+  if (const HistoryRow* h = history_.find(id)) {
+    *started = h->first_start_ns > 0;
+    return parse_state(h->state);
+  }
+  return std::nullopt;
+}
+
+// Whether every part of r's spec.dependency is met (singleton is judged in judge_gate).
+ServerState::GateVerdict ServerState::judge_dependency(const JobRecord& r, std::string* why) const {
+  auto deps = parse_dependency(r.job.dependency);
+  if (!deps) {  // checked at submission; a record from elsewhere may differ
+    *why = deps.error();
+    return GateVerdict::kNever;
+  }
+  for (const Dependency& d : *deps) {
+    if (d.kind == DepKind::kSingleton) continue;
+    for (const DepTarget& t : d.targets) {
+      // The jobs the target names: a job, every task of an array, or one task.
+      std::vector<JobId> ids;
+      auto arr = arrays_.find(t.job);
+      if (t.task >= 0 || arr != arrays_.end()) {
+        if (arr != arrays_.end())
+          for (JobId task : arr->second)
+            if (const JobRecord* tr = find(task);
+                tr && (t.task < 0 || tr->job.array_task == t.task))
+              ids.push_back(task);
+      } else {
+        ids.push_back(t.job);
+      }
+      const std::string part = std::string(dep_kind_name(d.kind)) + ":" + std::to_string(t.job) +
+                               (t.task >= 0 ? "_" + std::to_string(t.task) : "");
+      if (ids.empty()) {
+        *why = "its dependency " + part + " names no job this server knows";
+        return GateVerdict::kNever;
+      }
+      for (JobId id : ids) {
+        bool started = false;
+        const auto st = dependency_state(id, &started);
+        const std::string what = job_word(id) + " is " + (st ? state_name(*st) : "unknown");
+        if (!st) {
+          *why = "its dependency " + part + " names " + job_word(id) + ", which is unknown";
+          return GateVerdict::kNever;
+        }
+        const bool done = is_terminal(*st);
+        const bool ok = *st == JobState::kSucceeded;
+        bool met = false, never = false;
+        switch (d.kind) {
+          case DepKind::kAfter:
+            met = started || done;
+            break;
+          case DepKind::kAfterAny:
+            met = done;
+            break;
+          case DepKind::kAfterOk:
+            met = ok;
+            never = done && !ok;
+            break;
+          case DepKind::kAfterNotOk:
+            met = done && !ok;
+            never = ok;
+            break;
+          case DepKind::kSingleton:
+            met = true;
+            break;
+        }
+        if (never) {
+          *why = "its dependency " + part + " can never be met (" + what + ")";
+          return GateVerdict::kNever;
+        }
+        if (!met) {
+          *why = "waiting for its dependency " + part + " (" + what + ")";
+          return GateVerdict::kWait;
+        }
+      }
+    }
+  }
+  return GateVerdict::kOpen;
+}
+
+int32_t ServerState::array_active(JobId array_job) const {
+  auto it = arrays_.find(array_job);
+  if (it == arrays_.end()) return 0;
+  int32_t n = 0;
+  for (JobId id : it->second)
+    if (const JobRecord* r = find(id))
+      n += r->state == JobState::kRunning || (r->state == JobState::kPending && !r->gated);
+  return n;
+}
+
+// 1. held, 2. dependencies, 3. singleton, 4. the array's throttle: the first that holds it says
+// why. `active`: tasks per array in the scheduler or running, counted once per pass.
+ServerState::GateVerdict ServerState::judge_gate(JobRecord& r, std::map<JobId, int32_t>& active,
+                                                 std::string* why) const {
+  if (r.held) {
+    *why = "held by a user (sluice release " + std::to_string(r.job.id) + ")";
+    return GateVerdict::kWait;
+  }
+  if (!r.deps_met && !r.job.dependency.empty()) {
+    const GateVerdict v = judge_dependency(r, why);
+    if (v != GateVerdict::kOpen) return v;
+    r.deps_met = true;
+  }
+  if (r.job.dependency.find("singleton") != std::string::npos)
+    for (const auto& [id, o] : records_) {
+      if (id >= r.job.id) break;
+      if (!is_terminal(o.state) && o.job.name == r.job.name && o.job.user == r.job.user) {
+        *why =
+            "singleton: " + job_word(id) + " of the same name and user is " + state_name(o.state);
+        return GateVerdict::kWait;
+      }
+    }
+  if (r.job.array_throttle > 0) {
+    auto [it, fresh] = active.try_emplace(r.job.array_job, 0);
+    if (fresh) it->second = array_active(r.job.array_job);
+    if (it->second >= r.job.array_throttle) {
+      *why = "array throttle: " + std::to_string(it->second) + " of at most " +
+             std::to_string(r.job.array_throttle) + " tasks of array " +
+             std::to_string(r.job.array_job) + " are queued or running";
+      return GateVerdict::kWait;
+    }
+  }
+  return GateVerdict::kOpen;
+}
+
+void ServerState::gate(JobRecord& r, TimeNs now) {
+  if (r.gated) return;
+  sched_->cancel(r.job.id, now);
+  pending_.erase(r.job.id);
+  r.gated = true;
+  gated_.insert(r.job.id);
+  gates_dirty_ = true;
+  dirty_ = true;
+}
+
+void ServerState::open_gates(TimeNs now) {
+  gates_dirty_ = false;
+  std::map<JobId, int32_t> active;
+  for (auto it = gated_.begin(); it != gated_.end();) {  // bounded: the gated jobs
+    auto rit = records_.find(*it);
+    if (rit == records_.end() || rit->second.state != JobState::kPending || !rit->second.gated) {
+      if (rit != records_.end()) rit->second.gated = false;
+      it = gated_.erase(it);
+      continue;
+    }
+    JobRecord& r = rit->second;
+    std::string why;
+    const bool deps_before = r.deps_met;
+    const GateVerdict v = judge_gate(r, active, &why);
+    if (r.deps_met != deps_before) touch(r);
+    if (v == GateVerdict::kNever) {
+      ++it;  // finish_job leaves the set to the next pass
+      finish_job(r, JobState::kCancelled, why, now);
+      continue;
+    }
+    if (v == GateVerdict::kOpen) {
+      auto res = sched_->submit(r.job);
+      if (res.status == SubmitStatus::kAccepted) {
+        r.gated = false;
+        r.gate_reason.clear();
+        r.pending_since_cycle = cycles_;
+        if (r.job.array_throttle > 0) ++active[r.job.array_job];
+        touch(r);
+        dirty_ = true;
+        it = gated_.erase(it);
+        continue;
+      }
+      why = "its queue cannot take it yet: " + res.message;
+      gates_dirty_ = true;  // try again at the next cycle
+    }
+    r.gate_reason = why;
+    ++it;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// hold, release, requeue
+
+int ServerState::hold(JobId id, TimeNs now, std::string* error, uint64_t* ticket) {
+  auto it = records_.find(id);
+  if (it == records_.end()) return *error = "no " + job_word(id), 404;
+  JobRecord& r = it->second;
+  if (r.state != JobState::kPending) {
+    *error = job_word(id) + " is " + state_name(r.state) +
+             (r.state == JobState::kRunning
+                  ? ": only a pending job can be held (`sluice requeue --hold` stops and holds it)"
+                  : ": only a pending job can be held");
+    return 409;
+  }
+  r.held = true;
+  gate(r, now);
+  open_gates(now);  // its reason now
+  touch(r);
+  *ticket = flush();
+  return 200;
+}
+
+int ServerState::release(JobId id, TimeNs now, std::string* error, uint64_t* ticket) {
+  auto it = records_.find(id);
+  if (it == records_.end()) return *error = "no " + job_word(id), 404;
+  JobRecord& r = it->second;
+  if (r.state != JobState::kPending || !r.held) {
+    *error = job_word(id) + " is not held (it is " + state_name(r.state) + ")";
+    return 409;
+  }
+  r.held = false;
+  touch(r);
+  open_gates(now);
+  *ticket = flush();
+  return 200;
+}
+
+int ServerState::requeue(JobId id, bool hold_it, TimeNs now, std::string* error, uint64_t* ticket) {
+  auto it = records_.find(id);
+  if (it == records_.end()) return *error = "no " + job_word(id), 404;
+  JobRecord& r = it->second;
+  const std::string reason = "requeued by a user";
+  if (r.state == JobState::kPending) {
+    if (!hold_it) return *error = job_word(id) + " is already pending", 409;
+  } else if (r.state == JobState::kRunning) {
+    // As a preemption: its pods are stopped with its grace and it queues again.
+    stop_pods(r, reason, r.job.checkpoint_grace_ns);
+    requeue_lost(r, reason, now);
+  } else {
+    // An ended job queues again as it was submitted (its id, its submit time).
+    finished_.erase({r.end_ns, id});
+    r.state = JobState::kPending;
+    r.end_ns = 0;
+    r.exit_code.reset();
+    r.queued_ns = now;
+    r.pending_since_cycle = cycles_;
+    r.reason = reason;
+    r.deps_met = true;  // they were met when it ran (or it never needed them again)
+    event({{"event", "requeue"}, {"time", unix_s(now)}, {"id", id}});
+    gate(r, now);  // open_gates() below gives it to the scheduler
+  }
+  if (hold_it) {
+    r.held = true;
+    gate(r, now);
+  }
+  touch(r);
+  open_gates(now);
+  dirty_ = true;
+  *ticket = flush();
+  return 200;
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,98 @@
+// `sluice sbatch`: #SBATCH lines and sbatch options become a sluice Job (cli/client_sbatch.h).
+#include "cli/client_sbatch.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::cli {
+namespace {
+
+const char* kScript = R"(#!/bin/bash
+# a comment
+#SBATCH -J train --partition=gpu
+#SBATCH -N 2 -G 8 -c 4 --mem=16G
+#SBATCH -t 1:30:00 --array=0-3%2
+#SBATCH -d afterok:12 -o "out %A_%a.txt" -e err-%j.txt
+#SBATCH --chdir=/scratch/a --export=NONE --mail-type=END
+
+echo "task $SLURM_ARRAY_TASK_ID"
+#SBATCH --gpus=1
+)";
+
+TEST(Sbatch, ReadsTheLinesBeforeTheFirstCommand) {
+  auto words = sbatch_words(kScript);
+  SbatchArgs a;
+  ASSERT_EQ(apply_sbatch_options(words, a, "job.sh"), "");
+  ASSERT_EQ(finish_sbatch(a, "/home/u/job.sh", kScript, {"--lr", "3"}), "");
+  const RunArgs& r = a.run;
+  EXPECT_EQ(r.name, "train");
+  EXPECT_EQ(r.queue, "gpu");
+  EXPECT_EQ(r.gang, 2);
+  EXPECT_EQ(r.gpus, 4);  // -G 8 over -N 2; the #SBATCH after the command is not read
+  EXPECT_EQ(r.cpu, "4");
+  EXPECT_EQ(r.memory, "16Gi");
+  EXPECT_EQ(r.walltime, "1:30:00");
+  EXPECT_EQ(r.array, "0-3%2");
+  EXPECT_EQ(r.dependency, "afterok:12");
+  EXPECT_EQ(r.output, "out %A_%a.txt");
+  EXPECT_EQ(r.error, "err-%j.txt");
+  EXPECT_EQ(r.chdir, "/scratch/a");
+  EXPECT_EQ(r.export_spec, "NONE");
+  ASSERT_EQ(a.notes.size(), 1u);
+  EXPECT_NE(a.notes[0].find("--mail-type"), std::string::npos);
+  // The script's text runs under its #! interpreter; its name is $0, then its arguments.
+  ASSERT_EQ(r.command.size(), 6u);
+  EXPECT_EQ(r.command[0], "/bin/bash");
+  EXPECT_EQ(r.command[1], "-c");
+  EXPECT_EQ(r.command[2], kScript);
+  EXPECT_EQ(r.command[3], "job.sh");
+  EXPECT_EQ(r.command[5], "3");
+}
+
+TEST(Sbatch, CommandLineWinsAndShortFormsAttach) {
+  SbatchArgs a;
+  ASSERT_EQ(apply_sbatch_options(sbatch_words(kScript), a, "job.sh"), "");
+  ASSERT_EQ(apply_sbatch_options({"-Jother", "-N1", "--gres=gpu:2", "-H"}, a, "cmd"), "");
+  ASSERT_EQ(finish_sbatch(a, "job.sh", kScript, {}), "");
+  EXPECT_EQ(a.run.name, "other");
+  EXPECT_EQ(a.run.gang, 1);
+  EXPECT_EQ(a.run.gpus, 2);  // --gres is per node
+  EXPECT_TRUE(a.run.hold);
+}
+
+TEST(Sbatch, DefaultsAndErrors) {
+  SbatchArgs a;
+  ASSERT_EQ(finish_sbatch(a, "dir/plain.sh", "echo hi\n", {}), "");
+  EXPECT_EQ(a.run.command[0], "/bin/sh");  // no #!
+  EXPECT_EQ(a.run.name, "plain.sh");
+  EXPECT_EQ(a.run.cpu, "1");  // a job must ask for something: one CPU, as sbatch
+  SbatchArgs b;
+  EXPECT_NE(apply_sbatch_options({"--frobnicate=1"}, b, "x.sh").find("not an sbatch option"),
+            std::string::npos);
+  EXPECT_NE(apply_sbatch_options({"-N"}, b, "x.sh").find("needs a value"), std::string::npos);
+  EXPECT_NE(apply_sbatch_options({"--mem=lots"}, b, "x.sh").find("expected a size"),
+            std::string::npos);
+  SbatchArgs c;
+  ASSERT_EQ(apply_sbatch_options({"-N", "3", "-G", "4"}, c, "x.sh"), "");
+  EXPECT_NE(finish_sbatch(c, "x.sh", "", {}).find("does not split evenly"), std::string::npos);
+}
+
+TEST(Sbatch, RunDocumentCarriesJobControl) {
+  RunArgs r;
+  r.cpu = "1";
+  r.command = {"true"};
+  r.array = "0-9%2";
+  r.dependency = "afterany:3";
+  r.hold = true;
+  r.output = "o-%j";
+  auto doc = build_run_job(r, "");
+  ASSERT_TRUE(doc.ok);
+  EXPECT_EQ(doc.value["spec"]["array"], "0-9%2");
+  EXPECT_EQ(doc.value["spec"]["dependency"], "afterany:3");
+  EXPECT_EQ(doc.value["spec"]["hold"], true);
+  EXPECT_EQ(doc.value["spec"]["output"], "o-%j");
+  r.array = "9-0";
+  EXPECT_FALSE(build_run_job(r, "").ok);
+}
+
+}  // namespace
+}  // namespace sluice::cli
