@@ -101,7 +101,9 @@ TEST(TraceVariant, ShiftVcsRotatesEachQueueWithinTheSpan) {
   for (const auto& tj : t.jobs) {
     EXPECT_GE(tj.job.submit_ns, 0);
     EXPECT_LE(tj.job.submit_ns, 990 * kNsPerSec);
-    if (tj.complete_by_ns > 0) EXPECT_EQ(tj.complete_by_ns - tj.job.submit_ns, 50 * kNsPerSec);
+    if (tj.complete_by_ns > 0) {
+      EXPECT_EQ(tj.complete_by_ns - tj.job.submit_ns, 50 * kNsPerSec);
+    }
   }
   // Each queue keeps its 25 jobs, all at distinct times.
   std::map<std::string, std::set<TimeNs>> at;

@@ -294,7 +294,7 @@ TEST(AdmittedState, PartialAdmissionCountsLoadAndRoundTrip) {
   EXPECT_EQ(again.s->running().begin()->second.admission.pod_set_counts, std::vector<int32_t>{2});
   EXPECT_EQ(again.s->running().begin()->second.requested_pod_sets.at(0).count, 4);
 
-  auto below = load_into_scheduler(kBase + doc(1));
+  auto below = load_one(kBase + doc(1));
   EXPECT_TRUE(any_contains(below.errors, {"count", "1, but the pod set runs 4 pods",
                                           "at least 2 when partially admitted"}))
       << dump(below.errors);

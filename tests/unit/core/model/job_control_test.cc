@@ -29,7 +29,9 @@ TEST(ArraySpec, BadInputSaysWhat) {
                           "0-15:0", "0-2000000"}) {
     auto a = parse_array_spec(bad);
     EXPECT_FALSE(a.ok()) << bad;
-    if (!a.ok()) EXPECT_NE(a.error().find("--array"), std::string::npos) << a.error();
+    if (!a.ok()) {
+      EXPECT_NE(a.error().find("--array"), std::string::npos) << a.error();
+    }
   }
   auto big = parse_array_spec("0-20000");
   ASSERT_FALSE(big.ok());
