@@ -65,6 +65,10 @@ install(FILES deploy/grafana/sluice-dashboard.json
 install(FILES deploy/prometheus/prometheus.yml deploy/prometheus/alerts.yml
               deploy/prometheus/alerts_test.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/sluice/prometheus)
+# Shell completion where Debian's bash-completion and zsh look for it.
+install(FILES deploy/completion/sluice.bash
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME sluice)
+install(FILES deploy/completion/_sluice DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES deploy/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME deploy.md)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)

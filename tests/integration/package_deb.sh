@@ -51,7 +51,8 @@ check_tree() {
   done
   for f in etc/sluice/cluster.yaml etc/sluice/queues.yaml etc/sluice/gateway.yaml \
     usr/share/sluice/grafana/sluice-dashboard.json usr/share/sluice/prometheus/alerts.yml \
-    usr/share/doc/sluice/README.md usr/share/doc/sluice/docs/config.md; do
+    usr/share/doc/sluice/README.md usr/share/doc/sluice/docs/config.md \
+    usr/share/bash-completion/completions/sluice usr/share/zsh/vendor-completions/_sluice; do
     [[ -f $r/$f ]] || fail "no $f"
   done
   if ((man)); then
