@@ -14,11 +14,8 @@
 #include "server/state_export.h"
 
 namespace sluice::server {
-namespace {
 
 using nlohmann::json;
-
-}  // namespace
 
 void Server::routes() {
   routes_jobctl();

@@ -18,10 +18,10 @@ const PodSet* set_of(const Job& job, const Admission& admission, size_t pod) {
 void add_gang_env(const Job& job, const Admission& admission, size_t pod,
                   const std::vector<proto::PeerPod>& peers, int32_t master_port,
                   std::map<std::string, std::string>& env) {
-  const int32_t rank = pod_rank(job, admission, pod);
+  const int32_t rank = pod_rank(admission, pod);
   std::string master;
   for (size_t i = 0; i < peers.size(); ++i)
-    if (pod_rank(job, admission, i) == 0)
+    if (pod_rank(admission, i) == 0)
       master = peers[i].address.empty() ? peers[i].node : address_host(peers[i].address);
   const std::string world = std::to_string(
       admission.placement.pods.empty() ? job.pod_count()
@@ -109,12 +109,11 @@ std::string expand_file_pattern(const std::string& pattern, const Job& job) {
   return out;
 }
 
-int32_t pod_rank(const Job& job, const Admission& admission, size_t pod) {
+int32_t pod_rank(const Admission& admission, size_t pod) {
   if (pod >= admission.placement.pods.size()) return static_cast<int32_t>(pod);
   const auto& pp = admission.placement.pods[pod];
-  // Pods of earlier pod sets as admitted (a fallback shape or partial admission runs fewer than
+  // Pods of earlier pod sets as placed (a fallback shape or partial admission runs fewer than
   // the job's counts).
-  (void)job;
   int32_t rank = pp.pod_index;
   for (const auto& other : admission.placement.pods)
     if (other.pod_set < pp.pod_set) ++rank;

@@ -14,8 +14,9 @@
 namespace sluice::server {
 
 // The pod's rank in its gang: pod sets in order, pods in order within a set (a PyTorchJob's
-// Master is rank 0, its Workers 1..n). `pod` indexes admission.placement.pods.
-int32_t pod_rank(const Job& job, const Admission& admission, size_t pod);
+// Master is rank 0, its Workers 1..n), counting the pods placed. `pod` indexes
+// admission.placement.pods.
+int32_t pod_rank(const Admission& admission, size_t pod);
 
 // The host part of an agent address ("http://10.0.0.5:7070" -> "10.0.0.5", "[::1]" -> "::1").
 std::string address_host(const std::string& address);

@@ -85,7 +85,7 @@ int32_t ServerState::pick_master_port(const JobRecord& r) const {
   auto master_node = [](const JobRecord& x) -> const std::string* {
     if (!x.admission) return nullptr;
     for (size_t i = 0; i < x.pods.size(); ++i)
-      if (pod_rank(x.job, *x.admission, i) == 0) return &x.pods[i].node;
+      if (pod_rank(*x.admission, i) == 0) return &x.pods[i].node;
     return nullptr;
   };
   const std::string* mine = master_node(r);

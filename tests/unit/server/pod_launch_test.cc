@@ -45,9 +45,9 @@ struct Fixture {
 
 TEST(PodLaunch, RanksFollowPodSetsNotPlacementOrder) {
   Fixture f(GangEnv::kTorch);
-  EXPECT_EQ(pod_rank(f.job, f.admission, 0), 2);  // worker 1
-  EXPECT_EQ(pod_rank(f.job, f.admission, 1), 0);  // master
-  EXPECT_EQ(pod_rank(f.job, f.admission, 2), 1);  // worker 0
+  EXPECT_EQ(pod_rank(f.admission, 0), 2);  // worker 1
+  EXPECT_EQ(pod_rank(f.admission, 1), 0);  // master
+  EXPECT_EQ(pod_rank(f.admission, 2), 1);  // worker 0
 }
 
 TEST(PodLaunch, TorchEnvInEveryPodTheJobsOwnWins) {
@@ -59,7 +59,7 @@ TEST(PodLaunch, TorchEnvInEveryPodTheJobsOwnWins) {
     EXPECT_EQ(as.env.at("PET_MASTER_PORT"), "29507");
     EXPECT_EQ(as.env.at("WORLD_SIZE"), "3");
     EXPECT_EQ(as.env.at("PET_NNODES"), "3");
-    EXPECT_EQ(as.env.at("RANK"), std::to_string(pod_rank(f.job, f.admission, i)));
+    EXPECT_EQ(as.env.at("RANK"), std::to_string(pod_rank(f.admission, i)));
     EXPECT_EQ(as.env.at("NODE_RANK"), as.env.at("RANK"));
     EXPECT_EQ(as.env.at("LOCAL_RANK"), "0");
     EXPECT_EQ(as.command, (std::vector<std::string>{"python", "train.py"}));
