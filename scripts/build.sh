@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh [DIR] [extra cmake args...]: configure and build sluice with CMake + Ninja.
 # Configures when DIR is new or when cmake args are given (re-configuring is cheap).
+# SLUICE_TARGETS="a b": build only those targets (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}; shift || true
@@ -14,4 +15,6 @@ fi
 if [ ! -f "$dir/build.ninja" ] || [ $# -gt 0 ]; then
   cmake -S . -B "$dir" -G Ninja "${launcher[@]}" "$@" >/dev/null
 fi
-cmake --build "$dir" -j"${SLUICE_JOBS:-$(nproc)}"
+targets=()
+for t in ${SLUICE_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$dir" -j"${SLUICE_JOBS:-$(nproc)}" "${targets[@]}"

@@ -9,13 +9,14 @@ jobs=${SLUICE_JOBS:-$(nproc)}
 scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TESTS=ON -DSLUICE_BENCH=ON
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 900)
 if [ "${SLUICE_SKIP_SANITIZE:-0}" != 1 ]; then
-  # The sanitizer pass runs the core's unit, scenario and property tests; integration tests
-  # (real servers, timing), the reliability suite and the gateway's load tests already ran
-  # above against the optimised build.
-  scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF \
-    -DSLUICE_GATEWAY=OFF
+  # The sanitizer pass runs the C++ unit, scenario and property tests (one binary, the only
+  # target it builds); integration tests (real servers, timing), the reliability suite, the
+  # gateway's load tests and the Python client's tests already ran above.
+  SLUICE_TARGETS="sluice_unit_tests sluice_fake_nvml" scripts/build.sh build-asan \
+    -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DSLUICE_GATEWAY=OFF
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --output-on-failure -j"$jobs" --timeout 900 -E '^integration\.|^gateway\.|^reliability\.|^security\.')
+    ctest --output-on-failure -j"$jobs" --timeout 900 \
+    -E '^integration\.|^gateway\.|^reliability\.|^security\.|^unit\.python')
 fi
 fuzz_s=${SLUICE_FUZZ_SECONDS:-10}
 if [ "$fuzz_s" = 0 ]; then
