@@ -109,11 +109,17 @@ void register_plan(CLI::App& app) {
     Scheduler s(config);
     std::map<JobId, std::string> names;
     for (const auto& job : out->jobs) names[job.id] = job.name;
+    TimeNs now = state_time(*out);
+    if (a->now_s >= 0) now = static_cast<TimeNs>(a->now_s * kNsPerSec);
+    // Against a state (live, or saved by `sluice snapshot`), a job given without a submit time
+    // is submitted at the cycle's time (the what-if), not at time 0, which would make it the
+    // oldest job there and, aged, a starving one.
+    if (out->snapshot_ns)
+      for (Job& job : out->jobs)
+        if (job.submit_ns == 0 && !out->admitted.count(job.id)) job.submit_ns = now;
     const auto errors = load_state(s, *out);
     for (const auto& e : errors) std::cerr << "error: " << e << "\n";
     if (!errors.empty()) throw CLI::RuntimeError(1);
-    TimeNs now = state_time(*out);
-    if (a->now_s >= 0) now = static_cast<TimeNs>(a->now_s * kNsPerSec);
     CycleResult r = s.run_cycle(now);
     if (a->json) {
       auto name = [&](JobId id) { return names.at(id); };

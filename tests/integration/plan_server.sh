@@ -96,6 +96,8 @@ assert len(victims) == 1 and set(victims.values()) == {"urgent"}, d["preempted"]
 assert set(victims) <= {"low-a", "low-b"}, victims
 pending = {p["job"]: p["reason"] for p in d["pending"]}
 assert "small" in pending, d["pending"]
+# Submitted now, not at time 0: the new job is not the oldest, starving one.
+assert "starv" not in json.dumps(pending["small"]).lower(), pending["small"]
 PY
 "$bin" plan --server "$url" "$tmp/whatif.yaml" | grep -q "STARTING STATE: 2 running" || fail "table lacks the starting state"
 # Nothing was submitted.
@@ -110,4 +112,13 @@ now=$(python3 -c 'import re,sys; print(re.search(r"^  time: \"?([0-9.]+)", open(
 "$bin" plan --config "$tmp/state.yaml" "$tmp/whatif.yaml" --now "$now" --json >"$tmp/offline.json" || fail "plan offline"
 "$bin" plan --server "$url" "$tmp/whatif.yaml" --now "$now" --json >"$tmp/live2.json" || fail "plan --server --now"
 cmp -s "$tmp/offline.json" "$tmp/live2.json" || { diff "$tmp/offline.json" "$tmp/live2.json" >&2; fail "offline and live answers differ"; }
+# The same jobs as one JSON array give the same answer.
+cat >"$tmp/whatif.json" <<'JSON'
+[{"apiVersion": "sluice.dev/v1alpha1", "kind": "Job", "metadata": {"name": "urgent"},
+  "spec": {"queue": "q", "priorityClassName": "high", "gpus": 4}},
+ {"apiVersion": "sluice.dev/v1alpha1", "kind": "Job", "metadata": {"name": "small"},
+  "spec": {"queue": "q", "priorityClassName": "low", "gpus": 1}}]
+JSON
+"$bin" plan --server "$url" "$tmp/whatif.json" --now "$now" --json >"$tmp/live3.json" || fail "plan a JSON array"
+cmp -s "$tmp/live2.json" "$tmp/live3.json" || fail "a JSON array of the jobs answers differently"
 echo "plan_server: ok"

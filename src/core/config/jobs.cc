@@ -422,12 +422,11 @@ void assign_job_ids(std::vector<Job>& jobs, std::vector<Where>& where, Sink& sin
     if (!used.insert(jobs[i].id).second)
       sink.error(format(where[i], "spec.id", "duplicate job id " + std::to_string(jobs[i].id)));
   }
-  JobId next = 1;
-  for (auto& job : jobs) {
-    if (job.id != 0) continue;
-    while (used.count(next)) ++next;
-    job.id = next++;
-  }
+  // After the largest id given (as a server numbers new submissions): a job added to a saved
+  // state does not take a finished job's number or sort before the jobs already there.
+  JobId next = used.empty() ? 1 : *used.rbegin() + 1;
+  for (auto& job : jobs)
+    if (job.id == 0) job.id = next++;
 }
 
 }  // namespace sluice::config_detail

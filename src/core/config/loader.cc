@@ -140,6 +140,29 @@ void internal_error(cd::Sink& sink, const std::string& where, const char* what) 
   sink.error(where + ": internal error while reading: " + what);
 }
 
+// The items of a list document (the document itself when it is a sequence); nullopt when it is
+// not a list. A Kubernetes `kind: List` with `items` is what `kubectl get -o yaml` writes.
+std::optional<YAML::Node> list_items(const YAML::Node& doc) {
+  if (doc.IsSequence()) return doc;
+  if (!doc.IsMap()) return std::nullopt;
+  const YAML::Node kind = doc["kind"];
+  if (!kind || !kind.IsScalar() || kind.Scalar() != "List") return std::nullopt;
+  const YAML::Node items = doc["items"];
+  return items ? items : YAML::Node(YAML::NodeType::Sequence);
+}
+
+// A document, or each document of a list (not nested), read into the builder.
+void read_listed(cd::Reader& r, const YAML::Node& doc, cd::Builder& b, const LoadOptions& options) {
+  const auto list = list_items(doc);
+  if (!list) return read_document(r, doc, b, options);
+  if (!list->IsSequence()) return r.error(*list, "items", "must be a list of documents");
+  for (const YAML::Node& item : *list) {
+    if (r.sink().full()) return;
+    if (list_items(item)) return r.error(item, "", "a list inside a list: give one list");
+    read_document(r, item, b, options);
+  }
+}
+
 }  // namespace
 
 Result<Source> read_source(const std::string& path) {
@@ -162,7 +185,7 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options) 
     for (const YAML::Node& doc : docs) {
       if (sink.full()) break;
       try {
-        read_document(r, doc, b, options);
+        read_listed(r, doc, b, options);
       } catch (const std::exception& e) {
         internal_error(sink, r.where(doc).str(), e.what());
       }
@@ -266,17 +289,6 @@ class JobDocuments {
     } catch (const std::exception& e) {
       internal_error(sink_, r_.where(doc).str(), e.what());
     }
-  }
-
-  // The items of a list document (the document itself when it is a sequence); nullopt when it
-  // is not a list.
-  static std::optional<YAML::Node> list_items(const YAML::Node& doc) {
-    if (doc.IsSequence()) return doc;
-    if (!doc.IsMap()) return std::nullopt;
-    const YAML::Node kind = doc["kind"];
-    if (!kind || !kind.IsScalar() || kind.Scalar() != "List") return std::nullopt;
-    const YAML::Node items = doc["items"];
-    return items ? items : YAML::Node(YAML::NodeType::Sequence);
   }
 
   JobsOutput finish() {

@@ -6,6 +6,7 @@
 #include "core/config/loader.h"
 
 namespace sluice::server {
+namespace job_codec_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 const char* kConfig = R"(apiVersion: sluice.dev/v1alpha1
@@ -96,4 +97,5 @@ TEST(ServerJobCodec, JobBodyCompletedUnderTheLockReadsLikeTheWholeRecord) {
 }
 
 }  // namespace
+}  // namespace job_codec_test
 }  // namespace sluice::server

@@ -8,6 +8,7 @@
 #include "server/job_codec.h"
 
 namespace sluice::server {
+namespace run_as_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 const char* kQueues = R"(apiVersion: kueue.x-k8s.io/v1beta1
@@ -198,4 +199,5 @@ TEST(ServerRunAs, AMemberTokensOneNamespaceIsImplied) {
 }
 
 }  // namespace
+}  // namespace run_as_test
 }  // namespace sluice::server

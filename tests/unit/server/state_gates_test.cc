@@ -6,6 +6,7 @@
 #include "state_fixture.h"
 
 namespace sluice::server {
+namespace state_gates_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using namespace testing_state;  // NOLINT(google-build-using-namespace)
@@ -242,4 +243,5 @@ TEST(ServerStoreGates, HoldsDependenciesAndHistorySurviveARestart) {
 }
 
 }  // namespace
+}  // namespace state_gates_test
 }  // namespace sluice::server

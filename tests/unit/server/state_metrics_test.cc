@@ -10,6 +10,7 @@
 #include "server/state.h"
 
 namespace sluice::server {
+namespace state_metrics_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 constexpr TimeNs kS = kNsPerSec;
@@ -210,4 +211,5 @@ TEST_F(StateMetricsTest, DashboardSampleHasEveryClassAndQueueAndTheWaitingJob) {
   EXPECT_EQ(d["preemptions_total"], 0.0);
 }
 }  // namespace
+}  // namespace state_metrics_test
 }  // namespace sluice::server

@@ -7,6 +7,7 @@
 #include "state_fixture.h"
 
 namespace sluice::server {
+namespace state_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using namespace testing_state;  // NOLINT(google-build-using-namespace)
@@ -609,4 +610,5 @@ TEST_F(ServerStateTest, GpuUtilisationFromTheAgentReachesMetricsAndNodes) {
 }
 
 }  // namespace
+}  // namespace state_test
 }  // namespace sluice::server

@@ -4,6 +4,7 @@
 #include "config_test_util.h"
 
 namespace sluice {
+namespace jobs_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using testing_config::any_contains;
@@ -630,5 +631,38 @@ spec: {resourceQuota: {gpu: 8}}
   EXPECT_EQ(out.jobs[0].queue, "q");
 }
 
+// A JSON array or a `kind: List` of documents loads as its items (a saved `kubectl get -o json`
+// or a list of jobs next to the configuration); a job without an id gets the next after the
+// largest id given, as a server numbers a new submission.
+TEST(ConfigJobs, LoadReadsListsAndNumbersNewJobsAfterTheLargestId) {
+  const char* config = R"(
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: scheduling.x-k8s.io/v1alpha1, kind: Queue, metadata: {name: q}, spec: {resourceQuota: {gpu: 8}}}
+)";
+  const char* jobs = R"([
+  {"apiVersion": "sluice.dev/v1alpha1", "kind": "Job", "metadata": {"name": "old"},
+   "spec": {"queue": "q", "gpus": 1, "id": 41}},
+  {"apiVersion": "sluice.dev/v1alpha1", "kind": "Job", "metadata": {"name": "new"},
+   "spec": {"queue": "q", "gpus": 1}}
+])";
+  auto out = load({Source{"config.yaml", yaml(config)}, Source{"jobs.json", jobs}}, LoadOptions{});
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 2u);
+  EXPECT_EQ(out.jobs[0].name, "old");
+  EXPECT_EQ(out.jobs[0].id, 41u);
+  EXPECT_EQ(out.jobs[1].name, "new");
+  EXPECT_EQ(out.jobs[1].id, 42u);
+
+  out = load({Source{"config.yaml", yaml(config)},
+              Source{"bad.yaml", "- [{kind: Job}]\n---\n{apiVersion: v1, kind: List, items: 3}\n"}},
+             LoadOptions{});
+  EXPECT_TRUE(any_contains(out.errors, {"bad.yaml:1: a list inside a list"})) << dump(out.errors);
+  EXPECT_TRUE(any_contains(out.errors, {"bad.yaml:3: items: must be a list of documents"}))
+      << dump(out.errors);
+}
+
 }  // namespace
+}  // namespace jobs_test
 }  // namespace sluice

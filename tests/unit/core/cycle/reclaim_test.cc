@@ -7,6 +7,7 @@
 #include "core/cycle/scheduler.h"
 
 namespace sluice {
+namespace reclaim_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 constexpr TimeNs kSec = kNsPerSec;
@@ -93,4 +94,5 @@ TEST(Reclaim, NoReclaimWhenThePreemptorCannotEndWithinNominal) {
 }
 
 }  // namespace
+}  // namespace reclaim_test
 }  // namespace sluice

@@ -8,6 +8,7 @@
 #include "place_test_util.h"
 
 namespace sluice {
+namespace cluster_alloc_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using namespace sluice::testing;
@@ -159,4 +160,5 @@ TEST(ClusterAlloc, IndexesFollowCommits) {
 }
 
 }  // namespace
+}  // namespace cluster_alloc_test
 }  // namespace sluice

@@ -8,6 +8,7 @@
 #include "place_test_util.h"
 
 namespace sluice {
+namespace topology_slices_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using namespace sluice::testing;
@@ -116,4 +117,5 @@ TEST(PlaceTopology, TwoLayerSlices) {
 }
 
 }  // namespace
+}  // namespace topology_slices_test
 }  // namespace sluice
