@@ -12,10 +12,13 @@
 //
 //   node_swarm --server URL --prefix n --first 1 --count 10000 --width 5 --gpus 8
 //              [--model H100] [--threads 4] [--run-ms 0] [--heartbeat-ms 0] [--seconds 0]
+//              [--progress-file PATH]
 //
 // Prints one JSON line on stdout when it stops (SIGINT/SIGTERM, or after --seconds):
 // registration time, syncs, errors, pods run, sync latency p50/p99. While it runs, one status
-// line per 5 s on stderr.
+// line per 5 s on stderr, and with --progress-file the syncs answered so far in PATH (one
+// number, rewritten every 100 ms): the benchmark divides the server's CPU by the syncs it
+// really served, also when a loaded machine holds the swarm below one sync per heartbeat.
 #include <httplib.h>
 
 #include <algorithm>
@@ -45,13 +48,14 @@ struct Args {
   int gpus = 8, threads = 4;
   std::string model = "H100";
   long run_ms = 0, heartbeat_ms = 0, seconds = 0;
+  std::string progress_file;
 };
 
 [[noreturn]] void usage(const std::string& msg) {
   std::cerr << "node_swarm: " << msg
             << "\nusage: node_swarm --server URL [--prefix n] [--first 1] [--count 100] "
                "[--width 0] [--gpus 8] [--model H100] [--threads 4] [--run-ms 0] "
-               "[--heartbeat-ms 0] [--seconds 0]\n";
+               "[--heartbeat-ms 0] [--seconds 0] [--progress-file PATH]\n";
   std::exit(2);
 }
 
@@ -74,6 +78,8 @@ Args parse_args(int argc, char** argv) {
       a.prefix = v;
     else if (k == "--model")
       a.model = v;
+    else if (k == "--progress-file")
+      a.progress_file = v;
     else if (k == "--first")
       a.first = need();
     else if (k == "--count")
@@ -234,6 +240,16 @@ void run_share(std::vector<Node*> nodes, const Args& a, Totals& t) {
   }
 }
 
+// Replaced whole (a rename), so that a reader never sees half a number.
+void write_progress(const std::string& path, long syncs) {
+  const std::string tmp = path + ".tmp";
+  if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+    std::fprintf(f, "%ld\n", syncs);
+    std::fclose(f);
+    std::rename(tmp.c_str(), path.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,6 +293,7 @@ int main(int argc, char** argv) {
       last_syncs = s;
       last = now;
     }
+    if (!a.progress_file.empty()) write_progress(a.progress_file, t.syncs);
     if (a.seconds > 0 && now - t0 >= std::chrono::seconds(a.seconds)) g_stop = true;
   }
   for (auto& th : threads) th.join();

@@ -4,13 +4,17 @@
 # one-GPU jobs through it (serve_bench, batches of 100). Reports:
 #   - registration: wall time until every node registered;
 #   - heartbeats: the server's CPU (utime+stime from /proc/PID/stat) over WINDOW s while every
-#     node syncs once per heartbeat and nothing else happens: cores, and microseconds per sync;
+#     node syncs once per heartbeat and nothing else happens: cores; the syncs/s the swarm got
+#     answered (below NODES/heartbeat when the machine is too loaded for the swarm to keep up);
+#     microseconds of server CPU per sync answered, and the cores that makes at the full rate;
+#     the server's context switches per sync (all its threads, /proc/PID/task/*/status);
 #   - memory: the server's RSS idle with every node, and its peak (VmHWM) after the jobs;
 #   - jobs: durable submissions/s, starts/s, submit-to-running p50/p99 (serve_bench), the
 #     scheduling cycle's mean and max (the server's metrics), the server's CPU per job.
 #
 #   SLUICE_BIN=build/sluice bench/ha/scale_bench.sh            (10,000 nodes x 8, 100,000 jobs)
 #   NODES=500 JOBS=2000 CHECK=1 bench/ha/scale_bench.sh        (what tests/integration runs)
+#   JOBS=0 bench/ha/scale_bench.sh                              (registration and heartbeats only)
 #
 # Env: NODES (10000), GPUS (8), JOBS (100000), HEARTBEAT_MS (1000), WINDOW (10), RUN_MS (pods
 # "run" this long, 2000), SWARM_THREADS (NODES/50: a sync that carries reports waits for the
@@ -84,6 +88,9 @@ YAML
 cpu_s() {  # utime+stime of a PID, in seconds
   python3 -c "import os,sys; f=open('/proc/%s/stat'%sys.argv[1]).read().rsplit(')',1)[1].split(); print((int(f[11])+int(f[12]))/os.sysconf('SC_CLK_TCK'))" "$1"
 }
+ctx_switches() {  # voluntary + involuntary, summed over the PID's threads
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ {n += $2} END {print n + 0}'
+}
 status_kb() { awk -v k="$2:" '$1==k {print $2}' "/proc/$1/status"; }
 perf_start() {
   [[ -n ${PERF_OUT:-} ]] || return 0
@@ -107,7 +114,8 @@ echo "== $NODES nodes x $GPUS fake H100, heartbeat $HEARTBEAT_MS ms, $JOBS jobs"
 # 1. Registration.
 t0=$(date +%s.%N)
 "$SWARM" --server "$URL" --prefix n --first 1 --count "$NODES" --width "${#NODES}" --gpus "$GPUS" \
-  --threads "${SWARM_THREADS:-$(( (NODES + 49) / 50 ))}" --run-ms "$RUN_MS" > "$TMP/swarm.json" 2> "$TMP/swarm.log" &
+  --threads "${SWARM_THREADS:-$(( (NODES + 49) / 50 ))}" --run-ms "$RUN_MS" --progress-file "$TMP/syncs" \
+  > "$TMP/swarm.json" 2> "$TMP/swarm.log" &
 SWARM_PID=$!
 # The swarm says when the server answered every node's registration (the server's /metrics
 # lists every node: scraping it during the run would cost the server more than the syncs).
@@ -124,31 +132,35 @@ echo "  registration: $NODES nodes in $reg_s s; ${ready:-0} ready"
 # 2. Heartbeats alone: the server's CPU over WINDOW s.
 sleep 1
 perf_start heartbeats
-c0=$(cpu_s "$SERVE_PID"); w0=$(date +%s.%N)
+n0=$(cat "$TMP/syncs"); s0=$(ctx_switches "$SERVE_PID"); c0=$(cpu_s "$SERVE_PID"); w0=$(date +%s.%N)
 sleep "$WINDOW"
-c1=$(cpu_s "$SERVE_PID"); w1=$(date +%s.%N)
+c1=$(cpu_s "$SERVE_PID"); w1=$(date +%s.%N); s1=$(ctx_switches "$SERVE_PID"); n1=$(cat "$TMP/syncs")
 perf_stop
 rss_idle=$(status_kb "$SERVE_PID" VmRSS)
-read -r hb_cores hb_us <<<"$(python3 -c "
-c=($c1-$c0)/($w1-$w0); n=$NODES*1000.0/$HEARTBEAT_MS
-print(round(c,3), round(1e6*c/n,1))")"
-echo "  heartbeats: server CPU $hb_cores cores for $((NODES * 1000 / HEARTBEAT_MS)) syncs/s = $hb_us us per sync; RSS $((rss_idle / 1024)) MiB"
+read -r hb_cores hb_rate hb_us hb_full hb_cs <<<"$(python3 -c "
+w=$w1-$w0; c=($c1-$c0)/w; n=max(1.0, ($n1-$n0)/w)
+print(round(c,3), round(n), round(1e6*c/n,1), round(c*$NODES*1000.0/$HEARTBEAT_MS/n,3), round(($s1-$s0)/w/n,2))")"
+echo "  heartbeats: server CPU $hb_cores cores for $hb_rate syncs/s answered (of $((NODES * 1000 / HEARTBEAT_MS))) = $hb_us us per sync ($hb_full cores at the full rate), $hb_cs context switches per sync; RSS $((rss_idle / 1024)) MiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 3. Jobs.
 perf_start jobs
 c0=$(cpu_s "$SERVE_PID")
-"$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "${CLIENTS:-4}" --batch "${BATCH:-100}" \
-  --namespace bench --queue bench --command true --wait-s 1800 --json > "$TMP/jobs.json" || true
+if (( JOBS > 0 )); then
+  "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "${CLIENTS:-4}" --batch "${BATCH:-100}" \
+    --namespace bench --queue bench --command true --wait-s 1800 --json > "$TMP/jobs.json" || true
+else
+  echo '{"acknowledged": 0, "durable_submissions_per_s": 0, "succeeded": 0}' > "$TMP/jobs.json"
+fi
 c1=$(cpu_s "$SERVE_PID")
 perf_stop
 rss_peak=$(status_kb "$SERVE_PID" VmHWM)
 curl -fsS "$URL/metrics" > "$TMP/metrics.txt" || true
 kill -INT "$SWARM_PID" 2>/dev/null; wait "$SWARM_PID" 2>/dev/null || true; SWARM_PID=
 python3 - "$TMP" "$NODES" "$GPUS" "$JOBS" "$HEARTBEAT_MS" "$reg_s" "${ready:-0}" "$hb_cores" "$hb_us" \
-  "$rss_idle" "$rss_peak" "$c0" "$c1" "$CHECK" "${JSON_OUT:-}" <<'PY'
+  "$rss_idle" "$rss_peak" "$c0" "$c1" "$CHECK" "${JSON_OUT:-}" "$hb_cs" "$hb_rate" "$hb_full" <<'PY'
 import json, re, sys
 (tmp, nodes, gpus, jobs, hb, reg_s, ready, hb_cores, hb_us, rss_idle, rss_peak, c0, c1, check,
- json_out) = sys.argv[1:]
+ json_out, hb_cs, hb_rate, hb_full) = sys.argv[1:]
 j = json.load(open(tmp + "/jobs.json"))
 sw = json.loads((open(tmp + "/swarm.json").read().strip().splitlines() or ["{}"])[-1])
 m = {}
@@ -164,18 +176,21 @@ for mode, b, v in re.findall(r'sluice_scheduling_cycle_seconds_bucket\{mode="(\w
 cyc_max = next((b * 1e3 for b, v in sorted(bk.items()) if v >= m.get("count", 0)), float("nan"))
 r = {"nodes": int(nodes), "gpus_per_node": int(gpus), "jobs": int(jobs), "heartbeat_ms": int(hb),
      "registered": int(ready), "registration_s": float(reg_s), "heartbeat_cores": float(hb_cores),
-     "us_per_sync": float(hb_us), "rss_idle_mib": int(rss_idle) // 1024,
+     "us_per_sync": float(hb_us), "context_switches_per_sync": float(hb_cs),
+     "syncs_per_s": float(hb_rate), "heartbeat_cores_full_rate": float(hb_full),
+     "load_average": open("/proc/loadavg").read().split()[:3], "rss_idle_mib": int(rss_idle) // 1024,
      "rss_peak_mib": int(rss_peak) // 1024, "cycle_mean_ms": round(cyc, 2),
      "cycle_max_bucket_ms": cyc_max, "cycles": m.get("count", 0),
      "server_cpu_ms_per_job": round(1e3 * (float(c1) - float(c0)) / max(1, int(jobs)), 3),
      "swarm": sw, "serve_bench": j}
-print("  jobs: %d acknowledged, %.0f durable submissions/s; %d ended (%d succeeded)%s" % (
-    j["acknowledged"], j["durable_submissions_per_s"], j.get("ended", 0), j.get("succeeded", 0),
-    ", TIMED OUT" if j.get("timed_out") else ""))
-print("  starts/s %.0f; submit-to-running p50 %.2f s p99 %.2f s" % (
-    j.get("job_starts_per_s", 0), j.get("submit_to_running_p50_s", 0), j.get("submit_to_running_p99_s", 0)))
-print("  cycles: %d, mean %.2f ms, max <= %s ms; server CPU %.3f ms per job; peak RSS %d MiB" % (
-    r["cycles"], cyc, cyc_max, r["server_cpu_ms_per_job"], r["rss_peak_mib"]))
+if int(jobs) > 0:
+  print("  jobs: %d acknowledged, %.0f durable submissions/s; %d ended (%d succeeded)%s" % (
+      j["acknowledged"], j["durable_submissions_per_s"], j.get("ended", 0), j.get("succeeded", 0),
+      ", TIMED OUT" if j.get("timed_out") else ""))
+  print("  starts/s %.0f; submit-to-running p50 %.2f s p99 %.2f s" % (
+      j.get("job_starts_per_s", 0), j.get("submit_to_running_p50_s", 0), j.get("submit_to_running_p99_s", 0)))
+  print("  cycles: %d, mean %.2f ms, max <= %s ms; server CPU %.3f ms per job; peak RSS %d MiB" % (
+      r["cycles"], cyc, cyc_max, r["server_cpu_ms_per_job"], r["rss_peak_mib"]))
 print("  swarm: %d syncs, %d errors%s; sync p50 %.2f ms p99 %.2f ms" % (
     sw.get("syncs", 0), sw.get("errors", 0),
     (" (first: %s)" % sw["first_error"][:200]) if sw.get("errors") else "",

@@ -341,13 +341,22 @@ void Connection::dispatch(std::shared_ptr<Exchange> ex) {
     run_handler(self->server_, *ex->route, ex->req, ex->res);
     asio::post(self->socket_.get_executor(), [self, ex] { self->write(ex); });
   };
-  if (server_.pool->try_post(std::move(job))) return;
+  if (to_worker(std::move(job))) return;
+  set_busy(ex->res);
+  write(std::move(ex));
+}
+
+bool Connection::to_worker(std::function<void()> job) {
+  return server_.pool && server_.pool->try_post(std::move(job));
+}
+
+// Every worker busy and the queue full (any thread: counters and options only).
+void Connection::set_busy(Response& res) const {
   ++server_.busy_503;
   server_.set_stack_error(
-      ex->res, 503, "busy", "the server is busy: try again later",
+      res, 503, "busy", "the server is busy: try again later",
       {std::to_string(server_.opts.max_queued) + " requests are waiting for a worker"});
-  ex->res.set_header("Retry-After", "1");
-  write(std::move(ex));
+  res.set_header("Retry-After", "1");
 }
 
 void Connection::run_async(std::shared_ptr<Exchange> ex) {
@@ -359,6 +368,17 @@ void Connection::run_async(std::shared_ptr<Exchange> ex) {
   if (!state->take().first) return;
   ex->res = std::move(failed);
   write(std::move(ex));
+}
+
+// On a worker: a Responder's job (Responder::to_worker). One that throws before it answered
+// gets a 500, as a synchronous handler does.
+void Connection::run_job(const std::shared_ptr<Exchange>& ex, Responder::State& state,
+                         const std::function<void()>& job) {
+  Response failed;
+  if (run_guarded(server_, ex->req, failed, job)) return;
+  if (!state.take().first) return;
+  ex->res = std::move(failed);
+  answer(shared_from_this(), ex);
 }
 
 void Connection::answer(std::shared_ptr<Connection> self, std::shared_ptr<Exchange> ex) {
@@ -482,6 +502,16 @@ void Responder::on_disconnect(std::function<void()> f) const {
 
 bool Responder::answered() const {
   return !state_->connection();
+}
+
+void Responder::to_worker(std::function<void()> job) const {
+  auto [conn, ex] = state_->peek();
+  if (!conn) return;
+  auto run = [conn, ex, state = state_, job = std::move(job)] { conn->run_job(ex, *state, job); };
+  if (conn->to_worker(std::move(run))) return;
+  if (!state_->take().first) return;  // refused (the job is gone): 503, unless answered meanwhile
+  conn->set_busy(ex->res);
+  Connection::answer(std::move(conn), std::move(ex));
 }
 
 Responder::State::~State() {

@@ -8,6 +8,10 @@
 //   http.Async("*", "*", [](Request& req, Responder r) {
 //     start_work(std::move(req.body), [r](std::string out) { r.send(make_answer(out)); });
 //   });
+//   http.Async("POST", "/v1/x", [](Request& req, Responder r) {
+//     if (auto res = answer_without_blocking(req)) return r.send(*res);
+//     r.to_worker([&req, r] { r.send(answer_blocking(req)); });  // req lives until the answer
+//   });
 #include <functional>
 #include <memory>
 
@@ -30,6 +34,13 @@ class Responder {
   void on_disconnect(std::function<void()> f) const;
   // Whether send() or close() was called.
   bool answered() const;
+  // Runs `job` on one of the server's worker threads, where it may block (a long poll, a store
+  // commit) before it answers through this Responder. An asynchronous route answers what it
+  // can on the I/O thread and hands only the rest over: a request answered there costs no
+  // thread hand-off and no wake-up. When every worker is busy and the queue is full the answer
+  // is 503 (busy, as for a synchronous route) and `job` is dropped unrun. Any thread; ignored
+  // once answered.
+  void to_worker(std::function<void()> job) const;
 
  private:
   // Copies share it. When the last copy goes without an answer the client gets a 500 and the

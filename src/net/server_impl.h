@@ -113,6 +113,11 @@ struct Responder::State {
     std::lock_guard lk(mu);
     return conn;
   }
+  // Both, left in place (nullptr when answered before).
+  std::pair<std::shared_ptr<Connection>, std::shared_ptr<Exchange>> peek() const {
+    std::lock_guard lk(mu);
+    return {conn, ex};
+  }
 
   mutable std::mutex mu;
   std::shared_ptr<Connection> conn;
@@ -145,6 +150,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void abandon();
   void watch(std::function<void()> on_close);
   bool server_stopping() const { return server_.stopping; }
+  // Any thread: a job for the worker pool (false: the queue is full or stopping), and the 503
+  // that answers a request refused for that.
+  bool to_worker(std::function<void()> job);
+  void set_busy(Response& res) const;
+  void run_job(const std::shared_ptr<Exchange>& ex, Responder::State& state,
+               const std::function<void()>& job);     // on the worker
   void lost_responder(std::shared_ptr<Exchange> ex);  // a 500 and a log line
 
  private:

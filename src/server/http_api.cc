@@ -389,40 +389,7 @@ void Server::routes() {
     kick();
     reply(res, 200, out.response);
   });
-  h.Post(R"(/v1/agents/([^/]+)/sync)", [this, now](const net::Request& req, net::Response& res) {
-    const std::string node = req.matches[1];
-    const std::string bearer = secret::bearer(req.get_header_value("Authorization"));
-    // Before the body is parsed: strangers cost nothing (no state lock: credentials have
-    // their own).
-    if (!state_->node_admitted(node, bearer))
-      return fail(res, 401, "missing or wrong credential for node \"" + node + "\"");
-    proto::SyncRequest sr;
-    try {
-      sr = json::parse(req.body).get<proto::SyncRequest>();
-    } catch (const json::exception& e) {
-      return fail(res, 400, std::string("bad sync request: ") + e.what());
-    }
-    ServerState::SyncOutcome out;
-    proto::SyncResponse resp;
-    {
-      std::unique_lock lk(state_->mu());
-      out = state_->sync_reports(node, bearer, sr, now());
-      if (out.status != 200) return fail(res, out.status, out.error);
-      if (!sr.exits.empty()) kick();  // capacity may have been freed
-      // Long poll: hold the reply until there is work for this node (bounded), unless half
-      // the handler threads hold long polls already (the agent then polls a heartbeat later).
-      auto wait = std::chrono::milliseconds(std::clamp<int64_t>(sr.wait_ms, 0, 30'000));
-      if (long_polls_ >= std::max(1, options_.http_threads / 2)) wait = {};
-      ++long_polls_;
-      state_->outbox_cv(node)->wait_for(lk, wait,
-                                        [&] { return stop_ || state_->has_outbox(node); });
-      --long_polls_;
-      resp = state_->take_outbox(node, sr.agent_id);
-    }
-    if (out.ticket && !store_->wait(out.ticket))
-      return fail(res, 503, "the reports could not be written", {refusal()});
-    reply(res, 200, resp);
-  });
+  routes_sync();  // http_sync.cc
 
   // An agent's answer to a log request of its sync reply: the body is the log (or an error).
   h.Post(R"(/v1/agents/([^/]+)/logs/(\d+))",

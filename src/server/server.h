@@ -91,6 +91,10 @@ class Server {
   void dashboard_routes();  // http_dashboard.cc
   // http_jobctl.cc: hold, release, requeue, history and usage.
   void routes_jobctl();
+  // http_sync.cc: the agents' syncs, answered on the I/O thread when nothing blocks.
+  struct SyncCall;
+  void routes_sync();
+  bool sync_step(SyncCall& call, net::Response& res, bool may_block);
   void loop();
   void loop_body();
   void kick();
