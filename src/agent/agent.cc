@@ -294,17 +294,23 @@ bool Agent::follow_leader(const httplib::Result& res) {
   if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
   // The standby names the leader when it knows it: straight there, else the next server. Not
   // back to the server just left: a standby names a dead leader until its lease expires, and
-  // following that would bounce between the two and never try a third.
+  // following that would bounce between the two and never try a third. A replica that names
+  // itself has just won the election: ask it again.
   const size_t at = server_at_;
   size_t next = (at + 1) % servers_.size();
+  bool named = false;
   if (res) {
     const auto body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
     const std::string leader = body.is_object() ? body.value("leader", std::string()) : "";
     for (size_t i = 0; i < servers_.size(); ++i)
-      if (!leader.empty() && servers_[i] == leader && i != at && i != left_at_) next = i;
+      if (!leader.empty() && servers_[i] == leader && i != left_at_) {
+        next = i;
+        named = true;
+      }
   }
-  left_at_ = at;
+  if (next != at) left_at_ = at;
   server_at_ = next;
+  named_leader_ = named;
   std::lock_guard lock(mu_);
   status_.registered = false;  // the next server may not know this agent: register there
   return true;
@@ -376,8 +382,16 @@ void Agent::sync_loop() {
     cli = std::move(next);
   };
   int64_t backoff_ms = kMinBackoffMs;
-  size_t failed = 0;  // requests failed since the last that succeeded
+  size_t failed = 0;    // requests failed since the last that succeeded
+  bool jumped = false;  // the last request went where a standby named the leader, at once
   auto back_off = [&] {
+    // Where a standby named the leader: at once (once: two standbys that name each other do
+    // not make a loop without delays).
+    if (named_leader_.exchange(false) && !jumped) {
+      jumped = true;
+      return;
+    }
+    jumped = false;
     sleep_unless_quit(milliseconds(backoff_ms));
     // With replicas, the delay grows once per round over all of them, not per server tried:
     // during a failover the next one may lead already (the agent reaches the new leader
