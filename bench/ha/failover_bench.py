@@ -222,7 +222,7 @@ try:
     for t in threads:
         t.start()
     kills = []  # (killed_at, ready_at)
-    loads = []  # ms, from the killed leaders' logs
+    loads, load_lines = [], []  # ms and their breakdown, from the killed leaders' logs
     t0 = time.time()
     for k in range(KILLS):
         time.sleep(rng.uniform(1.5, 3.0))  # scheduling has resumed since the last takeover
@@ -241,7 +241,9 @@ try:
         kills.append((killed_at, time.time()))
         old.kill9()
         # What it logged: "state loaded in N ms (...)" when it took over.
-        loads.extend(int(m) for m in re.findall(r"state loaded in (\d+) ms", old.proc.stderr.read()))
+        for m in re.findall(r"state loaded in (\d+) ms \((.*)\)", old.proc.stderr.read()):
+            loads.append(int(m[0]))
+            load_lines.append(m[1])
         check(old.start(), "killed replica %s restarts as a standby" % old.url)
         for r in replicas:  # one that stepped down (exit 3) comes back as a standby
             if r.proc.poll() is not None:
@@ -317,7 +319,7 @@ try:
                "first_decision_p50_s": pct(decided, 50), "first_decision_p99_s": pct(decided, 99),
                "first_decision_max_s": max(decided or [float("nan")]),
                "first_decision_s": [round(d, 2) for d in decided],
-               "freeze": FREEZE, "state_load_ms": loads}
+               "freeze": FREEZE, "state_load_ms": loads, "state_load_parts": load_lines}
     check(len(decided) == len(kills), "a scheduling decision after every kill")
 finally:
     if agent and agent.poll() is None:
@@ -328,6 +330,8 @@ finally:
 if figures and os.environ.get("JSON_OUT"):
     with open(os.environ["JSON_OUT"], "a") as f:
         f.write(json.dumps(figures) + "\n")
+for line in (figures or {}).get("state_load_parts", []):
+    print("state loaded: " + line)
 finish("failover_bench",
        ("%d kills in %.0f s (lease %d s): takeover p50 %.2f s p99 %.2f s max %.2f s; first "
         "decision p50 %.2f s p99 %.2f s max %.2f s (%s); %d acknowledged, %d lost, %d duplicated, "
