@@ -20,8 +20,9 @@ Checked at the end (against a ledger of every 202):
 
   bench/ha/failover_bench.py [KILLS=10] [SEED=1616]
 Env: SLUICE_BIN (build/sluice), RATE (submissions/s, 30), LEASE (the leader lease s, 2),
-FREEZE=1 (SIGSTOP the leader instead of SIGKILL, as a dead machine: its port refuses nothing and
-the standbys wait for its lease to expire; it is killed once a new leader leads),
+FREEZE=1 (SIGSTOP the leader instead of SIGKILL, as a dead machine: its port refuses nothing,
+the standbys wait for its lease to expire, agents and clients for their timeouts; it is killed
+15 s after it froze, once a new leader leads),
 STORE_OPTS (more store URL options, e.g. "probe-leader=0"),
 ETCD_FLAGS (more etcd flags, e.g. "--heartbeat-interval 50 --election-timeout 500": etcd's
 shortest lease is 1.5 election timeouts, so LEASE=1 needs a shorter election timeout),
@@ -49,6 +50,7 @@ SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1616
 RATE = float(os.environ.get("RATE", "30"))
 LEASE = int(os.environ.get("LEASE", "2"))
 FREEZE = os.environ.get("FREEZE") == "1"
+FREEZE_S = 15.0  # how long a frozen leader stays frozen before it is killed
 NODES, GPUS = 4, 4
 CLIENTS = 4
 rng = random.Random(SEED)
@@ -239,6 +241,8 @@ try:
         if new is None:
             break
         kills.append((killed_at, time.time()))
+        if FREEZE:  # a dead machine stays silent: agents and clients must give up on it
+            time.sleep(max(0.0, killed_at + FREEZE_S - time.time()))
         old.kill9()
         # What it logged: "state loaded in N ms (...)" when it took over.
         for m in re.findall(r"state loaded in (\d+) ms \((.*)\)", old.proc.stderr.read()):

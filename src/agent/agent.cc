@@ -29,6 +29,10 @@ namespace {
 
 constexpr int64_t kMinBackoffMs = 100;
 constexpr int64_t kReadMarginS = 10;  // a long poll may take wait_ms plus this
+// With several servers (replicas on etcd): a leader silent this long past its long poll (or
+// after a registration) is taken for dead (its machine died: nothing refuses the connection) and
+// the next server is asked; a live one is found again through the standbys' not_leader answers.
+constexpr int64_t kReplicaReadMarginS = 3;
 
 std::string random_id() {
   std::random_device rd;
@@ -515,7 +519,7 @@ bool Agent::do_register(httplib::Client& cli) {
   req.agent_id = agent_id_;
   req.credential = identity_->credential();
   req.container_runtime = isolation_->container_runtime();
-  cli.set_read_timeout(kReadMarginS, 0);
+  cli.set_read_timeout(servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS, 0);
   const std::string body = proto::dump_json(nlohmann::json(req));
   // 1. As the node (its credential); 2. a node the server does not know yet joins with the
   //    join token, and the credential it brings becomes the node's.
@@ -582,7 +586,8 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
   }
   req.wait_ms = wait_ms;
   req.gpu_utilization_pct = sample_utilization();
-  cli.set_read_timeout(wait_ms / 1000 + kReadMarginS, 0);
+  cli.set_read_timeout(wait_ms / 1000 + (servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS),
+                       0);
   const auto sent = Clock::now();
   auto res = cli.Post("/v1/agents/" + options_.node + "/sync", bearer(identity_->credential()),
                       proto::dump_json(nlohmann::json(req)), "application/json");
