@@ -26,8 +26,9 @@ namespace sluice::server {
 struct EtcdOptions {
   std::vector<std::string> endpoints;  // "http://host:port"
   std::string prefix = "/sluice/default/";
-  // The leader's lease: a dead leader is replaced this long after its last renewal (plus a
-  // standby's poll, 250 ms). etcd raises a TTL below its own minimum (about 2 s).
+  // The leader's lease: a silent leader is replaced this long after its last renewal (plus a
+  // standby's poll, 100 ms; one whose process died sooner: election.cc). etcd raises a TTL
+  // below its own minimum (about 2 s).
   int64_t lease_ttl_s = 2;
   // One txn carries at most this many operations and about this many bytes: etcd refuses more
   // (--max-txn-ops 128 and --max-request-bytes 1.5 MiB by default). A larger commit is split

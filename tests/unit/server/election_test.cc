@@ -13,6 +13,7 @@
 #include "net/http_server.h"
 
 namespace sluice::server {
+namespace election_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using testing::EtcdProcess;
@@ -92,4 +93,5 @@ TEST(Election, PreviousRunOfThisReplicaIsReplaced) {
 }
 
 }  // namespace
+}  // namespace election_test
 }  // namespace sluice::server

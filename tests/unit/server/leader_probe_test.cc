@@ -9,6 +9,7 @@
 #include "net/http_server.h"
 
 namespace sluice::server {
+namespace leader_probe_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 // A replica's API: /readyz 200 on a free loopback port.
@@ -63,4 +64,5 @@ TEST(LeaderProbe, NeverReachedIsNeverGone) {
 }
 
 }  // namespace
+}  // namespace leader_probe_test
 }  // namespace sluice::server

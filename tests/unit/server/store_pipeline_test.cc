@@ -11,6 +11,7 @@
 #include "server/store.h"
 
 namespace sluice::server {
+namespace store_pipeline_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using namespace std::chrono_literals;
@@ -147,4 +148,5 @@ TEST(StorePipeline, DepthOneCommitsOneBatchAtATime) {
 }
 
 }  // namespace
+}  // namespace store_pipeline_test
 }  // namespace sluice::server
