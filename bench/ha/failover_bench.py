@@ -20,6 +20,10 @@ Checked at the end (against a ledger of every 202):
 
   bench/ha/failover_bench.py [KILLS=10] [SEED=1616]
 Env: SLUICE_BIN (build/sluice), RATE (submissions/s, 30), LEASE (the leader lease s, 2),
+FREEZE=1 (SIGSTOP the leader instead of SIGKILL, as a dead machine: its port refuses nothing,
+the standbys wait for its lease to expire, agents and clients for their timeouts; it is killed
+15 s after it froze, once a new leader leads),
+STORE_OPTS (more store URL options, e.g. "probe-leader=0"),
 ETCD_FLAGS (more etcd flags, e.g. "--heartbeat-interval 50 --election-timeout 500": etcd's
 shortest lease is 1.5 election timeouts, so LEASE=1 needs a shorter election timeout),
 JSON_OUT (file: one JSON line with the figures). Exit 77 where etcd is not installed."""
@@ -27,6 +31,8 @@ import base64
 import json
 import os
 import random
+import re
+import signal
 import subprocess
 import sys
 import threading
@@ -43,6 +49,8 @@ KILLS = int(sys.argv[1]) if len(sys.argv) > 1 else 10
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1616
 RATE = float(os.environ.get("RATE", "30"))
 LEASE = int(os.environ.get("LEASE", "2"))
+FREEZE = os.environ.get("FREEZE") == "1"
+FREEZE_S = 15.0  # how long a frozen leader stays frozen before it is killed
 NODES, GPUS = 4, 4
 CLIENTS = 4
 rng = random.Random(SEED)
@@ -163,7 +171,8 @@ figures = {}
 agent = None
 try:
     check(etcd.start(), "the etcd cluster is up")
-    store = etcd.store_url("fobench") + ("?lease=%d" % LEASE)
+    store = etcd.store_url("fobench") + ("?lease=%d" % LEASE) + (
+        "&" + os.environ["STORE_OPTS"] if os.environ.get("STORE_OPTS") else "")
     replicas = [Serve(os.path.join(data, "r%d" % i), cfg,
                       extra=["--store", store, "--cycle-interval-ms", "50"]) for i in range(3)]
     for r in replicas:
@@ -215,6 +224,7 @@ try:
     for t in threads:
         t.start()
     kills = []  # (killed_at, ready_at)
+    loads, load_lines = [], []  # ms and their breakdown, from the killed leaders' logs
     t0 = time.time()
     for k in range(KILLS):
         time.sleep(rng.uniform(1.5, 3.0))  # scheduling has resumed since the last takeover
@@ -222,12 +232,22 @@ try:
         if old is None:
             break
         killed_at = time.time()
-        old.kill9()
+        if FREEZE:
+            old.proc.send_signal(signal.SIGSTOP)
+        else:
+            old.kill9()
         new = wait_for(lambda: (lambda l: l if l is not None and l is not old else None)(
             leader_of(replicas)), 30, "a new leader after kill %d" % (k + 1))
         if new is None:
             break
         kills.append((killed_at, time.time()))
+        if FREEZE:  # a dead machine stays silent: agents and clients must give up on it
+            time.sleep(max(0.0, killed_at + FREEZE_S - time.time()))
+        old.kill9()
+        # What it logged: "state loaded in N ms (...)" when it took over.
+        for m in re.findall(r"state loaded in (\d+) ms \((.*)\)", old.proc.stderr.read()):
+            loads.append(int(m[0]))
+            load_lines.append(m[1])
         check(old.start(), "killed replica %s restarts as a standby" % old.url)
         for r in replicas:  # one that stepped down (exit 3) comes back as a standby
             if r.proc.poll() is not None:
@@ -302,7 +322,8 @@ try:
                "takeover_max_s": max(takeover or [float("nan")]),
                "first_decision_p50_s": pct(decided, 50), "first_decision_p99_s": pct(decided, 99),
                "first_decision_max_s": max(decided or [float("nan")]),
-               "first_decision_s": [round(d, 2) for d in decided]}
+               "first_decision_s": [round(d, 2) for d in decided],
+               "freeze": FREEZE, "state_load_ms": loads, "state_load_parts": load_lines}
     check(len(decided) == len(kills), "a scheduling decision after every kill")
 finally:
     if agent and agent.poll() is None:
@@ -313,14 +334,17 @@ finally:
 if figures and os.environ.get("JSON_OUT"):
     with open(os.environ["JSON_OUT"], "a") as f:
         f.write(json.dumps(figures) + "\n")
+for line in (figures or {}).get("state_load_parts", []):
+    print("state loaded: " + line)
 finish("failover_bench",
        ("%d kills in %.0f s (lease %d s): takeover p50 %.2f s p99 %.2f s max %.2f s; first "
         "decision p50 %.2f s p99 %.2f s max %.2f s (%s); %d acknowledged, %d lost, %d duplicated, "
-        "%d double-assigned GPUs, %d undelivered placements requeued" % (
+        "%d double-assigned GPUs, %d undelivered placements requeued; state loaded in %s ms%s" % (
             figures["kills"], elapsed, LEASE, figures["takeover_p50_s"], figures["takeover_p99_s"],
             figures["takeover_max_s"], figures["first_decision_p50_s"],
             figures["first_decision_p99_s"], figures["first_decision_max_s"],
             ",".join("%.2f" % d for d in figures["first_decision_s"]), figures["acknowledged"],
             figures["lost"], figures["duplicated"], figures["double_assigned"],
-            figures["requeued_undelivered"]))
+            figures["requeued_undelivered"], ",".join(map(str, figures["state_load_ms"])),
+            " (FREEZE: SIGSTOP)" if FREEZE else ""))
        if figures else "did not complete")

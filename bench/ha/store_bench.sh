@@ -9,7 +9,9 @@
 #
 # Env: JOBS, CLIENTS, BATCH, ETCD_OPTS (the store URL's options, e.g. "max-txn-ops=1024"; this
 # script starts etcd with --max-txn-ops 1024 --max-request-bytes 8388608 so larger txns are
-# allowed), ETCD_MEMBERS (3), SLUICE_BIN, SERVE_BENCH. Exit 77 where etcd is not installed.
+# allowed), VARIANTS (several option sets, space-separated, each measured in turn; "default":
+# none), ROUNDS (1: SQLite and every variant, alternating, this many times), ETCD_MEMBERS (3),
+# SLUICE_BIN, SERVE_BENCH. Exit 77 where etcd is not installed.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 command -v etcd >/dev/null || { echo "store_bench: skipped: etcd is not installed (scripts/deps.sh test)"; exit 77; }
@@ -48,14 +50,42 @@ run() {  # $1: label; the rest: env for sluice_e2e.sh
     PORT="$(free_port)" JSON_OUT="$TMP/$label.json" bash "$ROOT/bench/e2e/sluice_e2e.sh" |
     sed "s/^== sluice:/== sluice ($label):/"
 }
-run sqlite ETCD=
-run etcd ETCD="$ETCD_EP" ETCD_OPTS="${ETCD_OPTS:-}"
-python3 - "$TMP/sqlite.json" "$TMP/etcd.json" "$MEMBERS" "$BATCH" <<'PY'
-import json, sys
-s, e = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[1:3])
-a, b = s["durable_submissions_per_s"], e["durable_submissions_per_s"]
-print("durable submissions/s, batch %s: SQLite %.0f, etcd (%s members) %.0f: etcd/SQLite %.2fx"
-      % (sys.argv[4], a, sys.argv[3], b, b / a if a else float("nan")))
-print("ack p50/p99 ms: SQLite %.1f/%.1f, etcd %.1f/%.1f" % (
-    s["ack_latency_p50_ms"], s["ack_latency_p99_ms"], e["ack_latency_p50_ms"], e["ack_latency_p99_ms"]))
+# ROUNDS times: SQLite, then etcd with each option set of VARIANTS (default: ETCD_OPTS alone),
+# alternating, so that a machine loaded by others weighs on every store alike.
+read -r -a variants <<< "${VARIANTS:-${ETCD_OPTS:-default}}"
+labels=()
+for r in $(seq 1 "${ROUNDS:-1}"); do
+  run "sqlite-$r" ETCD=
+  labels+=("sqlite-$r")
+  for v in $(seq 0 $((${#variants[@]} - 1))); do
+    opts=${variants[$v]}
+    [[ $opts == default ]] && opts=
+    run "etcd$v-$r" ETCD="$ETCD_EP" ETCD_OPTS="$opts"
+    labels+=("etcd$v-$r")
+  done
+done
+python3 - "$TMP" "$MEMBERS" "$BATCH" "${VARIANTS:-${ETCD_OPTS:-default}}" "${labels[@]}" <<'PY'
+import json, statistics, sys
+tmp, members, batch, variants = sys.argv[1:5]
+variants = variants.split()
+rows = {}
+for label in sys.argv[5:]:
+    with open("%s/%s.json" % (tmp, label)) as f:
+        rows[label] = json.loads(f.read().strip().splitlines()[-1])
+rate = lambda l: rows[l]["durable_submissions_per_s"]
+rounds = sorted({int(l.rsplit("-", 1)[1]) for l in rows})
+print("durable submissions/s, batch %s, etcd %s members; per round: SQLite, then each etcd variant "
+      "(x SQLite of its round)" % (batch, members))
+for r in rounds:
+    s = rate("sqlite-%d" % r)
+    print("round %d: SQLite %.0f; " % (r, s) + "; ".join(
+        "etcd %s %.0f (%.2fx, ack p50/p99 %.0f/%.0f ms)" % (
+            v, rate("etcd%d-%d" % (i, r)), rate("etcd%d-%d" % (i, r)) / s,
+            rows["etcd%d-%d" % (i, r)]["ack_latency_p50_ms"],
+            rows["etcd%d-%d" % (i, r)]["ack_latency_p99_ms"]) for i, v in enumerate(variants)))
+def summary(name, xs):
+    return "%s: median %.0f, min %.0f, max %.0f" % (name, statistics.median(xs), min(xs), max(xs))
+print(summary("SQLite", [rate("sqlite-%d" % r) for r in rounds]))
+for i, v in enumerate(variants):
+    print(summary("etcd %s" % v, [rate("etcd%d-%d" % (i, r)) for r in rounds]))
 PY

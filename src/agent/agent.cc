@@ -29,6 +29,10 @@ namespace {
 
 constexpr int64_t kMinBackoffMs = 100;
 constexpr int64_t kReadMarginS = 10;  // a long poll may take wait_ms plus this
+// With several servers (replicas on etcd): a leader silent this long past its long poll (or
+// after a registration) is taken for dead (its machine died: nothing refuses the connection) and
+// the next server is asked; a live one is found again through the standbys' not_leader answers.
+constexpr int64_t kReplicaReadMarginS = 3;
 
 std::string random_id() {
   std::random_device rd;
@@ -294,17 +298,23 @@ bool Agent::follow_leader(const httplib::Result& res) {
   if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
   // The standby names the leader when it knows it: straight there, else the next server. Not
   // back to the server just left: a standby names a dead leader until its lease expires, and
-  // following that would bounce between the two and never try a third.
+  // following that would bounce between the two and never try a third. A replica that names
+  // itself has just won the election: ask it again.
   const size_t at = server_at_;
   size_t next = (at + 1) % servers_.size();
+  bool named = false;
   if (res) {
     const auto body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
     const std::string leader = body.is_object() ? body.value("leader", std::string()) : "";
     for (size_t i = 0; i < servers_.size(); ++i)
-      if (!leader.empty() && servers_[i] == leader && i != at && i != left_at_) next = i;
+      if (!leader.empty() && servers_[i] == leader && i != left_at_) {
+        next = i;
+        named = true;
+      }
   }
-  left_at_ = at;
+  if (next != at) left_at_ = at;
   server_at_ = next;
+  named_leader_ = named;
   std::lock_guard lock(mu_);
   status_.registered = false;  // the next server may not know this agent: register there
   return true;
@@ -376,8 +386,16 @@ void Agent::sync_loop() {
     cli = std::move(next);
   };
   int64_t backoff_ms = kMinBackoffMs;
-  size_t failed = 0;  // requests failed since the last that succeeded
+  size_t failed = 0;    // requests failed since the last that succeeded
+  bool jumped = false;  // the last request went where a standby named the leader, at once
   auto back_off = [&] {
+    // Where a standby named the leader: at once (once: two standbys that name each other do
+    // not make a loop without delays).
+    if (named_leader_.exchange(false) && !jumped) {
+      jumped = true;
+      return;
+    }
+    jumped = false;
     sleep_unless_quit(milliseconds(backoff_ms));
     // With replicas, the delay grows once per round over all of them, not per server tried:
     // during a failover the next one may lead already (the agent reaches the new leader
@@ -501,7 +519,7 @@ bool Agent::do_register(httplib::Client& cli) {
   req.agent_id = agent_id_;
   req.credential = identity_->credential();
   req.container_runtime = isolation_->container_runtime();
-  cli.set_read_timeout(kReadMarginS, 0);
+  cli.set_read_timeout(servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS, 0);
   const std::string body = proto::dump_json(nlohmann::json(req));
   // 1. As the node (its credential); 2. a node the server does not know yet joins with the
   //    join token, and the credential it brings becomes the node's.
@@ -568,7 +586,8 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
   }
   req.wait_ms = wait_ms;
   req.gpu_utilization_pct = sample_utilization();
-  cli.set_read_timeout(wait_ms / 1000 + kReadMarginS, 0);
+  cli.set_read_timeout(wait_ms / 1000 + (servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS),
+                       0);
   const auto sent = Clock::now();
   auto res = cli.Post("/v1/agents/" + options_.node + "/sync", bearer(identity_->credential()),
                       proto::dump_json(nlohmann::json(req)), "application/json");

@@ -133,7 +133,8 @@ class Agent {
   // The server URL requests go to now (one of options_.server_url's).
   std::string server() const;
   // After a failed request: moves to the next server URL when this one is unreachable or a
-  // standby (true: the caller makes a new client).
+  // standby (true: the caller makes a new client). When the standby named the leader, the
+  // next request goes there without the back-off (named_leader_).
   bool follow_leader(const httplib::Result& res);
   void renew_lease(std::chrono::steady_clock::time_point sent);
   void upload_logs(const std::vector<proto::LogRequest>& logs);  // agent_logs.cc
@@ -193,6 +194,7 @@ class Agent {
   std::vector<std::string> servers_;       // options_.server_url, split at commas
   std::atomic<size_t> server_at_{0};       // the index of server()
   std::atomic<size_t> left_at_{SIZE_MAX};  // the server follow_leader() left last
+  std::atomic<bool> named_leader_{false};  // follow_leader() went where a standby said
   httplib::Client* in_flight_ = nullptr;   // the sync loop's client, so stop() can cut a long poll
   httplib::Client* report_in_flight_ = nullptr;
   bool polling_ = false;  // a long poll is in flight, since poll_since_

@@ -5,10 +5,14 @@
 
 #include "net/http_server.h"
 #include "proto/protocol.h"
+#include "server/leader_probe.h"
 
 namespace sluice::server {
 
 namespace {
+
+// How often a standby reads the leader key (and probes the leader).
+constexpr int kPollMs = 100;
 
 // The standby's answers; the leader's URL changes between campaign rounds.
 class StandbyHttp {
@@ -79,12 +83,15 @@ Result<Elected> wait_for_leadership(std::unique_ptr<EtcdStore> store, ElectionOp
     if (line != said && o.log) o.log(line);
     said = line;
   };
+  LeaderProbe probe;
   // Bounded by stop_requested(): a standby waits as long as another replica leads.
   while (!o.stop_requested || !o.stop_requested()) {
     std::string leader;
-    auto won = store->campaign(me, &leader);
+    int64_t lease = 0;
+    auto won = store->campaign(me, &leader, &lease);
     if (won && *won) {
-      http->stop();  // frees the port for the leader's API
+      standby.set_leader(me);  // until the port is the leader's: it leads, ask again
+      http->stop();            // frees the port for the leader's API
       if (o.log) o.log("this replica (" + me + ") leads now");
       return Elected{std::move(store), *bound};
     }
@@ -94,8 +101,22 @@ Result<Elected> wait_for_leadership(std::unique_ptr<EtcdStore> store, ElectionOp
     } else {
       standby.set_leader(leader);
       say("standby: the leader is " + leader);
+      // The leader's process is gone: its port refuses connections, or the key names this
+      // replica's own URL (a previous run of it that died: this one holds the port now). Its
+      // lease goes now and this replica campaigns at once instead of waiting out the TTL.
+      const char* gone = !store->options().probe_leader ? nullptr
+                         : leader == me                 ? "a previous run of this replica"
+                         : probe.gone(lease, leader)    ? "its port refuses connections"
+                                                        : nullptr;
+      if (gone && lease != 0) {
+        auto revoked = store->revoke(lease);
+        if (o.log)
+          o.log("standby: the leader " + leader + " is gone (" + gone + "): " +
+                (revoked ? "revoked its lease" : "cannot revoke its lease: " + revoked.error()));
+        if (revoked) continue;
+      }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
   }
   http->stop();
   return Elected{nullptr, *bound};

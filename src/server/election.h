@@ -1,6 +1,7 @@
 #pragma once
 // A replica of `sluice serve --store etcd://...` before it leads (docs/ha.md): it campaigns for
-// the leader key every 250 ms and meanwhile answers on its --listen address as a standby:
+// the leader key every 100 ms (revoking the lease of a leader whose process is gone:
+// leader_probe.h) and meanwhile answers on its --listen address as a standby:
 // /healthz 200, /readyz 503 ("standby; the leader is URL"), and every API request 503 with
 // {"code": "not_leader", "leader": URL}, which the CLI and the agents take as "try the next
 // server URL".

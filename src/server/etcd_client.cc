@@ -118,6 +118,7 @@ EtcdKv EtcdClient::decode_kv(const json& kv) {
   out.key = base64_decode(kv.value("key", ""));
   out.value = base64_decode(kv.value("value", ""));
   out.create_revision = etcd_int(kv, "create_revision");
+  out.version = etcd_int(kv, "version");
   out.lease = etcd_int(kv, "lease");
   return out;
 }
@@ -151,14 +152,23 @@ Result<std::optional<EtcdKv>> EtcdClient::get(const std::string& key) {
   return std::optional<EtcdKv>{decode_kv(kvs[0])};
 }
 
-Result<int64_t> EtcdClient::grant(int64_t ttl_s) {
+Result<EtcdClient::Lease> EtcdClient::grant(int64_t ttl_s) {
   auto r = call("/v3/lease/grant", json{{"TTL", std::to_string(ttl_s)}});
   if (!r) return Error{r.error()};
-  if (r->contains("error") && !(*r)["error"].get<std::string>().empty())
+  if (r->contains("error") && (*r)["error"].is_string() &&
+      !(*r)["error"].get<std::string>().empty())
     return Error{"etcd refused a lease: " + (*r)["error"].get<std::string>()};
   const int64_t id = etcd_int(*r, "ID");
   if (id == 0) return Error{"etcd granted no lease: " + r->dump()};
-  return id;
+  return Lease{id, std::max(ttl_s, etcd_int(*r, "TTL"))};
+}
+
+Result<bool> EtcdClient::revoke(int64_t lease) {
+  auto r = call("/v3/lease/revoke", json{{"ID", std::to_string(lease)}});
+  if (r) return true;
+  // etcd answers "requested lease not found" for a lease that expired or was revoked already.
+  if (r.error().find("lease not found") != std::string::npos) return false;
+  return Error{r.error()};
 }
 
 Result<int64_t> EtcdClient::keepalive(int64_t lease) {

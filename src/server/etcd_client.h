@@ -26,6 +26,7 @@ std::string base64_decode(const std::string& text);
 struct EtcdKv {
   std::string key, value;
   int64_t create_revision = 0;
+  int64_t version = 0;  // puts since the key was created
   int64_t lease = 0;
 };
 
@@ -43,8 +44,14 @@ class EtcdClient {
   Result<std::vector<EtcdKv>> range(const std::string& key, const std::string& range_end,
                                     size_t page = 200);
   Result<std::optional<EtcdKv>> get(const std::string& key);
-  // A new lease of ttl_s seconds; its id.
-  Result<int64_t> grant(int64_t ttl_s);
+  struct Lease {
+    int64_t id = 0;
+    int64_t ttl_s = 0;  // as granted: etcd raises a TTL under its minimum
+  };
+  // A new lease of ttl_s seconds.
+  Result<Lease> grant(int64_t ttl_s);
+  // Ends a lease now: the keys attached to it go. A lease that is gone already is no error.
+  Result<bool> revoke(int64_t lease);
   // Renews the lease; its remaining TTL (<= 0: the lease is gone).
   Result<int64_t> keepalive(int64_t lease);
 

@@ -26,10 +26,17 @@ Result<bool> parse_query(const std::string& query, EtcdOptions& o) {
     const auto eq = pair.find('=');
     const std::string name = pair.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
-    Result<int64_t> v = Error{"--store: unknown option \"" + name +
-                              "\" (known: lease, max-txn-ops, max-txn-bytes, events-keep)"};
+    Result<int64_t> v =
+        Error{"--store: unknown option \"" + name +
+              "\" (known: lease, max-txn-ops, max-txn-bytes, events-keep, pipeline, probe-leader)"};
     if (name == "lease") v = positive(name, value, 3600);
     if (name == "max-txn-ops") v = positive(name, value, 1'000'000);
+    if (name == "max-txn-ops" && v && *v < 2)
+      v = Error{"--store: max-txn-ops=" + value + ": at least 2 (a commit adds one operation)"};
+    if (name == "pipeline") v = positive(name, value, 16);
+    if (name == "probe-leader")
+      v = value == "0" || value == "1" ? Result<int64_t>(value == "1")
+                                       : Error{"--store: probe-leader=" + value + ": 0 or 1"};
     if (name == "max-txn-bytes") v = positive(name, value, int64_t{1} << 30);
     if (name == "events-keep")
       v = value == "0" ? Result<int64_t>(0) : positive(name, value, int64_t{1} << 40);
@@ -38,6 +45,8 @@ Result<bool> parse_query(const std::string& query, EtcdOptions& o) {
     if (name == "max-txn-ops") o.max_txn_ops = static_cast<size_t>(*v);
     if (name == "max-txn-bytes") o.max_txn_bytes = static_cast<size_t>(*v);
     if (name == "events-keep") o.events_keep = static_cast<uint64_t>(*v);
+    if (name == "pipeline") o.pipeline = static_cast<size_t>(*v);
+    if (name == "probe-leader") o.probe_leader = *v != 0;
   }
   return true;
 }
@@ -83,7 +92,10 @@ Result<EtcdOptions> parse_etcd_url(const std::string& url) {
 }
 
 EtcdStore::EtcdStore(EtcdOptions options)
-    : options_(std::move(options)), writer_(options_.endpoints), reader_(options_.endpoints) {}
+    : options_(std::move(options)), writer_(options_.endpoints), reader_(options_.endpoints) {
+  for (size_t i = 0; i < std::max<size_t>(1, options_.pipeline); ++i)
+    senders_.push_back(std::make_unique<EtcdClient>(options_.endpoints));
+}
 
 Result<std::unique_ptr<EtcdStore>> EtcdStore::connect(EtcdOptions options) {
   if (options.endpoints.empty()) return Error{"--store: no etcd endpoint given"};
@@ -102,8 +114,7 @@ EtcdStore::~EtcdStore() {
   renew_cv_.notify_all();
   if (renewer_.joinable()) renewer_.join();
   // Handing the leadership over at once: a standby takes over within its poll, not a TTL.
-  if (lease_ && !deposed_)
-    (void)writer_.call("/v3/lease/revoke", json{{"ID", std::to_string(lease_)}});
+  if (lease_ && !deposed_) (void)writer_.revoke(lease_);
 }
 
 std::string EtcdStore::describe() const {
@@ -119,7 +130,10 @@ std::string EtcdStore::key(const std::string& kind, uint64_t n) const {
   return options_.prefix + kind + "/" + digits;
 }
 
-Result<bool> EtcdStore::campaign(const std::string& me, std::string* leader) {
+Result<bool> EtcdStore::campaign(const std::string& me, std::string* leader,
+                                 int64_t* leader_lease) {
+  int64_t unused = 0;
+  if (!leader_lease) leader_lease = &unused;
   const std::string lk = options_.prefix + "leader";
   // 1. Someone leads: follow (or it is us, when called again after winning).
   auto cur = writer_.get(lk);
@@ -127,38 +141,49 @@ Result<bool> EtcdStore::campaign(const std::string& me, std::string* leader) {
   if (*cur && lease_ && (*cur)->lease == lease_) return true;
   if (*cur) {
     *leader = (*cur)->value;
+    *leader_lease = (*cur)->lease;
     return false;
   }
-  // 2. Nobody: a fresh lease and the key, if still nobody took it meanwhile.
+  // 2. Nobody: a fresh lease and the key, if still nobody took it meanwhile; the same txn reads
+  // where the commit sequence and the event log stand.
   auto lease = writer_.grant(options_.lease_ttl_s);
   if (!lease) return Error{lease.error()};
+  json last_event{{"key", base64_encode(options_.prefix + "events/")},
+                  {"range_end", base64_encode(options_.prefix + "events0")},
+                  {"sort_order", "DESCEND"},
+                  {"sort_target", "KEY"},
+                  {"limit", "1"}};
   json txn{{"compare", json::array({{{"target", "CREATE"},
                                      {"key", base64_encode(lk)},
                                      {"result", "EQUAL"},
                                      {"create_revision", "0"}}})},
-           {"success", json::array({EtcdClient::put_op(lk, me, *lease)})},
+           {"success", json::array({EtcdClient::put_op(lk, me, lease->id),
+                                    EtcdClient::range_op(options_.prefix + "commit-seq"),
+                                    json{{"request_range", std::move(last_event)}}})},
            {"failure", json::array({EtcdClient::range_op(lk)})}};
   auto r = writer_.call("/v3/kv/txn", txn);
   if (!r) return Error{r.error()};
+  const json& resp = r->value("responses", json::array());
+  auto first_kv = [&](size_t i) -> std::optional<EtcdKv> {
+    if (i >= resp.size()) return std::nullopt;
+    const json kvs = resp[i].value("response_range", json::object()).value("kvs", json::array());
+    if (kvs.empty()) return std::nullopt;
+    return EtcdClient::decode_kv(kvs[0]);
+  };
   if (!r->value("succeeded", false)) {
-    const auto& resp = (*r)["responses"];
-    if (!resp.empty() && !resp[0]["response_range"].value("kvs", json::array()).empty())
-      *leader = EtcdClient::decode_kv(resp[0]["response_range"]["kvs"][0]).value;
+    (void)writer_.revoke(lease->id);  // not needed: another replica won
+    if (auto kv = first_kv(0)) {
+      *leader = kv->value;
+      *leader_lease = kv->lease;
+    }
     return false;
   }
-  lease_ = *lease;
+  lease_ = lease->id;
+  lease_ttl_s_ = lease->ttl_s;
+  if (auto seq = first_kv(1)) next_seq_ = applied_seq_ = seq->version;
   // 3. Events continue after the last one any leader wrote.
-  auto last =
-      writer_.call("/v3/kv/range", json{{"key", base64_encode(options_.prefix + "events/")},
-                                        {"range_end", base64_encode(options_.prefix + "events0")},
-                                        {"sort_order", "DESCEND"},
-                                        {"sort_target", "KEY"},
-                                        {"limit", "1"}});
-  if (!last) return Error{last.error()};
-  for (const auto& kv : last->value("kvs", json::array())) {
-    const std::string k = EtcdClient::decode_kv(kv).key;
-    next_event_ = std::strtoull(k.substr(k.rfind('/') + 1).c_str(), nullptr, 10) + 1;
-  }
+  if (auto kv = first_kv(2))
+    next_event_ = std::strtoull(kv->key.substr(kv->key.rfind('/') + 1).c_str(), nullptr, 10) + 1;
   renewer_ = std::thread([this] { renew(); });
   return true;
 }
@@ -166,9 +191,8 @@ Result<bool> EtcdStore::campaign(const std::string& me, std::string* leader) {
 // Renews the lease a few times per TTL; when etcd says it is gone, or no renewal got through
 // for a whole TTL, this replica can no longer be sure it leads: it steps down.
 void EtcdStore::renew() {
-  EtcdClient client(options_.endpoints,
-                    static_cast<int>(std::max<int64_t>(1, options_.lease_ttl_s)));
-  const auto ttl = std::chrono::seconds(options_.lease_ttl_s);
+  EtcdClient client(options_.endpoints, static_cast<int>(std::max<int64_t>(1, lease_ttl_s_)));
+  const auto ttl = std::chrono::seconds(lease_ttl_s_);
   const auto period = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(200), ttl / 3);
   auto last_ok = std::chrono::steady_clock::now();
   std::unique_lock lk(renew_mu_);
@@ -183,14 +207,18 @@ void EtcdStore::renew() {
     } else if (r) {
       step_down("its etcd lease expired (a renewal came too late)");
     } else if (std::chrono::steady_clock::now() - last_ok >= ttl) {
-      step_down("its etcd lease could not be renewed for " + std::to_string(options_.lease_ttl_s) +
-                " s (" + r.error() + ")");
+      step_down("its etcd lease could not be renewed for " + std::to_string(lease_ttl_s_) + " s (" +
+                r.error() + ")");
     }
   }
 }
 
 void EtcdStore::step_down(const std::string& why) {
   if (deposed_.exchange(true)) return;
+  {
+    std::lock_guard lk(seq_mu_);  // a txn waiting for its predecessor gives up
+  }
+  seq_cv_.notify_all();
   fail_from_now("this replica is no longer the leader: " + why +
                 "; it writes and acknowledges nothing more. Restart it: it rejoins as a standby "
                 "(docs/ha.md)");
@@ -198,7 +226,7 @@ void EtcdStore::step_down(const std::string& why) {
 
 Result<std::vector<StoredJob>> EtcdStore::load_jobs() {
   std::lock_guard lk(read_mu_);
-  auto kvs = reader_.range(options_.prefix + "jobs/", options_.prefix + "jobs0");
+  auto kvs = reader_.range(options_.prefix + "jobs/", options_.prefix + "jobs0", 500);
   if (!kvs) return Error{kvs.error()};
   std::vector<StoredJob> out;
   out.reserve(kvs->size());
@@ -217,7 +245,7 @@ Result<std::vector<StoredJob>> EtcdStore::load_jobs() {
 // Event keys are events/<seq> with <seq> zero-padded (key()), so the range is in commit order.
 std::string EtcdStore::for_each_event(const std::function<void(const std::string&)>& f) {
   std::lock_guard lk(read_mu_);
-  auto kvs = reader_.range(options_.prefix + "events/", options_.prefix + "events0");
+  auto kvs = reader_.range(options_.prefix + "events/", options_.prefix + "events0", 2000);
   if (!kvs) return kvs.error();
   for (const auto& kv : *kvs) f(kv.value);
   return {};
@@ -244,8 +272,10 @@ std::vector<std::pair<std::string, std::string>> EtcdStore::meta_with_prefix(
 }
 
 // The batch as one set of operations, one per key (the last write of a key wins: etcd refuses
-// a txn that names a key twice), then as few fenced txns as etcd's limits allow.
-bool EtcdStore::commit(std::vector<Write>& batch, std::string* error) {
+// a txn that names a key twice), then as few txns as etcd's limits allow (one operation of each
+// is kept for commit-seq). Runs on the writer thread, in commit order.
+bool EtcdStore::chunk(std::vector<Write>& batch, std::vector<std::vector<json>>* txns,
+                      std::string* error) {
   std::vector<Op> ops;
   std::map<std::string, size_t> at;  // key -> index in ops
   auto add = [&](Op op) {
@@ -255,77 +285,140 @@ bool EtcdStore::commit(std::vector<Write>& batch, std::string* error) {
     else
       ops[it->second] = std::move(op);
   };
+  const uint64_t first_event = next_event_;
   for (auto& w : batch) {
     for (auto& j : w.jobs) add({key("jobs", j.id), j.state + "\n" + j.record});
     for (auto& [k, v] : w.meta) add({options_.prefix + "meta/" + k, v});
     for (auto& line : w.events) add({key("events", next_event_++), line});
     for (uint64_t id : w.deleted) add({key("jobs", id), "", true});
   }
-  // Retention: once events_keep plus a tenth more are stored, the oldest go in one range
-  // delete (the last op: no key of it is written in this commit).
-  const uint64_t stored = next_event_ - events_from_;
-  const uint64_t keep = options_.events_keep;
-  std::string trim_below;
-  if (keep > 0 && stored > keep + std::max<uint64_t>(1, keep / 10)) {
-    events_from_ = next_event_ - keep;
-    trim_below = key("events", events_from_);
-  }
-  std::vector<json> chunk;
+  const size_t max_ops = options_.max_txn_ops - 1;
+  const size_t max_bytes = options_.max_txn_bytes - 64;
+  std::vector<json> txn;
   size_t bytes = 0;
   for (auto& op : ops) {
     const size_t size = op.key.size() + op.value.size() + 32;
-    if (size > options_.max_txn_bytes) {
+    if (size > max_bytes) {
+      next_event_ = first_event;  // nothing of it is sent
       *error = "a value of " + std::to_string(size) + " bytes (" + op.key +
                ") is over one etcd request (max-txn-bytes " +
                std::to_string(options_.max_txn_bytes) + ", etcd --max-request-bytes)";
       return false;
     }
-    if (!chunk.empty() &&
-        (chunk.size() >= options_.max_txn_ops || bytes + size > options_.max_txn_bytes)) {
-      if (!commit_ops(chunk, error)) return false;
-      chunk.clear();
+    if (!txn.empty() && (txn.size() >= max_ops || bytes + size > max_bytes)) {
+      txns->push_back(std::move(txn));
+      txn.clear();
       bytes = 0;
     }
-    chunk.push_back(op.del ? EtcdClient::delete_op(op.key) : EtcdClient::put_op(op.key, op.value));
+    txn.push_back(op.del ? EtcdClient::delete_op(op.key) : EtcdClient::put_op(op.key, op.value));
     bytes += size;
   }
-  if (!trim_below.empty()) {
-    if (chunk.size() >= options_.max_txn_ops) {
-      if (!commit_ops(chunk, error)) return false;
-      chunk.clear();
+  // Retention: once events_keep plus a tenth more are stored, the oldest go in one range
+  // delete (the last op: no key of it is written in this commit).
+  const uint64_t stored = next_event_ - events_from_;
+  const uint64_t keep = options_.events_keep;
+  if (keep > 0 && stored > keep + std::max<uint64_t>(1, keep / 10)) {
+    events_from_ = next_event_ - keep;
+    if (txn.size() >= max_ops) {
+      txns->push_back(std::move(txn));
+      txn.clear();
     }
-    chunk.push_back(EtcdClient::delete_op(options_.prefix + "events/", trim_below));
+    txn.push_back(EtcdClient::delete_op(options_.prefix + "events/", key("events", events_from_)));
   }
-  return chunk.empty() || commit_ops(chunk, error);
+  if (!txn.empty()) txns->push_back(std::move(txn));
+  return true;
 }
 
-bool EtcdStore::commit_ops(std::vector<json>& ops, std::string* error) {
-  if (deposed_) {
-    *error = "this replica is no longer the leader";
+bool EtcdStore::commit(std::vector<Write>& batch, std::string* error) {
+  return stage(batch)(error);
+}
+
+// The txns get their places in the commit sequence now, in commit order; the returned part
+// sends them one after the other on this flight's connection.
+Store::Send EtcdStore::stage(std::vector<Write>& batch) {
+  auto txns = std::make_shared<std::vector<std::vector<json>>>();
+  std::string why;
+  if (!chunk(batch, txns.get(), &why))
+    return [why](std::string* error) {
+      *error = why;
+      return false;
+    };
+  const int64_t first_seq = next_seq_;
+  next_seq_ += static_cast<int64_t>(txns->size());
+  EtcdClient* client = senders_[flights_++ % senders_.size()].get();
+  return [this, txns, first_seq, client](std::string* error) {
+    for (size_t i = 0; i < txns->size(); ++i)
+      if (!send_txn(*client, (*txns)[i], first_seq + static_cast<int64_t>(i), error)) return false;
+    return true;
+  };
+}
+
+bool EtcdStore::send_txn(EtcdClient& client, std::vector<json>& ops, int64_t seq,
+                         std::string* error) {
+  const std::string leader = options_.prefix + "leader", seq_key = options_.prefix + "commit-seq";
+  ops.push_back(EtcdClient::put_op(seq_key, ""));
+  const json txn{
+      {"compare", json::array({{{"target", "LEASE"},
+                                {"key", base64_encode(leader)},
+                                {"result", "EQUAL"},
+                                {"lease", std::to_string(lease_)}},
+                               {{"target", "VERSION"},
+                                {"key", base64_encode(seq_key)},
+                                {"result", "EQUAL"},
+                                {"version", std::to_string(seq)}}})},
+      {"success", std::move(ops)},
+      {"failure", json::array({EtcdClient::range_op(leader), EtcdClient::range_op(seq_key)})}};
+  // Bounded: a txn refused for its place in the sequence waits for its predecessor and is sent
+  // again, three times at most.
+  for (int attempt = 0;; ++attempt) {
+    if (deposed_) {
+      *error = "this replica is no longer the leader";
+      return false;
+    }
+    auto r = client.call("/v3/kv/txn", txn);
+    if (!r) {
+      // Unknown whether it committed: not acknowledged, and this replica stops leading (a
+      // leader that cannot write would hold the lease and serve nothing).
+      *error = "etcd did not confirm the write: " + r.error();
+      step_down("a write to etcd failed (" + r.error() + ")");
+      return false;
+    }
+    if (r->value("succeeded", false)) {
+      {
+        std::lock_guard lk(seq_mu_);
+        applied_seq_ = std::max(applied_seq_, seq + 1);
+      }
+      seq_cv_.notify_all();
+      return true;
+    }
+    // Which compare failed: the failure branch read the leader key and commit-seq.
+    const json resp = r->value("responses", json::array());
+    auto read = [&](size_t i) {
+      const json kvs =
+          i < resp.size()
+              ? resp[i].value("response_range", json::object()).value("kvs", json::array())
+              : json::array();
+      return kvs.empty() ? EtcdKv{} : EtcdClient::decode_kv(kvs[0]);
+    };
+    const int64_t lease = read(0).lease, version = read(1).version;
+    if (lease != lease_) {
+      *error =
+          "etcd refused the write: the leader key no longer carries this replica's lease (it "
+          "expired, or another replica leads now)";
+      step_down("etcd refused a write fenced on its lease");
+      return false;
+    }
+    if (version < seq && attempt < 3) {  // the txn before it has not been applied yet
+      std::unique_lock lk(seq_mu_);
+      seq_cv_.wait_for(lk, std::chrono::seconds(15),
+                       [&] { return applied_seq_ >= seq || deposed_; });
+      continue;
+    }
+    *error = "etcd refused the write: the commit sequence is at " + std::to_string(version) +
+             ", this txn expected " + std::to_string(seq) + " (another writer?)";
+    step_down("its commit sequence in etcd is not where it left it");
     return false;
   }
-  json txn{{"compare", json::array({{{"target", "LEASE"},
-                                     {"key", base64_encode(options_.prefix + "leader")},
-                                     {"result", "EQUAL"},
-                                     {"lease", std::to_string(lease_)}}})},
-           {"success", std::move(ops)},
-           {"failure", json::array()}};
-  auto r = writer_.call("/v3/kv/txn", txn);
-  if (!r) {
-    // Unknown whether it committed: not acknowledged, and this replica stops leading (a leader
-    // that cannot write would hold the lease and serve nothing).
-    *error = "etcd did not confirm the write: " + r.error();
-    step_down("a write to etcd failed (" + r.error() + ")");
-    return false;
-  }
-  if (!r->value("succeeded", false)) {
-    *error =
-        "etcd refused the write: the leader key no longer carries this replica's lease (it "
-        "expired, or another replica leads now)";
-    step_down("etcd refused a write fenced on its lease");
-    return false;
-  }
-  return true;
 }
 
 }  // namespace sluice::server

@@ -51,6 +51,22 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
     return Error{"--listen " + s->options_.listen + ": bad port"};
   }
   if (port < 0 || port > 65535) return Error{"--listen: port out of range"};
+  // HTTP (src/net): sockets on a few I/O threads, handlers on http_threads workers. It listens
+  // before the state is loaded: a client that connects meanwhile (an agent that follows a new
+  // leader of replicas on etcd) waits in the backlog until start() instead of being refused.
+  net::ServerOptions ho;
+  ho.name = "serve";
+  ho.io_threads = s->options_.http_io_threads;
+  ho.workers = s->options_.http_threads;
+  ho.max_queued = s->options_.http_max_queued;
+  ho.max_body_bytes = s->options_.max_body_bytes;
+  ho.max_connections = s->options_.http_max_connections;
+  ho.max_connections_per_ip = s->options_.http_max_connections_per_ip;
+  ho.log = [srv = s.get()](const std::string& line) { srv->log(line); };
+  s->http_ = std::make_unique<net::Server>(std::move(ho));
+  auto bound = s->http_->listen(s->host_, port);
+  if (!bound) return Error{bound.error()};
+  s->port_ = *bound;
   // 2. Store, then configuration (files win over the stored copy).
   s->replicated_ = store != nullptr;
   if (store) {
@@ -84,13 +100,17 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
   if (!s->auth_.enabled() && !loopback)
     return Error{"--listen " + s->options_.listen +
                  ": without tokens (kind: ServerAuth) the server listens on loopback only"};
-  // 3. State, recovered from the store.
+  // 3. State, recovered from the store (timed: a replica's takeover, docs/ha.md).
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::pair<const char*, Clock::time_point>> marks{{"", Clock::now()}};
   s->state_ = std::make_unique<ServerState>(lc->config, s->store_.get(), s->options_.state);
+  marks.emplace_back("meta", Clock::now());
   s->history_ = std::make_unique<DashboardHistory>(
       s->options_.dashboard_samples, static_cast<double>(s->options_.dashboard_sample_ms) / 1000.0,
       Metrics::wait_histogram().bounds());
   auto jobs = s->store_->load_jobs();
   if (!jobs) return Error{"reading " + where + ": " + jobs.error()};
+  marks.emplace_back("jobs", Clock::now());
   {
     std::lock_guard lk(s->state_->mu());
     // The job history (sluice history) is the event log's; jobs' records then recover on it.
@@ -98,7 +118,9 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
             [&](const std::string& line) { s->state_->replay_history_line(line); });
         !why.empty())
       s->notes_.push_back("warning: the job history is incomplete: " + why);
+    marks.emplace_back("events", Clock::now());
     for (auto& p : s->state_->recover(*jobs, s->now_ns())) s->notes_.push_back(p);
+    marks.emplace_back("recover", Clock::now());
   }
   if (!jobs->empty())
     s->notes_.push_back("recovered " + std::to_string(jobs->size()) + " job record(s) from " +
@@ -110,21 +132,19 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
   });
   if (!s->store_->write(Write{{}, {{"config", s->config_text_}}, {}}))
     return Error{"cannot write to the store: " + s->store_->error()};
-  // 4. HTTP (src/net): sockets on a few I/O threads, handlers on http_threads workers.
-  net::ServerOptions ho;
-  ho.name = "serve";
-  ho.io_threads = s->options_.http_io_threads;
-  ho.workers = s->options_.http_threads;
-  ho.max_queued = s->options_.http_max_queued;
-  ho.max_body_bytes = s->options_.max_body_bytes;
-  ho.max_connections = s->options_.http_max_connections;
-  ho.max_connections_per_ip = s->options_.http_max_connections_per_ip;
-  ho.log = [srv = s.get()](const std::string& line) { srv->log(line); };
-  s->http_ = std::make_unique<net::Server>(std::move(ho));
+  marks.emplace_back("first write", Clock::now());
+  if (s->replicated_) {
+    auto ms = [](Clock::duration d) {
+      return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+    };
+    std::string line = "state loaded in " + ms(marks.back().second - marks[0].second) + " ms (";
+    for (size_t i = 1; i < marks.size(); ++i)
+      line += std::string(i > 1 ? ", " : "") + marks[i].first + " " +
+              ms(marks[i].second - marks[i - 1].second);
+    s->notes_.push_back(line + " ms)");
+  }
+  // 4. The API's routes; its port answers from start().
   s->routes();
-  auto bound = s->http_->listen(s->host_, port);
-  if (!bound) return Error{bound.error()};
-  s->port_ = *bound;
   return s;
 }
 

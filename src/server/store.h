@@ -75,6 +75,15 @@ class Store {
   Store() = default;
   // Commits the batch durably; false with *error set when any of it may not have committed.
   virtual bool commit(std::vector<Write>& batch, std::string* error) = 0;
+  // Pipelining: how many commits may be in flight at once (1: one after the other). With more,
+  // stage() runs on the writer thread in ticket order and returns the part that waits for the
+  // backend, which runs on a thread of its own while the next batches are staged and sent; the
+  // backend must apply them in order (EtcdStore: a txn conditioned on its predecessor's).
+  // Batches are still acknowledged in order, and none after one that failed.
+  using Send = std::function<bool(std::string* error)>;
+  virtual size_t pipeline_depth() const { return 1; }
+  // Default: the whole commit() in the part returned.
+  virtual Send stage(std::vector<Write>& batch);
   // Stops the writer thread after it wrote what is queued; a backend's destructor calls it
   // before it closes what commit() uses.
   void stop_writer();
@@ -83,7 +92,10 @@ class Store {
   void fail_from_now(const std::string& why);
 
  private:
+  struct Flight;
   void run();
+  void launch(Flight& f, std::vector<Write>& batch, bool inline_send);
+  void finish(Flight& f);
 
   std::function<void(double, size_t)> on_commit_;
   mutable std::mutex mu_;

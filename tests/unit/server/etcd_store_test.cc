@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "etcd_process.h"
 
 namespace sluice::server {
@@ -46,8 +48,16 @@ TEST(EtcdUrl, ParsesEndpointsClusterAndLimits) {
   EXPECT_EQ(o->lease_ttl_s, 5);
   EXPECT_EQ(o->max_txn_ops, 64u);
   EXPECT_EQ(parse_etcd_url("etcd://h:1")->prefix, "/sluice/default/");
-  for (const char* bad : {"http://h:1", "etcd://", "etcd://h", "etcd://h:x", "etcd://h:1/a b",
-                          "etcd://h:1?lease=0", "etcd://h:1?color=red"})
+  EXPECT_EQ(parse_etcd_url("etcd://h:1")->pipeline, 1u);
+  EXPECT_TRUE(parse_etcd_url("etcd://h:1")->probe_leader);
+  auto p = parse_etcd_url("etcd://h:1?pipeline=3&probe-leader=0");
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->pipeline, 3u);
+  EXPECT_FALSE(p->probe_leader);
+  for (const char* bad :
+       {"http://h:1", "etcd://", "etcd://h", "etcd://h:x", "etcd://h:1/a b", "etcd://h:1?lease=0",
+        "etcd://h:1?color=red", "etcd://h:1?pipeline=0", "etcd://h:1?pipeline=99",
+        "etcd://h:1?probe-leader=yes", "etcd://h:1?max-txn-ops=1"})
     EXPECT_FALSE(parse_etcd_url(bad).ok()) << bad;
 }
 
@@ -172,6 +182,57 @@ TEST(EtcdStore, DeposedLeaderCannotWrite) {
   ASSERT_EQ(jobs->size(), 2u);  // 1 (A, while it led) and 4 (B); never 2 or 3
   EXPECT_EQ((*jobs)[0].id, 1u);
   EXPECT_EQ((*jobs)[1].id, 4u);
+}
+
+// Pipelined commits (several txns in flight) land in commit order: writes of one key queued
+// one after the other leave the last value, and the event log is in order without gaps.
+TEST(EtcdStore, PipelinedCommitsLandInOrder) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("pipeline");
+  ASSERT_TRUE(etcd.start());
+  auto s = leader(etcd, "http://a", "?pipeline=4");
+  constexpr int kWrites = 400;
+  std::vector<uint64_t> tickets;
+  for (int i = 1; i <= kWrites; ++i) {
+    const std::string n = std::to_string(i);
+    tickets.push_back(
+        s->enqueue(Write{{{1, "pending", n}}, {{"next_job_id", n}}, {"{\"n\":" + n + "}"}, {}}));
+    if (i % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // many batches
+  }
+  for (uint64_t t : tickets) ASSERT_TRUE(s->wait(t)) << s->error();
+  auto jobs = s->load_jobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.error();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].record, std::to_string(kWrites));
+  EXPECT_EQ(s->get_meta("next_job_id").value_or(""), std::to_string(kWrites));
+  EtcdClient c({etcd.endpoint()});
+  auto events = c.range("/sluice/test/events/", "/sluice/test/events0");
+  ASSERT_TRUE(events.ok()) << events.error();
+  ASSERT_EQ(events->size(), size_t{kWrites});
+  for (int i = 0; i < kWrites; ++i)
+    EXPECT_EQ((*events)[i].value, "{\"n\":" + std::to_string(i + 1) + "}") << i;
+  // The next leader continues the commit sequence.
+  s.reset();
+  auto b = leader(etcd, "http://b", "?pipeline=4");
+  ASSERT_TRUE(b->write(Write{{{2, "pending", "{}"}}, {}, {}, {}})) << b->error();
+}
+
+// A commit whose place in the sequence was taken by another writer is refused: the replica
+// steps down and acknowledges nothing more.
+TEST(EtcdStore, ACommitOutOfSequenceStepsDown) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("sequence");
+  ASSERT_TRUE(etcd.start());
+  auto s = leader(etcd, "http://a");
+  ASSERT_TRUE(s->write(Write{{{1, "pending", "{}"}}, {}, {}, {}})) << s->error();
+  EtcdClient c({etcd.endpoint()});
+  ASSERT_TRUE(
+      c.call("/v3/kv/put", {{"key", base64_encode("/sluice/test/commit-seq")}, {"value", ""}})
+          .ok());
+  EXPECT_FALSE(s->write(Write{{{2, "pending", "{}"}}, {}, {}, {}}));
+  EXPECT_NE(s->error().find("commit sequence"), std::string::npos) << s->error();
+  EXPECT_TRUE(s->deposed());
+  EXPECT_FALSE(c.get("/sluice/test/jobs/00000000000000000002")->has_value());
 }
 
 // A second replica does not lead while the first does, and names it.
