@@ -151,7 +151,7 @@ void register_run(CLI::App& app) {
     json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
     if (a->pty) {  // attached until the pod ends: its exit status is ours
       const auto id = reply["jobs"].at(0).value("id", 0ULL);
-      if (const int code = attach_pty(c->conn, id); code != 0) throw CLI::RuntimeError(code);
+      if (const int code = attach_pty(c->conn, id); code != 0) throw ExitStatus{code};
       return;
     }
     if (c->json)

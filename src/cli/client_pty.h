@@ -13,4 +13,10 @@ namespace sluice::cli {
 // that ends without having started, or a server that cannot be reached, is a failure (fail()).
 int attach_pty(const Connection& conn, unsigned long long id);
 
+// Thrown by `sluice run --pty` with that status (main() exits with it as it is: 127 or 130 are
+// the shell's, not CLI11's own codes of 100 and up, which main() turns into 1).
+struct ExitStatus {
+  int code = 0;
+};
+
 }  // namespace sluice::cli
