@@ -38,7 +38,7 @@ _sluice() {
   case $cmd in
     run) opts="--queue -q -p --partition --namespace -n --gpus --gang --gpu-fraction --cpu --memory
       --priority-class --time -t --walltime --name -J --job-name --chdir -D --export --env -e
-      --dependency -d --hold -H --array -a --output -o --error --interactive --preemptible
+      --dependency -d --hold -H --array -a --output -o --error --interactive --pty --preemptible
       --no-preemptible --dry-run" ;;
     sbatch) opts="--dry-run --namespace -J -p --partition -G --gpus --gpus-per-node --gres -N -n
       -c --mem -t --time -a --array -d --dependency -o --output -e --error -D --chdir --export -H

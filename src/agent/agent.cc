@@ -634,7 +634,10 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
   apply_stops(resp.stop);
   apply_assignments(resp.assign);
   upload_logs(resp.logs);
-  *work = !resp.stop.empty() || !resp.assign.empty();
+  apply_tty(resp.tty);
+  // A reply that carried anything is not an idle one: the next poll goes out at once (a user
+  // following a log or typing into a terminal waits for it).
+  *work = !resp.stop.empty() || !resp.assign.empty() || !resp.logs.empty() || !resp.tty.empty();
   return true;
 }
 

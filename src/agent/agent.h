@@ -138,6 +138,8 @@ class Agent {
   bool follow_leader(const httplib::Result& res);
   void renew_lease(std::chrono::steady_clock::time_point sent);
   void upload_logs(const std::vector<proto::LogRequest>& logs);  // agent_logs.cc
+  // Keystrokes and window sizes for interactive pods' terminals (agent_logs.cc).
+  void apply_tty(const std::vector<proto::TtyInput>& input);
   struct PodLog {
     int status = 200;
     std::string body;

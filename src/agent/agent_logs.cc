@@ -1,10 +1,12 @@
 // The agent's logs: a pod's log tail, for its own /v1/logs endpoint and for the server's log
 // requests, which ride on sync replies and are posted back on the node's authenticated channel.
+// Interactive pods' keystrokes ride on sync replies too; their output is their log.
 #include <algorithm>
 
 #include "agent/agent.h"
 #include "agent/log_slice.h"
 #include "agent/server_client.h"
+#include "proto/base64.h"
 
 namespace sluice::agent {
 
@@ -45,6 +47,19 @@ void Agent::upload_logs(const std::vector<proto::LogRequest>& logs) {
     }
   }
   log_cv_.notify_one();
+}
+
+void Agent::apply_tty(const std::vector<proto::TtyInput>& input) {
+  for (const auto& t : input) {
+    const std::string bytes = proto::base64_decode(t.data);
+    if (bytes.empty() && !t.data.empty()) {
+      log("keystrokes for " + ref_name({t.job, t.pod}) + " are not base64: dropped");
+      continue;
+    }
+    if (!runner_->tty_input({t.job, t.pod}, bytes, t.rows, t.cols))
+      log("keystrokes for " + ref_name({t.job, t.pod}) +
+          " not delivered: no terminal of that pod here, or its input is full");
+  }
 }
 
 // Posts each requested log back to the server on the node's own authenticated channel.

@@ -22,6 +22,9 @@ ContainerLaunch container_launch(const std::vector<std::string>& runtime,
   // --replace: a container of the same pod left by a killed agent goes first.
   for (const char* s : {"run", "--rm", "--replace", "--name"}) out.argv.push_back(s);
   out.argv.push_back(name);
+  // An interactive pod: the runtime passes its terminal (the pod's pseudo-terminal) through.
+  if (a.tty)
+    for (const char* s : {"-i", "-t"}) out.argv.push_back(s);
   for (const char* s : {"--network", "host", "-v"}) out.argv.push_back(s);
   out.argv.push_back(work_dir + ":" + work_dir);
   out.argv.push_back("-w");

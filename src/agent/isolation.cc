@@ -164,10 +164,13 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
            "ClusterQueue does not let images' commands run on the node "
            "(spec.sluice.runImagesOnHost)";
   } else if (!bwrap_.empty()) {
-    launch.wrapper = bwrap_argv(bwrap_, {state_dir_, paths.work_dir, launch.start_dir}, a.gpus);
+    launch.wrapper =
+        bwrap_argv(bwrap_, {state_dir_, paths.work_dir, launch.start_dir, a.tty}, a.gpus);
   }
   launch.cpu_milli = a.cpu_milli;
   launch.memory_mib = a.memory_mib;
+  launch.tty = a.tty;
+  if (a.tty) return {};  // its terminal is its stdin, stdout and stderr
   // Slurm's --output/--error: the pod writes there (opened as its user), not to its log.
   launch.output_path = a.output_path;
   launch.error_path = a.error_path;

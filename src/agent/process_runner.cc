@@ -245,6 +245,16 @@ bool ProcessRunner::report_checkpoint(proto::PodRef ref) {
   return true;
 }
 
+bool ProcessRunner::tty_input(proto::PodRef ref, const std::string& bytes, int rows, int cols) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(ref);
+  if (!pty_ || it == pods_.end() || !it->second->running || !it->second->spec.tty) return false;
+  bool ok = true;
+  if (rows > 0 && cols > 0) ok = pty_->resize(ref, rows, cols);
+  if (!bytes.empty()) ok = pty_->write(ref, bytes) && ok;
+  return ok;
+}
+
 bool ProcessRunner::known(proto::PodRef ref) const {
   std::lock_guard lock(mu_);
   return pods_.count(ref) > 0;
@@ -335,6 +345,8 @@ void run_detached(std::vector<std::string> argv) {
 
 void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   const proto::PodRef ref = pod.spec.ref;
+  // An interactive pod's last output reaches its log before its exit is reported.
+  if (pty_) pty_->remove(ref);
   exit.job = ref.job;
   exit.pod = ref.pod;
   if (exit.at_unix_ns == 0) exit.at_unix_ns = unix_now_ns();
@@ -560,8 +572,9 @@ namespace {
 // Descriptors of one launch, closed however it ends.
 struct LaunchFds {
   int log = -1, null = -1, cgroup = -1, pipe_read = -1, pipe_write = -1;
+  PtyPair tty;  // an interactive pod's terminal
   ~LaunchFds() {
-    for (int fd : {log, null, cgroup, pipe_read, pipe_write})
+    for (int fd : {log, null, cgroup, pipe_read, pipe_write, tty.master, tty.slave})
       if (fd >= 0) ::close(fd);
   }
 };
@@ -616,6 +629,11 @@ void ProcessRunner::start_locked(Pod& pod) {
     fds.cgroup = *cg;
   }
   fds.null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (spec.tty) {
+    const uid_t uid = spec.identity ? spec.identity->uid : static_cast<uid_t>(-1);
+    const gid_t gid = spec.identity ? spec.identity->gid : static_cast<gid_t>(-1);
+    if (!open_pty(uid, gid, 24, 80, &fds.tty, &why)) return fail(why);
+  }
   int pipe_fds[2] = {-1, -1};
   if (fds.null < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0)
     return fail(std::string("cannot create pipe: ") + std::strerror(errno));
@@ -630,8 +648,12 @@ void ProcessRunner::start_locked(Pod& pod) {
       fds.null,    fds.log,     fds.pipe_write, std::min<long>(::sysconf(_SC_OPEN_MAX), 65536)};
   setup.cgroup_fd = fds.cgroup;
   if (!spec.start_dir.empty()) setup.start_dir = spec.start_dir.c_str();
-  if (!spec.output_path.empty()) setup.out_path = spec.output_path.c_str();
-  if (!spec.error_path.empty()) setup.err_path = spec.error_path.c_str();
+  if (spec.tty) {  // the terminal is its stdin, stdout and stderr (the pump copies it to the log)
+    setup.tty_fd = setup.null_fd = setup.log_fd = fds.tty.slave;
+  } else {
+    if (!spec.output_path.empty()) setup.out_path = spec.output_path.c_str();
+    if (!spec.error_path.empty()) setup.err_path = spec.error_path.c_str();
+  }
   if (spec.identity) {
     setup.drop = true;
     setup.uid = spec.identity->uid;
@@ -651,12 +673,13 @@ void ProcessRunner::start_locked(Pod& pod) {
     int st = 0;
     ::waitpid(pid, &st, 0);
     const std::string what =
-        ce.stage == 1   ? pod.paths.work_dir
-        : ce.stage == 7 ? spec.start_dir
-        : ce.stage == 8 ? spec.output_path
-        : ce.stage == 9 ? spec.error_path
-        : ce.stage == 5 ? "uid " + std::to_string(setup.uid) + " gid " + std::to_string(setup.gid)
-                        : (ce.stage == 6 ? options_.cgroups->dir(spec.ref) : exe);
+        ce.stage == 1    ? pod.paths.work_dir
+        : ce.stage == 7  ? spec.start_dir
+        : ce.stage == 8  ? spec.output_path
+        : ce.stage == 9  ? spec.error_path
+        : ce.stage == 10 ? "the pod's pseudo-terminal"
+        : ce.stage == 5  ? "uid " + std::to_string(setup.uid) + " gid " + std::to_string(setup.gid)
+                         : (ce.stage == 6 ? options_.cgroups->dir(spec.ref) : exe);
     // The job's directory is entered as the pod's user: say which, and what to do instead.
     const std::string hint =
         ce.stage != 7   ? ""
@@ -665,6 +688,18 @@ void ProcessRunner::start_locked(Pod& pod) {
                         : " (give --chdir a directory that exists on the node)";
     return fail(std::string("cannot ") + child_stage_name(ce.stage) + what + ": " +
                 std::strerror(ce.err) + hint);
+  }
+  if (spec.tty) {
+    // The pod holds its side now; the master and a log descriptor go to the pump.
+    ::close(std::exchange(fds.tty.slave, -1));
+    const int log_fd = ::fcntl(fds.log, F_DUPFD_CLOEXEC, 0);
+    if (!pty_) pty_ = std::make_unique<PtyPump>(options_.log);
+    if (log_fd >= 0) {
+      pty_->add(spec.ref, std::exchange(fds.tty.master, -1), log_fd);
+    } else {  // the pod runs on, unseen; closing the master hangs it up
+      log("pod " + std::to_string(spec.ref.job) + "/" + std::to_string(spec.ref.pod) +
+          ": cannot keep its log open for its terminal: " + std::strerror(errno));
+    }
   }
   pod.running = true;
   pod.child = true;

@@ -25,6 +25,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/pod_identity.h"
+#include "agent/pty_pump.h"
 #include "agent/state_file.h"
 #include "core/model/result.h"
 #include "proto/protocol.h"
@@ -59,6 +60,9 @@ struct PodLaunch {
   // Files for stdout and stderr (the assignment's output_path/error_path); "": the log.
   std::string output_path;
   std::string error_path;
+  // `sluice run --pty`: stdin, stdout and stderr are a pseudo-terminal (its controlling
+  // terminal) whose output goes to the log (pty_pump.h); output_path/error_path do not apply.
+  bool tty = false;
   // Why the pod does not start as its submitter asked (no such directory here, another user):
   // written to its log as "sluice: ..." before it starts, and added to a start failure.
   std::string note;
@@ -129,6 +133,9 @@ class ProcessRunner {
 
   // The pod saved its work (the agent's POST /v1/checkpoint). False for an unknown pod.
   bool report_checkpoint(proto::PodRef ref);
+  // An interactive pod's keystrokes and (rows, cols > 0) new window size. false: no terminal
+  // of that pod here (not interactive, not started, or ended), or its input was dropped.
+  bool tty_input(proto::PodRef ref, const std::string& bytes, int rows, int cols);
   bool known(proto::PodRef ref) const;
   // Pods waiting (pid 0) and running, in PodRef order.
   std::vector<proto::RunningPod> running() const;
@@ -179,6 +186,7 @@ class ProcessRunner {
   std::deque<std::pair<proto::PodRef, uint64_t>> finished_;
   std::map<proto::PodRef, uint64_t> finished_seq_;
   uint64_t next_finished_seq_ = 0;
+  std::unique_ptr<PtyPump> pty_;  // made for the first interactive pod
   std::thread thread_;
 };
 

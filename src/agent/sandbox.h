@@ -22,6 +22,11 @@ struct SandboxPaths {
   // The job's own working directory (`sluice run`'s): writable too (as far as the pod's user
   // may write there) and the working directory instead; "": none.
   std::string start_dir;
+  // An interactive pod (`sluice run --pty`): it keeps its controlling terminal, so bwrap's
+  // --new-session is left out. That flag keeps a pod from pushing input (TIOCSTI) into the
+  // terminal it was started from; this terminal is the pod's own pseudo-terminal, whose input
+  // only the pod's own shell reads, so there is nothing to push into.
+  bool tty = false;
 };
 
 // argv of bwrap up to and including "--": the pod's command follows.

@@ -2,6 +2,7 @@
 #include "agent/spawn.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -85,6 +86,8 @@ const char* child_stage_name(int32_t stage) {
       return "open the output file ";
     case 9:
       return "open the error file ";
+    case 10:
+      return "take as controlling terminal ";
     default:
       return "exec ";
   }
@@ -132,6 +135,8 @@ __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
     ChildError e{0, 0};
     if (::setsid() < 0) {
       e = {3, errno};
+    } else if (c.tty_fd >= 0 && ::ioctl(c.tty_fd, TIOCSCTTY, 0) != 0) {
+      e = {10, errno};
     } else if (c.cgroup_fd >= 0 && ::write(c.cgroup_fd, "0", 1) != 1) {
       e = {6, errno};  // "0": the writing process joins the group
     } else if (::chdir(c.work_dir) != 0) {

@@ -28,7 +28,8 @@ int open_pod_files(const PodFiles& files, const std::optional<PodIdentity>& iden
 
 struct ChildError {
   // 1 chdir, 2 exec, 3 setsid, 4 dup2, 5 drop privileges, 6 join cgroup, 7 chdir to the
-  // job's working directory (as the pod's user), 8 open the output file, 9 the error file
+  // job's working directory (as the pod's user), 8 open the output file, 9 the error file,
+  // 10 take the pseudo-terminal as the controlling terminal
   int32_t stage = 0;
   int32_t err = 0;
 };
@@ -45,7 +46,10 @@ struct ChildSetup {
   int err_fd;  // write end of the CLOEXEC error pipe
   long max_fd;
   int cgroup_fd = -1;  // the pod's cgroup.procs; -1: none
-  bool drop = false;   // become uid/gid (no supplementary groups) before exec
+  // An interactive pod's pseudo-terminal (its slave side; null_fd and log_fd are it too):
+  // made the controlling terminal of the pod's new session. -1: none.
+  int tty_fd = -1;
+  bool drop = false;  // become uid/gid (no supplementary groups) before exec
   // The job's working directory, entered after the privileges are dropped (so the pod's user
   // must be allowed there); nullptr: stay in work_dir.
   const char* start_dir = nullptr;

@@ -11,6 +11,7 @@
 
 #include "cli/client_common.h"
 #include "cli/client_http.h"
+#include "cli/client_pty.h"
 #include "cli/client_run.h"
 #include "cli/client_sbatch.h"
 #include "cli/client_views.h"
@@ -123,6 +124,9 @@ void register_run(CLI::App& app) {
       ->allow_extra_args(false);
   add_job_control(cmd, *a);
   cmd->add_flag("--interactive", a->interactive, "Interactive: start now or fail fast");
+  cmd->add_flag("--pty", a->pty,
+                "Run the command (a shell) under a terminal and attach this one to it, as "
+                "srun --pty; exits with its exit status");
   auto* pre = cmd->add_flag("--preemptible", a->preemptible, "May be preempted");
   auto* nopre = cmd->add_flag("--no-preemptible", a->no_preemptible, "Must not be preempted");
   pre->excludes(nopre);
@@ -145,6 +149,11 @@ void register_run(CLI::App& app) {
       return;
     }
     json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
+    if (a->pty) {  // attached until the pod ends: its exit status is ours
+      const auto id = reply["jobs"].at(0).value("id", 0ULL);
+      if (const int code = attach_pty(c->conn, id); code != 0) throw ExitStatus{code};
+      return;
+    }
     if (c->json)
       print_json(reply);
     else

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <string_view>
 
 #include "cli/client_export.h"
 #include "cli/client_time.h"
@@ -107,10 +108,15 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
                "D-HH:MM:SS, or with units (90s, 30m, 2h)");
   if (a.preemptible && a.no_preemptible)
     return bad("--preemptible and --no-preemptible exclude each other");
+  if (a.pty && (a.gang > 1 || !a.array.empty() || !a.output.empty() || !a.error.empty()))
+    return bad("--pty is one terminal: not with --gang, --array, --output or --error");
   auto exported = exported_env(a.export_spec, a.caller_env);
   if (!exported.ok) return Outcome<json>::fail(exported.failure);
   json env = json::object();
   for (const auto& [k, v] : exported.value) env[k] = v;
+  if (a.pty && !env.contains("TERM"))  // the terminal it attaches to, as ssh passes it
+    for (const char* const* e = a.caller_env; e && *e; ++e)
+      if (std::string_view(*e).rfind("TERM=", 0) == 0) env["TERM"] = std::string(*e + 5);
   for (const auto& kv : a.env) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) return bad("--env \"" + kv + "\" must be KEY=VALUE");
@@ -136,6 +142,7 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
   if (!a.priority_class.empty()) spec["priorityClassName"] = a.priority_class;
   if (limit && limit->seconds > 0) spec["walltime"] = time_limit_duration(*limit);
   if (a.interactive) spec["interactive"] = true;
+  if (a.pty) spec["tty"] = true;
   if (a.preemptible) spec["preemptible"] = true;
   if (a.no_preemptible) spec["preemptible"] = false;
   spec["command"] = a.command;

@@ -37,6 +37,9 @@ struct RunArgs {
   std::string output;
   std::string error;
   bool interactive = false;
+  // --pty (Slurm's srun --pty): one pod under a pseudo-terminal that `sluice run` attaches to
+  // (client_pty.h); the caller's TERM goes with it even under --export=NONE.
+  bool pty = false;
   bool preemptible = false;
   bool no_preemptible = false;
   std::vector<std::string> command;

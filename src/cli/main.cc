@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "build_info.h"
+#include "cli/client_pty.h"
 #include "cli/commands.h"
 #include "cli/secret_args.h"
 #ifdef SLUICE_HAVE_SIM
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
   arg_ptrs.push_back(nullptr);
   try {
     app.parse(argc, arg_ptrs.data());
+  } catch (const sluice::cli::ExitStatus& e) {  // `sluice run --pty`: the pod's status
+    return e.code;
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0, a command's own failure keeps its code; a wrong option or a
     // missing file exits 1, as docs/cli.md says, not with CLI11's own codes (100 and up).

@@ -155,6 +155,21 @@ struct Assignment {
   // starts in ("": the log; error "" with output set: stderr goes to the output file too).
   std::string output_path;
   std::string error_path;
+  // `sluice run --pty`: the pod runs under a pseudo-terminal of the agent (its stdin, stdout
+  // and stderr; its output goes to the pod's log), fed by TtyInput.
+  bool tty = false;
+};
+
+// Keystrokes for an interactive pod (`sluice run --pty`), and its window size, from the user's
+// terminal through the server: carried by a sync reply, written to the pod's terminal by its
+// agent. data: the bytes, base64 (a terminal's bytes need not be UTF-8); rows/cols > 0: the
+// window's new size.
+struct TtyInput {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  std::string data;
+  int32_t rows = 0;
+  int32_t cols = 0;
 };
 
 // POST /v1/agents/{node}/sync: heartbeat, reports and (long-)poll for work in one call.
@@ -175,6 +190,7 @@ struct SyncResponse {
   std::vector<StopOrder> stop;
   int64_t heartbeat_ms = 1000;
   std::vector<LogRequest> logs;
+  std::vector<TtyInput> tty;  // in order: the agent writes them as they come
 };
 
 // Errors are {"error": "...", "details": [...]} with a 4xx/5xx status on every endpoint.
@@ -207,10 +223,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, 
                                                 allow_root, cpu_milli, memory_mib, image,
                                                 image_args_only, image_on_host, working_dir,
                                                 submitter_uid, submitter_gid, output_path,
-                                                error_path)
+                                                error_path, tty)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TtyInput, job, pod, data, rows, cols)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
                                                 started, wait_ms, gpu_utilization_pct)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms, logs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms, logs, tty)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ErrorBody, error, details)
 
 // Every number of the protocol is an integer (nanoseconds, milliseconds, milli-units, ids).

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/model/result.h"
+#include "proto/base64.h"
 
 namespace httplib {
 class Client;
@@ -19,9 +20,8 @@ class Client;
 
 namespace sluice::server {
 
-std::string base64_encode(const std::string& raw);
-// Empty on malformed input (etcd never sends any).
-std::string base64_decode(const std::string& text);
+using proto::base64_decode;  // empty on malformed input (etcd never sends any)
+using proto::base64_encode;
 
 struct EtcdKv {
   std::string key, value;

@@ -1,5 +1,6 @@
 // The HTTP API of Slurm's job control and accounting (docs/api.md): hold, release and requeue
-// a job; the job history (sacct) and GPU-hours per namespace or user per period.
+// a job; an interactive job's terminal; the job history (sacct) and GPU-hours per namespace or
+// user per period.
 #include "proto/split.h"
 #include "server/http_util.h"
 #include "server/server.h"
@@ -9,6 +10,8 @@ namespace sluice::server {
 namespace {
 
 using nlohmann::json;
+
+constexpr size_t kMaxTtyBody = 4096;  // keystrokes per POST /v1/jobs/{id}/tty
 
 // The history's filters from the query string; an error message when one is malformed.
 std::string read_history_query(const net::Request& req, HistoryQuery* q) {
@@ -75,6 +78,41 @@ void Server::routes_jobctl() {
   };
   for (const char* v : {"hold", "release", "requeue"})
     h.Post(std::string(R"(/v1/jobs/([^/]+)/)") + v, verb(v));
+
+  // POST /v1/jobs/{id}/tty[?rows=R&cols=C]: keystrokes (the raw body, at most kMaxTtyBody
+  // bytes) and the window size for an interactive job's terminal (`sluice run --pty`), relayed
+  // to its agent (state_tty.cc). Only the job's submitter or an admin: whoever types here runs
+  // commands as the job's user. Another namespace's job is "no job", as everywhere.
+  h.Post(R"(/v1/jobs/([^/]+)/tty)", [this](const net::Request& req, net::Response& res) {
+    auto caller = auth_.caller(req.get_header_value("Authorization"));
+    if (!caller) return fail(res, 401, "missing or unknown bearer token");
+    const std::string text = req.matches[1];
+    const auto id = parse_id(text);
+    if (req.body.size() > kMaxTtyBody)
+      return fail(res, 413,
+                  "at most " + std::to_string(kMaxTtyBody) + " bytes of keystrokes per request");
+    int32_t size[2] = {0, 0};
+    const char* keys[2] = {"rows", "cols"};
+    for (int i = 0; i < 2; ++i) {
+      if (!req.has_param(keys[i])) continue;
+      const auto v = parse_id(req.get_param_value(keys[i]));
+      if (!v || *v == 0 || *v > 10000)
+        return fail(res, 400, std::string(keys[i]) + ": expected an integer 1 to 10000");
+      size[i] = static_cast<int32_t>(*v);
+    }
+    if ((size[0] > 0) != (size[1] > 0)) return fail(res, 400, "give both rows and cols, or none");
+    std::lock_guard lk(state_->mu());
+    const JobRecord* r = id ? state_->find(*id) : nullptr;
+    if (!r || !caller->sees(r->job.namespace_)) return fail(res, 404, "no job " + text);
+    if (!caller->admin && caller->name != r->job.user)
+      return fail(
+          res, 403,
+          "only the job's submitter (" + r->job.user + ") or an admin may type into its terminal");
+    std::string err;
+    const int status = state_->send_tty(*id, req.body, size[0], size[1], &err);
+    if (status != 200) return fail(res, status, err);
+    reply(res, 200, json{{"sent", req.body.size()}});
+  });
 
   // GET /v1/history: sacct. GET /v1/usage: GPU-hours per period and namespace or user.
   h.Get("/v1/history", [this, now](const net::Request& req, net::Response& res) {

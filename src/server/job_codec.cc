@@ -52,6 +52,7 @@ static void encode_control(const Job& job, json& out) {
   if (!job.array.empty()) out["array"] = job.array;
   if (!job.output.empty()) out["output"] = job.output;
   if (!job.error.empty()) out["error"] = job.error;
+  if (job.tty) out["tty"] = true;
   if (job.array_task >= 0) {
     out["array_task"] = job.array_task;
     out["array_job"] = job.array_job;
@@ -65,6 +66,7 @@ static void decode_control(const json& j, Job& job) {
   job.array = j.value("array", "");
   job.output = j.value("output", "");
   job.error = j.value("error", "");
+  job.tty = j.value("tty", false);
   job.array_task = j.value("array_task", -1);
   job.array_job = j.value("array_job", JobId{0});
   job.array_throttle = j.value("array_throttle", 0);

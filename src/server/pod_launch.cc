@@ -159,6 +159,7 @@ void pod_command_env(const Job& job, const Admission& admission, size_t pod,
   add_slurm_env(job, as.env);
   if (!job.output.empty()) as.output_path = expand_file_pattern(job.output, job);
   if (!job.error.empty()) as.error_path = expand_file_pattern(job.error, job);
+  as.tty = job.tty;
 }
 
 }  // namespace sluice::server

@@ -89,7 +89,7 @@ class Server {
   Server() = default;
   void routes();
   void dashboard_routes();  // http_dashboard.cc
-  // http_jobctl.cc: hold, release, requeue, history and usage.
+  // http_jobctl.cc: hold, release, requeue, tty input, history and usage.
   void routes_jobctl();
   // http_sync.cc: the agents' syncs, answered on the I/O thread when nothing blocks.
   struct SyncCall;

@@ -89,7 +89,17 @@ struct JobRecord {
   bool deps_met = true;  // spec.dependency met once (then never looked at again)
   bool gated = false;
   std::string gate_reason;
+  // What gates it, for sluice_gated_jobs (kGateKinds); "" until the gates' first pass.
+  std::string gate_kind;
 };
+
+// The reasons a pending job is kept from the scheduler (sluice_gated_jobs, docs/api.md): a
+// user's hold, unmet dependencies, its singleton name, its array's throttle, or a queue that
+// could not take it yet (its pending cap).
+inline constexpr const char* kGateKinds[] = {"held", "dependency", "singleton", "array-throttle",
+                                             "queue"};
+// A gated record's kind: its hold and unmet dependencies are known before the first pass.
+std::string gate_kind(const JobRecord& r);
 
 struct SubmitOutcome {
   int status = 202;
@@ -249,6 +259,12 @@ class ServerState {
     int64_t max_bytes = 0;
   };
   LogAsk request_log(JobId id, int32_t pod, LogPart part);
+  // `sluice run --pty` (state_tty.cc): keystrokes (raw bytes) and a window size (rows and cols
+  // > 0: a new size) for interactive job `id`'s pod, sent with its node's next sync reply.
+  // 200, or the status and why not: 409 not interactive or not running, 503 its node is
+  // NotReady or has too much queued (kMaxTtyQueued).
+  static constexpr size_t kMaxTtyQueued = 64 << 10;
+  int send_tty(JobId id, const std::string& data, int32_t rows, int32_t cols, std::string* error);
   // The agent's answer; false when `node` did not get request `id`.
   bool deliver_log(const std::string& node, uint64_t id, int status, std::string body,
                    std::string content_type, int64_t size = -1);
@@ -303,6 +319,8 @@ class ServerState {
     bool lost = false;  // NotReady for silence (jobs being fenced); cleared when it registers
     std::vector<int32_t> gpu_util_pct;    // last sample from the agent (NVML); empty: none
     std::vector<proto::LogRequest> logs;  // outbox
+    std::vector<proto::TtyInput> tty;     // outbox: keystrokes for interactive pods
+    size_t tty_bytes = 0;                 // their data's size (bounded: kMaxTtyQueued)
     // An admin took it out of scheduling (set_node_hold): "cordon" or "drain"; "": none.
     std::string hold;
     std::string hold_reason;
@@ -344,12 +362,15 @@ class ServerState {
   void finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now);
   // state_gates.cc: jobs kept from the scheduler (JobRecord::gated) and when they may go.
   enum class GateVerdict : uint8_t { kOpen, kWait, kNever };
-  GateVerdict judge_gate(JobRecord& r, std::map<JobId, int32_t>& array_active,
-                         std::string* why) const;
+  GateVerdict judge_gate(JobRecord& r, std::map<JobId, int32_t>& array_active, std::string* why,
+                         std::string* kind) const;
   GateVerdict judge_dependency(const JobRecord& r, std::string* why) const;
-  // The state of a job a dependency names: its record's, else its history row's; nullopt:
-  // unknown. `started`: it has run.
-  std::optional<JobState> dependency_state(JobId id, bool* started) const;
+  // The state of a job a dependency of a job in namespace `ns` names: its record's, else its
+  // history row's; nullopt: unknown, or a job of another namespace (the two read the same, so
+  // that a dependency tells nothing about other tenants' jobs). `started`: it has run.
+  std::optional<JobState> dependency_state(JobId id, const std::string& ns, bool* started) const;
+  // The tasks of array `array` (its first task's id) in namespace `ns`; empty: none there.
+  std::vector<JobId> array_tasks(JobId array, const std::string& ns) const;
   void gate(JobRecord& r, TimeNs now);  // out of the scheduler (it must be pending)
   void open_gates(TimeNs now);
   int32_t array_active(JobId array_job) const;

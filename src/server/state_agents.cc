@@ -392,7 +392,7 @@ void ServerState::check_first_sync(NodeState& n, const proto::SyncRequest& req, 
 
 bool ServerState::has_outbox(const std::string& node) const {
   const NodeState* n = node_by_name(node);
-  return n && (!n->assign.empty() || !n->stop.empty() || !n->logs.empty());
+  return n && (!n->assign.empty() || !n->stop.empty() || !n->logs.empty() || !n->tty.empty());
 }
 
 proto::SyncResponse ServerState::take_outbox(const std::string& node, const std::string& agent_id) {
@@ -404,9 +404,12 @@ proto::SyncResponse ServerState::take_outbox(const std::string& node, const std:
   resp.assign = std::move(n->assign);
   resp.stop = std::move(n->stop);
   resp.logs = std::move(n->logs);
+  resp.tty = std::move(n->tty);
   n->assign.clear();
   n->stop.clear();
   n->logs.clear();
+  n->tty.clear();
+  n->tty_bytes = 0;
   return resp;
 }
 

@@ -22,6 +22,12 @@ std::string job_word(JobId id) {
 
 }  // namespace
 
+std::string gate_kind(const JobRecord& r) {
+  if (r.held) return "held";
+  if (!r.gate_kind.empty()) return r.gate_kind;
+  return !r.deps_met ? "dependency" : r.job.array_throttle > 0 ? "array-throttle" : "singleton";
+}
+
 // Arrays become one job per task, in task order; a task's array_job is a placeholder (its
 // array's position in the submission, from 1) that submit() replaces with the first task's id.
 std::vector<Job> ServerState::expand_arrays(std::vector<Job> jobs, std::string* error) {
@@ -53,7 +59,9 @@ std::vector<Job> ServerState::expand_arrays(std::vector<Job> jobs, std::string* 
   return out;
 }
 
-// A dependency on a job this server never had is refused at submission, as Slurm does.
+// A dependency on a job this server never had is refused at submission, as Slurm does. A job
+// of another namespace reads the same as one that does not exist: a dependency only names jobs
+// of its own namespace, and tells nothing about other tenants' jobs (not even that they exist).
 std::string ServerState::unknown_dependency(const std::vector<Job>& jobs) const {
   for (const Job& job : jobs) {
     if (job.dependency.empty()) continue;
@@ -62,24 +70,37 @@ std::string ServerState::unknown_dependency(const std::vector<Job>& jobs) const 
     for (const Dependency& d : *deps)
       for (const DepTarget& t : d.targets) {
         bool started = false;
-        if (!arrays_.count(t.job) && !dependency_state(t.job, &started))
+        if (array_tasks(t.job, job.namespace_).empty() &&
+            !dependency_state(t.job, job.namespace_, &started))
           return "job \"" + job.name + "\": spec.dependency names " + job_word(t.job) +
-                 ", which this server does not know";
+                 ", which this server does not know in namespace \"" + job.namespace_ + "\"";
       }
   }
   return {};
 }
 
-std::optional<JobState> ServerState::dependency_state(JobId id, bool* started) const {
+std::optional<JobState> ServerState::dependency_state(JobId id, const std::string& ns,
+                                                      bool* started) const {
   if (const JobRecord* r = find(id)) {
+    if (r->job.namespace_ != ns) return std::nullopt;
     *started = r->admit_ns > 0 || r->state == JobState::kRunning;
     return r->state;
   }
   if (const HistoryRow* h = history_.find(id)) {
+    if (h->namespace_ != ns) return std::nullopt;
     *started = h->first_start_ns > 0;
     return parse_state(h->state);
   }
   return std::nullopt;
+}
+
+std::vector<JobId> ServerState::array_tasks(JobId array, const std::string& ns) const {
+  std::vector<JobId> out;
+  auto it = arrays_.find(array);
+  if (it == arrays_.end()) return out;
+  for (JobId task : it->second)
+    if (const JobRecord* r = find(task); r && r->job.namespace_ == ns) out.push_back(task);
+  return out;
 }
 
 // Whether every part of r's spec.dependency is met (singleton is judged in judge_gate).
@@ -93,14 +114,12 @@ ServerState::GateVerdict ServerState::judge_dependency(const JobRecord& r, std::
     if (d.kind == DepKind::kSingleton) continue;
     for (const DepTarget& t : d.targets) {
       // The jobs the target names: a job, every task of an array, or one task.
+      // Only jobs of r's own namespace (dependency_state): another's reads as unknown.
       std::vector<JobId> ids;
-      auto arr = arrays_.find(t.job);
-      if (t.task >= 0 || arr != arrays_.end()) {
-        if (arr != arrays_.end())
-          for (JobId task : arr->second)
-            if (const JobRecord* tr = find(task);
-                tr && (t.task < 0 || tr->job.array_task == t.task))
-              ids.push_back(task);
+      const std::vector<JobId> tasks = array_tasks(t.job, r.job.namespace_);
+      if (t.task >= 0 || !tasks.empty()) {
+        for (JobId task : tasks)
+          if (t.task < 0 || find(task)->job.array_task == t.task) ids.push_back(task);
       } else {
         ids.push_back(t.job);
       }
@@ -112,7 +131,7 @@ ServerState::GateVerdict ServerState::judge_dependency(const JobRecord& r, std::
       }
       for (JobId id : ids) {
         bool started = false;
-        const auto st = dependency_state(id, &started);
+        const auto st = dependency_state(id, r.job.namespace_, &started);
         const std::string what = job_word(id) + " is " + (st ? state_name(*st) : "unknown");
         if (!st) {
           *why = "its dependency " + part + " names " + job_word(id) + ", which is unknown";
@@ -167,16 +186,19 @@ int32_t ServerState::array_active(JobId array_job) const {
 // 1. held, 2. dependencies, 3. singleton, 4. the array's throttle: the first that holds it says
 // why. `active`: tasks per array in the scheduler or running, counted once per pass.
 ServerState::GateVerdict ServerState::judge_gate(JobRecord& r, std::map<JobId, int32_t>& active,
-                                                 std::string* why) const {
+                                                 std::string* why, std::string* kind) const {
+  *kind = "held";
   if (r.held) {
     *why = "held by a user (sluice release " + std::to_string(r.job.id) + ")";
     return GateVerdict::kWait;
   }
+  *kind = "dependency";
   if (!r.deps_met && !r.job.dependency.empty()) {
     const GateVerdict v = judge_dependency(r, why);
     if (v != GateVerdict::kOpen) return v;
     r.deps_met = true;
   }
+  *kind = "singleton";
   if (r.job.dependency.find("singleton") != std::string::npos)
     for (const auto& [id, o] : records_) {
       if (id >= r.job.id) break;
@@ -186,6 +208,7 @@ ServerState::GateVerdict ServerState::judge_gate(JobRecord& r, std::map<JobId, i
         return GateVerdict::kWait;
       }
     }
+  *kind = "array-throttle";
   if (r.job.array_throttle > 0) {
     auto [it, fresh] = active.try_emplace(r.job.array_job, 0);
     if (fresh) it->second = array_active(r.job.array_job);
@@ -220,9 +243,9 @@ void ServerState::open_gates(TimeNs now) {
       continue;
     }
     JobRecord& r = rit->second;
-    std::string why;
+    std::string why, kind;
     const bool deps_before = r.deps_met;
-    const GateVerdict v = judge_gate(r, active, &why);
+    const GateVerdict v = judge_gate(r, active, &why, &kind);
     if (r.deps_met != deps_before) touch(r);
     if (v == GateVerdict::kNever) {
       ++it;  // finish_job leaves the set to the next pass
@@ -234,6 +257,7 @@ void ServerState::open_gates(TimeNs now) {
       if (res.status == SubmitStatus::kAccepted) {
         r.gated = false;
         r.gate_reason.clear();
+        r.gate_kind.clear();
         r.pending_since_cycle = cycles_;
         if (r.job.array_throttle > 0) ++active[r.job.array_job];
         touch(r);
@@ -242,9 +266,11 @@ void ServerState::open_gates(TimeNs now) {
         continue;
       }
       why = "its queue cannot take it yet: " + res.message;
+      kind = "queue";
       gates_dirty_ = true;  // try again at the next cycle
     }
     r.gate_reason = why;
+    r.gate_kind = kind;
     ++it;
   }
 }

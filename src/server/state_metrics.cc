@@ -48,6 +48,18 @@ void write_pending(PromWriter& w, const Config& cfg, const Scheduler& sched) {
   for (const auto& [l, v] : pending) w.sample("sluice_pending_jobs", l, static_cast<double>(v));
 }
 
+// Pending jobs the scheduler does not see yet (state_gates.cc), per ClusterQueue and what
+// gates them, each at 0 while none: held, waiting for a dependency, ... (kGateKinds).
+void write_gated(PromWriter& w, const Config& cfg, const std::map<LabelSet, int64_t>& counted) {
+  std::map<LabelSet, int64_t> gated;
+  for (const auto& cq : cfg.cluster_queues)
+    for (const char* k : kGateKinds) gated[{{"cluster_queue", cq.name}, {"reason", k}}] = 0;
+  for (const auto& [l, v] : counted) gated[l] += v;
+  w.family("sluice_gated_jobs", "gauge",
+           "Pending jobs kept from the scheduler: held, waiting for a dependency, ...");
+  for (const auto& [l, v] : gated) w.sample("sluice_gated_jobs", l, static_cast<double>(v));
+}
+
 // Event counters, each at 0 until its first event.
 void write_counters(PromWriter& w, const Config& cfg, const Metrics& m) {
   w.family("sluice_admission_wait_seconds", "histogram",
@@ -162,6 +174,11 @@ std::string ServerState::metrics_text(TimeNs now) const {
   const auto& cfg = *config_;
   PromWriter w;
   write_pending(w, cfg, *sched_);
+  std::map<LabelSet, int64_t> gated;
+  for (JobId id : gated_)
+    if (const JobRecord* r = find(id); r && r->state == JobState::kPending && r->gated)
+      gated[{{"cluster_queue", r->cluster_queue}, {"reason", gate_kind(*r)}}]++;
+  write_gated(w, cfg, gated);
   std::map<std::string, int64_t> running;  // per queue
   for (const auto& [id, rj] : sched_->running())
     if (const JobRecord* r = find(id)) running[r->cluster_queue]++;

@@ -130,6 +130,7 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
           {"priority", r.job.priority},
           {"preemptible", r.job.preemptible},
           {"interactive", r.job.interactive},
+          {"tty", r.job.tty},
           {"state", state_name(r.state)},
           {"started", started},
           {"submit_time", unix_s(r.job.submit_ns)},

@@ -2,8 +2,9 @@
 # A Slurm user's habits on `sluice up` (issue 17): a relative script run from the user's own
 # directory with the shell's environment, -q left out, --time in Slurm's formats, the submitter
 # in `sluice jobs` (USER, --user), `sluice queues` as LocalQueues, `logs -f`, a long log cut in
-# the middle with a marker, clear errors (not a job id, another tenant's queues), and the
-# server's event log replayed by `sluice sim run`.
+# the middle with a marker, clear errors (not a job id, another tenant's queues), cancelling by
+# name, state and user, and the server's event log (and a demo run's) replayed by `sluice sim
+# run`.
 set -euo pipefail
 : "${SLUICE_BIN:?}"
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
@@ -85,9 +86,17 @@ sluice run --cpu 1 -t 1-00:00:00 --dry-run -- true | grep -q '"walltime": "86400
 sluice queues | grep -qE '^default +default +default ' || fail "queues: $(sluice queues)"
 sluice queues -c | grep -q "GPU USED/NOMINAL" || fail "queues -c"
 
-# 6. Cancel by name; then the event log replays through the simulator.
+# 6. Cancel by name, by state and by user (scancel -n, -t, -u); then the event log replays
+#    through the simulator.
 sluice run --cpu 1 --name sleepy -- sleep 300 >/dev/null
 sluice cancel --name sleepy | grep -q "cancelled job" || fail "cancel --name"
+sluice run --cpu 1 --hold --name waiting -- true >"$tmp/r1"
+sluice run --cpu 1 --name busy -- sleep 300 >"$tmp/r2"
+sluice cancel --state pending | grep -q "cancelled job $(job_id "$tmp/r1") (waiting)" ||
+  fail "cancel --state pending"
+[[ $(sluice cancel --user nobody-here 2>&1) == "no live job matches" ]] || fail "cancel --user nobody"
+sluice cancel --user "$me" | grep -q "cancelled job $(job_id "$tmp/r2") (busy)" ||
+  fail "cancel --user $me"
 for _ in $(seq 1 100); do
   [[ $(sluice jobs --state pending,running) == "no jobs" ]] && break
   sleep 0.2
@@ -97,4 +106,17 @@ wait "$pid" 2>/dev/null || true
 pid=
 sluice sim run --config "$tmp/data/up-config.yaml" --trace "$tmp/data/events.jsonl" \
   --trace-format sluice-events >"$tmp/sim" 2>&1 || fail "sim replay: $(cat "$tmp/sim")"
+
+# 7. So does a demo run's (three teams, borrowing, a gang, a preemption), with no bad rows. A
+#    fresh port: the last server's may still be in TIME_WAIT.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$SLUICE_BIN" up --demo --exit-after 30 --listen "127.0.0.1:$port" --data-dir "$tmp/demo" \
+  >"$tmp/demo.log" 2>&1 || fail "up --demo: $(tail -5 "$tmp/demo.log")"
+sluice sim run --config "$tmp/demo/up-config.yaml" --trace "$tmp/demo/events.jsonl" \
+  --trace-format sluice-events --report "$tmp/demo-report.json" >"$tmp/sim" 2>&1 ||
+  fail "demo replay: $(cat "$tmp/sim")"
+python3 -c "
+import json, sys
+r = json.load(open('$tmp/demo-report.json'))['input']
+sys.exit(0 if r['bad_rows'] == 0 and r['rows'] > 10 else 1)" || fail "demo replay rows: $(cat "$tmp/sim")"
 echo "ok"

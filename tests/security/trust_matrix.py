@@ -172,6 +172,9 @@ def main():
         ("GET job a", "GET", url + "/v1/jobs/%d" % a, None, users(404, 200, 200)),
         ("GET job a explain", "GET", url + "/v1/jobs/%d/explain" % a, None, users(404, 200, 200)),
         ("GET job a logs", "GET", url + "/v1/jobs/%d/logs" % a, None, users(404, 200, 200)),
+        # a has no terminal: its owner and an admin get as far as 409 (tests/security/
+        # tenant_jobs.py types into a real session).
+        ("POST job a tty", "POST", url + "/v1/jobs/%d/tty" % a, "ls\r", users(404, 409, 409)),
         ("POST cancel job c", "POST", url + "/v1/jobs/%d/cancel" % doomed, None,
          dict(U, **{"other-member": 404})),
         ("GET /v1/queues", "GET", url + "/v1/queues", None, users(200, 200, 200)),

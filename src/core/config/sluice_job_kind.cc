@@ -42,7 +42,8 @@ void JobReader::sluice_job(const YAML::Node& doc) {
                    "hold",
                    "array",
                    "output",
-                   "error"}});
+                   "error",
+                   "tty"}});
   if (!spec.is_map()) return fail();
   sluice_spec(spec, *spec_node);
 }
@@ -222,6 +223,18 @@ void JobReader::sluice_control_fields(MapReader& spec) {
       job.hold = *v;
     else
       fail();
+  }
+  if (const YAML::Node* n = spec.find("tty")) {
+    auto v = r_.boolean(*n, "spec.tty");
+    if (!v) return fail();
+    job.tty = *v;
+    // One terminal: one pod, writing to it (not to files), not a task of an array.
+    if (job.tty &&
+        (job.pod_count() != 1 || !job.array.empty() || !job.output.empty() || !job.error.empty())) {
+      r_.error(*n, "spec.tty",
+               "an interactive job (tty) has one pod, no array and no output or error file");
+      fail();
+    }
   }
 }
 

@@ -145,6 +145,9 @@ struct Job {
   std::string array;
   std::string output;
   std::string error;
+  // spec.tty (`sluice run --pty`): its one pod runs under a pseudo-terminal that its owner
+  // attaches to (docs/cli.md, "Interactive sessions").
+  bool tty = false;
   // A task of an array (set by the server): its index, the array's id (its first task's job
   // id) and its throttle (%N: at most N tasks pending in the scheduler or running; 0: none).
   int32_t array_task = -1;

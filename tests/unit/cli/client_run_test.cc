@@ -186,5 +186,29 @@ TEST(ClientRun, DocumentLoadsAgainstTheExampleConfig) {
       << jobs.errors.front();
 }
 
+TEST(ClientRun, PtyIsOnePodWithTheCallersTerminalType) {
+  RunArgs a;
+  a.cpu = "1";
+  a.pty = true;
+  a.export_spec = "NONE";  // TERM still goes: the terminal it attaches to is this one
+  const char* env[] = {"TERM=xterm-256color", "HOME=/home/alice", nullptr};
+  a.caller_env = env;
+  a.command = {"bash"};
+  auto doc = build_run_job(a, "x");
+  ASSERT_TRUE(doc.ok) << doc.failure.message;
+  EXPECT_EQ(doc.value["spec"]["tty"], true);
+  EXPECT_EQ(doc.value["spec"]["env"], json({{"TERM", "xterm-256color"}}));
+  for (auto bad : {&RunArgs::array, &RunArgs::output, &RunArgs::error}) {
+    RunArgs b = a;
+    b.*bad = "0-3";
+    auto d = build_run_job(b, "x");
+    ASSERT_FALSE(d.ok);
+    EXPECT_EQ(d.failure.message,
+              "error: --pty is one terminal: not with --gang, --array, --output or --error");
+  }
+  a.gang = 2;
+  EXPECT_FALSE(build_run_job(a, "x").ok);
+}
+
 }  // namespace
 }  // namespace sluice::cli

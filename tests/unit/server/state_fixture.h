@@ -101,6 +101,13 @@ inline ServerState::SyncOutcome sync_as(ServerState& st, const std::string& node
   return st.sync_reports(node, reg(node).credential, s, now);
 }
 
+// A one-pod job of `gpus` GPUs with more spec fields ("hold: true, dependency: afterok:1").
+inline std::string job_yaml_with(const std::string& name, int gpus, const std::string& extra) {
+  std::string y = job_yaml(name, 1, gpus);
+  y.insert(y.rfind('}'), ", " + extra);
+  return y;
+}
+
 // Registers node n0 and reports its first (empty) sync; returns the request, to fill in later.
 inline proto::SyncRequest join_n0(ServerState& st) {
   join(st, reg("n0"), 0);
@@ -139,6 +146,12 @@ struct ServerStateTest : ::testing::Test {
     sync_as(st, "n0", s, now);
     s.agent_id = "agent-n1";
     sync_as(st, "n1", s, now);
+  }
+  // Submits the jobs of `yaml`, expecting them accepted: the first one's id.
+  JobId submit(const std::string& yaml, TimeNs now) {
+    auto out = st.submit(jobs(*cfg, yaml), now);
+    EXPECT_EQ(out.status, 202) << out.error;
+    return out.ids.empty() ? 0 : out.ids[0];
   }
   proto::SyncResponse sync(const std::string& node, proto::SyncRequest s, TimeNs now) {
     s.agent_id = "agent-" + node;

@@ -11,19 +11,11 @@ namespace {
 
 using namespace testing_state;  // NOLINT(google-build-using-namespace)
 
-// A one-pod job of `gpus` GPUs with more spec fields ("hold: true, dependency: afterok:1").
 std::string ctl_yaml(const std::string& name, int gpus, const std::string& extra) {
-  std::string y = job_yaml(name, 1, gpus);
-  y.insert(y.rfind('}'), ", " + extra);
-  return y;
+  return job_yaml_with(name, gpus, extra);
 }
 
 struct GatesTest : ServerStateTest {
-  JobId submit(const std::string& yaml, TimeNs now) {
-    auto out = st.submit(jobs(*cfg, yaml), now);
-    EXPECT_EQ(out.status, 202) << out.error;
-    return out.ids.empty() ? 0 : out.ids[0];
-  }
   // One cycle, its pods delivered and started.
   void run_cycle(TimeNs now) {
     st.cycle(now);
@@ -240,6 +232,62 @@ TEST(ServerStoreGates, HoldsDependenciesAndHistorySurviveARestart) {
   EXPECT_EQ(st.find(b)->state, JobState::kRunning);
   EXPECT_EQ(st.find(held)->state, JobState::kPending);
   std::filesystem::remove_all(dir);
+}
+
+// Security (issue 17): a dependency names jobs of its own namespace only. Another namespace's
+// job is refused at submission in the same words as a job that does not exist, and a
+// dependency's reason never says anything about a job its namespace cannot see.
+TEST(GatesTenants, ADependencyTellsNothingAboutAnotherNamespacesJobs) {
+  const std::string other_queue = R"(
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: other}
+spec: {clusterQueue: cq}
+)";
+  auto lc = load_server_config({Source{"test.yaml", std::string(kConfig) + other_queue}});
+  ASSERT_TRUE(lc.ok()) << lc.error();
+  const auto cfg = lc->config;
+  ServerState st{cfg, nullptr, ServerOptions{}};
+  ASSERT_EQ(join(st, reg("n0"), 0).status, 200);
+  auto in = [](const std::string& ns, std::string yaml) {
+    const std::string from = "namespace: team";
+    yaml.replace(yaml.find(from), from.size(), "namespace: " + ns);
+    return yaml;
+  };
+  auto out = st.submit(jobs(*cfg, job_yaml("secret", 1, 1)), 1 * kS);  // team's
+  ASSERT_EQ(out.status, 202) << out.error;
+  const JobId secret = out.ids[0];
+  out = st.submit(jobs(*cfg, in("team", ctl_yaml("sweep", 1, "array: '0-1'"))), 1 * kS);
+  ASSERT_EQ(out.status, 202) << out.error;
+  const JobId array = out.ids[0];
+  const JobId missing = 999;
+  // The same refusal, word for word but the id, for a foreign job, a foreign array and none.
+  auto refusal = [&](JobId target) {
+    auto o = st.submit(
+        jobs(*cfg, in("other", ctl_yaml("probe", 1,
+                                        "dependency: 'afterok:" + std::to_string(target) + "'"))),
+        2 * kS);
+    EXPECT_EQ(o.status, 400) << o.error;
+    std::string e = o.error;
+    const std::string id = std::to_string(target);
+    e.replace(e.find(id), id.size(), "ID");
+    return e;
+  };
+  EXPECT_EQ(refusal(secret), refusal(missing));
+  EXPECT_EQ(refusal(array), refusal(missing));
+  EXPECT_EQ(refusal(missing),
+            "job \"probe\": spec.dependency names job ID, which this server does not know in "
+            "namespace \"other\"");
+  // In its own namespace the dependency is accepted and its reason names the job's state.
+  out = st.submit(
+      jobs(*cfg, ctl_yaml("mine", 1, "dependency: 'afterok:" + std::to_string(secret) + "'")),
+      3 * kS);
+  ASSERT_EQ(out.status, 202) << out.error;
+  st.cycle(4 * kS);
+  EXPECT_NE(st.explain(out.ids[0], 4 * kS).find("(job " + std::to_string(secret) + " is "),
+            std::string::npos)
+      << st.explain(out.ids[0], 4 * kS);
 }
 
 }  // namespace

@@ -210,6 +210,41 @@ TEST_F(StateMetricsTest, DashboardSampleHasEveryClassAndQueueAndTheWaitingJob) {
   EXPECT_EQ(d["namespaces"]["team"]["gpu_hours"], 0.0);
   EXPECT_EQ(d["preemptions_total"], 0.0);
 }
+// Held jobs and jobs waiting for a dependency are pending but not the scheduler's: they have
+// their own gauge, per ClusterQueue and what gates them, at 0 from the first scrape.
+TEST_F(StateMetricsTest, GatedJobsAreCountedByWhatHoldsThem) {
+  std::string m = st->metrics_text(1 * kS);
+  EXPECT_EQ(samples(m, "sluice_gated_jobs").size(), 2u * 5u) << m;
+  EXPECT_TRUE(has(m, "sluice_gated_jobs{cluster_queue=\"idle\",reason=\"held\"} 0")) << m;
+  auto job = [&](const std::string& name, const std::string& extra) {
+    auto parsed = parse_jobs(
+        Source{"jobs.yaml", "apiVersion: sluice.dev/v1alpha1\nkind: Job\nmetadata: {name: " + name +
+                                ", namespace: team}\nspec: {queue: q, gpus: 64, " +
+                                "command: [sleep, '1']" + extra + "}\n"},
+        *cfg);
+    EXPECT_TRUE(parsed.errors.empty()) << (parsed.errors.empty() ? "" : parsed.errors.front());
+    auto out = st->submit(std::move(parsed.jobs), 1 * kS);
+    EXPECT_EQ(out.status, 202) << out.error;
+    return out.ids.empty() ? JobId{0} : out.ids.front();
+  };
+  const JobId first = job("first", "");
+  job("held", ", hold: true");
+  job("after", ", dependency: 'afterok:" + std::to_string(first) + "'");
+  job("after2", ", dependency: 'afterany:" + std::to_string(first) + "'");
+  m = st->metrics_text(2 * kS);  // before the gates' first pass: known from the records
+  EXPECT_TRUE(has(m, "sluice_gated_jobs{cluster_queue=\"busy\",reason=\"held\"} 1")) << m;
+  EXPECT_TRUE(has(m, "sluice_gated_jobs{cluster_queue=\"busy\",reason=\"dependency\"} 2")) << m;
+  st->cycle(3 * kS);  // the gates look at them: still gated, same reasons
+  m = st->metrics_text(3 * kS);
+  EXPECT_TRUE(has(m, "sluice_gated_jobs{cluster_queue=\"busy\",reason=\"held\"} 1")) << m;
+  EXPECT_TRUE(has(m, "sluice_gated_jobs{cluster_queue=\"busy\",reason=\"dependency\"} 2")) << m;
+  // The scheduler's pending depth counts only the job it can look at.
+  int64_t pending = 0;
+  for (const auto& line : samples(m, "sluice_pending_jobs"))
+    pending += std::stoll(line.substr(line.rfind(' ') + 1));
+  EXPECT_EQ(pending, 1) << m;
+}
+
 }  // namespace
 }  // namespace state_metrics_test
 }  // namespace sluice::server
