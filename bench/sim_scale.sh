@@ -62,4 +62,4 @@ for n in "${sizes[@]}"; do
   prev_rss=$rss
   prev_n=$n
 done
-[ -n "$growth" ] && echo "growth: $growth"
+if [ -n "$growth" ]; then echo "growth: $growth"; fi
