@@ -10,6 +10,12 @@ namespace sluice::sim {
 
 namespace {
 
+std::string digest_hex(uint64_t d) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(d));
+  return buf;
+}
+
 constexpr double kNs = 1e9;
 
 // Accumulates one group's samples, then turns them into JobStats.
@@ -255,7 +261,8 @@ nlohmann::json to_json(const Figures& f) {
                      {"requeued_by_node_failure", f.sim.requeued},
                      {"preemptions", f.sim.preemptions},
                      {"first_arrival_s", static_cast<double>(f.sim.first_ns) / kNs},
-                     {"last_completion_s", static_cast<double>(f.sim.last_ns) / kNs}};
+                     {"last_completion_s", static_cast<double>(f.sim.last_ns) / kNs},
+                     {"decision_digest", digest_hex(f.sim.decision_digest)}};
   const PredictionFigures& pr = f.prediction;
   if (pr.predicted + pr.unpredicted > 0)
     j["start_prediction"] = {

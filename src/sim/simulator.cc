@@ -12,6 +12,52 @@ namespace sluice::sim {
 
 namespace {
 
+// FNV-1a over 64-bit words, folded into the running digest.
+class Digest {
+ public:
+  explicit Digest(uint64_t h) : h_(h) {}
+  void add(uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) h_ = (h_ ^ (v & 0xff)) * 0x100000001b3ULL;
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_;
+};
+
+uint64_t fold_decisions(uint64_t digest, const CycleResult& r) {
+  Digest d(digest == 0 ? 0xcbf29ce484222325ULL : digest);
+  const auto u = [](auto v) { return static_cast<uint64_t>(v); };
+  d.add(u(r.now));
+  d.add(r.admitted.size());
+  for (const Admission& a : r.admitted) {
+    d.add(a.job);
+    d.add(u(a.queue));
+    for (FlavorId f : a.flavors) d.add(u(f));
+    for (const auto& per : a.pod_set_flavors)
+      for (FlavorId f : per) d.add(u(f));
+    for (int32_t c : a.pod_set_counts) d.add(u(c));
+    d.add(u(a.shape) ^ (u(a.best_effort) << 32) ^ (u(a.borrowing) << 33));
+    for (const PodPlacement& pod : a.placement.pods) {
+      d.add(u(pod.node) ^ (u(pod.pod_set) << 32));
+      for (const GpuShare& g : pod.gpus)
+        d.add(u(g.gpu) ^ (u(g.mig_slice) << 16) ^ (u(g.milli) << 32));
+    }
+  }
+  d.add(r.preempted.size());
+  for (const Preemption& p : r.preempted) {
+    d.add(p.victim);
+    d.add(p.preemptor ^ (u(p.reason) << 56));
+  }
+  d.add(r.rejected.size());
+  for (const Rejection& rj : r.rejected) d.add(rj.job);
+  d.add(r.pending.size());
+  for (const PendingDecision& pd : r.pending) d.add(pd.job ^ (u(pd.reason.code) << 56));
+  d.add(r.reservation.job);
+  d.add(u(r.reservation.start_ns));
+  return d.value();
+}
+
 class Run {
  public:
   Run(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
@@ -276,6 +322,7 @@ class Run {
 
   void cycle(TimeNs now) {
     const CycleResult r = sched_.run_cycle(now);
+    res_.decision_digest = fold_decisions(res_.decision_digest, r);
     sched_.apply(r, now);
     apply_evictions(r, now);
     last_cycle_ns_ = now;

@@ -84,7 +84,12 @@ struct SimResult {
   double jain_contended_weighted_s = 0;  // sum of index x seconds
   double contended_s = 0;                // seconds with >= 2 contended queues
   std::string invariant_failure;         // first failed invariant check, when enabled
-  Series series;                         // only with SimOptions::record_series
+  // A hash of every cycle's decisions in order (time; admissions with queue, flavors, pod
+  // counts and placements to the GPU; victims; rejections; pending jobs listed with their reason
+  // code; the reservation): equal digests, same decisions. For checking that a change to the
+  // scheduler's speed left its decisions alone (docs/simulator.md).
+  uint64_t decision_digest = 0;
+  Series series;  // only with SimOptions::record_series
 };
 
 SimResult simulate(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,

@@ -20,6 +20,7 @@ TraceOutput generate_synthetic(const SyntheticOptions& o, const Config& config, 
   constexpr double kDay = 86400;
   const double peak = o.arrival_rate_per_s * (1 + o.diurnal_amplitude);
   double t = 0;
+  out.jobs.reserve(static_cast<size_t>(o.jobs));
   for (int64_t i = 0; i < o.jobs; ++i) {
     // 1. Arrival: thinning of a Poisson process at the peak rate. Acceptance is at least
     //    (1 - A) / (1 + A) > 0; the bound only guards against a pathological generator.

@@ -165,7 +165,7 @@ void Scheduler::release_shape(const Job& job, uint64_t id) {
     }
 }
 
-void Scheduler::erase_pending(JobId id) {
+void Scheduler::erase_pending(JobId id, Job* taken) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
   const auto& p = it->second;
@@ -183,6 +183,7 @@ void Scheduler::erase_pending(JobId id) {
   by_submit_[p.queue].erase({p.job.submit_ns, id});
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
     --pending_per_local_queue_[*lq];
+  if (taken) *taken = std::move(it->second.job);
   pending_.erase(it);
 }
 
@@ -510,8 +511,8 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   for (const auto& a : result.admitted) {
     auto it = pending_.find(a.job);
     if (it == pending_.end()) continue;  // cancelled in between: nothing to apply
-    RunningJob r{it->second.job, a, now, now};
-    erase_pending(a.job);
+    RunningJob r{Job{}, a, now, now};
+    erase_pending(a.job, &r.job);  // (moved: a copy of a Job is a dozen strings)
     // It runs as admitted: with the fallback shape it got, as best-effort work if so.
     if (a.shape >= 0 && static_cast<size_t>(a.shape) < r.job.fallback.shapes.size()) {
       r.requested_pod_sets = r.job.pod_sets;

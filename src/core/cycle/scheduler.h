@@ -181,7 +181,8 @@ class Scheduler {
   void insert_pending(PendingJob p);
   uint64_t intern_shape(const Job& job);  // the shape id of a job (a reference is taken)
   void release_shape(const Job& job, uint64_t id);
-  void erase_pending(JobId id);
+  // Removes a pending job; its Job is moved into *taken when given.
+  void erase_pending(JobId id, Job* taken = nullptr);
   void release_running(const RunningJob& r);
   void mark_freed() {
     need_full_ = true;

@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/place/typical_pods.h"
+
 namespace sluice {
 
 namespace {
@@ -173,15 +175,20 @@ Scored FgdScorer::evaluate(const NodeView& node, const PodShape& pod,
 }
 
 std::vector<TypicalPod> typical_pods(const std::vector<TypicalPod>& pods, double coverage) {
-  using Key = std::tuple<int64_t, int32_t, int32_t, uint64_t>;
-  std::map<Key, int64_t> counts;
+  PodShapeCounts counts;
   for (const TypicalPod& p : pods) ++counts[{p.cpu_milli, p.gpus, p.gpu_milli, p.model_mask}];
-  std::vector<std::pair<Key, int64_t>> sorted(counts.begin(), counts.end());
+  return typical_pods(counts, coverage);
+}
+
+std::vector<TypicalPod> typical_pods(const PodShapeCounts& counts, double coverage) {
+  std::vector<std::pair<PodShapeCounts::key_type, int64_t>> sorted(counts.begin(), counts.end());
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<TypicalPod> out;
-  if (pods.empty()) return out;
-  const double total = static_cast<double>(pods.size());
+  int64_t pods = 0;
+  for (const auto& [key, count] : sorted) pods += count;
+  if (pods == 0) return out;
+  const double total = static_cast<double>(pods);
   double covered = 0;
   for (const auto& [key, count] : sorted) {
     if (covered + 1e-9 >= coverage) break;

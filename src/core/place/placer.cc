@@ -7,6 +7,7 @@
 
 #include "core/place/bestfit_scorer.h"
 #include "core/place/placer_impl.h"
+#include "core/place/typical_pods.h"
 
 namespace sluice {
 
@@ -95,14 +96,27 @@ void Placer::set_workload(const std::vector<WorkloadShape>& shapes) {
 void Placer::set_workload_from_jobs(const std::vector<const Job*>& jobs, double coverage) {
   auto* fgd = dynamic_cast<FgdScorer*>(scorer_.get());
   if (fgd == nullptr) return;
-  std::vector<TypicalPod> pods;
+  // Counted by shape as they come (a pod set's pods at once): no entry per pod, and most
+  // consecutive pod sets have the shape of the one before (no map lookup).
+  PodShapeCounts counts;
+  PodShapeCounts::key_type last{};
+  int64_t run = 0;
   for (const Job* job : jobs) {
     const uint64_t mask = model_mask(job->allowed_models);
-    for (const PodSet& ps : job->pod_sets)
-      for (int32_t i = 0; i < ps.count; ++i)
-        pods.push_back({ps.requests[kCpu], ps.gpus, ps.gpus > 0 ? ps.gpu_milli : 0, mask, 0});
+    for (const PodSet& ps : job->pod_sets) {
+      if (ps.count <= 0) continue;
+      const PodShapeCounts::key_type key{ps.requests[kCpu], ps.gpus, ps.gpus > 0 ? ps.gpu_milli : 0,
+                                         mask};
+      if (run > 0 && key != last) {
+        counts[last] += run;
+        run = 0;
+      }
+      last = key;
+      run += ps.count;
+    }
   }
-  fgd->set_workload(typical_pods(pods, coverage));
+  if (run > 0) counts[last] += run;
+  fgd->set_workload(typical_pods(counts, coverage));
 }
 
 std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSet& nodes,
