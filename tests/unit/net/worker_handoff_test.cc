@@ -13,6 +13,7 @@
 #include "raw_socket.h"
 
 namespace sluice::net {
+namespace worker_handoff_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using test::eventually;
@@ -167,4 +168,5 @@ TEST(NetWorkerHandoff, AJobThatThrowsBeforeItAnswersIs500) {
 }
 
 }  // namespace
+}  // namespace worker_handoff_test
 }  // namespace sluice::net
