@@ -2,6 +2,7 @@
 // timing assertions: slow clients are given short deadlines and the checks wait with generous
 // bounds.
 #include "net/http_server.h"
+#include "test_client.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -39,13 +40,6 @@ std::unique_ptr<Server> serve(ServerOptions o, const std::function<void(Server&)
   return s;
 }
 
-httplib::Client client(const Server& s) {
-  httplib::Client c("127.0.0.1", s.port());
-  c.set_connection_timeout(10, 0);
-  c.set_read_timeout(20, 0);
-  return c;
-}
-
 void health_route(Server& s) {
   s.Get("/healthz", [](const Request&, Response& res) { res.set_content("ok", "text/plain"); },
         {.run_inline = true});
@@ -73,7 +67,7 @@ TEST(NetServer, RoutesParamsHeadersAndKeepAlive) {
       res.set_content(req.body, "text/plain");
     });
   });
-  auto c = client(*s);
+  auto c = test::loopback_client(*s);
   c.set_keep_alive(true);
   auto r = c.Get("/plain");
   ASSERT_TRUE(r);
@@ -125,7 +119,7 @@ TEST(NetServer, BodyOverTheLimitIs413WithAJsonError) {
       res.set_content(std::to_string(req.body.size()), "text/plain");
     });
   });
-  auto c = client(*s);
+  auto c = test::loopback_client(*s);
   auto r = c.Post("/in", std::string(1024, 'x'), "text/plain");  // at the limit: fine
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -152,7 +146,7 @@ TEST(NetServer, LargerBodyOnlyForAdmittedCallers) {
               return path == "/upload/n1" && auth == "Bearer node-secret";
             }});
   });
-  auto c = client(*s);
+  auto c = test::loopback_client(*s);
   const std::string big(64 << 10, 'x');
   auto r = c.Post("/upload/n1", big, "text/plain");  // a stranger: the server's 1 KiB limit
   ASSERT_TRUE(r);
@@ -222,7 +216,7 @@ TEST(NetServer, HealthAnswersWhile300SlowlorisConnectionsStall) {
     slow.back()->send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ");  // and nothing more
   }
   ASSERT_TRUE(eventually([&] { return s->stats().connections >= 300; }));
-  auto c = client(*s);
+  auto c = test::loopback_client(*s);
   auto r = c.Get("/healthz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -247,7 +241,7 @@ TEST(NetServer, PerIpCapServesOnlyInlineRoutesOverTheCap) {
   ASSERT_TRUE(eventually([&] { return s->stats().connections == 4; }));
 
   // The fifth connection is over the cap: /healthz still answers, /work is 503.
-  auto c = client(*s);
+  auto c = test::loopback_client(*s);
   auto r = c.Get("/healthz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -286,7 +280,7 @@ TEST(NetServer, HandlerThatThrowsGives500AndTheServerGoesOn) {
           {.run_inline = true});
     h.Get("/fine", [](const Request&, Response& res) { res.set_content("fine", "text/plain"); });
   });
-  auto c = client(*s);
+  auto c = test::loopback_client(*s);
   auto r = c.Get("/boom");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 500);
@@ -326,7 +320,7 @@ TEST(NetServer, InlineRouteAnswersWhileLongPollsHoldEveryWorker) {
   std::vector<int> status(3, 0);
   for (int i = 0; i < 2; ++i)
     polls.emplace_back([&, i] {
-      auto c = client(*s);
+      auto c = test::loopback_client(*s);
       c.set_read_timeout(90, 0);
       auto r = c.Get("/poll");
       status[static_cast<size_t>(i)] = r ? r->status : -1;
@@ -335,14 +329,14 @@ TEST(NetServer, InlineRouteAnswersWhileLongPollsHoldEveryWorker) {
       << "busy " << s->stats().workers_busy << " queued " << s->stats().queued << " conns "
       << s->stats().connections << " accepted " << s->stats().accepted;
   polls.emplace_back([&] {  // the third waits in the queue
-    auto c = client(*s);
+    auto c = test::loopback_client(*s);
     c.set_read_timeout(90, 0);
     auto r = c.Get("/poll");
     status[2] = r ? r->status : -1;
   });
   ASSERT_TRUE(eventually([&] { return s->stats().queued == 1; }));
 
-  auto c = client(*s);
+  auto c = test::loopback_client(*s);
   auto r = c.Get("/healthz");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
@@ -370,7 +364,7 @@ TEST(NetServer, PortInUseFailsWithAClearError) {
   EXPECT_EQ(again.error(),
             "cannot listen on 127.0.0.1:" + std::to_string(a->port()) + ": address already in use");
   // The first server still answers every request (no SO_REUSEPORT sharing).
-  auto c = client(*a);
+  auto c = test::loopback_client(*a);
   for (int i = 0; i < 4; ++i) {
     auto r = c.Get("/healthz");
     ASSERT_TRUE(r);

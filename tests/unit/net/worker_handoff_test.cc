@@ -11,6 +11,7 @@
 
 #include "net/http_server.h"
 #include "raw_socket.h"
+#include "test_client.h"
 
 namespace sluice::net {
 namespace worker_handoff_test {  // a namespace of its own: the unit tests build in unity batches
@@ -79,21 +80,13 @@ std::unique_ptr<Server> serve(ServerOptions o, Handoff& h) {
   return s;
 }
 
-httplib::Client client(const Server& s) {
-  httplib::Client c("127.0.0.1", s.port());
-  c.set_connection_timeout(10, 0);
-  c.set_read_timeout(20, 0);
-  c.set_keep_alive(true);
-  return c;
-}
-
 TEST(NetWorkerHandoff, AnswersOnTheIoThreadOrOnAWorkerThatMayBlock) {
   Handoff h;
   auto s = serve({}, h);
   int slow_status = 0;
   std::string slow_body;
   std::thread t([&] {
-    auto c = client(*s);
+    auto c = test::loopback_client(*s, /*keep_alive=*/true);
     if (auto r = c.Post("/x", "wait", "text/plain")) {
       slow_status = r->status;
       slow_body = r->body;
@@ -101,7 +94,7 @@ TEST(NetWorkerHandoff, AnswersOnTheIoThreadOrOnAWorkerThatMayBlock) {
   });
   ASSERT_TRUE(eventually([&] { return h.gate.waiting == 1; }));
   // The job blocks a worker, not the I/O thread: an answer the handler gives itself goes out.
-  auto c = client(*s);
+  auto c = test::loopback_client(*s, /*keep_alive=*/true);
   auto now = c.Post("/x", "now", "text/plain");
   ASSERT_TRUE(now);
   EXPECT_EQ(now->status, 200);
@@ -130,11 +123,11 @@ TEST(NetWorkerHandoff, AFullQueueIs503BusyAndTheJobNeverRuns) {
   auto s = serve(o, h);
   std::string first_body;
   std::thread t([&] {
-    auto c = client(*s);
+    auto c = test::loopback_client(*s, /*keep_alive=*/true);
     if (auto r = c.Post("/x", "one", "text/plain")) first_body = r->body;
   });
   ASSERT_TRUE(eventually([&] { return h.gate.waiting == 1; }));
-  auto c = client(*s);
+  auto c = test::loopback_client(*s, /*keep_alive=*/true);
   auto busy = c.Post("/x", "two", "text/plain");
   ASSERT_TRUE(busy);
   EXPECT_EQ(busy->status, 503);
@@ -155,7 +148,7 @@ TEST(NetWorkerHandoff, AFullQueueIs503BusyAndTheJobNeverRuns) {
 TEST(NetWorkerHandoff, AJobThatThrowsBeforeItAnswersIs500) {
   Handoff h;
   auto s = serve({}, h);
-  auto c = client(*s);
+  auto c = test::loopback_client(*s, /*keep_alive=*/true);
   auto r = c.Post("/x", "throw", "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 500);
