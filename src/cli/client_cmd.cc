@@ -111,6 +111,10 @@ void register_run(CLI::App& app) {
   cmd->add_option("--time,-t,--walltime", a->walltime,
                   "Run-time limit and estimate, as Slurm's --time: minutes (90), MM:SS, HH:MM:SS, "
                   "D-HH, D-HH:MM, D-HH:MM:SS; or 90s, 30m, 2h");
+  cmd->add_option("--complete-by", a->complete_by,
+                  "Deadline: finish by this RFC 3339 time (2026-12-02T18:00:00Z)");
+  cmd->add_option("--complete-within", a->complete_within,
+                  "Deadline: finish within this long after submission (90m, 2h, 1d)");
   cmd->add_option("--name,-J,--job-name", a->name,
                   "Job name (default: from the command, made unique)");
   cmd->add_option("--chdir,-D", a->chdir,

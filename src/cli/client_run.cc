@@ -8,6 +8,7 @@
 #include "cli/client_export.h"
 #include "cli/client_time.h"
 #include "core/config/loader.h"
+#include "core/model/deadline.h"
 #include "core/model/job_control.h"
 
 namespace sluice::cli {
@@ -108,6 +109,17 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
                "D-HH:MM:SS, or with units (90s, 30m, 2h)");
   if (a.preemptible && a.no_preemptible)
     return bad("--preemptible and --no-preemptible exclude each other");
+  if (!a.complete_by.empty() && !a.complete_within.empty())
+    return bad("--complete-by and --complete-within exclude each other (one deadline)");
+  if (!a.complete_by.empty() && !parse_rfc3339_ns(a.complete_by))
+    return bad("--complete-by \"" + a.complete_by +
+               "\" is not an RFC 3339 time (e.g. 2026-12-02T18:00:00Z)");
+  if (!a.complete_within.empty()) {
+    auto d = a.complete_within[0] == '-' ? std::nullopt : parse_duration_ns(a.complete_within);
+    if (!d || *d <= 0 || *d > kMaxDeadlineAheadNs)
+      return bad("--complete-within \"" + a.complete_within +
+                 "\" is not a positive duration of at most 10 years (e.g. 90m, 2h, 1d)");
+  }
   if (a.pty && (a.gang > 1 || !a.array.empty() || !a.output.empty() || !a.error.empty()))
     return bad("--pty is one terminal: not with --gang, --array, --output or --error");
   auto exported = exported_env(a.export_spec, a.caller_env);
@@ -141,6 +153,8 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
   if (!a.memory.empty()) spec["memory"] = a.memory;
   if (!a.priority_class.empty()) spec["priorityClassName"] = a.priority_class;
   if (limit && limit->seconds > 0) spec["walltime"] = time_limit_duration(*limit);
+  if (!a.complete_by.empty()) spec["completeBy"] = a.complete_by;
+  if (!a.complete_within.empty()) spec["completeWithin"] = a.complete_within;
   if (a.interactive) spec["interactive"] = true;
   if (a.pty) spec["tty"] = true;
   if (a.preemptible) spec["preemptible"] = true;

@@ -21,6 +21,8 @@ struct RunArgs {
   std::string memory;        // "16Gi"
   std::string priority_class;
   std::string walltime;          // Slurm's --time formats (client_time.h): "90", "1:30:00", "2h"
+  std::string complete_by;       // deadline, RFC 3339 (spec.completeBy); empty: none
+  std::string complete_within;   // deadline, a duration after submission (spec.completeWithin)
   std::string name;              // empty: derived from the command
   std::vector<std::string> env;  // K=V, on top of the exported ones
   // Slurm's --export (client_export.h) over caller_env (environ-style; nullptr: empty).

@@ -234,17 +234,30 @@ std::string placement_nodes(const json& placement, std::size_t max_nodes) {
   return out;
 }
 
+// A job's DEADLINE cell: the verdict once it ended ("met", "missed"), else the time left
+// ("in 1h5m") or how long ago it passed ("-12m"); "-" without a deadline.
+std::string deadline_cell(const json& j, double now) {
+  const json* by = field(j, {"complete_by"});
+  if (!by || !by->is_string()) return "-";
+  if (const json* v = field(j, {"deadline"}); v && v->is_string()) return v->get<std::string>();
+  const double at = unix_seconds(*by);
+  if (at < 0) return "-";
+  return now <= at ? "in " + format_age(at - now) : "-" + format_age(now - at);
+}
+
 std::string jobs_table(const json& reply, const ViewOptions& o) {
-  Table t({{"ID", 0, true},
-           {"NAME", cap(o, 32)},
-           {"USER", cap(o, 16)},
-           {"NAMESPACE", cap(o, 16)},
-           {"QUEUE", cap(o, 20)},
-           {"STATE"},
-           {"GPUS", 0, true},
-           {"AGE", 0, true},
-           {"NODE(S)", cap(o, 30)},
-           {"REASON", cap(o, 60)}});
+  // The DEADLINE column only where some job has one.
+  bool deadlines = false;
+  for (const auto& j : items(reply, "jobs"))
+    if (const json* by = field(j, {"complete_by"}); by && by->is_string()) deadlines = true;
+  std::vector<Table::Column> cols = {{"ID", 0, true},       {"NAME", cap(o, 32)},
+                                     {"USER", cap(o, 16)},  {"NAMESPACE", cap(o, 16)},
+                                     {"QUEUE", cap(o, 20)}, {"STATE"},
+                                     {"GPUS", 0, true},     {"AGE", 0, true}};
+  if (deadlines) cols.push_back({"DEADLINE", 0, true});
+  cols.push_back({"NODE(S)", cap(o, 30)});
+  cols.push_back({"REASON", cap(o, 60)});
+  Table t(std::move(cols));
   for (const auto& j : items(reply, "jobs")) {
     std::string gpus = "-";
     if (const json* m = field(j, {"gpu_milli"}); m && m->is_number())
@@ -267,10 +280,18 @@ std::string jobs_table(const json& reply, const ViewOptions& o) {
     const json* placement = field(j, {"placement"});
     if (const json* st = field(j, {"state"}); st && st->is_string() && *st == "pending")
       placement = nullptr;
-    t.add_row({text_of(field(j, {"id"})), text_of(field(j, {"name"})), text_of(field(j, {"user"})),
-               text_of(field(j, {"namespace"})), text_of(field(j, {"queue", "cluster_queue"})),
-               state, gpus, age_since(field(j, {"submit_time"}), o.now_unix_s),
-               placement ? placement_nodes(*placement, o.wide ? 1000 : 3) : "-", reason});
+    std::vector<std::string> row = {text_of(field(j, {"id"})),
+                                    text_of(field(j, {"name"})),
+                                    text_of(field(j, {"user"})),
+                                    text_of(field(j, {"namespace"})),
+                                    text_of(field(j, {"queue", "cluster_queue"})),
+                                    state,
+                                    gpus,
+                                    age_since(field(j, {"submit_time"}), o.now_unix_s)};
+    if (deadlines) row.push_back(deadline_cell(j, o.now_unix_s));
+    row.push_back(placement ? placement_nodes(*placement, o.wide ? 1000 : 3) : "-");
+    row.push_back(reason);
+    t.add_row(std::move(row));
   }
   return t.render();
 }

@@ -1,5 +1,6 @@
 #include "server/job_codec.h"
 
+#include "core/model/deadline.h"
 #include "proto/protocol.h"
 #include "server/json_text.h"
 
@@ -131,6 +132,10 @@ json encode_job(const Job& job, const Config& config) {
       {"gang_env", gang_env_name(job.gang_env)},
       {"completions", job.completions.total},
       {"indexed", job.completions.indexed}};
+  // Only with a deadline (most jobs have none). A body encoded before submission holds
+  // completeWithin; decode_job() turns it into completeBy with the submit time.
+  if (job.complete_by_ns > 0) out["complete_by_ns"] = job.complete_by_ns;
+  if (job.complete_within_ns > 0) out["complete_within_ns"] = job.complete_within_ns;
   encode_control(job, out);
   return out;
 }
@@ -220,6 +225,9 @@ Result<Job> decode_job(const json& j, const Config& config) {
     job.walltime_ns = j.value("walltime_ns", int64_t{0});
     job.checkpoint_grace_ns = j.value("checkpoint_grace_ns", int64_t{0});
     job.submit_ns = j.value("submit_ns", int64_t{0});
+    job.complete_by_ns = j.value("complete_by_ns", int64_t{0});
+    job.complete_within_ns = j.value("complete_within_ns", int64_t{0});
+    if (j.contains("submit_ns")) resolve_deadline(job);
     job.command = j.value("command", std::vector<std::string>{});
     decode_env(j, "env", job.env);
     const std::string gang_env = j.value("gang_env", "");

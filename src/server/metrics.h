@@ -52,7 +52,8 @@ struct Metrics {
   std::map<std::string, double> submitted;              // cluster_queue
   std::map<std::string, double> rejected;               // reason
   std::map<LabelSet, double> finished;                  // cluster_queue, state
-  std::map<std::string, Histogram> cycle_seconds;       // mode
+  std::map<LabelSet, double> deadlines;  // cluster_queue, priority_class, outcome (met, missed)
+  std::map<std::string, Histogram> cycle_seconds;  // mode
   // Written by the store's thread: guarded by its own mutex, never by the state's.
   mutable std::mutex commit_mu;
   Histogram commit_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/model/deadline.h"
 #include "server/job_codec.h"
 #include "server/json_text.h"
 #include "server/run_as.h"
@@ -370,6 +371,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
   for (auto& job : jobs) {
     job.id = next_id_++;
     job.submit_ns = now;
+    resolve_deadline(job);  // completeWithin: from now
     if (job.name.empty()) job.name = "job-" + std::to_string(job.id);
     if (job.array_task >= 0)
       job.array_job = array_ids.try_emplace(job.array_job, job.id).first->second;
@@ -565,6 +567,11 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
   r.end_ns = now;
   if (state != JobState::kRejected)
     metrics_.finished[{{"cluster_queue", r.cluster_queue}, {"state", state_name(state)}}] += 1;
+  if (const char* outcome =
+          deadline_outcome(r.job, state == JobState::kSucceeded, state == JobState::kRejected, now))
+    metrics_.deadlines[{{"cluster_queue", r.cluster_queue},
+                        {"priority_class", r.job.priority_class},
+                        {"outcome", outcome}}] += 1;
   end_event(r, now);
   trace_end(r, now);
   touch(r);

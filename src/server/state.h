@@ -183,6 +183,7 @@ class ServerState {
   void replay_history_line(const std::string& line) { history_.replay(line); }
   const std::map<JobId, JobRecord>& records() const { return records_; }
   std::string explain(JobId id, TimeNs now) const;
+  std::string explain_state(JobId id, const JobRecord* r, TimeNs now) const;
   std::optional<PendingDecision> pending_decision(JobId id) const;
 
   // --- Scheduling -----------------------------------------------------------------------------

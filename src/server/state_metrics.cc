@@ -93,6 +93,16 @@ void write_counters(PromWriter& w, const Config& cfg, const Metrics& m) {
     w.sample("sluice_jobs_rejected_total", {{"reason", reason}}, v);
   w.family("sluice_jobs_finished_total", "counter", "Jobs that ended.");
   for (const auto& [l, v] : finished) w.sample("sluice_jobs_finished_total", l, v);
+  // Deadlines (core/model/deadline.h): met / (met + missed) is the satisfaction ratio.
+  auto deadlines = m.deadlines;
+  for (const auto& cq : cfg.cluster_queues)
+    for (const auto& pc : priority_classes(cfg, cq))
+      for (const char* o : {"met", "missed"})
+        deadlines.try_emplace({{"cluster_queue", cq.name}, {"priority_class", pc}, {"outcome", o}},
+                              0.0);
+  w.family("sluice_job_deadlines_total", "counter",
+           "Jobs with a deadline that ended: met (succeeded by it) or missed (ended after it).");
+  for (const auto& [l, v] : deadlines) w.sample("sluice_job_deadlines_total", l, v);
 }
 
 // Quota per queue, flavor and resource, in base units (GPUs, cores, bytes).

@@ -3,6 +3,7 @@
 // state.cc, which holds the state machine.
 #include <algorithm>
 
+#include "core/model/deadline.h"
 #include "server/job_codec.h"
 #include "server/state.h"
 
@@ -24,11 +25,52 @@ std::string gate_text(const JobRecord& r) {
              : r.gate_reason;
 }
 
+// "3h 5m", "42s": a span for people.
+std::string span_text(TimeNs ns) {
+  const int64_t s = ns / kNsPerSec;
+  if (s >= 3600) return std::to_string(s / 3600) + "h " + std::to_string(s / 60 % 60) + "m";
+  if (s >= 60) return std::to_string(s / 60) + "m " + std::to_string(s % 60) + "s";
+  return std::to_string(s) + "s";
+}
+
+// The explanation's deadline line (core/model/deadline.h); "" without a deadline.
+std::string deadline_text(const JobRecord& r, TimeNs now) {
+  const Job& job = r.job;
+  if (job.complete_by_ns <= 0) return "";
+  std::string s = "\nDeadline: complete by " + format_rfc3339(job.complete_by_ns);
+  if (r.state != JobState::kPending && r.state != JobState::kRunning) {
+    const char* v = deadline_outcome(job, r.state == JobState::kSucceeded,
+                                     r.state == JobState::kRejected, r.end_ns);
+    return s + (v ? std::string(" (") + v + ")" : std::string());
+  }
+  if (now > job.complete_by_ns)
+    return s + " (passed " + span_text(now - job.complete_by_ns) + " ago)";
+  s += " (in " + span_text(job.complete_by_ns - now);
+  if (r.state == JobState::kPending && job.walltime_ns > 0) {
+    const TimeNs slack = deadline_slack(job, now);
+    s += slack >= 0 ? "; slack " + span_text(slack) + " after its walltime"
+                    : "; its walltime no longer fits: it will miss it by " + span_text(-slack);
+  }
+  return s + ")";
+}
+
+// A JobView's deadline verdict once the job ended; null before, or without a deadline.
+json deadline_verdict(const JobRecord& r) {
+  if (r.state == JobState::kPending || r.state == JobState::kRunning) return nullptr;
+  const char* v = deadline_outcome(r.job, r.state == JobState::kSucceeded,
+                                   r.state == JobState::kRejected, r.end_ns);
+  return v ? json(v) : json(nullptr);
+}
+
 }  // namespace
 
 std::string ServerState::explain(JobId id, TimeNs now) const {
   const JobRecord* r = find(id);
   if (!r) return "no job " + std::to_string(id);
+  return explain_state(id, r, now) + deadline_text(*r, now);
+}
+
+std::string ServerState::explain_state(JobId id, const JobRecord* r, TimeNs now) const {
   const std::string head = "job " + std::to_string(id) + " (" + r->job.name + ", " +
                            r->job.namespace_ + "/" + r->job.queue + " -> ClusterQueue " +
                            r->cluster_queue + ")";
@@ -137,6 +179,11 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
           {"admit_time", time_or_null(r.state == JobState::kPending ? 0 : r.admit_ns)},
           {"start_time", time_or_null(started ? start_ns : 0)},
           {"end_time", time_or_null(r.end_ns)},
+          // Its deadline (spec.completeBy / completeWithin): the time, and once it ended, the
+          // verdict ("met", "missed"; null: none).
+          {"complete_by",
+           r.job.complete_by_ns > 0 ? json(format_rfc3339(r.job.complete_by_ns)) : json(nullptr)},
+          {"deadline", deadline_verdict(r)},
           {"pods", r.job.pod_count()},
           {"gpus", (gpu_milli + 999) / 1000},
           {"gpu_milli", gpu_milli},

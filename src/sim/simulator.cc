@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/cycle/scheduler.h"
+#include "core/model/deadline.h"
 #include "sim/event_queue.h"
 #include "sim/predict.h"
 
@@ -208,7 +209,14 @@ class Run {
       case EventKind::kArrival: {
         const TraceJob& tj = jobs_[e.a];
         JobOutcome& o = res_.jobs[e.a];
-        const SubmitResult s = sched_.submit(tj.job);
+        // The trace's deadline goes into the job (the scheduler's deadline term acts on it),
+        // unless the scheduler would refuse it (the report still counts it).
+        Job job = tj.job;
+        if (tj.complete_by_ns > 0) {
+          job.complete_by_ns = tj.complete_by_ns;
+          if (!deadline_error(job).empty()) job.complete_by_ns = 0;
+        }
+        const SubmitResult s = sched_.submit(std::move(job));
         o.queue = s.queue;
         if (s.status != SubmitStatus::kAccepted) {
           o.rejected = true;

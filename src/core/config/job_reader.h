@@ -105,6 +105,11 @@ class JobReader {
   // reporting.
   std::optional<YAML::Node> k8s_head(const YAML::Node& doc, std::vector<std::string>& ignored);
 
+  // deadline_fields.cc
+  void deadline(const std::string& text, bool absolute, const Loc& loc);
+  void sluice_deadline(MapReader& spec);
+  void deadline_annotations(const Metadata& m, const Loc& annotations_loc);
+
   // jobs.cc
   void metadata(const YAML::Node& doc, const YAML::Node* node, std::vector<std::string>* ignored);
   void queue_from_metadata(const Metadata& m, const Loc& labels_loc, const Loc& annotations_loc);

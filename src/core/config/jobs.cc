@@ -128,6 +128,7 @@ void JobReader::metadata(const YAML::Node& doc, const YAML::Node* node,
     return Loc{r_.where(v ? *v : *node), std::string("metadata.") + key};
   };
   queue_from_metadata(m, loc_of("labels"), loc_of("annotations"));
+  deadline_annotations(m, loc_of("annotations"));
   const Loc labels_loc = loc_of("labels");
   if (const std::string* p = find_label(m.labels, kPriorityLabel)) {
     d_.priority = *p;

@@ -24,7 +24,7 @@ void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
   MapReader o(r, n, "spec.ordering", {{"mode", "weights", "agingHorizon"}});
   if (const YAML::Node* m = o.find("mode")) p.ordering = read_mode(r, *m, o.path("mode"));
   if (const YAML::Node* w = o.find("weights")) {
-    MapReader wm(r, *w, "spec.ordering.weights", {{"priority", "age", "drf", "debt"}});
+    MapReader wm(r, *w, "spec.ordering.weights", {{"priority", "age", "drf", "debt", "deadline"}});
     auto weight = [&](const char* key, double* out) {
       if (const YAML::Node* x = wm.find(key)) {
         if (auto v = r.number(*x, wm.path(key), 0, 1e6)) *out = *v;
@@ -34,6 +34,7 @@ void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
     weight("age", &p.weights.age);
     weight("drf", &p.weights.drf);
     weight("debt", &p.weights.debt);
+    weight("deadline", &p.weights.deadline);
   }
   if (const YAML::Node* h = o.find("agingHorizon")) {
     if (auto v = r.duration(*h, "spec.ordering.agingHorizon")) {

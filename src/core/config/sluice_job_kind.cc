@@ -24,6 +24,8 @@ void JobReader::sluice_job(const YAML::Node& doc) {
                    "gpuLocality",
                    "walltime",
                    "checkpointGrace",
+                   "completeBy",
+                   "completeWithin",
                    "command",
                    "env",
                    "submitTime",
@@ -135,6 +137,7 @@ void JobReader::sluice_run_fields(MapReader& spec) {
   };
   duration("walltime", &job.walltime_ns);
   duration("checkpointGrace", &job.checkpoint_grace_ns);
+  sluice_deadline(spec);
   if (const YAML::Node* n = spec.find("command")) {
     if (n->IsScalar()) {
       job.command = {n->Scalar()};

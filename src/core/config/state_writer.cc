@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <set>
 
+#include "core/model/deadline.h"
+
 namespace sluice {
 
 namespace {
@@ -66,6 +68,8 @@ YAML::Node spec_node(const Job& job, const Config& c) {
   if (job.gpu_locality == GpuLocality::kRequireNvlink) spec["gpuLocality"] = "nvlink";
   if (job.walltime_ns > 0) spec["walltime"] = seconds_text(job.walltime_ns);
   if (job.checkpoint_grace_ns > 0) spec["checkpointGrace"] = seconds_text(job.checkpoint_grace_ns);
+  if (job.complete_by_ns > 0) spec["completeBy"] = format_rfc3339(job.complete_by_ns);
+  if (job.complete_within_ns > 0) spec["completeWithin"] = seconds_text(job.complete_within_ns);
   if (job.fallback.after_ns >= 0 || !job.fallback.shapes.empty())
     spec["fallback"] = fallback_node(job.fallback);
   return spec;

@@ -209,9 +209,10 @@ std::string summarize(const Config& c) {
   const SchedulerPolicy& p = c.policy;
   o << "policy: scoring " << scoring_policy_name(p.gpu_scoring) << "; weights priority "
     << number(p.weights.priority) << " age " << number(p.weights.age) << " drf "
-    << number(p.weights.drf) << " debt " << number(p.weights.debt) << "; aging horizon "
-    << duration(p.aging_horizon_ns) << "; debt half-life " << duration(p.debt_half_life_ns)
-    << "; interactive timeout " << duration(p.interactive_timeout_ns);
+    << number(p.weights.drf) << " debt " << number(p.weights.debt) << " deadline "
+    << number(p.weights.deadline) << "; aging horizon " << duration(p.aging_horizon_ns)
+    << "; debt half-life " << duration(p.debt_half_life_ns) << "; interactive timeout "
+    << duration(p.interactive_timeout_ns);
   if (p.max_pending_total) o << "; max pending " << p.max_pending_total;
   if (p.cycle_start_flavors) o << "; flavors chosen at the cycle's start";
   if (p.ordering == OrderingMode::kKueue) o << "; ordering kueue";

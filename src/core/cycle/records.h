@@ -3,6 +3,7 @@
 // keeps, and the packed victim records the preemptor scans. The cycle's parts (the flavor
 // assigner, the preemptor, the reservation) take these as input; none reaches into Scheduler.
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/cycle/decisions.h"
@@ -45,6 +46,9 @@ struct VictimRecord {
   TimeNs start_ns = 0;
   TimeNs checkpoint_ns = 0;
   TimeNs submit_ns = 0;
+  // Its deadline less its walltime (its slack at time t is this - t); INT64_MAX without a
+  // deadline: the victim choice prefers jobs with the most slack (deadline_term.h).
+  TimeNs latest_start_ns = 0;
   int64_t gpu_milli = 0;       // the GPU column of its whole request (all pods)
   int32_t priority = 0;        // as it runs (best-effort work has the best-effort priority)
   NodeId node = -1;            // its node when it has one pod, else -1

@@ -5,7 +5,9 @@
 #include <functional>
 #include <iterator>
 
+#include "core/model/deadline.h"
 #include "core/model/job_shape.h"
+#include "core/order/deadline_term.h"
 #include "core/order/fairness_bounds.h"
 
 namespace sluice {
@@ -13,6 +15,7 @@ namespace sluice {
 Scheduler::Scheduler(std::shared_ptr<const Config> config)
     : config_(std::move(config)),
       priority_scale_(priority_scale(*config_)),
+      deadline_cap_(fairness_bounds(*config_, priority_scale_).cap),
       quota_(*config_),
       alloc_(config_->cluster),
       empty_alloc_(config_->cluster),
@@ -70,6 +73,10 @@ SubmitResult Scheduler::resolve(const Job& job) const {
         return res;
       }
   }
+  if (auto why = deadline_error(job); !why.empty()) {
+    res.status = SubmitStatus::kInvalid;
+    res.message = why;
+  }
   return res;
 }
 
@@ -96,8 +103,9 @@ SubmitResult Scheduler::submit(Job job) {
       full(cq.max_pending, by_key_[res.queue].size(), "ClusterQueue " + cq.name) ||
       full(config_->policy.max_pending_total, pending_.size(), "the cluster"))
     return res;
+  resolve_deadline(job);
   PendingJob p{std::move(job), res.queue, 0};
-  p.key = queue_key(p.job, config_->policy, priority_scale_);
+  p.key = key_of(p.job);
   new_jobs_.push_back({++submissions_, p.job.id});
   insert_pending(std::move(p));
   refresh_workload();
@@ -254,7 +262,7 @@ bool Scheduler::requeue(JobId id, TimeNs now) {
   const QueueId q = it->second.admission.queue;
   PendingJob p{requested_job(std::move(it->second)), q, 0};
   running_.erase(it);
-  p.key = queue_key(p.job, config_->policy, priority_scale_);
+  p.key = key_of(p.job);
   insert_pending(std::move(p));
   mark_freed();
   return true;
@@ -428,6 +436,11 @@ double Scheduler::drf_share(QueueId q, const QuotaTree& quota) const {
   return std::min(share, 4.0);
 }
 
+double Scheduler::key_of(const Job& job) const {
+  return queue_key(job, config_->policy, priority_scale_) +
+         deadline_term(job, config_->policy, deadline_cap_);
+}
+
 double Scheduler::score(JobId id, TimeNs now) const {
   auto it = pending_.find(id);
   if (it == pending_.end()) return 0;
@@ -435,6 +448,7 @@ double Scheduler::score(JobId id, TimeNs now) const {
   const auto& w = config_->policy.weights;
   const double fairness = w.drf * drf_share(p.queue) + w.debt * fairness_debt(p.queue);
   return w.priority * p.job.priority / priority_scale_ + age_term(p.job, config_->policy, now) +
+         deadline_term(p.job, config_->policy, deadline_cap_) +
          bounded_fairness(fairness, fairness_bounds(*config_, priority_scale_),
                           now - p.job.submit_ns);
 }
@@ -490,7 +504,7 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     const QueueId q = it->second.admission.queue;
     PendingJob back{requested_job(std::move(it->second)), q, 0};
     running_.erase(it);
-    back.key = queue_key(back.job, config_->policy, priority_scale_);
+    back.key = key_of(back.job);
     insert_pending(std::move(back));
     need_full_ = true;
   }

@@ -178,6 +178,8 @@ class Scheduler {
   using SubmitOrder = std::pair<TimeNs, JobId>;
 
   double drf_share(QueueId q, const QuotaTree& quota) const;
+  // A pending job's time-free key in its queue: queue_key() plus the deadline term.
+  double key_of(const Job& job) const;
   void insert_pending(PendingJob p);
   uint64_t intern_shape(const Job& job);  // the shape id of a job (a reference is taken)
   void release_shape(const Job& job, uint64_t id);
@@ -207,6 +209,7 @@ class Scheduler {
 
   std::shared_ptr<const Config> config_;
   double priority_scale_ = 1;
+  double deadline_cap_ = 0;  // most the deadline term adds (deadline_term.h)
   QuotaTree quota_;
   ClusterAlloc alloc_;
   ClusterAlloc empty_alloc_;  // an idle cluster: "could this job ever be placed?"

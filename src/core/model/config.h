@@ -194,6 +194,7 @@ struct OrderingWeights {
   double age = 1.0;
   double drf = 0.5;
   double debt = 0.5;
+  double deadline = 0;  // deadline urgency (core/order/deadline_term.h); 0: off
 };
 
 // Which order the cycle admits pending jobs in (docs/scheduling.md, "Ordering").

@@ -116,6 +116,12 @@ struct Job {
   TimeNs walltime_ns = 0;          // estimate; 0 = unknown (the queue's default applies)
   TimeNs checkpoint_grace_ns = 0;  // time to checkpoint after the preemption signal
   TimeNs submit_ns = 0;
+  // Deadline (spec.completeBy / spec.completeWithin; core/model/deadline.h): the time by which
+  // the job should have finished, on the scheduler's clock; 0 = none. completeWithin is kept in
+  // complete_within_ns until submission fixes submit_ns, then resolve_deadline() turns it into
+  // complete_by_ns (and clears it).
+  TimeNs complete_by_ns = 0;
+  TimeNs complete_within_ns = 0;
   FallbackRequest fallback;
   // What the agent runs (not used by the core's decisions).
   std::vector<std::string> command;

@@ -153,14 +153,19 @@ bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quot
   };
   // Cost order: jobs of other ClusterQueues first (they run on quota their queue borrowed: as
   // Kueue, take lent quota back before evicting the preemptor's own queue's work), then lower
-  // priority, then least work lost, then most recently started, then id (a total order). Only
-  // the passes' prefixes are ordered: most searches end at the necessary conditions above or
-  // within a few candidates, so sorting every candidate is wasted.
+  // priority, then (with the deadline term on) no deadline or the most slack, then least work
+  // lost, then most recently started, then id (a total order). Only the passes' prefixes are
+  // ordered: most searches end at the necessary conditions above or within a few candidates,
+  // so sorting every candidate is wasted.
+  const bool by_slack =
+      config_.policy.weights.deadline > 0 && config_.policy.ordering != OrderingMode::kKueue;
   auto cheaper = [&](size_t a, size_t b) {
     const Candidate& x = cands[a];
     const Candidate& y = cands[b];
     if (x.other_queue != y.other_queue) return x.other_queue;
     if (x.v->priority != y.v->priority) return x.v->priority < y.v->priority;
+    if (by_slack && x.v->latest_start_ns != y.v->latest_start_ns)
+      return x.v->latest_start_ns > y.v->latest_start_ns;
     if (x.lost != y.lost) return x.lost < y.lost;
     if (x.v->start_ns != y.v->start_ns) return x.v->start_ns > y.v->start_ns;
     return x.v->id < y.v->id;

@@ -8,6 +8,8 @@ void VictimIndex::add(const RunningRecord& r) {
   v.start_ns = r.start_ns;
   v.checkpoint_ns = r.checkpoint_ns;
   v.submit_ns = r.job.submit_ns;
+  v.latest_start_ns = r.job.complete_by_ns > 0 ? r.job.complete_by_ns - r.job.walltime_ns
+                                               : std::numeric_limits<TimeNs>::max();
   for (const auto& ps : r.job.pod_sets) v.gpu_milli += ps.requests[kGpu] * ps.count;
   v.priority = r.job.priority;
   if (r.admission.placement.pods.size() == 1) {

@@ -96,6 +96,39 @@ TEST(ServerJobCodec, JobBodyCompletedUnderTheLockReadsLikeTheWholeRecord) {
   EXPECT_EQ(back->command, j.command);
 }
 
+// Deadlines survive the store: completeBy as written; completeWithin, encoded in a body written
+// before the submit time was known, becomes completeBy once the record has it.
+TEST(ServerJobCodec, DeadlinesRoundTrip) {
+  auto loaded = load({Source{"c.yaml", kConfig}}, {});
+  ASSERT_TRUE(loaded.ok());
+  const Config& cfg = loaded.config;
+  Job j;
+  j.id = 7;
+  j.pod_sets.emplace_back();
+  j.submit_ns = 1'700'000'000'000'000'000;
+  j.complete_by_ns = j.submit_ns + 3600'000'000'000;
+  auto back = decode_job(encode_job(j, cfg), cfg);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->complete_by_ns, j.complete_by_ns);
+  EXPECT_EQ(back->complete_within_ns, 0);
+  // No deadline: none after decoding (and no field written).
+  Job none = j;
+  none.complete_by_ns = 0;
+  EXPECT_FALSE(encode_job(none, cfg).contains("complete_by_ns"));
+  back = decode_job(encode_job(none, cfg), cfg);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->complete_by_ns, 0);
+  // completeWithin in the body, the submit time spliced in afterwards.
+  Job w = j;
+  w.complete_by_ns = 0;
+  w.complete_within_ns = 7200'000'000'000;
+  const std::string body = encode_job_body(w, cfg);
+  back = decode_job(nlohmann::json::parse(job_json_with(w, body)), cfg);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back->complete_by_ns, w.submit_ns + 7200'000'000'000);
+  EXPECT_EQ(back->complete_within_ns, 0);
+}
+
 }  // namespace
 }  // namespace job_codec_test
 }  // namespace sluice::server
