@@ -286,6 +286,7 @@ bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs star
   SubmitResult res = resolve(job);
   if (res.status != SubmitStatus::kAccepted) return fail(res.message);
   if (pending_.count(job.id) || running_.count(job.id)) return fail("id already exists");
+  resolve_deadline(job);
   if (res.queue != admission.queue)
     return fail("was admitted by ClusterQueue #" + std::to_string(admission.queue) +
                 ", its LocalQueue now points at " + config_->cluster_queues[res.queue].name);

@@ -233,11 +233,13 @@ TEST(AdmittedState, UsageOverQuotaOrCapacityIsAnError) {
 // The export (write_state) loads back to the same jobs, admissions and scheduler state.
 TEST(AdmittedState, WrittenStateLoadsBackTheSame) {
   auto l = load_into_scheduler(
-      kBase + job("a", 2, 4, kOnDemand, ", priorityClassName: high, walltime: 2h") +
+      kBase +
+      job("a", 2, 4, kOnDemand,
+          ", priorityClassName: high, walltime: 2h, completeBy: \"1970-01-01T03:00:00Z\"") +
       job("b", 1, 8,
           "  admission:\n    clusterQueue: cq\n    podSetAssignments:\n"
           "    - {flavors: {nvidia.com/gpu: spot}, nodes: [n4]}\n") +
-      job("p", 1, 8, "", ", submitTime: 7.25"));
+      job("p", 1, 8, "", ", submitTime: 7.25, completeWithin: 30s"));
   ASSERT_TRUE(l.errors.empty()) << dump(l.errors);
   std::vector<StateJob> jobs;
   for (const auto& [id, r] : l.s->running()) jobs.push_back({&r.job, &r.admission, r.start_ns});
@@ -259,10 +261,15 @@ TEST(AdmittedState, WrittenStateLoadsBackTheSame) {
     EXPECT_EQ(back->start_ns, r.start_ns);
     EXPECT_EQ(back->job.priority, r.job.priority);
     EXPECT_EQ(back->job.walltime_ns, r.job.walltime_ns);
+    EXPECT_EQ(back->job.complete_by_ns, r.job.complete_by_ns);  // a: 3 h; b: none
   }
+  EXPECT_EQ(again.s->find_running(1)->job.complete_by_ns, 3 * 3600 * kNsPerSec);
   EXPECT_EQ(l.s->run_cycle(9 * kNsPerSec).admitted, again.s->run_cycle(9 * kNsPerSec).admitted);
   ASSERT_NE(again.s->find_pending(3), nullptr);
   EXPECT_EQ(again.s->find_pending(3)->job.submit_ns, 7'250'000'000);
+  // completeWithin 30 s became completeBy at submission (7.25 s) and was written as such.
+  EXPECT_EQ(again.s->find_pending(3)->job.complete_by_ns, 37'250'000'000);
+  EXPECT_NE(text.find("1970-01-01T00:00:37.25Z"), std::string::npos) << text;
 }
 
 // Partial admission: a pod set with a minCount admitted with fewer pods (Kueue's `count` in its
