@@ -12,6 +12,7 @@
 #include "core/order/score.h"
 
 namespace sluice {
+namespace fairness_bounds_test {
 namespace {
 
 using testing::add_queue;
@@ -81,4 +82,5 @@ TEST(FairnessBounds, NoVictimThatWouldComeBackStarving) {
 }
 
 }  // namespace
+}  // namespace fairness_bounds_test
 }  // namespace sluice
