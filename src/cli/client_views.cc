@@ -234,17 +234,35 @@ std::string placement_nodes(const json& placement, std::size_t max_nodes) {
   return out;
 }
 
+// A pending job's predicted start (JobView "predicted_start", docs/api.md) for START: the
+// estimate in UTC ("2026-12-02T19:04:05Z", as squeue --start shows a time), ">TIME" past the
+// forecast's bound, "never", "held", "next-cycle"; "-" for a job that is not pending.
+std::string start_text(const json* p) {
+  if (p == nullptr || !p->is_object()) return "-";
+  const std::string status = text_of(field(*p, {"status"}));
+  auto utc = [](const json* t) -> std::string {
+    if (t == nullptr || !t->is_number()) return "?";
+    const auto secs = static_cast<std::time_t>(std::llround(t->get<double>()));
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+  };
+  if (status == "estimated") return utc(field(*p, {"time"}));
+  if (status == "beyond-bound") return ">" + utc(field(*p, {"not_before"}));
+  return status;
+}
+
 std::string jobs_table(const json& reply, const ViewOptions& o) {
-  Table t({{"ID", 0, true},
-           {"NAME", cap(o, 32)},
-           {"USER", cap(o, 16)},
-           {"NAMESPACE", cap(o, 16)},
-           {"QUEUE", cap(o, 20)},
-           {"STATE"},
-           {"GPUS", 0, true},
-           {"AGE", 0, true},
-           {"NODE(S)", cap(o, 30)},
-           {"REASON", cap(o, 60)}});
+  std::vector<Table::Column> columns{{"ID", 0, true},         {"NAME", cap(o, 32)},
+                                     {"USER", cap(o, 16)},    {"NAMESPACE", cap(o, 16)},
+                                     {"QUEUE", cap(o, 20)},   {"STATE"},
+                                     {"GPUS", 0, true},       {"AGE", 0, true},
+                                     {"NODE(S)", cap(o, 30)}, {"REASON", cap(o, 60)}};
+  constexpr std::ptrdiff_t kStartAt = 8;  // START goes after AGE
+  if (o.start) columns.insert(columns.begin() + kStartAt, {"START"});
+  Table t(std::move(columns));
   for (const auto& j : items(reply, "jobs")) {
     std::string gpus = "-";
     if (const json* m = field(j, {"gpu_milli"}); m && m->is_number())
@@ -267,10 +285,18 @@ std::string jobs_table(const json& reply, const ViewOptions& o) {
     const json* placement = field(j, {"placement"});
     if (const json* st = field(j, {"state"}); st && st->is_string() && *st == "pending")
       placement = nullptr;
-    t.add_row({text_of(field(j, {"id"})), text_of(field(j, {"name"})), text_of(field(j, {"user"})),
-               text_of(field(j, {"namespace"})), text_of(field(j, {"queue", "cluster_queue"})),
-               state, gpus, age_since(field(j, {"submit_time"}), o.now_unix_s),
-               placement ? placement_nodes(*placement, o.wide ? 1000 : 3) : "-", reason});
+    std::vector<std::string> row{text_of(field(j, {"id"})),
+                                 text_of(field(j, {"name"})),
+                                 text_of(field(j, {"user"})),
+                                 text_of(field(j, {"namespace"})),
+                                 text_of(field(j, {"queue", "cluster_queue"})),
+                                 state,
+                                 gpus,
+                                 age_since(field(j, {"submit_time"}), o.now_unix_s),
+                                 placement ? placement_nodes(*placement, o.wide ? 1000 : 3) : "-",
+                                 reason};
+    if (o.start) row.insert(row.begin() + kStartAt, start_text(field(j, {"predicted_start"})));
+    t.add_row(std::move(row));
   }
   return t.render();
 }
