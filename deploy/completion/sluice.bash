@@ -43,7 +43,7 @@ _sluice() {
     sbatch) opts="--dry-run --namespace -J -p --partition -G --gpus --gpus-per-node --gres -N -n
       -c --mem -t --time -a --array -d --dependency -o --output -e --error -D --chdir --export -H
       --hold" ;;
-    jobs) opts="--state -s --queue -q --namespace -n --user -u --limit --wide -w" ;;
+    jobs) opts="--state -s --queue -q --namespace -n --user -u --limit --wide -w --start" ;;
     history | usage) opts="--user -u --namespace -n --queue -q --state -s --name -J --since -S
       --until -E --limit --period --by" ;;
     cancel) opts="--name -J --state -s --user -u --namespace -n --queue -q" ;;

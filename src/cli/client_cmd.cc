@@ -193,6 +193,7 @@ void register_jobs(CLI::App& app) {
   struct Filters {
     std::string state, queue, ns, user;
     int limit = 0;
+    bool start = false;
   };
   auto f = std::make_shared<Filters>();
   cmd->add_option("--state,-s", f->state,
@@ -204,9 +205,13 @@ void register_jobs(CLI::App& app) {
   cmd->add_option("--limit", f->limit, "At most this many jobs (server default 500)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--wide,-w", c->wide, "Do not shorten long cells (reasons, node lists)");
+  cmd->add_flag("--start", f->start,
+                "A START column: each pending job's predicted start (UTC), forecast from the "
+                "running jobs' walltimes with nothing else submitted (like squeue --start)");
   add_common(cmd, *c, true);
   cmd->callback([c, f] {
     std::string path = "/v1/jobs";
+    if (f->start) add_query(path, "start", "1");
     add_query(path, "state", f->state);
     add_query(path, "queue", f->queue);
     add_query(path, "namespace", f->ns);
@@ -214,7 +219,7 @@ void register_jobs(CLI::App& app) {
     if (f->limit > 0) add_query(path, "limit", std::to_string(f->limit));
     json reply = need(HttpClient(c->conn).call_json("GET", path));
     if (c->json) return print_json(reply);
-    print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide}), "jobs");
+    print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide, f->start}), "jobs");
     // The server stops at the limit: say so rather than let the list look complete.
     if (reply.value("truncated", false) && reply.contains("jobs") && reply["jobs"].is_array())
       std::cerr << "(the newest " << reply["jobs"].size()

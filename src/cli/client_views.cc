@@ -245,8 +245,28 @@ std::string deadline_cell(const json& j, double now) {
   return now <= at ? "in " + format_age(at - now) : "-" + format_age(now - at);
 }
 
+// A pending job's predicted start (JobView "predicted_start", docs/api.md) for START: the
+// estimate in UTC ("2026-12-02T19:04:05Z", as squeue --start shows a time), ">TIME" past the
+// forecast's bound, "never", "held", "next-cycle"; "-" for a job that is not pending.
+std::string start_text(const json* p) {
+  if (p == nullptr || !p->is_object()) return "-";
+  const std::string status = text_of(field(*p, {"status"}));
+  auto utc = [](const json* t) -> std::string {
+    if (t == nullptr || !t->is_number()) return "?";
+    const auto secs = static_cast<std::time_t>(std::llround(t->get<double>()));
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+  };
+  if (status == "estimated") return utc(field(*p, {"time"}));
+  if (status == "beyond-bound") return ">" + utc(field(*p, {"not_before"}));
+  return status;
+}
+
 std::string jobs_table(const json& reply, const ViewOptions& o) {
-  // The DEADLINE column only where some job has one.
+  // The DEADLINE column only where some job has one; START with --start.
   bool deadlines = false;
   for (const auto& j : items(reply, "jobs"))
     if (const json* by = field(j, {"complete_by"}); by && by->is_string()) deadlines = true;
@@ -254,6 +274,7 @@ std::string jobs_table(const json& reply, const ViewOptions& o) {
                                      {"USER", cap(o, 16)},  {"NAMESPACE", cap(o, 16)},
                                      {"QUEUE", cap(o, 20)}, {"STATE"},
                                      {"GPUS", 0, true},     {"AGE", 0, true}};
+  if (o.start) cols.push_back({"START"});
   if (deadlines) cols.push_back({"DEADLINE", 0, true});
   cols.push_back({"NODE(S)", cap(o, 30)});
   cols.push_back({"REASON", cap(o, 60)});
@@ -288,6 +309,7 @@ std::string jobs_table(const json& reply, const ViewOptions& o) {
                                     state,
                                     gpus,
                                     age_since(field(j, {"submit_time"}), o.now_unix_s)};
+    if (o.start) row.push_back(start_text(field(j, {"predicted_start"})));
     if (deadlines) row.push_back(deadline_cell(j, o.now_unix_s));
     row.push_back(placement ? placement_nodes(*placement, o.wide ? 1000 : 3) : "-");
     row.push_back(reason);

@@ -12,10 +12,11 @@ namespace sluice::cli {
 struct ViewOptions {
   double now_unix_s = 0;  // for AGE and LAST-SEEN
   bool wide = false;      // no truncation
+  bool start = false;     // jobs: a START column (the pending jobs' predicted start)
 };
 
-// {"jobs":[JobView...]} (or a bare array) -> ID NAME USER NAMESPACE QUEUE STATE GPUS AGE NODE(S)
-// REASON
+// {"jobs":[JobView...]} (or a bare array) -> ID NAME USER NAMESPACE QUEUE STATE GPUS AGE
+// [START] NODE(S) REASON
 std::string jobs_table(const nlohmann::json& reply, const ViewOptions& options);
 
 // {"queues":[...]} -> NAME COHORT PENDING RUNNING GPU(USED/NOMINAL) BORROWED SHARE DEBT

@@ -17,6 +17,16 @@ namespace sluice::server {
 
 using nlohmann::json;
 
+namespace {
+
+// ?start=1 (or true): the job views carry their predicted start.
+bool wants_start(const net::Request& req) {
+  const std::string v = req.has_param("start") ? req.get_param_value("start") : "";
+  return v == "1" || v == "true";
+}
+
+}  // namespace
+
 void Server::routes() {
   routes_jobctl();
   auto& h = *http_;
@@ -149,6 +159,7 @@ void Server::routes() {
                     {"states: pending, running, succeeded, failed, cancelled, rejected"});
       states.push_back(*st);
     }
+    const bool start = wants_start(req);
     const std::string queue = req.get_param_value("queue");
     const std::string ns = req.get_param_value("namespace");
     const std::string user = req.get_param_value("user");
@@ -160,6 +171,8 @@ void Server::routes() {
     }
     json jobs = json::array();
     bool truncated = false;
+    // Start predictions: taken (or replayed) before the state lock, never under it.
+    const auto preds = start ? predictor_.get(*state_, now()) : nullptr;
     {
       // The views are built under the lock; the body is written after it is released.
       std::lock_guard lk(state_->mu());
@@ -178,6 +191,7 @@ void Server::routes() {
           break;
         }
         jobs.push_back(state_->job_view(r, t));
+        if (preds) jobs.back()["predicted_start"] = StartPredictor::view(*preds, r, t);
       }
     }
     json body = json::object();
@@ -207,21 +221,43 @@ void Server::routes() {
         [this, who, now, visible](const net::Request& req, net::Response& res) {
           auto caller = who(req, res);
           if (!caller) return;
+          const auto preds = wants_start(req) ? predictor_.get(*state_, now()) : nullptr;
           std::lock_guard lk(state_->mu());
-          if (const auto* r = visible(*caller, req.matches[1], res))
-            reply(res, 200, state_->job_view(*r, now()));
+          if (const auto* r = visible(*caller, req.matches[1], res)) {
+            json view = state_->job_view(*r, now());
+            if (preds) view["predicted_start"] = StartPredictor::view(*preds, *r, now());
+            reply(res, 200, view);
+          }
         });
 
   h.Get(R"(/v1/jobs/([^/]+)/explain)",
         [this, who, now, visible](const net::Request& req, net::Response& res) {
           auto caller = who(req, res);
           if (!caller) return;
+          bool pending = false;
+          {
+            std::lock_guard lk(state_->mu());
+            const auto* r = visible(*caller, req.matches[1], res);
+            if (!r) return;
+            pending = r->state == JobState::kPending;
+          }
+          // A pending job's estimate: the predictions are taken outside the state lock.
+          const auto preds = pending ? predictor_.get(*state_, now()) : nullptr;
           std::lock_guard lk(state_->mu());
-          if (const auto* r = visible(*caller, req.matches[1], res))
-            reply(res, 200,
-                  json{{"id", r->job.id},
-                       {"state", state_name(r->state)},
-                       {"explanation", state_->explain(r->job.id, now())}});
+          const auto* r = visible(*caller, req.matches[1], res);
+          if (!r) return;
+          const auto t = now();
+          std::string text = state_->explain(r->job.id, t);
+          json predicted = nullptr;
+          if (preds) {
+            text += StartPredictor::explain_line(*preds, *r, state_->config(), t);
+            predicted = StartPredictor::view(*preds, *r, t);
+          }
+          reply(res, 200,
+                json{{"id", r->job.id},
+                     {"state", state_name(r->state)},
+                     {"explanation", text},
+                     {"predicted_start", predicted}});
         });
 
   auto cancel = [this, who, now, visible](const net::Request& req, net::Response& res) {

@@ -14,6 +14,7 @@
 #include "net/http_server.h"
 #include "server/auth.h"
 #include "server/sqlite_store.h"
+#include "server/start_predictor.h"
 #include "server/state.h"
 
 namespace sluice::server {
@@ -107,6 +108,7 @@ class Server {
   std::unique_ptr<Store> store_;
   bool replicated_ = false;
   std::unique_ptr<ServerState> state_;
+  StartPredictor predictor_;  // start predictions, one replay per scheduling cycle at most
   std::unique_ptr<DashboardHistory> history_;
   AuthConfig auth_;
   std::string config_text_;

@@ -195,6 +195,7 @@ class ServerState {
   void drop_staged();
   bool wants_cycle() const { return dirty_; }
   bool last_cycle_incremental() const { return last_incremental_; }
+  uint64_t cycles_run() const { return cycles_; }  // start predictions are cached per cycle
   // Marks agents that stopped syncing NotReady and requeues their jobs. Returns a ticket or 0.
   uint64_t check_agents(TimeNs now);
 

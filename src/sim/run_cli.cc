@@ -199,6 +199,7 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   so.check_invariants = a.check_invariants;
   so.record_series = !a.html.empty();
   so.predict_every = a.predict_every;
+  so.predict_arrival_window_ns = static_cast<TimeNs>(a.predict_arrivals_s * 1e9);
   so.failures = random_failures(a, *config, trace.jobs, rng);
   const auto t0 = std::chrono::steady_clock::now();
   SimResult result = simulate(config, trace.jobs, so);
@@ -330,6 +331,11 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--predict-every", a->predict_every,
                   "Predict the start of every Nth trace job still pending after its arrival "
                   "(forward replay of the state) and report the accuracy; 0: off")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--predict-arrivals", a->predict_arrivals_s,
+                  "With --predict-every: the forecast expects the arrivals of the last this many "
+                  "seconds to repeat (0: no arrivals, the plain forecast)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--cycle-interval", a->cycle_interval_s,

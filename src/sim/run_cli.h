@@ -28,7 +28,8 @@ struct RunArgs {
   // Trace variants (sim/trace_variant.h): run takes at most one, compare runs every config on
   // each; empty: the trace as read.
   std::vector<std::string> variants;
-  int64_t predict_every = 0;  // SimOptions::predict_every
+  int64_t predict_every = 0;      // SimOptions::predict_every
+  double predict_arrivals_s = 0;  // SimOptions::predict_arrival_window_ns, seconds
   double cycle_interval_s = 0;
   SyntheticOptions synthetic;
   int32_t node_failures = 0;  // random node failures, spread over the arrival span

@@ -4,10 +4,10 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/cycle/predict.h"
 #include "core/cycle/scheduler.h"
 #include "core/model/deadline.h"
 #include "sim/event_queue.h"
-#include "sim/predict.h"
 
 namespace sluice::sim {
 
@@ -223,6 +223,7 @@ class Run {
           o.reject_reason = s.message;
         } else {
           pending_delta(e.a, 1);
+          if (options_.predict_arrival_window_ns > 0) arrived_.push_back(e.a);
           if (options_.predict_every > 0 &&
               e.a % static_cast<uint64_t>(options_.predict_every) == 0)
             to_predict_.push_back(e.a);
@@ -321,7 +322,18 @@ class Run {
       if (sched_.find_pending(jobs_[i].job.id)) want.push_back(jobs_[i].job.id);
     to_predict_.clear();
     if (want.empty()) return;
-    for (const PredictedStart& ps : predict_starts(config_, sched_, now, want)) {
+    PredictInput in = predict_input(sched_, now);
+    PredictOptions po;
+    po.arrival_window_ns = options_.predict_arrival_window_ns;
+    po.arrival_horizon_ns = options_.predict_arrival_horizon_ns;
+    if (po.arrival_window_ns > 0) {
+      // The accepted arrivals of (now - window, now], oldest first.
+      size_t from = arrived_.size();
+      while (from > 0 && jobs_[arrived_[from - 1]].job.submit_ns > now - po.arrival_window_ns)
+        --from;
+      for (size_t k = from; k < arrived_.size(); ++k) in.recent.push_back(jobs_[arrived_[k]].job);
+    }
+    for (const PredictedStart& ps : predict_starts(config_, in, want, po).starts) {
       JobOutcome& o = res_.jobs[index_.at(ps.job)];
       o.predicted = true;
       o.predicted_start_ns = ps.start_ns;
@@ -373,6 +385,7 @@ class Run {
   std::vector<int32_t> class_of_;          // trace index -> Series::classes index
   std::vector<int32_t> pending_by_class_;  // per Series::classes
   std::vector<size_t> to_predict_;         // trace indices of sampled arrivals not yet predicted
+  std::vector<size_t> arrived_;  // accepted arrivals, in order (with expected arrivals only)
   bool cycled_ = false;
   bool cycle_scheduled_ = false;
 };

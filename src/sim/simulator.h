@@ -30,10 +30,14 @@ struct SimOptions {
   // Record the time series (allocated GPUs, pending jobs per class) for the HTML report; off by
   // default: it costs memory proportional to the number of event batches.
   bool record_series = false;
-  // Start predictions (sim/predict.h): at the arrival of every Nth trace job (trace index
+  // Start predictions (core/cycle/predict.h): at the arrival of every Nth trace job (trace index
   // multiple of N) that is still pending after its arrival's cycle, predict its start by
   // replaying the state forward; 0: off. Costly: one forward replay per prediction.
   int64_t predict_every = 0;
+  // Expected arrivals in the predictions (PredictOptions::arrival_window_ns): the trace jobs that
+  // arrived in the last window arrive again in the forecast, up to the horizon. 0: none.
+  TimeNs predict_arrival_window_ns = 0;
+  TimeNs predict_arrival_horizon_ns = 24 * 3600 * kNsPerSec;
 };
 
 // Step functions of the run, one point per batch of events whose values changed: from

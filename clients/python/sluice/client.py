@@ -150,20 +150,23 @@ class Client:
 
     def jobs(self, state: Union[str, Iterable[str], None] = None, *, queue: Optional[str] = None,
              namespace: Optional[str] = None, user: Optional[str] = None,
-             limit: Optional[int] = None) -> JobList:
+             limit: Optional[int] = None, start: bool = False) -> JobList:
         """Jobs, newest first, filtered by state (``"pending"``, or several), LocalQueue,
         namespace and submitter. The server returns at most ``limit`` (default 500); the
-        list's ``truncated`` says when more matched."""
+        list's ``truncated`` says when more matched. ``start``: pending jobs carry their
+        predicted start (``Job.predicted_start``, as ``sluice jobs --start``)."""
         query = {"state": _csv(state), "queue": queue, "namespace": namespace, "user": user,
-                 "limit": limit}
+                 "limit": limit, "start": 1 if start else None}
         j = self._http.call_json("GET", "/v1/jobs", query=query)
         out = JobList(Job.from_json(x) for x in _list_field(j, "jobs"))
         out.truncated = bool(isinstance(j, dict) and j.get("truncated"))
         return out
 
-    def job(self, job_id: int) -> Job:
-        """One job: its state, placement, pending reason, exit codes."""
-        j = self._http.call_json("GET", "/v1/jobs/%d" % _job_id(job_id))
+    def job(self, job_id: int, *, start: bool = False) -> Job:
+        """One job: its state, placement, pending reason, exit codes (``start``: and, when
+        pending, its predicted start)."""
+        j = self._http.call_json("GET", "/v1/jobs/%d" % _job_id(job_id),
+                                 query={"start": 1 if start else None})
         return Job.from_json(_object(j, "job"))
 
     def wait(self, job_id: int, until: Iterable[str] = FINISHED_STATES, *,

@@ -82,6 +82,10 @@ class Job:
     exit_code: Optional[int] = None
     preemptions: int = 0
     pod_exits: List[PodExit] = field(default_factory=list)
+    # With ``start=True``, a pending job's forecast (docs/api.md, ``predicted_start``):
+    # {"status": "estimated", "time": ..., "in_s": ..., "assumes": ...}, or status "never",
+    # "beyond-bound", "held", "next-cycle"; None otherwise.
+    predicted_start: Optional[Dict[str, Any]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -106,6 +110,8 @@ class Job:
             exit_code=_opt_int(j.get("exit_code")),
             preemptions=_opt_int(j.get("preemptions")) or 0,
             pod_exits=[PodExit.from_json(p) for p in j.get("pod_exits") or []],
+            predicted_start=(dict(j["predicted_start"])
+                             if isinstance(j.get("predicted_start"), dict) else None),
             raw=dict(j))
 
     @property

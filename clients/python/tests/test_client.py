@@ -201,6 +201,19 @@ class JobsTest(unittest.TestCase):
         self.assertEqual(self.s.requests()[0].query, {"state": "pending,running", "queue": "train",
                                                       "user": "alice", "limit": "2"})
 
+    def test_start_asks_for_predicted_starts(self) -> None:
+        forecast = {"status": "estimated", "time": 1600.0, "in_s": 600.0, "assumes": "..."}
+        self.s.route("GET", "/v1/jobs", Answer(200, {"jobs": [job_view(
+            3, predicted_start=forecast)], "truncated": False}))
+        self.s.route("GET", "/v1/jobs/3", Answer(200, job_view(3, predicted_start=forecast)))
+        got = self.c.jobs("pending", start=True)
+        self.assertEqual(got[0].predicted_start, forecast)
+        self.assertEqual(self.s.requests("/v1/jobs")[0].query, {"state": "pending", "start": "1"})
+        self.assertEqual(self.c.job(3, start=True).predicted_start, forecast)
+        self.assertEqual(self.s.requests("/v1/jobs/3")[0].query, {"start": "1"})
+        self.c.jobs()
+        self.assertEqual(self.s.requests("/v1/jobs")[1].query, {})  # not asked: not sent
+
     def test_a_job_view_becomes_a_job(self) -> None:
         self.s.route("GET", "/v1/jobs/17", Answer(200, job_view(
             17, "running", placement=[{"pod": 0, "node": "n1", "gpus": [0, 1]},

@@ -132,6 +132,16 @@ class Scheduler {
   // Priority of best-effort work (one below the lowest priority class, and below 0).
   int32_t best_effort_priority() const { return best_effort_priority_; }
 
+  // The job as it asked to run (fallback shape and best-effort priority undone): what
+  // restore_running() takes back.
+  static Job requested_job(RunningJob&& r);
+  // Every queue's fairness debt (config order), and the same put back into another scheduler
+  // over the same configuration (a copy of the state: start predictions, core/cycle/predict.h).
+  const std::vector<FairnessDebt>& debts() const { return debt_; }
+  void restore_debts(const std::vector<FairnessDebt>& debts) {
+    if (debts.size() == debt_.size()) debt_ = debts;
+  }
+
   // Introspection.
   const PendingJob* find_pending(JobId id) const;
   const RunningJob* find_running(JobId id) const;
@@ -193,8 +203,6 @@ class Scheduler {
   // Running jobs: bookkeeping shared by every way in and out (per-queue index, budgets).
   void running_added(const RunningJob& r);
   void running_removed(const RunningJob& r);
-  // The job as it asked to run (fallback shape and best-effort priority undone).
-  static Job requested_job(RunningJob&& r);
   TimeNs walltime(const Job& job, QueueId q) const {
     return job.walltime_ns > 0 ? job.walltime_ns : config_->cluster_queues[q].default_walltime_ns;
   }

@@ -49,6 +49,28 @@ TEST(ClientViews, JobsTableShowsTheDocumentedColumns) {
       "ClusterQueue team-b: nvidia.com/gpu quota 8 in use, 0.5 m...\n");
 }
 
+TEST(ClientViews, StartColumnShowsThePredictedStart) {
+  json estimated = pending_job();
+  estimated["predicted_start"] = {{"status", "estimated"}, {"time", kNow + 590}, {"in_s", 590}};
+  json beyond = pending_job();
+  beyond["id"] = 19;
+  beyond["predicted_start"] = {{"status", "beyond-bound"}, {"not_before", kNow + 86400}};
+  json never = pending_job();
+  never["id"] = 20;
+  never["predicted_start"] = {{"status", "never"}};
+  const std::string t =
+      jobs_table(json{{"jobs", {running_job(), estimated, beyond, never}}}, {kNow, false, true});
+  // START after AGE: a time in UTC (kNow = 2025-11-30T21:36:40Z), ">" past the bound.
+  EXPECT_NE(t.find("AGE  START                  NODE(S)"), std::string::npos) << t;
+  EXPECT_NE(t.find(" 9m  -                      n1,n2"), std::string::npos) << t;
+  EXPECT_NE(t.find(" 2h  2025-11-30T21:46:30Z   -"), std::string::npos) << t;
+  EXPECT_NE(t.find(" 2h  >2025-12-01T21:36:40Z  -"), std::string::npos) << t;
+  EXPECT_NE(t.find(" 2h  never                  -"), std::string::npos) << t;
+  // Without --start: no column.
+  EXPECT_EQ(jobs_table(json{{"jobs", {estimated}}}, {kNow, false}).find("START"),
+            std::string::npos);
+}
+
 TEST(ClientViews, WideKeepsTheWholeReason) {
   json reply = {{"jobs", {pending_job()}}};
   std::string t = jobs_table(reply, {kNow, true});

@@ -1,6 +1,6 @@
-// Start predictions (forward replay of the state) and the simulator's accuracy and deadline
-// figures, on hand-worked cases.
-#include "sim/predict.h"
+// Start predictions (core/cycle/predict.h) in the simulator, and the simulator's accuracy and
+// deadline figures, on hand-worked cases.
+#include "core/cycle/predict.h"
 
 #include <gtest/gtest.h>
 
@@ -41,7 +41,7 @@ TEST(Predict, ReplaysTheStateForwardByWalltimes) {
   s.apply(s.run_cycle(now), now);
   ASSERT_EQ(s.pending_count(), 3u);
 
-  const auto p = predict_starts(config, s, now, {4, 2, 3, 99});
+  const auto p = predict_starts(config, s, now, {4, 2, 3, 99}).starts;
   ASSERT_EQ(p.size(), 4u);
   EXPECT_EQ(p[0].start_ns, 150 * kNsPerSec);  // job 4: after 2 (ends 150) and 3 (ends 130)
   EXPECT_EQ(p[1].start_ns, 100 * kNsPerSec);  // job 2
@@ -61,7 +61,7 @@ TEST(Predict, OverrunJobEndsNow) {
   s.submit(gpu_job(2, 4, 150, 10));
   const TimeNs now = 200 * kNsPerSec;  // job 1 should have ended at 100
   s.apply(s.run_cycle(now), now);
-  EXPECT_EQ(predict_starts(config, s, now, {2})[0].start_ns, now);
+  EXPECT_EQ(predict_starts(config, s, now, {2}).starts[0].start_ns, now);
 }
 
 // The tiny trace of simulator_test with deadlines (expect_time_list, strict rows only):
