@@ -7,7 +7,8 @@
 # utilisation, Jain (contended), and whether sluice's strict p99 is at or below Kueue-like's at
 # equal or higher utilisation (within 0.1 point) and Jain.
 # Needs the trace: $SLUICE_TRACES/philly-chronus/ (default ../shared/traces). Exits 77 (skip)
-# when it is absent. VARIANTS (space-separated specs) overrides the list; CONFIGS the configs.
+# when it is absent. SET picks a list (below); VARIANTS (space-separated specs) overrides it;
+# CONFIGS the configs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${SLUICE_BIN:-${1:-build}/sluice}
@@ -17,13 +18,28 @@ if [ ! -f "$traces/$trace" ]; then
   echo "philly_variants.sh: trace not found under $traces/philly-chronus (set SLUICE_TRACES)" >&2
   exit 77
 fi
-default_variants="base
-resample,seed=1 resample,seed=2 resample,seed=3
-load=0.8 load=1.2 load=1.5
-best-effort=0.2 best-effort=0.5 best-effort=0.8 strict
-shift-vcs,seed=1 shift-vcs,seed=2 shift-vcs,seed=3
-resample,strict,seed=4 strict,load=1.2 strict,shift-vcs,seed=5
-resample,best-effort=0.5,load=1.2,seed=6 shift-vcs,load=1.5,seed=7"
+# Cross-validation (issue 19): the variants are split before any tuning. TUNE: the ones earlier
+# work looked at while changing the policy (it lost on several); HELDOUT: the other variants of
+# the first table, which a change is judged on without being tuned on; NEW: variants first run
+# after the split (other seeds, loads 0.9/1.1/1.3, best-effort shares 0.3/0.65, combinations).
+# SET=tune|heldout|new|all (default all) picks the list.
+tune="base load=1.2 load=1.5 strict strict,load=1.2 resample,seed=1 resample,seed=3
+resample,best-effort=0.5,load=1.2,seed=6"
+heldout="resample,seed=2 load=0.8 best-effort=0.2 best-effort=0.5 best-effort=0.8
+shift-vcs,seed=1 shift-vcs,seed=2 shift-vcs,seed=3 resample,strict,seed=4
+strict,shift-vcs,seed=5 shift-vcs,load=1.5,seed=7"
+new="resample,seed=8 resample,seed=9 load=0.9 load=1.1 load=1.3 best-effort=0.3
+best-effort=0.65 resample,load=1.1,seed=10 resample,load=1.3,seed=11
+best-effort=0.3,load=1.2,seed=12 best-effort=0.65,load=1.1,seed=13 strict,load=1.3
+shift-vcs,load=1.2,seed=14 resample,best-effort=0.3,seed=15 shift-vcs,load=0.9,seed=16
+resample,strict,load=1.1,seed=17"
+case ${SET:-all} in
+  tune) default_variants=$tune ;;
+  heldout) default_variants=$heldout ;;
+  new) default_variants=$new ;;
+  all) default_variants="$tune $heldout $new" ;;
+  *) echo "philly_variants.sh: SET must be tune, heldout, new or all" >&2; exit 2 ;;
+esac
 variants=${VARIANTS:-$default_variants}
 configs=${CONFIGS:-examples/philly/queues-kueue.yaml examples/philly/queues-sluice.yaml}
 out=${OUT:-$(mktemp -d)}

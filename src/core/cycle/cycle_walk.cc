@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "core/cycle/walk.h"
+#include "core/order/starvation.h"
 
 namespace sluice {
 
@@ -55,6 +56,7 @@ Scheduler::Walk::Walk(const Scheduler& s, TimeNs now)
       lease_(s.scratch_.get(), s.quota_, s.alloc_),
       quota_(lease_.quota()),
       alloc_(lease_.alloc()) {
+  top_priority_ = top_priority(*s.config_);
   result_.now = now;
   result_.generation = s.submissions_;
   result_.free_epoch = s.free_epoch_;
@@ -294,20 +296,33 @@ bool Scheduler::Walk::held_reason(const PendingJob& p, int q, PendingReason& rea
     return true;
   }
   const int root = quota_.root(q);
-  if (held_by_ || held_root_[root] || held_queue_[q]) {
-    reason.code = PendingCode::kHeldForStarving;
-    reason.blocker = held_by_ ? held_by_ : held_root_[root] ? held_root_[root] : held_queue_[q];
-    return true;
+  for (JobId holder : {held_by_, held_root_[root], held_queue_[q]}) {
+    if (holder && claim_holds(holder, p)) {
+      reason.code = PendingCode::kHeldForStarving;
+      reason.blocker = holder;
+      return true;
+    }
   }
   return false;
+}
+
+bool Scheduler::Walk::claim_holds(JobId holder, const PendingJob& p) const {
+  return sluice::claim_holds(s_.pending_.at(holder).job, p.job, policy_, top_priority_, now_);
+}
+
+bool Scheduler::Walk::holds_all(JobId holder) const {
+  return claim_holds_all(s_.pending_.at(holder).job, policy_, top_priority_, now_);
 }
 
 // Every queue with jobs left to walk is under a starving job's claim (claims only grow within
 // a cycle, so this stays true).
 bool Scheduler::Walk::all_held() const {
-  if (held_by_) return true;
-  for (int k = 0; k < nq_; ++k)
-    if (heads_[k] && !held_root_[quota_.root(k)] && !held_queue_[k]) return false;
+  if (held_by_ && holds_all(held_by_)) return true;
+  for (int k = 0; k < nq_; ++k) {
+    if (!heads_[k]) continue;
+    const JobId r = held_root_[quota_.root(k)], own = held_queue_[k];
+    if (!(r && holds_all(r)) && !(own && holds_all(own))) return false;
+  }
   return true;
 }
 
@@ -318,6 +333,12 @@ bool Scheduler::Walk::all_held() const {
 // queue already (the memo: it fails again, for the same reason) for a reason that would start
 // no preemption attempt, reservation or StrictFIFO block.
 bool Scheduler::Walk::summarize_rest(int64_t& cost) {
+  // A claim that holds back only some classes (order/starvation.h) decides job by job, not by
+  // queue or shape: no summary while one is in force.
+  auto limited = [&](JobId holder) { return holder && !holds_all(holder); };
+  if (limited(held_by_)) return false;
+  for (int q = 0; q < nq_; ++q)
+    if (limited(held_queue_[q]) || limited(held_root_[quota_.root(q)])) return false;
   std::vector<PendingSummary> out;
   for (int q = 0; q < nq_; ++q) {
     if (!heads_[q]) continue;

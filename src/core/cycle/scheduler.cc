@@ -493,8 +493,8 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   last_preempt_attempted_ = result.preempt_attempted;
   if (!result.incremental) last_preempt_capped_ = result.preempt_capped;
   std::erase_if(new_jobs_, [&](const auto& e) { return e.first <= result.generation; });
-  // Victims first (their capacity is what the preemptors were placed on), keeping their
-  // original submit time; then rejections; then admissions.
+  // Victims first (their capacity is what the preemptors were placed on), queued as of their
+  // eviction; then rejections; then admissions.
   for (const auto& pr : result.preempted) {
     auto it = running_.find(pr.victim);
     if (it == running_.end()) continue;
@@ -505,6 +505,9 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     const QueueId q = it->second.admission.queue;
     PendingJob back{requested_job(std::move(it->second)), q, 0};
     running_.erase(it);
+    // Its age restarts at the eviction (Kueue: requeuingStrategy timestamp Eviction), so work
+    // evicted under overload does not come back aged or starving (docs/scheduling.md).
+    back.job.submit_ns = std::max(back.job.submit_ns, now);
     back.key = key_of(back.job);
     insert_pending(std::move(back));
     need_full_ = true;

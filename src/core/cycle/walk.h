@@ -112,6 +112,10 @@ class Scheduler::Walk {
   void replay(int q);
   Next decide(const PendingJob& p, int q, bool starving);
   bool held_reason(const PendingJob& p, int q, PendingReason& reason) const;
+  // Whether the claim of starving job `holder` holds back p (order/starvation.h); holds_all:
+  // every job.
+  bool claim_holds(JobId holder, const PendingJob& p) const;
+  bool holds_all(JobId holder) const;
   void reject_over_budget(const PendingJob& p, int q);
   Next preempt(const PendingJob& p, int q, const Tier& tier, bool* admitted);
   bool claim_attempt(const PendingJob& p, int q, bool again, Next* next);
@@ -168,6 +172,7 @@ class Scheduler::Walk {
   // Capacity held for a starving job: globally (placement) or for one cohort tree (quota), or
   // its own queue when it cannot borrow.
   JobId held_by_ = 0;
+  int32_t top_priority_ = 0;  // highest class value: its starving jobs' claims hold every job
   std::vector<JobId> held_root_;
   std::vector<JobId> held_queue_;
   Reservation reservation_;

@@ -320,10 +320,9 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
   auto consider = [&](const VictimRecord& v, const ClusterQueue& vcq, bool other) {
     // (Eligibility that is fixed while a job runs was checked when it was listed.)
     if (now - v.start_ns < vcq.min_runtime_ns) return;
-    // A victim submitted an aging horizon ago goes back pending as a starving job (it keeps
-    // its submit time): it would rank ahead of the preemptor and claim capacity against it.
-    // Evicting it only throws its work away (and, repeated under overload, lets best-effort
-    // work come back starving and hold capacity against strict work: issue 19).
+    // A victim queued (submitted or requeued) an aging horizon ago already waited out a
+    // horizon: evicting it would restart its age (it is queued as of its eviction) and throw
+    // its work away, pushing it past the starvation bound again (issue 19).
     if (starving_on_return(v) &&
         !(preemptor_starving && std::tie(p.job.submit_ns, p.job.id) < std::tie(v.submit_ns, v.id)))
       return;

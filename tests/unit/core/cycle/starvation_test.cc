@@ -1,9 +1,12 @@
 // Starvation freedom: under a continuous stream of higher-priority jobs that saturate the
-// cluster, a low-priority job is admitted within the aging horizon plus one job runtime.
+// cluster, a low-priority job is admitted within the class horizon (4 aging horizons) plus one
+// job runtime; a starving job's claim holds back jobs of higher classes only from then on; an
+// evicted job's age restarts at its eviction.
 #include <gtest/gtest.h>
 
 #include "../test_config.h"
 #include "core/cycle/scheduler.h"
+#include "core/order/score.h"
 
 namespace sluice {
 namespace {
@@ -52,11 +55,92 @@ TEST(Starvation, LowPriorityJobStartsWithinHorizonPlusOneRuntime) {
     }
     s.apply(r, now);
   }
-  // Bound: aging horizon (600 s) + one runtime (120 s) + one cycle period (10 s).
+  // Bound: class horizon (4 x 600 s) + one runtime (120 s) + one cycle period (10 s).
   ASSERT_GE(admitted_at, 0) << "low-priority job starved";
-  EXPECT_LE(admitted_at - low_submit, (600 + 120 + 10) * kNsPerSec);
+  EXPECT_LE(admitted_at - low_submit, (4 * 600 + 120 + 10) * kNsPerSec);
   // And it did wait: before the horizon, high-priority work goes first.
   EXPECT_GE(admitted_at - low_submit, 600 * kNsPerSec);
+}
+
+// One 8-GPU node with a 4-GPU high job running; a low 8-GPU job submitted at 0 waits.
+std::shared_ptr<Config> claim_config() {
+  auto c = std::make_shared<Config>();
+  c->cluster = make_cluster(1, 8);
+  c->priority_classes = {{"low", 0}, {"high", 1000}};
+  c->policy.aging_horizon_ns = 600 * kNsPerSec;
+  c->policy.backfill = false;
+  add_queue(*c, "q", 8);
+  return c;
+}
+
+bool admitted(const CycleResult& r, JobId id) {
+  for (const auto& a : r.admitted)
+    if (a.job == id) return true;
+  return false;
+}
+
+TEST(Starvation, LowClassClaimHoldsItsClassNotHigherOnesBeforeClassHorizon) {
+  Scheduler s(claim_config());
+  ASSERT_EQ(s.submit(make_job(1, "q", 4, 1, 0, 1000)).status, SubmitStatus::kAccepted);
+  ASSERT_EQ(s.submit(make_job(2, "q", 8, 1, 0, 0)).status, SubmitStatus::kAccepted);
+  CycleResult r = s.run_cycle(0);
+  ASSERT_TRUE(admitted(r, 1));  // 4 of 8 GPUs busy; job 2 does not fit
+  s.apply(r, 0);
+  // t = 700 s: job 2 is starving (waited > 600 s) and claims the node. A new low 4-GPU job is
+  // held behind the claim; a new high one is not (its class is above the claimant's).
+  const TimeNs t = 700 * kNsPerSec;
+  ASSERT_EQ(s.submit(make_job(3, "q", 4, 1, t, 0)).status, SubmitStatus::kAccepted);
+  ASSERT_EQ(s.submit(make_job(4, "q", 4, 1, t, 1000)).status, SubmitStatus::kAccepted);
+  r = s.run_cycle(t, Scheduler::CycleMode::kFull);
+  EXPECT_TRUE(admitted(r, 4));   // high: not held
+  EXPECT_FALSE(admitted(r, 3));  // low: held for job 2
+  for (const auto& pd : r.pending)
+    if (pd.job == 3) {
+      EXPECT_EQ(pd.reason.code, PendingCode::kHeldForStarving);
+      EXPECT_EQ(pd.reason.blocker, 2u);
+    }
+}
+
+TEST(Starvation, LowClassClaimHoldsEveryClassAfterClassHorizon) {
+  Scheduler s(claim_config());
+  ASSERT_EQ(s.submit(make_job(1, "q", 4, 1, 0, 1000)).status, SubmitStatus::kAccepted);
+  ASSERT_EQ(s.submit(make_job(2, "q", 8, 1, 0, 0)).status, SubmitStatus::kAccepted);
+  CycleResult r = s.run_cycle(0);
+  s.apply(r, 0);
+  // t = 2,400 s = 4 aging horizons: job 2's claim now holds the high job too.
+  const TimeNs t = 2400 * kNsPerSec;
+  ASSERT_EQ(s.submit(make_job(4, "q", 4, 1, t, 1000)).status, SubmitStatus::kAccepted);
+  r = s.run_cycle(t, Scheduler::CycleMode::kFull);
+  EXPECT_FALSE(admitted(r, 4));
+  bool held = false;
+  for (const auto& pd : r.pending)
+    held |=
+        pd.job == 4 && pd.reason.code == PendingCode::kHeldForStarving && pd.reason.blocker == 2;
+  EXPECT_TRUE(held);
+}
+
+TEST(Starvation, EvictedJobAgesFromItsEviction) {
+  auto c = claim_config();
+  c->cluster_queues[0].preemption.within_cluster_queue = WithinQueuePolicy::kLowerPriority;
+  Scheduler s(c);
+  ASSERT_EQ(s.submit(make_job(1, "q", 8, 1, 0, 0)).status, SubmitStatus::kAccepted);
+  CycleResult r = s.run_cycle(0);
+  ASSERT_TRUE(admitted(r, 1));
+  s.apply(r, 0);
+  // t = 300 s: a high job evicts job 1, which goes back pending as of t. At 700 s it is not
+  // starving (by its submit time it would be: 700 s >= 600 s), so it neither ranks first nor
+  // claims capacity; it starves at t + 600 s.
+  const TimeNs t = 300 * kNsPerSec;
+  ASSERT_EQ(s.submit(make_job(2, "q", 8, 1, t, 1000)).status, SubmitStatus::kAccepted);
+  r = s.run_cycle(t);
+  ASSERT_EQ(r.preempted.size(), 1u);
+  EXPECT_EQ(r.preempted[0].victim, 1u);
+  s.apply(r, t);
+  const auto* back = s.find_pending(1);
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->job.submit_ns, t);
+  EXPECT_FALSE(is_starving(back->job, c->policy, 700 * kNsPerSec));
+  EXPECT_TRUE(is_starving(back->job, c->policy, t + 600 * kNsPerSec));
 }
 
 TEST(Starvation, NeverFittingJobDoesNotHoldTheCluster) {
