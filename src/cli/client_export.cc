@@ -38,7 +38,7 @@ bool valid_utf8(const std::string& s) {
   return true;
 }
 
-Outcome<EnvList> bad(const std::string& message) {
+Outcome<EnvList> bad_env(const std::string& message) {
   return Outcome<EnvList>::fail({1, "error: --export: " + message});
 }
 
@@ -65,14 +65,14 @@ Outcome<EnvList> exported_env(const std::string& spec, const char* const* enviro
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string& item = items[i];
     if (item == "ALL" || item == "NONE") {
-      if (i != 0) return bad(item + " must come first (e.g. ALL,OMP_NUM_THREADS=4)");
+      if (i != 0) return bad_env(item + " must come first (e.g. ALL,OMP_NUM_THREADS=4)");
       all = item == "ALL";
       continue;
     }
     const auto eq = item.find('=');
     const std::string name = item.substr(0, eq);
-    if (!identifier(name)) return bad("\"" + item + "\" is not NAME or NAME=VALUE");
-    if (sluice_own(name)) return bad(name + ": SLUICE_* variables are set by sluice");
+    if (!identifier(name)) return bad_env("\"" + item + "\" is not NAME or NAME=VALUE");
+    if (sluice_own(name)) return bad_env(name + ": SLUICE_* variables are set by sluice");
     if (eq != std::string::npos) {
       out[name] = item.substr(eq + 1);
     } else if (auto it = caller.find(name); it != caller.end()) {

@@ -9,7 +9,6 @@ namespace sluice::sim {
 
 namespace {
 
-constexpr double kNs = 1e9;
 constexpr int kBins = 600;  // points per curve over time
 // Colour-blind-safe palette (Okabe-Ito), in a fixed order.
 constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",

@@ -16,8 +16,6 @@ std::string digest_hex(uint64_t d) {
   return buf;
 }
 
-constexpr double kNs = 1e9;
-
 // Accumulates one group's samples, then turns them into JobStats.
 struct Acc {
   int64_t jobs = 0, started = 0, finished = 0;
@@ -150,14 +148,13 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// Seconds in a short human unit: 42s, 12.5m, 3.2h.
-std::string dur(double s) {
+}  // namespace
+
+std::string short_dur(double s) {
   if (s < 120) return fmt("%.0fs", s);
   if (s < 7200) return fmt("%.1fm", s / 60);
   return fmt("%.1fh", s / 3600);
 }
-
-}  // namespace
 
 Figures compute_figures(const SimResult& result, const Config& config, const ReportInputs& in) {
   Figures f;
@@ -281,16 +278,17 @@ std::string to_table(const Figures& f) {
   out << "jobs " << f.jobs << " (rejected " << f.rejected << ", never started " << f.never_started
       << ", bad rows skipped " << f.inputs.bad_rows << ") on " << f.capacity_gpus << " GPUs\n";
   out << "utilisation " << fmt("%.1f%%", 100 * f.utilisation) << " over a busy span of "
-      << dur(f.busy_span_s) << ", " << fmt("%.0f", f.gpu_hours) << " GPU-hours, max wait "
-      << dur(f.max_wait_s) << "\nJain fairness of share/entitlement "
+      << short_dur(f.busy_span_s) << ", " << fmt("%.0f", f.gpu_hours) << " GPU-hours, max wait "
+      << short_dur(f.max_wait_s) << "\nJain fairness of share/entitlement "
       << fmt("%.3f", f.jain_fairness) << " (whole run), " << fmt("%.3f", f.jain_fairness_contended)
-      << " among waiting queues (" << dur(f.contended_s) << " contended)\n\n";
+      << " among waiting queues (" << short_dur(f.contended_s) << " contended)\n\n";
   char line[256];
   auto row = [&](const std::string& name, const JobStats& s, const std::string& extra) {
     std::snprintf(line, sizeof line, "%-14s %7lld %9s %9s %9s %9s %9s %9s%s\n", name.c_str(),
-                  static_cast<long long>(s.jobs), dur(s.wait_mean_s).c_str(),
-                  dur(s.wait_p50_s).c_str(), dur(s.wait_p99_s).c_str(), dur(s.jct_mean_s).c_str(),
-                  dur(s.jct_p50_s).c_str(), dur(s.jct_p99_s).c_str(), extra.c_str());
+                  static_cast<long long>(s.jobs), short_dur(s.wait_mean_s).c_str(),
+                  short_dur(s.wait_p50_s).c_str(), short_dur(s.wait_p99_s).c_str(),
+                  short_dur(s.jct_mean_s).c_str(), short_dur(s.jct_p50_s).c_str(),
+                  short_dur(s.jct_p99_s).c_str(), extra.c_str());
     out << line;
   };
   std::snprintf(line, sizeof line, "%-14s %7s %9s %9s %9s %9s %9s %9s\n", "CLASS", "JOBS",
@@ -324,8 +322,8 @@ std::string to_table(const Figures& f) {
   const PredictionFigures& pr = f.prediction;
   if (pr.predicted + pr.unpredicted > 0)
     out << "\nstart predictions: " << pr.predicted << " (" << pr.unpredicted
-        << " without one), |error| p50 " << dur(pr.abs_error_p50_s) << ", p90 "
-        << dur(pr.abs_error_p90_s) << " (wait p50 " << dur(pr.wait_p50_s) << "), "
+        << " without one), |error| p50 " << short_dur(pr.abs_error_p50_s) << ", p90 "
+        << short_dur(pr.abs_error_p90_s) << " (wait p50 " << short_dur(pr.wait_p50_s) << "), "
         << fmt("%.1f%%", 100 * pr.within_10pct) << " within 10% of the wait\n";
   return out.str();
 }

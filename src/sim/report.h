@@ -13,6 +13,12 @@
 
 namespace sluice::sim {
 
+// Nanoseconds per second, for figures computed in double.
+inline constexpr double kNs = 1e9;
+
+// Seconds in a short human unit: 42s, 12.5m, 3.2h.
+std::string short_dur(double s);
+
 // Wait (first start - submit) over started jobs, completion time (end - submit) over finished
 // jobs; seconds. Percentiles are nearest-rank.
 struct JobStats {

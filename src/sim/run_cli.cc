@@ -34,18 +34,6 @@ std::string resolve_trace(const std::string& path) {
   return fs::exists(alt) ? alt.string() : path;
 }
 
-// Seconds in a short unit for the comparison table.
-std::string short_dur(double s) {
-  char b[32];
-  if (s < 120)
-    std::snprintf(b, sizeof b, "%.0fs", s);
-  else if (s < 7200)
-    std::snprintf(b, sizeof b, "%.1fm", s / 60);
-  else
-    std::snprintf(b, sizeof b, "%.1fh", s / 3600);
-  return b;
-}
-
 std::vector<NodeFailure> random_failures(const RunArgs& a, const Config& config,
                                          const std::vector<TraceJob>& jobs, Rng& rng) {
   std::vector<NodeFailure> out;

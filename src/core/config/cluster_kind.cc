@@ -20,12 +20,6 @@ std::string padded(int64_t value, int64_t largest) {
   return s;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 // "1g.10gb" -> compute slices (1); nullopt when not a MIG profile name.
 std::optional<int> mig_compute_slices(std::string_view profile) {
   size_t g = profile.find('g');
@@ -263,8 +257,8 @@ class ClusterReader {
       }
       if (levels && *levels != cluster_.levels) {
         r_.error(*spec.find("topology"), "spec.topology.levels",
-                 "[" + join(*levels) + "] differs from [" + join(cluster_.levels) + "] (" +
-                     b_.cluster_where->str() + ")");
+                 "[" + join_list(*levels) + "] differs from [" + join_list(cluster_.levels) +
+                     "] (" + b_.cluster_where->str() + ")");
         return;
       }
     } else {
@@ -425,7 +419,7 @@ class ClusterReader {
       r_.error(at, path,
                "unknown topology level " + quote(name) +
                    (cluster_.levels.empty() ? " (spec.topology.levels declares none)"
-                                            : " (levels: " + join(cluster_.levels) + ")"));
+                                            : " (levels: " + join_list(cluster_.levels) + ")"));
       return -1;
     }
     return li;
@@ -445,7 +439,8 @@ class ClusterReader {
       if (domains[li].empty()) {
         r_.error(topo_at, topo_path,
                  "node " + quote(node.name) + " has no " + cluster_.levels[li] +
-                     " (every node needs a domain at each level: " + join(cluster_.levels) + ")");
+                     " (every node needs a domain at each level: " + join_list(cluster_.levels) +
+                     ")");
         return false;
       }
       auto& ids = b_.domain_ids[li];

@@ -156,6 +156,8 @@ KueueApi kueue_api(const YAML::Node& doc);
 
 // ", "-separated.
 std::string join_list(const std::vector<std::string>& v);
+// The node label of a Kueue Topology level that is the node itself (sluice's `node` level).
+inline constexpr const char* kHostnameLabel = "kubernetes.io/hostname";
 
 // Stage 1 readers; `doc` is the document (a map with apiVersion and kind checked).
 void read_resource_flavor(Reader& r, const YAML::Node& doc, Builder& b);

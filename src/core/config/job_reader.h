@@ -19,7 +19,6 @@ namespace sluice::config_detail {
 inline constexpr int64_t kMaxGpusPerJob = 1'000'000;
 inline constexpr int64_t kMaxPodsPerSet = 100'000;
 
-std::string join(const std::vector<std::string>& v);
 // The pod sets' commands and env, when they are all the same, become the job's (pod_kinds.cc).
 void hoist_pod_commands(Job& job);
 

@@ -67,12 +67,6 @@ std::optional<YAML::Node> value_of(const YAML::Node* map, const char* key) {
   return std::nullopt;
 }
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 std::optional<ReadJob> JobReader::read(const YAML::Node& doc, DocKind kind) {
   d_ = Draft{};
   const size_t errors_before = r_.sink().errors.size() + r_.sink().dropped_errors;
@@ -197,7 +191,7 @@ void JobReader::request(const YAML::Node& value, const std::string& path, const 
     r_.error(value, path,
              "unknown resource " + quote(name) +
                  (nearest.empty() ? "" : " (did you mean " + quote(nearest) + "?)") +
-                 ": no ClusterQueue covers it (known: " + join(known) + ")");
+                 ": no ClusterQueue covers it (known: " + join_list(known) + ")");
     return fail();
   }
   auto milli = value.IsScalar() ? parse_quantity_milli(value.Scalar()) : std::nullopt;
@@ -316,8 +310,8 @@ bool JobReader::resolve_queue() {
                                               ", or label queue) and no LocalQueue "
                                               "\"default\""
                                         : "LocalQueue " + quote(queue) + " not found";
-    error_at(d_.queue_loc, what + " in namespace " + quote(job.namespace_) +
-                               " (its queues: " + (known.empty() ? "none" : join(known)) + ")");
+    error_at(d_.queue_loc, what + " in namespace " + quote(job.namespace_) + " (its queues: " +
+                               (known.empty() ? "none" : join_list(known)) + ")");
     return false;
   }
   // Kueue leaves a job without a queue name alone; sluice queues it in "default", and says so.
@@ -350,7 +344,7 @@ bool JobReader::resolve_priority(const ClusterQueue& cq) {
     std::vector<std::string> known;
     for (const auto& p : c_.priority_classes) known.push_back(p.name);
     error_at(pc_loc, "unknown priority class " + quote(pc) +
-                         " (defined: " + (known.empty() ? "none" : join(known)) +
+                         " (defined: " + (known.empty() ? "none" : join_list(known)) +
                          "; built-in: low, normal, medium, high, critical)");
     return false;
   }
@@ -373,7 +367,7 @@ bool JobReader::check_resources(const ClusterQueue& cq) {
         for (ResourceId id : g.covered) names.push_back(c_.resources.name(id));
       error_at(loc, "no resource group of ClusterQueue " + quote(cq.name) + " covers " +
                         c_.resources.name(res) +
-                        " (covered: " + (names.empty() ? "nothing" : join(names)) + ")");
+                        " (covered: " + (names.empty() ? "nothing" : join_list(names)) + ")");
       return false;
     }
     const bool placed = res == kGpu || res == kCpu || res == kMemory || c_.resources.is_mig(res);
@@ -400,7 +394,7 @@ void JobReader::check_models() {
     if (std::find(models.begin(), models.end(), m) == models.end())
       r_.sink().warning(
           format(d_.models_loc.where, d_.models_loc.path,
-                 "no node has GPU model " + quote(m) + " (models: " + join(models) + ")"));
+                 "no node has GPU model " + quote(m) + " (models: " + join_list(models) + ")"));
 }
 
 std::optional<ReadJob> read_job(Reader& r, const YAML::Node& doc, DocKind kind, JobContext& ctx) {

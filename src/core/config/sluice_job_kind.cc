@@ -433,7 +433,7 @@ void JobReader::topology(const YAML::Node& node) {
     std::vector<std::string> known = c_.cluster.levels;
     known.push_back("node");
     r_.error(req ? *req : *pref, path,
-             "unknown topology level " + quote(*level) + " (known: " + join(known) + ")");
+             "unknown topology level " + quote(*level) + " (known: " + join_list(known) + ")");
     return fail();
   }
   d_.job.topology = TopologyRequest{li, req != nullptr};

@@ -26,7 +26,6 @@ constexpr const char* kUnconstrained = "kueue.x-k8s.io/podset-unconstrained-topo
 constexpr const char* kSliceLevel = "kueue.x-k8s.io/podset-slice-required-topology";
 constexpr const char* kSliceSize = "kueue.x-k8s.io/podset-slice-size";
 constexpr const char* kSliceLayers = "kueue.x-k8s.io/podset-slice-required-topology-constraints";
-constexpr const char* kHostnameLabel = "kubernetes.io/hostname";
 constexpr size_t kMaxSliceLayers = 3;
 constexpr size_t kMaxLayersText = 4096;
 

@@ -14,7 +14,6 @@ namespace sluice::config_detail {
 
 namespace {
 
-constexpr const char* kHostnameLabel = "kubernetes.io/hostname";
 constexpr size_t kMaxTopologyLevels = 16;  // as Kueue's API
 
 // The Cluster's levels from the Topologies' labels (first appearance order) and every node's

@@ -26,8 +26,9 @@
 
 namespace sluice {
 
-namespace {
-
+// A queue's candidates in one fair-sharing search. Not in the anonymous namespace: a field of
+// Preemptor::FairRun, which has external linkage (GCC's -Wsubobject-linkage in unity builds).
+namespace fair_preemption_detail {
 struct QueueGroup {
   QueueId queue = 0;
   std::vector<size_t> cands;  // indexes, cost order
@@ -35,6 +36,10 @@ struct QueueGroup {
   int64_t share = 0;
   bool active = true;
 };
+}  // namespace fair_preemption_detail
+using fair_preemption_detail::QueueGroup;
+
+namespace {
 
 bool strategy_holds(FairStrategy s, int64_t preemptor_new, int64_t victim_old, int64_t victim_new) {
   return s == FairStrategy::kLessThanOrEqualToFinalShare ? preemptor_new <= victim_new
