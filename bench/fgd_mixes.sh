@@ -28,14 +28,18 @@ case ",$policies," in
   *,fgd,*) ;;
   *) echo "fgd_mixes.sh: POLICIES must include fgd (the table's reference)" >&2; exit 2 ;;
 esac
-tune="default gpuspec:0.2 gpuspec:0.4 multigpu:0.1 multigpu:0.3 sharing:0.6 sharing:0.9 cpu:0.3 cpu:0.5"
+# The multi-GPU threshold was moved on multigpu:0.03-0.15 (tenth session): those are tune mixes
+# now, and the last line of `held` was added after that change, never looked at before.
+tune="default gpuspec:0.2 gpuspec:0.4 multigpu:0.1 multigpu:0.3 sharing:0.6 sharing:0.9 cpu:0.3 cpu:0.5
+multigpu:0.03 multigpu:0.05 multigpu:0.07 multigpu:0.15"
 held="gpuspec:0.05 gpuspec:0.1 gpuspec:0.25 gpuspec:0.33 gpuspec:0.5
 gpuspecuniform:0.1 gpuspecuniform:0.2 gpuspecuniform:0.3
-multigpu:0.05 multigpu:0.2 multigpu:0.4 multigpu:0.5
+multigpu:0.2 multigpu:0.4 multigpu:0.5
 sharing:0.5 sharing:0.7 sharing:0.8 sharing:1.0
 cpu:0.2 cpu:0.4 cpu:0.6
 gpuspec:0.2+cpu:0.4 gpuspec:0.33+sharing:0.8 gpuspec:0.25+multigpu:0.2 multigpu:0.3+sharing:0.8
-multigpu:0.2+cpu:0.4 sharing:0.8+cpu:0.4 gpuspec:0.2+multigpu:0.2+sharing:0.7+cpu:0.3"
+multigpu:0.2+cpu:0.4 sharing:0.8+cpu:0.4 gpuspec:0.2+multigpu:0.2+sharing:0.7+cpu:0.3
+multigpu:0.25 cpu:0.1 multigpu:0.05+sharing:0.6 multigpu:0.1+gpuspec:0.2 multigpu:0.07+cpu:0.1 sharing:0.6+cpu:0.1 gpuspec:0.1+sharing:0.5 multigpu:0.12+sharing:0.7+gpuspec:0.1"
 seeds=${SEEDS:-42-51}
 if [ $quick = 1 ]; then
   seeds=${SEEDS:-42-44}
