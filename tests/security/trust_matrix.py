@@ -22,27 +22,11 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "reliability"))
 from common import (BIN, CONFIG, Serve, check, finish, free_port, http, run_to_exit,  # noqa
                     wait_for, workdir)
+sys.path.insert(0, os.path.dirname(__file__))
+from tenants import TOKENS, auth_doc  # noqa: E402
 
 JOIN = "join-token-for-the-matrix-0123"
-TOKENS = {"admin": "admin-token-0123456789", "alice": "alice-token-0123456789",
-          "bob": "bob-token-012345678901"}
-AUTH = """
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: team-b}
-spec: {clusterQueue: cq}
----
-apiVersion: sluice.dev/v1alpha1
-kind: ServerAuth
-metadata: {name: tokens}
-spec:
-  joinToken: %s
-  tokens:
-  - {name: admin, token: %s, role: admin}
-  - {name: alice, token: %s, role: member, namespaces: [team-a]}
-  - {name: bob, token: %s, role: member, namespaces: [team-b]}
-""" % (JOIN, TOKENS["admin"], TOKENS["alice"], TOKENS["bob"])
+AUTH = auth_doc(JOIN, ("alice", "bob"))
 
 AGENTS = []
 
