@@ -11,6 +11,7 @@ set -euo pipefail
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
 chmod 711 "$tmp"
+cd "$tmp"  # pods (another uid) start in the submitter's directory: one they may enter
 pid=
 cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT

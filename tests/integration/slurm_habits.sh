@@ -10,6 +10,7 @@ set -euo pipefail
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
 chmod 711 "$tmp"  # a root agent's pods (another uid) reach the user's directory through it
+cd "$tmp"  # jobs run from here start here: a directory their uid may enter
 pid=
 cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
