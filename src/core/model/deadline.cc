@@ -116,7 +116,7 @@ std::string format_rfc3339(TimeNs unix_ns) {
   const int64_t d = doy - (153 * mp + 2) / 5 + 1;
   const int64_t m = mp < 10 ? mp + 3 : mp - 9;
   const int64_t y = yoe + era * 400 + (m <= 2);
-  char buf[48];
+  char buf[128];  // room for any int64 in every field (-Wformat-truncation at -O0)
   std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld",
                 static_cast<long long>(y), static_cast<long long>(m), static_cast<long long>(d),
                 static_cast<long long>(rem / 3600), static_cast<long long>(rem / 60 % 60),
