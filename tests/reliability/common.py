@@ -65,6 +65,17 @@ spec: {clusterQueue: cq}
 """
 
 
+def stop_processes(procs, timeout=30):
+    """SIGTERM every process of `procs` still running, then SIGKILL one that outlives `timeout`."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
 def job(name, command_arg="true"):
     return json.dumps({"apiVersion": "sluice.dev/v1alpha1", "kind": "Job",
                        "metadata": {"name": name, "namespace": "team-a"},

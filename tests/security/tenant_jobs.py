@@ -16,14 +16,14 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "reliability"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from common import BIN, Serve, check, finish, free_port, http, wait_for, workdir  # noqa: E402
+from common import (BIN, Serve, check, finish, free_port, http, stop_processes,  # noqa: E402
+                    wait_for, workdir)
 sys.path.insert(0, os.path.dirname(__file__))
 from tenants import TOKENS, auth_doc  # noqa: E402
 from pty_session import PtySession  # noqa: E402
@@ -150,10 +150,4 @@ if __name__ == "__main__":
     try:
         main()
     finally:
-        for p in PROCS:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        stop_processes(PROCS)
