@@ -213,6 +213,7 @@ bool do_sync(httplib::Client& cli, Node& n, const Args& a, Totals& t, long* hear
 void run_share(std::vector<Node*> nodes, const Args& a, Totals& t) {
   httplib::Client cli(a.server);
   cli.set_keep_alive(true);
+  cli.set_tcp_nodelay(true);  // as the agent: no Nagle wait between header and body
   cli.set_connection_timeout(5, 0);
   cli.set_read_timeout(30, 0);
   long heartbeat_ms = a.heartbeat_ms > 0 ? a.heartbeat_ms : 1000;

@@ -167,6 +167,7 @@ Outcome<HttpReply> HttpClient::request_one(const std::string& server, const std:
   cli.set_connection_timeout(conn_.connect_timeout_s, 0);
   cli.set_read_timeout(conn_.read_timeout_s, 0);
   cli.set_write_timeout(conn_.read_timeout_s, 0);
+  cli.set_tcp_nodelay(true);  // header and body are two writes: no Nagle wait between
   httplib::Headers headers;
   if (!conn_.token.empty()) headers.emplace("Authorization", "Bearer " + conn_.token);
   add_local_user(headers);

@@ -26,6 +26,7 @@ httplib::Client& EtcdClient::client() {
     client_->set_read_timeout(read_timeout_s_, 0);
     client_->set_write_timeout(read_timeout_s_, 0);
     client_->set_keep_alive(true);
+    client_->set_tcp_nodelay(true);  // header and body are two writes: no Nagle wait between
   }
   return *client_;
 }

@@ -103,6 +103,7 @@ bool OtlpExporter::post(const std::vector<Span>& batch) {
   cli.set_connection_timeout(2, 0);
   cli.set_read_timeout(5, 0);
   cli.set_write_timeout(5, 0);
+  cli.set_tcp_nodelay(true);
   auto res =
       cli.Post(path_, otlp_json(batch, options_.service_name, build_version()), "application/json");
   const bool ok = res && res->status >= 200 && res->status < 300;
