@@ -125,6 +125,12 @@ const ServerState::NodeState* ServerState::node_by_name(const std::string& name)
 // ---------------------------------------------------------------------------------------------
 // Recovery and reconfiguration
 
+Job aged_job(const JobRecord& r) {
+  Job job = r.job;
+  job.submit_ns = std::max(job.submit_ns, r.aged_from_ns);
+  return job;
+}
+
 std::unique_ptr<Scheduler> ServerState::build_scheduler(
     std::shared_ptr<const Config> config,
     const std::function<bool(JobRecord&, const std::string&)>& refuse) {
@@ -144,18 +150,19 @@ std::unique_ptr<Scheduler> ServerState::build_scheduler(
       why = a.error();
     } else {
       a->job = id;
-      s->restore_running(r.job, *a, r.admit_ns, r.admit_ns, r.preemptions, &why);
+      s->restore_running(aged_job(r), *a, r.admit_ns, r.admit_ns, r.preemptions, &why);
     }
     if (!why.empty() && !refuse(r, why)) return nullptr;
   }
   std::vector<JobRecord*> pending;
   for (auto& [id, r] : records_)
     if (r.state == JobState::kPending && !r.gated) pending.push_back(&r);
-  std::sort(pending.begin(), pending.end(), [](const JobRecord* a, const JobRecord* b) {
-    return std::pair(a->job.submit_ns, a->job.id) < std::pair(b->job.submit_ns, b->job.id);
+  auto aged = [](const JobRecord* r) { return std::max(r->job.submit_ns, r->aged_from_ns); };
+  std::sort(pending.begin(), pending.end(), [&](const JobRecord* a, const JobRecord* b) {
+    return std::pair(aged(a), a->job.id) < std::pair(aged(b), b->job.id);
   });
   for (JobRecord* r : pending) {
-    auto res = s->submit(r->job);
+    auto res = s->submit(aged_job(*r));
     if (res.status != SubmitStatus::kAccepted && !refuse(*r, res.message)) return nullptr;
   }
   return s;
@@ -646,6 +653,9 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     summary_now_ = now;
   }
   sched_->apply(res, now);
+  for (const auto& pr : res.preempted)  // apply() restarted their age: a restart must too
+    if (const auto* p = sched_->find_pending(pr.victim))
+      rec(pr.victim).aged_from_ns = p->job.submit_ns;
   for (const auto& a : res.admitted) {
     pending_.erase(a.job);
     start_run(rec(a.job), a, now);

@@ -68,6 +68,10 @@ struct JobRecord {
   std::string cluster_queue;
   JobState state = JobState::kPending;
   TimeNs queued_ns = 0;  // submit or last requeue: admission wait is measured from here
+  // The scheduler ranks the job's age from here when it is later than its submission: an
+  // eviction restarts the age (Scheduler::apply). Stored, so that a restart or a reload ranks
+  // the job as before (aged_job()); 0: from the submission.
+  TimeNs aged_from_ns = 0;
   TimeNs admit_ns = 0;
   TimeNs end_ns = 0;
   std::optional<Admission> admission;  // while running
@@ -92,6 +96,9 @@ struct JobRecord {
   // What gates it, for sluice_gated_jobs (kGateKinds); "" until the gates' first pass.
   std::string gate_kind;
 };
+
+// The job as the scheduler ranks it: submitted at aged_from_ns if that is later.
+Job aged_job(const JobRecord& r);
 
 // The reasons a pending job is kept from the scheduler (sluice_gated_jobs, docs/api.md): a
 // user's hold, unmet dependencies, its singleton name, its array's throttle, or a queue that

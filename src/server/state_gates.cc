@@ -253,7 +253,7 @@ void ServerState::open_gates(TimeNs now) {
       continue;
     }
     if (v == GateVerdict::kOpen) {
-      auto res = sched_->submit(r.job);
+      auto res = sched_->submit(aged_job(r));
       if (res.status == SubmitStatus::kAccepted) {
         r.gated = false;
         r.gate_reason.clear();
@@ -324,9 +324,10 @@ int ServerState::requeue(JobId id, bool hold_it, TimeNs now, std::string* error,
     stop_pods(r, reason, r.job.checkpoint_grace_ns);
     requeue_lost(r, reason, now);
   } else {
-    // An ended job queues again as it was submitted (its id, its submit time).
+    // An ended job queues again as it was submitted (its id, its submit time, its age).
     finished_.erase({r.end_ns, id});
     r.state = JobState::kPending;
+    r.aged_from_ns = 0;
     r.end_ns = 0;
     r.exit_code.reset();
     r.queued_ns = now;

@@ -32,6 +32,10 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   str(out, state_name(r.state));
   put_key(out, "queued_ns");
   out += std::to_string(r.queued_ns);
+  if (r.aged_from_ns > 0) {
+    put_key(out, "aged_from_ns");
+    out += std::to_string(r.aged_from_ns);
+  }
   put_key(out, "admit_ns");
   out += std::to_string(r.admit_ns);
   put_key(out, "end_ns");
@@ -111,6 +115,7 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
     auto st = parse_state(j.value("state", "pending"));
     r.state = st ? *st : JobState::kPending;
     r.queued_ns = j.value("queued_ns", int64_t{0});
+    r.aged_from_ns = j.value("aged_from_ns", int64_t{0});
     r.admit_ns = j.value("admit_ns", int64_t{0});
     r.end_ns = j.value("end_ns", int64_t{0});
     if (j.contains("admission") && !j["admission"].is_null()) {

@@ -433,6 +433,47 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   std::filesystem::remove_all(dir);
 }
 
+// An eviction restarts the victim's age (Scheduler::apply); a reload of the configuration and a
+// restart rank it the same way: it does not regain the age it had before it was evicted.
+TEST(ServerStore, AnEvictedJobsAgeStaysRestartedAcrossReloadAndRecovery) {
+  const auto dir = fresh_dir("aged");
+  auto cfg = config();
+  JobId low = 0;
+  auto age_origin = [&](const ServerState& st) {
+    const auto* p = st.scheduler().find_pending(low);
+    return p ? p->job.submit_ns : TimeNs{-1};
+  };
+  {
+    auto store = SqliteStore::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    join(st, reg("n0"), 0);
+    join(st, reg("n1"), 0);
+    low = st.submit(jobs(*cfg, job_yaml("low", 2, 4, "low")), 1 * kS).ids[0];
+    ASSERT_TRUE((*store)->wait(st.cycle(2 * kS)));
+    st.submit(jobs(*cfg, job_yaml("high", 1, 4, "high")), 10 * kS);
+    ASSERT_TRUE((*store)->wait(st.cycle(11 * kS)));
+    ASSERT_EQ(st.find(low)->state, JobState::kPending);
+    EXPECT_EQ(st.find(low)->job.submit_ns, 1 * kS);  // what users see stays the submission
+    EXPECT_EQ(age_origin(st), 11 * kS);
+    auto lc = load_server_config({Source{"same.yaml", kConfig}});
+    ASSERT_TRUE(lc.ok());
+    ASSERT_TRUE(st.reconfigure(lc->config, lc->text, 12 * kS).ok());
+    EXPECT_EQ(age_origin(st), 11 * kS);
+  }  // "crash"
+  auto store = SqliteStore::open(dir.string());
+  ASSERT_TRUE(store.ok());
+  auto stored = (*store)->load_jobs();
+  ASSERT_TRUE(stored.ok());
+  ServerState st(cfg, store->get(), ServerOptions{});
+  auto problems = st.recover(*stored, 100 * kS);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  EXPECT_EQ(st.find(low)->job.submit_ns, 1 * kS);
+  EXPECT_EQ(age_origin(st), 11 * kS);
+  std::filesystem::remove_all(dir);
+}
+
 // Only the last keep_finished_jobs finished jobs stay, in memory and in the store; a restart
 // with a smaller limit trims the rest; ids are never given out again.
 TEST(ServerStore, FinishedJobsBeyondTheLimitAreDropped) {
