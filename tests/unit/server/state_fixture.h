@@ -135,6 +135,27 @@ inline std::filesystem::path fresh_dir(const std::string& tag) {
   return dir;
 }
 
+// A server started again on the store in `dir`, as after a crash: the store, and the state
+// recovered from it at `now` with what recover() reported.
+struct Restarted {
+  std::unique_ptr<SqliteStore> store;
+  std::unique_ptr<ServerState> st;
+  std::vector<std::string> problems;
+};
+inline Restarted restart(const std::filesystem::path& dir, std::shared_ptr<const Config> cfg,
+                         TimeNs now) {
+  Restarted out;
+  auto store = SqliteStore::open(dir.string());
+  EXPECT_TRUE(store.ok()) << (store.ok() ? "" : store.error());
+  if (!store.ok()) return out;
+  out.store = std::move(*store);
+  auto stored = out.store->load_jobs();
+  EXPECT_TRUE(stored.ok());
+  out.st = std::make_unique<ServerState>(std::move(cfg), out.store.get(), ServerOptions{});
+  if (stored.ok()) out.problems = out.st->recover(*stored, now);
+  return out;
+}
+
 struct ServerStateTest : ::testing::Test {
   std::shared_ptr<const Config> cfg = config();
   ServerState st{cfg, nullptr, ServerOptions{}};

@@ -407,12 +407,10 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
     waiting = st.submit(jobs(*cfg, job_yaml("next", 1, 1)), 3 * kS).ids[0];
     ASSERT_TRUE((*store)->wait(st.cycle(4 * kS)));
   }  // "crash": the state is gone, the store stays
-  auto store = SqliteStore::open(dir.string());
-  ASSERT_TRUE(store.ok());
-  auto stored = (*store)->load_jobs();
-  ASSERT_TRUE(stored.ok());
-  ServerState st(cfg, store->get(), ServerOptions{});
-  auto problems = st.recover(*stored, 100 * kS);
+  auto back = restart(dir, cfg, 100 * kS);
+  ASSERT_NE(back.st, nullptr);
+  ServerState& st = *back.st;
+  const auto& problems = back.problems;
   EXPECT_TRUE(problems.empty()) << problems.front();
   ASSERT_NE(st.find(running), nullptr);
   EXPECT_EQ(st.find(running)->state, JobState::kRunning);
@@ -462,12 +460,10 @@ TEST(ServerStore, AnEvictedJobsAgeStaysRestartedAcrossReloadAndRecovery) {
     ASSERT_TRUE(st.reconfigure(lc->config, lc->text, 12 * kS).ok());
     EXPECT_EQ(age_origin(st), 11 * kS);
   }  // "crash"
-  auto store = SqliteStore::open(dir.string());
-  ASSERT_TRUE(store.ok());
-  auto stored = (*store)->load_jobs();
-  ASSERT_TRUE(stored.ok());
-  ServerState st(cfg, store->get(), ServerOptions{});
-  auto problems = st.recover(*stored, 100 * kS);
+  auto back = restart(dir, cfg, 100 * kS);
+  ASSERT_NE(back.st, nullptr);
+  ServerState& st = *back.st;
+  const auto& problems = back.problems;
   EXPECT_TRUE(problems.empty()) << problems.front();
   EXPECT_EQ(st.find(low)->job.submit_ns, 1 * kS);
   EXPECT_EQ(age_origin(st), 11 * kS);
@@ -558,12 +554,10 @@ TEST(ServerStore, RecordsWithAwkwardTextSurviveRecovery) {
     ASSERT_EQ(st.find(id)->state, JobState::kFailed);
     reason = st.find(id)->reason;
   }
-  auto store = SqliteStore::open(dir.string());
-  ASSERT_TRUE(store.ok());
-  auto stored = (*store)->load_jobs();
-  ASSERT_TRUE(stored.ok());
-  ServerState st(cfg, store->get(), ServerOptions{});
-  auto problems = st.recover(*stored, 10 * kS);
+  auto back = restart(dir, cfg, 10 * kS);
+  ASSERT_NE(back.st, nullptr);
+  ServerState& st = *back.st;
+  const auto& problems = back.problems;
   EXPECT_TRUE(problems.empty()) << problems.front();
   const JobRecord* r = st.find(id);
   ASSERT_NE(r, nullptr);
@@ -609,12 +603,9 @@ TEST(ServerStore, BudgetUsageSurvivesRecoveryAndReconfiguration) {
     ASSERT_TRUE((*store)->wait(st.cycle(2 * kH)));
     EXPECT_EQ(used(st, 2 * kH), 3000);  // 1 h + 2 h of one GPU
   }                                     // crash at 2 h
-  auto store = SqliteStore::open(dir.string());
-  ASSERT_TRUE(store.ok());
-  auto stored = (*store)->load_jobs();
-  ASSERT_TRUE(stored.ok());
-  ServerState st(cfg, store->get(), ServerOptions{});
-  st.recover(*stored, 3 * kH);
+  auto back = restart(dir, cfg, 3 * kH);
+  ASSERT_NE(back.st, nullptr);
+  ServerState& st = *back.st;
   ASSERT_EQ(st.find(running)->state, JobState::kRunning);
   // Without the stored usage only the running job's 3 h would count.
   EXPECT_EQ(used(st, 3 * kH), 4000);
