@@ -14,9 +14,10 @@ if [ "${SLUICE_SKIP_SANITIZE:-0}" != 1 ]; then
   # gateway's load tests and the Python client's tests already ran above.
   SLUICE_TARGETS="sluice_unit_tests sluice_fake_nvml" scripts/build.sh build-asan \
     -DCMAKE_BUILD_TYPE=Debug -DSLUICE_SANITIZE=ON -DSLUICE_BENCH=OFF -DSLUICE_GATEWAY=OFF
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --output-on-failure -j"$jobs" --timeout 900 \
-    -E '^integration\.|^gateway\.|^reliability\.|^security\.|^unit\.python')
+  # In a few processes, not one per test (scripts/unit_shards.sh: an ASan process is slow to
+  # start); more shards than cores, as some tests mostly wait (servers, etcd).
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    scripts/unit_shards.sh build-asan $((2 * jobs))
 fi
 fuzz_s=${SLUICE_FUZZ_SECONDS:-10}
 if [ "$fuzz_s" = 0 ]; then

@@ -35,8 +35,12 @@ class FakeServer {
   FakeServer& operator=(const FakeServer&) = delete;
 
   // Closes the port (a later connection is refused). A server never started is started first:
-  // httplib closes its listening socket only from the serving loop.
+  // httplib closes its listening socket only from the serving loop. Once only: started again
+  // (by the destructor after an explicit stop), the loop would end at once, and start() could
+  // miss its moment of is_running() and wait out its 30 s.
   void stop() {
+    if (stopped_) return;
+    stopped_ = true;
     start();
     server_.stop();
     if (thread_.joinable()) thread_.join();
@@ -76,6 +80,7 @@ class FakeServer {
   httplib::Server server_;
   std::thread thread_;  // the serving loop once started
   int port_ = 0;
+  bool stopped_ = false;
   std::mutex mu_;
   std::vector<Seen> seen_;
 };
