@@ -496,8 +496,8 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   }
   if (!admitted && !known && plain)
     failed_.emplace(fkey, Failed{attempt_.reason, attempt_.failed_flavors});
-  // 5. Backfill (a preemptor is exempt: its victims were chosen for it and must not be
-  // evicted in vain).
+  // 5. Backfill (a preemptor was checked in evict_for: it is not placed again elsewhere, its
+  // victims were chosen for where they run).
   if (admitted && !via_preemption) admitted = backfill_allows(p, q, *used);
   // 6. Commit it, or leave it pending.
   if (admitted) {
