@@ -22,7 +22,9 @@ fi
 # work looked at while changing the policy (it lost on several); HELDOUT: the other variants of
 # the first table, which a change is judged on without being tuned on; NEW: variants first run
 # after the split (other seeds, loads 0.9/1.1/1.3, best-effort shares 0.3/0.65, combinations).
-# SET=tune|heldout|new|all (default all) picks the list.
+# NEW2: variants added in the second round of issue 19's ordering part, judged only after its
+# rules were chosen (other seeds, loads 1.1-1.4, all strict at 1.1/1.2, best-effort 0.5 at 1.3).
+# SET=tune|heldout|new|new2|all (default all) picks the list.
 tune="base load=1.2 load=1.5 strict strict,load=1.2 resample,seed=1 resample,seed=3
 resample,best-effort=0.5,load=1.2,seed=6"
 heldout="resample,seed=2 load=0.8 best-effort=0.2 best-effort=0.5 best-effort=0.8
@@ -33,12 +35,16 @@ best-effort=0.65 resample,load=1.1,seed=10 resample,load=1.3,seed=11
 best-effort=0.3,load=1.2,seed=12 best-effort=0.65,load=1.1,seed=13 strict,load=1.3
 shift-vcs,load=1.2,seed=14 resample,best-effort=0.3,seed=15 shift-vcs,load=0.9,seed=16
 resample,strict,load=1.1,seed=17"
+new2="resample,load=1.2,seed=18 shift-vcs,load=1.1,seed=19 strict,load=1.1
+resample,strict,load=1.2,seed=20 best-effort=0.5,load=1.3,seed=21 load=1.4
+resample,load=1.4,seed=22 strict,shift-vcs,load=1.2,seed=23"
 case ${SET:-all} in
   tune) default_variants=$tune ;;
   heldout) default_variants=$heldout ;;
   new) default_variants=$new ;;
-  all) default_variants="$tune $heldout $new" ;;
-  *) echo "philly_variants.sh: SET must be tune, heldout, new or all" >&2; exit 2 ;;
+  new2) default_variants=$new2 ;;
+  all) default_variants="$tune $heldout $new $new2" ;;
+  *) echo "philly_variants.sh: SET must be tune, heldout, new, new2 or all" >&2; exit 2 ;;
 esac
 variants=${VARIANTS:-$default_variants}
 configs=${CONFIGS:-examples/philly/queues-kueue.yaml examples/philly/queues-sluice.yaml}

@@ -496,8 +496,8 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   }
   if (!admitted && !known && plain)
     failed_.emplace(fkey, Failed{attempt_.reason, attempt_.failed_flavors});
-  // 5. Backfill (a preemptor is exempt: its victims were chosen for it and must not be
-  // evicted in vain).
+  // 5. Backfill (a preemptor was checked in evict_for: it is not placed again elsewhere, its
+  // victims were chosen for where they run).
   if (admitted && !via_preemption) admitted = backfill_allows(p, q, *used);
   // 6. Commit it, or leave it pending.
   if (admitted) {
@@ -571,11 +571,41 @@ Scheduler::Walk::Next Scheduler::Walk::evict_for(const PendingJob& p, const Tier
   }
   // An eviction frees capacity that older jobs might use: a full cycle decides instead.
   if (incremental_) return Next::kRestart;
+  if (!kueue_ && !reservation_allows_preemptor(p, p.queue)) {
+    undo_evictions(first_victim);
+    return Next::kGo;
+  }
   *admitted = true;
   if (kueue_) hold_victims(first_victim);
   if (attempt_.admission.downgraded()) attempt_.admission.waited_ns = now_ - p.job.submit_ns;
   for (int k = 0; k < nq_; ++k) refresh(k);  // victims' queues lost usage
   return Next::kGo;
+}
+
+// 5a. A preemptor ranks after the reservation's holder (the walk reached the holder first) and
+// must not delay it either: its victims' GPUs, refilled with a job that runs past the
+// reservation's start, no longer free at the ends the reservation counted on (issue 19).
+bool Scheduler::Walk::reservation_allows_preemptor(const PendingJob& p, int q) {
+  const Reservation& r = reservation_;
+  if (!r.job || r.job == p.job.id || now_ + s_.walltime(p.job, q) <= r.start_ns ||
+      !uses_any(attempt_.admission.placement, r.nodes))
+    return true;
+  attempt_.reason = PendingReason{};
+  attempt_.reason.code = PendingCode::kReservation;
+  attempt_.reason.queue = q;
+  attempt_.reason.blocker = r.job;
+  attempt_.reason.reserved_in_ns = r.start_ns - now_;
+  return false;
+}
+
+void Scheduler::Walk::undo_evictions(size_t first) {
+  for (size_t k = result_.preempted.size(); k-- > first;) {
+    const JobId v = result_.preempted[k].victim;
+    commit_in(s_.running_.at(v), quota_, alloc_);
+    evicted_.erase(v);
+  }
+  result_.preempted.resize(first);
+  for (int k = 0; k < nq_; ++k) refresh(k);
 }
 
 // 5. With a reservation in force, a job starts only if it ends (by walltime) before the

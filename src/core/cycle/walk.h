@@ -124,6 +124,11 @@ class Scheduler::Walk {
   Next partial(const PendingJob& p, int q, const Tier& tier, bool over, const Job** used,
                bool* admitted, bool* via_preemption);
   bool backfill_allows(const PendingJob& p, int q, const Job& used);
+  // Whether a preemptor's admission leaves the reservation of a higher-ranked job alone (it
+  // ends before the reservation starts or uses none of its nodes); else the reason.
+  bool reservation_allows_preemptor(const PendingJob& p, int q);
+  // Puts the victims result_.preempted[first..] back into the working state.
+  void undo_evictions(size_t first);
   void commit(int q, const Job& used, bool over);
   bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
                      PendingDecision pd);

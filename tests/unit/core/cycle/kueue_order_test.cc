@@ -8,6 +8,7 @@
 
 #include "../test_config.h"
 #include "core/cycle/scheduler.h"
+#include "restore_helper.h"
 
 namespace sluice {
 namespace {
@@ -38,19 +39,7 @@ void submit(Scheduler& s, JobId id, const std::string& q, int gpus, TimeNs at, i
 // A running job of queue q on node 0, GPUs [first, first + gpus).
 void run(Scheduler& s, JobId id, const std::string& queue, QueueId q, int gpus, int first,
          int32_t prio) {
-  Job j = testing::make_job(id, queue, gpus, 1, 0, prio);
-  Admission a;
-  a.job = id;
-  a.queue = q;
-  a.flavors = {0};
-  a.usage = {{0, kGpu, gpus * kMilliPerGpu}};
-  PodPlacement pod;
-  pod.node = 0;
-  for (int g = first; g < first + gpus; ++g)
-    pod.gpus.push_back({static_cast<int16_t>(g), -1, 1000});
-  a.placement.pods = {pod};
-  std::string why;
-  ASSERT_TRUE(s.restore_running(j, a, 0, 0, 0, &why)) << why;
+  testing::restore_one_pod(s, testing::make_job(id, queue, gpus, 1, 0, prio), q, 0, first);
 }
 
 TEST(KueueOrder, NonBorrowingHeadsBeforeHigherPriorityBorrowers) {

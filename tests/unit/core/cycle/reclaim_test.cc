@@ -5,6 +5,7 @@
 
 #include "../test_config.h"
 #include "core/cycle/scheduler.h"
+#include "restore_helper.h"
 
 namespace sluice {
 namespace reclaim_test {  // a namespace of its own: the unit tests build in unity batches
@@ -33,18 +34,7 @@ void run_on(Scheduler& s, JobId id, const std::string& queue, QueueId q, int gpu
             int first, int32_t priority, bool preemptible, TimeNs start) {
   Job j = testing::make_job(id, queue, gpus, 1, 0, priority);
   j.preemptible = preemptible;
-  Admission a;
-  a.job = id;
-  a.queue = q;
-  a.flavors = {0};
-  a.usage = {{0, kGpu, gpus * kMilliPerGpu}};
-  PodPlacement pod;
-  pod.node = node;
-  for (int g = first; g < first + gpus; ++g)
-    pod.gpus.push_back({static_cast<int16_t>(g), -1, 1000});
-  a.placement.pods = {pod};
-  std::string why;
-  ASSERT_TRUE(s.restore_running(j, a, start, start, 0, &why)) << why;
+  testing::restore_one_pod(s, j, q, node, first, start);
 }
 
 TEST(Reclaim, NoReclaimWhileThePreemptorsQueueIsAtItsNominalQuota) {

@@ -1,0 +1,30 @@
+#pragma once
+// Puts a running one-pod job back into a scheduler for a test (Scheduler::restore_running):
+// the cycle tests' way to start from a cluster that already runs work.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/cycle/scheduler.h"
+
+namespace sluice::testing {
+
+// `j` (one pod) runs for queue `q` on `node`, GPUs [first, first + its GPUs), since `start`.
+inline void restore_one_pod(Scheduler& s, const Job& j, QueueId q, NodeId node, int first,
+                            TimeNs start = 0) {
+  const int gpus = j.pod_sets.at(0).gpus;
+  Admission a;
+  a.job = j.id;
+  a.queue = q;
+  a.flavors = {0};
+  a.usage = {{0, kGpu, gpus * kMilliPerGpu}};
+  PodPlacement pod;
+  pod.node = node;
+  for (int g = first; g < first + gpus; ++g)
+    pod.gpus.push_back({static_cast<int16_t>(g), -1, 1000});
+  a.placement.pods = {pod};
+  std::string why;
+  ASSERT_TRUE(s.restore_running(j, a, start, start, 0, &why)) << why;
+}
+
+}  // namespace sluice::testing
