@@ -225,6 +225,7 @@ try:
         t.start()
     kills = []  # (killed_at, ready_at)
     loads, load_lines = [], []  # ms and their breakdown, from the killed leaders' logs
+    revoked = {}  # why a standby revoked a leader's lease -> how often (the killed ones' logs)
     t0 = time.time()
     for k in range(KILLS):
         time.sleep(rng.uniform(1.5, 3.0))  # scheduling has resumed since the last takeover
@@ -236,8 +237,10 @@ try:
             old.proc.send_signal(signal.SIGSTOP)
         else:
             old.kill9()
-        new = wait_for(lambda: (lambda l: l if l is not None and l is not old else None)(
-            leader_of(replicas)), 30, "a new leader after kill %d" % (k + 1))
+        # Not asking the old one: a frozen replica answers nothing, and every round would wait
+        # out its timeout (the takeover would look later than it was).
+        others = [r for r in replicas if r is not old]
+        new = wait_for(lambda: leader_of(others), 30, "a new leader after kill %d" % (k + 1))
         if new is None:
             break
         kills.append((killed_at, time.time()))
@@ -245,9 +248,13 @@ try:
             time.sleep(max(0.0, killed_at + FREEZE_S - time.time()))
         old.kill9()
         # What it logged: "state loaded in N ms (...)" when it took over.
-        for m in re.findall(r"state loaded in (\d+) ms \((.*)\)", old.proc.stderr.read()):
+        err = old.proc.stderr.read()
+        for m in re.findall(r"state loaded in (\d+) ms \((.*)\)", err):
             loads.append(int(m[0]))
             load_lines.append(m[1])
+        # And how it took over, as a standby: the lease of a leader it found gone, and why.
+        for why in re.findall(r"standby: the leader \S+ is gone \(([^)]*)\): revoked", err):
+            revoked[re.sub(r"\d+", "N", why)] = revoked.get(re.sub(r"\d+", "N", why), 0) + 1
         check(old.start(), "killed replica %s restarts as a standby" % old.url)
         for r in replicas:  # one that stepped down (exit 3) comes back as a standby
             if r.proc.poll() is not None:
@@ -323,7 +330,8 @@ try:
                "first_decision_p50_s": pct(decided, 50), "first_decision_p99_s": pct(decided, 99),
                "first_decision_max_s": max(decided or [float("nan")]),
                "first_decision_s": [round(d, 2) for d in decided],
-               "freeze": FREEZE, "state_load_ms": loads, "state_load_parts": load_lines}
+               "freeze": FREEZE, "state_load_ms": loads, "state_load_parts": load_lines,
+               "revoked": revoked}
     check(len(decided) == len(kills), "a scheduling decision after every kill")
 finally:
     if agent and agent.poll() is None:
@@ -336,6 +344,8 @@ if figures and os.environ.get("JSON_OUT"):
         f.write(json.dumps(figures) + "\n")
 for line in (figures or {}).get("state_load_parts", []):
     print("state loaded: " + line)
+for why, n in sorted((figures or {}).get("revoked", {}).items()):
+    print("leases revoked by the killed replicas while standbys: %d x %s" % (n, why))
 finish("failover_bench",
        ("%d kills in %.0f s (lease %d s): takeover p50 %.2f s p99 %.2f s max %.2f s; first "
         "decision p50 %.2f s p99 %.2f s max %.2f s (%s); %d acknowledged, %d lost, %d duplicated, "
