@@ -225,7 +225,7 @@ try:
         t.start()
     kills = []  # (killed_at, ready_at)
     loads, load_lines = [], []  # ms and their breakdown, from the killed leaders' logs
-    revoked = {}  # why a standby revoked a leader's lease -> how often (the killed ones' logs)
+    revoked = {}  # how each killed leader had taken over -> how often
     t0 = time.time()
     for k in range(KILLS):
         time.sleep(rng.uniform(1.5, 3.0))  # scheduling has resumed since the last takeover
@@ -252,9 +252,11 @@ try:
         for m in re.findall(r"state loaded in (\d+) ms \((.*)\)", err):
             loads.append(int(m[0]))
             load_lines.append(m[1])
-        # And how it took over, as a standby: the lease of a leader it found gone, and why.
-        for why in re.findall(r"standby: the leader \S+ is gone \(([^)]*)\): revoked", err):
-            revoked[re.sub(r"\d+", "N", why)] = revoked.get(re.sub(r"\d+", "N", why), 0) + 1
+        # And how it took over: the lease of a leader it found gone, and why (none: it expired).
+        for why in re.findall(r"took over: (revoked the lease) of \S+ (\(.*\))", err) or [
+                ("found the key free", "(the first leader, or the lease expired)")]:
+            why = re.sub(r"\d+", "N", " ".join(why))
+            revoked[why] = revoked.get(why, 0) + 1
         check(old.start(), "killed replica %s restarts as a standby" % old.url)
         for r in replicas:  # one that stepped down (exit 3) comes back as a standby
             if r.proc.poll() is not None:
@@ -345,7 +347,7 @@ if figures and os.environ.get("JSON_OUT"):
 for line in (figures or {}).get("state_load_parts", []):
     print("state loaded: " + line)
 for why, n in sorted((figures or {}).get("revoked", {}).items()):
-    print("leases revoked by the killed replicas while standbys: %d x %s" % (n, why))
+    print("takeovers by the killed leaders: %d x %s" % (n, why))
 finish("failover_bench",
        ("%d kills in %.0f s (lease %d s): takeover p50 %.2f s p99 %.2f s max %.2f s; first "
         "decision p50 %.2f s p99 %.2f s max %.2f s (%s); %d acknowledged, %d lost, %d duplicated, "

@@ -107,6 +107,7 @@ Result<Elected> wait_for_leadership(std::unique_ptr<EtcdStore> store, ElectionOp
     said = line;
   };
   LeaderProbe probe(store->options().silent_leader_ms);
+  std::string took_over;  // the lease this replica revoked last round, and why
   // Bounded by stop_requested(): a standby waits as long as another replica leads.
   while (!o.stop_requested || !o.stop_requested()) {
     std::string leader;
@@ -116,8 +117,9 @@ Result<Elected> wait_for_leadership(std::unique_ptr<EtcdStore> store, ElectionOp
       standby.set_leader(me);  // until the port is the leader's: it leads, ask again
       http->stop();            // frees the port for the leader's API
       if (o.log) o.log("this replica (" + me + ") leads now");
-      return Elected{std::move(store), *bound};
+      return Elected{std::move(store), *bound, took_over};
     }
+    took_over.clear();
     if (!won) {
       standby.set_leader("");
       say("standby: cannot campaign: " + won.error() + "; retrying");
@@ -130,7 +132,10 @@ Result<Elected> wait_for_leadership(std::unique_ptr<EtcdStore> store, ElectionOp
         if (o.log)
           o.log("standby: the leader " + leader + " is gone (" + gone + "): " +
                 (revoked ? "revoked its lease" : "cannot revoke its lease: " + revoked.error()));
-        if (revoked) continue;
+        if (revoked) {
+          took_over = "revoked the lease of " + leader + " (" + gone + ")";
+          continue;
+        }
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
