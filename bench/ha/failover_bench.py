@@ -184,7 +184,10 @@ try:
     agent = subprocess.Popen(
         [BIN, "agent", "--server", urls, "--names", "n[0-%d]" % (NODES - 1),
          "--gpus", "fake:%dxH100" % GPUS, "--state-dir", agent_dir, "--listen", "127.0.0.1:0",
-         "--no-fencer", "--pods-as-agent", "--drain", "--drain-grace-ms", "1000"],
+         "--no-fencer", "--pods-as-agent", "--drain", "--drain-grace-ms", "1000",
+         # Every pod's log stays for the checks (a node keeps its last 1,000 by default: a run
+         # with more acknowledged jobs found the first ones "never ran").
+         "--keep-finished", "1000000"],
         stdout=subprocess.DEVNULL, stderr=open(os.path.join(data, "agent.log"), "w"))
     ledger = Ledger()
     longs = []

@@ -212,7 +212,10 @@ void EtcdStore::renew() {
     if (r && *r > 0) {
       last_ok = std::chrono::steady_clock::now();
     } else if (r) {
-      step_down("its etcd lease expired (a renewal came too late)");
+      // Expired, or revoked by a standby that found this replica gone (its port refused, or it
+      // was silent past silent-leader-ms and missed a renewal: frozen, or cut off).
+      step_down("its etcd lease is gone (it expired, a renewal came too late, or a standby "
+                "revoked it after this replica was silent or unreachable)");
     } else if (std::chrono::steady_clock::now() - last_ok >= ttl) {
       step_down("its etcd lease could not be renewed for " + std::to_string(lease_ttl_s_) + " s (" +
                 r.error() + ")");

@@ -92,12 +92,16 @@ LeaderState LeaderProbe::check(int64_t lease, const std::string& url) {
     if (reached_) answered_ = now_();
     return LeaderState::Alive;
   }
-  const PortState port = probe_port(url, kConnectMs);
-  refused_ = port == PortState::Refused ? refused_ + 1 : 0;
+  // An answer is the cheap common case (one request a round); without one, a connect tells a
+  // closed port (the process died) from a silent one (frozen, or its machine is gone).
+  if (silence_ms_ > 0 && answers_ok(url, "/healthz", kAnswerMs)) {
+    answered_ = now_();
+    refused_ = 0;
+    return LeaderState::Alive;
+  }
+  refused_ = probe_port(url, kConnectMs) == PortState::Refused ? refused_ + 1 : 0;
   if (refused_ >= kRefusals) return LeaderState::Refused;
-  if (silence_ms_ <= 0 || port == PortState::Refused) return LeaderState::Alive;
-  // Open (a frozen process's kernel still accepts into the listen backlog) or no answer at all.
-  if (port == PortState::Open && answers_ok(url, "/healthz", kAnswerMs)) answered_ = now_();
+  if (silence_ms_ <= 0 || refused_ > 0) return LeaderState::Alive;
   return silent_ms() >= silence_ms_ ? LeaderState::Silent : LeaderState::Alive;
 }
 
