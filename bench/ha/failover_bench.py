@@ -21,9 +21,10 @@ Checked at the end (against a ledger of every 202):
   bench/ha/failover_bench.py [KILLS=10] [SEED=1616]
 Env: SLUICE_BIN (build/sluice), RATE (submissions/s, 30), LEASE (the leader lease s, 2),
 FREEZE=1 (SIGSTOP the leader instead of SIGKILL, as a dead machine: its port refuses nothing,
-the standbys wait for its lease to expire, agents and clients for their timeouts; it is killed
-15 s after it froze, once a new leader leads),
-STORE_OPTS (more store URL options, e.g. "probe-leader=0"),
+the standbys revoke its lease once it was silent for silent-leader-ms and missed a renewal, or
+wait for the lease to expire; agents leave it for the leader the standbys name, clients wait
+for their timeouts; it is killed 15 s after it froze, once a new leader leads),
+STORE_OPTS (more store URL options, e.g. "probe-leader=0" or "silent-leader-ms=0"),
 ETCD_FLAGS (more etcd flags, e.g. "--heartbeat-interval 50 --election-timeout 500": etcd's
 shortest lease is 1.5 election timeouts, so LEASE=1 needs a shorter election timeout),
 JSON_OUT (file: one JSON line with the figures). Exit 77 where etcd is not installed."""
