@@ -296,33 +296,6 @@ std::string Agent::server() const {
   return servers_[server_at_ % servers_.size()];
 }
 
-bool Agent::follow_leader(const httplib::Result& res, size_t at) {
-  if (servers_.size() < 2) return false;
-  if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
-  if (server_at_ != at) return true;  // the leader watch (or the other loop) moved already
-  // The standby names the leader when it knows it: straight there, else the next server. Not
-  // back to the server just left: a standby names a dead leader until its lease expires, and
-  // following that would bounce between the two and never try a third. A replica that names
-  // itself has just won the election: ask it again.
-  size_t next = (at + 1) % servers_.size();
-  bool named = false;
-  if (res) {
-    const auto body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-    const std::string leader = body.is_object() ? body.value("leader", std::string()) : "";
-    for (size_t i = 0; i < servers_.size(); ++i)
-      if (!leader.empty() && servers_[i] == leader && i != left_at_) {
-        next = i;
-        named = true;
-      }
-  }
-  if (next != at) left_at_ = at;
-  server_at_ = next;
-  named_leader_ = named;
-  std::lock_guard lock(mu_);
-  status_.registered = false;  // the next server may not know this agent: register there
-  return true;
-}
-
 std::unique_ptr<httplib::Client> Agent::make_client() const {
   auto cli = std::make_unique<httplib::Client>(server());
   cli->set_connection_timeout(2, 0);

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "agent/agent.h"
+#include "agent/server_client.h"
 
 namespace sluice::agent {
 
@@ -25,6 +26,33 @@ std::optional<size_t> witness_leader(const std::vector<std::string>& servers, si
       if (j != current && !named.empty() && servers[j] == named) return j;
   }
   return std::nullopt;
+}
+
+bool Agent::follow_leader(const httplib::Result& res, size_t at) {
+  if (servers_.size() < 2) return false;
+  if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
+  if (server_at_ != at) return true;  // the leader watch (or the other loop) moved already
+  // The standby names the leader when it knows it: straight there, else the next server. Not
+  // back to the server just left: a standby names a dead leader until its lease expires, and
+  // following that would bounce between the two and never try a third. A replica that names
+  // itself has just won the election: ask it again.
+  size_t next = (at + 1) % servers_.size();
+  bool named = false;
+  if (res) {
+    const auto body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+    const std::string leader = body.is_object() ? body.value("leader", std::string()) : "";
+    for (size_t i = 0; i < servers_.size(); ++i)
+      if (!leader.empty() && servers_[i] == leader && i != left_at_) {
+        next = i;
+        named = true;
+      }
+  }
+  if (next != at) left_at_ = at;
+  server_at_ = next;
+  named_leader_ = named;
+  std::lock_guard lock(mu_);
+  status_.registered = false;  // the next server may not know this agent: register there
+  return true;
 }
 
 // Marks a request to servers[at] that should be answered by `due`; watch_loop() looks at the

@@ -1,10 +1,11 @@
 #pragma once
-// An agent with several server URLs (replicas on etcd, docs/ha.md) whose server stops answering
-// must not wait out its read timeout when another replica already leads: a frozen leader, or
-// one whose machine died, refuses nothing, and a long poll to it would hang for its wait plus
-// the read margin (3 s). While a request is overdue, the agent asks the other replicas who
-// leads (Agent::watch_loop, leader_watch.cc) and goes there at once when one of them names
-// another server than the silent one.
+// Which server an agent with several URLs (replicas on etcd, docs/ha.md) talks to. After a
+// failed request, Agent::follow_leader() goes where a standby names the leader, or to the next
+// URL. And an agent whose server stops answering must not wait out its read timeout when
+// another replica already leads: a frozen leader, or one whose machine died, refuses nothing,
+// and a long poll to it would hang for its wait plus the read margin (3 s). While a request is
+// overdue, the agent asks the other replicas who leads (Agent::watch_loop) and goes there at
+// once when one of them names another server than the silent one. Both in leader_watch.cc.
 #include <cstddef>
 #include <optional>
 #include <string>

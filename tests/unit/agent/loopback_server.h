@@ -5,6 +5,7 @@
 // no handler runs on its members once they are gone.
 #include <httplib.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -22,6 +23,9 @@ class LoopbackServer {
   void listen() {
     port_ = http_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { http_.listen_after_bind(); });
+    // Running before anyone may stop it: httplib's stop() before its loop started is lost, and
+    // the loop would then never end.
+    while (!http_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   void shutdown() {
     {
