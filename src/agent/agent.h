@@ -9,10 +9,10 @@
 //   ...
 //   (*agent)->stop();    // pods keep running unless options.drain
 //
-// Threads per agent: one sync loop, one reporter (see report_during_poll), a leader watch
-// with several server URLs (leader_watch.h), one process
-// supervisor, the HTTP server's I/O thread and its small worker pool (http_threads; src/net:
-// slow or idle connections hold no thread, /healthz answers on the I/O thread).
+// Threads per agent: one sync loop, one reporter (see report_during_poll), a leader watch with
+// several server URLs (leader_watch.h), one process supervisor, the HTTP server's I/O thread
+// and its small worker pool (http_threads; src/net: slow or idle connections hold no thread,
+// /healthz answers on the I/O thread).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
