@@ -21,9 +21,10 @@ Checked at the end (against a ledger of every 202):
   bench/ha/failover_bench.py [KILLS=10] [SEED=1616]
 Env: SLUICE_BIN (build/sluice), RATE (submissions/s, 30), LEASE (the leader lease s, 2),
 FREEZE=1 (SIGSTOP the leader instead of SIGKILL, as a dead machine: its port refuses nothing,
-the standbys wait for its lease to expire, agents and clients for their timeouts; it is killed
-15 s after it froze, once a new leader leads),
-STORE_OPTS (more store URL options, e.g. "probe-leader=0"),
+the standbys revoke its lease once it was silent for silent-leader-ms and missed a renewal, or
+wait for the lease to expire; agents leave it for the leader the standbys name, clients wait
+for their timeouts; it is killed 15 s after it froze, once a new leader leads),
+STORE_OPTS (more store URL options, e.g. "probe-leader=0" or "silent-leader-ms=0"),
 ETCD_FLAGS (more etcd flags, e.g. "--heartbeat-interval 50 --election-timeout 500": etcd's
 shortest lease is 1.5 election timeouts, so LEASE=1 needs a shorter election timeout),
 JSON_OUT (file: one JSON line with the figures). Exit 77 where etcd is not installed."""
@@ -184,7 +185,10 @@ try:
     agent = subprocess.Popen(
         [BIN, "agent", "--server", urls, "--names", "n[0-%d]" % (NODES - 1),
          "--gpus", "fake:%dxH100" % GPUS, "--state-dir", agent_dir, "--listen", "127.0.0.1:0",
-         "--no-fencer", "--pods-as-agent", "--drain", "--drain-grace-ms", "1000"],
+         "--no-fencer", "--pods-as-agent", "--drain", "--drain-grace-ms", "1000",
+         # Every pod's log stays for the checks (a node keeps its last 1,000 by default: a run
+         # with more acknowledged jobs found the first ones "never ran").
+         "--keep-finished", "1000000"],
         stdout=subprocess.DEVNULL, stderr=open(os.path.join(data, "agent.log"), "w"))
     ledger = Ledger()
     longs = []
@@ -225,6 +229,7 @@ try:
         t.start()
     kills = []  # (killed_at, ready_at)
     loads, load_lines = [], []  # ms and their breakdown, from the killed leaders' logs
+    revoked = {}  # how each killed leader had taken over -> how often
     t0 = time.time()
     for k in range(KILLS):
         time.sleep(rng.uniform(1.5, 3.0))  # scheduling has resumed since the last takeover
@@ -236,8 +241,10 @@ try:
             old.proc.send_signal(signal.SIGSTOP)
         else:
             old.kill9()
-        new = wait_for(lambda: (lambda l: l if l is not None and l is not old else None)(
-            leader_of(replicas)), 30, "a new leader after kill %d" % (k + 1))
+        # Not asking the old one: a frozen replica answers nothing, and every round would wait
+        # out its timeout (the takeover would look later than it was).
+        others = [r for r in replicas if r is not old]
+        new = wait_for(lambda: leader_of(others), 30, "a new leader after kill %d" % (k + 1))
         if new is None:
             break
         kills.append((killed_at, time.time()))
@@ -245,9 +252,15 @@ try:
             time.sleep(max(0.0, killed_at + FREEZE_S - time.time()))
         old.kill9()
         # What it logged: "state loaded in N ms (...)" when it took over.
-        for m in re.findall(r"state loaded in (\d+) ms \((.*)\)", old.proc.stderr.read()):
+        err = old.proc.stderr.read()
+        for m in re.findall(r"state loaded in (\d+) ms \((.*)\)", err):
             loads.append(int(m[0]))
             load_lines.append(m[1])
+        # And how it took over: the lease of a leader it found gone, and why (none: it expired).
+        for why in re.findall(r"took over: (revoked the lease) of \S+ (\(.*\))", err) or [
+                ("found the key free", "(the first leader, or the lease expired)")]:
+            why = re.sub(r"\d+", "N", " ".join(why))
+            revoked[why] = revoked.get(why, 0) + 1
         check(old.start(), "killed replica %s restarts as a standby" % old.url)
         for r in replicas:  # one that stepped down (exit 3) comes back as a standby
             if r.proc.poll() is not None:
@@ -323,7 +336,8 @@ try:
                "first_decision_p50_s": pct(decided, 50), "first_decision_p99_s": pct(decided, 99),
                "first_decision_max_s": max(decided or [float("nan")]),
                "first_decision_s": [round(d, 2) for d in decided],
-               "freeze": FREEZE, "state_load_ms": loads, "state_load_parts": load_lines}
+               "freeze": FREEZE, "state_load_ms": loads, "state_load_parts": load_lines,
+               "revoked": revoked}
     check(len(decided) == len(kills), "a scheduling decision after every kill")
 finally:
     if agent and agent.poll() is None:
@@ -336,6 +350,8 @@ if figures and os.environ.get("JSON_OUT"):
         f.write(json.dumps(figures) + "\n")
 for line in (figures or {}).get("state_load_parts", []):
     print("state loaded: " + line)
+for why, n in sorted((figures or {}).get("revoked", {}).items()):
+    print("takeovers by the killed leaders: %d x %s" % (n, why))
 finish("failover_bench",
        ("%d kills in %.0f s (lease %d s): takeover p50 %.2f s p99 %.2f s max %.2f s; first "
         "decision p50 %.2f s p99 %.2f s max %.2f s (%s); %d acknowledged, %d lost, %d duplicated, "

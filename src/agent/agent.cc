@@ -250,6 +250,8 @@ void Agent::start() {
   if (options_.report_during_poll)
     report_thread_ = std::thread([this] { guarded("report loop", [this] { report_loop(); }); });
   log_thread_ = std::thread([this] { guarded("log uploads", [this] { log_loop(); }); });
+  if (servers_.size() > 1)
+    watch_thread_ = std::thread([this] { guarded("leader watch", [this] { watch_loop(); }); });
   log("started: " + std::to_string(gpus().size()) + " GPUs (" + gpus_->kind() + "), endpoints at " +
       address_ + ", server " + server() + ", state in " + options_.state_dir);
 }
@@ -270,6 +272,7 @@ void Agent::stop() {
   if (sync_thread_.joinable()) sync_thread_.join();
   if (report_thread_.joinable()) report_thread_.join();
   if (log_thread_.joinable()) log_thread_.join();
+  if (watch_thread_.joinable()) watch_thread_.join();
   if (options_.drain && runner_) {
     const auto pods = runner_->running().size();
     log("draining " + std::to_string(pods) + " pods");
@@ -291,33 +294,6 @@ void Agent::stop() {
 
 std::string Agent::server() const {
   return servers_[server_at_ % servers_.size()];
-}
-
-bool Agent::follow_leader(const httplib::Result& res) {
-  if (servers_.size() < 2) return false;
-  if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
-  // The standby names the leader when it knows it: straight there, else the next server. Not
-  // back to the server just left: a standby names a dead leader until its lease expires, and
-  // following that would bounce between the two and never try a third. A replica that names
-  // itself has just won the election: ask it again.
-  const size_t at = server_at_;
-  size_t next = (at + 1) % servers_.size();
-  bool named = false;
-  if (res) {
-    const auto body = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
-    const std::string leader = body.is_object() ? body.value("leader", std::string()) : "";
-    for (size_t i = 0; i < servers_.size(); ++i)
-      if (!leader.empty() && servers_[i] == leader && i != left_at_) {
-        next = i;
-        named = true;
-      }
-  }
-  if (next != at) left_at_ = at;
-  server_at_ = next;
-  named_leader_ = named;
-  std::lock_guard lock(mu_);
-  status_.registered = false;  // the next server may not know this agent: register there
-  return true;
 }
 
 std::unique_ptr<httplib::Client> Agent::make_client() const {
@@ -422,7 +398,7 @@ void Agent::sync_loop() {
     }
     // 1. (Re-)register: first start, server restart (sync 404), or after errors.
     if (!registered) {
-      if (!do_register(*cli)) {
+      if (!do_register(*cli, at)) {
         follow();
         back_off();
         continue;
@@ -446,7 +422,7 @@ void Agent::sync_loop() {
       polling_ = wait_ms > 0;
       poll_since_ = t0;
     }
-    const bool ok = do_sync(*cli, wait_ms, reports, &work);
+    const bool ok = do_sync(*cli, at, wait_ms, reports, &work);
     {
       std::lock_guard lock(mu_);
       polling_ = false;
@@ -503,12 +479,13 @@ void Agent::report_loop() {
       cli = std::move(next);
     }
     bool work = false;
-    if (!do_sync(*cli, 0, /*carry=*/true, &work)) sleep_unless_quit(milliseconds(kMinBackoffMs));
+    if (!do_sync(*cli, at, 0, /*carry=*/true, &work))
+      sleep_unless_quit(milliseconds(kMinBackoffMs));
     if (work) cv_.notify_all();
   }
 }
 
-bool Agent::do_register(httplib::Client& cli) {
+bool Agent::do_register(httplib::Client& cli, size_t at) {
   proto::RegisterRequest req;
   req.node = options_.node;
   req.address = address_;
@@ -527,19 +504,21 @@ bool Agent::do_register(httplib::Client& cli) {
   // 1. As the node (its credential); 2. a node the server does not know yet joins with the
   //    join token, and the credential it brings becomes the node's.
   const auto sent = Clock::now();
+  std::optional<Awaiting> awaiting(std::in_place, *this, at, sent);
   auto res =
       cli.Post("/v1/agents/register", bearer(identity_->credential()), body, "application/json");
   if (res && res->status == 401 && error_code(res) == "no-node-credential") {
     if (options_.join_token.empty()) {
-      note_error("register at " + server() + " failed: " + error_text(res) +
+      note_error("register at " + servers_[at] + " failed: " + error_text(res) +
                  "; this agent has no join token (--join-token-file or $SLUICE_JOIN_TOKEN)");
       return false;
     }
     res = cli.Post("/v1/agents/register", bearer(options_.join_token), body, "application/json");
   }
+  awaiting.reset();
   if (!res || res->status != 200) {
-    note_error("register at " + server() + " failed: " + error_text(res));
-    follow_leader(res);
+    note_error("register at " + servers_[at] + " failed: " + error_text(res));
+    follow_leader(res, at);
     return false;
   }
   proto::RegisterResponse resp;
@@ -558,7 +537,7 @@ bool Agent::do_register(httplib::Client& cli) {
     last_logged_error_.clear();
   }
   renew_lease(sent);
-  log("registered with " + server() + ": " + std::to_string(req.gpus.size()) + " GPUs, " +
+  log("registered with " + servers_[at] + ": " + std::to_string(req.gpus.size()) + " GPUs, " +
       std::to_string(req.running.size()) + " running pods, heartbeat " +
       std::to_string(resp.heartbeat_ms) + " ms");
   apply_stops(resp.stop);
@@ -576,7 +555,7 @@ std::vector<int32_t> Agent::sample_utilization() {
   return util_;
 }
 
-bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* work) {
+bool Agent::do_sync(httplib::Client& cli, size_t at, int64_t wait_ms, bool carry, bool* work) {
   std::unique_lock reports_lock(reports_mu_, std::defer_lock);
   proto::SyncRequest req;
   req.agent_id = agent_id_;
@@ -592,8 +571,10 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
   cli.set_read_timeout(wait_ms / 1000 + (servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS),
                        0);
   const auto sent = Clock::now();
+  std::optional<Awaiting> awaiting(std::in_place, *this, at, sent + milliseconds(wait_ms));
   auto res = cli.Post("/v1/agents/" + options_.node + "/sync", bearer(identity_->credential()),
                       proto::dump_json(nlohmann::json(req)), "application/json");
+  awaiting.reset();
   if (res && (res->status == 404 || res->status == 401)) {
     // The server does not know us (it restarted, forgot the node, or lost its credential):
     // register again, with the pods we run; the reports stay queued for the next sync.
@@ -603,8 +584,8 @@ bool Agent::do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* wor
     return false;
   }
   if (!res || res->status != 200) {
-    note_error("sync with " + server() + " failed: " + error_text(res));
-    follow_leader(res);
+    note_error("sync with " + servers_[at] + " failed: " + error_text(res));
+    follow_leader(res, at);
     return false;
   }
   proto::SyncResponse resp;

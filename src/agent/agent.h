@@ -9,15 +9,17 @@
 //   ...
 //   (*agent)->stop();    // pods keep running unless options.drain
 //
-// Threads per agent: one sync loop, one reporter (see report_during_poll), one process
-// supervisor, the HTTP server's I/O thread and its small worker pool (http_threads; src/net:
-// slow or idle connections hold no thread, /healthz answers on the I/O thread).
+// Threads per agent: one sync loop, one reporter (see report_during_poll), a leader watch with
+// several server URLs (leader_watch.h), one process supervisor, the HTTP server's I/O thread
+// and its small worker pool (http_threads; src/net: slow or idle connections hold no thread,
+// /healthz answers on the I/O thread).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -113,11 +115,16 @@ class Agent {
   void sync_loop();
   void guarded(const char* what, const std::function<void()>& loop);
   struct InFlight;
-  bool do_register(httplib::Client& cli);
+  // cli talks to servers_[at].
+  bool do_register(httplib::Client& cli, size_t at);
   // One sync; false when it failed (the caller backs off). *work: it delivered orders.
   // carry: send the queued reports (and hold reports_mu_ for the whole request, so that two
   // report-carrying syncs never overlap and each acknowledges exactly what it sent).
-  bool do_sync(httplib::Client& cli, int64_t wait_ms, bool carry, bool* work);
+  bool do_sync(httplib::Client& cli, size_t at, int64_t wait_ms, bool carry, bool* work);
+  // With several servers: goes to another one when the current one is silent past due and
+  // another replica leads (leader_watch.cc).
+  void watch_loop();
+  struct Awaiting;
   void report_loop();
   bool has_reports();
   void final_sync();
@@ -132,10 +139,11 @@ class Agent {
   std::unique_ptr<httplib::Client> make_client() const;
   // The server URL requests go to now (one of options_.server_url's).
   std::string server() const;
-  // After a failed request: moves to the next server URL when this one is unreachable or a
-  // standby (true: the caller makes a new client). When the standby named the leader, the
-  // next request goes there without the back-off (named_leader_).
-  bool follow_leader(const httplib::Result& res);
+  // After a failed request to servers_[at]: moves to the next server URL when this one is
+  // unreachable or a standby (true: the caller makes a new client), unless another thread
+  // moved away from it already. When the standby named the leader, the next request goes
+  // there without the back-off (named_leader_).
+  bool follow_leader(const httplib::Result& res, size_t at);
   void renew_lease(std::chrono::steady_clock::time_point sent);
   void upload_logs(const std::vector<proto::LogRequest>& logs);  // agent_logs.cc
   // Keystrokes and window sizes for interactive pods' terminals (agent_logs.cc).
@@ -202,6 +210,16 @@ class Agent {
   bool polling_ = false;  // a long poll is in flight, since poll_since_
   std::chrono::steady_clock::time_point poll_since_;
   std::thread report_thread_;
+  // Requests in flight: the server index each went to and when its answer is due (mu_).
+  std::list<std::pair<size_t, std::chrono::steady_clock::time_point>> awaiting_;
+  std::thread watch_thread_;  // watch_loop(), with several servers
+};
+
+struct Agent::Awaiting {
+  Agent& agent;
+  decltype(Agent::awaiting_)::iterator it;
+  Awaiting(Agent& a, size_t at, std::chrono::steady_clock::time_point due);
+  ~Awaiting();
 };
 
 // "HOST:PORT" -> host, port. Error for anything else.

@@ -195,6 +195,10 @@ Result<std::unique_ptr<server::Store>> elect(ServeArgs& a, const sigset_t& set, 
   if (!a.opt.quiet) o.log = log_line;
   auto won = server::wait_for_leadership(std::move(*store), std::move(o));
   if (!won) return Error{won.error()};
+  // One line per takeover, like "state loaded in N ms" (also with --quiet: how a failover
+  // went, bench/ha/failover_bench.py counts them).
+  if (won->store && !won->took_over.empty())
+    std::cerr << "serve: took over: " << won->took_over << "\n";
   a.opt.listen = a.opt.listen.substr(0, colon + 1) + std::to_string(won->port);
   return std::unique_ptr<server::Store>(std::move(won->store));
 }

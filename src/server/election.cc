@@ -37,6 +37,7 @@ class StandbyHttp {
         [this](const net::Request&, net::Response& res) {
           const std::string l = leader();
           res.status = 503;
+          if (!l.empty()) res.set_header("Sluice-Leader", l);  // agents' leader watch reads it
           res.set_content("not ready: standby replica; the leader is " +
                               (l.empty() ? std::string("not known yet") : l) + "\n",
                           "text/plain");
@@ -64,6 +65,28 @@ class StandbyHttp {
   std::string leader_;
 };
 
+// Why the leader named by the key (under `lease`) is gone and its lease should be revoked now,
+// instead of waiting out its TTL; "" while it is not (docs/ha.md, "Failover"):
+//  - the key names this replica's own URL: a previous run of it that died (this one holds the
+//    port now);
+//  - its port refuses connections: its process died;
+//  - its API has been silent for silent-leader-ms and etcd says its lease missed a renewal: it is
+//    frozen, its machine died, or it is cut off from etcd too. A standby cut off from a leader
+//    that still renews its lease (a partition between the two only) deposes nobody.
+std::string leader_gone(EtcdStore& store, LeaderProbe& probe, const std::string& me,
+                        const std::string& leader, int64_t lease) {
+  if (!store.options().probe_leader || lease == 0) return "";
+  if (leader == me) return "a previous run of this replica";
+  const LeaderState state = probe.check(lease, leader);
+  if (state == LeaderState::Refused) return "its port refuses connections";
+  if (state != LeaderState::Silent) return "";
+  auto left = store.lease_left(lease);
+  if (!left || !missed_renewal(left->left_s, left->granted_s)) return "";
+  return "its API has not answered for " + std::to_string(probe.silent_ms()) +
+         " ms and its lease missed a renewal: " + std::to_string(left->left_s) + " of " +
+         std::to_string(left->granted_s) + " s left";
+}
+
 }  // namespace
 
 Result<Elected> wait_for_leadership(std::unique_ptr<EtcdStore> store, ElectionOptions o) {
@@ -83,7 +106,8 @@ Result<Elected> wait_for_leadership(std::unique_ptr<EtcdStore> store, ElectionOp
     if (line != said && o.log) o.log(line);
     said = line;
   };
-  LeaderProbe probe;
+  LeaderProbe probe(store->options().silent_leader_ms);
+  std::string took_over;  // the lease this replica revoked last round, and why
   // Bounded by stop_requested(): a standby waits as long as another replica leads.
   while (!o.stop_requested || !o.stop_requested()) {
     std::string leader;
@@ -93,27 +117,25 @@ Result<Elected> wait_for_leadership(std::unique_ptr<EtcdStore> store, ElectionOp
       standby.set_leader(me);  // until the port is the leader's: it leads, ask again
       http->stop();            // frees the port for the leader's API
       if (o.log) o.log("this replica (" + me + ") leads now");
-      return Elected{std::move(store), *bound};
+      return Elected{std::move(store), *bound, took_over};
     }
+    took_over.clear();
     if (!won) {
       standby.set_leader("");
       say("standby: cannot campaign: " + won.error() + "; retrying");
     } else {
       standby.set_leader(leader);
       say("standby: the leader is " + leader);
-      // The leader's process is gone: its port refuses connections, or the key names this
-      // replica's own URL (a previous run of it that died: this one holds the port now). Its
-      // lease goes now and this replica campaigns at once instead of waiting out the TTL.
-      const char* gone = !store->options().probe_leader ? nullptr
-                         : leader == me                 ? "a previous run of this replica"
-                         : probe.gone(lease, leader)    ? "its port refuses connections"
-                                                        : nullptr;
-      if (gone && lease != 0) {
+      const std::string gone = leader_gone(*store, probe, me, leader, lease);
+      if (!gone.empty()) {
         auto revoked = store->revoke(lease);
         if (o.log)
           o.log("standby: the leader " + leader + " is gone (" + gone + "): " +
                 (revoked ? "revoked its lease" : "cannot revoke its lease: " + revoked.error()));
-        if (revoked) continue;
+        if (revoked) {
+          took_over = "revoked the lease of " + leader + " (" + gone + ")";
+          continue;
+        }
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));

@@ -24,6 +24,9 @@ struct ElectionOptions {
 struct Elected {
   std::unique_ptr<EtcdStore> store;  // null: stop_requested() before this replica led
   int port = 0;                      // the port the standby listened on
+  // How it took over when it revoked the previous leader's lease just before it won ("" when
+  // the key was free): "revoked the lease of URL (why)", for the replica's log.
+  std::string took_over;
 };
 
 // Blocks until this replica leads (the store holds the leader key and its lease) or a stop is

@@ -122,6 +122,13 @@ Result<int64_t> EtcdClient::keepalive(int64_t lease) {
   return etcd_int(r->value("result", json::object()), "TTL");
 }
 
+Result<EtcdClient::LeaseLeft> EtcdClient::time_to_live(int64_t lease) {
+  auto r = call("/v3/lease/timetolive", json{{"ID", std::to_string(lease)}});
+  if (!r) return Error{r.error()};
+  // A lease that is gone answers TTL -1 (and no grantedTTL).
+  return LeaseLeft{etcd_int(*r, "TTL"), etcd_int(*r, "grantedTTL")};
+}
+
 json EtcdClient::put_op(const std::string& key, const std::string& value, int64_t lease) {
   json put{{"key", base64_encode(key)}, {"value", base64_encode(value)}};
   if (lease) put["lease"] = std::to_string(lease);

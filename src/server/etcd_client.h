@@ -54,6 +54,13 @@ class EtcdClient {
   Result<bool> revoke(int64_t lease);
   // Renews the lease; its remaining TTL (<= 0: the lease is gone).
   Result<int64_t> keepalive(int64_t lease);
+  // Another replica's lease, without renewing it: whole seconds left (etcd rounds down; -1: the
+  // lease is gone) and the TTL it was granted.
+  struct LeaseLeft {
+    int64_t left_s = -1;
+    int64_t granted_s = 0;
+  };
+  Result<LeaseLeft> time_to_live(int64_t lease);
 
   static EtcdKv decode_kv(const nlohmann::json& kv);
   // {"request_put": {...}}, {"request_delete_range": {...}}, {"request_range": {...}}.

@@ -28,7 +28,8 @@ Result<bool> parse_query(const std::string& query, EtcdOptions& o) {
     const std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
     Result<int64_t> v =
         Error{"--store: unknown option \"" + name +
-              "\" (known: lease, max-txn-ops, max-txn-bytes, events-keep, pipeline, probe-leader)"};
+              "\" (known: lease, max-txn-ops, max-txn-bytes, events-keep, pipeline, probe-leader, "
+              "silent-leader-ms)"};
     if (name == "lease") v = positive(name, value, 3600);
     if (name == "max-txn-ops") v = positive(name, value, 1'000'000);
     if (name == "max-txn-ops" && v && *v < 2)
@@ -37,6 +38,11 @@ Result<bool> parse_query(const std::string& query, EtcdOptions& o) {
     if (name == "probe-leader")
       v = value == "0" || value == "1" ? Result<int64_t>(value == "1")
                                        : Error{"--store: probe-leader=" + value + ": 0 or 1"};
+    if (name == "silent-leader-ms")
+      v = value == "0" ? Result<int64_t>(0) : positive(name, value, 3'600'000);
+    if (name == "silent-leader-ms" && v && *v > 0 && *v < 300)
+      v = Error{"--store: silent-leader-ms=" + value +
+                ": 0 (off) or at least 300 (a probe waits up to 250 ms for an answer)"};
     if (name == "max-txn-bytes") v = positive(name, value, int64_t{1} << 30);
     if (name == "events-keep")
       v = value == "0" ? Result<int64_t>(0) : positive(name, value, int64_t{1} << 40);
@@ -47,6 +53,7 @@ Result<bool> parse_query(const std::string& query, EtcdOptions& o) {
     if (name == "events-keep") o.events_keep = static_cast<uint64_t>(*v);
     if (name == "pipeline") o.pipeline = static_cast<size_t>(*v);
     if (name == "probe-leader") o.probe_leader = *v != 0;
+    if (name == "silent-leader-ms") o.silent_leader_ms = static_cast<int>(*v);
   }
   return true;
 }
@@ -205,7 +212,10 @@ void EtcdStore::renew() {
     if (r && *r > 0) {
       last_ok = std::chrono::steady_clock::now();
     } else if (r) {
-      step_down("its etcd lease expired (a renewal came too late)");
+      // Expired, or revoked by a standby that found this replica gone (its port refused, or it
+      // was silent past silent-leader-ms and missed a renewal: frozen, or cut off).
+      step_down("its etcd lease is gone (it expired, a renewal came too late, or a standby "
+                "revoked it after this replica was silent or unreachable)");
     } else if (std::chrono::steady_clock::now() - last_ok >= ttl) {
       step_down("its etcd lease could not be renewed for " + std::to_string(lease_ttl_s_) + " s (" +
                 r.error() + ")");

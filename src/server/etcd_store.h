@@ -45,10 +45,14 @@ struct EtcdOptions {
   // refused: the process died) revokes the leader's lease instead of waiting for it to expire
   // (election.cc). false: standbys wait for the lease to expire.
   bool probe_leader = true;
+  // A standby that reached the leader's API and then gets no answer from it (/healthz) for this
+  // long, while etcd says the leader's lease missed a renewal, revokes that lease (a frozen
+  // leader, or its machine died: election.cc). 0: only a refused port or the TTL depose it.
+  int silent_leader_ms = 1000;
 };
 
 // etcd://HOST:PORT[,HOST:PORT...][/CLUSTER][?lease=S&max-txn-ops=N&max-txn-bytes=N&events-keep=N
-//   &pipeline=N&probe-leader=0|1]
+//   &pipeline=N&probe-leader=0|1&silent-leader-ms=N]
 // CLUSTER (default "default") names the key prefix /sluice/CLUSTER/: several sluice clusters
 // may share one etcd.
 Result<EtcdOptions> parse_etcd_url(const std::string& url);
@@ -71,6 +75,8 @@ class EtcdStore final : public Store {
   const EtcdOptions& options() const { return options_; }
   // Revokes another replica's lease (its process died: election.cc); false when it was gone.
   Result<bool> revoke(int64_t lease) { return writer_.revoke(lease); }
+  // Another replica's lease, as etcd sees it now (election.cc: did it miss a renewal?).
+  Result<EtcdClient::LeaseLeft> lease_left(int64_t lease) { return writer_.time_to_live(lease); }
 
   Result<std::vector<StoredJob>> load_jobs() override;
   std::optional<std::string> get_meta(const std::string& key) override;

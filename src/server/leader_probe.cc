@@ -59,28 +59,50 @@ PortState probe_port(const std::string& url, int timeout_ms) {
   return state;
 }
 
-bool answers_ready(const std::string& url, int timeout_ms) {
+bool answers_ok(const std::string& url, const std::string& path, int timeout_ms) {
   httplib::Client cli(url);
   const time_t s = timeout_ms / 1000, us = (timeout_ms % 1000) * 1000;
   cli.set_connection_timeout(s, us);
   cli.set_read_timeout(s, us);
-  auto res = cli.Get("/readyz");
+  auto res = cli.Get(path);
   return res && res->status == 200;
 }
 
-bool LeaderProbe::gone(int64_t lease, const std::string& url) {
+bool missed_renewal(int64_t left_s, int64_t granted_s) {
+  return left_s < 0 || 2 * (left_s + 1) <= granted_s;
+}
+
+LeaderProbe::LeaderProbe(int silence_ms, std::function<Clock::time_point()> now)
+    : silence_ms_(silence_ms), now_(std::move(now)) {}
+
+int64_t LeaderProbe::silent_ms() const {
+  if (!reached_) return 0;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(now_() - answered_).count();
+}
+
+LeaderState LeaderProbe::check(int64_t lease, const std::string& url) {
   if (lease != lease_) {
     lease_ = lease;
     reached_ = false;
     refused_ = 0;
   }
-  if (lease == 0 || url.empty()) return false;
+  if (lease == 0 || url.empty()) return LeaderState::Alive;
   if (!reached_) {
     reached_ = answers_ready(url, 500);
-    return false;
+    if (reached_) answered_ = now_();
+    return LeaderState::Alive;
   }
-  refused_ = probe_port(url, 300) == PortState::Refused ? refused_ + 1 : 0;
-  return refused_ >= kRefusals;
+  // An answer is the cheap common case (one request a round); without one, a connect tells a
+  // closed port (the process died) from a silent one (frozen, or its machine is gone).
+  if (silence_ms_ > 0 && answers_ok(url, "/healthz", kAnswerMs)) {
+    answered_ = now_();
+    refused_ = 0;
+    return LeaderState::Alive;
+  }
+  refused_ = probe_port(url, kConnectMs) == PortState::Refused ? refused_ + 1 : 0;
+  if (refused_ >= kRefusals) return LeaderState::Refused;
+  if (silence_ms_ <= 0 || refused_ > 0) return LeaderState::Alive;
+  return silent_ms() >= silence_ms_ ? LeaderState::Silent : LeaderState::Alive;
 }
 
 }  // namespace sluice::server

@@ -10,6 +10,12 @@ runs a long job meanwhile: its pod is never restarted or requeued. Every 202 goe
 (id -> name). At the end: every acknowledged job is there under its name (0 lost), no id was
 acknowledged twice (0 duplicated), no submission is stored twice.
 
+Then the leader is frozen (SIGSTOP: nothing refuses its port, as when its machine dies): a
+standby takes over (it revokes the frozen leader's lease once its API is silent and etcd says
+the lease missed a renewal, or the lease expires), the agent leaves it, and when it is woken
+(SIGCONT) it steps down (exit 3, "stepping down" in its log) and acknowledges nothing: every 202
+is in the ledger check.
+
 Skipped (exit 77) where `etcd` is not installed. Usage: failover_etcd.py [KILLS] [SEED]."""
 import json
 import os
@@ -122,6 +128,27 @@ try:
                 r.start()
         if k == 1:
             members[2].start()
+    # A frozen leader (docs/ha.md, "Failover"): replaced, and it steps down when it wakes.
+    frozen = leader() or wait_for(leader, 20, "a leader before the freeze")
+    freeze_takeover = None
+    if frozen:
+        frozen_at = time.time()
+        frozen.proc.send_signal(signal.SIGSTOP)
+        new = wait_for(lambda: (lambda l: l if l is not None and l is not frozen else None)(
+            leader()), 20, "a new leader while the old one is frozen")
+        check(new is not None, "a new leader while the old one is frozen")
+        freeze_takeover = time.time() - frozen_at
+        time.sleep(2.0)  # the agent and the clients have left it
+        frozen.proc.send_signal(signal.SIGCONT)
+        try:
+            rc = frozen.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            rc = None
+            frozen.kill9()
+        err = frozen.proc.stderr.read()
+        check(rc == 3 and "stepping down" in err, "the woken leader stepped down (exit %s): %s"
+              % (rc, [l for l in err.splitlines() if "stepping down" in l][:1]))
+        check(frozen.start(), "the woken replica restarts as a standby")
     before = len(ledger)
     time.sleep(1.0)
     check(len(ledger) > before, "submissions acknowledged after the last failover")
@@ -155,6 +182,8 @@ finally:
     for m in members:
         m.kill9()
 finish("reliability.failover_etcd",
-       "%d kills in %.1f s, takeover %s s, %d requests, %d acknowledged, %d lost, %d duplicated"
-       % (KILLS, elapsed, ",".join("%.1f" % t for t in takeovers), ledger.sent, len(ledger),
+       "%d kills in %.1f s, takeover %s s, after a freeze %s s, %d requests, %d acknowledged, "
+       "%d lost, %d duplicated"
+       % (KILLS, elapsed, ",".join("%.1f" % t for t in takeovers),
+          "%.1f" % freeze_takeover if freeze_takeover else "-", ledger.sent, len(ledger),
           len(lost), len(ledger.dups)))

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <deque>
 
+#include "loopback_server.h"
 #include "secret/secret.h"
 #include "test_util.h"
 
@@ -22,7 +23,7 @@ using testing::wait_until;
 const std::string kJoinToken = "join-token-0123456789";
 
 // The server side of docs/api.md "Agent protocol", scripted by the test.
-class FakeServer {
+class FakeServer : public testing::LoopbackServer {
  public:
   FakeServer() {
     http_.Post("/v1/agents/register", [this](const httplib::Request& req, httplib::Response& res) {
@@ -71,19 +72,9 @@ class FakeServer {
           resp.heartbeat_ms = 200;
           res.set_content(nlohmann::json(resp).dump(), "application/json");
         });
-    port_ = http_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { http_.listen_after_bind(); });
+    listen();
   }
-  ~FakeServer() {
-    {
-      std::lock_guard lock(mu_);
-      quit_ = true;
-    }
-    cv_.notify_all();
-    http_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  ~FakeServer() { shutdown(); }
   void assign(proto::Assignment a) {
     {
       std::lock_guard lock(mu_);
@@ -146,12 +137,6 @@ class FakeServer {
   }
 
  private:
-  httplib::Server http_;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool quit_ = false;
   bool registered_ = false;
   bool joined_ = false;
   std::string agent_id_;

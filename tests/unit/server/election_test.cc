@@ -2,6 +2,8 @@
 // process is gone, while that leader's lease would still be renewed, by revoking the lease:
 // when the leader's port refuses connections after answering, and when the leader key names
 // this replica's own URL (a previous run of it). With probe-leader=0 it waits for the lease.
+// A leader whose API goes silent (frozen) is replaced once its lease missed a renewal, before
+// the lease expires; one that is silent to this standby but renews its lease is not.
 #include "server/election.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 #include <thread>
 
 #include "etcd_process.h"
+#include "frozen_port.h"
 #include "net/http_server.h"
 
 namespace sluice::server {
@@ -32,8 +35,9 @@ std::unique_ptr<EtcdStore> store(const EtcdProcess& etcd, const std::string& que
 }
 
 // A leader that keeps renewing its lease (its store lives) at `url`.
-std::unique_ptr<EtcdStore> leading(const EtcdProcess& etcd, const std::string& url) {
-  auto s = store(etcd);
+std::unique_ptr<EtcdStore> leading(const EtcdProcess& etcd, const std::string& url,
+                                   const std::string& query = "") {
+  auto s = store(etcd, query);
   std::string other;
   auto won = s->campaign(url, &other);
   EXPECT_TRUE(won.ok() && *won) << (won.ok() ? "led by " + other : won.error());
@@ -42,11 +46,13 @@ std::unique_ptr<EtcdStore> leading(const EtcdProcess& etcd, const std::string& u
 }
 
 // Runs the election for `s` on a free port advertised as `me` for at most `limit`: whether it
-// led.
-bool elected_within(std::unique_ptr<EtcdStore> s, const std::string& me, Clock::duration limit) {
+// led. `log`: what it logged.
+bool elected_within(std::unique_ptr<EtcdStore> s, const std::string& me, Clock::duration limit,
+                    std::vector<std::string>* log = nullptr) {
   ElectionOptions o;
   o.host = "127.0.0.1";
   o.advertise = me;
+  if (log) o.log = [log](const std::string& line) { log->push_back(line); };
   const auto deadline = Clock::now() + limit;
   o.stop_requested = [&] { return Clock::now() > deadline; };
   auto r = wait_for_leadership(std::move(s), o);
@@ -90,6 +96,91 @@ TEST(Election, PreviousRunOfThisReplicaIsReplaced) {
                               std::chrono::seconds(3)));
   EXPECT_TRUE(elected_within(store(etcd), "http://127.0.0.1:7", std::chrono::seconds(10)));
   EXPECT_FALSE(a->write(Write{{{1, "pending", "{}"}}, {}, {}, {}}));
+}
+
+// A leader's API: /readyz and /healthz 200 on a free loopback port, until freeze() (its port
+// then accepts connections that nobody answers, as a SIGSTOPped process's).
+struct LeaderApi {
+  std::unique_ptr<net::Server> http = std::make_unique<net::Server>(net::ServerOptions{});
+  int port = 0;
+  std::unique_ptr<testing::FrozenPort> frozen;
+  LeaderApi() {
+    for (const char* path : {"/readyz", "/healthz"})
+      http->Get(path, [](const net::Request&, net::Response& res) {
+        res.set_content("ok\n", "text/plain");
+      });
+    auto bound = http->listen("127.0.0.1", 0);
+    EXPECT_TRUE(bound.ok()) << bound.error();
+    port = bound.ok() ? *bound : 0;
+    http->start();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+  void freeze() {
+    http->stop();
+    frozen = std::make_unique<testing::FrozenPort>(port);
+  }
+};
+
+// A standby's election with `query`, while `api` freezes 300 ms in (the standby reaches it
+// first): whether it led within `limit`, and what it logged.
+bool elected_after_freeze(LeaderApi& api, const EtcdProcess& etcd, const std::string& query,
+                          Clock::duration limit, std::vector<std::string>* log) {
+  std::thread freeze([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    api.freeze();
+  });
+  const bool led = elected_within(store(etcd, query), "http://127.0.0.1:1", limit, log);
+  freeze.join();
+  return led;
+}
+
+bool logged(const std::vector<std::string>& log, const std::string& what) {
+  for (const auto& l : log)
+    if (l.find(what) != std::string::npos) return true;
+  return false;
+}
+
+// Frozen: its API is silent and it renews nothing (the leader key under a lease of 6 s that
+// nobody keeps alive, as a leader frozen before its next renewal). The standby revokes the lease
+// once etcd reports under half of it left (3 s after the grant), while the lease itself would
+// last 6 s.
+TEST(Election, FrozenLeaderIsReplacedWhenItsLeaseMissedARenewal) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("election-frozen");
+  ASSERT_TRUE(etcd.start());
+  LeaderApi api;
+  EtcdClient c({etcd.endpoint()});
+  auto lease = c.grant(6);
+  ASSERT_TRUE(lease.ok()) << lease.error();
+  auto put = c.call("/v3/kv/put", {{"key", base64_encode("/sluice/test/leader")},
+                                   {"value", base64_encode(api.url())},
+                                   {"lease", std::to_string(lease->id)}});
+  ASSERT_TRUE(put.ok()) << put.error();
+  std::vector<std::string> log;
+  EXPECT_TRUE(
+      elected_after_freeze(api, etcd, "?silent-leader-ms=1000", std::chrono::seconds(20), &log));
+  EXPECT_TRUE(logged(log, "its lease missed a renewal")) << ::testing::PrintToString(log);
+  EXPECT_TRUE(logged(log, "revoked its lease")) << ::testing::PrintToString(log);
+  auto left = c.time_to_live(lease->id);
+  ASSERT_TRUE(left.ok()) << left.error();
+  EXPECT_EQ(left->left_s, -1);  // gone
+}
+
+// Silent to this standby, but renewing its lease (a partition between the two replicas only):
+// the standby deposes nobody. (A lease of 6 s is renewed every 2 s: a renewal would have to be
+// a second late on a loaded machine to look missed.)
+TEST(Election, SilentLeaderThatRenewsItsLeaseStays) {
+  REQUIRE_ETCD();
+  EtcdProcess etcd("election-partition");
+  ASSERT_TRUE(etcd.start());
+  LeaderApi api;
+  auto a = leading(etcd, api.url(), "?lease=6");
+  std::vector<std::string> log;
+  EXPECT_FALSE(
+      elected_after_freeze(api, etcd, "?silent-leader-ms=300", std::chrono::seconds(4), &log));
+  EXPECT_FALSE(logged(log, "is gone")) << ::testing::PrintToString(log);
+  EXPECT_TRUE(a->write(Write{{{1, "pending", "{}"}}, {}, {}, {}}));
+  EXPECT_FALSE(a->deposed());
 }
 
 }  // namespace

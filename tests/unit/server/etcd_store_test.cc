@@ -54,10 +54,22 @@ TEST(EtcdUrl, ParsesEndpointsClusterAndLimits) {
   ASSERT_TRUE(p.ok()) << p.error();
   EXPECT_EQ(p->pipeline, 3u);
   EXPECT_FALSE(p->probe_leader);
+  EXPECT_EQ(parse_etcd_url("etcd://h:1")->silent_leader_ms, 1000);
+  EXPECT_EQ(parse_etcd_url("etcd://h:1?silent-leader-ms=0")->silent_leader_ms, 0);
+  EXPECT_EQ(parse_etcd_url("etcd://h:1?silent-leader-ms=2500")->silent_leader_ms, 2500);
+  auto short_silence = parse_etcd_url("etcd://h:1?silent-leader-ms=100");
+  ASSERT_FALSE(short_silence.ok());
+  EXPECT_NE(short_silence.error().find("0 (off) or at least 300"), std::string::npos)
+      << short_silence.error();
+  auto unknown = parse_etcd_url("etcd://h:1?silent-leader=1");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().find("silent-leader-ms"), std::string::npos) << unknown.error();
   for (const char* bad :
        {"http://h:1", "etcd://", "etcd://h", "etcd://h:x", "etcd://h:1/a b", "etcd://h:1?lease=0",
         "etcd://h:1?color=red", "etcd://h:1?pipeline=0", "etcd://h:1?pipeline=99",
-        "etcd://h:1?probe-leader=yes", "etcd://h:1?max-txn-ops=1"})
+        "etcd://h:1?probe-leader=yes", "etcd://h:1?max-txn-ops=1",
+        "etcd://h:1?silent-leader-ms=", "etcd://h:1?silent-leader-ms=1s",
+        "etcd://h:1?silent-leader-ms=-5", "etcd://h:1?silent-leader-ms=3600001"})
     EXPECT_FALSE(parse_etcd_url(bad).ok()) << bad;
 }
 
