@@ -104,7 +104,9 @@ SubmitResult Scheduler::submit(Job job) {
       full(config_->policy.max_pending_total, pending_.size(), "the cluster"))
     return res;
   resolve_deadline(job);
-  PendingJob p{std::move(job), res.queue, 0};
+  PendingJob p;
+  p.queue = res.queue;
+  p.job = std::move(job);
   p.key = key_of(p.job);
   new_jobs_.push_back({++submissions_, p.job.id});
   insert_pending(std::move(p));
@@ -260,7 +262,9 @@ bool Scheduler::requeue(JobId id, TimeNs now) {
   budgets_.advance(now);
   release_running(it->second);
   const QueueId q = it->second.admission.queue;
-  PendingJob p{requested_job(std::move(it->second)), q, 0};
+  PendingJob p;
+  p.queue = q;
+  p.job = requested_job(std::move(it->second));
   running_.erase(it);
   p.key = key_of(p.job);
   insert_pending(std::move(p));
@@ -503,7 +507,9 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     ++preempt_count_[pr.victim];
     release_running(it->second);
     const QueueId q = it->second.admission.queue;
-    PendingJob back{requested_job(std::move(it->second)), q, 0};
+    PendingJob back;
+    back.queue = q;
+    back.job = requested_job(std::move(it->second));
     running_.erase(it);
     // Its age restarts at the eviction (Kueue: requeuingStrategy timestamp Eviction), so work
     // evicted under overload does not come back aged or starving (docs/scheduling.md).
