@@ -281,6 +281,13 @@ class Scheduler {
   std::set<std::pair<TimeNs, JobId>> protected_until_;
   uint64_t workload_refreshed_at_ = 0;  // submissions_ when FGD's typical pods were last set
   void refresh_workload();
+  // FGD's workload, the pods of every pending and running job by shape, kept as they come and
+  // go (a refresh reads it instead of walking every job); empty under other scoring policies.
+  bool counts_workload_ = false;
+  PodShapeCounts workload_;
+  void count_workload(const Job& job, int64_t sign) {
+    if (counts_workload_) placer_.count_workload(job, sign, workload_);
+  }
 
   // The working copies of quota and capacity a cycle decides on, kept from one cycle to the
   // next: copy-assignment reuses their buffers, where a fresh copy of 1,250 nodes' state
