@@ -647,18 +647,8 @@ bool Scheduler::Walk::leave_pending(const PendingJob& p, int q, bool starving, c
     cur_[q].strict_blocker = p.job.id;
   // The highest-ranked job that cannot be placed reserves what it will get.
   if (policy_.backfill && !reservation_.job && !starving &&
-      pd.reason.code == PendingCode::kPlacement) {
-    // (Jobs decided by their shape share the memo of their (shape, queue); a reserve() walks
-    // every running job's end when none fits, so it is not repeated for each of them.)
-    auto memo = p.by_shape
-                    ? failed_.find(p.shape * static_cast<uint64_t>(nq_) + static_cast<uint64_t>(q))
-                    : failed_.end();
-    if (memo == failed_.end() || !memo->second.no_reservation) {
-      reservation_ =
-          s_.reserve(p, failed_flavors, alloc_, result_.admitted, now_, attempt_.scratch);
-      if (!reservation_.job && memo != failed_.end()) memo->second.no_reservation = true;
-    }
-  }
+      pd.reason.code == PendingCode::kPlacement)
+    reservation_ = s_.reserve(p, failed_flavors, alloc_, result_.admitted, now_, attempt_.scratch);
   // A starving job that could fit some day holds capacity for itself.
   if (starving && !never_fits(pd.reason.code)) {
     if (pd.reason.code != PendingCode::kPlacement) {

@@ -89,9 +89,6 @@ class Scheduler::Walk {
   struct Failed {
     PendingReason reason;
     std::vector<FlavorId> failed_flavors;
-    // reserve() found no reservation for it: neither will it for another job of the same
-    // (shape, queue) until the memo is cleared (same request, capacity and ends).
-    bool no_reservation = false;
   };
   enum class Next : uint8_t { kGo, kStop, kRestart };
   // A queue head in a round of Kueue's order: whether its flavor assignment borrows, and the
