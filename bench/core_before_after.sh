@@ -16,10 +16,11 @@
 #
 # Environment: ROUNDS (3), SIM_JOBS (100000; 0 leaves the sim out), SCORING (unset: each
 # binary's default GPU scoring policy; e.g. fgdpack for both), ONLY (a space-separated subset
-# of: cycle preempt sim).
+# of: cycle preempt sim), PREEMPT_ARGS (extra arguments for preempt_bench, e.g.
+# "--backfill-samples 15": more samples per median on a loaded machine).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 2 ] || { sed -n '2,17p' "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,18p' "$0"; exit 2; }
 before=$1 after=$2
 sim_bin() { if [ -x "$1/bench/sim_cli" ]; then echo "$1/bench/sim_cli"; else echo "$1/sluice"; fi; }
 for d in "$before" "$after"; do
@@ -37,7 +38,8 @@ wants() { [[ " $ONLY " == *" $1 "* ]]; }
 run_side() {  # side dir round
   local side=$1 dir=$2 r=$3 out="$logs/$1-$3"
   if wants cycle; then "$dir/bench/cycle_bench" >"$out.cycle"; fi
-  if wants preempt; then "$dir/bench/preempt_bench" >"$out.preempt"; fi
+  # shellcheck disable=SC2086 # (PREEMPT_ARGS: words)
+  if wants preempt; then "$dir/bench/preempt_bench" ${PREEMPT_ARGS:-} >"$out.preempt"; fi
   if wants sim && [ "$SIM_JOBS" -gt 0 ]; then
     "$here/sim_scale.sh" "$(sim_bin "$dir")" "$SIM_JOBS" >"$out.sim"
   fi

@@ -257,7 +257,12 @@ void Scheduler::Walk::next_head(int q) {
     // From the order's copies; fetch the job meanwhile: it is read when it is picked, after
     // the other queues' heads had their turn.
     const char* line = reinterpret_cast<const char*>(p);
-    for (size_t off = 0; off < sizeof(PendingJob); off += 64) __builtin_prefetch(line + off);
+    for (const char* end = pending_hot_end(*p); line < end; line += 64) __builtin_prefetch(line);
+#if defined(__GLIBCXX__)
+    // And the order's next node where it is below this one (the start of its right subtree;
+    // else the next is an ancestor, already read): the walk's step to it missed the cache.
+    if (const auto* right = c.rest._M_node->_M_right) __builtin_prefetch(right);
+#endif
     head_key_[q] = {head_score(-c.rest->neg_key, q, c.rest->submit_ns), c.rest->submit_ns,
                     c.rest->id, false};
   } else {

@@ -13,18 +13,26 @@
 
 namespace sluice {
 
+// What a cycle's walk reads of a pending job comes first: these fields, then the job's own
+// scheduling fields up to its fallback tier (the walk prefetches those lines only: pending_hot_end;
+// a Job's later fields, what its pods run and who runs them, are not read by the cycle).
 struct PendingRecord {
-  Job job;
   QueueId queue = 0;
-  double key = 0;       // queue_key()
   int32_t budget = -1;  // index into Config::budgets of its namespace; -1: none
+  double key = 0;       // queue_key()
   // What decides whether it can be placed, interned on insertion: two pending jobs have the
   // same `shape` exactly when they ask for the same pods, devices, models and topology.
   uint64_t shape = 0;
   // Whether a failure of its (queue, shape) decides it: no fallback tier or shapes (theirs
   // depend on how long it waited) and no budget that may reject it. Fixed on insertion.
   bool by_shape = true;
+  Job job;
 };
+// The end of what a walk over pending jobs reads of a record: the job's id, priority, pod sets,
+// topology, times, deadline and fallback tier, in the Job's declaration order.
+inline const char* pending_hot_end(const PendingRecord& p) {
+  return reinterpret_cast<const char*>(&p.job.fallback + 1);
+}
 
 struct RunningRecord {
   Job job;  // as it runs: a fallback shape or best-effort priority already applied

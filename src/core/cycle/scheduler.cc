@@ -37,6 +37,9 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
   not_by_shape_.assign(nq, 0);
   debt_.resize(nq);
   pending_per_local_queue_.assign(config_->local_queues.size(), 0);
+  counts_workload_ = config_->policy.gpu_scoring == ScoringPolicy::kFgd ||
+                     config_->policy.gpu_scoring == ScoringPolicy::kFgdPack ||
+                     config_->policy.gpu_scoring == ScoringPolicy::kFgdMix;
   int32_t lowest = 0;
   for (const auto& pc : config_->priority_classes) lowest = std::min(lowest, pc.value);
   best_effort_priority_ = lowest == INT32_MIN ? lowest : lowest - 1;
@@ -104,7 +107,9 @@ SubmitResult Scheduler::submit(Job job) {
       full(config_->policy.max_pending_total, pending_.size(), "the cluster"))
     return res;
   resolve_deadline(job);
-  PendingJob p{std::move(job), res.queue, 0};
+  PendingJob p;
+  p.queue = res.queue;
+  p.job = std::move(job);
   p.key = key_of(p.job);
   new_jobs_.push_back({++submissions_, p.job.id});
   insert_pending(std::move(p));
@@ -139,6 +144,7 @@ void Scheduler::insert_pending(PendingJob p) {
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
     ++pending_per_local_queue_[*lq];
   const PendingJob& in = pending_.emplace(id, std::move(p)).first->second;
+  count_workload(in.job, 1);
   by_key_[in.queue].insert({-in.key, in.job.submit_ns, id, &in});
   by_submit_[in.queue].insert({in.job.submit_ns, id});
 }
@@ -191,6 +197,7 @@ void Scheduler::erase_pending(JobId id, Job* taken) {
   by_submit_[p.queue].erase({p.job.submit_ns, id});
   if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
     --pending_per_local_queue_[*lq];
+  count_workload(p.job, -1);
   if (taken) *taken = std::move(it->second.job);
   pending_.erase(it);
 }
@@ -210,6 +217,7 @@ void Scheduler::running_added(const RunningJob& r) {
       protected_until_.insert({r.start_ns + vcq.min_runtime_ns, r.job.id});
   }
   budgets_.add_running(r.job, r.admission.placement);
+  count_workload(r.job, 1);
 }
 
 void Scheduler::running_removed(const RunningJob& r) {
@@ -219,6 +227,7 @@ void Scheduler::running_removed(const RunningJob& r) {
       protected_until_.erase({r.start_ns + m, r.job.id});
   }
   budgets_.remove_running(r.job, r.admission.placement);
+  count_workload(r.job, -1);
 }
 
 Job Scheduler::requested_job(RunningJob&& r) {
@@ -260,7 +269,9 @@ bool Scheduler::requeue(JobId id, TimeNs now) {
   budgets_.advance(now);
   release_running(it->second);
   const QueueId q = it->second.admission.queue;
-  PendingJob p{requested_job(std::move(it->second)), q, 0};
+  PendingJob p;
+  p.queue = q;
+  p.job = requested_job(std::move(it->second));
   running_.erase(it);
   p.key = key_of(p.job);
   insert_pending(std::move(p));
@@ -503,7 +514,9 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     ++preempt_count_[pr.victim];
     release_running(it->second);
     const QueueId q = it->second.admission.queue;
-    PendingJob back{requested_job(std::move(it->second)), q, 0};
+    PendingJob back;
+    back.queue = q;
+    back.job = requested_job(std::move(it->second));
     running_.erase(it);
     // Its age restarts at the eviction (Kueue: requeuingStrategy timestamp Eviction), so work
     // evicted under overload does not come back aged or starving (docs/scheduling.md).
@@ -557,21 +570,13 @@ void Scheduler::refresh_workload() {
   // FGD scores placements against the expected workload: the shapes of pending and running
   // jobs. Refreshed on every call while the population is small, then whenever 5% (at least
   // 100) new submissions arrived since the last refresh, so the cost stays amortised O(1).
-  if (config_->policy.gpu_scoring != ScoringPolicy::kFgd &&
-      config_->policy.gpu_scoring != ScoringPolicy::kFgdPack &&
-      config_->policy.gpu_scoring != ScoringPolicy::kFgdMix)
-    return;
+  if (!counts_workload_) return;
   const uint64_t step = std::max<uint64_t>(100, (pending_.size() + running_.size()) / 20);
   if (workload_refreshed_at_ != 0 && submissions_ - workload_refreshed_at_ < step &&
       submissions_ > 2 * step)
     return;
   workload_refreshed_at_ = std::max<uint64_t>(1, submissions_);
-  std::vector<const Job*> jobs;
-  jobs.reserve(pending_.size() + running_.size());
-  for (const auto& [id, r] : running_) jobs.push_back(&r.job);
-  for (const auto& q : by_key_)
-    for (const auto& k : q) jobs.push_back(&k.job->job);
-  placer_.set_workload_from_jobs(jobs);
+  placer_.set_workload_from_counts(workload_);
 }
 
 bool Scheduler::check_invariants(std::string* why) const {
@@ -594,6 +599,16 @@ bool Scheduler::check_invariants(std::string* why) const {
           return false;
         }
       }
+  // FGD's workload counts equal a count over every pending and running job.
+  if (counts_workload_) {
+    PodShapeCounts recount;
+    for (const auto& [id, r] : running_) placer_.count_workload(r.job, 1, recount);
+    for (const auto& [id, p] : pending_) placer_.count_workload(p.job, 1, recount);
+    if (recount != workload_) {
+      if (why) *why = "FGD's workload counts drifted from the pending and running jobs";
+      return false;
+    }
+  }
   return true;
 }
 

@@ -19,6 +19,7 @@
 
 #include "core/cycle/budget_ledger.h"
 #include "core/cycle/decisions.h"
+#include "core/cycle/pooled_set.h"
 #include "core/cycle/records.h"
 #include "core/cycle/reservation.h"
 #include "core/flavor/assigner.h"
@@ -235,8 +236,9 @@ class Scheduler {
   };
   std::unordered_map<uint64_t, std::vector<ShapeRef>> shapes_;
   uint64_t next_shape_ = 1;
-  std::vector<std::set<KeyOrder>> by_key_;        // per queue
-  std::vector<std::set<SubmitOrder>> by_submit_;  // per queue
+  // Per queue; nodes pooled per queue, so that a cycle's walk reads them packed (pooled_set.h).
+  std::vector<PooledSet<KeyOrder>> by_key_;
+  std::vector<PooledSet<SubmitOrder>> by_submit_;
   // Per queue: pending jobs with by_shape set, counted by shape, and the number of the others
   // (what a cycle summarising its walk must know of the jobs it did not reach).
   std::vector<std::unordered_map<uint64_t, int64_t>> shape_counts_;
@@ -279,6 +281,13 @@ class Scheduler {
   std::set<std::pair<TimeNs, JobId>> protected_until_;
   uint64_t workload_refreshed_at_ = 0;  // submissions_ when FGD's typical pods were last set
   void refresh_workload();
+  // FGD's workload, the pods of every pending and running job by shape, kept as they come and
+  // go (a refresh reads it instead of walking every job); empty under other scoring policies.
+  bool counts_workload_ = false;
+  PodShapeCounts workload_;
+  void count_workload(const Job& job, int64_t sign) {
+    if (counts_workload_) placer_.count_workload(job, sign, workload_);
+  }
 
   // The working copies of quota and capacity a cycle decides on, kept from one cycle to the
   // next: copy-assignment reuses their buffers, where a fresh copy of 1,250 nodes' state

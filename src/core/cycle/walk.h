@@ -71,8 +71,8 @@ class Scheduler::Walk {
   // Per-queue cursor: starving jobs (oldest first), then the rest in key order; or, when
   // incremental, the new jobs in the same order.
   struct Cursor {
-    std::set<SubmitOrder>::const_iterator starving;
-    std::set<KeyOrder>::const_iterator rest;
+    PooledSet<SubmitOrder>::const_iterator starving;
+    PooledSet<KeyOrder>::const_iterator rest;
     size_t fresh = 0;
     bool in_starving = true;
     JobId strict_blocker = 0;  // StrictFIFO head that did not fit

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 
 namespace sluice {
 
@@ -230,23 +231,34 @@ void ClusterAlloc::assign_from(const ClusterAlloc& src) {
     *this = src;
     return;
   }
-  for (NodeId n = 0; n < node_count(); ++n) {
-    const size_t i = idx(n);
-    if (version_[i] == src.version_[i]) continue;
-    unindex(n);
-    cpu_free_[i] = src.cpu_free_[i];
-    mem_free_[i] = src.mem_free_[i];
-    for (int32_t g = L().gpu_off[i]; g < L().gpu_off[i + 1]; ++g) {
-      const auto k = static_cast<size_t>(g);
-      gpu_milli_used_ += gpu_free_[k] - src.gpu_free_[k];  // (MIG GPUs: 0 on both sides)
-      gpu_free_[k] = src.gpu_free_[k];
+  // Most nodes are as they were at the last copy (a cycle's copy: those its trials touched and
+  // those the last apply changed): blocks of equal versions are skipped at memcmp's speed, where
+  // a compare per node was 12% of a simulation's instructions.
+  constexpr NodeId kBlock = 32;
+  const NodeId nodes = node_count();
+  for (NodeId b = 0; b < nodes; b += kBlock) {
+    const NodeId e = std::min(nodes, b + kBlock);
+    if (std::memcmp(&version_[idx(b)], &src.version_[idx(b)],
+                    static_cast<size_t>(e - b) * sizeof(uint64_t)) == 0)
+      continue;
+    for (NodeId n = b; n < e; ++n) {
+      const size_t i = idx(n);
+      if (version_[i] == src.version_[i]) continue;
+      unindex(n);
+      cpu_free_[i] = src.cpu_free_[i];
+      mem_free_[i] = src.mem_free_[i];
+      for (int32_t g = L().gpu_off[i]; g < L().gpu_off[i + 1]; ++g) {
+        const auto k = static_cast<size_t>(g);
+        gpu_milli_used_ += gpu_free_[k] - src.gpu_free_[k];  // (MIG GPUs: 0 on both sides)
+        gpu_free_[k] = src.gpu_free_[k];
+      }
+      for (int32_t sl = slice_begin(n); sl < slice_end(n); ++sl)
+        slice_used_[static_cast<size_t>(sl)] = src.slice_used_[static_cast<size_t>(sl)];
+      whole_free_[i] = src.whole_free_[i];
+      ready_.assign(n, src.ready_.test(n));
+      index(n);
+      version_[i] = src.version_[i];
     }
-    for (int32_t sl = slice_begin(n); sl < slice_end(n); ++sl)
-      slice_used_[static_cast<size_t>(sl)] = src.slice_used_[static_cast<size_t>(sl)];
-    whole_free_[i] = src.whole_free_[i];
-    ready_.assign(n, src.ready_.test(n));
-    index(n);
-    version_[i] = src.version_[i];
   }
 }
 

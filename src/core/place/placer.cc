@@ -94,29 +94,31 @@ void Placer::set_workload(const std::vector<WorkloadShape>& shapes) {
 }
 
 void Placer::set_workload_from_jobs(const std::vector<const Job*>& jobs, double coverage) {
-  auto* fgd = dynamic_cast<FgdScorer*>(scorer_.get());
-  if (fgd == nullptr) return;
-  // Counted by shape as they come (a pod set's pods at once): no entry per pod, and most
-  // consecutive pod sets have the shape of the one before (no map lookup).
+  if (!uses_workload()) return;
   PodShapeCounts counts;
-  PodShapeCounts::key_type last{};
-  int64_t run = 0;
-  for (const Job* job : jobs) {
-    const uint64_t mask = model_mask(job->allowed_models);
-    for (const PodSet& ps : job->pod_sets) {
-      if (ps.count <= 0) continue;
-      const PodShapeCounts::key_type key{ps.requests[kCpu], ps.gpus, ps.gpus > 0 ? ps.gpu_milli : 0,
-                                         mask};
-      if (run > 0 && key != last) {
-        counts[last] += run;
-        run = 0;
-      }
-      last = key;
-      run += ps.count;
-    }
+  for (const Job* job : jobs) count_workload(*job, 1, counts);
+  set_workload_from_counts(counts, coverage);
+}
+
+bool Placer::uses_workload() const {
+  return dynamic_cast<FgdScorer*>(scorer_.get()) != nullptr;
+}
+
+void Placer::count_workload(const Job& job, int64_t sign, PodShapeCounts& counts) const {
+  const uint64_t mask = model_mask(job.allowed_models);
+  for (const PodSet& ps : job.pod_sets) {
+    if (ps.count <= 0) continue;
+    const PodShapeCounts::key_type key{ps.requests[kCpu], ps.gpus, ps.gpus > 0 ? ps.gpu_milli : 0,
+                                       mask};
+    auto it = counts.try_emplace(key, 0).first;
+    it->second += sign * ps.count;
+    if (it->second == 0) counts.erase(it);
   }
-  if (run > 0) counts[last] += run;
-  fgd->set_workload(typical_pods(counts, coverage));
+}
+
+void Placer::set_workload_from_counts(const PodShapeCounts& counts, double coverage) {
+  if (auto* fgd = dynamic_cast<FgdScorer*>(scorer_.get()))
+    fgd->set_workload(typical_pods(counts, coverage));
 }
 
 std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSet& nodes,

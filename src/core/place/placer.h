@@ -33,6 +33,7 @@
 #include "core/place/node_set.h"
 #include "core/place/placement.h"
 #include "core/place/scorer.h"
+#include "core/place/typical_pods.h"
 
 namespace sluice {
 
@@ -71,6 +72,13 @@ class Placer {
   void set_workload(const std::vector<WorkloadShape>& shapes);
   // The typical pods of `jobs` (one entry per pod, shapes covering `coverage` of them).
   void set_workload_from_jobs(const std::vector<const Job*>& jobs, double coverage = 0.95);
+  // The same kept up to date by the caller as jobs come and go (a scheduler: no walk over every
+  // job per refresh): adds (sign 1) or takes back (-1) a job's pods; shapes whose count falls to
+  // 0 are dropped, so the counts equal those of a walk over the jobs counted. Whether it needs
+  // them at all: uses_workload().
+  void count_workload(const Job& job, int64_t sign, PodShapeCounts& counts) const;
+  void set_workload_from_counts(const PodShapeCounts& counts, double coverage = 0.95);
+  bool uses_workload() const;
 
   const GpuScorer& scorer() const { return *scorer_; }
   // Bitmask of model indexes for names (unknown names add nothing); all ones when empty.
