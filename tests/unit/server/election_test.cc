@@ -9,10 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "etcd_process.h"
-#include "frozen_port.h"
 #include "net/http_server.h"
 
 namespace sluice::server {
@@ -98,15 +99,21 @@ TEST(Election, PreviousRunOfThisReplicaIsReplaced) {
   EXPECT_FALSE(a->write(Write{{{1, "pending", "{}"}}, {}, {}, {}}));
 }
 
-// A leader's API: /readyz and /healthz 200 on a free loopback port, until freeze() (its port
-// then accepts connections that nobody answers, as a SIGSTOPped process's).
+// A leader's API: /readyz and /healthz 200 on a free loopback port, until freeze(): then every
+// request hangs unanswered while the port still accepts, as a SIGSTOPped process's. (Closing the
+// port and listening again would leave a moment in which it refuses, and a standby that probes
+// then sees a dead process instead of a frozen one.)
 struct LeaderApi {
   std::unique_ptr<net::Server> http = std::make_unique<net::Server>(net::ServerOptions{});
   int port = 0;
-  std::unique_ptr<testing::FrozenPort> frozen;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool frozen = false, quit = false;
   LeaderApi() {
     for (const char* path : {"/readyz", "/healthz"})
-      http->Get(path, [](const net::Request&, net::Response& res) {
+      http->Get(path, [this](const net::Request&, net::Response& res) {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return quit || !frozen; });
         res.set_content("ok\n", "text/plain");
       });
     auto bound = http->listen("127.0.0.1", 0);
@@ -114,10 +121,18 @@ struct LeaderApi {
     port = bound.ok() ? *bound : 0;
     http->start();
   }
+  ~LeaderApi() {
+    {
+      std::lock_guard lock(mu);
+      quit = true;
+    }
+    cv.notify_all();
+    http->stop();
+  }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
   void freeze() {
-    http->stop();
-    frozen = std::make_unique<testing::FrozenPort>(port);
+    std::lock_guard lock(mu);
+    frozen = true;
   }
 };
 
