@@ -501,8 +501,8 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   }
   if (!admitted && !known && plain)
     failed_.emplace(fkey, Failed{attempt_.reason, attempt_.failed_flavors});
-  // 5. Backfill (a preemptor was checked in evict_for: it is not placed again elsewhere, its
-  // victims were chosen for where they run).
+  // 5. Backfill (a preemptor's search already stayed off the reserved nodes where it had to:
+  // evict_for; it is not placed again elsewhere, its victims were chosen for where they run).
   if (admitted && !via_preemption) admitted = backfill_allows(p, q, *used);
   // 6. Commit it, or leave it pending.
   if (admitted) {
@@ -566,20 +566,20 @@ Scheduler::Walk::Next Scheduler::Walk::evict_for(const PendingJob& p, const Tier
   *admitted = false;
   PendingReason keep = attempt_.reason;
   const size_t first_victim = result_.preempted.size();
+  const bool avoid = !kueue_ && must_avoid_reservation(p, p.queue);
+  if (avoid) cordon_reservation(true);
   if (kueue_) hold(-1);  // (earlier victims are gone for a preemptor: kueue_rounds.cc)
   const bool found = s_.preemptor_.preempt(p, tier, s_.victims_, quota_, alloc_, now_, evicted_,
                                            attempt_, result_.preempted);
   if (kueue_) hold(+1);
+  if (avoid) cordon_reservation(false);
   if (!found) {
     attempt_.reason = std::move(keep);
+    if (avoid) reservation_reason(p.queue);
     return Next::kGo;
   }
   // An eviction frees capacity that older jobs might use: a full cycle decides instead.
   if (incremental_) return Next::kRestart;
-  if (!kueue_ && !reservation_allows_preemptor(p, p.queue)) {
-    undo_evictions(first_victim);
-    return Next::kGo;
-  }
   *admitted = true;
   if (kueue_) hold_victims(first_victim);
   if (attempt_.admission.downgraded()) attempt_.admission.waited_ns = now_ - p.job.submit_ns;
@@ -588,29 +588,38 @@ Scheduler::Walk::Next Scheduler::Walk::evict_for(const PendingJob& p, const Tier
 }
 
 // 5a. A preemptor ranks after the reservation's holder (the walk reached the holder first) and
-// must not delay it either: its victims' GPUs, refilled with a job that runs past the
-// reservation's start, no longer free at the ends the reservation counted on (issue 19).
-bool Scheduler::Walk::reservation_allows_preemptor(const PendingJob& p, int q) {
+// must not delay it either: if it runs past the reservation's start (by its walltime), it looks
+// for victims and room on the other nodes only (issue 19). Victims on reserved nodes may still
+// be taken for their quota: freeing a reserved node early delays nobody.
+bool Scheduler::Walk::must_avoid_reservation(const PendingJob& p, int q) const {
   const Reservation& r = reservation_;
-  if (!r.job || r.job == p.job.id || now_ + s_.walltime(p.job, q) <= r.start_ns ||
-      !uses_any(attempt_.admission.placement, r.nodes))
-    return true;
+  return r.job && r.job != p.job.id && now_ + s_.walltime(p.job, q) > r.start_ns;
+}
+
+// Takes the reservation's ready nodes out of the working state for a victim search (on), or
+// puts back the ones it took (off). The placer sees only ready nodes.
+void Scheduler::Walk::cordon_reservation(bool on) {
+  if (on) {
+    cordoned_.clear();
+    for (NodeId n : reservation_.nodes)
+      if (alloc_.ready(n)) {
+        cordoned_.push_back(n);
+        alloc_.set_ready(n, false);
+      }
+  } else {
+    for (NodeId n : cordoned_) alloc_.set_ready(n, true);
+    cordoned_.clear();
+  }
+}
+
+// The reason of a job that may not start because of the reservation.
+void Scheduler::Walk::reservation_reason(int q) {
+  const Reservation& r = reservation_;
   attempt_.reason = PendingReason{};
   attempt_.reason.code = PendingCode::kReservation;
   attempt_.reason.queue = q;
   attempt_.reason.blocker = r.job;
   attempt_.reason.reserved_in_ns = r.start_ns - now_;
-  return false;
-}
-
-void Scheduler::Walk::undo_evictions(size_t first) {
-  for (size_t k = result_.preempted.size(); k-- > first;) {
-    const JobId v = result_.preempted[k].victim;
-    commit_in(s_.running_.at(v), quota_, alloc_);
-    evicted_.erase(v);
-  }
-  result_.preempted.resize(first);
-  for (int k = 0; k < nq_; ++k) refresh(k);
 }
 
 // 5. With a reservation in force, a job starts only if it ends (by walltime) before the
@@ -647,11 +656,7 @@ bool Scheduler::Walk::backfill_allows(const PendingJob& p, int q, const Job& use
       return true;
     }
   }
-  attempt_.reason = PendingReason{};
-  attempt_.reason.code = PendingCode::kReservation;
-  attempt_.reason.queue = q;
-  attempt_.reason.blocker = r.job;
-  attempt_.reason.reserved_in_ns = r.start_ns - now_;
+  reservation_reason(q);
   return false;
 }
 

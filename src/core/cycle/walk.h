@@ -124,11 +124,11 @@ class Scheduler::Walk {
   Next partial(const PendingJob& p, int q, const Tier& tier, bool over, const Job** used,
                bool* admitted, bool* via_preemption);
   bool backfill_allows(const PendingJob& p, int q, const Job& used);
-  // Whether a preemptor's admission leaves the reservation of a higher-ranked job alone (it
-  // ends before the reservation starts or uses none of its nodes); else the reason.
-  bool reservation_allows_preemptor(const PendingJob& p, int q);
-  // Puts the victims result_.preempted[first..] back into the working state.
-  void undo_evictions(size_t first);
+  // Whether p, as a preemptor, must stay off the reserved nodes (it would run past the start of
+  // a higher-ranked job's reservation), and the cordon that keeps its victim search off them.
+  bool must_avoid_reservation(const PendingJob& p, int q) const;
+  void cordon_reservation(bool on);
+  void reservation_reason(int q);
   void commit(int q, const Job& used, bool over);
   bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
                      PendingDecision pd);
@@ -181,6 +181,7 @@ class Scheduler::Walk {
   std::vector<JobId> held_root_;
   std::vector<JobId> held_queue_;
   Reservation reservation_;
+  std::vector<NodeId> cordoned_;  // reserved nodes taken out for a preemptor's search
   // Budgets: usage at `now` of every namespace that has one (constant within the cycle: work
   // admitted now has not run yet).
   std::vector<int64_t> budget_used_milli_;
