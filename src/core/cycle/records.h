@@ -61,8 +61,18 @@ struct VictimRecord {
   int32_t priority = 0;        // as it runs (best-effort work has the best-effort priority)
   NodeId node = -1;            // its node when it has one pod, else -1
   int64_t node_gpu_milli = 0;  // with one pod: the GPU milli it holds on that node
+  // The (flavor, resource) pairs of its quota usage as bits (usage_bit()), so that a reclaim
+  // scan tells whether it runs on borrowed quota without reading the RunningRecord;
+  // kUsageInexact (a flavor past the first four) means: read r->admission.usage.
+  static constexpr uint64_t kUsageInexact = ~uint64_t{0};
+  uint64_t usage_bits = 0;
   const RunningRecord* r = nullptr;
 };
+// The bit of a (flavor, resource) pair in VictimRecord::usage_bits; -1 past 64 bits.
+inline int usage_bit(FlavorId flavor, ResourceId resource) {
+  const int bit = static_cast<int>(flavor) * kMaxResources + static_cast<int>(resource);
+  return flavor >= 0 && bit < 64 ? bit : -1;
+}
 
 // A running job's capacity and quota usage taken out of / put back into working copies (exact
 // inverses on integers).

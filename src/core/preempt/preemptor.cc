@@ -317,6 +317,7 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
   auto starving_on_return = [&](const VictimRecord& v) {
     return aging && now - v.submit_ns >= config_.policy.aging_horizon_ns;
   };
+  uint64_t over_bits = 0;  // usage_bit()s of the scanned queue's pairs over nominal
   auto consider = [&](const VictimRecord& v, const ClusterQueue& vcq, bool other) {
     // (Eligibility that is fixed while a job runs was checked when it was listed.)
     if (now - v.start_ns < vcq.min_runtime_ns) return;
@@ -342,11 +343,16 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
                         (!pc.max_priority_threshold || v.priority <= *pc.max_priority_threshold);
       if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority && !lower && !c.borrow_victim)
         return;
-      bool borrowing = false;  // only borrowed quota is taken
-      const QueueId vq = v.r->admission.queue;
-      for (const auto& u : v.r->admission.usage)
-        if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
-          borrowing = true;
+      // Only borrowed quota is taken: some pair of its usage is over its queue's nominal quota
+      // (over_bits: those of the queue being scanned).
+      bool borrowing = (v.usage_bits & over_bits) != 0;
+      if (v.usage_bits == VictimRecord::kUsageInexact) {
+        borrowing = false;
+        const QueueId vq = v.r->admission.queue;
+        for (const auto& u : v.r->admission.usage)
+          if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
+            borrowing = true;
+      }
       if (!borrowing) return;
       c.why = PreemptReason::kReclaimWithinCohort;
     }
@@ -358,16 +364,25 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
     cands.push_back(c);
   };
   // Does queue vq use more than its nominal quota of anything (else none of its jobs is
-  // borrowing and reclaim has nothing to take there)?
+  // borrowing and reclaim has nothing to take there)? Sets over_bits for its pairs.
   auto over_nominal = [&](QueueId vq) {
+    bool over = false;
+    over_bits = 0;
     for (FlavorId f = 0; f < quota.num_flavors(); ++f)
-      for (int res = 0; res < kMaxResources; ++res)
-        if (quota.usage(vq, f, static_cast<ResourceId>(res)) >
-            quota.nominal(vq, f, static_cast<ResourceId>(res)))
-          return true;
-    return false;
+      for (int res = 0; res < kMaxResources; ++res) {
+        const auto r = static_cast<ResourceId>(res);
+        if (quota.usage(vq, f, r) <= quota.nominal(vq, f, r)) continue;
+        over = true;
+        if (const int bit = usage_bit(f, r); bit >= 0) over_bits |= uint64_t{1} << bit;
+      }
+    return over;
   };
-  if (within) {
+  // (No job of its own queue can be a victim when none has a lower priority, or an equal one
+  // under LowerOrNewerEqualPriority: the scan is skipped.)
+  const int32_t lowest = victims.min_priority(q);
+  if (within && (lowest < p.job.priority ||
+                 (lowest == p.job.priority &&
+                  pc.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority))) {
     cands.reserve(victims.queue(q).size());
     for (const auto& v : victims.queue(q)) consider(v, config_.cluster_queues[q], false);
   }

@@ -16,7 +16,12 @@ void VictimIndex::add(const RunningRecord& r) {
     v.node = r.admission.placement.pods[0].node;
     for (const auto& g : r.admission.placement.pods[0].gpus) v.node_gpu_milli += g.milli;
   }
+  for (const auto& u : r.admission.usage) {
+    const int bit = usage_bit(u.flavor, u.resource);
+    v.usage_bits |= bit < 0 ? VictimRecord::kUsageInexact : uint64_t{1} << bit;
+  }
   v.r = &r;
+  ++priorities_[r.admission.queue][v.priority];
   auto& vs = by_queue_[r.admission.queue];
   slot_[v.id] = vs.size();
   vs.push_back(v);
@@ -26,6 +31,9 @@ bool VictimIndex::remove(JobId id, QueueId q) {
   auto it = slot_.find(id);
   if (it == slot_.end()) return false;
   auto& vs = by_queue_[q];
+  auto& count = priorities_[q];
+  if (auto c = count.find(vs[it->second].priority); c != count.end() && --c->second == 0)
+    count.erase(c);
   if (it->second + 1 != vs.size()) {  // move the last one into the hole
     vs[it->second] = vs.back();
     slot_[vs[it->second].id] = it->second;
