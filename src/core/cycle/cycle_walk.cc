@@ -91,6 +91,9 @@ void Scheduler::Walk::choose_mode(CycleMode mode) {
                       pc.reclaim_within_cohort != ReclaimPolicy::kNever;
     preempt_pending = preempt_pending || (may_preempt_[q] && !s_.by_key_[q].empty());
   }
+  // With no running job listed as a possible victim every attempt fails, in a full cycle as in
+  // an incremental one (a cluster of non-preemptible work decides as without preemption).
+  if (s_.victims_.empty()) preempt_pending = false;
   if (incremental && preempt_pending) {
     if (s_.preempt_stale_ || s_.last_preempt_capped_ || !s_.config_->budgets.empty()) {
       incremental = false;

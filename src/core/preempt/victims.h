@@ -30,6 +30,7 @@ class VictimIndex {
     return c.empty() ? std::numeric_limits<int32_t>::max() : c.begin()->first;
   }
   QueueId num_queues() const { return static_cast<QueueId>(by_queue_.size()); }
+  bool empty() const { return slot_.empty(); }
 
  private:
   std::vector<std::vector<VictimRecord>> by_queue_;

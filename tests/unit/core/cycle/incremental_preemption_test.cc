@@ -82,6 +82,29 @@ TEST(IncrementalPreemption, AHigherRankedArrivalTakesTheAttempt) {
   EXPECT_EQ(r.preempt_attempted[0], 6u);
 }
 
+TEST(IncrementalPreemption, NothingPreemptibleRunningKeepsCyclesIncremental) {
+  Scheduler s(world());
+  // Non-preemptible work fills the node: no running job is a possible victim, so every attempt
+  // fails and admissions do not force full cycles (as in a queue that never preempts).
+  for (JobId id = 1; id <= 3; ++id) {
+    Job j = testing::make_job(id, "q0", 1, 1, 0, 0);
+    j.preemptible = false;
+    s.submit(j);
+  }
+  EXPECT_EQ(cycle(s, 1 * kSec).admitted.size(), 3u);
+  s.submit(testing::make_job(4, "q0", 2, 1, 2 * kSec, 100));  // waits: 1 GPU free
+  CycleResult r = cycle(s, 2 * kSec);
+  EXPECT_TRUE(r.admitted.empty());
+  Job last = testing::make_job(5, "q0", 1, 1, 3 * kSec, 0);
+  last.preemptible = false;
+  s.submit(last);
+  r = cycle(s, 3 * kSec);  // admits job 5 ...
+  EXPECT_TRUE(r.incremental);
+  ASSERT_EQ(r.admitted.size(), 1u);
+  s.submit(testing::make_job(6, "q0", 1, 1, 4 * kSec, 100));
+  EXPECT_TRUE(cycle(s, 4 * kSec).incremental);  // ... and the next cycle stays incremental
+}
+
 TEST(IncrementalPreemption, AnAdmissionMakesTheNextCycleFull) {
   auto c = world();
   c->cluster = testing::make_cluster(1, 8);
