@@ -143,6 +143,7 @@ Outcome<HttpReply> HttpClient::request(const std::string& method, const std::str
                                        const std::string& content_type) const {
   const auto servers = proto::split_list(conn_.server);
   if (servers.size() <= 1) return request_one(conn_.server, method, path, body, content_type);
+  if (!leader_found_) find_leader(servers);
   Outcome<HttpReply> last;
   for (size_t i = 0; i < servers.size(); ++i) {
     const size_t at = (leader_ + i) % servers.size();
@@ -153,6 +154,39 @@ Outcome<HttpReply> HttpClient::request(const std::string& method, const std::str
     }
   }
   return last;
+}
+
+// The first server that says it is ready (GET /readyz, 1 s to connect and to answer), or the
+// leader a standby names (its Sluice-Leader header), is asked first: a frozen leader, which
+// accepts connections but answers nothing, then costs a second instead of the read timeout
+// (docs/ha.md). When no server answers so, they are tried in the order given.
+void HttpClient::find_leader(const std::vector<std::string>& servers) const {
+  leader_found_ = true;
+  std::vector<std::string> urls;
+  for (const auto& s : servers) {
+    auto url = normalize_server_url(s);
+    urls.push_back(url.ok ? url.value : "");
+  }
+  for (size_t i = 0; i < urls.size(); ++i) {
+    if (urls[i].empty()) continue;
+    httplib::Client cli(urls[i]);
+    if (!cli.is_valid()) continue;
+    cli.set_connection_timeout(1, 0);
+    cli.set_read_timeout(1, 0);
+    cli.set_tcp_nodelay(true);
+    auto res = cli.Get("/readyz");
+    if (!res) continue;
+    if (res->status == 200) {
+      leader_ = i;
+      return;
+    }
+    const std::string named = res->get_header_value("Sluice-Leader");
+    for (size_t j = 0; j < urls.size(); ++j)
+      if (!named.empty() && urls[j] == named) {
+        leader_ = j;
+        return;
+      }
+  }
 }
 
 Outcome<HttpReply> HttpClient::request_one(const std::string& server, const std::string& method,

@@ -3,6 +3,7 @@
 // and what a failure looks like to the user. Failures are returned (house rule 8); the command
 // layer prints them and picks the exit code.
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -79,9 +80,12 @@ class HttpClient {
   Outcome<HttpReply> request_one(const std::string& server, const std::string& method,
                                  const std::string& path, const std::string& body,
                                  const std::string& content_type) const;
+  // Several servers, before the first request: which one to ask first (see the .cc).
+  void find_leader(const std::vector<std::string>& servers) const;
 
   Connection conn_;
-  mutable size_t leader_ = 0;  // index of the server that answered last
+  mutable size_t leader_ = 0;          // index of the server that answered last
+  mutable bool leader_found_ = false;  // find_leader() ran
 };
 
 // Percent-encodes a query value (RFC 3986 unreserved characters pass through).

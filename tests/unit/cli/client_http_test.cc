@@ -157,5 +157,41 @@ TEST(ClientHttp, SeveralServersFollowTheLeader) {
   EXPECT_NE(refused.failure.message.find("HTTP 503"), std::string::npos) << refused.failure.message;
 }
 
+// A frozen leader holds connections without answering: the client asks every server's /readyz
+// (1 s) first and goes to the one that is ready, or to the leader a standby names, instead of
+// waiting out its read timeout on the first server in the list.
+TEST(ClientHttp, SeveralServersSkipAFrozenLeader) {
+  FakeServer frozen, standby, leader;
+  auto hang = [](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // past the 1 s probe, then answers
+    res.set_content(R"({"queues":[]})", "application/json");
+  };
+  frozen.get("/readyz", hang);
+  frozen.get("/v1/queues", hang);
+  standby.get("/readyz", [&leader](const httplib::Request&, httplib::Response& res) {
+    res.status = 503;
+    res.set_header("Sluice-Leader", leader.url());
+  });
+  leader.get("/readyz", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+  leader.get("/v1/queues", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"queues":[]})", "application/json");
+  });
+  frozen.start();
+  standby.start();
+  leader.start();
+  // The standby names the leader: the leader answers, the frozen server is never sent the call.
+  HttpClient http({frozen.url() + "," + standby.url() + "," + leader.url(), ""});
+  auto r = http.call_json("GET", "/v1/queues");
+  ASSERT_TRUE(r.ok) << r.failure.message;
+  EXPECT_EQ(leader.last().path, "/v1/queues");
+  for (const auto& s : frozen.seen()) EXPECT_EQ(s.path, "/readyz");
+  ASSERT_EQ(standby.seen().size(), 1u);
+  EXPECT_EQ(standby.seen()[0].path, "/readyz");
+  // The probe runs once per client: the next call goes straight to the leader.
+  ASSERT_TRUE(http.call_json("GET", "/v1/queues").ok);
+  EXPECT_EQ(frozen.seen().size(), 1u);
+  EXPECT_EQ(standby.seen().size(), 1u);
+}
+
 }  // namespace
 }  // namespace sluice::cli
