@@ -7,6 +7,7 @@ import datetime
 import json
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -147,7 +148,7 @@ class ServersTest(unittest.TestCase):
         self.assertEqual([j.id for j in c.jobs()], [1])
         self.assertEqual(c.leader, self.b.url)
         c.jobs()
-        self.assertEqual(len(self.b.requests()), 2)
+        self.assertEqual(len(self.b.requests("/v1/jobs")), 2)
 
     def test_a_standby_passes_the_request_to_the_leader(self) -> None:
         self.a.route("GET", "/v1/jobs", Answer(503, {
@@ -156,14 +157,32 @@ class ServersTest(unittest.TestCase):
         self.assertEqual(len(c.jobs()), 1)
         self.assertEqual(c.leader, self.b.url)
         c.jobs()
-        self.assertEqual(len(self.a.requests()), 1)  # the leader is asked first the second time
+        # the leader is asked first the second time
+        self.assertEqual(len(self.a.requests("/v1/jobs")), 1)
 
     def test_an_error_of_the_leader_is_not_retried_elsewhere(self) -> None:
         self.a.route("GET", "/v1/jobs/9", Answer(404, {"error": "no job 9"}))
         c = sluice.Client([self.a.url, self.b.url])
         with self.assertRaises(sluice.NotFound):
             c.job(9)
-        self.assertEqual(self.b.requests(), [])
+        self.assertEqual(self.b.requests("/v1/jobs/9"), [])
+
+    def test_a_frozen_first_server_is_skipped(self) -> None:
+        # A frozen leader holds requests without answering; a standby names the leader.
+        def hang(_s: Seen) -> Answer:
+            time.sleep(3)
+            return Answer(200, {"jobs": [], "truncated": False})
+        frozen = FakeServer().__enter__()
+        self.addCleanup(frozen.__exit__)
+        frozen.route("GET", "/readyz", hang)
+        frozen.route("GET", "/v1/jobs", hang)
+        self.a.route("GET", "/readyz", Answer(503, "standby", {"Sluice-Leader": self.b.url}))
+        c = sluice.Client([frozen.url, self.a.url, self.b.url], timeout_s=60)
+        self.assertEqual([j.id for j in c.jobs()], [1])  # (the frozen one would say [])
+        self.assertEqual(c.leader, self.b.url)
+        self.assertEqual(frozen.requests("/v1/jobs"), [])
+        c.jobs()
+        self.assertEqual(len(self.a.requests()), 1)  # probed once per client
 
     def test_every_server_down_lists_each(self) -> None:
         ports = [free_port(), free_port()]
