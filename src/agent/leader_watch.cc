@@ -10,24 +10,6 @@ namespace sluice::agent {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-std::optional<size_t> witness_leader(const std::vector<std::string>& servers, size_t current,
-                                     int timeout_ms) {
-  const time_t s = timeout_ms / 1000, us = (timeout_ms % 1000) * 1000;
-  for (size_t i = 0; i < servers.size(); ++i) {
-    if (i == current) continue;
-    httplib::Client cli(servers[i]);
-    cli.set_connection_timeout(s, us);
-    cli.set_read_timeout(s, us);
-    auto res = cli.Get("/readyz");
-    if (!res) continue;
-    if (res->status == 200) return i;
-    const std::string named = res->get_header_value("Sluice-Leader");
-    for (size_t j = 0; j < servers.size(); ++j)
-      if (j != current && !named.empty() && servers[j] == named) return j;
-  }
-  return std::nullopt;
-}
-
 bool Agent::follow_leader(const httplib::Result& res, size_t at) {
   if (servers_.size() < 2) return false;
   if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;

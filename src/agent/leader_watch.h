@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/leader_probe.h"
+
 namespace sluice::agent {
 
 // How late an answer may be (past its long poll's wait) before the agent asks the other servers.
@@ -19,11 +21,8 @@ constexpr int kOverdueMs = 500;
 constexpr int kWitnessEveryMs = 200;
 constexpr int kWitnessTimeoutMs = 300;
 
-// Asks every server but servers[current] who leads (GET /readyz): the index of one that answers
-// 200 (a leader that is ready), or of the server a standby names in its Sluice-Leader header;
-// none when every answer names servers[current] (it still leads: it is only slow), names a URL
-// not in the list, or no server answers.
-std::optional<size_t> witness_leader(const std::vector<std::string>& servers, size_t current,
-                                     int timeout_ms);
+// Asks every server but servers[current] who leads (proto/leader_probe.h): none when every
+// answer names servers[current] (it still leads: it is only slow).
+using proto::witness_leader;
 
 }  // namespace sluice::agent

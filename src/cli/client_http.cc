@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include "proto/leader_probe.h"
 #include "proto/split.h"
 
 #include <cctype>
@@ -162,31 +163,12 @@ Outcome<HttpReply> HttpClient::request(const std::string& method, const std::str
 // (docs/ha.md). When no server answers so, they are tried in the order given.
 void HttpClient::find_leader(const std::vector<std::string>& servers) const {
   leader_found_ = true;
-  std::vector<std::string> urls;
+  std::vector<std::string> urls;  // as the replicas name each other (a bad one fails later)
   for (const auto& s : servers) {
     auto url = normalize_server_url(s);
-    urls.push_back(url.ok ? url.value : "");
+    urls.push_back(url.ok ? url.value : s);
   }
-  for (size_t i = 0; i < urls.size(); ++i) {
-    if (urls[i].empty()) continue;
-    httplib::Client cli(urls[i]);
-    if (!cli.is_valid()) continue;
-    cli.set_connection_timeout(1, 0);
-    cli.set_read_timeout(1, 0);
-    cli.set_tcp_nodelay(true);
-    auto res = cli.Get("/readyz");
-    if (!res) continue;
-    if (res->status == 200) {
-      leader_ = i;
-      return;
-    }
-    const std::string named = res->get_header_value("Sluice-Leader");
-    for (size_t j = 0; j < urls.size(); ++j)
-      if (!named.empty() && urls[j] == named) {
-        leader_ = j;
-        return;
-      }
-  }
+  if (auto at = proto::witness_leader(urls, urls.size(), 1000)) leader_ = *at;
 }
 
 Outcome<HttpReply> HttpClient::request_one(const std::string& server, const std::string& method,
