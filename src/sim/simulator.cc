@@ -56,6 +56,10 @@ uint64_t fold_decisions(uint64_t digest, const CycleResult& r) {
   for (const PendingDecision& pd : r.pending) d.add(pd.job ^ (u(pd.reason.code) << 56));
   d.add(r.reservation.job);
   d.add(u(r.reservation.start_ns));
+  for (const Reservation& later : r.later_reservations) {  // backfillDepth > 1 only
+    d.add(later.job);
+    d.add(u(later.start_ns));
+  }
   return d.value();
 }
 

@@ -99,9 +99,10 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   const YAML::Node* spec_node = top.find("spec");
   if (!spec_node) return;  // all defaults
   SchedulerPolicy& p = b.config.policy;
-  MapReader spec(r, *spec_node, "spec",
-                 {{"scoring", "ordering", "fairness", "fairSharing", "interactive",
-                   "maxPendingTotal", "preemption", "backfill", "flavorSnapshot"}});
+  MapReader spec(
+      r, *spec_node, "spec",
+      {{"scoring", "ordering", "fairness", "fairSharing", "interactive", "maxPendingTotal",
+        "preemption", "backfill", "backfillDepth", "flavorSnapshot"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
@@ -134,6 +135,10 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   }
   if (const YAML::Node* n = spec.find("backfill")) {
     if (auto v = r.boolean(*n, "spec.backfill")) p.backfill = *v;
+  }
+  if (const YAML::Node* n = spec.find("backfillDepth")) {
+    if (auto v = r.integer(*n, "spec.backfillDepth", 1, 64))
+      p.backfill_depth = static_cast<int32_t>(*v);
   }
   if (const YAML::Node* n = spec.find("flavorSnapshot")) {
     if (auto v = r.choice<bool>(*n, "spec.flavorSnapshot", {{"live", false}, {"cycleStart", true}}))

@@ -192,8 +192,8 @@ void Scheduler::Walk::start() {
   if (incremental_) {
     // What the last cycles left in force: the reservation, starving jobs' claims, StrictFIFO
     // blockers and the queues' preemption attempts.
-    if (s_.last_reservation_.job && s_.pending_.count(s_.last_reservation_.job))
-      reservation_ = s_.last_reservation_;
+    for (const Reservation& r : s_.last_reservations_)
+      if (s_.pending_.count(r.job)) reservations_.push_back(r);
     held_by_ = s_.last_held_by_;
     if (!s_.last_held_root_.empty()) held_root_ = s_.last_held_root_;
     if (!s_.last_held_queue_.empty()) held_queue_ = s_.last_held_queue_;
@@ -369,7 +369,8 @@ bool Scheduler::Walk::summarize_rest(int64_t& cost) {
       const PendingReason& r = f->second.reason;
       const bool fits_quota_some_day = !never_fits(r.code);
       if ((may_preempt_[q] && fits_quota_some_day && !preempt_tried_[q]) ||
-          (policy_.backfill && !reservation_.job && r.code == PendingCode::kPlacement) ||
+          (policy_.backfill && reservations_.size() < depth() &&
+           r.code == PendingCode::kPlacement) ||
           (strict && fits_quota_some_day))
         return false;
       sum.by_shape.emplace_back(shape, r);
@@ -578,7 +579,7 @@ Scheduler::Walk::Next Scheduler::Walk::evict_for(const PendingJob& p, const Tier
   if (avoid) cordon_reservation(false);
   if (!found) {
     attempt_.reason = std::move(keep);
-    if (avoid) reservation_reason(p.queue);
+    if (avoid) reservation_reason(p.queue, *binding_.front());
     return Next::kGo;
   }
   // An eviction frees capacity that older jobs might use: a full cycle decides instead.
@@ -590,34 +591,40 @@ Scheduler::Walk::Next Scheduler::Walk::evict_for(const PendingJob& p, const Tier
   return Next::kGo;
 }
 
-// 5a. A preemptor ranks after the reservation's holder (the walk reached the holder first) and
-// must not delay it either: if it runs past the reservation's start (by its walltime), it looks
-// for victims and room on the other nodes only (issue 19). Victims on reserved nodes may still
+// 5a. A preemptor ranks after the reservations' holders (the walk reached them first) and must
+// not delay them either: if it runs past a reservation's start (by its walltime), it looks for
+// victims and room off that reservation's nodes (issue 19). Victims on reserved nodes may still
 // be taken for their quota: freeing a reserved node early delays nobody.
-bool Scheduler::Walk::must_avoid_reservation(const PendingJob& p, int q) const {
-  const Reservation& r = reservation_;
-  return r.job && r.job != p.job.id && now_ + s_.walltime(p.job, q) > r.start_ns;
+bool Scheduler::Walk::must_avoid_reservation(const PendingJob& p, int q) {
+  return binding_reservations(p, now_ + s_.walltime(p.job, q));
 }
 
-// Takes the reservation's ready nodes out of the working state for a victim search (on), or
-// puts back the ones it took (off). The placer sees only ready nodes.
+bool Scheduler::Walk::binding_reservations(const PendingJob& p, TimeNs end_ns) {
+  binding_.clear();
+  for (const Reservation& r : reservations_)
+    if (r.job != p.job.id && end_ns > r.start_ns) binding_.push_back(&r);
+  return !binding_.empty();
+}
+
+// Takes the binding reservations' ready nodes out of the working state (on), or puts back the
+// ones it took (off). The placer sees only ready nodes.
 void Scheduler::Walk::cordon_reservation(bool on) {
   if (on) {
     cordoned_.clear();
-    for (NodeId n : reservation_.nodes)
-      if (alloc_.ready(n)) {
-        cordoned_.push_back(n);
-        alloc_.set_ready(n, false);
-      }
+    for (const Reservation* r : binding_)
+      for (NodeId n : r->nodes)
+        if (alloc_.ready(n)) {
+          cordoned_.push_back(n);
+          alloc_.set_ready(n, false);
+        }
   } else {
     for (NodeId n : cordoned_) alloc_.set_ready(n, true);
     cordoned_.clear();
   }
 }
 
-// The reason of a job that may not start because of the reservation.
-void Scheduler::Walk::reservation_reason(int q) {
-  const Reservation& r = reservation_;
+// The reason of a job that may not start because of reservation r.
+void Scheduler::Walk::reservation_reason(int q, const Reservation& r) {
   attempt_.reason = PendingReason{};
   attempt_.reason.code = PendingCode::kReservation;
   attempt_.reason.queue = q;
@@ -625,31 +632,50 @@ void Scheduler::Walk::reservation_reason(int q) {
   attempt_.reason.reserved_in_ns = r.start_ns - now_;
 }
 
-// 5. With a reservation in force, a job starts only if it ends (by walltime) before the
-// reservation starts or runs on nodes the reservation does not need (it is placed again on
-// the others if it must). False, with the reason, when it cannot.
+// 5. With reservations in force, a job starts only if, for each, it ends (by walltime) before
+// the reservation starts or runs on nodes the reservation does not need (it is placed again off
+// every reservation it would delay, if it must). False, with the reason, when it cannot.
 bool Scheduler::Walk::backfill_allows(const PendingJob& p, int q, const Job& used) {
-  const Reservation& r = reservation_;
-  if (!r.job || r.job == p.job.id || now_ + s_.walltime(p.job, q) <= r.start_ns ||
-      !uses_any(attempt_.admission.placement, r.nodes))
-    return true;
-  // The flavors' nodes less the reserved ones, kept while the reservation and the flavors stay
-  // the same (both lists ascending: one merge walk, the result ascending too).
+  if (!binding_reservations(p, now_ + s_.walltime(p.job, q))) return true;
+  const Reservation* hit = nullptr;
+  for (const Reservation* r : binding_)
+    if (uses_any(attempt_.admission.placement, r->nodes)) {
+      hit = r;
+      break;
+    }
+  if (!hit) return true;
+  // The flavors' nodes less the reserved ones, kept while the binding reservations and the
+  // flavors stay the same (all lists ascending: merge walks, the result ascending too).
   // (Not kept for a job whose node selector narrows its nodes: the next job may differ.)
   // (A job whose pod sets got different flavors is not placed again: it waits.)
   const bool per_pod_set = !attempt_.admission.pod_set_flavors.empty();
   const bool constrained = constrains_nodes(used);
+  const auto same_binding = [&] {
+    if (backfill_for_.size() != binding_.size()) return false;
+    for (size_t i = 0; i < binding_.size(); ++i)
+      if (backfill_for_[i] != binding_[i]->job) return false;
+    return true;
+  };
   if (!per_pod_set &&
-      (constrained || backfill_for_ != r.job || backfill_flavors_ != attempt_.admission.flavors)) {
+      (constrained || !same_binding() || backfill_flavors_ != attempt_.admission.flavors)) {
+    const std::vector<NodeId>* from =
+        &s_.assigner_.nodes_for(used, attempt_.admission.flavors, attempt_.scratch).ids();
     std::vector<NodeId> others;
-    const auto& allowed =
-        s_.assigner_.nodes_for(used, attempt_.admission.flavors, attempt_.scratch).ids();
-    others.reserve(allowed.size());
-    std::set_difference(allowed.begin(), allowed.end(), r.nodes.begin(), r.nodes.end(),
-                        std::back_inserter(others));
+    for (const Reservation* r : binding_) {
+      std::vector<NodeId> left;
+      left.reserve(from->size());
+      std::set_difference(from->begin(), from->end(), r->nodes.begin(), r->nodes.end(),
+                          std::back_inserter(left));
+      others = std::move(left);
+      from = &others;
+    }
     backfill_nodes_ =
         NodeSet(static_cast<int32_t>(s_.config_->cluster.nodes.size()), std::move(others));
-    backfill_for_ = constrained ? 0 : r.job;
+    backfill_for_.clear();
+    if (!constrained)
+      for (const Reservation* r : binding_) backfill_for_.push_back(r->job);
+    else
+      backfill_for_.push_back(0);
     backfill_flavors_ = attempt_.admission.flavors;
   }
   if (!per_pod_set) {
@@ -659,7 +685,7 @@ bool Scheduler::Walk::backfill_allows(const PendingJob& p, int q, const Job& use
       return true;
     }
   }
-  reservation_reason(q);
+  reservation_reason(q, *hit);
   return false;
 }
 
@@ -683,10 +709,10 @@ bool Scheduler::Walk::leave_pending(const PendingJob& p, int q, bool starving, c
   if (s_.config_->cluster_queues[q].strategy == QueueingStrategy::kStrictFIFO &&
       !never_fits(pd.reason.code))
     cur_[q].strict_blocker = p.job.id;
-  // The highest-ranked job that cannot be placed reserves what it will get.
-  if (policy_.backfill && !reservation_.job && !starving &&
+  // The highest-ranked jobs that cannot be placed reserve what they will get.
+  if (policy_.backfill && reservations_.size() < depth() && !starving &&
       pd.reason.code == PendingCode::kPlacement)
-    reservation_ = s_.reserve(p, failed_flavors, alloc_, result_.admitted, now_, attempt_.scratch);
+    reserve_more(p, failed_flavors);
   // A starving job that could fit some day holds capacity for itself.
   if (starving && !never_fits(pd.reason.code)) {
     if (pd.reason.code != PendingCode::kPlacement) {
@@ -702,6 +728,15 @@ bool Scheduler::Walk::leave_pending(const PendingJob& p, int q, bool starving, c
   }
   result_.pending.push_back(std::move(pd));
   return stop_here(false);
+}
+
+void Scheduler::Walk::reserve_more(const PendingJob& p, const std::vector<FlavorId>& flavors) {
+  binding_.clear();
+  for (const Reservation& r : reservations_) binding_.push_back(&r);
+  cordon_reservation(true);
+  Reservation r = s_.reserve(p, flavors, alloc_, result_.admitted, now_, attempt_.scratch);
+  cordon_reservation(false);
+  if (r.job) reservations_.push_back(std::move(r));
 }
 
 void Scheduler::Walk::reject_expired_interactive() {
@@ -741,7 +776,11 @@ CycleResult Scheduler::Walk::finish() {
   result_.held_by = held_by_;
   result_.held_root = std::move(held_root_);
   result_.held_queue = std::move(held_queue_);
-  result_.reservation = std::move(reservation_);
+  if (!reservations_.empty()) {
+    result_.reservation = std::move(reservations_.front());
+    result_.later_reservations.assign(std::make_move_iterator(reservations_.begin() + 1),
+                                      std::make_move_iterator(reservations_.end()));
+  }
   return std::move(result_);
 }
 

@@ -159,11 +159,12 @@ struct CycleResult {
   uint64_t generation = 0;  // submissions seen by this cycle (Scheduler bookkeeping)
   uint64_t free_epoch = 0;  // releases seen by this cycle (Scheduler bookkeeping)
   // Blockers left at the end of the cycle (Scheduler bookkeeping for the next incremental one).
-  std::vector<JobId> strict_blockers;  // per ClusterQueue, 0 = none
-  JobId held_by = 0;                   // starving job holding capacity cluster-wide
-  Reservation reservation;             // backfill reservation in force after this cycle
-  std::vector<JobId> held_root;        // per quota-tree node: starving job holding its cohort
-  std::vector<JobId> held_queue;       // per ClusterQueue: starving job holding its queue
+  std::vector<JobId> strict_blockers;           // per ClusterQueue, 0 = none
+  JobId held_by = 0;                            // starving job holding capacity cluster-wide
+  Reservation reservation;                      // backfill reservation in force after this cycle
+  std::vector<Reservation> later_reservations;  // with backfillDepth > 1: the next ones, in order
+  std::vector<JobId> held_root;   // per quota-tree node: starving job holding its cohort
+  std::vector<JobId> held_queue;  // per ClusterQueue: starving job holding its queue
   // Per ClusterQueue: the pending job that made (or, incremental, holds) the queue's preemption
   // attempt, 0 = none; and whether the per-cycle cap on attempts left a queue without one.
   std::vector<JobId> preempt_attempted;

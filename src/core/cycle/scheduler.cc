@@ -497,7 +497,10 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   last_held_by_ = result.held_by;
   last_held_root_ = result.held_root;
   last_held_queue_ = result.held_queue;
-  last_reservation_ = result.reservation;
+  last_reservations_.clear();
+  if (result.reservation.job) last_reservations_.push_back(result.reservation);
+  last_reservations_.insert(last_reservations_.end(), result.later_reservations.begin(),
+                            result.later_reservations.end());
   // The older jobs' preemption attempts stay valid while the running set stays as they saw it.
   const bool changed = !result.admitted.empty() || !result.preempted.empty();
   preempt_stale_ = result.incremental ? (preempt_stale_ || changed) : changed;

@@ -270,7 +270,7 @@ class Scheduler {
   JobId last_held_by_ = 0;
   std::vector<JobId> last_held_root_;
   std::vector<JobId> last_held_queue_;
-  Reservation last_reservation_;
+  std::vector<Reservation> last_reservations_;  // the reservations in force, in order
   // Preemption in incremental cycles (see run_cycle): whether running jobs were added or
   // evicted since the last full cycle's preemption attempts, who made each queue's attempt, and
   // whether that cycle hit the cap on attempts. protected_until_: listed victims still inside

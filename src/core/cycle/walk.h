@@ -126,9 +126,15 @@ class Scheduler::Walk {
   bool backfill_allows(const PendingJob& p, int q, const Job& used);
   // Whether p, as a preemptor, must stay off the reserved nodes (it would run past the start of
   // a higher-ranked job's reservation), and the cordon that keeps its victim search off them.
-  bool must_avoid_reservation(const PendingJob& p, int q) const;
+  bool must_avoid_reservation(const PendingJob& p, int q);
   void cordon_reservation(bool on);
-  void reservation_reason(int q);
+  void reservation_reason(int q, const Reservation& r);
+  // The reservations (of other jobs) that p, ending at `end_ns` by its walltime, would delay
+  // if it used their nodes: into binding_, first-made first. True when there is one.
+  bool binding_reservations(const PendingJob& p, TimeNs end_ns);
+  // A further reservation for p (policy backfillDepth), made with the earlier ones' nodes taken
+  // out.
+  void reserve_more(const PendingJob& p, const std::vector<FlavorId>& flavors);
   void commit(int q, const Job& used, bool over);
   bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
                      PendingDecision pd);
@@ -180,17 +186,21 @@ class Scheduler::Walk {
   int32_t top_priority_ = 0;  // highest class value: its starving jobs' claims hold every job
   std::vector<JobId> held_root_;
   std::vector<JobId> held_queue_;
-  Reservation reservation_;
-  std::vector<NodeId> cordoned_;  // reserved nodes taken out for a preemptor's search
+  // The backfill reservations in force, in rank order of their jobs: the first is the
+  // highest-ranked job that could not be placed; up to policy backfillDepth in all.
+  std::vector<Reservation> reservations_;
+  size_t depth() const { return static_cast<size_t>(std::max<int32_t>(1, policy_.backfill_depth)); }
+  std::vector<const Reservation*> binding_;  // binding_reservations()'s answer
+  std::vector<NodeId> cordoned_;             // reserved nodes taken out for a preemptor's search
   // Budgets: usage at `now` of every namespace that has one (constant within the cycle: work
   // admitted now has not run yet).
   std::vector<int64_t> budget_used_milli_;
   std::vector<bool> over_budget_;
   std::deque<Job> shaped_;          // fallback shapes tried this cycle (the memo points into it)
   std::deque<PendingJob> reduced_;  // partial admission: reduced jobs evicted for this cycle
-  // Nodes a backfilled job may use: those of its flavors outside the reservation.
+  // Nodes a backfilled job may use: those of its flavors outside the binding reservations.
   NodeSet backfill_nodes_;
-  JobId backfill_for_ = 0;
+  std::vector<JobId> backfill_for_;  // the binding reservations' jobs it was made for
   std::vector<FlavorId> backfill_flavors_;
   int preempt_attempts_ = 0;
   std::vector<bool> preempt_tried_;

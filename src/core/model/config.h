@@ -232,6 +232,9 @@ struct SchedulerPolicy {
   // Reservation + backfill: the highest-ranked job that cannot be placed reserves the nodes it
   // will get when running jobs end (by walltime); later jobs start only if they cannot delay it.
   bool backfill = true;
+  // How many jobs hold a reservation at once (spec.backfillDepth): the first `backfill_depth`
+  // jobs in rank order that cannot be placed, each on nodes the earlier ones do not reserve.
+  int32_t backfill_depth = 1;
   // spec.flavorSnapshot: cycleStart: as Kueue, a job's flavors are chosen against the quota as
   // it was when the cycle started, and a job whose choice no longer fits after the cycle's
   // earlier admissions waits for the next cycle (no other flavor is tried). Off (`live`, the

@@ -336,8 +336,26 @@ spec:
   EXPECT_TRUE(has(
       out.errors,
       "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, fairSharing, "
-      "interactive, maxPendingTotal, preemption, backfill, flavorSnapshot)"))
+      "interactive, maxPendingTotal, preemption, backfill, backfillDepth, flavorSnapshot)"))
       << dump(out.errors);
+}
+
+TEST(ConfigKinds, SchedulerPolicyBackfillDepth) {
+  auto doc = [](const std::string& depth) {
+    return "apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: p}\n"
+           "spec: {backfillDepth: " +
+           depth + "}\n";
+  };
+  auto four = load_one(doc("4"));
+  ASSERT_TRUE(four.ok()) << dump(four.errors);
+  EXPECT_EQ(four.config.policy.backfill_depth, 4);
+  EXPECT_EQ(load_one(doc("1")).config.policy.backfill_depth, 1);
+  for (const char* bad : {"0", "65", "two"}) {
+    auto out = load_one(doc(bad));
+    EXPECT_FALSE(out.ok()) << bad;
+    EXPECT_TRUE(any_contains(out.errors, {"test.yaml:4: spec.backfillDepth", bad}))
+        << dump(out.errors);
+  }
 }
 
 const char* kCluster = R"(

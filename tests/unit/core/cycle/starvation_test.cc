@@ -9,6 +9,7 @@
 #include "core/order/score.h"
 
 namespace sluice {
+namespace starvation_test {  // its own namespace: the unit tests build in unity batches
 namespace {
 
 using testing::add_queue;
@@ -158,4 +159,5 @@ TEST(Starvation, NeverFittingJobDoesNotHoldTheCluster) {
 }
 
 }  // namespace
+}  // namespace starvation_test
 }  // namespace sluice
