@@ -91,6 +91,20 @@ void scale_load(TraceOutput& t, double x) {
         tj, lo + static_cast<TimeNs>(std::llround(static_cast<double>(tj.job.submit_ns - lo) / x)));
 }
 
+// Each submit time moves by a uniform draw in [-j, j], clamped to the arrival span (one draw per
+// job, in trace order), from a generator of its own: one draw of the variant's, mixed with the
+// replica number.
+void jitter(TraceOutput& t, TimeNs j, uint64_t replica, Rng& variant_rng) {
+  const uint64_t seed = static_cast<uint64_t>(variant_rng.uniform() * 0x1.0p53);
+  Rng rng(seed ^ (replica * 0x9E3779B97F4A7C15ULL));
+  const auto [lo, hi] = arrival_span(t);
+  for (auto& tj : t.jobs) {
+    const auto d =
+        static_cast<TimeNs>(std::llround((2 * rng.uniform() - 1) * static_cast<double>(j)));
+    move_submit(tj, std::clamp(tj.job.submit_ns + d, lo, hi));
+  }
+}
+
 }  // namespace
 
 std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* error) {
@@ -125,9 +139,20 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
       const auto x = parse_double(val);
       if (!x || *x < 0.1 || *x > 10) return fail("load: '" + val + "' is not in [0.1, 10]");
       v.load = *x;
+    } else if (key == "jitter") {
+      const auto x = parse_double(val);
+      if (!x || *x < 0 || *x > 3600)
+        return fail("jitter: '" + val + "' is not in [0, 3600] seconds");
+      v.jitter_ns = static_cast<TimeNs>(std::llround(*x * static_cast<double>(kNsPerSec)));
+    } else if (key == "replica") {
+      const auto n = parse_double(val);
+      if (!n || *n < 0 || *n != std::floor(*n) || *n > 1e6)
+        return fail("replica: '" + val + "' is not an integer in [0, 1000000]");
+      v.replica = static_cast<uint64_t>(*n);
     } else {
       return fail("unknown step '" + step +
-                  "' (expected base, resample, shift-vcs, strict, best-effort=P, load=X, seed=N)");
+                  "' (expected base, resample, shift-vcs, strict, best-effort=P, load=X, "
+                  "jitter=S, replica=K, seed=N)");
     }
   }
   return v;
@@ -136,11 +161,12 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
 void apply_variant(TraceOutput& trace, const TraceVariant& v, const VariantClasses& classes,
                    Rng& rng) {
   if (trace.jobs.empty()) return;
-  // 1. Which jobs, 2. when each queue's arrivals come, 3. their classes, 4. the load.
+  // 1. Which jobs, 2. when each queue's arrivals come, 3. their classes, 4. the load, 5. jitter.
   if (v.resample) resample(trace, rng);
   if (v.shift_vcs) shift_vcs(trace, rng);
   if (v.best_effort_share) best_effort_share(trace, *v.best_effort_share, classes, rng);
   if (v.load != 1.0) scale_load(trace, v.load);
+  if (v.jitter_ns > 0) jitter(trace, v.jitter_ns, v.replica, rng);
 }
 
 }  // namespace sluice::sim

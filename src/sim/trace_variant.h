@@ -12,6 +12,10 @@
 //                     best-effort (or the other way) at random until the expected share is P
 //   strict            every job strict (best-effort=0)
 //   load=X            X in [0.1, 10]: inter-arrival times divided by X (1.5: 50% more load)
+//   jitter=S          S in [0, 3600] seconds: each submit time moved by a uniform draw in
+//                     [-S, S], kept within the arrival span
+//   replica=K         K >= 0: the jitter's own draws (the other steps' draws do not change):
+//                     replicas of one workload that differ by seconds of arrival
 //   seed=N            the variant's draws use seed N instead of the run's --seed
 //   base              no change (a name for the trace itself in a table)
 // Every draw comes from one generator (the run's, or seed=N's).
@@ -28,6 +32,8 @@ struct TraceVariant {
   bool shift_vcs = false;
   std::optional<double> best_effort_share;  // none: as in the trace
   double load = 1.0;
+  TimeNs jitter_ns = 0;
+  uint64_t replica = 0;
   std::optional<uint64_t> seed;  // none: the run's generator
 };
 

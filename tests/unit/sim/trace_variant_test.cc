@@ -111,5 +111,35 @@ TEST(TraceVariant, ShiftVcsRotatesEachQueueWithinTheSpan) {
   for (const auto& [q, s] : at) EXPECT_EQ(s.size(), 25u) << q;
 }
 
+TEST(TraceVariant, JitterMovesEachSubmitWithinItsBoundAndTheSpan) {
+  TraceOutput t = trace100(), other = trace100();
+  Rng r1(9), r2(9);
+  apply_variant(t, *parse_variant("jitter=4", nullptr), {}, r1);
+  apply_variant(other, *parse_variant("jitter=4,replica=1", nullptr), {}, r2);
+  int moved = 0, differ = 0;
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    const TimeNs was = static_cast<TimeNs>(10 * i) * kNsPerSec;
+    const TimeNs is = t.jobs[i].job.submit_ns;
+    EXPECT_LE(std::llabs(is - was), 4 * kNsPerSec) << i;
+    EXPECT_GE(is, 0);
+    EXPECT_LE(is, 990 * kNsPerSec);
+    moved += is != was ? 1 : 0;
+    differ += is != other.jobs[i].job.submit_ns ? 1 : 0;
+    if (t.jobs[i].complete_by_ns > 0) {
+      EXPECT_EQ(t.jobs[i].complete_by_ns - is, 50 * kNsPerSec);
+    }
+  }
+  EXPECT_GT(moved, 90);
+  EXPECT_GT(differ, 90);  // another replica: other draws
+  TraceOutput again = trace100();
+  Rng r3(9);
+  apply_variant(again, *parse_variant("replica=0,jitter=4", nullptr), {}, r3);
+  for (size_t i = 0; i < t.jobs.size(); ++i)
+    EXPECT_EQ(again.jobs[i].job.submit_ns, t.jobs[i].job.submit_ns);  // same seed, same draws
+  std::string why;
+  EXPECT_FALSE(parse_variant("jitter=-1", &why));
+  EXPECT_NE(why.find("jitter: '-1' is not in [0, 3600] seconds"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace sluice::sim
