@@ -54,6 +54,38 @@ std::vector<NodeFailure> random_failures(const RunArgs& a, const Config& config,
   return out;
 }
 
+// Seconds with up to millisecond precision, trailing zeros dropped ("12", "0.25").
+std::string fmt_seconds(TimeNs t) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.3f", static_cast<double>(t) / kNsPerSec);
+  std::string s = b;
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+// One row per trace job, in trace order: when it came, started and ended, and what happened to
+// it (times in seconds of virtual time; -1 when it never started or never ended).
+std::string jobs_csv(const SimResult& result, const Config& config) {
+  std::string out =
+      "id,queue,class,gpus,submit_s,first_start_s,wait_s,end_s,run_s,starts,preemptions,"
+      "preempted_run_s,rejected\n";
+  auto sec = [](TimeNs t) { return t < 0 ? std::string("-1") : fmt_seconds(t); };
+  for (const JobOutcome& o : result.jobs) {
+    const std::string queue =
+        o.queue >= 0 ? config.cluster_queues[static_cast<size_t>(o.queue)].name : "";
+    char gpus[32];
+    std::snprintf(gpus, sizeof gpus, "%g", static_cast<double>(o.gpu_milli) / kMilliPerGpu);
+    out += std::to_string(o.id) + "," + queue + "," + o.priority_class + "," + gpus + "," +
+           sec(o.submit_ns) + "," + sec(o.first_start_ns) + "," +
+           (o.first_start_ns < 0 ? "-1" : sec(o.first_start_ns - o.submit_ns)) + "," +
+           sec(o.end_ns) + "," + sec(o.run_ns) + "," + std::to_string(o.starts) + "," +
+           std::to_string(o.preemptions) + "," + sec(o.preempted_run_ns) + "," +
+           (o.rejected ? "1" : "0") + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string compare_table(const std::vector<std::pair<std::string, RunOutcome>>& rows) {
@@ -181,7 +213,15 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
     return res;
   }
 
-  // 3. Simulate.
+  // 3. Simulate (a per-job CSV that cannot be written fails before, not after, the run).
+  std::ofstream jobs_out;
+  if (!a.jobs_out.empty()) {
+    jobs_out.open(a.jobs_out, std::ios::binary);
+    if (!jobs_out) {
+      err << "error: cannot write " << a.jobs_out << "\n";
+      return res;
+    }
+  }
   SimOptions so;
   so.cycle_interval_ns = static_cast<TimeNs>(a.cycle_interval_s * 1e9);
   so.check_invariants = a.check_invariants;
@@ -205,6 +245,13 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   res.figures = compute_figures(result, *config, in);
   res.wall_s = wall_s;
   res.rc = 0;
+  if (jobs_out.is_open()) {
+    jobs_out << jobs_csv(result, *config);
+    if (!jobs_out.flush()) {
+      err << "error: cannot write " << a.jobs_out << "\n";
+      res.rc = 1;
+    }
+  }
   if (!result.invariant_failure.empty()) {
     err << "error: invariant violated " << result.invariant_failure << "\n";
     res.rc = 2;
@@ -315,7 +362,8 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
       ->capture_default_str();
   cmd->add_option("--variant", a->variants,
                   "Trace variant derived with --seed: comma-separated steps base, resample, "
-                  "shift-vcs, strict, best-effort=P, load=X (compare: repeat for several)");
+                  "shift-vcs, strict, best-effort=P, load=X, jitter=S, replica=K, seed=N "
+                  "(compare: repeat for several)");
   cmd->add_option("--predict-every", a->predict_every,
                   "Predict the start of every Nth trace job still pending after its arrival "
                   "(forward replay of the state) and report the accuracy; 0: off")
@@ -367,6 +415,9 @@ void register_run_command(CLI::App& sim) {
       sim.add_subcommand("run", "Replay a trace through the scheduling core (virtual clock)");
   auto a = std::make_shared<RunArgs>();
   add_common_options(cmd, a);
+  cmd->add_option("--jobs-out", a->jobs_out,
+                  "Write one CSV row per trace job here: queue, class, GPUs, submit, first start, "
+                  "wait, end, run time, starts, preemptions, run time lost, rejected");
   cmd->callback([a] {
     const int rc = run_sim(*a, std::cout, std::cerr);
     if (rc != 0) throw CLI::RuntimeError(rc);

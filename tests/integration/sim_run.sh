@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `sluice sim run` and `sluice sim compare` end to end on a tiny hand-made trace (written to a temp dir): the table, the
-# JSON report, byte-identical reports for the same seed, and bad rows named by file and line.
+# JSON report, the per-job CSV, byte-identical reports for the same seed, and bad rows named by file and line.
 set -euo pipefail
 : "${SLUICE_BIN:?}" "${SLUICE_SOURCE_DIR:?}"
 command -v python3 >/dev/null || { echo "python3 missing: skip"; exit 77; }
@@ -65,6 +65,22 @@ assert r["max_wait_s"] == 90, r["max_wait_s"]
 assert r["by_priority_class"]["low"]["wait_s"]["p50"] == 80
 assert r["by_queue"]["team"]["jobs"] == 3
 PY
+
+# --jobs-out: one CSV row per job, in trace order, with the hand-worked waits; an unwritable
+# path fails before the run.
+run --trace "$tmp/trace.csv" --quiet --jobs-out "$tmp/jobs.csv"
+python3 - "$tmp/jobs.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["id"] for r in rows] == ["1", "2", "3"], rows
+assert [r["wait_s"] for r in rows] == ["0", "90", "80"], rows
+assert rows[0]["queue"] == "team" and rows[2]["class"] == "low" and rows[1]["gpus"] == "2", rows
+assert rows[1]["first_start_s"] == "100" and rows[1]["end_s"] == "150", rows
+PY
+if run --trace "$tmp/trace.csv" --quiet --jobs-out "$tmp/no/such/dir/jobs.csv" 2>"$tmp/err.txt"; then
+  echo "an unwritable --jobs-out was accepted"; exit 1
+fi
+grep -q "error: cannot write $tmp/no/such/dir/jobs.csv" "$tmp/err.txt" || { cat "$tmp/err.txt"; exit 1; }
 
 # Same seed, same bytes (synthetic trace with node failures).
 syn=(--trace-format synthetic --jobs 300 --arrival-rate 0.002 --node-failures 2 --seed 5 --quiet)
