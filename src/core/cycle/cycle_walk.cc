@@ -543,7 +543,10 @@ Scheduler::Walk::Next Scheduler::Walk::preempt(const PendingJob& p, int q, const
 // Whether p makes its queue's preemption attempt of this cycle (false with *next to return).
 // `again`: the job that made it may make it again (at reduced counts: partial admission).
 bool Scheduler::Walk::claim_attempt(const PendingJob& p, int q, bool again, Next* next) {
-  if (!may_preempt_[q]) return false;
+  // With no running job listed as a possible victim every search fails: none is made, and no
+  // queue holds an attempt that would make the next incremental cycle's admissions in its
+  // cohort restart as full cycles (choose_mode treats the cluster as without preemption too).
+  if (!may_preempt_[q] || s_.victims_.empty()) return false;
   if (preempt_tried_[q]) return again && attempted_[q] == p.job.id;
   // Incremental: a full cycle would give the queue's attempt to the older job that holds it,
   // unless this one ranks before it.

@@ -105,6 +105,34 @@ TEST(IncrementalPreemption, NothingPreemptibleRunningKeepsCyclesIncremental) {
   EXPECT_TRUE(cycle(s, 4 * kSec).incremental);  // ... and the next cycle stays incremental
 }
 
+TEST(IncrementalPreemption, NothingPreemptibleRunningHoldsNoReclaimAttempt) {
+  // Two queues of one cohort that reclaim lent quota, running only non-preemptible work: a job
+  // that cannot be placed makes no preemption attempt, so an admission in the cohort does not
+  // turn the next incremental cycle into a full one.
+  auto c = world();
+  testing::add_queue(*c, "q1", 4);
+  for (auto& q : c->cluster_queues) q.preemption.reclaim_within_cohort = ReclaimPolicy::kAny;
+  Scheduler s(c);
+  for (JobId id = 1; id <= 3; ++id) {
+    Job j = testing::make_job(id, "q0", 1, 1, 0, 100);
+    j.preemptible = false;
+    s.submit(j);
+  }
+  EXPECT_EQ(cycle(s, 1 * kSec).admitted.size(), 3u);
+  Job wide = testing::make_job(4, "q1", 2, 1, 2 * kSec, 100);  // 1 GPU free: it waits
+  wide.preemptible = false;
+  s.submit(wide);
+  CycleResult r = cycle(s, 2 * kSec);
+  EXPECT_TRUE(r.admitted.empty());
+  for (JobId id : r.preempt_attempted) EXPECT_EQ(id, 0u);  // no search, no attempt held
+  Job one = testing::make_job(5, "q0", 1, 1, 3 * kSec, 100);
+  one.preemptible = false;
+  s.submit(one);
+  r = cycle(s, 3 * kSec);  // admitted in an incremental cycle, not restarted as a full one
+  EXPECT_TRUE(r.incremental);
+  EXPECT_EQ(r.admitted.size(), 1u);
+}
+
 TEST(IncrementalPreemption, AnAdmissionMakesTheNextCycleFull) {
   auto c = world();
   c->cluster = testing::make_cluster(1, 8);
