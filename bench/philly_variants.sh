@@ -72,6 +72,7 @@ done
 SLUICE_TRACES=$traces "$bin" sim compare --config $configs --cluster examples/philly/cluster.yaml \
   --trace "$trace" --skip-bad-rows --report "$out/variants.json" "${args[@]}"
 echo
+# shellcheck disable=SC2086
 python3 - "$out/variants.json" $configs <<'EOF'
 import json, re, statistics, sys
 report, configs = json.load(open(sys.argv[1])), sys.argv[2:]
