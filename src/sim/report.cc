@@ -211,8 +211,7 @@ Figures compute_figures(const SimResult& result, const Config& config, const Rep
   if (result.contended_s > 0)
     f.jain_fairness_contended = result.jain_contended_weighted_s / result.contended_s;
   f.prediction = prediction_figures(result.jobs);
-  f.sim = result;
-  f.sim.jobs.clear();
+  f.sim = result;  // the counters only: the outcomes are summarised above
   return f;
 }
 

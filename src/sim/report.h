@@ -87,7 +87,7 @@ struct Figures {
   std::map<std::string, JobStats> by_priority_class;  // "none" for jobs without a class
   std::map<std::string, QueueFigures> by_queue;       // ClusterQueue name
   std::map<std::string, int32_t> class_value;         // priority value per class name
-  SimResult sim;                                      // counters (jobs cleared)
+  SimTotals sim;                                      // the run's counters
 };
 
 Figures compute_figures(const SimResult& result, const Config& config, const ReportInputs& in);

@@ -72,9 +72,9 @@ struct JobOutcome {
   TimeNs predicted_start_ns = -1;  // the prediction; -1: the replay did not start it
 };
 
-struct SimResult {
-  std::vector<JobOutcome> jobs;  // trace order
-  int64_t events = 0;            // events popped
+// What a run counted, without the per-job outcomes (what a report keeps of a run).
+struct SimTotals {
+  int64_t events = 0;  // events popped
   int64_t cycles = 0;
   int64_t incremental_cycles = 0;
   int64_t evaluated = 0;    // jobs the cycles actually evaluated
@@ -94,6 +94,10 @@ struct SimResult {
   // scheduler's speed left its decisions alone (docs/simulator.md).
   uint64_t decision_digest = 0;
   Series series;  // only with SimOptions::record_series
+};
+
+struct SimResult : SimTotals {
+  std::vector<JobOutcome> jobs;  // trace order
 };
 
 SimResult simulate(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
