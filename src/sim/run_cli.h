@@ -20,8 +20,8 @@ struct RunArgs {
   std::string trace_format = "philly-chronus";
   std::string openb_queue = "openb";  // openb: the LocalQueue of every pod
   std::string report;                 // JSON report path; "" = none
-  std::string html;  // HTML report path; "" = none (records the time series when set)
-  std::string jobs_out;  // sim run: per-job CSV path (write_jobs_csv); "" = none
+  std::string html;      // HTML report path; "" = none (records the time series when set)
+  std::string jobs_out;  // sim run: per-job CSV path (--jobs-out); "" = none
   bool skip_bad_rows = false;
   bool quiet = false;  // no table
   bool check_invariants = false;

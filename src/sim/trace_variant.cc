@@ -18,6 +18,13 @@ std::optional<double> parse_double(const std::string& s) {
   return v;
 }
 
+// A whole number in [0, max], or none.
+std::optional<uint64_t> parse_count(const std::string& s, double max) {
+  const auto n = parse_double(s);
+  if (!n || *n < 0 || *n != std::floor(*n) || *n > max) return std::nullopt;
+  return static_cast<uint64_t>(*n);
+}
+
 void resample(TraceOutput& t, Rng& rng) {
   const std::vector<TraceJob> from = std::move(t.jobs);
   t.jobs.clear();
@@ -131,10 +138,9 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
       if (!p || *p < 0 || *p > 1) return fail("best-effort: '" + val + "' is not in [0, 1]");
       v.best_effort_share = *p;
     } else if (key == "seed") {
-      const auto n = parse_double(val);
-      if (!n || *n < 0 || *n != std::floor(*n) || *n > 1e15)
-        return fail("seed: '" + val + "' is not a non-negative integer");
-      v.seed = static_cast<uint64_t>(*n);
+      const auto n = parse_count(val, 1e15);
+      if (!n) return fail("seed: '" + val + "' is not a non-negative integer");
+      v.seed = *n;
     } else if (key == "load") {
       const auto x = parse_double(val);
       if (!x || *x < 0.1 || *x > 10) return fail("load: '" + val + "' is not in [0.1, 10]");
@@ -145,10 +151,9 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
         return fail("jitter: '" + val + "' is not in [0, 3600] seconds");
       v.jitter_ns = static_cast<TimeNs>(std::llround(*x * static_cast<double>(kNsPerSec)));
     } else if (key == "replica") {
-      const auto n = parse_double(val);
-      if (!n || *n < 0 || *n != std::floor(*n) || *n > 1e6)
-        return fail("replica: '" + val + "' is not an integer in [0, 1000000]");
-      v.replica = static_cast<uint64_t>(*n);
+      const auto n = parse_count(val, 1e6);
+      if (!n) return fail("replica: '" + val + "' is not an integer in [0, 1000000]");
+      v.replica = *n;
     } else {
       return fail("unknown step '" + step +
                   "' (expected base, resample, shift-vcs, strict, best-effort=P, load=X, "
