@@ -139,6 +139,10 @@ TEST(TraceVariant, JitterMovesEachSubmitWithinItsBoundAndTheSpan) {
   std::string why;
   EXPECT_FALSE(parse_variant("jitter=-1", &why));
   EXPECT_NE(why.find("jitter: '-1' is not in [0, 3600] seconds"), std::string::npos) << why;
+  for (const char* bad : {"jitter=nan", "jitter=1e9", "jitter=", "replica=-1", "replica=1.5",
+                          "replica=2e6", "replica=x"})
+    EXPECT_FALSE(parse_variant(bad, &why)) << bad;
+  EXPECT_NE(why.find("replica: 'x' is not an integer in [0, 1000000]"), std::string::npos) << why;
 }
 
 }  // namespace
