@@ -28,9 +28,9 @@ from common import BIN, FAILURES, check, finish, free_port, http  # noqa: E402
 from pty_session import PtySession  # noqa: E402
 
 
-def sluice(*args, env=None):
+def sluice(*args, env=None, cwd=None):
     return subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=120,
-                          env=env)
+                          env=env, cwd=cwd)
 
 
 def newest_job(url, name):
@@ -130,7 +130,7 @@ def main():
             check(s.terminal_restored(), "terminal untouched when no session began")
 
         # 3. What the tty endpoint refuses.
-        out = sluice("run", "--cpu", "1", "--name", "batch", "--", "sleep", "600", env=env)
+        out = sluice("run", "--cpu", "1", "--name", "batch", "--", "sleep", "600", env=env, cwd=tmp)
         batch = newest_job(url, "batch")["id"]
         st, body = http("POST", url + "/v1/jobs/%d/tty" % batch, b"x")
         check(st == 409 and "not interactive" in body, "batch job: 409 (%d %s)" % (st, body[:120]))
@@ -147,10 +147,13 @@ def main():
         sluice("cancel", str(batch), env=env)
 
         # 4. Held and dependent jobs are in the gated gauge, not the scheduler's pending depth.
-        sluice("run", "--cpu", "1", "--hold", "--name", "held", "--", "true", env=env)
+        sluice("run", "--cpu", "1", "--hold", "--name", "held", "--", "true", env=env, cwd=tmp)
+        # (From tmp: a pod starts in the submitter's directory as another uid, and the build
+        # directory of a fresh clone under a mode-700 mktemp dir is closed to it; the blocker
+        # then failed at once and its dependent was cancelled before the gauge was read.)
         blocker = json.loads(sluice("run", "--cpu", "1", "--json", "--", "sleep", "600",
-                                    env=env).stdout)["jobs"][0]["id"]
-        sluice("run", "--cpu", "1", "-d", "afterok:%d" % blocker, "--", "true", env=env)
+                                    env=env, cwd=tmp).stdout)["jobs"][0]["id"]
+        sluice("run", "--cpu", "1", "-d", "afterok:%d" % blocker, "--", "true", env=env, cwd=tmp)
         metrics = http("GET", url + "/metrics")[1]
         check('sluice_gated_jobs{cluster_queue="default",reason="held"} 1' in metrics
               and 'sluice_gated_jobs{cluster_queue="default",reason="dependency"} 1' in metrics,
