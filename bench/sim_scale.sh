@@ -13,7 +13,8 @@
 # 117% on average: the backlog then grows without bound). 20% of the jobs are `high`, half are
 # preemptible. Seed 1. CYCLE_INTERVAL=S (default 0: a cycle per batch of events) passes
 # --cycle-interval S. SCORING=POLICY (fgdmix, fgdpack, binpack, ...) adds a SchedulerPolicy with
-# that GPU scoring policy (default: none, so the binary's default). SEED=N (default 1).
+# that GPU scoring policy (default: none, so the binary's default); ALIGN_ENDS=true|false sets
+# spec.alignEnds in it the same way. SEED=N (default 1).
 # Columns: wall and CPU (user + system) time of the whole command, the simulation loop's wall
 # time, and the report's decision digest (equal digests: the same decisions).
 set -euo pipefail
@@ -26,10 +27,13 @@ sizes=("$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 config=$here/sim_scale/queues.yaml
-if [ -n "${SCORING:-}" ]; then
+spec=""
+[ -z "${SCORING:-}" ] || spec+="scoring: $SCORING, "
+[ -z "${ALIGN_ENDS:-}" ] || spec+="alignEnds: $ALIGN_ENDS, "
+if [ -n "$spec" ]; then
   config=$tmp/queues.yaml
   { cat "$here/sim_scale/queues.yaml"
-    printf -- '---\napiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: default}\nspec: {scoring: %s}\n' "$SCORING"
+    printf -- '---\napiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: default}\nspec: {%s}\n' "${spec%, }"
   } >"$config"
 fi
 

@@ -112,6 +112,20 @@ void jitter(TraceOutput& t, TimeNs j, uint64_t replica, Rng& variant_rng) {
   }
 }
 
+// Each walltime estimate (jobs that have one) becomes the job's run time times a log-uniform
+// draw in [1/f, f] (one draw per job, in trace order), from a generator of its own as jitter's.
+void walltime_error(TraceOutput& t, double f, uint64_t replica, Rng& variant_rng) {
+  const uint64_t seed = static_cast<uint64_t>(variant_rng.uniform() * 0x1.0p53);
+  Rng rng(seed ^ ((replica + 1) * 0xC2B2AE3D27D4EB4FULL));
+  const double log_f = std::log(f);
+  for (auto& tj : t.jobs) {
+    const double factor = std::exp((2 * rng.uniform() - 1) * log_f);
+    if (tj.job.walltime_ns > 0)
+      tj.job.walltime_ns = std::max<TimeNs>(
+          1, static_cast<TimeNs>(std::llround(static_cast<double>(tj.duration_ns) * factor)));
+  }
+}
+
 }  // namespace
 
 std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* error) {
@@ -150,6 +164,10 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
       if (!x || *x < 0 || *x > 3600)
         return fail("jitter: '" + val + "' is not in [0, 3600] seconds");
       v.jitter_ns = static_cast<TimeNs>(std::llround(*x * static_cast<double>(kNsPerSec)));
+    } else if (key == "walltime-error") {
+      const auto x = parse_double(val);
+      if (!x || *x < 1 || *x > 100) return fail("walltime-error: '" + val + "' is not in [1, 100]");
+      v.walltime_error = *x;
     } else if (key == "replica") {
       const auto n = parse_count(val, 1e6);
       if (!n) return fail("replica: '" + val + "' is not an integer in [0, 1000000]");
@@ -157,7 +175,7 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
     } else {
       return fail("unknown step '" + step +
                   "' (expected base, resample, shift-vcs, strict, best-effort=P, load=X, "
-                  "jitter=S, replica=K, seed=N)");
+                  "jitter=S, walltime-error=F, replica=K, seed=N)");
     }
   }
   return v;
@@ -166,12 +184,14 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
 void apply_variant(TraceOutput& trace, const TraceVariant& v, const VariantClasses& classes,
                    Rng& rng) {
   if (trace.jobs.empty()) return;
-  // 1. Which jobs, 2. when each queue's arrivals come, 3. their classes, 4. the load, 5. jitter.
+  // 1. Which jobs, 2. when each queue's arrivals come, 3. their classes, 4. the load, 5. jitter,
+  // 6. walltime estimates.
   if (v.resample) resample(trace, rng);
   if (v.shift_vcs) shift_vcs(trace, rng);
   if (v.best_effort_share) best_effort_share(trace, *v.best_effort_share, classes, rng);
   if (v.load != 1.0) scale_load(trace, v.load);
   if (v.jitter_ns > 0) jitter(trace, v.jitter_ns, v.replica, rng);
+  if (v.walltime_error > 1) walltime_error(trace, v.walltime_error, v.replica, rng);
 }
 
 }  // namespace sluice::sim

@@ -14,8 +14,11 @@
 //   load=X            X in [0.1, 10]: inter-arrival times divided by X (1.5: 50% more load)
 //   jitter=S          S in [0, 3600] seconds: each submit time moved by a uniform draw in
 //                     [-S, S], kept within the arrival span
-//   replica=K         K >= 0: the jitter's own draws (the other steps' draws do not change):
-//                     replicas of one workload that differ by seconds of arrival
+//   walltime-error=F  F in [1, 100]: each walltime estimate becomes the job's run time times a
+//                     log-uniform draw in [1/F, F] (the trace's estimates are the run times;
+//                     this makes them wrong both ways, as users' are)
+//   replica=K         K >= 0: the jitter's and walltime-error's own draws (the other steps'
+//                     draws do not change): replicas of one workload
 //   seed=N            the variant's draws use seed N instead of the run's --seed
 //   base              no change (a name for the trace itself in a table)
 // Every draw comes from one generator (the run's, or seed=N's).
@@ -33,6 +36,7 @@ struct TraceVariant {
   std::optional<double> best_effort_share;  // none: as in the trace
   double load = 1.0;
   TimeNs jitter_ns = 0;
+  double walltime_error = 1;  // 1: estimates as in the trace
   uint64_t replica = 0;
   std::optional<uint64_t> seed;  // none: the run's generator
 };

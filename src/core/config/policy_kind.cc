@@ -102,7 +102,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader spec(
       r, *spec_node, "spec",
       {{"scoring", "ordering", "fairness", "fairSharing", "interactive", "maxPendingTotal",
-        "preemption", "backfill", "backfillDepth", "flavorSnapshot"}});
+        "preemption", "backfill", "backfillDepth", "alignEnds", "flavorSnapshot"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
@@ -139,6 +139,9 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   if (const YAML::Node* n = spec.find("backfillDepth")) {
     if (auto v = r.integer(*n, "spec.backfillDepth", 1, 64))
       p.backfill_depth = static_cast<int32_t>(*v);
+  }
+  if (const YAML::Node* n = spec.find("alignEnds")) {
+    if (auto v = r.boolean(*n, "spec.alignEnds")) p.align_ends = *v;
   }
   if (const YAML::Node* n = spec.find("flavorSnapshot")) {
     if (auto v = r.choice<bool>(*n, "spec.flavorSnapshot", {{"live", false}, {"cycleStart", true}}))

@@ -33,6 +33,12 @@ constexpr int kMaxPreemptionAttempts = 16;
 }  // namespace
 
 CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
+  // End alignment for this cycle's placements (the placer forgets it when the cycle returns).
+  struct NodeEnds {
+    const Placer& placer;
+    ~NodeEnds() { placer.set_node_ends(nullptr, 0); }
+  } ends{placer_};
+  if (!node_end_.empty()) placer_.set_node_ends(&node_end_, now);
   Walk w(*this, now);
   w.choose_mode(mode);
   w.start();
@@ -243,8 +249,7 @@ void Scheduler::Walk::advance(int q) {
 }
 
 void Scheduler::Walk::refresh(int q) {
-  const auto& w = policy_.weights;
-  dyn_[q] = w.drf * s_.drf_share(q, quota_) + w.debt * s_.fairness_debt(q);
+  dyn_[q] = s_.fairness_penalty(q, quota_);
   if (heads_[q]) {
     head_key_[q].score = head_score(heads_[q]->key, q, heads_[q]->job.submit_ns);
     replay(q);

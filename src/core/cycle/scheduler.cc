@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <limits>
 
 #include "core/model/deadline.h"
 #include "core/model/job_shape.h"
@@ -37,6 +38,10 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
   not_by_shape_.assign(nq, 0);
   debt_.resize(nq);
   pending_per_local_queue_.assign(config_->local_queues.size(), 0);
+  if (config_->policy.align_ends) {
+    node_ends_.resize(config_->cluster.nodes.size());
+    node_end_.assign(config_->cluster.nodes.size(), 0);
+  }
   counts_workload_ = config_->policy.gpu_scoring == ScoringPolicy::kFgd ||
                      config_->policy.gpu_scoring == ScoringPolicy::kFgdPack ||
                      config_->policy.gpu_scoring == ScoringPolicy::kFgdMix;
@@ -207,7 +212,28 @@ void Scheduler::release_running(const RunningJob& r) {
   running_removed(r);
 }
 
+void Scheduler::track_node_ends(const RunningJob& r, int sign) {
+  if (node_end_.empty()) return;
+  const TimeNs w = walltime(r.job, r.admission.queue);
+  // No estimate: not known to end, as if it ran forever.
+  const TimeNs end = w > 0 ? r.start_ns + w : std::numeric_limits<TimeNs>::max();
+  std::vector<NodeId> nodes;
+  for (const auto& pp : r.admission.placement.pods) nodes.push_back(pp.node);
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  for (const NodeId n : nodes) {
+    auto& ends = node_ends_[static_cast<size_t>(n)];
+    if (sign > 0) {
+      ends.insert(end);
+    } else if (auto it = ends.find(end); it != ends.end()) {
+      ends.erase(it);
+    }
+    node_end_[static_cast<size_t>(n)] = ends.empty() ? 0 : *ends.rbegin();
+  }
+}
+
 void Scheduler::running_added(const RunningJob& r) {
+  track_node_ends(r, 1);
   ends_.emplace(std::pair{r.start_ns + walltime(r.job, r.admission.queue), r.job.id}, &r);
   const auto& vcq = config_->cluster_queues[r.admission.queue];
   if ((r.admission.best_effort || (r.job.preemptible && vcq.preemptible)) &&
@@ -221,6 +247,7 @@ void Scheduler::running_added(const RunningJob& r) {
 }
 
 void Scheduler::running_removed(const RunningJob& r) {
+  track_node_ends(r, -1);
   ends_.erase({r.start_ns + walltime(r.job, r.admission.queue), r.job.id});
   if (victims_.remove(r.job.id, r.admission.queue)) {
     if (const TimeNs m = config_->cluster_queues[r.admission.queue].min_runtime_ns; m > 0)
@@ -448,6 +475,11 @@ double Scheduler::drf_share(QueueId q, const QuotaTree& quota) const {
   return std::min(share, 4.0);
 }
 
+double Scheduler::fairness_penalty(QueueId q, const QuotaTree& quota) const {
+  const auto& w = config_->policy.weights;
+  return w.drf * drf_share(q, quota) + w.debt * fairness_debt(q);
+}
+
 double Scheduler::key_of(const Job& job) const {
   return queue_key(job, config_->policy, priority_scale_) +
          deadline_term(job, config_->policy, deadline_cap_);
@@ -458,7 +490,7 @@ double Scheduler::score(JobId id, TimeNs now) const {
   if (it == pending_.end()) return 0;
   const auto& p = it->second;
   const auto& w = config_->policy.weights;
-  const double fairness = w.drf * drf_share(p.queue) + w.debt * fairness_debt(p.queue);
+  const double fairness = fairness_penalty(p.queue, quota_);
   return w.priority * p.job.priority / priority_scale_ + age_term(p.job, config_->policy, now) +
          deadline_term(p.job, config_->policy, deadline_cap_) +
          bounded_fairness(fairness, fairness_bounds(*config_, priority_scale_),

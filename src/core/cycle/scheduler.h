@@ -189,6 +189,9 @@ class Scheduler {
   using SubmitOrder = std::pair<TimeNs, JobId>;
 
   double drf_share(QueueId q, const QuotaTree& quota) const;
+  // What the fairness terms subtract from a job of queue q before their bounds: w_drf x DRF
+  // share + w_debt x fairness debt.
+  double fairness_penalty(QueueId q, const QuotaTree& quota) const;
   // A pending job's time-free key in its queue: queue_key() plus the deadline term.
   double key_of(const Job& job) const;
   void insert_pending(PendingJob p);
@@ -249,6 +252,11 @@ class Scheduler {
   // Running jobs by expected end (start + walltime, then id): the reservation walks them in
   // this order and usually stops after a few hundred, so it neither copies nor sorts them all.
   RunningEnds ends_;
+  // End alignment (spec.alignEnds): per node, the expected ends of the jobs running on it
+  // (one per job), and the latest of them (0: none); empty when off.
+  std::vector<std::multiset<TimeNs>> node_ends_;
+  std::vector<TimeNs> node_end_;
+  void track_node_ends(const RunningJob& r, int sign);
   BudgetLedger budgets_;
   int32_t best_effort_priority_ = -1;
   // Times at which a pending job's fallback tier opens a flavor or its shapes: an incremental

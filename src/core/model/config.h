@@ -235,6 +235,9 @@ struct SchedulerPolicy {
   // How many jobs hold a reservation at once (spec.backfillDepth): the first `backfill_depth`
   // jobs in rank order that cannot be placed, each on nodes the earlier ones do not reserve.
   int32_t backfill_depth = 1;
+  // spec.alignEnds: among nodes the GPU scoring ranks equal, a job with a walltime goes where
+  // the running work ends closest after its own expected end (Placer::set_node_ends).
+  bool align_ends = false;
   // spec.flavorSnapshot: cycleStart: as Kueue, a job's flavors are chosen against the quota as
   // it was when the cycle started, and a job whose choice no longer fits after the cycle's
   // earlier admissions waits for the next cycle (no other flavor is tried). Off (`live`, the

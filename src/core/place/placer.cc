@@ -121,11 +121,17 @@ void Placer::set_workload_from_counts(const PodShapeCounts& counts, double cover
     fgd->set_workload(typical_pods(counts, coverage));
 }
 
+void Placer::set_node_ends(const std::vector<TimeNs>* node_end, TimeNs now) const {
+  impl_->node_end = node_end;
+  impl_->now = now;
+}
+
 std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSet& nodes,
                                                     const ClusterAlloc& alloc) const {
   Impl& im = *impl_;
   im.alloc = &alloc;
   im.job = &job;
+  im.job_end = im.node_end && job.walltime_ns > 0 ? im.now + job.walltime_ns : 0;
   im.require_nvlink = job.gpu_locality == GpuLocality::kRequireNvlink;
   im.order = scorer_->order();
   im.fail_pod_set = -1;

@@ -79,6 +79,13 @@ class Placer {
   void count_workload(const Job& job, int64_t sign, PodShapeCounts& counts) const;
   void set_workload_from_counts(const PodShapeCounts& counts, double coverage = 0.95);
   bool uses_workload() const;
+  // End alignment (SchedulerPolicy spec.alignEnds, docs/placement.md): `node_end` gives each
+  // node's latest expected end of the work running on it (0: idle), `now` the time a job placed
+  // would start. Among nodes of equal rank and score, a job with a walltime goes to the node
+  // whose end is the closest at or after its own, else to the one that ends the latest before
+  // it: nodes then drain together and whole nodes come free for multi-GPU jobs. Null: off.
+  // The vector must outlive the calls to place().
+  void set_node_ends(const std::vector<TimeNs>* node_end, TimeNs now) const;
 
   const GpuScorer& scorer() const { return *scorer_; }
   // Bitmask of model indexes for names (unknown names add nothing); all ones when empty.

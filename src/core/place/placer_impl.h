@@ -33,14 +33,17 @@ struct Cand {
   int rank = 0;
   double score = 0;
   int16_t shared_gpu = -1;
+  int64_t misaligned = 0;        // misalignment(node)
   std::vector<GpuShare> shares;  // whole GPUs and MIG slices
 };
 
-// Total order of candidates: lower rank, then higher score, then lower NodeId.
+// Total order of candidates: lower rank, then higher score, then better end alignment (with
+// Placer::set_node_ends), then lower NodeId.
 inline bool better(const Cand& a, const Cand& b) {
   if (b.node < 0) return true;
   if (a.rank != b.rank) return a.rank < b.rank;
   if (a.score != b.score) return a.score > b.score;
+  if (a.misaligned != b.misaligned) return a.misaligned < b.misaligned;
   return a.node < b.node;
 }
 
@@ -96,12 +99,27 @@ struct Placer::Impl {
     uint64_t key = 0;
     uint32_t epoch = 0;
     int32_t static_class = -1;
+    // The first node's outcome (rank -1: it did not fit).
+    int rank = -1;
+    double score = 0;
   };
   std::vector<Seen> seen;  // open addressing, 2^k >= 2 x nodes slots; valid when epoch matches
   uint32_t epoch = 0;
   // Per call.
   const ClusterAlloc* alloc = nullptr;
   const Job* job = nullptr;
+  // End alignment (Placer::set_node_ends): the nodes' expected ends, and this job's (0: off).
+  const std::vector<TimeNs>* node_end = nullptr;
+  TimeNs now = 0;
+  TimeNs job_end = 0;
+  // How badly node n's expected end matches this job's, lower first: running on past the job's
+  // end costs the gap; ending before it costs more than any such gap (the job keeps the node
+  // busy longer) and then the gap too. 0 when alignment is off.
+  int64_t misalignment(NodeId n) const {
+    if (job_end <= 0) return 0;
+    const TimeNs e = (*node_end)[static_cast<size_t>(n)];
+    return e >= job_end ? e - job_end : (job_end - e) + (int64_t{1} << 60);
+  }
   bool require_nvlink = false;
   SearchOrder order = SearchOrder::kFewestFreeFirst;
   // Scratch (reused between calls; never part of the result's identity).
@@ -114,6 +132,10 @@ struct Placer::Impl {
   std::vector<int32_t> used_domains;
   std::vector<PodPlacement> out;
   Cand cur, best;
+  // The grouped search's state entry of the node being considered and of the best one (null:
+  // not grouped, or a node this gang touched).
+  Seen* cur_state = nullptr;
+  Seen* best_state = nullptr;
   Reasons reasons;
   int32_t fail_pod_set = -1;
   int32_t max_pods_placed = 0;
@@ -333,10 +355,11 @@ struct Placer::Impl {
     }
   }
 
-  // False when a node of the same static class and free state (ClusterAlloc's 64-bit state
-  // hash, which the FGD memo trusts as well) was already seen this epoch: it fits and scores
-  // exactly like that one, which has a lower id.
-  bool first_of_state(NodeId n) {
+  // The entry of node n's static class and free state (ClusterAlloc's 64-bit state hash, which
+  // the FGD memo trusts as well) this epoch; `fresh` says whether n is the first node of it.
+  // A later node of the same entry fits and scores exactly like the first one, which has a
+  // lower id.
+  Seen& state_of(NodeId n, bool& fresh) {
     const int32_t sc = static_class[static_cast<size_t>(n)];
     uint64_t key = alloc->state_hash(n) ^ ((static_cast<uint64_t>(sc) + 1) * 0x9e3779b97f4a7c15ULL);
     key ^= key >> 31;
@@ -344,10 +367,40 @@ struct Placer::Impl {
     for (size_t i = key & mask;; i = (i + 1) & mask) {
       Seen& e = seen[i];
       if (e.epoch != epoch) {
-        e = {key, epoch, sc};
-        return true;
+        e = Seen{};
+        e.key = key;
+        e.epoch = epoch;
+        e.static_class = sc;
+        fresh = true;
+        return e;
       }
-      if (e.key == key && e.static_class == sc) return false;
+      if (e.key == key && e.static_class == sc) {
+        fresh = false;
+        return e;
+      }
+    }
+  }
+
+  // Node n shares state entry e with an earlier node, so it fits and scores alike; only end
+  // alignment can make it better. When the best node has that state too, n takes its place
+  // if it aligns better (same GPUs: same state); when another state ties e on rank and score,
+  // n is evaluated in full; otherwise it cannot win.
+  void consider_same_state(NodeId n, const PodShape& pod, Seen& e) {
+    if (job_end <= 0 || e.rank < 0 || best.node < 0) return;
+    if (best_state == &e) {
+      Cand c;
+      c.node = n;
+      c.rank = best.rank;
+      c.score = best.score;
+      c.misaligned = misalignment(n);
+      if (better(c, best)) {
+        best.node = n;
+        best.misaligned = c.misaligned;
+      }
+    } else if (e.rank == best.rank && e.score == best.score) {
+      cur_state = &e;
+      consider(n, pod);
+      cur_state = nullptr;
     }
   }
 
@@ -361,6 +414,7 @@ struct Placer::Impl {
     cur.node = n;
     cur.rank = rank_of(v, pod);
     cur.score = sc.score;
+    cur.misaligned = misalignment(n);
     cur.shared_gpu = -1;
     if (pod.shared()) {
       cur.shared_gpu = sc.shared_gpu;
@@ -373,6 +427,8 @@ struct Placer::Impl {
       best.node = cur.node;
       best.rank = cur.rank;
       best.score = cur.score;
+      best.misaligned = cur.misaligned;
+      best_state = cur_state;
       best.shared_gpu = cur.shared_gpu;
       best.shares = cur.shares;
     }
@@ -390,6 +446,7 @@ struct Placer::Impl {
     // 2. Buckets in order (one node per equal state when every feasible node is scored).
     build_groups(pod);
     const bool grouped = group_states && !monotone && cap <= 0;
+    best_state = nullptr;
     if (grouped) next_epoch();
     int32_t total = 0;
     for (const Group& g : groups) {
@@ -403,9 +460,23 @@ struct Placer::Impl {
         while (w && !stop) {
           const NodeId n = i * 64 + std::countr_zero(w);
           w &= w - 1;
-          if (grouped && !first_of_state(n)) continue;
+          Seen* entry = nullptr;
+          if (grouped) {
+            bool fresh = false;
+            entry = &state_of(n, fresh);
+            if (!fresh) {
+              consider_same_state(n, pod, *entry);
+              continue;
+            }
+          }
           cur.node = -1;
+          cur_state = entry;
           consider(n, pod);
+          cur_state = nullptr;
+          if (entry && cur.node == n) {
+            entry->rank = cur.rank;
+            entry->score = cur.score;
+          }
           if (cur.node == n) {
             ++feasible;
             ++total;

@@ -145,5 +145,35 @@ TEST(TraceVariant, JitterMovesEachSubmitWithinItsBoundAndTheSpan) {
   EXPECT_NE(why.find("replica: 'x' is not an integer in [0, 1000000]"), std::string::npos) << why;
 }
 
+TEST(TraceVariant, WalltimeErrorMakesEstimatesWrongBothWaysWithinTheFactor) {
+  TraceOutput t = trace100(), other = trace100();
+  Rng r1(5), r2(5);
+  apply_variant(t, *parse_variant("walltime-error=3", nullptr), {}, r1);
+  apply_variant(other, *parse_variant("walltime-error=3,replica=2", nullptr), {}, r2);
+  int over = 0, under = 0, differ = 0;
+  for (size_t i = 0; i < t.jobs.size(); ++i) {
+    const TimeNs run = t.jobs[i].duration_ns, est = t.jobs[i].job.walltime_ns;
+    EXPECT_EQ(run, 30 * kNsPerSec);  // run times and submits do not change
+    EXPECT_EQ(t.jobs[i].job.submit_ns, static_cast<TimeNs>(10 * i) * kNsPerSec);
+    EXPECT_GE(est, 10 * kNsPerSec - 1) << i;  // 30 s / 3
+    EXPECT_LE(est, 90 * kNsPerSec + 1) << i;  // 30 s x 3
+    over += est > run ? 1 : 0;
+    under += est < run ? 1 : 0;
+    differ += est != other.jobs[i].job.walltime_ns ? 1 : 0;
+  }
+  EXPECT_GT(over, 30);
+  EXPECT_GT(under, 30);
+  EXPECT_GT(differ, 90);  // another replica: other draws
+  TraceOutput plain = trace100();
+  Rng r3(5);
+  apply_variant(plain, *parse_variant("walltime-error=1", nullptr), {}, r3);
+  for (const auto& tj : plain.jobs) EXPECT_EQ(tj.job.walltime_ns, tj.duration_ns);
+  std::string why;
+  for (const char* bad :
+       {"walltime-error=0.5", "walltime-error=101", "walltime-error=nan", "walltime-error="})
+    EXPECT_FALSE(parse_variant(bad, &why)) << bad;
+  EXPECT_NE(why.find("walltime-error: '' is not in [1, 100]"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace sluice::sim

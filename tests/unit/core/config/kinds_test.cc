@@ -358,6 +358,24 @@ TEST(ConfigKinds, SchedulerPolicyBackfillDepth) {
   }
 }
 
+TEST(ConfigKinds, SchedulerPolicyAlignEnds) {
+  auto doc = [](const std::string& v) {
+    return "apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: p}\n"
+           "spec: {alignEnds: " +
+           v + "}\n";
+  };
+  EXPECT_FALSE(load_one("apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\n"
+                        "metadata: {name: p}\nspec: {}\n")
+                   .config.policy.align_ends);
+  auto on = load_one(doc("true"));
+  ASSERT_TRUE(on.ok()) << dump(on.errors);
+  EXPECT_TRUE(on.config.policy.align_ends);
+  auto bad = load_one(doc("sometimes"));
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(any_contains(bad.errors, {"test.yaml:4: spec.alignEnds", "sometimes"}))
+      << dump(bad.errors);
+}
+
 const char* kCluster = R"(
 apiVersion: sluice.dev/v1alpha1
 kind: Cluster

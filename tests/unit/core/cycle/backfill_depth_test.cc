@@ -56,11 +56,6 @@ NodeId node_of(const CycleResult& r, JobId id) {
   return -1;
 }
 
-void expect_invariants(const Scheduler& s) {
-  std::string why;
-  EXPECT_TRUE(s.check_invariants(&why)) << why;
-}
-
 TEST(BackfillDepth, OneReservationLetsALongJobTakeTheSecondBigJobsNode) {
   Scheduler s(world(1));
   fill(s);
@@ -70,7 +65,7 @@ TEST(BackfillDepth, OneReservationLetsALongJobTakeTheSecondBigJobsNode) {
   EXPECT_TRUE(r.later_reservations.empty());
   // C (ends at 1,100 s) packs onto n1, the fuller node: B's wait for n1 grows to 1,100 s.
   EXPECT_EQ(node_of(r, 12), 1);
-  expect_invariants(s);
+  testing::expect_invariants(s);
 }
 
 TEST(BackfillDepth, TwoReservationsKeepTheSecondBigJobsNodeFree) {
@@ -85,7 +80,7 @@ TEST(BackfillDepth, TwoReservationsKeepTheSecondBigJobsNodeFree) {
   EXPECT_EQ(r.later_reservations[0].nodes, std::vector<NodeId>{1});
   EXPECT_EQ(node_of(r, 12), 2);  // C runs past 300 s: placed again off n1
   s.apply(r, 100 * kSec);
-  expect_invariants(s);
+  testing::expect_invariants(s);
 }
 
 TEST(BackfillDepth, AJobThatEndsBeforeTheReservationStartsMayUseItsNodes) {
@@ -140,7 +135,7 @@ TEST(BackfillDepth, AnIncrementalCycleKeepsTheLaterReservations) {
   EXPECT_EQ(r.later_reservations[0].job, 11);
   EXPECT_EQ(node_of(r, 13), 2);
   s.apply(r, 120 * kSec);
-  expect_invariants(s);
+  testing::expect_invariants(s);
 }
 
 }  // namespace

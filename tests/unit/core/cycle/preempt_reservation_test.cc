@@ -58,11 +58,6 @@ CycleResult submit_and_cycle(Scheduler& s, TimeNs p_walltime_s) {
   return s.run_cycle(100 * kSec);
 }
 
-void expect_invariants(const Scheduler& s) {
-  std::string why;
-  EXPECT_TRUE(s.check_invariants(&why)) << why;
-}
-
 TEST(PreemptReservation, PreemptorThatWouldDelayTheReservationEvictsNothing) {
   Scheduler s(world());
   fill(s);
@@ -81,7 +76,7 @@ TEST(PreemptReservation, PreemptorThatWouldDelayTheReservationEvictsNothing) {
       EXPECT_EQ(pd.reason.blocker, 10);
     }
   EXPECT_TRUE(reason_seen);
-  expect_invariants(s);
+  testing::expect_invariants(s);
 }
 
 TEST(PreemptReservation, PreemptorFindsItsVictimsOffTheReservedNodes) {
@@ -100,10 +95,10 @@ TEST(PreemptReservation, PreemptorFindsItsVictimsOffTheReservedNodes) {
   EXPECT_EQ(r.admitted[0].placement.pods[0].node, 1);
   ASSERT_EQ(r.preempted.size(), 1u);
   EXPECT_EQ(r.preempted[0].victim, 4);
-  expect_invariants(s);
+  testing::expect_invariants(s);
   // The reserved node is back in service for the next cycle's placements.
   EXPECT_EQ(s.run_cycle(101 * kSec).reservation.job, 10);
-  expect_invariants(s);
+  testing::expect_invariants(s);
 }
 
 TEST(PreemptReservation, PreemptorThatEndsBeforeTheReservationStillPreempts) {
@@ -116,7 +111,7 @@ TEST(PreemptReservation, PreemptorThatEndsBeforeTheReservationStillPreempts) {
   EXPECT_EQ(r.admitted[0].job, 11);
   ASSERT_EQ(r.preempted.size(), 1u);
   EXPECT_EQ(r.preempted[0].victim, 2);
-  expect_invariants(s);
+  testing::expect_invariants(s);
 }
 
 TEST(PreemptReservation, WithoutAReservationThePreemptorEvicts) {

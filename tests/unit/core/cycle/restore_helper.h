@@ -1,6 +1,7 @@
 #pragma once
 // Puts a running one-pod job back into a scheduler for a test (Scheduler::restore_running):
-// the cycle tests' way to start from a cluster that already runs work.
+// the cycle tests' way to start from a cluster that already runs work; and the invariant check
+// those tests end with.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -25,6 +26,12 @@ inline void restore_one_pod(Scheduler& s, const Job& j, QueueId q, NodeId node, 
   a.placement.pods = {pod};
   std::string why;
   ASSERT_TRUE(s.restore_running(j, a, start, start, 0, &why)) << why;
+}
+
+// The scheduler's internal consistency (Scheduler::check_invariants), as a test expectation.
+inline void expect_invariants(const Scheduler& s) {
+  std::string why;
+  EXPECT_TRUE(s.check_invariants(&why)) << why;
 }
 
 }  // namespace sluice::testing

@@ -1,0 +1,101 @@
+// End alignment (SchedulerPolicy spec.alignEnds; Placer::set_node_ends, docs/placement.md):
+// among nodes the GPU scoring ranks equal, a job with a walltime goes where the running work
+// ends closest at or after its own expected end, else where it ends the latest before it.
+#include <gtest/gtest.h>
+
+#include "../test_config.h"
+#include "core/cycle/scheduler.h"
+#include "restore_helper.h"
+
+namespace sluice {
+namespace align_ends_test {  // its own namespace: the unit tests build in unity batches
+namespace {
+
+constexpr TimeNs kSec = kNsPerSec;
+
+// Four nodes of 4 GPUs, one queue, bin-packing. Running from 0 s: n0, n1 and n2 use 2 GPUs
+// each (the same free state, so the scoring ties them), until 100, 400 and 1,000 s; n3 is idle.
+std::shared_ptr<Config> world(bool align) {
+  auto c = std::make_shared<Config>();
+  c->cluster = testing::make_cluster(4, 4);
+  testing::add_queue(*c, "q", 100);
+  c->policy.align_ends = align;
+  c->policy.gpu_scoring = ScoringPolicy::kBinPack;  // the three partly used nodes tie
+  return c;
+}
+
+void fill(Scheduler& s) {
+  const TimeNs ends[] = {100, 400, 1000};
+  for (NodeId n = 0; n < 3; ++n) {
+    Job j = testing::make_job(static_cast<JobId>(n + 1), "q", 2);
+    j.walltime_ns = ends[n] * kSec;
+    testing::restore_one_pod(s, j, 0, n, 0);
+  }
+}
+
+// Submits a 1-GPU job with `walltime_s` (0: none) at 10 s and returns the node of its pod.
+NodeId place_one(Scheduler& s, JobId id, TimeNs walltime_s, TimeNs now_s = 10) {
+  Job j = testing::make_job(id, "q", 1, 1, now_s * kSec);
+  j.walltime_ns = walltime_s * kSec;
+  EXPECT_EQ(s.submit(j).status, SubmitStatus::kAccepted);
+  const CycleResult r = s.run_cycle(now_s * kSec);
+  s.apply(r, now_s * kSec);
+  for (const auto& a : r.admitted)
+    if (a.job == id) return a.placement.pods.at(0).node;
+  return -1;
+}
+
+TEST(AlignEnds, OffTheTiedNodeWithTheLowestIdWins) {
+  Scheduler s(world(false));
+  fill(s);
+  EXPECT_EQ(place_one(s, 10, 300), 0);
+}
+
+TEST(AlignEnds, TheNodeEndingClosestAfterTheJobWins) {
+  Scheduler s(world(true));
+  fill(s);
+  // Ends at 310 s: n1 (400 s) runs on past it the least; n0 (100 s) would be kept busy.
+  EXPECT_EQ(place_one(s, 10, 300), 1);
+  testing::expect_invariants(s);
+}
+
+TEST(AlignEnds, WhenEveryNodeEndsBeforeTheJobTheLatestWins) {
+  Scheduler s(world(true));
+  fill(s);
+  EXPECT_EQ(place_one(s, 10, 2000), 2);  // ends at 2,010 s; n2 is busy until 1,000 s anyway
+}
+
+TEST(AlignEnds, AJobWithoutAWalltimeIsPlacedAsWithout) {
+  Scheduler s(world(true));
+  fill(s);
+  EXPECT_EQ(place_one(s, 10, 0), 0);
+}
+
+TEST(AlignEnds, TheScoringStillComesFirst) {
+  Scheduler s(world(true));
+  fill(s);
+  // A 1-GPU job on n0 until 50 s leaves n0 one free GPU: bin-packing ranks it first, though n1
+  // would align better with a job that ends at 310 s.
+  Job small = testing::make_job(4, "q", 1);
+  small.walltime_ns = 50 * kSec;
+  testing::restore_one_pod(s, small, 0, 0, 2);
+  EXPECT_EQ(place_one(s, 10, 300), 0);
+}
+
+TEST(AlignEnds, AFinishedJobsEndIsForgotten) {
+  Scheduler s(world(true));
+  fill(s);
+  // n2's job (until 1,000 s) finishes at 20 s and another takes its place until 200 s: the
+  // same free state as before. A job ending at 150 s goes to n2 now (with n2 still counted
+  // until 1,000 s, n1 at 400 s would be the closer).
+  ASSERT_TRUE(s.finish(3, 20 * kSec));
+  Job next = testing::make_job(4, "q", 2);
+  next.walltime_ns = 180 * kSec;
+  testing::restore_one_pod(s, next, 0, 2, 0, 20 * kSec);
+  EXPECT_EQ(place_one(s, 10, 120, 30), 2);
+  testing::expect_invariants(s);
+}
+
+}  // namespace
+}  // namespace align_ends_test
+}  // namespace sluice
