@@ -3,8 +3,8 @@
 # (docs/simulator.md, "Deadlines"). One `sluice sim compare` over the variants, three configs:
 # Kueue-like (examples/philly/queues-kueue.yaml), sluice without the deadline term (queues-sluice
 # with spec.ordering.weights.deadline 0) and sluice with it (weight $WEIGHTS, one config per
-# weight; default "1"). The sluice configs are derived at run time from queues-sluice.yaml plus a
-# SchedulerPolicy (nothing is written but the report under $OUT).
+# weight; default "1"). The sluice configs are derived at run time from queues-sluice.yaml, its
+# SchedulerPolicy given the weight (the derived configs and the report are written under $OUT).
 # Prints the compare table, then per variant and config: strict (class `high`) deadline
 # satisfaction, strict p99 wait, utilisation and Jain (contended).
 # Needs the trace: $SLUICE_TRACES/philly-chronus/ (default ../shared/traces); exits 77 (skip)
@@ -24,17 +24,28 @@ resample,best-effort=0.5,load=1.2,seed=6"
 variants=${VARIANTS:-$default_variants}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
-policy() {  # a SchedulerPolicy with the deadline weight $1 (other fields: defaults)
-  printf -- '---\napiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: default}\n'
-  printf 'spec:\n  ordering:\n    weights: {deadline: %s}\n' "$1"
+# queues-sluice.yaml with spec.ordering.weights.deadline $1 in its SchedulerPolicy (added when
+# it has none), written to $2.
+with_deadline() {
+  python3 - examples/philly/queues-sluice.yaml "$1" "$2" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+policy = next((d for d in docs if d.get("kind") == "SchedulerPolicy"), None)
+if policy is None:
+    policy = {"apiVersion": "sluice.dev/v1alpha1", "kind": "SchedulerPolicy",
+              "metadata": {"name": "default"}, "spec": {}}
+    docs.append(policy)
+spec = policy.setdefault("spec", {})
+weights = spec.setdefault("ordering", {}).setdefault("weights", {})
+weights["deadline"] = float(sys.argv[2])
+yaml.safe_dump_all(docs, open(sys.argv[3], "w"), sort_keys=False)
+PY
 }
 configs=(examples/philly/queues-kueue.yaml)
-cp examples/philly/queues-sluice.yaml "$out/sluice-deadline-0.yaml"
-policy 0 >>"$out/sluice-deadline-0.yaml"
+with_deadline 0 "$out/sluice-deadline-0.yaml"
 configs+=("$out/sluice-deadline-0.yaml")
 for w in ${WEIGHTS:-1}; do
-  cp examples/philly/queues-sluice.yaml "$out/sluice-deadline-$w.yaml"
-  policy "$w" >>"$out/sluice-deadline-$w.yaml"
+  with_deadline "$w" "$out/sluice-deadline-$w.yaml"
   configs+=("$out/sluice-deadline-$w.yaml")
 done
 args=()

@@ -7,7 +7,8 @@
 #          targets, and the peers the suite starts as private processes (promtool/prometheus,
 #          chromium, bubblewrap, curl, python3), help2man and dpkg-dev for the package test,
 #          pip and mypy for the Python client (an offline install, a type check)
-#   bench  build + Google Benchmark, wrk and nginx for the benchmark scripts (bench/)
+#   bench  build + Google Benchmark, wrk and nginx for the benchmark scripts (bench/), PyYAML
+#          for bench/philly_deadlines.sh
 #
 # It never stops, disables, restarts or kills a service or a process. Debian starts the service
 # of some packages when it installs them (prometheus on :9090, nginx on :80); those are left as
@@ -23,7 +24,7 @@ test=(googletest libgtest-dev libgmock-dev librapidcheck-dev
   etcd-server etcd-client
   podman runc
   clang-16 libfuzzer-16-dev libclang-rt-16-dev)
-bench=(libbenchmark-dev wrk nginx-light)
+bench=(libbenchmark-dev wrk nginx-light python3-yaml)
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 

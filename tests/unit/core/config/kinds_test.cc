@@ -336,7 +336,8 @@ spec:
   EXPECT_TRUE(has(
       out.errors,
       "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, fairSharing, "
-      "interactive, maxPendingTotal, preemption, backfill, backfillDepth, flavorSnapshot)"))
+      "interactive, maxPendingTotal, preemption, backfill, backfillDepth, alignEnds, "
+      "flavorSnapshot)"))
       << dump(out.errors);
 }
 
