@@ -437,6 +437,7 @@ struct Placer::Impl {
   // The best node for `pod` among `mask`; false when none fits.
   bool best_node(const PodShape& pod, const NodeBits& mask) {
     best.node = -1;
+    best_state = nullptr;
     const bool monotone = order != SearchOrder::kExhaustive;
     const int32_t cap = monotone ? std::max(1, self->options_.candidates_per_bucket)
                                  : self->options_.max_candidates;
@@ -446,7 +447,6 @@ struct Placer::Impl {
     // 2. Buckets in order (one node per equal state when every feasible node is scored).
     build_groups(pod);
     const bool grouped = group_states && !monotone && cap <= 0;
-    best_state = nullptr;
     if (grouped) next_epoch();
     int32_t total = 0;
     for (const Group& g : groups) {
