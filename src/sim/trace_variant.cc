@@ -98,12 +98,17 @@ void scale_load(TraceOutput& t, double x) {
         tj, lo + static_cast<TimeNs>(std::llround(static_cast<double>(tj.job.submit_ns - lo) / x)));
 }
 
-// Each submit time moves by a uniform draw in [-j, j], clamped to the arrival span (one draw per
-// job, in trace order), from a generator of its own: one draw of the variant's, mixed with the
-// replica number.
-void jitter(TraceOutput& t, TimeNs j, uint64_t replica, Rng& variant_rng) {
+// A step's own generator: one draw of the variant's, mixed with `salt` (from the replica
+// number), so replicas differ in that step's draws only.
+Rng own_rng(Rng& variant_rng, uint64_t salt) {
   const uint64_t seed = static_cast<uint64_t>(variant_rng.uniform() * 0x1.0p53);
-  Rng rng(seed ^ (replica * 0x9E3779B97F4A7C15ULL));
+  return Rng(seed ^ salt);
+}
+
+// Each submit time moves by a uniform draw in [-j, j], clamped to the arrival span (one draw per
+// job, in trace order), from a generator of its own (own_rng).
+void jitter(TraceOutput& t, TimeNs j, uint64_t replica, Rng& variant_rng) {
+  Rng rng = own_rng(variant_rng, replica * 0x9E3779B97F4A7C15ULL);
   const auto [lo, hi] = arrival_span(t);
   for (auto& tj : t.jobs) {
     const auto d =
@@ -113,10 +118,9 @@ void jitter(TraceOutput& t, TimeNs j, uint64_t replica, Rng& variant_rng) {
 }
 
 // Each walltime estimate (jobs that have one) becomes the job's run time times a log-uniform
-// draw in [1/f, f] (one draw per job, in trace order), from a generator of its own as jitter's.
+// draw in [1/f, f] (one draw per job, in trace order), from a generator of its own (own_rng).
 void walltime_error(TraceOutput& t, double f, uint64_t replica, Rng& variant_rng) {
-  const uint64_t seed = static_cast<uint64_t>(variant_rng.uniform() * 0x1.0p53);
-  Rng rng(seed ^ ((replica + 1) * 0xC2B2AE3D27D4EB4FULL));
+  Rng rng = own_rng(variant_rng, (replica + 1) * 0xC2B2AE3D27D4EB4FULL);
   const double log_f = std::log(f);
   for (auto& tj : t.jobs) {
     const double factor = std::exp((2 * rng.uniform() - 1) * log_f);

@@ -217,18 +217,16 @@ void Scheduler::track_node_ends(const RunningJob& r, int sign) {
   const TimeNs w = walltime(r.job, r.admission.queue);
   // No estimate: not known to end, as if it ran forever.
   const TimeNs end = w > 0 ? r.start_ns + w : std::numeric_limits<TimeNs>::max();
-  std::vector<NodeId> nodes;
-  for (const auto& pp : r.admission.placement.pods) nodes.push_back(pp.node);
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  for (const NodeId n : nodes) {
-    auto& ends = node_ends_[static_cast<size_t>(n)];
+  // One entry per pod (a gang's pods on one node add equal ends; only the latest counts).
+  for (const auto& pod : r.admission.placement.pods) {
+    const auto n = static_cast<size_t>(pod.node);
+    auto& ends = node_ends_[n];
     if (sign > 0) {
       ends.insert(end);
     } else if (auto it = ends.find(end); it != ends.end()) {
       ends.erase(it);
     }
-    node_end_[static_cast<size_t>(n)] = ends.empty() ? 0 : *ends.rbegin();
+    node_end_[n] = ends.empty() ? 0 : *ends.rbegin();
   }
 }
 

@@ -252,8 +252,8 @@ class Scheduler {
   // Running jobs by expected end (start + walltime, then id): the reservation walks them in
   // this order and usually stops after a few hundred, so it neither copies nor sorts them all.
   RunningEnds ends_;
-  // End alignment (spec.alignEnds): per node, the expected ends of the jobs running on it
-  // (one per job), and the latest of them (0: none); empty when off.
+  // End alignment (spec.alignEnds): per node, the expected ends of the pods running on it, and
+  // the latest of them (0: none); empty when off.
   std::vector<std::multiset<TimeNs>> node_ends_;
   std::vector<TimeNs> node_end_;
   void track_node_ends(const RunningJob& r, int sign);

@@ -26,11 +26,7 @@ std::shared_ptr<Config> world(bool align) {
 
 void fill(Scheduler& s) {
   const TimeNs ends[] = {100, 400, 1000};
-  for (NodeId n = 0; n < 3; ++n) {
-    Job j = testing::make_job(static_cast<JobId>(n + 1), "q", 2);
-    j.walltime_ns = ends[n] * kSec;
-    testing::restore_one_pod(s, j, 0, n, 0);
-  }
+  for (NodeId n = 0; n < 3; ++n) testing::run_on(s, static_cast<JobId>(n + 1), 2, n, ends[n]);
 }
 
 // Submits a 1-GPU job with `walltime_s` (0: none) at 10 s and returns the node of its pod.
@@ -76,9 +72,7 @@ TEST(AlignEnds, TheScoringStillComesFirst) {
   fill(s);
   // A 1-GPU job on n0 until 50 s leaves n0 one free GPU: bin-packing ranks it first, though n1
   // would align better with a job that ends at 310 s.
-  Job small = testing::make_job(4, "q", 1);
-  small.walltime_ns = 50 * kSec;
-  testing::restore_one_pod(s, small, 0, 0, 2);
+  testing::run_on(s, 4, 1, 0, 50, 2);
   EXPECT_EQ(place_one(s, 10, 300), 0);
 }
 
@@ -89,9 +83,7 @@ TEST(AlignEnds, AFinishedJobsEndIsForgotten) {
   // same free state as before. A job ending at 150 s goes to n2 now (with n2 still counted
   // until 1,000 s, n1 at 400 s would be the closer).
   ASSERT_TRUE(s.finish(3, 20 * kSec));
-  Job next = testing::make_job(4, "q", 2);
-  next.walltime_ns = 180 * kSec;
-  testing::restore_one_pod(s, next, 0, 2, 0, 20 * kSec);
+  testing::run_on(s, 4, 2, 2, 180, 0, 20);
   EXPECT_EQ(place_one(s, 10, 120, 30), 2);
   testing::expect_invariants(s);
 }

@@ -25,16 +25,10 @@ std::shared_ptr<Config> world(int depth) {
   return c;
 }
 
-void run_on(Scheduler& s, JobId id, int gpus, NodeId node, TimeNs walltime_s) {
-  Job j = testing::make_job(id, "q", gpus);
-  j.walltime_ns = walltime_s * kSec;
-  testing::restore_one_pod(s, j, 0, node, 0);
-}
-
 void fill(Scheduler& s) {
-  run_on(s, 1, 4, 0, 200);
-  run_on(s, 2, 3, 1, 300);
-  run_on(s, 3, 2, 2, 5000);
+  testing::run_on(s, 1, 4, 0, 200);
+  testing::run_on(s, 2, 3, 1, 300);
+  testing::run_on(s, 3, 2, 2, 5000);
 }
 
 // A and B (4 GPUs each, 600 s) wait for whole nodes; C (1 GPU, `c_walltime_s`) comes last.
@@ -93,9 +87,9 @@ TEST(BackfillDepth, AJobThatEndsBeforeTheReservationStartsMayUseItsNodes) {
 
 TEST(BackfillDepth, AJobThatWouldDelayEveryReservationWaitsWithTheReason) {
   Scheduler s(world(3));
-  run_on(s, 1, 4, 0, 200);
-  run_on(s, 2, 3, 1, 300);
-  run_on(s, 3, 3, 2, 400);                            // n2: 1 free, whole at 400 s
+  testing::run_on(s, 1, 4, 0, 200);
+  testing::run_on(s, 2, 3, 1, 300);
+  testing::run_on(s, 3, 3, 2, 400);                   // n2: 1 free, whole at 400 s
   Job e = testing::make_job(9, "q", 4, 1, 5 * kSec);  // a third big job, ranked first
   e.walltime_ns = 600 * kSec;
   ASSERT_EQ(s.submit(e).status, SubmitStatus::kAccepted);

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "../test_config.h"
 #include "core/cycle/scheduler.h"
 
 namespace sluice::testing {
@@ -26,6 +27,15 @@ inline void restore_one_pod(Scheduler& s, const Job& j, QueueId q, NodeId node, 
   a.placement.pods = {pod};
   std::string why;
   ASSERT_TRUE(s.restore_running(j, a, start, start, 0, &why)) << why;
+}
+
+// Job `id` of queue "q" (the first ClusterQueue) runs one pod of `gpus` GPUs on `node`, GPUs
+// [first, first + gpus), since `start_s`, with a walltime of `walltime_s` seconds.
+inline void run_on(Scheduler& s, JobId id, int gpus, NodeId node, TimeNs walltime_s, int first = 0,
+                   TimeNs start_s = 0) {
+  Job j = make_job(id, "q", gpus);
+  j.walltime_ns = walltime_s * kNsPerSec;
+  restore_one_pod(s, j, 0, node, first, start_s * kNsPerSec);
 }
 
 // The scheduler's internal consistency (Scheduler::check_invariants), as a test expectation.
