@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <deque>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -468,6 +469,8 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   // 4. Try it (through its fallback tier); when it does not fit, its queue's preemption policy
   // may evict running work. Best-effort work never preempts.
   ++result_.evaluated;
+  if (!s_.node_end_.empty())
+    s_.placer_.set_default_walltime(s_.config_->cluster_queues[q].default_walltime_ns);
   const Tier tier = s_.assigner_.tier_of(p.job, q, now_);
   const bool plain = tier.after_ns == 0 && p.job.fallback.shapes.empty();
   const uint64_t fkey = p.shape * static_cast<uint64_t>(nq_) + static_cast<uint64_t>(q);
@@ -703,9 +706,25 @@ void Scheduler::Walk::commit(int q, const Job& used, bool over) {
   Admission& a = attempt_.admission;
   a.best_effort = over;
   alloc_.commit(used, a.placement);
+  if (!s_.node_end_.empty()) align_later(q, used, a.placement);
   for (const auto& u : a.usage) quota_.add_usage(q, u.flavor, u.resource, u.amount);
   refresh(q);
   result_.admitted.push_back(std::move(a));
+}
+
+// End alignment: the later placements of this cycle see this admission's expected end on its
+// nodes (the scheduler's own node ends move when the cycle is applied).
+void Scheduler::Walk::align_later(int q, const Job& used, const Placement& placement) {
+  if (node_end_.empty()) {
+    node_end_ = s_.node_end_;
+    s_.placer_.set_node_ends(&node_end_, now_);
+  }
+  const TimeNs w = s_.walltime(used, q);
+  const TimeNs end = w > 0 ? now_ + w : std::numeric_limits<TimeNs>::max();
+  for (const auto& pod : placement.pods) {
+    TimeNs& e = node_end_[static_cast<size_t>(pod.node)];
+    e = std::max(e, end);
+  }
 }
 
 // 6b. It stays pending: it may block its StrictFIFO queue, reserve for backfill, or (starving)

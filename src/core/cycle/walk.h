@@ -136,6 +136,7 @@ class Scheduler::Walk {
   // out.
   void reserve_more(const PendingJob& p, const std::vector<FlavorId>& flavors);
   void commit(int q, const Job& used, bool over);
+  void align_later(int q, const Job& used, const Placement& placement);
   bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
                      PendingDecision pd);
   bool fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors);
@@ -189,6 +190,8 @@ class Scheduler::Walk {
   // The backfill reservations in force, in rank order of their jobs: the first is the
   // highest-ranked job that could not be placed; up to policy backfillDepth in all.
   std::vector<Reservation> reservations_;
+  // End alignment: the scheduler's node ends with this cycle's admissions, once it has one.
+  std::vector<TimeNs> node_end_;
   size_t depth() const { return static_cast<size_t>(std::max<int32_t>(1, policy_.backfill_depth)); }
   std::vector<const Reservation*> binding_;  // binding_reservations()'s answer
   std::vector<NodeId> cordoned_;             // reserved nodes taken out for a preemptor's search

@@ -124,6 +124,11 @@ void Placer::set_workload_from_counts(const PodShapeCounts& counts, double cover
 void Placer::set_node_ends(const std::vector<TimeNs>* node_end, TimeNs now) const {
   impl_->node_end = node_end;
   impl_->now = now;
+  if (!node_end) impl_->default_walltime = 0;
+}
+
+void Placer::set_default_walltime(TimeNs walltime) const {
+  impl_->default_walltime = walltime;
 }
 
 std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSet& nodes,
@@ -131,7 +136,8 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
   Impl& im = *impl_;
   im.alloc = &alloc;
   im.job = &job;
-  im.job_end = im.node_end && job.walltime_ns > 0 ? im.now + job.walltime_ns : 0;
+  const TimeNs walltime = job.walltime_ns > 0 ? job.walltime_ns : im.default_walltime;
+  im.job_end = im.node_end && walltime > 0 ? im.now + walltime : 0;
   im.require_nvlink = job.gpu_locality == GpuLocality::kRequireNvlink;
   im.order = scorer_->order();
   im.fail_pod_set = -1;

@@ -84,8 +84,11 @@ class Placer {
   // would start. Among nodes of equal rank and score, a job with a walltime goes to the node
   // whose end is the closest at or after its own, else to the one that ends the latest before
   // it: nodes then drain together and whole nodes come free for multi-GPU jobs. Null: off.
-  // The vector must outlive the calls to place().
+  // The vector must outlive the calls to place(). Null also forgets the default walltime.
   void set_node_ends(const std::vector<TimeNs>* node_end, TimeNs now) const;
+  // The walltime end alignment assumes for a job placed that gives none (its queue's
+  // defaultWalltime; 0: such a job is not aligned).
+  void set_default_walltime(TimeNs walltime) const;
 
   const GpuScorer& scorer() const { return *scorer_; }
   // Bitmask of model indexes for names (unknown names add nothing); all ones when empty.

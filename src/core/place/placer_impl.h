@@ -111,6 +111,7 @@ struct Placer::Impl {
   // End alignment (Placer::set_node_ends): the nodes' expected ends, and this job's (0: off).
   const std::vector<TimeNs>* node_end = nullptr;
   TimeNs now = 0;
+  TimeNs default_walltime = 0;  // Placer::set_default_walltime
   TimeNs job_end = 0;
   // How badly node n's expected end matches this job's, lower first: running on past the job's
   // end costs the gap; ending before it costs more than any such gap (the job keeps the node

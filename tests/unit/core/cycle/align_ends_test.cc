@@ -61,10 +61,49 @@ TEST(AlignEnds, WhenEveryNodeEndsBeforeTheJobTheLatestWins) {
   EXPECT_EQ(place_one(s, 10, 2000), 2);  // ends at 2,010 s; n2 is busy until 1,000 s anyway
 }
 
-TEST(AlignEnds, AJobWithoutAWalltimeIsPlacedAsWithout) {
-  Scheduler s(world(true));
+TEST(AlignEnds, AJobWithoutAWalltimeIsAlignedByItsQueuesDefault) {
+  auto c = world(true);
+  c->cluster_queues[0].default_walltime_ns = 300 * kSec;  // as if it gave 300 s
+  Scheduler s(c);
+  fill(s);
+  EXPECT_EQ(place_one(s, 10, 0), 1);
+}
+
+TEST(AlignEnds, AJobWithoutAnyWalltimeIsPlacedAsWithout) {
+  auto c = world(true);
+  c->cluster_queues[0].default_walltime_ns = 0;
+  Scheduler s(c);
   fill(s);
   EXPECT_EQ(place_one(s, 10, 0), 0);
+}
+
+// Two jobs placed in one cycle: the second sees where the first will end.
+TEST(AlignEnds, APlacementEarlierInTheCycleMovesItsNodesEnd) {
+  auto c = world(true);
+  c->policy.gpu_scoring = ScoringPolicy::kSpread;
+  Scheduler s(c);
+  // n0 1 GPU until 100 s, n1 two 1-GPU pods until 400 s, n2 and n3 full.
+  testing::run_on(s, 1, 1, 0, 100);
+  testing::run_on(s, 2, 1, 1, 400);
+  testing::run_on(s, 5, 1, 1, 400, 1);
+  testing::run_on(s, 3, 4, 2, 5000);
+  testing::run_on(s, 4, 4, 3, 5000);
+  // The first (spread: the emptiest node, n0) ends at 1,010 s; then n0 and n1 both have 2 free
+  // GPUs, and the second (ends at 810 s) goes where the work runs on past it the least: n0 by
+  // the first job's end (by the ends the cycle started with, n1: 400 s is the later of two
+  // ends before 810 s).
+  for (JobId id : {10, 11}) {
+    Job j = testing::make_job(id, "q", 1, 1, 10 * kSec);
+    j.walltime_ns = (id == 10 ? 1000 : 800) * kSec;
+    ASSERT_EQ(s.submit(j).status, SubmitStatus::kAccepted);
+  }
+  const CycleResult r = s.run_cycle(10 * kSec);
+  ASSERT_EQ(r.admitted.size(), 2u);
+  EXPECT_EQ(r.admitted[0].job, 10u);
+  EXPECT_EQ(r.admitted[0].placement.pods.at(0).node, 0);
+  EXPECT_EQ(r.admitted[1].placement.pods.at(0).node, 0);
+  s.apply(r, 10 * kSec);
+  testing::expect_invariants(s);
 }
 
 TEST(AlignEnds, TheScoringStillComesFirst) {
