@@ -57,7 +57,9 @@ variants=${VARIANTS:-$default_variants}
 configs=${CONFIGS:-examples/philly/queues-kueue.yaml examples/philly/queues-sluice.yaml}
 # REPLICAS=N (default 0: each variant once): each variant N times, its submit times moved by up
 # to JITTER seconds (default 5) with other draws each time (`jitter=S,replica=K`); the summary
-# then judges each variant on the means over its replicas and says how many single runs held.
+# then judges each variant on the means over its replicas and says how many single runs held,
+# and whether a loss is told apart from a tie: the paired strict p99 difference (each replica's
+# sluice - Kueue-like, the same arrivals for both) against twice its standard error.
 replicas=${REPLICAS:-0}
 out=${OUT:-$(mktemp -d)}
 args=()
@@ -77,27 +79,37 @@ python3 - "$out/variants.json" $configs <<'EOF'
 import json, re, statistics, sys
 report, configs = json.load(open(sys.argv[1])), sys.argv[2:]
 base, full = configs[0], configs[-1]
-runs = {}  # variant -> config -> figures of each replica
+runs = {}  # variant -> config -> replica -> figures
 def figures(r):
     w = r["by_priority_class"].get("high", {}).get("wait_s", {})
     return (w.get("p99", 0), w.get("max", 0), r["utilisation"], r["jain_fairness_contended"])
 for key, r in report.items():
     variant, config = key.rsplit(" ", 1)
-    variant = re.sub(r",jitter=[^,]*,replica=\d+$", "", variant)
-    runs.setdefault(variant, {}).setdefault(config, []).append(figures(r))
+    rep = re.search(r",jitter=[^,]*,replica=(\d+)$", variant)
+    variant = variant[:rep.start()] if rep else variant
+    runs.setdefault(variant, {}).setdefault(config, {})[int(rep.group(1)) if rep else 0] = figures(r)
 def m(s):
-    return f"{s:.0f} s" if s < 120 else f"{s / 60:.1f} min"
+    return f"{s:.0f} s" if abs(s) < 120 else f"{s / 60:.1f} min"
 def holds(k, s):
     return s[0] <= k[0] and s[2] >= k[2] - 0.001 and s[3] >= k[3]
 def p99(xs, mean):
     return m(mean) if len(xs) < 2 else f"{m(mean)} ± {m(statistics.stdev(x[0] for x in xs))}"
 replicated = any(len(by[base]) > 1 for by in runs.values())
+# With replicas, the p99 difference sluice - Kueue-like of each replica (both configs see the
+# same jittered arrivals: a paired comparison), its mean and twice its standard error. A loss
+# whose mean difference is within two standard errors of 0 is not told apart from a tie.
+def paired(kr, sr):
+    d = [sr[r][0] - kr[r][0] for r in sorted(kr) if r in sr]
+    se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
+    return statistics.fmean(d), 2 * se
 print("| variant | strict p99: Kueue-like / sluice | strict max wait | utilisation "
-      "| Jain (contended) | p99 holds |" + (" single runs held |" if replicated else ""))
-print("|---|---|---|---|---|---|" + ("---|" if replicated else ""))
-wins = 0
+      "| Jain (contended) | p99 holds |" +
+      (" single runs held | p99 difference (paired, ± 2 SE) |" if replicated else ""))
+print("|---|---|---|---|---|---|" + ("---|---|" if replicated else ""))
+wins, noise = 0, 0
 for variant, by in runs.items():
-    ks, ss = by[base], by[full]
+    kr, sr = by[base], by[full]
+    ks, ss = list(kr.values()), list(sr.values())
     k = [statistics.fmean(x) for x in zip(*ks)]
     s = [statistics.fmean(x) for x in zip(*ss)]
     ok = holds(k, s)
@@ -106,8 +118,15 @@ for variant, by in runs.items():
             f"| {100 * k[2]:.1f}% / {100 * s[2]:.1f}% | {k[3]:.3f} / {s[3]:.3f} "
             f"| {'yes' if ok else '**no**'} |")
     if replicated:
-        line += f" {sum(holds(a, b) for a, b in zip(ks, ss))} of {len(ks)} |"
+        diff, band = paired(kr, sr)
+        noise += not ok and diff <= band
+        sign = "+" if diff > 0 else "-" if diff < 0 else "±"
+        line += (f" {sum(holds(kr[r], sr[r]) for r in kr if r in sr)} of {len(kr)} "
+                 f"| {sign}{m(abs(diff))} ± {m(band)} |")
     print(line)
 what = "variants (means over their replicas)" if replicated else "variants"
 print(f"\nsluice holds on {wins} of {len(runs)} {what} (report: {sys.argv[1]})")
+if replicated:
+    print(f"of the {len(runs) - wins} it does not hold on, {noise} are within noise on the strict "
+          "p99 (paired difference within two standard errors of 0)")
 EOF
