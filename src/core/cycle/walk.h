@@ -1,7 +1,9 @@
 #pragma once
 // The state of one scheduling cycle (Scheduler::run_cycle): its working copies of quota and
 // capacity and the walk over pending jobs. Private to src/core/cycle: cycle_walk.cc walks in
-// sluice's composite order, kueue_rounds.cc in Kueue's (SchedulerPolicy ordering: kueue).
+// sluice's composite order, kueue_rounds.cc in Kueue's (SchedulerPolicy ordering: kueue);
+// walk_backfill.cc holds the reservations and what they allow, partial_admission.cc Kueue's
+// partial admission.
 #include <deque>
 #include <set>
 #include <unordered_map>
