@@ -17,13 +17,19 @@ inline std::optional<int64_t> parse_int(std::string_view s) {
   return v;
 }
 
+// The largest time or duration a trace field may give, in seconds (~126 years; Unix times run
+// to 2096): a time plus a duration stays inside int64 nanoseconds. Derived values (a variant's
+// walltime error, a load scaling) are clamped to kMaxTraceNs.
+inline constexpr double kMaxTraceSeconds = 4.0e9;
+inline constexpr TimeNs kMaxTraceNs = 4'000'000'000LL * kNsPerSec;
+
 // Seconds (decimals allowed) to nanoseconds; nullopt when not a finite number or out of range.
 inline std::optional<TimeNs> parse_seconds_ns(std::string_view s) {
   double v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || s.empty() || !std::isfinite(v))
     return std::nullopt;
-  if (std::fabs(v) > 9.0e9) return std::nullopt;  // ~285 years: keeps ns inside int64
+  if (std::fabs(v) > kMaxTraceSeconds) return std::nullopt;
   return static_cast<TimeNs>(std::llround(v * 1e9));
 }
 

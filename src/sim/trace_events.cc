@@ -24,7 +24,7 @@ std::optional<TimeNs> seconds_field(const json& e, const char* key) {
   const auto it = e.find(key);
   if (it == e.end() || !it->is_number()) return std::nullopt;
   const double v = it->get<double>();
-  if (!std::isfinite(v) || std::fabs(v) > 9.0e9) return std::nullopt;
+  if (!std::isfinite(v) || std::fabs(v) > kMaxTraceSeconds) return std::nullopt;
   return static_cast<TimeNs>(std::llround(v * 1e9));
 }
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "sim/parse_num.h"
+
 namespace sluice::sim {
 
 namespace {
@@ -94,8 +96,9 @@ void best_effort_share(TraceOutput& t, double p, const VariantClasses& c, Rng& r
 void scale_load(TraceOutput& t, double x) {
   const TimeNs lo = arrival_span(t).first;
   for (auto& tj : t.jobs)
-    move_submit(
-        tj, lo + static_cast<TimeNs>(std::llround(static_cast<double>(tj.job.submit_ns - lo) / x)));
+    move_submit(tj, lo + static_cast<TimeNs>(
+                             std::llround(std::min(static_cast<double>(tj.job.submit_ns - lo) / x,
+                                                   static_cast<double>(kMaxTraceNs)))));
 }
 
 // A step's own generator: one draw of the variant's, mixed with `salt` (from the replica
@@ -126,7 +129,8 @@ void walltime_error(TraceOutput& t, double f, uint64_t replica, Rng& variant_rng
     const double factor = std::exp((2 * rng.uniform() - 1) * log_f);
     if (tj.job.walltime_ns > 0)
       tj.job.walltime_ns = std::max<TimeNs>(
-          1, static_cast<TimeNs>(std::llround(static_cast<double>(tj.duration_ns) * factor)));
+          1, static_cast<TimeNs>(std::llround(std::min(static_cast<double>(tj.duration_ns) * factor,
+                                                       static_cast<double>(kMaxTraceNs)))));
   }
 }
 

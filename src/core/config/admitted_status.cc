@@ -8,8 +8,6 @@ namespace sluice::config_detail {
 
 namespace {
 
-constexpr int64_t kMaxAdmissionTimeS = int64_t{9'000'000'000};  // fits TimeNs in ns
-
 std::string names_of(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -64,7 +62,7 @@ class StatusReader {
 
   void admission_time(const YAML::Node& n) {
     auto v = n.IsScalar() ? parse_scaled_decimal(n.Scalar(), kNsPerSec) : std::nullopt;
-    if (!v || *v < 0 || *v / kNsPerSec > kMaxAdmissionTimeS) {
+    if (!v || *v < 0 || *v > kMaxTimePointNs) {
       r_.error(n, "status.admissionTime", "must be a number of seconds, like spec.submitTime");
       fail();
       return;

@@ -51,7 +51,7 @@ void read_budget(Reader& r, const YAML::Node& doc, Builder& b) {
     if (v) budget.period_ns = *v;
   }
   if (const YAML::Node* n = spec.find("anchor")) {
-    auto v = r.duration(*n, "spec.anchor");
+    auto v = r.time_point(*n, "spec.anchor");
     ok = ok && v;
     if (v) budget.anchor_ns = *v;
   }

@@ -207,6 +207,15 @@ std::optional<int64_t> Reader::quantity(const YAML::Node& node, const std::strin
 }
 
 std::optional<TimeNs> Reader::duration(const YAML::Node& node, const std::string& path) {
+  return bounded_duration(node, path, kMaxDurationNs, "is more than 10 years");
+}
+
+std::optional<TimeNs> Reader::time_point(const YAML::Node& node, const std::string& path) {
+  return bounded_duration(node, path, kMaxTimePointNs, "is after 2200-01-01 (seconds since 1970)");
+}
+
+std::optional<TimeNs> Reader::bounded_duration(const YAML::Node& node, const std::string& path,
+                                               TimeNs max_ns, const char* too_large) {
   if (!node.IsScalar()) {
     error(node, path, "must be a duration (e.g. 90s, 30m, 1h)");
     return std::nullopt;
@@ -219,6 +228,10 @@ std::optional<TimeNs> Reader::duration(const YAML::Node& node, const std::string
   auto ns = parse_duration_ns(s);
   if (!ns) {
     error(node, path, quote(s) + " is not a duration (e.g. 90s, 30m, 1h)");
+    return std::nullopt;
+  }
+  if (*ns > max_ns) {
+    error(node, path, quote(s) + " " + too_large);
     return std::nullopt;
   }
   return ns;

@@ -79,7 +79,11 @@ class Reader {
   // A Kubernetes quantity in the canonical unit of `resource`; negative is an error.
   std::optional<int64_t> quantity(const YAML::Node& node, const std::string& path,
                                   ResourceId resource);
+  // A duration (docs/config.md: 90s, 1h30m, a plain number of seconds), at most 10 years
+  // (kMaxDurationNs); a time point written the same way (seconds on the scheduler's clock, a
+  // budget's anchor) may go up to 2200-01-01 (kMaxTimePointNs).
   std::optional<TimeNs> duration(const YAML::Node& node, const std::string& path);
+  std::optional<TimeNs> time_point(const YAML::Node& node, const std::string& path);
   std::optional<Labels> labels(const YAML::Node& node, const std::string& path);
   std::optional<std::vector<std::string>> str_list(const YAML::Node& node, const std::string& path);
   // One of `choices` (exact spelling); the error lists them.
@@ -99,6 +103,8 @@ class Reader {
   }
 
  private:
+  std::optional<TimeNs> bounded_duration(const YAML::Node& node, const std::string& path,
+                                         TimeNs max_ns, const char* too_large);
   std::string file_;
   Sink& sink_;
   int fallback_line_ = 0;

@@ -183,6 +183,9 @@ void JobReader::sluice_run_fields(MapReader& spec) {
     } else if (*v < 0) {
       r_.error(*n, "spec.submitTime", quote(n->Scalar()) + " must not be negative");
       fail();
+    } else if (*v > kMaxTimePointNs) {
+      r_.error(*n, "spec.submitTime", quote(n->Scalar()) + " is after 2200-01-01");
+      fail();
     } else {
       job.submit_ns = *v;
     }

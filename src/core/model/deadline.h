@@ -13,7 +13,7 @@ namespace sluice {
 
 // The furthest a deadline may lie: completeWithin at most this long, completeBy at most this
 // long after its submission.
-inline constexpr TimeNs kMaxDeadlineAheadNs = 10LL * 366 * 24 * 3600 * kNsPerSec;
+inline constexpr TimeNs kMaxDeadlineAheadNs = kMaxDurationNs;  // 10 years
 
 // RFC 3339 date-time ("2026-12-02T18:00:00Z", "2026-12-02T19:00:00.5+01:00") as Unix ns;
 // nullopt when malformed or outside the years 1970-2199.

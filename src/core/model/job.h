@@ -14,6 +14,12 @@ namespace sluice {
 using JobId = uint64_t;
 using TimeNs = int64_t;  // nanoseconds (time points: since the epoch of the caller's clock)
 inline constexpr TimeNs kNsPerSec = 1'000'000'000;
+// The longest duration read from input (walltimes, grace periods, queue and policy durations;
+// deadlines: kMaxDeadlineAheadNs): 10 years, so a time point plus a few durations stays far
+// inside int64 nanoseconds (a walltime of 100,000 days would overflow start + walltime).
+inline constexpr TimeNs kMaxDurationNs = 10LL * 366 * 24 * 3600 * kNsPerSec;
+// The latest time point read from input as seconds since 1970 (a budget's anchor): 2200-01-01.
+inline constexpr TimeNs kMaxTimePointNs = 7'258'118'400LL * kNsPerSec;
 
 struct PodSet {
   std::string name = "main";

@@ -126,6 +126,12 @@ TEST(SluiceEvents, ReadsTheServersOwnSubmitEvents) {
       "e", R"({"event":"submit","time":0,"id":1,"queue":"q","gpus":1,"walltime":"soon"})");
   ASSERT_EQ(bad.errors.size(), 1u);
   EXPECT_EQ(bad.errors[0], "e:1: walltime: not a non-negative number of seconds");
+  // Times and walltimes past 4e9 s (~126 years) are bad rows: a time plus a walltime must stay
+  // inside int64 nanoseconds (9e9 s each was accepted, and their sum overflowed).
+  const TraceOutput huge = read_sluice_events(
+      "e", R"({"event":"submit","time":1764650000,"id":1,"queue":"q","gpus":1,"walltime":8e9})");
+  ASSERT_EQ(huge.errors.size(), 1u);
+  EXPECT_EQ(huge.errors[0], "e:1: walltime: not a non-negative number of seconds");
 }
 
 // `sluice requeue` of an ended job writes a requeue event: the job runs again, its runs add up.

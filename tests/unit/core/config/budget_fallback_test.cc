@@ -112,6 +112,34 @@ spec: {namespace: nlp, gpuHours: 1}
       << dump(out.errors);
 }
 
+// An anchor is a time on the scheduler's clock (Unix seconds for the daemon), not a duration:
+// it may lie decades after 1970, up to 2200; a period is a duration, at most 10 years.
+TEST(ConfigBudget, AnchorIsATimePointPeriodADuration) {
+  auto ok = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Budget
+metadata: {name: a}
+spec: {namespace: nlp, gpuHours: 10, period: 3660d, anchor: 1764547200}
+)"));
+  ASSERT_TRUE(ok.ok()) << dump(ok.errors);
+  EXPECT_EQ(ok.config.budgets.at(0).anchor_ns, 1764547200 * kNsPerSec);
+  auto out = load_one(yaml(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Budget
+metadata: {name: a}
+spec: {namespace: nlp, gpuHours: 10, period: 3661d}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Budget
+metadata: {name: b}
+spec: {namespace: vision, gpuHours: 10, anchor: 7258118401}
+)"));
+  EXPECT_TRUE(any_contains(out.errors, {"spec.period", "\"3661d\" is more than 10 years"}))
+      << dump(out.errors);
+  EXPECT_TRUE(any_contains(out.errors, {"spec.anchor", "\"7258118401\" is after 2200-01-01"}))
+      << dump(out.errors);
+}
+
 TEST(ConfigFallback, QueueAndJobFields) {
   auto out = load_one(yaml((std::string(kQueues) + R"(---
 apiVersion: sluice.dev/v1alpha1

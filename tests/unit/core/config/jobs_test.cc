@@ -287,6 +287,41 @@ spec: {gpus: 64, pods: 20000}
       << dump(out.errors);
 }
 
+// A walltime of 100,000 days parsed, and start + walltime overflowed int64 nanoseconds in the
+// scheduler (undefined behaviour, found with UBSan). Durations are at most 10 years.
+TEST(ConfigJobs, DurationsOverTenYearsAreRejected) {
+  auto out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: forever, namespace: team-a}
+spec: {gpus: 1, walltime: 100000d}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: grace, namespace: team-a}
+spec: {gpus: 1, checkpointGrace: 3661d}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: ten-years, namespace: team-a}
+spec: {gpus: 1, walltime: 3660d}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: late, namespace: team-a}
+spec: {gpus: 1, submitTime: 7258118401}
+)");
+  ASSERT_EQ(out.jobs.size(), 1u) << dump(out.errors);
+  EXPECT_EQ(out.jobs[0].name, "ten-years");
+  EXPECT_EQ(out.jobs[0].walltime_ns, kMaxDurationNs);
+  EXPECT_TRUE(has(out.errors, "jobs.yaml:4: spec.walltime: \"100000d\" is more than 10 years"))
+      << dump(out.errors);
+  EXPECT_TRUE(has(out.errors, "jobs.yaml:9: spec.checkpointGrace: \"3661d\" is more than 10 years"))
+      << dump(out.errors);
+  EXPECT_TRUE(has(out.errors, "jobs.yaml:19: spec.submitTime: \"7258118401\" is after 2200-01-01"))
+      << dump(out.errors);
+}
+
 TEST(ConfigJobs, QueueAndPriorityResolution) {
   auto out = jobs(R"(
 apiVersion: sluice.dev/v1alpha1
