@@ -93,12 +93,13 @@ void best_effort_share(TraceOutput& t, double p, const VariantClasses& c, Rng& r
   }
 }
 
+// Arrival gaps divided by x; no submit time moves past kMaxTraceNs (parse_num.h).
 void scale_load(TraceOutput& t, double x) {
   const TimeNs lo = arrival_span(t).first;
   for (auto& tj : t.jobs)
     move_submit(tj, lo + static_cast<TimeNs>(
                              std::llround(std::min(static_cast<double>(tj.job.submit_ns - lo) / x,
-                                                   static_cast<double>(kMaxTraceNs)))));
+                                                   static_cast<double>(kMaxTraceNs - lo)))));
 }
 
 // A step's own generator: one draw of the variant's, mixed with `salt` (from the replica
