@@ -20,8 +20,8 @@ inline std::optional<int64_t> parse_int(std::string_view s) {
 // The largest time or duration a trace field may give, in seconds (~126 years; Unix times run
 // to 2096): a time plus a duration stays inside int64 nanoseconds. Derived values (a variant's
 // walltime error, a load scaling) are clamped to kMaxTraceNs.
-inline constexpr double kMaxTraceSeconds = 4.0e9;
 inline constexpr TimeNs kMaxTraceNs = 4'000'000'000LL * kNsPerSec;
+inline constexpr double kMaxTraceSeconds = static_cast<double>(kMaxTraceNs / kNsPerSec);
 
 // Seconds (decimals allowed) to nanoseconds; nullopt when not a finite number or out of range.
 inline std::optional<TimeNs> parse_seconds_ns(std::string_view s) {

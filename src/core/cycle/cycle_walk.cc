@@ -10,7 +10,6 @@
 //   7. interactive jobs past their timeout are rejected
 #include <algorithm>
 #include <deque>
-#include <limits>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -610,14 +609,13 @@ void Scheduler::Walk::commit(int q, const Job& used, bool over) {
 // End alignment: the later placements of this cycle see this admission's expected end on its
 // nodes (the scheduler's own node ends move when the cycle is applied).
 void Scheduler::Walk::align_later(int q, const Job& used, const Placement& placement) {
-  if (node_end_.empty()) {
-    node_end_ = s_.node_end_;
-    s_.placer_.set_node_ends(&node_end_, now_);
+  if (cycle_node_end_.empty()) {
+    cycle_node_end_ = s_.node_end_;
+    s_.placer_.set_node_ends(&cycle_node_end_, now_);
   }
-  const TimeNs w = s_.walltime(used, q);
-  const TimeNs end = w > 0 ? now_ + w : std::numeric_limits<TimeNs>::max();
+  const TimeNs end = s_.expected_end(used, q, now_);
   for (const auto& pod : placement.pods) {
-    TimeNs& e = node_end_[static_cast<size_t>(pod.node)];
+    TimeNs& e = cycle_node_end_[static_cast<size_t>(pod.node)];
     e = std::max(e, end);
   }
 }

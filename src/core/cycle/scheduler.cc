@@ -4,7 +4,6 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
-#include <limits>
 
 #include "core/model/deadline.h"
 #include "core/model/job_shape.h"
@@ -214,9 +213,7 @@ void Scheduler::release_running(const RunningJob& r) {
 
 void Scheduler::track_node_ends(const RunningJob& r, int sign) {
   if (node_end_.empty()) return;
-  const TimeNs w = walltime(r.job, r.admission.queue);
-  // No estimate: not known to end, as if it ran forever.
-  const TimeNs end = w > 0 ? r.start_ns + w : std::numeric_limits<TimeNs>::max();
+  const TimeNs end = expected_end(r.job, r.admission.queue, r.start_ns);
   // One entry per pod (a gang's pods on one node add equal ends; only the latest counts).
   for (const auto& pod : r.admission.placement.pods) {
     const auto n = static_cast<size_t>(pod.node);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -209,6 +210,12 @@ class Scheduler {
   void running_removed(const RunningJob& r);
   TimeNs walltime(const Job& job, QueueId q) const {
     return job.walltime_ns > 0 ? job.walltime_ns : config_->cluster_queues[q].default_walltime_ns;
+  }
+  // End alignment: when a job started at `start` ends by its walltime; with no estimate it is
+  // not known to end, as if it ran forever.
+  TimeNs expected_end(const Job& job, QueueId q, TimeNs start) const {
+    const TimeNs w = walltime(job, q);
+    return w > 0 ? start + w : std::numeric_limits<TimeNs>::max();
   }
   // The reservation of a job that cannot be placed now: the earliest time running jobs (and
   // those admitted earlier in this cycle) free enough by their walltimes, and the nodes it gets.

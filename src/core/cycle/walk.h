@@ -193,7 +193,7 @@ class Scheduler::Walk {
   // highest-ranked job that could not be placed; up to policy backfillDepth in all.
   std::vector<Reservation> reservations_;
   // End alignment: the scheduler's node ends with this cycle's admissions, once it has one.
-  std::vector<TimeNs> node_end_;
+  std::vector<TimeNs> cycle_node_end_;
   size_t depth() const { return static_cast<size_t>(std::max<int32_t>(1, policy_.backfill_depth)); }
   std::vector<const Reservation*> binding_;  // binding_reservations()'s answer
   std::vector<NodeId> cordoned_;             // reserved nodes taken out for a preemptor's search

@@ -1,9 +1,8 @@
 // The largest values a submission may carry, through the scheduler on the daemon's clock (Unix
 // time): every duration at its 10-year bound (kMaxDurationNs), a deadline ten years ahead, the
-// queue's own durations at the bound, end alignment and the deadline term on. Under the sanitizer
-// pass
-// (-fno-sanitize-recover=undefined) a time that overflows int64 nanoseconds aborts the test: a
-// walltime of 100,000 days once did (start + walltime in the backfill step).
+// queue's own durations at the bound, end alignment and the deadline term on. Under the
+// sanitizer pass (-fno-sanitize-recover=undefined) a time that overflows int64 nanoseconds aborts
+// the test: a walltime of 100,000 days once did (start + walltime in the backfill step).
 #include <gtest/gtest.h>
 
 #include "../test_config.h"
