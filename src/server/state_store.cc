@@ -118,6 +118,11 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
     r.aged_from_ns = j.value("aged_from_ns", int64_t{0});
     r.admit_ns = j.value("admit_ns", int64_t{0});
     r.end_ns = j.value("end_ns", int64_t{0});
+    for (TimeNs t : {r.queued_ns, r.aged_from_ns, r.admit_ns, r.end_ns})
+      if (t < 0 || t > kMaxTimePointNs) {
+        *why = "job " + std::to_string(r.job.id) + ": a time is outside [0, 2200-01-01]";
+        return std::nullopt;
+      }
     if (j.contains("admission") && !j["admission"].is_null()) {
       auto a = decode_admission(j["admission"], *config_);
       if (!a) {
@@ -134,6 +139,10 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
       pr.gpu_milli = p.value("gpu_milli", 1000);
       pr.started = p.value("started", false);
       pr.started_ns = p.value("started_ns", int64_t{0});
+      if (pr.started_ns < 0 || pr.started_ns > kMaxTimePointNs) {
+        *why = "job " + std::to_string(r.job.id) + ": a pod's start is outside [0, 2200-01-01]";
+        return std::nullopt;
+      }
       pr.exited = p.value("exited", false);
       if (p.contains("exit")) pr.exit = p["exit"].get<proto::PodExit>();
       pr.completion = p.value("completion", -1);

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <utility>
+
 #include "core/config/loader.h"
 
 namespace sluice::server {
@@ -127,6 +130,35 @@ TEST(ServerJobCodec, DeadlinesRoundTrip) {
   ASSERT_TRUE(back) << back.error();
   EXPECT_EQ(back->complete_by_ns, w.submit_ns + 7200'000'000'000);
   EXPECT_EQ(back->complete_within_ns, 0);
+}
+
+// A damaged or hand-written record is refused with the field named, never read as a time that
+// overflows the clock later (start + walltime, submit + completeWithin).
+TEST(ServerJobCodec, TimesOutsideTheInputBoundsAreRefused) {
+  auto loaded = load({Source{"c.yaml", kConfig}}, {});
+  ASSERT_TRUE(loaded.ok());
+  const Config& cfg = loaded.config;
+  Job j;
+  j.id = 9;
+  j.pod_sets.emplace_back();
+  j.submit_ns = 1'700'000'000'000'000'000;
+  j.walltime_ns = kMaxDurationNs;
+  ASSERT_TRUE(decode_job(encode_job(j, cfg), cfg));  // at the bound: kept
+  const std::pair<const char*, int64_t> bad[] = {{"walltime_ns", kMaxDurationNs + 1},
+                                                 {"walltime_ns", -1},
+                                                 {"checkpoint_grace_ns", INT64_MAX},
+                                                 {"complete_within_ns", INT64_MAX},
+                                                 {"submit_ns", INT64_MAX},
+                                                 {"submit_ns", INT64_MIN},
+                                                 {"complete_by_ns", kMaxTimePointNs + 1}};
+  for (const auto& [field, value] : bad) {
+    nlohmann::json stored = encode_job(j, cfg);
+    stored[field] = value;
+    auto back = decode_job(stored, cfg);
+    ASSERT_FALSE(back) << field << " = " << value;
+    EXPECT_NE(back.error().find(std::string("job 9: ") + field + " is outside"), std::string::npos)
+        << back.error();
+  }
 }
 
 }  // namespace

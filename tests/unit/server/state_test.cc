@@ -431,6 +431,57 @@ TEST(ServerStore, RecoveryKeepsEveryJobAndNeverAssignsAGpuTwice) {
   std::filesystem::remove_all(dir);
 }
 
+// A record damaged in the store (here a walltime of 2^62 ns and a running job's admission time
+// before 1970) is reported and left out; the other jobs come back as they were.
+TEST(ServerStore, RecoveryReportsARecordWithTimesOutOfBoundsAndKeepsTheRest) {
+  const auto dir = fresh_dir("bounds");
+  auto cfg = config();
+  JobId hostile = 0, kept = 0, running = 0;
+  {
+    auto store = SqliteStore::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    join(st, reg("n0"), 0);
+    running = st.submit(jobs(*cfg, job_yaml("runs", 1, 1)), 1 * kS).ids[0];
+    ASSERT_TRUE((*store)->wait(st.cycle(2 * kS)));
+    hostile = st.submit(jobs(*cfg, job_yaml("hostile", 1, 1)), 3 * kS).ids[0];
+    kept = st.submit(jobs(*cfg, job_yaml("kept", 1, 1)), 3 * kS).ids[0];
+    ASSERT_TRUE((*store)->write(Write{{}, {{"probe", "1"}}, {}, {}}));
+  }
+  {
+    auto store = SqliteStore::open(dir.string());
+    ASSERT_TRUE(store.ok());
+    auto stored = (*store)->load_jobs();
+    ASSERT_TRUE(stored.ok());
+    (*store)->start();
+    Write w;
+    for (auto sj : *stored) {
+      auto j = nlohmann::json::parse(sj.record);
+      if (sj.id == hostile) j["job"]["walltime_ns"] = int64_t{1} << 62;
+      if (sj.id == running) j["admit_ns"] = -5;
+      sj.record = j.dump();
+      w.jobs.push_back(sj);
+    }
+    ASSERT_TRUE((*store)->write(w));
+  }
+  auto back = restart(dir, cfg, 100 * kS);
+  ASSERT_NE(back.st, nullptr);
+  const auto& problems = back.problems;
+  ASSERT_EQ(problems.size(), 2u);
+  std::string all = problems[0] + "\n" + problems[1];
+  EXPECT_NE(all.find("job " + std::to_string(hostile) + ": walltime_ns is outside [0, 10 years]"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("job " + std::to_string(running) + ": a time is outside"), std::string::npos)
+      << all;
+  EXPECT_EQ(back.st->find(hostile), nullptr);
+  EXPECT_EQ(back.st->find(running), nullptr);
+  ASSERT_NE(back.st->find(kept), nullptr);
+  EXPECT_EQ(back.st->find(kept)->state, JobState::kPending);
+  std::filesystem::remove_all(dir);
+}
+
 // An eviction restarts the victim's age (Scheduler::apply); a reload of the configuration and a
 // restart rank it the same way: it does not regain the age it had before it was evicted.
 TEST(ServerStore, AnEvictedJobsAgeStaysRestartedAcrossReloadAndRecovery) {
