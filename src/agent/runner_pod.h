@@ -1,0 +1,59 @@
+#pragma once
+// One pod of a ProcessRunner, and the clock conversions its saved state (pods.json) uses: shared
+// by process_runner.cc (launch, reaping, stops) and process_adopt.cc (save and adopt).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "agent/proc.h"
+#include "agent/process_runner.h"
+
+namespace sluice::agent {
+
+struct ProcessRunner::Pod {
+  PodLaunch spec;
+  PodPaths paths;
+  bool running = false;  // false: waiting for its GPUs
+  bool child = true;     // false: adopted from pods.json (not our child: watched via /proc)
+  pid_t pid = 0;
+  uint64_t start_ticks = 0;
+  int64_t started_unix_ns = 0;
+  std::chrono::steady_clock::time_point queued;
+  std::optional<std::chrono::steady_clock::time_point> walltime_deadline;
+  // Stopping: a signal went out, SIGKILL follows at kill_deadline.
+  bool stopping = false;
+  bool killed = false;
+  std::chrono::steady_clock::time_point kill_deadline;
+  std::string exit_reason;  // "stopped" or "walltime" once stopping
+  std::string stop_why;
+  // Checkpoint file: last modification time seen (0: absent).
+  int64_t checkpoint_mtime_ns = 0;
+};
+
+// A steady-clock time as Unix ns (what pods.json stores: the steady clock restarts with the
+// machine) and back. A stored time is taken within 10 years of now, so a damaged file cannot
+// overflow the conversion.
+inline int64_t steady_to_unix_ns(std::chrono::steady_clock::time_point t) {
+  const auto delta =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t - std::chrono::steady_clock::now());
+  return unix_now_ns() + delta.count();
+}
+inline std::chrono::steady_clock::time_point unix_ns_to_steady(int64_t ns) {
+  constexpr int64_t kTenYearsNs = int64_t{10} * 366 * 24 * 3600 * 1'000'000'000;
+  const int64_t now = unix_now_ns();
+  const int64_t delta = std::clamp(ns, now - kTenYearsNs, now + kTenYearsNs) - now;
+  return std::chrono::steady_clock::now() + std::chrono::nanoseconds(delta);
+}
+
+// A file's modification time in ns (0: absent).
+inline int64_t mtime_ns(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  return int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+}  // namespace sluice::agent
