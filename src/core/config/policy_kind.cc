@@ -99,10 +99,10 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   const YAML::Node* spec_node = top.find("spec");
   if (!spec_node) return;  // all defaults
   SchedulerPolicy& p = b.config.policy;
-  MapReader spec(
-      r, *spec_node, "spec",
-      {{"scoring", "ordering", "fairness", "fairSharing", "interactive", "maxPendingTotal",
-        "preemption", "backfill", "backfillDepth", "alignEnds", "flavorSnapshot"}});
+  MapReader spec(r, *spec_node, "spec",
+                 {{"scoring", "ordering", "fairness", "fairSharing", "interactive",
+                   "maxPendingTotal", "preemption", "backfill", "backfillDepth", "alignEnds",
+                   "alignEndsAfter", "flavorSnapshot"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
@@ -142,6 +142,13 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   }
   if (const YAML::Node* n = spec.find("alignEnds")) {
     if (auto v = r.boolean(*n, "spec.alignEnds")) p.align_ends = *v;
+  }
+  if (const YAML::Node* n = spec.find("alignEndsAfter")) {
+    if (auto v = r.duration(*n, "spec.alignEndsAfter")) {
+      p.align_ends_after_ns = *v;
+      if (!p.align_ends && *v > 0)
+        r.warning(*n, "spec.alignEndsAfter", "has no effect without spec.alignEnds: true");
+    }
   }
   if (const YAML::Node* n = spec.find("flavorSnapshot")) {
     if (auto v = r.choice<bool>(*n, "spec.flavorSnapshot", {{"live", false}, {"cycleStart", true}}))

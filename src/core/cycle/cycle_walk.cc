@@ -461,8 +461,7 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   // 4. Try it (through its fallback tier); when it does not fit, its queue's preemption policy
   // may evict running work. Best-effort work never preempts.
   ++result_.evaluated;
-  if (!s_.node_end_.empty())
-    s_.placer_.set_default_walltime(s_.config_->cluster_queues[q].default_walltime_ns);
+  if (!s_.node_end_.empty()) aim_ends(q);
   const Tier tier = s_.assigner_.tier_of(p.job, q, now_);
   const bool plain = tier.after_ns == 0 && p.job.fallback.shapes.empty();
   const uint64_t fkey = p.shape * static_cast<uint64_t>(nq_) + static_cast<uint64_t>(q);
@@ -604,6 +603,27 @@ void Scheduler::Walk::commit(int q, const Job& used, bool over) {
   for (const auto& u : a.usage) quota_.add_usage(q, u.flavor, u.resource, u.amount);
   refresh(q);
   result_.admitted.push_back(std::move(a));
+}
+
+// End alignment for the job about to be placed (its queue q gives the default walltime): on
+// the cycle's node ends, or off while spec.alignEndsAfter finds nobody waiting for room.
+void Scheduler::Walk::aim_ends(int q) {
+  const bool on = policy_.align_ends_after_ns <= 0 || someone_waits_for_room();
+  const std::vector<TimeNs>* ends = cycle_node_end_.empty() ? &s_.node_end_ : &cycle_node_end_;
+  s_.placer_.set_node_ends(on ? ends : nullptr, now_);
+  if (on) s_.placer_.set_default_walltime(s_.config_->cluster_queues[q].default_walltime_ns);
+}
+
+// spec.alignEndsAfter: a job that has waited at least that long holds a backfill reservation,
+// or a starving job claims capacity (it has waited the aging horizon).
+bool Scheduler::Walk::someone_waits_for_room() const {
+  if (held_by_) return true;
+  for (const Reservation& r : reservations_) {
+    auto it = s_.pending_.find(r.job);
+    if (it != s_.pending_.end() && now_ - it->second.job.submit_ns >= policy_.align_ends_after_ns)
+      return true;
+  }
+  return false;
 }
 
 // End alignment: the later placements of this cycle see this admission's expected end on its

@@ -139,6 +139,8 @@ class Scheduler::Walk {
   void reserve_more(const PendingJob& p, const std::vector<FlavorId>& flavors);
   void commit(int q, const Job& used, bool over);
   void align_later(int q, const Job& used, const Placement& placement);
+  void aim_ends(int q);
+  bool someone_waits_for_room() const;
   bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
                      PendingDecision pd);
   bool fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors);

@@ -238,6 +238,11 @@ struct SchedulerPolicy {
   // spec.alignEnds: among nodes the GPU scoring ranks equal, a job with a walltime goes where
   // the running work ends closest after its own expected end (Placer::set_node_ends).
   bool align_ends = false;
+  // spec.alignEndsAfter: 0 (the default): every placement aligns. Above 0: a placement aligns
+  // only while a job that has waited at least this long waits for room (it holds a backfill
+  // reservation, or as a starving job claims capacity); with none, nodes are left to the GPU
+  // scoring alone, and release their GPUs one by one for the next small jobs.
+  TimeNs align_ends_after_ns = 0;
   // spec.flavorSnapshot: cycleStart: as Kueue, a job's flavors are chosen against the quota as
   // it was when the cycle started, and a job whose choice no longer fits after the cycle's
   // earlier admissions waits for the next cycle (no other flavor is tried). Off (`live`, the

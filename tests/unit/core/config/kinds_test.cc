@@ -337,7 +337,7 @@ spec:
       out.errors,
       "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, fairSharing, "
       "interactive, maxPendingTotal, preemption, backfill, backfillDepth, alignEnds, "
-      "flavorSnapshot)"))
+      "alignEndsAfter, flavorSnapshot)"))
       << dump(out.errors);
 }
 
@@ -375,6 +375,31 @@ TEST(ConfigKinds, SchedulerPolicyAlignEnds) {
   EXPECT_FALSE(bad.ok());
   EXPECT_TRUE(any_contains(bad.errors, {"test.yaml:4: spec.alignEnds", "sometimes"}))
       << dump(bad.errors);
+}
+
+TEST(ConfigKinds, SchedulerPolicyAlignEndsAfter) {
+  auto doc = [](const std::string& spec) {
+    return "apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: p}\n"
+           "spec: {" +
+           spec + "}\n";
+  };
+  EXPECT_EQ(load_one(doc("alignEnds: true")).config.policy.align_ends_after_ns, 0);
+  auto two = load_one(doc("alignEnds: true, alignEndsAfter: 2m"));
+  ASSERT_TRUE(two.ok()) << dump(two.errors);
+  EXPECT_EQ(two.config.policy.align_ends_after_ns, 120 * kNsPerSec);
+  EXPECT_TRUE(two.config.warnings.empty()) << dump(two.config.warnings);
+  // Without alignEnds it does nothing: accepted, with a warning that says so.
+  auto alone = load_one(doc("alignEndsAfter: 2m"));
+  ASSERT_TRUE(alone.ok()) << dump(alone.errors);
+  EXPECT_TRUE(
+      any_contains(alone.config.warnings, {"spec.alignEndsAfter", "without spec.alignEnds"}))
+      << dump(alone.config.warnings);
+  for (const char* bad : {"-1m", "soon", "100000d"}) {
+    auto out = load_one(doc(std::string("alignEnds: true, alignEndsAfter: ") + bad));
+    EXPECT_FALSE(out.ok()) << bad;
+    EXPECT_TRUE(any_contains(out.errors, {"test.yaml:4: spec.alignEndsAfter", bad}))
+        << dump(out.errors);
+  }
 }
 
 const char* kCluster = R"(

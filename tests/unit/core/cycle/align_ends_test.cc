@@ -127,6 +127,47 @@ TEST(AlignEnds, AFinishedJobsEndIsForgotten) {
   testing::expect_invariants(s);
 }
 
+// spec.alignEndsAfter: alignment only while a job that has waited that long waits for room.
+// Running: n0 2 of 4 GPUs until 1,000 s, n1 2 until 400 s, n2 2 until 100 s, n3 1 until 5,000 s.
+// A whole-node job (4 GPUs, submitted at 0 s) fits nowhere and reserves n2 (free at 100 s); a
+// 1-GPU job ending after that stays off n2, and bin-packing ties n0 and n1: aligned, n1 (400 s
+// runs on past its end the least); not aligned, n0.
+struct AlignAfter {
+  Scheduler s;
+  explicit AlignAfter(TimeNs after_s) : s(make(after_s)) {
+    const TimeNs ends[] = {1000, 400, 100};
+    for (NodeId n = 0; n < 3; ++n) testing::run_on(s, static_cast<JobId>(n + 1), 2, n, ends[n]);
+    testing::run_on(s, 4, 1, 3, 5000);
+  }
+  static std::shared_ptr<Config> make(TimeNs after_s) {
+    auto c = world(true);
+    c->policy.align_ends_after_ns = after_s * kSec;
+    return c;
+  }
+  void whole_node_job_waits() {
+    Job big = testing::make_job(9, "q", 4, 1, 0);
+    big.walltime_ns = 100 * kSec;
+    ASSERT_EQ(s.submit(big).status, SubmitStatus::kAccepted);
+  }
+};
+
+TEST(AlignEnds, AfterAWaitAJobAlignsOnlyOnceTheWaitingJobHasWaitedThatLong) {
+  AlignAfter early(60);
+  early.whole_node_job_waits();
+  EXPECT_EQ(place_one(early.s, 10, 300, 10), 0);  // the whole-node job has waited 10 s of 60
+  AlignAfter late(60);
+  late.whole_node_job_waits();
+  EXPECT_EQ(place_one(late.s, 10, 300, 70), 1);  // 70 s: it aligns
+  testing::expect_invariants(late.s);
+}
+
+TEST(AlignEnds, AfterAWaitWithNobodyWaitingTheScoringAlonePlaces) {
+  AlignAfter after(60);
+  EXPECT_EQ(place_one(after.s, 10, 300, 70), 0);
+  AlignAfter always(0);  // the default: every placement aligns
+  EXPECT_EQ(place_one(always.s, 10, 300, 70), 1);
+}
+
 }  // namespace
 }  // namespace align_ends_test
 }  // namespace sluice
