@@ -1,5 +1,5 @@
-// ProcessRunner: fork/exec with a CLOEXEC error pipe, reaping, stop graces, walltimes (pods.json and
-// adoption after a restart: process_adopt.cc).
+// ProcessRunner: fork/exec with a CLOEXEC error pipe, reaping, stop graces, walltimes
+// (pods.json and adoption after a restart: process_adopt.cc).
 #include "agent/process_runner.h"
 
 #include <spawn.h>
