@@ -1,6 +1,7 @@
 // ServerState, its persistence: job records encoded for the store, the write queued for the next
 // flush, and the finished jobs kept beyond the limit trimmed from memory and store.
 #include <algorithm>
+#include <utility>
 
 #include "server/job_codec.h"
 #include "server/json_text.h"
@@ -118,9 +119,13 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
     r.aged_from_ns = j.value("aged_from_ns", int64_t{0});
     r.admit_ns = j.value("admit_ns", int64_t{0});
     r.end_ns = j.value("end_ns", int64_t{0});
-    for (TimeNs t : {r.queued_ns, r.aged_from_ns, r.admit_ns, r.end_ns})
+    const std::pair<const char*, TimeNs> times[] = {{"queued_ns", r.queued_ns},
+                                                    {"aged_from_ns", r.aged_from_ns},
+                                                    {"admit_ns", r.admit_ns},
+                                                    {"end_ns", r.end_ns}};
+    for (const auto& [field, t] : times)
       if (t < 0 || t > kMaxTimePointNs) {
-        *why = "job " + std::to_string(r.job.id) + ": a time is outside [0, 2200-01-01]";
+        *why = "job " + std::to_string(r.job.id) + ": " + field + " is outside [0, 2200-01-01]";
         return std::nullopt;
       }
     if (j.contains("admission") && !j["admission"].is_null()) {
@@ -140,7 +145,7 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
       pr.started = p.value("started", false);
       pr.started_ns = p.value("started_ns", int64_t{0});
       if (pr.started_ns < 0 || pr.started_ns > kMaxTimePointNs) {
-        *why = "job " + std::to_string(r.job.id) + ": a pod's start is outside [0, 2200-01-01]";
+        *why = "job " + std::to_string(r.job.id) + ": pods[].started_ns is outside [0, 2200-01-01]";
         return std::nullopt;
       }
       pr.exited = p.value("exited", false);

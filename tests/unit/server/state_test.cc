@@ -473,7 +473,8 @@ TEST(ServerStore, RecoveryReportsARecordWithTimesOutOfBoundsAndKeepsTheRest) {
   EXPECT_NE(all.find("job " + std::to_string(hostile) + ": walltime_ns is outside [0, 10 years]"),
             std::string::npos)
       << all;
-  EXPECT_NE(all.find("job " + std::to_string(running) + ": a time is outside"), std::string::npos)
+  EXPECT_NE(all.find("job " + std::to_string(running) + ": admit_ns is outside [0, 2200-01-01]"),
+            std::string::npos)
       << all;
   EXPECT_EQ(back.st->find(hostile), nullptr);
   EXPECT_EQ(back.st->find(running), nullptr);
