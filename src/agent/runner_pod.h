@@ -11,6 +11,7 @@
 
 #include "agent/proc.h"
 #include "agent/process_runner.h"
+#include "core/model/job.h"
 
 namespace sluice::agent {
 
@@ -43,9 +44,8 @@ inline int64_t steady_to_unix_ns(std::chrono::steady_clock::time_point t) {
   return unix_now_ns() + delta.count();
 }
 inline std::chrono::steady_clock::time_point unix_ns_to_steady(int64_t ns) {
-  constexpr int64_t kTenYearsNs = int64_t{10} * 366 * 24 * 3600 * 1'000'000'000;
   const int64_t now = unix_now_ns();
-  const int64_t delta = std::clamp(ns, now - kTenYearsNs, now + kTenYearsNs) - now;
+  const int64_t delta = std::clamp(ns, now - kMaxDurationNs, now + kMaxDurationNs) - now;
   return std::chrono::steady_clock::now() + std::chrono::nanoseconds(delta);
 }
 

@@ -1,8 +1,5 @@
 #include "server/job_codec.h"
 
-#include <optional>
-#include <utility>
-
 #include "core/model/deadline.h"
 #include "proto/protocol.h"
 #include "server/json_text.h"
@@ -28,23 +25,6 @@ Result<ResourceVec> decode_requests(const json& j, const Config& config) {
     v[*id] = amount.get<int64_t>();
   }
   return v;
-}
-
-// The store is the server's own, but a record can be damaged on disk or written by hand (a
-// restored backup, an etcd key): its times are held to the bounds the API puts on input, so
-// nothing read back overflows the clock (start + walltime, submit + completeWithin).
-std::optional<std::string> time_out_of_bounds(const Job& job) {
-  const std::pair<const char*, TimeNs> durations[] = {
-      {"walltime_ns", job.walltime_ns},
-      {"checkpoint_grace_ns", job.checkpoint_grace_ns},
-      {"complete_within_ns", job.complete_within_ns}};
-  for (const auto& [field, v] : durations)
-    if (v < 0 || v > kMaxDurationNs) return std::string(field) + " is outside [0, 10 years]";
-  const std::pair<const char*, TimeNs> points[] = {{"submit_ns", job.submit_ns},
-                                                   {"complete_by_ns", job.complete_by_ns}};
-  for (const auto& [field, v] : points)
-    if (v < 0 || v > kMaxTimePointNs) return std::string(field) + " is outside [0, 2200-01-01]";
-  return std::nullopt;
 }
 
 json encode_env(const std::vector<std::pair<std::string, std::string>>& env) {
@@ -183,6 +163,14 @@ std::string job_json_with(const Job& job, std::string_view body) {
   return out;
 }
 
+std::optional<std::string> time_out_of_bounds(TimeFields points, TimeFields durations) {
+  for (const auto& [field, v] : durations)
+    if (v < 0 || v > kMaxDurationNs) return std::string(field) + " is outside [0, 10 years]";
+  for (const auto& [field, v] : points)
+    if (v < 0 || v > kMaxTimePointNs) return std::string(field) + " is outside [0, 2200-01-01]";
+  return std::nullopt;
+}
+
 Result<Job> decode_job(const json& j, const Config& config) {
   try {
     Job job;
@@ -247,7 +235,13 @@ Result<Job> decode_job(const json& j, const Config& config) {
     job.submit_ns = j.value("submit_ns", int64_t{0});
     job.complete_by_ns = j.value("complete_by_ns", int64_t{0});
     job.complete_within_ns = j.value("complete_within_ns", int64_t{0});
-    if (auto why = time_out_of_bounds(job))
+    // The store is the server's own, but nothing read back may overflow the clock later
+    // (start + walltime, submit + completeWithin).
+    if (auto why = time_out_of_bounds(
+            {{"submit_ns", job.submit_ns}, {"complete_by_ns", job.complete_by_ns}},
+            {{"walltime_ns", job.walltime_ns},
+             {"checkpoint_grace_ns", job.checkpoint_grace_ns},
+             {"complete_within_ns", job.complete_within_ns}}))
       return Error{"job " + std::to_string(job.id) + ": " + *why};
     if (j.contains("submit_ns")) resolve_deadline(job);
     job.command = j.value("command", std::vector<std::string>{});

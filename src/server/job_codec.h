@@ -3,8 +3,11 @@
 // configuration (resources, flavors, queues, nodes) is written by name, so a stored job survives
 // a configuration reload or a restart with a reordered config: decoding maps names back to the
 // ids of the configuration in force, and says which name no longer exists.
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +25,11 @@ nlohmann::json encode_job(const Job& job, const Config& config);
 std::string encode_job_body(const Job& job, const Config& config);
 std::string job_json_with(const Job& job, std::string_view body);
 Result<Job> decode_job(const nlohmann::json& j, const Config& config);
+// Stored times read back (a record can be damaged on disk or written by hand): the first field
+// outside the bounds the API puts on input, as "<field> is outside [0, 2200-01-01]" (time
+// points) or "... [0, 10 years]" (durations); none: nullopt.
+using TimeFields = std::initializer_list<std::pair<const char*, TimeNs>>;
+std::optional<std::string> time_out_of_bounds(TimeFields points, TimeFields durations = {});
 
 // A JSON object (text): decode_admission(nlohmann::json::parse(text)) reads it back.
 std::string encode_admission(const Admission& a, const Config& config);

@@ -1,7 +1,6 @@
 // ServerState, its persistence: job records encoded for the store, the write queued for the next
 // flush, and the finished jobs kept beyond the limit trimmed from memory and store.
 #include <algorithm>
-#include <utility>
 
 #include "server/job_codec.h"
 #include "server/json_text.h"
@@ -119,15 +118,13 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
     r.aged_from_ns = j.value("aged_from_ns", int64_t{0});
     r.admit_ns = j.value("admit_ns", int64_t{0});
     r.end_ns = j.value("end_ns", int64_t{0});
-    const std::pair<const char*, TimeNs> times[] = {{"queued_ns", r.queued_ns},
-                                                    {"aged_from_ns", r.aged_from_ns},
-                                                    {"admit_ns", r.admit_ns},
-                                                    {"end_ns", r.end_ns}};
-    for (const auto& [field, t] : times)
-      if (t < 0 || t > kMaxTimePointNs) {
-        *why = "job " + std::to_string(r.job.id) + ": " + field + " is outside [0, 2200-01-01]";
-        return std::nullopt;
-      }
+    if (auto bad = time_out_of_bounds({{"queued_ns", r.queued_ns},
+                                       {"aged_from_ns", r.aged_from_ns},
+                                       {"admit_ns", r.admit_ns},
+                                       {"end_ns", r.end_ns}})) {
+      *why = "job " + std::to_string(r.job.id) + ": " + *bad;
+      return std::nullopt;
+    }
     if (j.contains("admission") && !j["admission"].is_null()) {
       auto a = decode_admission(j["admission"], *config_);
       if (!a) {
@@ -144,8 +141,8 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
       pr.gpu_milli = p.value("gpu_milli", 1000);
       pr.started = p.value("started", false);
       pr.started_ns = p.value("started_ns", int64_t{0});
-      if (pr.started_ns < 0 || pr.started_ns > kMaxTimePointNs) {
-        *why = "job " + std::to_string(r.job.id) + ": pods[].started_ns is outside [0, 2200-01-01]";
+      if (auto bad = time_out_of_bounds({{"pods[].started_ns", pr.started_ns}})) {
+        *why = "job " + std::to_string(r.job.id) + ": " + *bad;
         return std::nullopt;
       }
       pr.exited = p.value("exited", false);

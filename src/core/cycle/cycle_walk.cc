@@ -26,12 +26,12 @@ constexpr int kMaxPreemptionAttempts = 16;
 }  // namespace
 
 CycleResult Scheduler::run_cycle(TimeNs now, CycleMode mode) const {
-  // End alignment for this cycle's placements (the placer forgets it when the cycle returns).
+  // End alignment: Walk::aim_ends points the placer at the node ends before each job is
+  // placed; the placer forgets them when the cycle returns.
   struct NodeEnds {
     const Placer& placer;
     ~NodeEnds() { placer.set_node_ends(nullptr, 0); }
   } ends{placer_};
-  if (!node_end_.empty()) placer_.set_node_ends(&node_end_, now);
   Walk w(*this, now);
   w.choose_mode(mode);
   w.start();
@@ -629,10 +629,7 @@ bool Scheduler::Walk::someone_waits_for_room() const {
 // End alignment: the later placements of this cycle see this admission's expected end on its
 // nodes (the scheduler's own node ends move when the cycle is applied).
 void Scheduler::Walk::align_later(int q, const Job& used, const Placement& placement) {
-  if (cycle_node_end_.empty()) {
-    cycle_node_end_ = s_.node_end_;
-    s_.placer_.set_node_ends(&cycle_node_end_, now_);
-  }
+  if (cycle_node_end_.empty()) cycle_node_end_ = s_.node_end_;  // the next aim_ends uses it
   const TimeNs end = s_.expected_end(used, q, now_);
   for (const auto& pod : placement.pods) {
     TimeNs& e = cycle_node_end_[static_cast<size_t>(pod.node)];
