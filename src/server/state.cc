@@ -171,6 +171,9 @@ std::unique_ptr<Scheduler> ServerState::build_scheduler(
 std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stored, TimeNs now) {
   std::vector<std::string> problems;
   for (const auto& sj : stored) {
+    // A row left out below stays in the store: no new job may take its id and overwrite it,
+    // also where the id counters in the store's meta are lost.
+    next_id_ = std::max<JobId>(next_id_, sj.id + 1);
     std::string why;
     json j = json::parse(sj.record, nullptr, false);
     if (j.is_discarded()) {

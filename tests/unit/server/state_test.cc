@@ -483,6 +483,57 @@ TEST(ServerStore, RecoveryReportsARecordWithTimesOutOfBoundsAndKeepsTheRest) {
   std::filesystem::remove_all(dir);
 }
 
+// A record recovery leaves out keeps its row, and its id: a new job does not overwrite it, also
+// when the store has lost its id counters.
+TEST(ServerStore, ANewJobNeverTakesTheIdOfARecordLeftOutAtRecovery) {
+  const auto dir = fresh_dir("left-out");
+  auto cfg = config();
+  JobId kept = 0, damaged = 0;
+  {
+    auto store = SqliteStore::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    kept = st.submit(jobs(*cfg, job_yaml("kept", 1, 1)), 1 * kS).ids[0];
+    damaged = st.submit(jobs(*cfg, job_yaml("damaged", 1, 1)), 2 * kS).ids[0];
+    ASSERT_TRUE((*store)->wait(st.cycle(3 * kS)));
+  }
+  {
+    auto store = SqliteStore::open(dir.string());
+    ASSERT_TRUE(store.ok());
+    auto stored = (*store)->load_jobs();
+    ASSERT_TRUE(stored.ok());
+    (*store)->start();
+    Write w{{}, {{"next_id", "0"}, {"next_job_id", "0"}}, {}, {}};
+    for (auto sj : *stored)
+      if (sj.id == damaged) {
+        sj.record = "{\"job\": not json";
+        w.jobs.push_back(sj);
+      }
+    ASSERT_TRUE((*store)->write(w));
+  }
+  auto back = restart(dir, cfg, 100 * kS);
+  ASSERT_NE(back.st, nullptr);
+  ASSERT_EQ(back.problems.size(), 1u);
+  EXPECT_EQ(back.problems[0], "job " + std::to_string(damaged) + ": unreadable record");
+  ASSERT_NE(back.st->find(kept), nullptr);
+  back.store->start();
+  auto more = back.st->submit(jobs(*cfg, job_yaml("more", 1, 1)), 101 * kS);
+  ASSERT_EQ(more.ids.size(), 1u);
+  EXPECT_GT(more.ids[0], damaged);
+  ASSERT_TRUE(back.store->wait(back.st->cycle(102 * kS)));
+  back = Restarted{};  // stopped: its writes are in the file
+  auto store = SqliteStore::open(dir.string());
+  ASSERT_TRUE(store.ok());
+  auto rows = (*store)->load_jobs();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 3u);
+  bool row_kept = false;
+  for (const auto& sj : *rows) row_kept |= sj.id == damaged && sj.record == "{\"job\": not json";
+  EXPECT_TRUE(row_kept);
+  std::filesystem::remove_all(dir);
+}
+
 // An eviction restarts the victim's age (Scheduler::apply); a reload of the configuration and a
 // restart rank it the same way: it does not regain the age it had before it was evicted.
 TEST(ServerStore, AnEvictedJobsAgeStaysRestartedAcrossReloadAndRecovery) {
