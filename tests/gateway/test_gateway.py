@@ -208,11 +208,14 @@ def test_overload(h):
     """Twice the pool's capacity: bounded queue, every request answered, fallback only above the
     threshold, admitted latency bounded."""
     _, main = h.backend("main", service_ms=40, concurrency=4)   # capacity 4 / 40 ms = 100 req/s
-    _, small = h.backend("small", service_ms=10, concurrency=2)
+    # The fallback adds 1 / 40 ms = 25 req/s: at 200 req/s offered both pools together are
+    # overloaded whatever the arrivals' bursts (with a fallback of 200 req/s they were not, and a
+    # run without a burst shed nothing).
+    _, small = h.backend("small", service_ms=40, concurrency=1)
     _, gw = h.gateway("listen: 127.0.0.1:0\n" + ANY_CLASS + "pools:\n" +
                       pool_yaml("main", [main], 4, 20, 0.5,
                                 "criticalHeadroom: 2\nfallback: small\nqueueTimeoutMs: 5000") +
-                      pool_yaml("small", [small], 2, 4, 0.85))
+                      pool_yaml("small", [small], 1, 4, 0.85))
     # Phase 1: 50% of capacity, evenly spaced: no queue builds, nothing goes to the fallback.
     r = replay(gw, "--rate", "50", "--duration", "3", "--arrivals", "uniform",
                "--class-mix", "critical=0.2,standard=0.5,sheddable=0.3")
