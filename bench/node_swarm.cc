@@ -109,7 +109,7 @@ struct Node {
   bool registered = false;
   Clock::time_point next_sync;
   std::map<sluice::proto::PodRef, Clock::time_point> running;  // -> when it "exits"
-  std::vector<sluice::proto::PodRef> started;
+  std::vector<sluice::proto::StartedPod> started;
   std::vector<sluice::proto::PodExit> exits;
 };
 
@@ -195,7 +195,7 @@ bool do_sync(httplib::Client& cli, Node& n, const Args& a, Totals& t, long* hear
   const auto done = Clock::now() + std::chrono::milliseconds(a.run_ms);
   for (const auto& as : resp.assign) {
     n.running[{as.job, as.pod}] = done;
-    n.started.push_back({as.job, as.pod});
+    n.started.push_back({as.job, as.pod, as.run});
     ++t.pods;
   }
   for (const auto& s : resp.stop) {

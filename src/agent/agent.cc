@@ -660,19 +660,21 @@ void Agent::apply_stops(const std::vector<proto::StopOrder>& stops) {
           "\": using SIGTERM");
       sig = SIGTERM;
     }
-    if (runner_->stop(ref, *sig, s.grace_ms, "stopped", s.reason)) {
+    if (runner_->stop(ref, *sig, s.grace_ms, "stopped", s.reason, s.run)) {
       log("stopping " + ref_name(ref) + " (" + s.reason + "): " + signal_name(*sig) + ", grace " +
           std::to_string(s.grace_ms) + " ms");
       continue;
     }
-    // Not running here. Unless an exit for it is already queued, say so, so that the server
-    // does not wait for a pod that will never report.
+    // Not running here (not this run of it). Unless an exit for that run is already queued, say
+    // so, so that the server does not wait for a pod that will never report.
     bool queued = false;
-    for (const auto& e : exits_) queued = queued || (e.job == s.job && e.pod == s.pod);
+    for (const auto& e : exits_)
+      queued = queued || (e.job == s.job && e.pod == s.pod && (s.run == 0 || e.run == s.run));
     if (queued) continue;
     proto::PodExit exit;
     exit.job = s.job;
     exit.pod = s.pod;
+    exit.run = s.run;
     exit.reason = "stopped";
     exit.exit_code = -1;
     exit.message = "stop order (" + s.reason + ") for a pod that does not run on this agent";
@@ -699,6 +701,7 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign) {
       bad = "gpu_milli " + std::to_string(a.gpu_milli) + " is outside 1..1000";
     PodLaunch launch;
     launch.ref = ref;
+    launch.run = a.run;
     launch.argv = a.command;
     launch.gpus = a.gpus;
     launch.gpu_milli = a.gpu_milli;
@@ -714,6 +717,7 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign) {
       proto::PodExit exit;
       exit.job = a.job;
       exit.pod = a.pod;
+      exit.run = a.run;
       exit.reason = "start-failed";
       exit.exit_code = -1;
       exit.message = bad;

@@ -189,7 +189,7 @@ class Agent {
   std::vector<int32_t> util_;
   std::chrono::steady_clock::time_point util_at_{};
   StateFile exits_file_{options_.state_dir + "/exits.json"};
-  std::vector<proto::PodRef> started_;
+  std::vector<proto::StartedPod> started_;
   std::vector<proto::CheckpointReport> checkpoints_;
 
   mutable std::mutex mu_;

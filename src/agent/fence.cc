@@ -24,6 +24,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// lease.json is rewritten when the lease moves by this much or more, so it lags the agent's own
+// lease by less. A write is one pwrite into a page-cache slot (no fsync): a few a second.
+constexpr int64_t kLeaseWriteStepNs = 200'000'000;
+// How far lease.json may lag the agent's own lease: the fencer waits this much past it while an
+// agent (a frozen one) still holds the lock.
+constexpr auto kLeaseFileSlack = std::chrono::milliseconds(250);
+
 int64_t to_ns(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
@@ -33,7 +40,8 @@ struct Listed {
   pid_t pid = 0;
   uint64_t start_ticks = 0;
   int64_t grace_ms = 0;
-  std::string name;  // "job/pod"
+  bool sandboxed = false;  // stop signals spare the group's leader (proc.h, signal_pod_group)
+  std::string name;        // "job/pod"
 };
 
 std::vector<Listed> listed_pods(StateFile& pods_file) {
@@ -44,7 +52,7 @@ std::vector<Listed> listed_pods(StateFile& pods_file) {
   try {
     for (const auto& j : doc->at("pods"))
       out.push_back({j.at("pid").get<pid_t>(), j.at("start_ticks").get<uint64_t>(),
-                     j.value("walltime_grace_ms", int64_t{0}),
+                     j.value("walltime_grace_ms", int64_t{0}), j.value("sandboxed", false),
                      std::to_string(j.at("job").get<uint64_t>()) + "/" +
                          std::to_string(j.at("pod").get<int32_t>())});
   } catch (const std::exception&) {
@@ -98,7 +106,7 @@ std::string boot_id() {
 
 bool LeaseFile::write(Clock::time_point deadline, std::string* why) {
   const int64_t ns = to_ns(deadline);
-  if (written_ns_ != 0 && ns < written_ns_ + 1'000'000'000) return true;  // moved < 1 s
+  if (written_ns_ != 0 && ns < written_ns_ + kLeaseWriteStepNs) return true;  // moved < 200 ms
   if (!file_.save(nlohmann::json{{"deadline_monotonic_ns", ns}, {"boot_id", boot_id()}}, why))
     return false;
   written_ns_ = ns;
@@ -136,19 +144,25 @@ int run_fencer(const FencerOptions& o) {
     std::this_thread::sleep_for(o.tick);
     const auto now = Clock::now();
     const bool agent = agent_running(o.state_dir);
-    if (agent && stopping.empty()) continue;  // the usual case: one lock test per tick
+    // The lease alone decides: a frozen agent (SIGSTOP, a stalled VM) holds its lock but
+    // renews nothing, and is the same as a dead one. A live agent's lease file lags its real
+    // lease by up to kLeaseFileSlack (it is rewritten when it moves by 200 ms or more), so
+    // while one holds the lock the fencer waits that much longer; the server's fence margin
+    // covers it (docs/agent.md, "Fencing").
     const auto deadline = lease.read();
-    const bool expired = deadline && now >= *deadline;
-    // 1. No agent and the lease is over: the server will requeue these jobs; stop them first.
+    const bool expired = deadline && now >= *deadline + (agent ? kLeaseFileSlack : Clock::duration{});
+    if (agent && !expired && stopping.empty()) continue;  // the usual case
+    // 1. The lease is over: the server will requeue these jobs; stop them first.
     std::vector<Listed> live;
     for (const auto& p : listed_pods(pods_file))
       if (alive(p)) live.push_back(p);
-    if (!agent && expired)
+    if (expired)
       for (const auto& p : live) {
         if (stopping.count(p.pid)) continue;
-        log("the agent is gone and its lease ran out: stopping pod " + p.name + " (pid " +
+        log(std::string(agent ? "the agent is frozen" : "the agent is gone") +
+            " and its lease ran out: stopping pod " + p.name + " (pid " +
             std::to_string(p.pid) + "), SIGKILL in " + std::to_string(p.grace_ms) + " ms");
-        ::kill(-p.pid, SIGTERM);  // each pod leads its own process group
+        signal_pod_group(p.pid, SIGTERM, p.sandboxed);  // each pod leads its own group
         stopping[p.pid] = {p, now + std::chrono::milliseconds(std::max<int64_t>(p.grace_ms, 0))};
       }
     // 2. Pods being stopped: SIGKILL at the end of their grace, forgotten once gone. A pod
@@ -160,7 +174,7 @@ int run_fencer(const FencerOptions& o) {
         continue;
       }
       if (now >= s.kill_at && !s.killed) {
-        ::kill(-s.pod.pid, SIGKILL);
+        signal_pod_group(s.pod.pid, SIGKILL, s.pod.sandboxed);
         s.killed = true;
       }
       ++it;
@@ -189,6 +203,9 @@ Result<bool> spawn_fencer(const std::string& exe, const std::string& state_dir) 
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  // Nothing else of the agent's: a listening socket inherited by the fencer would keep the
+  // agent's port bound (and accepting) after the agent died, so a restart could not listen.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   std::vector<std::string> args = {exe, "agent-fencer", "--state-dir", state_dir};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -5,11 +5,13 @@
 //
 //   - a live agent that cannot reach the server stops its pods itself when its lease runs out
 //     (ProcessRunner::set_lease): SIGTERM, the job's grace, SIGKILL; their exits say "fenced";
-//   - a dead agent (kill -9, a crash) cannot: its fencer can. `sluice agent` starts one fencer
-//     process per state directory (`sluice agent-fencer`, its own session). It sleeps while an
-//     agent holds the state directory's lock; once none does and the last lease the agent
-//     wrote (lease.json) has run out, it stops the pods listed in pods.json the same way, and
-//     exits when none is left. A new agent that adopts the state directory finds them gone and
+//   - a dead or frozen agent (kill -9, a crash, SIGSTOP, a stalled VM) cannot: its fencer can.
+//     `sluice agent` starts one fencer process per state directory (`sluice agent-fencer`, its
+//     own session, no descriptor of the agent's). It reads the lease the agent last wrote
+//     (lease.json) every tick; once it has run out (plus the file's 250 ms lag while an agent
+//     still holds the state directory's lock: a frozen one), it stops the pods listed in
+//     pods.json the same way, and exits when no agent runs and none is left. A new agent that
+//     adopts the state directory, or the frozen one when it resumes, finds them gone and
 //     reports them "fenced".
 #include <chrono>
 #include <cstdint>
@@ -22,8 +24,8 @@
 namespace sluice::agent {
 
 // The lease as the agent last wrote it: a CLOCK_MONOTONIC deadline (the fencer runs on the same
-// machine). Written only when it moved by a second or more: an earlier deadline is the safe
-// side, and a busy node's syncs do not each cost a file write.
+// machine). Written only when it moved by 200 ms or more: an earlier deadline is the safe side,
+// and a busy node's syncs do not each cost a file write.
 class LeaseFile {
  public:
   explicit LeaseFile(const std::string& state_dir) : file_(state_dir + "/lease.json") {}

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -26,15 +27,24 @@ std::string closed_ancestor(const fs::path& dir) {
   return {};
 }
 
-Result<bool> make_state_dir(const fs::path& dir) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) return false;
-  fs::create_directories(dir, ec);
+// Creates the state directory 0711, or tightens an existing one of the agent's to 0711 (one
+// made by hand, or by an older agent, may be listable or writable by others). Returns the
+// mode it had when it changed one ("" otherwise), for the log.
+Result<std::string> make_state_dir(const fs::path& dir) {
   // Searchable, not listable: pods reach their own work dir by name, nothing else.
-  if (!ec)
-    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
+  constexpr auto kMode = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+  std::error_code ec;
+  struct stat st {};
+  const bool existed = ::stat(dir.c_str(), &st) == 0;
+  if (!existed) fs::create_directories(dir, ec);
+  if (existed && (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())) return std::string();
+  const auto before = static_cast<fs::perms>(st.st_mode & 07777);
+  if (!ec && (!existed || before != kMode)) fs::permissions(dir, kMode, ec);
   if (ec) return Error{"cannot create " + dir.string() + ": " + ec.message()};
-  return true;
+  if (!existed || before == kMode) return std::string();
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  return std::string(mode);
 }
 
 void add_note(PodLaunch& launch, const std::string& note) {
@@ -49,7 +59,10 @@ Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
   std::unique_ptr<PodIsolation> iso(new PodIsolation());
   iso->state_dir_ = fs::absolute(state_dir).lexically_normal().string();
   while (iso->state_dir_.size() > 1 && iso->state_dir_.back() == '/') iso->state_dir_.pop_back();
-  if (auto made = make_state_dir(iso->state_dir_); !made) return Error{made.error()};
+  auto made = make_state_dir(iso->state_dir_);
+  if (!made) return Error{made.error()};
+  if (!made->empty())
+    log("tightened " + iso->state_dir_ + " from mode " + *made + " to 0711 (what a new one gets)");
   // 1. Users.
   const bool root = ::geteuid() == 0;
   if (options.drop_privileges == 1 && !root)
@@ -114,9 +127,14 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
       return "working directory \"" + a.working_dir + "\" is not an absolute path";
     struct stat st {};
     shared = ::stat(a.working_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-    if (shared)
+    const std::string reserved = bwrap_.empty() ? "" : sandbox_reserved(a.working_dir, state_dir_);
+    if (!reserved.empty()) {
+      shared = false;
+      add_note(launch, "working directory " + a.working_dir + " is not bound into the sandbox (" +
+                           reserved + "): the pod starts in " + paths.work_dir);
+    } else if (shared) {
       launch.start_dir = a.working_dir;
-    else
+    } else
       add_note(launch, "working directory " + a.working_dir + " does not exist on node " +
                            ctx.node + " (it does not share the submitter's files): the pod " +
                            "starts in " + paths.work_dir);
@@ -166,6 +184,7 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
   } else if (!bwrap_.empty()) {
     launch.wrapper =
         bwrap_argv(bwrap_, {state_dir_, paths.work_dir, launch.start_dir, a.tty}, a.gpus);
+    launch.sandboxed = true;
   }
   launch.cpu_milli = a.cpu_milli;
   launch.memory_mib = a.memory_mib;

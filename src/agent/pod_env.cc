@@ -49,6 +49,7 @@ std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodCo
   env["SLUICE_JOB_NAME"] = a.job_name;
   env["SLUICE_NAMESPACE"] = a.job_namespace;
   env["SLUICE_POD_INDEX"] = std::to_string(a.pod);
+  env["SLUICE_RUN"] = std::to_string(a.attempt);
   env["SLUICE_GANG_SIZE"] = std::to_string(a.gang_size);
   env["SLUICE_PEERS"] = peers;
   env["SLUICE_NODE"] = ctx.node;

@@ -1,12 +1,14 @@
 // /proc parsing and signal names.
 #include "agent/proc.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include <chrono>
@@ -98,6 +100,26 @@ std::string signal_name(int sig) {
     if (s.sig == sig) return s.name;
   }
   return "signal " + std::to_string(sig);
+}
+
+void signal_pod_group(pid_t leader, int sig, bool spare_leader, const std::string& proc_root) {
+  if (leader <= 0) return;
+  if (!spare_leader || sig == SIGKILL) {
+    if (::kill(-leader, sig) != 0 && errno == ESRCH) ::kill(leader, sig);
+    return;
+  }
+  // Bounded by the machine's process count; a member forked meanwhile misses this signal and
+  // dies with the sandbox (its PID namespace's init is in the group and gets the SIGKILL).
+  DIR* dir = ::opendir(proc_root.c_str());
+  if (!dir) return;
+  while (const dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0' || pid == leader) continue;
+    auto st = read_proc_stat(static_cast<pid_t>(pid), proc_root);
+    if (st && st->pgrp == leader) ::kill(static_cast<pid_t>(pid), sig);
+  }
+  ::closedir(dir);
 }
 
 std::string utc_timestamp() {

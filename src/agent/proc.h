@@ -17,6 +17,13 @@ struct ProcStat {
 // nullopt when the process does not exist (or /proc is unreadable).
 std::optional<ProcStat> read_proc_stat(pid_t pid, const std::string& proc_root = "/proc");
 
+// Sends `sig` to a pod's process group, led by `leader`. With `spare_leader` (a sandboxed pod,
+// whose leader is the outer bwrap: it dies at a SIGTERM and its sandbox with it, cutting the
+// pod's grace), every member but the leader gets it; SIGKILL always goes to the whole group.
+// Falls back to the leader alone when the group is gone but the leader is not.
+void signal_pod_group(pid_t leader, int sig, bool spare_leader,
+                      const std::string& proc_root = "/proc");
+
 // "SIGTERM", "TERM", "15" -> 15; nullopt for anything else.
 std::optional<int> parse_signal(const std::string& name);
 // 15 -> "SIGTERM" (falls back to "signal N").

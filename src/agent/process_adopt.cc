@@ -19,6 +19,7 @@ void ProcessRunner::save_locked() {
     if (!pod->running) continue;
     nlohmann::json j = {{"job", ref.job},
                         {"pod", ref.pod},
+                        {"run", pod->spec.run},
                         {"pid", pod->pid},
                         {"start_ticks", pod->start_ticks},
                         {"started_unix_ns", pod->started_unix_ns},
@@ -27,6 +28,7 @@ void ProcessRunner::save_locked() {
                         {"walltime_ms", pod->spec.walltime_ms},
                         {"walltime_grace_ms", pod->spec.walltime_grace_ms},
                         {"stopping", pod->stopping},
+                        {"sandboxed", pod->spec.sandboxed},
                         {"exit_reason", pod->exit_reason}};
     if (pod->walltime_deadline)
       j["walltime_deadline_unix_ns"] = steady_to_unix_ns(*pod->walltime_deadline);
@@ -48,6 +50,7 @@ void ProcessRunner::adopt_locked() {
     for (const auto& j : doc->at("pods")) {
       auto pod = std::make_unique<Pod>();
       pod->spec.ref = {j.at("job").get<uint64_t>(), j.at("pod").get<int32_t>()};
+      pod->spec.run = j.value("run", uint64_t{0});
       pod->pid = j.at("pid").get<pid_t>();
       pod->start_ticks = j.at("start_ticks").get<uint64_t>();
       auto st = read_proc_stat(pod->pid);
@@ -59,6 +62,7 @@ void ProcessRunner::adopt_locked() {
         proto::PodExit exit;
         exit.job = pod->spec.ref.job;
         exit.pod = pod->spec.ref.pod;
+        exit.run = pod->spec.run;
         exit.exit_code = -1;
         exit.reason = options_.previous_lease_expired ? "fenced" : "lost";
         exit.message = options_.previous_lease_expired
@@ -81,6 +85,7 @@ void ProcessRunner::adopt_locked() {
         pod->walltime_deadline = unix_ns_to_steady(j["walltime_deadline_unix_ns"].get<int64_t>());
       }
       pod->stopping = j.value("stopping", false);
+      pod->spec.sandboxed = j.value("sandboxed", false);
       pod->exit_reason = j.value("exit_reason", std::string());
       if (pod->stopping) {
         pod->kill_deadline = unix_ns_to_steady(j.value("kill_deadline_unix_ns", unix_now_ns()));

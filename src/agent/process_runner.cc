@@ -117,12 +117,13 @@ bool ProcessRunner::launch(PodLaunch spec) {
 }
 
 bool ProcessRunner::stop(proto::PodRef ref, int sig, int64_t grace_ms, const std::string& reason,
-                         const std::string& why) {
+                         const std::string& why, uint64_t run) {
   bool notify = false;
   {
     std::lock_guard lock(mu_);
     auto it = pods_.find(ref);
     if (it == pods_.end()) return false;
+    if (run != 0 && it->second->spec.run != 0 && run != it->second->spec.run) return false;
     notify = !it->second->running;  // a waiting pod ends at once: an event
     stop_locked(*it->second, sig, grace_ms, reason, why, Clock::now());
   }
@@ -164,6 +165,11 @@ void ProcessRunner::stop_locked(Pod& pod, int sig, int64_t grace_ms, const std::
 void ProcessRunner::set_lease(Clock::time_point deadline) {
   std::lock_guard lock(mu_);
   if (lease_ && deadline <= *lease_) return;
+  // The old lease ran out before this renewal (the agent was frozen, or its syncs failed, past
+  // it): its pods are fenced all the same, before the new lease is taken. The fencer may be
+  // stopping them already, and the server requeues their jobs; their exits must say "fenced".
+  const auto now = Clock::now();
+  if (lease_ && now >= *lease_ && !fenced_) fence_locked(now);
   lease_ = deadline;
   if (deadline > Clock::now()) fenced_ = false;
 }
@@ -208,7 +214,7 @@ bool ProcessRunner::report_checkpoint(proto::PodRef ref) {
     std::lock_guard lock(mu_);
     auto it = pods_.find(ref);
     if (it == pods_.end() || !it->second->running) return false;
-    events_.checkpoints.push_back({ref.job, ref.pod, unix_now_ns()});
+    events_.checkpoints.push_back({ref.job, ref.pod, unix_now_ns(), it->second->spec.run});
   }
   events_cv_.notify_all();
   if (options_.on_event) options_.on_event();
@@ -235,7 +241,8 @@ std::vector<proto::RunningPod> ProcessRunner::running() const {
   std::vector<proto::RunningPod> out;
   out.reserve(pods_.size());
   for (const auto& [ref, pod] : pods_) {
-    out.push_back({ref.job, ref.pod, pod->running ? int64_t{pod->pid} : 0, pod->stopping});
+    out.push_back(
+        {ref.job, ref.pod, pod->running ? int64_t{pod->pid} : 0, pod->stopping, pod->spec.run});
   }
   return out;
 }
@@ -287,7 +294,7 @@ void ProcessRunner::signal_locked(Pod& pod, int sig) {
   if (!pod.running || pod.pid <= 0) return;
   // The whole group: a shell's children die with it. The leader is never reaped before this
   // (exits are detected with WNOWAIT), so the pid cannot have been reused.
-  if (::kill(-pod.pid, sig) != 0 && errno == ESRCH) ::kill(pod.pid, sig);
+  signal_pod_group(pod.pid, sig, pod.spec.sandboxed);
 }
 
 namespace {
@@ -319,6 +326,7 @@ void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   if (pty_) pty_->remove(ref);
   exit.job = ref.job;
   exit.pod = ref.pod;
+  exit.run = pod.spec.run;
   if (exit.at_unix_ns == 0) exit.at_unix_ns = unix_now_ns();
   log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) + " ended: " + exit.reason +
       (exit.message.empty() ? "" : " (" + exit.message + ")"));
@@ -484,7 +492,7 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
     }
     const int64_t m = mtime_ns(pod.paths.checkpoint_file);
     if (m != 0 && m != pod.checkpoint_mtime_ns) {
-      events_.checkpoints.push_back({ref.job, ref.pod, m});
+      events_.checkpoints.push_back({ref.job, ref.pod, m, pod.spec.run});
     }
     pod.checkpoint_mtime_ns = m;
   }
@@ -677,7 +685,7 @@ void ProcessRunner::start_locked(Pod& pod) {
   pod.started_unix_ns = unix_now_ns();
   if (auto st = read_proc_stat(pid)) pod.start_ticks = st->start_ticks;
   if (spec.walltime_ms > 0) pod.walltime_deadline = Clock::now() + milliseconds(spec.walltime_ms);
-  events_.started.push_back(spec.ref);
+  events_.started.push_back({spec.ref.job, spec.ref.pod, spec.run});
   dirty_ = true;
   log("pod " + std::to_string(spec.ref.job) + "/" + std::to_string(spec.ref.pod) +
       " started: pid " + std::to_string(pid) +

@@ -35,6 +35,7 @@ namespace sluice::agent {
 // One pod to start. env is the complete environment ("KEY=VALUE"), see pod_env.h.
 struct PodLaunch {
   proto::PodRef ref;
+  uint64_t run = 0;  // the server's run number of this pod (proto::RunningPod); 0: unknown
   std::vector<std::string> argv;
   std::vector<std::string> env;
   std::vector<int32_t> gpus;      // device indices it needs free
@@ -47,6 +48,9 @@ struct PodLaunch {
   // A command it runs under (the sandbox: `bwrap ... --`, wrapper[0] an absolute path); the
   // pod's resolved command and arguments follow.
   std::vector<std::string> wrapper;
+  // The wrapper is the sandbox (bwrap): stop signals other than SIGKILL spare the group's
+  // leader, the outer bwrap (proc.h, signal_pod_group).
+  bool sandboxed = false;
   // The wrapper is a container runtime (container.h): argv goes to it as it is (its
   // executable is the image's, not looked up here; it may be empty: the image's default), and
   // `cleanup` runs once the pod's process ended.
@@ -96,7 +100,7 @@ struct RunnerOptions {
 };
 
 struct RunnerEvents {
-  std::vector<proto::PodRef> started;
+  std::vector<proto::StartedPod> started;
   std::vector<proto::PodExit> exits;
   std::vector<proto::CheckpointReport> checkpoints;
   bool empty() const { return started.empty() && exits.empty() && checkpoints.empty(); }
@@ -119,9 +123,11 @@ class ProcessRunner {
   bool launch(PodLaunch pod);
   // Sends `sig` to the pod's process group now and SIGKILL after grace_ms; the exit is reported
   // with `reason` ("stopped", "walltime"). A pod still waiting for GPUs ends at once. A pod
-  // already stopping keeps the earlier kill deadline. Returns false for an unknown pod.
+  // already stopping keeps the earlier kill deadline. Returns false for an unknown pod, and for
+  // another run of it than `run` (0: any run): an order about an earlier run never stops a
+  // later one.
   bool stop(proto::PodRef ref, int sig, int64_t grace_ms, const std::string& reason,
-            const std::string& why = "");
+            const std::string& why = "", uint64_t run = 0);
   void stop_all(int sig, int64_t grace_ms, const std::string& reason);
   // Fencing (fence.h): once the steady clock passes `deadline` without a newer one, every pod
   // is stopped: SIGTERM, its own grace (the job's checkpoint grace), SIGKILL; exits "fenced".

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "agent/spawn.h"
 
 namespace sluice::agent {
+namespace fs = std::filesystem;
 
 std::vector<std::string> bwrap_argv(const std::string& bwrap, const SandboxPaths& paths,
                                     const std::vector<int32_t>& gpus) {
@@ -21,7 +23,7 @@ std::vector<std::string> bwrap_argv(const std::string& bwrap, const SandboxPaths
   if (!paths.start_dir.empty()) add({"--bind", paths.start_dir, paths.start_dir});
   add({"--chdir", paths.start_dir.empty() ? paths.work_dir : paths.start_dir});
   add({"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"});
-  if (!paths.tty) add({"--new-session"});  // no TIOCSTI into a terminal (sandbox.h)
+  add({"--die-with-parent"});  // stops reach the whole sandbox (sandbox.h)
   // The pod's GPUs only. The -try forms skip nodes a machine lacks (a CPU-only or fake node).
   if (!gpus.empty()) {
     for (const char* dev :
@@ -34,6 +36,31 @@ std::vector<std::string> bwrap_argv(const std::string& bwrap, const SandboxPaths
   }
   add({"--"});
   return a;
+}
+
+namespace {
+// `path` normalised, without a trailing slash ("/" stays "/").
+std::string normal(const std::string& path) {
+  std::string s = fs::path(path).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+// `a` is `b` or lies below it.
+bool within(const std::string& a, const std::string& b) {
+  return a == b || b == "/" || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 &&
+                                a[b.size()] == '/');
+}
+}  // namespace
+
+std::string sandbox_reserved(const std::string& dir, const std::string& state_dir) {
+  const std::string d = normal(dir);
+  for (const char* own : {"/proc", "/dev", "/sys"})
+    if (within(d, own) || within(own, d)) return std::string(own) + " is the sandbox's own";
+  for (const char* own : {"/tmp", "/var/tmp"})
+    if (within(own, d)) return std::string(own) + " is the sandbox's own";
+  if (!state_dir.empty() && (within(d, normal(state_dir)) || within(normal(state_dir), d)))
+    return "it holds the agent's state directory";
+  return "";
 }
 
 std::string find_bwrap(const std::string& name_or_path) {

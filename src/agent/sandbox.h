@@ -22,12 +22,22 @@ struct SandboxPaths {
   // The job's own working directory (`sluice run`'s): writable too (as far as the pod's user
   // may write there) and the working directory instead; "": none.
   std::string start_dir;
-  // An interactive pod (`sluice run --pty`): it keeps its controlling terminal, so bwrap's
-  // --new-session is left out. That flag keeps a pod from pushing input (TIOCSTI) into the
-  // terminal it was started from; this terminal is the pod's own pseudo-terminal, whose input
-  // only the pod's own shell reads, so there is nothing to push into.
+  // An interactive pod (`sluice run --pty`): its terminal is its own pseudo-terminal.
   bool tty = false;
 };
+
+// The sandbox stays in the pod's process group (no bwrap --new-session), so a stop's SIGTERM
+// reaches the pod's processes, and its PID namespace's init dies with the outer bwrap
+// (--die-with-parent): SIGKILL of the group ends every process inside, even one that left the
+// group, and so does the end of the pod's command (bwrap's init would otherwise wait for the
+// pod's background processes). --new-session kept a pod from pushing input (TIOCSTI) into
+// the terminal it was started from; a pod has none: its stdin is /dev/null (or its own
+// pseudo-terminal under `sluice run --pty`) and it leads a session the agent made for it.
+
+// Why `dir` cannot be a sandboxed pod's working directory ("" when it can): binding it would
+// replace what the sandbox gives the pod itself (its /proc, /dev, /tmp: the host's processes,
+// other pods' files), expose /sys or the agent's state, or bind the whole host read-write.
+std::string sandbox_reserved(const std::string& dir, const std::string& state_dir);
 
 // argv of bwrap up to and including "--": the pod's command follows.
 std::vector<std::string> bwrap_argv(const std::string& bwrap, const SandboxPaths& paths,

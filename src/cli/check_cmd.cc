@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/load_files.h"
+#include "server/auth.h"
 
 namespace sluice::cli {
 
@@ -17,7 +18,19 @@ void register_check(CLI::App& app) {
   cmd->callback([files, strict] {
     auto out = load_files(*files, *strict);
     if (!out) throw CLI::RuntimeError(1);
+    // ServerAuth documents, as `sluice serve` reads them (tokens, namespaces, the join token).
+    std::vector<Source> sources;
+    for (const auto& f : *files)
+      if (auto src = read_source(f)) sources.push_back(std::move(*src));
+    auto auth = server::parse_auth(sources);
+    if (!auth) {
+      std::cerr << "error: " << auth.error() << "\n";
+      throw CLI::RuntimeError(1);
+    }
     std::cout << summarize(out->config);
+    if (auth->enabled() || !auth->join_token.empty())
+      std::cout << "auth: " << auth->tokens.size() << " tokens"
+                << (auth->join_token.empty() ? "" : ", a join token") << "\n";
     if (!out->jobs.empty()) std::cout << "jobs: " << out->jobs.size() << "\n";
     for (const auto& n : out->notes) std::cout << "note: " << n << "\n";
     std::cout << "ok (" << out->config.warnings.size() << " warnings)\n";

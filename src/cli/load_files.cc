@@ -20,6 +20,8 @@ std::optional<LoadOutput> load_files(const std::vector<std::string>& files, bool
   if (failed) return std::nullopt;
   LoadOptions options;
   options.strict = strict;
+  // The server's own document: read by `sluice serve` (server/auth.h), checked by `check`.
+  options.ignore_kinds = {"ServerAuth"};
   LoadOutput out = load(sources, options);
   for (const auto& e : out.errors) std::cerr << "error: " << e << "\n";
   if (!quiet_warnings)

@@ -89,6 +89,12 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "requeued (covers the agent's tick and signal delivery)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--min-free-disk", a.opt.min_free_disk_mib,
+                  "MiB: below this much free space in --data-dir's file system, requests that "
+                  "would change the store (submit, cancel, hold, release, requeue) get 507 and "
+                  "change nothing (0: no floor)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--heartbeat-ms", a.opt.state.heartbeat_ms, "Agent sync interval to ask for")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, int64_t{60'000}));

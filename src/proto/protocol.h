@@ -37,11 +37,23 @@ struct PodRef {
   bool operator==(const PodRef&) const = default;
 };
 
+// A pod's run: every assignment the server makes gets a new run number (per job, increasing),
+// and every message about that pod carries it, so an order or a report about an earlier run is
+// never applied to a later one (a fencing token; docs/agent.md, "Run identity"). 0: not known
+// (an older peer): matched by job and pod alone.
 struct RunningPod {
   uint64_t job = 0;
   int32_t pod = 0;
   int64_t pid = 0;
   bool stopping = false;  // a stop order is being carried out (signal sent, grace running)
+  uint64_t run = 0;
+};
+
+// A pod that started (SyncRequest::started).
+struct StartedPod {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  uint64_t run = 0;
 };
 
 // How a pod ended. reason: "exited" (exit_code valid), "signaled" (signal valid), "walltime"
@@ -56,12 +68,14 @@ struct PodExit {
   std::string reason = "exited";
   std::string message;
   int64_t at_unix_ns = 0;
+  uint64_t run = 0;
 };
 
 struct CheckpointReport {
   uint64_t job = 0;
   int32_t pod = 0;
   int64_t at_unix_ns = 0;
+  uint64_t run = 0;
 };
 
 // POST /v1/agents/register. Authorization: Bearer <the node's credential>, or, for a node the
@@ -87,6 +101,7 @@ struct StopOrder {
   std::string signal = "SIGTERM";  // first signal; SIGKILL follows after grace_ms
   int64_t grace_ms = 0;
   std::string reason;  // "preempted", "cancelled", "gang-failed", "node-lost", "unknown-job"
+  uint64_t run = 0;    // the run to stop; the agent leaves another run of the pod alone
 };
 
 struct RegisterResponse {
@@ -120,6 +135,8 @@ struct PeerPod {
 struct Assignment {
   uint64_t job = 0;
   int32_t pod = 0;
+  uint64_t run = 0;       // this pod's run (see RunningPod)
+  int32_t attempt = 0;    // the job's attempt, the same for every pod of it: SLUICE_RUN
   std::string job_name;
   std::string job_namespace;
   int32_t gang_size = 1;
@@ -178,7 +195,7 @@ struct SyncRequest {
   std::vector<RunningPod> running;
   std::vector<PodExit> exits;  // kept and resent by the agent until a sync succeeds
   std::vector<CheckpointReport> checkpoints;
-  std::vector<PodRef> started;  // pods that started since the last sync
+  std::vector<StartedPod> started;  // pods that started since the last sync
   int64_t wait_ms = 0;          // long poll: the server may hold the reply this long
   // GPU utilisation in percent per GPU index (-1: not available for that GPU), sampled at most
   // once a second; empty where the node cannot sample it (fake GPUs).
@@ -204,20 +221,23 @@ struct ErrorBody {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AgentGpu, index, model, memory_mib, numa_node,
                                                 nvlink_peers, mig, uuid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PodRef, job, pod)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunningPod, job, pod, pid, stopping)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunningPod, job, pod, pid, stopping, run)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StartedPod, job, pod, run)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PodExit, job, pod, exit_code, signal, reason,
-                                                message, at_unix_ns)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckpointReport, job, pod, at_unix_ns)
+                                                message, at_unix_ns, run)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckpointReport, job, pod, at_unix_ns, run)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterRequest, node, address, gpus, cpu_milli,
                                                 memory_mib, running, agent_id, credential,
                                                 container_runtime)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StopOrder, job, pod, signal, grace_ms, reason)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StopOrder, job, pod, signal, grace_ms, reason,
+                                                run)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterResponse, node, heartbeat_ms, stop,
                                                 lease_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LogRequest, id, job, pod, tail_bytes, offset,
                                                 max_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerPod, pod, node, address)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, job_name, job_namespace,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, run, attempt, job_name,
+                                                job_namespace,
                                                 gang_size, peers, command, env, gpus, gpu_milli,
                                                 walltime_ms, grace_ms, run_as_uid, run_as_gid, user,
                                                 allow_root, cpu_milli, memory_mib, image,

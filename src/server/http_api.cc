@@ -71,7 +71,7 @@ void Server::routes() {
   h.Post("/v1/jobs", [this, who, now](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
-    if (refusing_work()) return fail(res, 503, refusal());
+    if (!may_write(res)) return;
     // Parse outside the state lock: documents against the configuration in force.
     const std::shared_ptr<const Config> cfg = state_->config_ptr();
     // Without tokens the client says who it is; with them, the token does.
@@ -263,6 +263,7 @@ void Server::routes() {
   auto cancel = [this, who, now, visible](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
     if (!caller) return;
+    if (!may_write(res)) return;
     uint64_t ticket = 0;
     json view;
     {

@@ -52,7 +52,7 @@ void Server::routes_jobctl() {
     return [this, now, what](const net::Request& req, net::Response& res) {
       auto caller = auth_.caller(req.get_header_value("Authorization"));
       if (!caller) return fail(res, 401, "missing or unknown bearer token");
-      if (refusing_work()) return fail(res, 503, refusal());
+      if (!may_write(res)) return;
       const std::string text = req.matches[1];
       const auto id = parse_id(text);
       uint64_t ticket = 0;

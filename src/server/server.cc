@@ -1,8 +1,12 @@
 #include "server/server.h"
 
+#include <sys/statvfs.h>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+
+#include "server/http_reply.h"
 
 namespace sluice::server {
 
@@ -237,6 +241,25 @@ std::string Server::refusal() const {
   return "the store failed" + (why.empty() ? std::string() : " (" + why + ")") +
          (replicated_ ? "; this replica steps down (docs/ha.md)"
                       : "; new work is refused until the server is restarted (docs/api.md)");
+}
+
+bool Server::may_write(net::Response& res) const {
+  if (refusing_work()) {
+    fail(res, 503, refusal());
+    return false;
+  }
+  if (replicated_ || options_.min_free_disk_mib <= 0) return true;
+  struct statvfs fs {};
+  if (::statvfs(options_.data_dir.c_str(), &fs) != 0) return true;  // the write will tell
+  const int64_t free_mib =
+      static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize) / (1 << 20);
+  if (free_mib >= options_.min_free_disk_mib) return true;
+  fail(res, 507,
+       "the data directory's disk has " + std::to_string(free_mib) + " MiB free, below the " +
+           std::to_string(options_.min_free_disk_mib) + " MiB floor (--min-free-disk): " +
+           "nothing was changed",
+       {"free space in " + options_.data_dir + ", or lower --min-free-disk"});
+  return false;
 }
 
 void Server::kick() {

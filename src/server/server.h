@@ -51,6 +51,11 @@ struct ServeOptions {
   // kept (an hour at 5 s).
   int64_t dashboard_sample_ms = 5000;
   size_t dashboard_samples = 720;
+  // A request that would change the store is refused (507, nothing changed) while the data
+  // directory's file system has less free space than this: a write that fails on a full disk
+  // leaves memory ahead of what is on disk. 0: no floor. Not with --store etcd:// (etcd keeps
+  // its own quota).
+  int64_t min_free_disk_mib = 64;
 };
 
 class Server {
@@ -101,6 +106,10 @@ class Server {
   void kick();
   bool refusing_work() const { return store_failed_ || (store_ && store_->failed()); }
   std::string refusal() const;
+  // Whether a change may be written now: 503 when the store failed, 507 when the data
+  // directory's disk is below --min-free-disk (the reply is sent). Checked before the state
+  // changes, so a refused request changes nothing, in memory or on disk.
+  bool may_write(net::Response& res) const;
   int64_t now_ns() const;
   void log(const std::string& line) const;
 

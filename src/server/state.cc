@@ -551,8 +551,9 @@ void ServerState::stop_pods(JobRecord& r, const std::string& reason, TimeNs grac
     withdrawn |= staged_.size() != before;
     p.stop_ordered = true;
     if (withdrawn) continue;
-    n->stop.push_back({key.job, key.pod, options_.stop_signal, grace_ns / 1'000'000, reason});
-    n->stopping.insert(key);
+    n->stop.push_back(
+        {key.job, key.pod, options_.stop_signal, grace_ns / 1'000'000, reason, p.run});
+    n->stopping[key] = p.run;
     notify_outbox(n->name);
   }
 }

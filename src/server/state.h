@@ -61,7 +61,16 @@ struct PodRun {
   // none), and whether it is a later run of the slot (its previous run succeeded).
   int32_t completion = -1;
   bool rerun = false;
+  // This run's number (JobRecord::launches when it was staged; proto::RunningPod): orders and
+  // reports about any other run of the pod are not applied to it. 0: a record from before runs.
+  uint64_t run = 0;
 };
+
+// Whether a message about run `b` of a pod is about its run `a` (0 on either side: a record or
+// a peer from before run numbers, matched by job and pod alone).
+inline bool same_run(uint64_t a, uint64_t b) {
+  return a == 0 || b == 0 || a == b;
+}
 
 struct JobRecord {
   Job job;
@@ -78,6 +87,7 @@ struct JobRecord {
   std::vector<PodRun> pods;            // current (or last) run, in placement order
   int32_t preemptions = 0;
   int32_t attempts = 0;
+  uint64_t launches = 0;  // pods staged so far, every run: the last PodRun::run given out
   std::string reason;                // why it ended, or why it was requeued last
   uint64_t pending_since_cycle = 0;  // ServerState's cycle count when it last became pending
   std::optional<int32_t> exit_code;
@@ -322,7 +332,8 @@ class ServerState {
     std::vector<proto::Assignment> assign;  // outbox
     std::vector<proto::StopOrder> stop;     // outbox
     std::vector<proto::Assignment> held;    // wait for a stopping pod of the same (job, pod)
-    std::set<proto::PodRef> stopping;       // ordered to stop; exit not seen yet
+    // Ordered to stop, with the run the order is for (0: any); exit not seen yet.
+    std::map<proto::PodRef, uint64_t> stopping;
     std::set<proto::PodRef> check_missing;  // after a register: verify at the next sync
     bool first_sync = false;
     bool lost = false;  // NotReady for silence (jobs being fenced); cleared when it registers
@@ -360,7 +371,8 @@ class ServerState {
   // state_runs.cc: a run's pods and what each is told (pod_launch.h), completions.
   void start_run(JobRecord& r, const Admission& a, TimeNs now);
   std::vector<proto::PeerPod> run_peers(const JobRecord& r) const;
-  void stage_pod(const JobRecord& r, size_t pod, const std::vector<proto::PeerPod>& peers);
+  // Stages the pod's assignment as a new run of it (PodRun::run).
+  void stage_pod(JobRecord& r, size_t pod, const std::vector<proto::PeerPod>& peers);
   int32_t pick_master_port(const JobRecord& r) const;
   // The lowest completion neither succeeded nor running in another slot; nullopt: none left.
   std::optional<int32_t> next_completion(const JobRecord& r) const;

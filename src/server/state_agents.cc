@@ -194,33 +194,38 @@ ServerState::RegisterOutcome ServerState::register_agent(const proto::RegisterRe
 // What the agent runs against what the server placed there.
 void ServerState::reconcile_registered(NodeState& n, const proto::RegisterRequest& req, TimeNs now,
                                        proto::RegisterResponse* resp) {
-  std::set<proto::PodRef> reported;
-  for (const auto& rp : req.running) reported.insert({rp.job, rp.pod});
+  std::map<proto::PodRef, uint64_t> reported;  // pod -> the run the agent has of it
+  for (const auto& rp : req.running) reported[{rp.job, rp.pod}] = rp.run;
   std::set<proto::PodRef> expected;
   for (const auto& [id, r] : records_)
     if (r.state == JobState::kRunning)
       for (size_t i = 0; i < r.pods.size(); ++i)
         if (r.pods[i].node == n.name && !r.pods[i].exited)
           expected.insert({id, static_cast<int32_t>(i)});
-  for (const auto& key : reported) {
+  for (const auto& [key, run] : reported) {
     if (expected.count(key) && !n.stopping.count(key)) {
       auto& p = records_.at(key.job).pods[static_cast<size_t>(key.pod)];
-      if (!p.started) p.started_ns = now;  // e.g. after a server restart: the pod runs
-      p.started = true;
-      continue;
+      if (same_run(p.run, run)) {
+        if (!p.started) p.started_ns = now;  // e.g. after a server restart: the pod runs
+        p.started = true;
+        continue;
+      }
     }
-    // Not ours (any more), or being stopped: stop it with its job's grace, never 0 ms.
+    // Not ours (any more), another run than ours, or being stopped: stop that run with its
+    // job's grace, never 0 ms.
     const auto* r = find(key.job);
     const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
     resp->stop.push_back(
-        {key.job, key.pod, options_.stop_signal, grace / 1'000'000, "unknown-job"});
-    n.stopping.insert(key);
+        {key.job, key.pod, options_.stop_signal, grace / 1'000'000, "unknown-job", run});
+    n.stopping[key] = run;
   }
   // Expected pods the agent does not run are checked at its next sync, after it has sent the
   // exits it still holds; pods whose assignment is still queued here are not missing.
   n.check_missing.clear();
   for (const auto& key : expected) {
-    if (reported.count(key)) continue;
+    if (reported.count(key) &&
+        same_run(records_.at(key.job).pods[static_cast<size_t>(key.pod)].run, reported[key]))
+      continue;
     bool queued = false;
     for (const auto* v : {&n.assign, &n.held})
       for (const auto& a : *v) queued |= a.job == key.job && a.pod == key.pod;
@@ -280,8 +285,10 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
     auto rit = records_.find(s.job);
     if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
     auto& r = rit->second;
+    const proto::PodRef key{s.job, s.pod};
     if (s.pod >= 0 && static_cast<size_t>(s.pod) < r.pods.size() &&
-        r.pods[static_cast<size_t>(s.pod)].node == node && !n->stopping.count(s)) {
+        r.pods[static_cast<size_t>(s.pod)].node == node && !n->stopping.count(key) &&
+        same_run(r.pods[static_cast<size_t>(s.pod)].run, s.run)) {
       auto& p = r.pods[static_cast<size_t>(s.pod)];
       if (!p.started) {
         p.started_ns = now;
@@ -295,8 +302,13 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
   for (const auto& e : req.exits) apply_exit(*n, e, now);
   for (const auto& c : req.checkpoints) {
     auto rit = records_.find(c.job);
-    if (rit != records_.end() && rit->second.state == JobState::kRunning)
-      sched_->report_checkpoint(c.job, c.at_unix_ns);
+    if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
+    const auto& pods = rit->second.pods;
+    // A checkpoint of an earlier run says nothing of this one's progress.
+    if (c.pod >= 0 && static_cast<size_t>(c.pod) < pods.size() &&
+        !same_run(pods[static_cast<size_t>(c.pod)].run, c.run))
+      continue;
+    sched_->report_checkpoint(c.job, c.at_unix_ns);
   }
   // 3. After a register: expected pods the agent neither runs nor reported ending are lost.
   if (n->first_sync) check_first_sync(*n, req, now);
@@ -317,8 +329,11 @@ void ServerState::release_held(NodeState& n, const proto::PodRef& key) {
 
 void ServerState::apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now) {
   const proto::PodRef key{e.job, e.pod};
-  if (n.stopping.erase(key)) {
-    // An earlier run of this pod, or a pod we ordered to stop: its GPUs are free now.
+  if (auto st = n.stopping.find(key); st != n.stopping.end()) {
+    // The run we ordered to stop ended (an earlier run of this pod, or one we stopped): its
+    // GPUs are free now. The end of another run than the one ordered is stale: ignored.
+    if (!same_run(st->second, e.run)) return;
+    n.stopping.erase(st);
     release_held(n, key);
     return;
   }
@@ -328,7 +343,9 @@ void ServerState::apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now) 
   if (r.state != JobState::kRunning || e.pod < 0 || static_cast<size_t>(e.pod) >= r.pods.size())
     return;
   PodRun& p = r.pods[static_cast<size_t>(e.pod)];
-  if (p.node != n.name || p.exited) return;
+  // An exit of another run (the answer to a stale stop order, a report an agent held while it
+  // was frozen) says nothing of this one.
+  if (p.node != n.name || p.exited || !same_run(p.run, e.run)) return;
   // A later run of a completion slot: a clean exit before its start is a repeat of the
   // previous run's (the agent resends exits until a sync succeeds; a run's start is applied
   // before its exit, even in one sync). Start failures and fencing come unstarted.
@@ -361,14 +378,14 @@ void ServerState::apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now) 
 
 void ServerState::check_first_sync(NodeState& n, const proto::SyncRequest& req, TimeNs now) {
   n.first_sync = false;
-  std::set<proto::PodRef> running;
-  for (const auto& rp : req.running) running.insert({rp.job, rp.pod});
+  std::map<proto::PodRef, uint64_t> running;  // pod -> the run the agent has of it
+  for (const auto& rp : req.running) running[{rp.job, rp.pod}] = rp.run;
   std::set<JobId> lost;
   for (const auto& key : n.check_missing) {
-    if (running.count(key)) continue;
     auto rit = records_.find(key.job);
     if (rit == records_.end() || rit->second.state != JobState::kRunning) continue;
     auto& p = rit->second.pods[static_cast<size_t>(key.pod)];
+    if (auto at = running.find(key); at != running.end() && same_run(p.run, at->second)) continue;
     if (p.node == n.name && !p.exited) {
       p.exited = true;  // it does not run there, and nothing will report it
       lost.insert(key.job);
@@ -378,8 +395,8 @@ void ServerState::check_first_sync(NodeState& n, const proto::SyncRequest& req, 
   // Pods ordered to stop that the agent neither runs nor reported ending are gone: an exit
   // lost with an agent's state directory must not hold a later run back for ever.
   for (auto it = n.stopping.begin(); it != n.stopping.end();) {
-    const proto::PodRef key = *it;
-    if (running.count(key)) {
+    const proto::PodRef key = it->first;
+    if (auto at = running.find(key); at != running.end() && same_run(it->second, at->second)) {
       ++it;
       continue;
     }

@@ -61,11 +61,13 @@ std::vector<proto::PeerPod> ServerState::run_peers(const JobRecord& r) const {
   return peers;
 }
 
-void ServerState::stage_pod(const JobRecord& r, size_t i,
-                            const std::vector<proto::PeerPod>& peers) {
+void ServerState::stage_pod(JobRecord& r, size_t i, const std::vector<proto::PeerPod>& peers) {
   proto::Assignment as;
   as.job = r.job.id;
   as.pod = static_cast<int32_t>(i);
+  r.pods[i].run = ++r.launches;  // a new run: stale orders and reports cannot touch it
+  as.run = r.pods[i].run;
+  as.attempt = r.attempts;
   as.job_name = r.job.name;
   as.job_namespace = r.job.namespace_;
   as.gang_size = static_cast<int32_t>(r.pods.size());

@@ -67,6 +67,10 @@ std::string ServerState::encode_record(const JobRecord& r) const {
       put_key(out, "exit");
       out += json(p.exit).dump(-1, ' ', false, json::error_handler_t::replace);
     }
+    if (p.run) {
+      put_key(out, "run");
+      out += std::to_string(p.run);
+    }
     if (p.completion >= 0) {
       put_key(out, "completion");
       out += std::to_string(p.completion);
@@ -91,6 +95,10 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   out += std::to_string(r.preemptions);
   put_key(out, "attempts");
   out += std::to_string(r.attempts);
+  if (r.launches) {
+    put_key(out, "launches");
+    out += std::to_string(r.launches);
+  }
   put_key(out, "reason");
   str(out, r.reason);
   put_key(out, "exit_code");
@@ -149,12 +157,14 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
       if (p.contains("exit")) pr.exit = p["exit"].get<proto::PodExit>();
       pr.completion = p.value("completion", -1);
       pr.rerun = p.value("rerun", false);
+      pr.run = p.value("run", uint64_t{0});
       r.pods.push_back(std::move(pr));
     }
     r.completed = j.value("completed", std::vector<int32_t>{});
     r.master_port = j.value("master_port", 0);
     r.preemptions = j.value("preemptions", 0);
     r.attempts = j.value("attempts", 0);
+    r.launches = j.value("launches", uint64_t{0});
     r.reason = j.value("reason", "");
     if (j.contains("exit_code") && !j["exit_code"].is_null())
       r.exit_code = j["exit_code"].get<int32_t>();

@@ -18,6 +18,24 @@ grep -q "team-nlp" <<<"$out" || fail "check summary lacks team-nlp: $out"
 grep -q "warning:" "$tmp/pb.err" || fail "playbook loaded without warnings"
 if "$bin" check --strict "$ex/playbook.yaml" >/dev/null 2>&1; then fail "--strict accepted the playbook"; fi
 
+# 2b. The server's own ServerAuth document is checked as `sluice serve` reads it (issue 35: `check`
+#     refused the kind that `serve` accepts), and a bad one is refused with its field named.
+cat >"$tmp/auth.yaml" <<'YAML'
+apiVersion: sluice.dev/v1alpha1
+kind: ServerAuth
+metadata: {name: tokens}
+spec:
+  joinToken: abcdefghijklmnopqrstuvwxyz012345
+  tokens:
+  - {name: alice, token: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", role: member, namespaces: [nlp]}
+YAML
+out=$("$bin" check "$ex/cluster.yaml" "$ex/queues.yaml" "$tmp/auth.yaml") \
+  || fail "check refused a ServerAuth document"
+grep -q "auth: 1 tokens, a join token" <<<"$out" || fail "check did not summarise auth: $out"
+sed -i 's/role: member/role: boss/' "$tmp/auth.yaml"
+if "$bin" check "$tmp/auth.yaml" >/dev/null 2>"$tmp/auth.err"; then fail "a bad role was accepted"; fi
+grep -q 'role: "boss" is not admin or member' "$tmp/auth.err" || fail "auth error: $(cat "$tmp/auth.err")"
+
 # 3. Bad input: exit 1, file:line: field path: message; nothing crashes.
 cat >"$tmp/bad.yaml" <<'YAML'
 apiVersion: kueue.x-k8s.io/v1beta1

@@ -133,7 +133,8 @@ if not mounted:
     skipped.append("disk full (cannot mount a tmpfs here)")
 else:
     try:
-        s = Serve(os.path.join(mnt, "data"), cfg)
+        # No free-space floor here: this case is the store failing on a write.
+        s = Serve(os.path.join(mnt, "data"), cfg, extra=["--min-free-disk", "0"])
         check(s.start(), "disk full: server starts on a 3 MiB tmpfs")
         acked, refused_at, answers = [], None, {}
         for i in range(200):
@@ -154,9 +155,17 @@ else:
         listed = {j["id"] for j in json.loads(body)["jobs"]} if st == 200 else set()
         check(listed == set(acked), "disk full: the server lists exactly the %d acknowledged jobs "
               "(listed %d)" % (len(acked), len(listed)))
+        # A cancel now is refused before anything changes (issue 35: it answered 503 and still
+        # showed the job cancelled, pending again after a restart).
+        if acked:
+            st, _ = http("POST", s.url + "/v1/jobs/%d/cancel" % acked[0])
+            st2, body = http("GET", s.url + "/v1/jobs/%d" % acked[0])
+            shown = json.loads(body).get("state") if st2 == 200 else None
+            check(st == 503 and shown == "pending",
+                  "disk full: a refused cancel changes nothing (%d, the job shows %s)" % (st, shown))
         s.kill9()
         subprocess.run(["mount", "-o", "remount,size=64m", mnt], check=True)
-        s2 = Serve(os.path.join(mnt, "data"), cfg, port=s.port)
+        s2 = Serve(os.path.join(mnt, "data"), cfg, port=s.port, extra=["--min-free-disk", "0"])
         check(s2.start(), "disk full: restarts once there is room")
         st, body = http("GET", s2.url + "/v1/jobs?limit=100000")
         back = {j["id"] for j in json.loads(body)["jobs"]} if st == 200 else set()
@@ -169,6 +178,45 @@ else:
         print("disk full: %d acknowledged before the disk filled; answers %s" % (len(acked), answers))
     finally:
         subprocess.run(["umount", "-l", mnt])
+
+# 9. The free-space floor (--min-free-disk): below it, a change is refused with 507 before the
+#    state changes, so memory and disk agree and the store never fails. A 4 MiB tmpfs, a 2 MiB
+#    floor, ~60 KB submissions.
+mnt2 = os.path.join(root, "tmpfs-floor")
+os.makedirs(mnt2)
+if mounted and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt2],
+                              capture_output=True).returncode == 0:
+    try:
+        s = Serve(os.path.join(mnt2, "data"), cfg, extra=["--min-free-disk", "2"])
+        check(s.start(), "floor: server starts on a 4 MiB tmpfs with a 2 MiB floor")
+        acked, first_refusal = [], None
+        for i in range(200):
+            st, body = http("POST", s.url + "/v1/jobs", job("floor-%d" % i, "z" * 60000))
+            if st == 202:
+                acked.append(json.loads(body)["jobs"][0]["id"])
+            else:
+                first_refusal = (st, body)
+                break
+        check(first_refusal is not None and first_refusal[0] == 507 and
+              "--min-free-disk" in first_refusal[1],
+              "floor: a submission below the floor gets 507 naming the flag (%s)"
+              % (first_refusal and (first_refusal[0], first_refusal[1][:160]),))
+        st, _ = http("POST", s.url + "/v1/jobs/%d/cancel" % acked[0])
+        st2, body = http("GET", s.url + "/v1/jobs/%d" % acked[0])
+        check(st == 507 and json.loads(body).get("state") == "pending",
+              "floor: a cancel below the floor gets 507 and the job stays pending (%d)" % st)
+        st, body = http("GET", s.url + "/readyz")
+        check(st == 200, "floor: the store never failed (/readyz %d)" % st)
+        s.kill9()
+        s2 = Serve(os.path.join(mnt2, "data"), cfg, port=s.port, extra=["--min-free-disk", "0"])
+        check(s2.start(), "floor: restarts")
+        st, body = http("GET", s2.url + "/v1/jobs?limit=100000")
+        back = {j["id"]: j["state"] for j in json.loads(body)["jobs"]} if st == 200 else {}
+        check(set(back) == set(acked) and all(v == "pending" for v in back.values()),
+              "floor: after a restart exactly the %d acknowledged jobs, all pending" % len(acked))
+        s2.stop()
+    finally:
+        subprocess.run(["umount", "-l", mnt2])
 
 if not os.environ.get("KEEP"):
     shutil.rmtree(root, ignore_errors=True)

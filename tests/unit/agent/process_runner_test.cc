@@ -58,7 +58,7 @@ class ProcessRunnerTest : public ::testing::Test {
     const auto until = std::chrono::steady_clock::now() + 30s;
     while (std::chrono::steady_clock::now() < until) {
       auto ev = r->wait_events(200ms);
-      for (auto& s : ev.started) started_.push_back(s);
+      for (auto& s : ev.started) started_.push_back({s.job, s.pod});
       for (auto& c : ev.checkpoints) checkpoints_.push_back(c);
       for (auto& e : ev.exits) exits_.push_back(e);
       for (const auto& e : exits_) {

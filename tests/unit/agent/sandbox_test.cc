@@ -42,5 +42,28 @@ TEST(AgentSandbox, OnlyThePodsGpus) {
   EXPECT_FALSE(has_seq(a, {"--dev-bind-try", "/dev/nvidia0", "/dev/nvidia0"}));
 }
 
+// Stops reach the whole sandbox: it stays in the pod's process group (no --new-session, so the
+// stop's SIGTERM reaches the command) and its PID namespace dies with the outer bwrap.
+TEST(AgentSandbox, TheSandboxDiesWithItsPod) {
+  for (bool tty : {false, true}) {
+    auto a = bwrap_argv("bwrap", {"/s", "/s/work/1-0", "", tty}, {});
+    EXPECT_TRUE(has_seq(a, {"--die-with-parent"}));
+    EXPECT_FALSE(has_seq(a, {"--new-session"}));
+  }
+}
+
+// A working directory may not replace the sandbox's own /proc, /dev or /tmp, nor expose /sys
+// or the agent's state (issue 35: `workingDir: /proc` showed the host's processes).
+TEST(AgentSandbox, WorkingDirectoriesThatWouldReplaceTheSandboxsOwn) {
+  const std::string state = "/var/lib/sa";
+  for (const char* bad : {"/", "/proc", "/proc/1/root", "/dev", "/dev/shm", "/sys/fs", "/tmp",
+                          "/tmp/", "/var/tmp", "/var", "/var/lib", "/var/lib/sa",
+                          "/var/lib/sa/work/2-0", "/tmp/../proc"})
+    EXPECT_NE(sandbox_reserved(bad, state), "") << bad;
+  for (const char* good : {"/home/alice/proj", "/tmp/alice", "/var/tmp/x/y", "/srv/data",
+                           "/var/lib/other", "/procfs", "/tmpdata"})
+    EXPECT_EQ(sandbox_reserved(good, state), "") << good;
+}
+
 }  // namespace
 }  // namespace sluice::agent

@@ -200,6 +200,82 @@ TEST_F(ServerStateTest, FencedPodRequeuesItsJob) {
   EXPECT_NE(st.find(id)->reason.find("fenced"), std::string::npos) << st.find(id)->reason;
 }
 
+// Run identity (issue 35, 3): the server froze past the lease. Its agents fenced their pods; on
+// resume it requeues the job and places it again on the same node, and the agent's answer to
+// the stale stop order of the old run ("does not run on this agent") must not end the new run.
+// Before run numbers the job was marked failed while its new pod ran untracked.
+TEST_F(ServerStateTest, AStaleStopAnswerNeverEndsTheNextRun) {
+  up(0);
+  const JobId id = st.submit(jobs(*cfg, job_yaml("one", 1, 4)), 1 * kS).ids[0];
+  st.cycle(2 * kS);
+  st.release_staged();
+  const std::string node = st.find(id)->pods[0].node;
+  const std::string other = node == "n0" ? "n1" : "n0";
+  const auto first = sync(node, {}, 3 * kS).assign;
+  ASSERT_EQ(first.size(), 1u);
+  const uint64_t run1 = first[0].run;
+  EXPECT_EQ(first[0].attempt, 1);
+  EXPECT_GT(run1, 0u);
+  // The server is frozen from 3 s to 30 s; on resume both nodes are silent past everything.
+  st.check_agents(30 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kPending);
+  // The agents register again; the job's agent reports its fenced exit with the old run.
+  for (const auto& n : {node, other}) ASSERT_EQ(join(st, reg(n), 31 * kS).status, 200);
+  proto::SyncRequest fenced;
+  fenced.exits.push_back({id, 0, -1, 0, "fenced", "lease ran out", 13 * kS, run1});
+  sync(node, fenced, 31 * kS);
+  sync(other, {}, 31 * kS);
+  // Keep the other node busy so the job lands where it ran before.
+  submit(job_yaml("filler", 1, 4), 31 * kS);
+  st.cycle(32 * kS);
+  st.release_staged();
+  ASSERT_EQ(st.find(id)->state, JobState::kRunning);
+  ASSERT_EQ(st.find(id)->pods[0].node, node);
+  sync(other, {}, 33 * kS);
+  const auto again = sync(node, {}, 33 * kS);
+  ASSERT_EQ(again.assign.size(), 1u);
+  const uint64_t run2 = again.assign[0].run;
+  EXPECT_GT(run2, run1);
+  EXPECT_EQ(again.assign[0].attempt, 2);
+  for (const auto& stop : again.stop) EXPECT_EQ(stop.run, run1);  // only ever the old run
+  // The agent answers the stale order for run 1 and reports run 2 started.
+  proto::SyncRequest s;
+  s.exits.push_back({id, 0, -1, 0, "stopped", "does not run on this agent", 34 * kS, run1});
+  s.started.push_back({id, 0, run2});
+  s.running.push_back({id, 0, 4242, false, run2});
+  sync(node, s, 34 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kRunning);  // the old run's answer changed nothing
+  EXPECT_TRUE(st.find(id)->pods[0].started);
+  // A checkpoint or exit that still names run 1 is ignored; run 2's own exit ends the job.
+  proto::SyncRequest late;
+  late.exits.push_back({id, 0, 1, 0, "exited", "", 35 * kS, run1});
+  sync(node, late, 35 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kRunning);
+  proto::SyncRequest done;
+  done.exits.push_back({id, 0, 0, 0, "exited", "", 36 * kS, run2});
+  sync(node, done, 36 * kS);
+  EXPECT_EQ(st.find(id)->state, JobState::kSucceeded);
+}
+
+// An agent that comes back running another run of a pod than the server's (a frozen agent's
+// old pod) is told to stop that run, and the server's run is not taken as running.
+TEST_F(ServerStateTest, ARegisteredPodOfAnotherRunIsStoppedNotAdopted) {
+  up(0);
+  const JobId id = st.submit(jobs(*cfg, job_yaml("one", 1, 4)), 1 * kS).ids[0];
+  st.cycle(2 * kS);
+  st.release_staged();
+  const std::string node = st.find(id)->pods[0].node;
+  const uint64_t run = sync(node, {}, 3 * kS).assign.at(0).run;
+  auto back = reg(node);
+  back.agent_id = "agent-" + node;
+  back.running.push_back({id, 0, 4242, false, run + 7});  // not the run the server placed
+  auto out = join(st, back, 4 * kS);
+  ASSERT_EQ(out.status, 200);
+  ASSERT_EQ(out.response.stop.size(), 1u);
+  EXPECT_EQ(out.response.stop[0].run, run + 7);
+  EXPECT_FALSE(st.find(id)->pods[0].started);
+}
+
 // Node identity: a live node's name cannot be taken with the join token, another node's
 // credential syncs nothing, and an admin's reset lets a reinstalled node join again.
 TEST_F(ServerStateTest, NodeNamesBelongToTheirCredential) {
