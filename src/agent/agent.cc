@@ -110,6 +110,8 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   ro.tick_ms = a->options_.tick_ms;
   ro.gpu_wait_timeout_ms = a->options_.gpu_wait_timeout_ms;
   ro.keep_finished = a->options_.keep_finished;
+  ro.log_max_bytes = a->options_.pod_log_max_bytes;
+  ro.max_procs = a->options_.pod_max_procs;
   ro.previous_lease_expired = previous_lease && Clock::now() >= *previous_lease;
   ro.cgroups = a->isolation_->cgroups();
   Agent* self = a.get();

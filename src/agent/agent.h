@@ -74,6 +74,8 @@ struct AgentOptions {
   // (each report-carrying sync costs the server a durable commit).
   int64_t report_delay_ms = 50;
   int64_t keep_finished = 1000;  // RunnerOptions::keep_finished
+  int64_t pod_log_max_bytes = int64_t{256} << 20;  // RunnerOptions::log_max_bytes
+  int64_t pod_max_procs = 16384;                   // RunnerOptions::max_procs
   NvmlOptions nvml;
   IsolationOptions isolation;  // users, sandbox, cgroups of the pods (isolation.h)
   // One line per call; nullptr: "<time> agent <node>: <line>" on stderr.

@@ -83,6 +83,15 @@ Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
         ": pods run as the agent's own user, with its environment less SLUICE_*; pods of "
         "different namespaces can read each other's files and signal each other");
   }
+  // 1b. What pods see of other processes: their own /proc (root only: it mounts).
+  if (iso->resolver_ && options.private_proc) {
+    iso->private_proc_ = private_proc_works();
+    log(iso->private_proc_
+            ? "pods outside the sandbox get their own /proc (hidepid=2): other namespaces' "
+              "processes and command lines are hidden"
+            : "warning: this machine does not let the agent mount a private /proc for pods "
+              "(no mount namespace): pods outside the sandbox see every process's command line");
+  }
   // 2. Sandbox.
   if (options.sandbox == "bwrap") {
     iso->bwrap_ = find_bwrap(options.bwrap);
@@ -186,6 +195,7 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
         bwrap_argv(bwrap_, {state_dir_, paths.work_dir, launch.start_dir, a.tty}, a.gpus);
     launch.sandboxed = true;
   }
+  launch.private_proc = private_proc_ && !launch.sandboxed && !launch.in_container;
   launch.cpu_milli = a.cpu_milli;
   launch.memory_mib = a.memory_mib;
   launch.tty = a.tty;

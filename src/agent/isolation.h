@@ -34,6 +34,9 @@ struct IsolationOptions {
   // the GPUs are fake.
   std::string container_runtime;
   bool container_gpu_devices = true;
+  // A root agent's pods outside the sandbox and containers get a /proc that hides other uids'
+  // processes (spawn.h, ChildSetup::private_proc) where the machine allows it.
+  bool private_proc = true;
 };
 
 class PodIsolation {
@@ -62,6 +65,7 @@ class PodIsolation {
   std::string bwrap_;                 // "": no sandbox
   std::vector<std::string> runtime_;  // runtime_[0] absolute; empty: none
   bool container_gpu_devices_ = true;
+  bool private_proc_ = false;  // what the probe at start found possible and the options allow
   std::shared_ptr<Cgroups> cgroups_;
 };
 

@@ -21,6 +21,7 @@
 #include <tuple>
 #include <utility>
 
+#include "agent/log_cap.h"
 #include "agent/proc.h"
 #include "agent/runner_pod.h"
 #include "agent/spawn.h"
@@ -327,6 +328,10 @@ void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   exit.job = ref.job;
   exit.pod = ref.pod;
   exit.run = pod.spec.run;
+  if (pod.log_dropped > 0)
+    exit.message += (exit.message.empty() ? "" : "; ") + std::string("its log passed the cap of ") +
+                    std::to_string(options_.log_max_bytes) + " bytes: " +
+                    std::to_string(pod.log_dropped) + " bytes were dropped";
   if (exit.at_unix_ns == 0) exit.at_unix_ns = unix_now_ns();
   log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) + " ended: " + exit.reason +
       (exit.message.empty() ? "" : " (" + exit.message + ")"));
@@ -490,6 +495,13 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
       signal_locked(pod, SIGKILL);
       pod.killed = true;
     }
+    if (const int64_t cut = cap_log(pod.paths.log, options_.log_max_bytes); cut > 0) {
+      if (pod.log_dropped == 0)
+        log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) +
+            ": its log passed the cap of " + std::to_string(options_.log_max_bytes) +
+            " bytes; cut back to its first half");
+      pod.log_dropped += cut;
+    }
     const int64_t m = mtime_ns(pod.paths.checkpoint_file);
     if (m != 0 && m != pod.checkpoint_mtime_ns) {
       events_.checkpoints.push_back({ref.job, ref.pod, m, pod.spec.run});
@@ -636,6 +648,8 @@ void ProcessRunner::start_locked(Pod& pod) {
     setup.drop = true;
     setup.uid = spec.identity->uid;
     setup.gid = spec.identity->gid;
+    setup.max_procs = static_cast<long>(options_.max_procs);
+    setup.private_proc = spec.private_proc;
   }
   const pid_t pid = spawn_child(setup);
   const int spawn_errno = errno;

@@ -51,6 +51,7 @@ struct PodLaunch {
   // The wrapper is the sandbox (bwrap): stop signals other than SIGKILL spare the group's
   // leader, the outer bwrap (proc.h, signal_pod_group).
   bool sandboxed = false;
+  bool private_proc = false;  // ChildSetup::private_proc
   // The wrapper is a container runtime (container.h): argv goes to it as it is (its
   // executable is the image's, not looked up here; it may be empty: the image's default), and
   // `cleanup` runs once the pod's process ended.
@@ -88,6 +89,10 @@ struct RunnerOptions {
   // Finished pods whose log and working directory stay on disk (for `sluice logs`): beyond
   // this many, those of the pods that finished first are removed. 0: keep every one.
   int64_t keep_finished = 1000;
+  // A pod's log is cut back past this many bytes (log_cap.h); 0: no cap.
+  int64_t log_max_bytes = int64_t{256} << 20;
+  // RLIMIT_NPROC of a pod that runs as another user (ChildSetup::max_procs); 0: none.
+  int64_t max_procs = 16384;
   // Pods' cgroups (cgroup.h); nullptr: none.
   std::shared_ptr<Cgroups> cgroups;
   // Called on the supervisor thread, without locks held, whenever new events are ready.

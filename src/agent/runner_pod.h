@@ -33,6 +33,8 @@ struct ProcessRunner::Pod {
   std::string stop_why;
   // Checkpoint file: last modification time seen (0: absent).
   int64_t checkpoint_mtime_ns = 0;
+  // Bytes its log lost to the cap (log_cap.h), said in its exit's message.
+  int64_t log_dropped = 0;
 };
 
 // A steady-clock time as Unix ns (what pods.json stores: the steady clock restarts with the

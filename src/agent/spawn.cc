@@ -2,10 +2,14 @@
 #include "agent/spawn.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -88,6 +92,10 @@ const char* child_stage_name(int32_t stage) {
       return "open the error file ";
     case 10:
       return "take as controlling terminal ";
+    case 11:
+      return "set the process limit for ";
+    case 12:
+      return "mount a private /proc for ";
     default:
       return "exec ";
   }
@@ -108,6 +116,32 @@ static bool redirect_to(const char* path, int fd) {
   const bool ok = fd == 0 ? ::dup2(out, 1) >= 0 && ::dup2(out, 2) >= 0 : ::dup2(out, fd) >= 0;
   ::close(out);
   return ok;
+}
+
+// In the vfork child: the process limit of the uid it is about to become. System calls only.
+static bool set_nproc(long max_procs) {
+  struct rlimit lim {};
+  lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(max_procs);
+  return ::syscall(SYS_prlimit64, 0, RLIMIT_NPROC, &lim, nullptr) == 0;
+}
+
+// In the vfork child (still root): its own mount namespace, which still receives the host's
+// later mounts (slave), with a /proc of the same PID namespace that hides the processes of other
+// uids. System calls only.
+static bool own_proc() {
+  return ::unshare(CLONE_NEWNS) == 0 &&
+         ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) == 0 &&
+         ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") == 0;
+}
+
+bool private_proc_works() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(own_proc() ? 0 : 1);
+  if (pid < 0) return false;
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
@@ -144,6 +178,10 @@ __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
       e = {1, errno};
     } else if (::dup2(c.null_fd, 0) < 0 || ::dup2(c.log_fd, 1) < 0 || ::dup2(c.log_fd, 2) < 0) {
       e = {4, errno};
+    } else if (c.private_proc && !own_proc()) {
+      e = {12, errno};
+    } else if (c.drop && c.max_procs > 0 && !set_nproc(c.max_procs)) {
+      e = {11, errno};
     } else if (c.drop && (::syscall(SYS_setgroups, 0, nullptr) != 0 ||
                           ::syscall(SYS_setresgid, c.gid, c.gid, c.gid) != 0 ||
                           ::syscall(SYS_setresuid, c.uid, c.uid, c.uid) != 0 ||

@@ -60,7 +60,17 @@ struct ChildSetup {
   const char* err_path = nullptr;
   uid_t uid = 0;
   gid_t gid = 0;
+  // With `drop`: RLIMIT_NPROC, the most processes and threads the pod's uid may have on the
+  // machine (its namespace's pods together), so a fork bomb cannot take the machine's process
+  // table from other tenants. 0: none.
+  long max_procs = 0;
+  // The pod's own mount namespace with a /proc that shows only its own uid's processes
+  // (hidepid=2): other tenants' processes and command lines are invisible. Root only.
+  bool private_proc = false;
 };
+
+// Whether this machine lets the agent give pods a private /proc (a forked probe tries it).
+bool private_proc_works();
 
 // vfork + the child's setup + execve. Returns the pid (or -1, errno set). A failure in the
 // child is written to err_fd as a ChildError and the child exits 127.

@@ -34,6 +34,8 @@ struct AgentArgs {
   int64_t drain_grace_ms = 10'000;
   int64_t report_delay_ms = 50;
   int64_t keep_finished = 1000;
+  int64_t pod_log_max_mib = 256;
+  int64_t pod_max_procs = 16384;
   bool drain = false;
   bool discover = false;
   agent::NvmlOptions nvml;
@@ -184,6 +186,8 @@ int run_agents(AgentArgs args) {
     o.report_during_poll = args.report_delay_ms >= 0;
     o.report_delay_ms = args.report_delay_ms;
     o.keep_finished = args.keep_finished;
+    o.pod_log_max_bytes = args.pod_log_max_mib << 20;
+    o.pod_max_procs = args.pod_max_procs;
     o.isolation = *isolation;
     auto a = agent::Agent::create(std::move(o));
     if (!a) {
@@ -257,6 +261,16 @@ void register_agent(CLI::App& app) {
                   "beyond this many the oldest are removed (0: keep all)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{100'000'000}));
+  cmd->add_option("--pod-log-max-mib", args->pod_log_max_mib,
+                  "A pod's log past this many MiB is cut back to its first half and a line "
+                  "saying so; its exit says how much was dropped (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_option("--pod-max-procs", args->pod_max_procs,
+                  "(root agent) the most processes and threads a namespace's pods may have on "
+                  "this machine (RLIMIT_NPROC of its uid; 0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{4'194'304}));
   cmd->add_option("--nvml-library", args->nvml.library,
                   "NVML library for --gpus auto, loaded at run time")
       ->capture_default_str();
@@ -275,6 +289,10 @@ void register_agent(CLI::App& app) {
                   "none, or bwrap: each pod in a bubblewrap sandbox (read-only host, private "
                   "/tmp and PID namespace, only its GPUs)")
       ->capture_default_str();
+  cmd->add_flag_callback(
+      "--host-proc", [args] { args->isolation.private_proc = false; },
+      "(root agent) let pods outside the sandbox see the host's /proc (by default "
+                "each gets its own, hiding other namespaces' processes)");
   cmd->add_option("--bwrap", args->isolation.bwrap, "The bubblewrap executable")
       ->capture_default_str();
   cmd->add_option("--container-runtime", args->isolation.container_runtime,

@@ -16,6 +16,9 @@ the job's attempt) and leaves a background `sleep 3000N` behind, which must die 
 4. A frozen server (SIGSTOP past the lease): on resume it requeues the fenced jobs, and the
    agents' answers to stale stop orders do not end the new runs. Before: the job was marked
    failed while its new pod ran untracked.
+5. Limits (a root agent, no sandbox): a pod sees its own /proc (not the agent's or another
+   namespace's processes), its log is held to --pod-log-max-mib, and a fork bomb to its
+   namespace's --pod-max-procs while another namespace's pod still forks.
 
 Real processes on loopback, stopped by their PIDs. Exit 77 without bwrap."""
 import json
@@ -36,10 +39,11 @@ WORKDIR = []  # the test's directory: every process whose command line names it 
 MARK = 1_000_000 + (os.getpid() % 100_000) * 10
 
 
-def start_agent(url, node, d, sandbox):
+def start_agent(url, node, d, sandbox, extra=()):
     log = open(os.path.join(d, "agent-%s.log" % node), "ab")
     argv = [BIN, "agent", "--server", url, "--name", node, "--gpus", "fake:4xH100",
             "--state-dir", os.path.join(d, "agent-" + node), "--heartbeat-ms", "200"]
+    argv += list(extra)
     if sandbox:
         argv += ["--sandbox", "bwrap"]
     AGENTS[node] = subprocess.Popen(argv, stdout=log, stderr=log)
@@ -211,7 +215,68 @@ def sandboxed_stops(url, d, shared):
     check(lb is not None and lb < killed_at + TIMEOUT_S + GRACE_S + MARGIN_S,
           "f1 beat last %.2f s after the kill (lease %d + grace %d)"
           % ((lb or 0) - killed_at, TIMEOUT_S, GRACE_S))
-    return f1
+    http("POST", url + "/v1/jobs/%d/cancel" % f1)  # it would run again in the next parts
+
+
+def plain_job(name, namespace, shared, command):
+    return json.dumps({"apiVersion": "sluice.dev/v1alpha1", "kind": "Job",
+                       "metadata": {"name": name, "namespace": namespace},
+                       "spec": {"queue": "q", "workingDir": shared,
+                                "podSets": [{"resources": {"nvidia.com/gpu": 1}}],
+                                "command": ["sh", "-c", command]}})
+
+
+def pod_limits(url, d, shared):
+    """Part 5, on the plain node n2 (the only one up; `--pod-log-max-mib 1 --pod-max-procs 64`):
+    a pod's view of other processes, its log's cap, its namespace's process limit."""
+    root = os.geteuid() == 0
+    # a. Its own /proc: the agent (root) and other uids' processes are invisible.
+    agent_pid = AGENTS["n2"].pid
+    v1 = submit(url, plain_job("v1", "lim-a", shared,
+                               "ls /proc/%d >/dev/null 2>&1 && echo visible > %s/view || "
+                               "echo hidden > %s/view" % (agent_pid, shared, shared)))
+    wait_for(lambda: job_view(url, v1).get("state") == "succeeded", 30, "v1 to succeed")
+    seen = open(os.path.join(shared, "view")).read().strip() if os.path.exists(
+        os.path.join(shared, "view")) else "?"
+    check(seen == ("hidden" if root else "visible"),
+          "a pod %s the agent's process in /proc (%s)"
+          % ("does not see" if root else "(non-root agent) sees", seen))
+    # b. The log's cap: 3 MB written at once, the log cut back, the exit says so.
+    b1 = submit(url, plain_job("b1", "lim-a", shared,
+                               "head -c 3000000 /dev/zero | tr '\\0' x; echo; sleep 1; "
+                               "echo the end"))
+    wait_for(lambda: job_view(url, b1).get("state") == "succeeded", 30, "b1 to succeed")
+    log = os.path.join(d, "agent-n2", "logs", "%d-0.log" % b1)
+    size = os.path.getsize(log) if os.path.exists(log) else -1
+    text = open(log, errors="replace").read() if size >= 0 else ""
+    check(0 < size <= (1 << 20) + 4096 and "this log passed its cap" in text and
+          text.rstrip().endswith("the end"),
+          "a 3 MB log is held to the 1 MiB cap, with its head, a marker and its end (%d bytes)"
+          % size)
+    check("bytes were dropped" in json.dumps(job_view(url, b1)),
+          "the job records that its log was cut")
+    if not root:
+        print("pod_boundary: process limit part skipped: the agent is not root")
+        return
+    # c. A fork bomb of lim-a is held to 64 processes; lim-b's pod still starts and forks.
+    f2 = submit(url, plain_job("f2", "lim-a", shared,
+                               # dash exits when a fork fails: the loop runs in a subshell
+                               "(i=0; while [ $i -lt 300 ]; do sleep %d & i=$((i+1)); done) "
+                               "2>/dev/null; exec sleep 300" % (MARK + 6)))
+    wait_for(lambda: len(alive_with(MARK + 6)) >= 40, 30, "f2 to fork")
+    time.sleep(1)
+    held = len(alive_with(MARK + 6))
+    check(0 < held <= 64, "lim-a's fork bomb is held to its 64 processes (%d)" % held)
+    g1 = submit(url, plain_job("g1", "lim-b", shared,
+                               "sleep 0.1 & wait; echo forked > %s/g1" % shared))
+    wait_for(lambda: job_view(url, g1).get("state") in ("succeeded", "failed"), 30,
+             "lim-b's pod to end")
+    check(job_view(url, g1).get("state") == "succeeded" and
+          os.path.exists(os.path.join(shared, "g1")),
+          "lim-b's pod forks while lim-a's pods are at their limit")
+    http("POST", url + "/v1/jobs/%d/cancel" % f2)
+    wait_for(lambda: not alive_with(MARK + 6), 15, "f2's processes to end")
+    check(not alive_with(MARK + 6), "nothing of the cancelled fork bomb is left")
 
 
 def overlapping(shared):
@@ -292,6 +357,16 @@ def main():
         sys.exit(77)
     d, cfg = workdir("pod-boundary")
     WORKDIR.append(d)
+    # Three nodes; part 5 runs on n2 alone, in namespaces of its own (lim-a, lim-b): the process
+    # limit counts every process of a uid on the machine, and other tests' team-a pods share
+    # team-a's uid.
+    text = open(cfg).read().replace("count: 2", "count: 3").replace(
+        "{name: nvidia.com/gpu, nominalQuota: 8}", "{name: nvidia.com/gpu, nominalQuota: 12}")
+    for ns in ("lim-a", "lim-b"):
+        text += ("---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+                 "metadata: {name: q, namespace: %s}\nspec: {clusterQueue: cq}\n" % ns)
+    with open(cfg, "w") as f:
+        f.write(text)
     os.chmod(d, 0o711)
     shared = os.path.join(d, "shared")
     os.makedirs(shared)
@@ -301,6 +376,12 @@ def main():
     check(srv.start(), "server starts")
     start_agent(srv.url, "n0", d, sandbox=True)
     sandboxed_stops(srv.url, d, shared)
+    start_agent(srv.url, "n2", d, sandbox=False,
+                extra=["--pod-log-max-mib", "1", "--pod-max-procs", "64", "--drain",
+                       "--drain-grace-ms", "1000"])
+    pod_limits(srv.url, d, shared)
+    stop_processes([AGENTS.pop("n2")])  # drained: nothing of part 5 runs on
+    check(http("POST", srv.url + "/v1/nodes/n2/cordon", "{}")[0] == 200, "n2 cordoned")
     start_agent(srv.url, "n0", d, sandbox=True)
     start_agent(srv.url, "n1", d, sandbox=False)
     z1 = frozen_agent(srv.url, d, shared)
@@ -326,6 +407,6 @@ if __name__ == "__main__":
                     os.kill(int(pid), signal.SIGKILL)
             except (OSError, ValueError):
                 pass
-        for k in range(1, 6):
+        for k in range(1, 7):
             for pid in alive_with(MARK + k):
                 os.kill(pid, signal.SIGKILL)

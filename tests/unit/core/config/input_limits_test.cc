@@ -9,6 +9,7 @@
 #include "core/config/yaml_documents.h"
 
 namespace sluice {
+namespace input_limits_test {  // its own: the unit tests build in unity batches
 namespace {
 
 using testing_config::any_contains;
@@ -200,4 +201,5 @@ TEST(InputLimits, ConfigurationTextIsChecked) {
 }
 
 }  // namespace
+}  // namespace input_limits_test
 }  // namespace sluice
