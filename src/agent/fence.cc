@@ -44,11 +44,12 @@ struct Listed {
   std::string name;        // "job/pod"
 };
 
-std::vector<Listed> listed_pods(StateFile& pods_file) {
+// nullopt when pods.json cannot be read (gone: a wiped state directory).
+std::optional<std::vector<Listed>> listed_pods(StateFile& pods_file) {
   std::vector<Listed> out;
   std::string why;
   auto doc = pods_file.load(&why);
-  if (!doc) return out;
+  if (!doc) return std::nullopt;
   try {
     for (const auto& j : doc->at("pods"))
       out.push_back({j.at("pid").get<pid_t>(), j.at("start_ticks").get<uint64_t>(),
@@ -140,6 +141,9 @@ int run_fencer(const FencerOptions& o) {
     bool killed = false;
   };
   std::map<pid_t, Stopping> stopping;
+  std::optional<Clock::time_point> last_deadline;
+  std::vector<Listed> last_listed;
+  uint64_t quiet_ticks = 0;
   for (;;) {
     std::this_thread::sleep_for(o.tick);
     const auto now = Clock::now();
@@ -149,12 +153,22 @@ int run_fencer(const FencerOptions& o) {
     // lease by up to kLeaseFileSlack (it is rewritten when it moves by 200 ms or more), so
     // while one holds the lock the fencer waits that much longer; the server's fence margin
     // covers it (docs/agent.md, "Fencing").
-    const auto deadline = lease.read();
+    // What it read last stands when the files are gone (a state directory wiped while its pods
+    // ran): those pods are still the lease's.
+    if (auto read = lease.read()) last_deadline = read;
+    const auto deadline = last_deadline;
     const bool expired = deadline && now >= *deadline + (agent ? kLeaseFileSlack : Clock::duration{});
-    if (agent && !expired && stopping.empty()) continue;  // the usual case
+    if (agent && !expired && stopping.empty()) {  // the usual case
+      // The pods are read once a second meanwhile, so that a list is at hand should the state
+      // directory vanish with its agent.
+      if (++quiet_ticks % 5 == 0)
+        if (auto read = listed_pods(pods_file)) last_listed = std::move(*read);
+      continue;
+    }
     // 1. The lease is over: the server will requeue these jobs; stop them first.
+    if (auto read = listed_pods(pods_file)) last_listed = std::move(*read);
     std::vector<Listed> live;
-    for (const auto& p : listed_pods(pods_file))
+    for (const auto& p : last_listed)
       if (alive(p)) live.push_back(p);
     if (expired)
       for (const auto& p : live) {

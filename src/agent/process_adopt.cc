@@ -1,6 +1,13 @@
 // ProcessRunner's saved state: pods.json, written as pods start and stop, read by a restarted
 // agent to adopt the pods that still run (the same process: pid and start time).
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -9,6 +16,7 @@
 #include "agent/proc.h"
 #include "agent/process_runner.h"
 #include "agent/runner_pod.h"
+#include "proto/split.h"
 
 namespace sluice::agent {
 
@@ -98,6 +106,83 @@ void ProcessRunner::adopt_locked() {
     }
   } catch (const std::exception& e) {
     log("ignoring unreadable " + path + ": " + e.what());
+  }
+}
+
+namespace {
+
+// The variables of a process's initial environment that name a pod (empty when unreadable).
+std::map<std::string, std::string> pod_environment(pid_t pid) {
+  std::map<std::string, std::string> out;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string entry;
+  size_t read = 0;
+  // Bounded: an environment is at most a few hundred KiB.
+  while (read < (1u << 20) && std::getline(in, entry, '\0')) {
+    read += entry.size() + 1;
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = entry.substr(0, eq);
+    if (key.rfind("SLUICE_", 0) == 0 || key == "CUDA_VISIBLE_DEVICES")
+      out[key] = entry.substr(eq + 1);
+  }
+  return out;
+}
+
+std::optional<uint64_t> number(const std::string& s) {
+  if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoull(s);
+}
+
+}  // namespace
+
+// A state directory wiped (or a pods.json lost) while its pods ran: a new agent on the same
+// directory would not know them, the server would requeue their jobs as lost, and the next run
+// would start beside the old one on the same GPUs (issue 35). Every pod leads its own process
+// group and carries $SLUICE_CHECKPOINT_FILE, a path inside this state directory that names its
+// job and pod: the group leaders whose variable is this directory's path for their pod are this
+// directory's pods. They are adopted with run 0 (unknown): the server keeps the one that is
+// its current run there and stops any other (reconcile_registered).
+void ProcessRunner::rescue_orphans_locked() {
+  DIR* dir = ::opendir("/proc");
+  if (!dir) return;
+  std::vector<pid_t> leaders;
+  while (const dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    auto st = read_proc_stat(static_cast<pid_t>(pid));
+    if (st && st->pgrp == pid && st->state != 'Z') leaders.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(dir);
+  std::sort(leaders.begin(), leaders.end());
+  for (pid_t pid : leaders) {
+    auto env = pod_environment(pid);
+    const auto job = number(env["SLUICE_JOB_ID"]);
+    const auto index = number(env["SLUICE_POD_INDEX"]);
+    if (!job || !index || *index > 1'000'000) continue;
+    const proto::PodRef ref{*job, static_cast<int32_t>(*index)};
+    const PodPaths paths = pod_paths(options_.state_dir, ref);
+    if (env["SLUICE_CHECKPOINT_FILE"] != paths.checkpoint_file || pods_.count(ref)) continue;
+    auto st = read_proc_stat(pid);
+    if (!st) continue;
+    auto pod = std::make_unique<Pod>();
+    pod->spec.ref = ref;
+    pod->pid = pid;
+    pod->start_ticks = st->start_ticks;
+    pod->running = true;
+    pod->child = false;
+    pod->paths = paths;
+    for (const auto& g : proto::split_list(env["CUDA_VISIBLE_DEVICES"]))
+      if (auto n = number(g); n && *n < 1024) pod->spec.gpus.push_back(static_cast<int32_t>(*n));
+    pod->checkpoint_mtime_ns = mtime_ns(paths.checkpoint_file);
+    log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) + " (pid " +
+        std::to_string(pid) + ") runs from this state directory but no state file lists it (" +
+        pods_file_.path() + " lost or wiped?): adopted; the server decides whether it runs on");
+    ++adopted_;
+    dirty_ = true;
+    pods_.emplace(ref, std::move(pod));
   }
 }
 

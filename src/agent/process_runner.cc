@@ -80,6 +80,7 @@ Result<std::unique_ptr<ProcessRunner>> ProcessRunner::create(RunnerOptions optio
   {
     std::lock_guard lock(r->mu_);
     r->adopt_locked();
+    r->rescue_orphans_locked();
     r->find_finished_locked();
   }
   r->thread_ = std::thread([p = r.get()] { p->run(); });

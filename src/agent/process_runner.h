@@ -172,6 +172,9 @@ class ProcessRunner {
   void fence_locked(std::chrono::steady_clock::time_point now);
   void save_locked();
   void adopt_locked();
+  // Pods of this state directory that pods.json does not list (it was lost or wiped while they
+  // ran): found by their environment, adopted with run 0 (process_adopt.cc).
+  void rescue_orphans_locked();
   // Finished pods' files: remember one, drop the oldest beyond keep_finished.
   void retire_locked(proto::PodRef ref);
   void trim_finished_locked();

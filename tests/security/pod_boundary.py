@@ -19,6 +19,8 @@ the job's attempt) and leaves a background `sleep 3000N` behind, which must die 
 5. Limits (a root agent, no sandbox): a pod sees its own /proc (not the agent's or another
    namespace's processes), its log is held to --pod-log-max-mib, and a fork bomb to its
    namespace's --pod-max-procs while another namespace's pod still forks.
+6. A state directory wiped while its pod runs, the node's credential reset, a new agent: the
+   pod is found and adopted, and its job does not run a second time beside it.
 
 Real processes on loopback, stopped by their PIDs. Exit 77 without bwrap."""
 import json
@@ -349,6 +351,34 @@ def frozen_server(srv, shared, z1):
           % overlapping(shared))
 
 
+def wiped_state_dir(srv, d, shared, z1):
+    """Part 6: the agent of z1's node killed, its state directory wiped, the node's credential
+    reset, a new agent on the same directory: it finds z1's pod by its environment and adopts
+    it, and the job does not start a second run beside it. Before: the new agent reported no
+    pods, the server requeued the job as lost and ran it again on the same GPUs."""
+    node = job_view(srv.url, z1)["placement"][0]["node"]
+    before = runs_of(shared, "z1")
+    AGENTS[node].send_signal(signal.SIGKILL)
+    AGENTS[node].wait(timeout=30)
+    state = os.path.join(d, "agent-" + node)
+    shutil.rmtree(state)
+    check(http("POST", srv.url + "/v1/nodes/%s/reset-credential" % node, "{}")[0] == 200,
+          "reset-credential " + node)
+    start_agent(srv.url, node, d, sandbox=(node == "n0"))
+    time.sleep(TIMEOUT_S + GRACE_S + MARGIN_S + 2)
+    check(runs_of(shared, "z1") == before, "no new run of z1 after its state dir was wiped: %s -> %s"
+          % (before, runs_of(shared, "z1")))
+    lb = last_beat(shared, "z1", before[-1])
+    check(lb is not None and time.time() - lb < 1.5, "z1's pod beats on, adopted")
+    log = open(os.path.join(d, "agent-%s.log" % node), errors="replace").read()
+    check("no state file lists it" in log, "the new agent says it adopted a pod it found")
+    check(job_view(srv.url, z1).get("state") == "running", "z1 still runs")
+    check(http("POST", srv.url + "/v1/jobs/%d/cancel" % z1)[0] == 200, "cancel z1")
+    wait_for(lambda: last_beat(shared, "z1") < time.time() - 1, 15, "z1 to stop")
+    check(not alive_with(MARK + 5), "the adopted pod stopped on the cancel")
+    check(not overlapping(shared), "no overlap after the wiped state dir: %s" % overlapping(shared))
+
+
 def main():
     if not shutil.which("bwrap") or subprocess.run(
             ["bwrap", "--ro-bind", "/", "/", "--unshare-pid", "true"],
@@ -386,6 +416,7 @@ def main():
     start_agent(srv.url, "n1", d, sandbox=False)
     z1 = frozen_agent(srv.url, d, shared)
     frozen_server(srv, shared, z1)
+    wiped_state_dir(srv, d, shared, z1)
     finish("pod_boundary", "sandboxed stops, fencer descriptors, frozen agent, frozen server")
 
 

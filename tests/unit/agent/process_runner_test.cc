@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -341,6 +343,44 @@ TEST_F(ProcessRunnerTest, NewRunnerAdoptsLivePods) {
   auto e = wait_exit({22, 0});
   EXPECT_EQ(e.reason, "stopped");
   EXPECT_EQ(wait_exit({23, 0}).exit_code, 0);
+}
+
+// pods.json lost while a pod runs (a wiped state directory): a new runner finds the pod by its
+// environment ($SLUICE_CHECKPOINT_FILE is this directory's path for it) and adopts it; a
+// process that names another directory is left alone.
+TEST_F(ProcessRunnerTest, NewRunnerFindsAPodThatNoStateFileLists) {
+  const PodPaths paths = pod_paths(dir_.path(), {24, 1});
+  PodLaunch mine = sh(24, "while :; do sleep 0.05; done", {2});
+  mine.ref = {24, 1};
+  mine.env = {"PATH=/usr/bin:/bin", "SLUICE_JOB_ID=24", "SLUICE_POD_INDEX=1",
+              "CUDA_VISIBLE_DEVICES=2", "SLUICE_CHECKPOINT_FILE=" + paths.checkpoint_file};
+  PodLaunch other = sh(25, "while :; do sleep 0.05; done");
+  other.env = {"PATH=/usr/bin:/bin", "SLUICE_JOB_ID=25", "SLUICE_POD_INDEX=0",
+               "SLUICE_CHECKPOINT_FILE=/elsewhere/work/25-0/.sluice-checkpoint"};
+  ASSERT_TRUE(runner_->launch(mine));
+  ASSERT_TRUE(runner_->launch(other));
+  ASSERT_TRUE(wait_until([&] {
+    auto r = runner_->running();
+    return r.size() == 2 && r[0].pid > 0 && r[1].pid > 0;
+  }));
+  const auto before = runner_->running();
+  runner_.reset();  // the agent goes away; the pods keep running; its state file is lost
+  for (const char* f : {"/pods.json", "/pods.json.0", "/pods.json.1"})
+    std::filesystem::remove(dir_.path() + f);
+  runner_ = make();
+  EXPECT_EQ(runner_->adopted(), 1u);
+  auto running = runner_->running();
+  ASSERT_EQ(running.size(), 1u);
+  EXPECT_EQ(running[0].job, 24u);
+  EXPECT_EQ(running[0].pod, 1);
+  EXPECT_EQ(running[0].run, 0u);  // unknown: the server decides
+  // Its GPU is taken: a pod on GPU 2 waits for it.
+  ASSERT_TRUE(runner_->launch(sh(26, "exit 0", {2})));
+  ASSERT_TRUE(runner_->stop({24, 1}, SIGTERM, 5000, "stopped", "cancelled"));
+  EXPECT_EQ(wait_exit({24, 1}).reason, "stopped");
+  EXPECT_EQ(wait_exit({26, 0}).exit_code, 0);
+  for (const auto& p : before)  // the one of another directory: ours to clean up here
+    if (p.job == 25) ::kill(-static_cast<pid_t>(p.pid), SIGKILL);
 }
 
 TEST_F(ProcessRunnerTest, AdoptedPodThatIsNotOurChildEndsAsLost) {
