@@ -21,6 +21,8 @@ the job's attempt) and leaves a background `sleep 3000N` behind, which must die 
    namespace's --pod-max-procs while another namespace's pod still forks.
 6. A state directory wiped while its pod runs, the node's credential reset, a new agent: the
    pod is found and adopted, and its job does not run a second time beside it.
+7. kill -9 of an agent and a restart at once on the same port: it listens (the fencer holds
+   no copy of the listening socket).
 
 Real processes on loopback, stopped by their PIDs. Exit 77 without bwrap."""
 import json
@@ -32,7 +34,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "reliability"))
-from common import BIN, Serve, check, finish, http, stop_processes, wait_for, workdir  # noqa: E402
+from common import (BIN, Serve, check, finish, free_port, http, stop_processes,  # noqa: E402
+                    wait_for, workdir)
 
 TIMEOUT_S, GRACE_S, MARGIN_S = 2, 1, 1
 AGENTS = {}
@@ -379,6 +382,20 @@ def wiped_state_dir(srv, d, shared, z1):
     check(not overlapping(shared), "no overlap after the wiped state dir: %s" % overlapping(shared))
 
 
+def restart_on_the_same_port(srv, d, port):
+    """Part 7: kill -9 of an agent and an immediate restart on the same --listen port, while its
+    fencer still runs. Before: the fencer had inherited the listening socket, and the new agent
+    failed with "address already in use" for ~10 s."""
+    AGENTS["n1"].send_signal(signal.SIGKILL)
+    AGENTS["n1"].wait(timeout=30)
+    check(fencer_pid(os.path.join(d, "agent-n1")) is not None, "n1's fencer outlives its agent")
+    p = start_agent(srv.url, "n1", d, sandbox=False, extra=["--listen", "127.0.0.1:%d" % port])
+    up = wait_for(lambda: p.poll() is not None or
+                  http("GET", "http://127.0.0.1:%d/healthz" % port, timeout=1)[0] == 200, 15,
+                  "the restarted agent to answer on its port")
+    check(up and p.poll() is None, "an agent restarted at once after kill -9 listens on its port")
+
+
 def main():
     if not shutil.which("bwrap") or subprocess.run(
             ["bwrap", "--ro-bind", "/", "/", "--unshare-pid", "true"],
@@ -413,10 +430,12 @@ def main():
     stop_processes([AGENTS.pop("n2")])  # drained: nothing of part 5 runs on
     check(http("POST", srv.url + "/v1/nodes/n2/cordon", "{}")[0] == 200, "n2 cordoned")
     start_agent(srv.url, "n0", d, sandbox=True)
-    start_agent(srv.url, "n1", d, sandbox=False)
+    n1_port = free_port()
+    start_agent(srv.url, "n1", d, sandbox=False, extra=["--listen", "127.0.0.1:%d" % n1_port])
     z1 = frozen_agent(srv.url, d, shared)
     frozen_server(srv, shared, z1)
     wiped_state_dir(srv, d, shared, z1)
+    restart_on_the_same_port(srv, d, n1_port)
     finish("pod_boundary", "sandboxed stops, fencer descriptors, frozen agent, frozen server")
 
 
