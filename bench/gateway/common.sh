@@ -6,10 +6,23 @@ SLUICE=${SLUICE_BIN:-$ROOT/build/sluice}
 [ -x "$SLUICE" ] || { echo "no sluice binary at $SLUICE (build first: scripts/build.sh build)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/sluice-gw-bench.XXXXXX)
 PIDS=()
+# Stops every recorded process: SIGTERM, then up to 10 s for it to exit, then SIGKILL and a
+# loud failure (a benchmark must not leave a process behind, nor hide one that will not stop).
 cleanup() {
+  local rc=$? p i stuck=0
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do
+    for i in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$p" 2>/dev/null; then
+      echo "error: pid $p ($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)) did not exit 10 s after SIGTERM; killed" >&2
+      kill -9 "$p" 2>/dev/null || true
+      stuck=1
+    fi
+    wait "$p" 2>/dev/null || true
+  done
   rm -rf "$WORK"
+  [ "$stuck" = 0 ] || exit 1
+  exit "$rc"
 }
 trap cleanup EXIT
 
@@ -23,22 +36,25 @@ wait_port() {
   echo "timed out waiting for $1" >&2; return 1
 }
 
-# start_backend NAME SERVICE_MS CONCURRENCY: prints the port.
+# The start_* functions set variables instead of printing: called as $(start_...), they would
+# run in a subshell, and the PID they record would be lost to cleanup (issue 42: a gateway
+# left running after proxy_bench.sh ended).
+# start_backend NAME SERVICE_MS CONCURRENCY: sets BACKEND_PORT.
 start_backend() {
   local pf="$WORK/backend-$1.port"
   "$SLUICE" gateway test-backend --name "$1" --service-ms "$2" --concurrency "$3" \
     --port-file "$pf" >"$WORK/backend-$1.log" 2>&1 &
   PIDS+=($!)
-  wait_port "$pf"
+  BACKEND_PORT=$(wait_port "$pf")
 }
 
-# start_gateway CONFIG_FILE: prints the port; GW_PID holds the PID.
+# start_gateway CONFIG_FILE: sets GW_PORT and GW_PID.
 start_gateway() {
   local pf="$WORK/gateway-$RANDOM.port"
   "$SLUICE" gateway --config "$1" --port-file "$pf" >>"$WORK/gateway.log" 2>&1 &
   GW_PID=$!
   PIDS+=($GW_PID)
-  wait_port "$pf"
+  GW_PORT=$(wait_port "$pf")
 }
 
 stop_pid() {

@@ -23,7 +23,8 @@ pools:
     maxQueueDepth: 1024
     shedThreshold: 0.85
 YAML
-GP=$(start_gateway "$WORK/gw.yaml")
+start_gateway "$WORK/gw.yaml"
+GP=$GW_PORT
 wait_http "$GP"
 
 # Rounds are interleaved (direct, nginx, gateway, direct, ...) and the median of each target is

@@ -1,6 +1,8 @@
 // sluice: one binary, subcommands (CLI11).
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+
 #include "build_info.h"
 #include "cli/client_pty.h"
 #include "cli/commands.h"
@@ -30,6 +32,20 @@ int main(int argc, char** argv) {
 #endif
   // The parser reads a copy: secrets are blanked in what /proc/<pid>/cmdline shows.
   std::vector<std::string> args = sluice::cli::hide_secret_args(argc, argv);
+  // An unknown command is an error with or without --help (CLI11 would print the main help and
+  // exit 0 for `sluice nosuchcommand --help`), so that a script can tell a missing command
+  // from a present one. The first word that is not an option names the command.
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i].rfind('-', 0) == 0) continue;
+    const auto known = app.get_subcommands([&](const CLI::App* sub) {
+      return sub->check_name(args[i]);
+    });
+    if (known.empty()) {
+      std::cerr << "sluice: unknown command '" << args[i] << "'; see sluice --help\n";
+      return 2;
+    }
+    break;
+  }
   std::vector<char*> arg_ptrs;
   for (auto& a : args) arg_ptrs.push_back(a.data());
   arg_ptrs.push_back(nullptr);

@@ -36,6 +36,17 @@ sed -i 's/role: member/role: boss/' "$tmp/auth.yaml"
 if "$bin" check "$tmp/auth.yaml" >/dev/null 2>"$tmp/auth.err"; then fail "a bad role was accepted"; fi
 grep -q 'role: "boss" is not admin or member' "$tmp/auth.err" || fail "auth error: $(cat "$tmp/auth.err")"
 
+# 2c. An unknown command is an error, with or without --help (issue 42: `--help` exited 0).
+for extra in "" "--help"; do
+  set +e
+  "$bin" nosuchcommand $extra >/dev/null 2>"$tmp/unknown.err"; rc=$?
+  set -e
+  [[ $rc == 2 ]] || fail "sluice nosuchcommand $extra exits $rc, not 2"
+  grep -q "unknown command 'nosuchcommand'; see sluice --help" "$tmp/unknown.err" \
+    || fail "unknown command message: $(cat "$tmp/unknown.err")"
+done
+"$bin" check --help >/dev/null || fail "sluice check --help fails"
+
 # 3. Bad input: exit 1, file:line: field path: message; nothing crashes.
 cat >"$tmp/bad.yaml" <<'YAML'
 apiVersion: kueue.x-k8s.io/v1beta1
