@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "agent/agent.h"
+#include "agent/pod_identity.h"
 #include "cli/commands.h"
 #include "cli/demo_assets.h"
 #include "cli/state_home.h"
@@ -254,7 +255,25 @@ struct UpArgs {
   int nodes = 1;
   std::string gpus = "fake:8xH100";
   double exit_after_s = 0;
+  std::vector<std::string> pod_uids;  // --pod-uid NS=UID[:GID], as `sluice agent`'s
+  bool pods_as_agent = false;
 };
+
+// Who `sluice up`'s pods run as, said once at start: a root `up` runs them as an unprivileged
+// uid per namespace, which cannot enter root's own (0700) directories, so a first
+// `sluice run` from /root fails (issue 42). Empty when the pods run as the caller.
+std::string up_pod_user_note(const agent::IsolationOptions& iso) {
+  if (::geteuid() != 0 || iso.drop_privileges == 0) return {};
+  const auto it = iso.identity.namespaces.find("default");
+  const uint32_t uid = it != iso.identity.namespaces.end()
+                           ? it->second.uid
+                           : agent::hashed_namespace_uid("default", iso.identity.range_first,
+                                                         iso.identity.range_last);
+  return "pods: run as an unprivileged user per namespace, not root (namespace \"default\": uid " +
+         std::to_string(uid) +
+         "); run jobs from a directory that user may enter, such as /tmp, or start with "
+         "--pod-uid default=UID (one of your users) or --pods-as-agent (as root, no isolation)";
+}
 
 struct LocalGpus {
   int count = 8;
@@ -440,6 +459,17 @@ int run_up(UpArgs& a) {
   }
   const std::string url = (*srv)->url();
   // 2. Local agents, one per node, in this process.
+  agent::IsolationOptions isolation;
+  for (const auto& spec : a.pod_uids) {
+    auto entry = agent::parse_pod_uid(spec);
+    if (!entry) {
+      std::cerr << "error: --pod-uid: " << entry.error() << "\n";
+      (*srv)->stop();
+      return 1;
+    }
+    isolation.identity.namespaces[entry->first] = entry->second;
+  }
+  if (a.pods_as_agent) isolation.drop_privileges = 0;
   std::vector<std::unique_ptr<agent::Agent>> agents;
   for (int i = 0; i < a.nodes; ++i) {
     agent::AgentOptions o;
@@ -451,6 +481,7 @@ int run_up(UpArgs& a) {
     o.drain = true;  // `up` owns its pods: they end with it (or, if it is killed, by the fencer)
     o.fencer_exe = self_exe();
     o.drain_grace_ms = 3000;
+    o.isolation = isolation;
     if (a.serve.opt.quiet) o.log = [](const std::string&) {};
     auto ag = agent::Agent::create(o);
     if (!ag) {
@@ -464,6 +495,8 @@ int run_up(UpArgs& a) {
   std::printf("sluice is up: %s/ (web dashboard), API %s, %d node(s) with %s, data in %s\n",
               url.c_str(), url.c_str(), a.nodes, a.gpus.c_str(), a.serve.opt.data_dir.c_str());
   std::printf("try: SLUICE_SERVER=%s sluice jobs | sluice queues | sluice nodes\n", url.c_str());
+  if (const std::string note = up_pod_user_note(isolation); !note.empty())
+    std::printf("%s\n", note.c_str());
   if (!a.demo && a.serve.opt.config_files.size() == 1 &&
       a.serve.opt.config_files[0] == a.serve.opt.data_dir + "/up-config.yaml")
     std::printf(
@@ -549,6 +582,10 @@ void register_serve(CLI::App& app) {
       ->capture_default_str();
   up->add_option("--exit-after", ua->exit_after_s, "Stop after this many seconds (0: on Ctrl-C)")
       ->capture_default_str();
+  up->add_option("--pod-uid", ua->pod_uids,
+                 "(root) pods of namespace NS run as UID[:GID], e.g. default=1000; repeatable");
+  up->add_flag("--pods-as-agent", ua->pods_as_agent,
+               "(root) run pods as root with this process's environment (no isolation)");
   add_server_options(up, ua->serve);
   up->get_option("--data-dir")
       ->description(
