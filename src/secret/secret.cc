@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 #include <sys/random.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -57,9 +58,16 @@ bool same(std::string_view a, std::string_view b) {
 }
 
 std::string bearer(std::string_view header) {
-  constexpr std::string_view kPrefix = "Bearer ";
-  if (header.size() <= kPrefix.size() || header.substr(0, kPrefix.size()) != kPrefix) return {};
-  return std::string(header.substr(kPrefix.size()));
+  // The scheme is case-insensitive (RFC 7235 2.1: "bearer", "BEARER"); one or more spaces
+  // follow it (RFC 7235's 1*SP).
+  constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size() + 1) return {};
+  for (size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return {};
+  size_t at = kScheme.size();
+  if (header[at] != ' ') return {};
+  while (at < header.size() && header[at] == ' ') ++at;
+  return std::string(header.substr(at));
 }
 
 }  // namespace sluice::secret
