@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <iterator>
 
 #include "net/server_impl.h"
 #include "net/wire.h"
@@ -15,6 +16,8 @@ namespace sluice::net {
 namespace {
 
 constexpr size_t kFirstRead = 4096;
+// The most one read appends to the buffer (Beast's own read size).
+constexpr size_t kMaxRead = 64 << 10;
 // A connection closed after an early answer (413, 431) drains what the client still sends for
 // a moment, bounded in time and bytes, so that the answer is not destroyed by the reset that
 // unread input causes.
@@ -67,6 +70,12 @@ Connection::Connection(Server::Impl& server, tcp::socket socket, asio::ip::addre
                        Slot slot)
     : server_(server),
       socket_(std::move(socket)),
+      // What waits in the buffer is what the parser has not taken yet: a header (bounded by
+      // header_limit), or a chunk-size line with its extensions, or a trailer, which Beast keeps
+      // until their CRLF. Without a bound those grew without limit before any token was checked
+      // (issue 41: a size line `5;` and 256 MB without CRLF); past it a read fails with
+      // buffer_overflow (431).
+      buffer_(server.opts.max_header_bytes + kMaxRead),
       addr_(std::move(addr)),
       addr_text_(addr_.to_string()),
       port_(port),
@@ -193,6 +202,11 @@ void Connection::read_header() {
 void Connection::on_header(error_code ec) {
   if (ec) return on_read_error(ec);
   const auto& h = parser_->get();
+  if (static_cast<size_t>(std::distance(h.begin(), h.end())) > server_.opts.max_header_fields)
+    return answer_error(431, "header_too_large",
+                        "more than " + std::to_string(server_.opts.max_header_fields) +
+                            " header fields",
+                        true);
   if (h.target().size() > server_.opts.max_target_bytes)
     return answer_error(414, "target_too_long",
                         "request target longer than the " +
@@ -275,6 +289,11 @@ void Connection::on_read_error(error_code ec) {
     return close_now();
   }
   if (is_disconnect(ec)) return close_now();
+  if (ec == http::error::buffer_overflow)
+    return answer_error(431, "header_too_large",
+                        "a header, chunk-size line or trailer larger than the " +
+                            describe_bytes(server_.opts.max_header_bytes) + " limit",
+                        true);
   if (ec == http::error::header_limit)
     return answer_error(431, "header_too_large",
                         "request header larger than the " +

@@ -59,6 +59,7 @@ struct ServerOptions {
   size_t max_queued = 1024;            // complete requests waiting for a worker; beyond: 503
   size_t max_body_bytes = 1 << 20;     // beyond: 413
   size_t max_header_bytes = 16 << 10;  // request line and headers; beyond: 431
+  size_t max_header_fields = 100;      // header fields of one request; beyond: 431
   size_t max_target_bytes = 4096;      // the request target; beyond: 414
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive: waiting for a request
   std::chrono::milliseconds header_timeout{10'000};  // from its first byte to the blank line
