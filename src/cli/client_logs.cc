@@ -2,12 +2,15 @@
 // The server caps one answer (serve --log-max-bytes) and says where it cut; -f polls for what
 // the log gained, from the byte offset the last answer ended at (X-Sluice-Log-Size), until the
 // job ends.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <thread>
 
 #include "cli/client_common.h"
+#include "cli/client_term.h"
 
 namespace sluice::cli {
 
@@ -20,6 +23,7 @@ struct LogsArgs {
   int pod = 0;
   long long tail = 0;
   bool follow = false;
+  bool raw = false;
   int poll_ms = 1000;
 };
 
@@ -36,6 +40,16 @@ long long size_after(const HttpReply& r, long long offset) {
   } catch (...) {
   }
   return offset + static_cast<long long>(r.body.size());
+}
+
+// A pod's bytes to stdout: to a terminal with their control characters made visible unless
+// --raw (client_term.h); to a pipe or file as they are.
+void print_log(const std::string& body, bool raw) {
+  if (!raw && ::isatty(STDOUT_FILENO))
+    std::cout << escape_for_terminal(body);
+  else
+    std::cout << body;
+  std::cout << std::flush;
 }
 
 bool live(const std::string& state) {
@@ -70,7 +84,7 @@ void follow(const Common& c, unsigned long long id, const LogsArgs& a) {
           offset = 0;
           got = true;
         } else {
-          std::cout << r.body << std::flush;
+          print_log(r.body, a.raw);
           got = !r.body.empty();
           offset = size;
         }
@@ -101,6 +115,9 @@ void register_logs(CLI::App& app) {
                   "its head and its end when longer)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--follow,-f", a->follow, "Keep printing what the pod writes until the job ends");
+  cmd->add_flag("--raw", a->raw,
+                "Write the log's bytes as they are, also to a terminal (by default control "
+                "characters and escape sequences are shown, not sent to the terminal)");
   add_common(cmd, *c, false);
   cmd->callback([c, a] {
     auto id = parse_job_id(a->id);
@@ -109,7 +126,7 @@ void register_logs(CLI::App& app) {
     std::string path = logs_path(*id, a->pod);
     if (a->tail > 0) add_query(path, "tail_bytes", std::to_string(a->tail));
     auto reply = need(HttpClient(c->conn).call("GET", path));
-    std::cout << reply.body << std::flush;
+    print_log(reply.body, a->raw);
   });
 }
 

@@ -657,9 +657,12 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     summary_now_ = now;
   }
   sched_->apply(res, now);
-  for (const auto& pr : res.preempted)  // apply() restarted their age: a restart must too
+  for (const auto& pr : res.preempted) {  // apply() restarted their age: a restart must too
     if (const auto* p = sched_->find_pending(pr.victim))
       rec(pr.victim).aged_from_ns = p->job.submit_ns;
+    // Not admitted again while its pods are in their grace: its two runs would overlap.
+    gate_until_stopped(rec(pr.victim), now);
+  }
   for (const auto& a : res.admitted) {
     pending_.erase(a.job);
     start_run(rec(a.job), a, now);

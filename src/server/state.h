@@ -113,8 +113,8 @@ Job aged_job(const JobRecord& r);
 // The reasons a pending job is kept from the scheduler (sluice_gated_jobs, docs/api.md): a
 // user's hold, unmet dependencies, its singleton name, its array's throttle, or a queue that
 // could not take it yet (its pending cap).
-inline constexpr const char* kGateKinds[] = {"held", "dependency", "singleton", "array-throttle",
-                                             "queue"};
+inline constexpr const char* kGateKinds[] = {"held",  "dependency", "singleton", "array-throttle",
+                                             "queue", "stopping"};
 // A gated record's kind: its hold and unmet dependencies are known before the first pass.
 std::string gate_kind(const JobRecord& r);
 
@@ -393,6 +393,11 @@ class ServerState {
   // The tasks of array `array` (its first task's id) in namespace `ns`; empty: none there.
   std::vector<JobId> array_tasks(JobId array, const std::string& ns) const;
   void gate(JobRecord& r, TimeNs now);  // out of the scheduler (it must be pending)
+  // A job sent back to its queue while its run is still stopping: gated until no pod of that
+  // run can be alive, so that two runs never overlap.
+  void gate_until_stopped(JobRecord& r, TimeNs now);
+  // Where a pod of the job's last run may still be alive ("": nowhere).
+  std::string previous_run_alive(const JobRecord& r, TimeNs now) const;
   void open_gates(TimeNs now);
   int32_t array_active(JobId array_job) const;
   // New jobs of a submission: arrays expanded into their tasks, gates set.
@@ -462,6 +467,9 @@ class ServerState {
   mutable std::mutex creds_mu_;  // mu_ and creds_mu_, read under either
   std::map<JobId, std::string> requeueing_;     // begin_requeue'd jobs -> the reason
   std::set<JobId> gated_;                       // JobRecord::gated, by id (arrays in task order)
+  // Gated jobs whose previous run may still be alive (a preemption's or a requeue's victim,
+  // stopping in its grace): they go back to the scheduler once it is gone (state_gates.cc).
+  std::set<JobId> awaiting_stop_;
   bool gates_dirty_ = false;                    // something a gate waits for may have changed
   std::map<JobId, std::vector<JobId>> arrays_;  // array id -> its tasks' job ids
   History history_;

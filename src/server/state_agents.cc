@@ -66,6 +66,7 @@ uint64_t ServerState::check_agents(TimeNs now) {
   }
   // 2. Jobs whose old run is over everywhere go back to their queues.
   finish_requeues(now);
+  if (!awaiting_stop_.empty()) gates_dirty_ = true;  // a silent node's lease may have run out
   return flush();
 }
 
@@ -335,6 +336,10 @@ void ServerState::apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now) 
     if (!same_run(st->second, e.run)) return;
     n.stopping.erase(st);
     release_held(n, key);
+    if (awaiting_stop_.count(e.job)) {  // its job may queue again now
+      gates_dirty_ = true;
+      dirty_ = true;
+    }
     return;
   }
   auto rit = records_.find(e.job);

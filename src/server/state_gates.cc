@@ -222,6 +222,31 @@ ServerState::GateVerdict ServerState::judge_gate(JobRecord& r, std::map<JobId, i
   return GateVerdict::kOpen;
 }
 
+void ServerState::gate_until_stopped(JobRecord& r, TimeNs now) {
+  if (r.state != JobState::kPending || previous_run_alive(r, now).empty()) return;
+  awaiting_stop_.insert(r.job.id);
+  gate(r, now);
+}
+
+// A pod of the last run is gone when it exited, when its stop was confirmed (the node's
+// stopping entry left with the exit), or when its node has been silent for the lease + the
+// job's grace + the margin (its agent or fencer killed it: docs/agent.md, "Fencing"). A node
+// not registered since this server started counts as silent from then.
+std::string ServerState::previous_run_alive(const JobRecord& r, TimeNs now) const {
+  for (size_t i = 0; i < r.pods.size(); ++i) {
+    const PodRun& p = r.pods[i];
+    const NodeState* n = node_by_name(p.node);
+    if (p.exited || !n) continue;
+    const bool ordered = n->stopping.count({r.job.id, static_cast<int32_t>(i)}) > 0;
+    if (!ordered && n->registered) continue;
+    const bool fenced = !n->registered && now - n->last_seen_ns > options_.agent_timeout_ns +
+                                                                      r.job.checkpoint_grace_ns +
+                                                                      options_.fence_margin_ns;
+    if (!fenced) return p.node;
+  }
+  return "";
+}
+
 void ServerState::gate(JobRecord& r, TimeNs now) {
   if (r.gated) return;
   sched_->cancel(r.job.id, now);
@@ -239,11 +264,22 @@ void ServerState::open_gates(TimeNs now) {
     auto rit = records_.find(*it);
     if (rit == records_.end() || rit->second.state != JobState::kPending || !rit->second.gated) {
       if (rit != records_.end()) rit->second.gated = false;
+      awaiting_stop_.erase(*it);
       it = gated_.erase(it);
       continue;
     }
     JobRecord& r = rit->second;
     std::string why, kind;
+    if (awaiting_stop_.count(r.job.id)) {
+      if (const std::string node = previous_run_alive(r, now); !node.empty()) {
+        r.gate_reason = "its previous run is still stopping on node " + node +
+                        ": it queues again once no pod of that run can be alive";
+        r.gate_kind = "stopping";
+        ++it;
+        continue;
+      }
+      awaiting_stop_.erase(r.job.id);
+    }
     const bool deps_before = r.deps_met;
     const GateVerdict v = judge_gate(r, active, &why, &kind);
     if (r.deps_met != deps_before) touch(r);
@@ -320,9 +356,11 @@ int ServerState::requeue(JobId id, bool hold_it, TimeNs now, std::string* error,
   if (r.state == JobState::kPending) {
     if (!hold_it) return *error = job_word(id) + " is already pending", 409;
   } else if (r.state == JobState::kRunning) {
-    // As a preemption: its pods are stopped with its grace and it queues again.
+    // As a preemption: its pods are stopped with its grace and it queues again, once they are
+    // gone (gate_until_stopped).
     stop_pods(r, reason, r.job.checkpoint_grace_ns);
     requeue_lost(r, reason, now);
+    gate_until_stopped(r, now);
   } else {
     // An ended job queues again as it was submitted (its id, its submit time, its age).
     finished_.erase({r.end_ns, id});

@@ -25,6 +25,8 @@ export SLUICE_SERVER=http://127.0.0.1:$port
 pid=$!  # the server itself (not a subshell running the `sluice` function): kill stops it
 for _ in $(seq 1 200); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "not ready"
+# The banner comes once the local agents are up, which may be after the server is ready.
+for _ in $(seq 1 100); do grep -q 'LocalQueue "default"' "$tmp/up.log" && break; sleep 0.1; done
 grep -q 'LocalQueue "default" of namespace "default"' "$tmp/up.log" || fail "the banner names the queue"
 
 # 1. A relative script in the user's directory, with the shell's variables; no -q.

@@ -214,7 +214,7 @@ TEST_F(StateMetricsTest, DashboardSampleHasEveryClassAndQueueAndTheWaitingJob) {
 // their own gauge, per ClusterQueue and what gates them, at 0 from the first scrape.
 TEST_F(StateMetricsTest, GatedJobsAreCountedByWhatHoldsThem) {
   std::string m = st->metrics_text(1 * kS);
-  EXPECT_EQ(samples(m, "sluice_gated_jobs").size(), 2u * 5u) << m;
+  EXPECT_EQ(samples(m, "sluice_gated_jobs").size(), 2u * std::size(kGateKinds)) << m;  // 6 kinds
   EXPECT_TRUE(has(m, "sluice_gated_jobs{cluster_queue=\"idle\",reason=\"held\"} 0")) << m;
   auto job = [&](const std::string& name, const std::string& extra) {
     auto parsed = parse_jobs(

@@ -81,6 +81,52 @@ TEST_F(ServerStateTest, PreemptionStopsTheVictimWithItsGraceAndRequeuesIt) {
             std::string::npos);
 }
 
+// A preempted job queues again only once its old run is gone (found by tests/chaos: it was
+// admitted again at once, on the GPUs another job had left, while its old pods were still in
+// their grace: two runs of one job alive together). Gated "stopping" until both stops are
+// confirmed, then the scheduler may place it.
+TEST_F(ServerStateTest, APreemptedJobWaitsForItsOldRunToStopBeforeItRunsAgain) {
+  up(0);
+  const JobId low = st.submit(jobs(*cfg, job_yaml("low", 1, 4, "low", "30s")), 1 * kS).ids[0];
+  const JobId other = st.submit(jobs(*cfg, job_yaml("other", 1, 4, "low")), 1 * kS).ids[0];
+  st.cycle(2 * kS);
+  st.release_staged();
+  const std::string low_node = st.find(low)->pods[0].node;
+  const std::string other_node = st.find(other)->pods[0].node;
+  sync("n0", {}, 3 * kS);
+  sync("n1", {}, 3 * kS);
+  // A high-priority job preempts low (both nodes are full); then `other` ends, and its node
+  // is free for low.
+  st.submit(jobs(*cfg, job_yaml("high", 1, 4, "high")), 10 * kS);
+  st.cycle(11 * kS);
+  st.release_staged();
+  ASSERT_EQ(st.find(low)->state, JobState::kPending);
+  ASSERT_EQ(st.find(low)->preemptions, 1);
+  const uint64_t old_run = st.find(low)->pods[0].run;
+  proto::SyncRequest done;
+  done.exits.push_back({other, 0, 0, 0, "exited", "", 11 * kS, st.find(other)->pods[0].run});
+  sync(other_node, done, 11 * kS);
+  for (int t = 12; t <= 20; ++t) {  // its pod is in its 30 s grace: low stays out
+    st.cycle(t * kS);
+    st.release_staged();
+    EXPECT_EQ(st.find(low)->state, JobState::kPending) << t;
+    sync(other_node, {}, t * kS);
+    sync(low_node, {}, t * kS);
+  }
+  EXPECT_TRUE(st.find(low)->gated);
+  EXPECT_NE(st.find(low)->gate_reason.find("still stopping on node " + low_node),
+            std::string::npos)
+      << st.find(low)->gate_reason;
+  // Its old pod confirms the stop: low may run again (on the free node).
+  proto::SyncRequest stopped;
+  stopped.exits.push_back({low, 0, 0, 15, "stopped", "", 21 * kS, old_run});
+  sync(low_node, stopped, 21 * kS);
+  st.cycle(22 * kS);
+  st.release_staged();
+  EXPECT_EQ(st.find(low)->state, JobState::kRunning);
+  EXPECT_GT(st.find(low)->pods[0].run, old_run);
+}
+
 // A cycle over a backlog behind a full cluster summarises most of it (the scheduler's walk
 // stops after the first failures); every pending job still has its reason, and a job that
 // arrived after the cycle has none until the next one looks at it.

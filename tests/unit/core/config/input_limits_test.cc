@@ -102,6 +102,18 @@ TEST(InputLimits, NulBytesAndControlCharactersInNames) {
   auto out = submit(esc);
   EXPECT_TRUE(any_contains(out.errors, {"metadata.name: must not contain control characters"}))
       << dump(out.errors);
+  // C1 controls and bidirectional overrides too (issue 41: only C0 and DEL were refused).
+  for (const char* bad : {"\\u0085", "\\u009b", "\\u202e", "\\u2066", "\\u200f", "\\u061c"}) {
+    std::string j = job_json("x");
+    j.replace(j.find("\"name\":\"j\""), 10, std::string("\"name\":\"j") + bad + "x\"");
+    auto refused = submit(j);
+    EXPECT_TRUE(any_contains(refused.errors, {"must not contain control characters", "at byte 1"}))
+        << bad << ": " << dump(refused.errors);
+  }
+  // Other non-ASCII letters stay welcome.
+  std::string accents = job_json("x");
+  accents.replace(accents.find("\"name\":\"j\""), 10, "\"name\":\"j\u00fc\u2013x\"");
+  EXPECT_EQ(submit(accents).jobs.size(), 1u) << dump(submit(accents).errors);
 }
 
 // The finding: one anchor and 10,000 aliases (70 KB) became a 300 MB job. The expanded walk
