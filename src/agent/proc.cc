@@ -122,6 +122,27 @@ void signal_pod_group(pid_t leader, int sig, bool spare_leader, const std::strin
   ::closedir(dir);
 }
 
+int kill_group_remnants(pid_t leader, uint64_t leader_start_ticks, const std::string& proc_root) {
+  if (leader <= 0) return 0;
+  if (auto st = read_proc_stat(leader, proc_root);
+      st && st->state != 'Z' && st->start_ticks != leader_start_ticks)
+    return 0;  // the pid is someone else's now
+  int killed = 0;
+  DIR* dir = ::opendir(proc_root.c_str());
+  if (!dir) return 0;
+  while (const dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    auto st = read_proc_stat(static_cast<pid_t>(pid), proc_root);
+    if (st && st->pgrp == leader && st->state != 'Z' && st->start_ticks >= leader_start_ticks &&
+        ::kill(static_cast<pid_t>(pid), SIGKILL) == 0)
+      ++killed;
+  }
+  ::closedir(dir);
+  return killed;
+}
+
 std::string utc_timestamp() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

@@ -24,6 +24,14 @@ std::optional<ProcStat> read_proc_stat(pid_t pid, const std::string& proc_root =
 void signal_pod_group(pid_t leader, int sig, bool spare_leader,
                       const std::string& proc_root = "/proc");
 
+// SIGKILLs what is left of a pod's process group once its leader (pid `leader`, started at
+// `leader_start_ticks`) is gone: background processes of a pod whose main process ended while
+// its agent was down. Nothing when `leader` names another process now (a reused pid that may
+// lead a group of its own); otherwise the group id cannot have been reused while a member
+// lives. Returns how many were killed.
+int kill_group_remnants(pid_t leader, uint64_t leader_start_ticks,
+                        const std::string& proc_root = "/proc");
+
 // "SIGTERM", "TERM", "15" -> 15; nullopt for anything else.
 std::optional<int> parse_signal(const std::string& name);
 // 15 -> "SIGTERM" (falls back to "signal N").

@@ -64,8 +64,12 @@ void ProcessRunner::adopt_locked() {
       auto st = read_proc_stat(pod->pid);
       // Alive and the same process (a reused pid has another start time): adopt it.
       if (!st || st->start_ticks != pod->start_ticks || st->state == 'Z') {
+        // What its main process left behind while no agent ran (background processes) ends
+        // now: its job is requeued, and they would run beside the next run (tests/chaos).
+        const int left = kill_group_remnants(pod->pid, pod->start_ticks);
         log("pod " + std::to_string(pod->spec.ref.job) + "/" + std::to_string(pod->spec.ref.pod) +
-            " (pid " + std::to_string(pod->pid) + ") from " + path + " is gone");
+            " (pid " + std::to_string(pod->pid) + ") from " + path + " is gone" +
+            (left ? "; killed " + std::to_string(left) + " process(es) it left behind" : ""));
         // Still an exit to report: the server may believe it runs.
         proto::PodExit exit;
         exit.job = pod->spec.ref.job;

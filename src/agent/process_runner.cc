@@ -447,6 +447,8 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
             ::waitpid(pod.pid, &raw, WNOHANG) == pod.pid) {
           status = raw;
         }
+        // Its background processes end with it, as a child pod's do.
+        kill_group_remnants(pod.pid, pod.start_ticks);
       }
     }
     if (!gone) continue;
