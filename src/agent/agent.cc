@@ -616,9 +616,12 @@ bool Agent::do_sync(httplib::Client& cli, size_t at, int64_t wait_ms, bool carry
     }
   }
   renew_lease(sent);
-  // Stops first: an assignment in the same reply may need the GPUs a stopped pod frees.
+  // Stops first: an assignment in the same reply may need the GPUs a stopped pod frees. A reply
+  // applied after the lease its request would have renewed ran out (the agent was frozen, or
+  // the reply sat in a stalled link) starts nothing: the server may have run those pods
+  // elsewhere meanwhile (found by tests/chaos).
   apply_stops(resp.stop);
-  apply_assignments(resp.assign);
+  apply_assignments(resp.assign, lease_ran_out(sent));
   upload_logs(resp.logs);
   apply_tty(resp.tty);
   // A reply that carried anything is not an idle one: the next poll goes out at once (a user
@@ -686,12 +689,28 @@ void Agent::apply_stops(const std::vector<proto::StopOrder>& stops) {
   }
 }
 
-void Agent::apply_assignments(const std::vector<proto::Assignment>& assign) {
+void Agent::apply_assignments(const std::vector<proto::Assignment>& assign, bool stale) {
   std::lock_guard reports_lock(reports_mu_);
   const auto& gpus = gpus_->gpus();
   for (const auto& a : assign) {
     const proto::PodRef ref{a.job, a.pod};
     if (runner_->known(ref)) continue;  // a repeat of an assignment we already carry out
+    if (stale) {
+      // Not started; said as fenced, so the server requeues it if it is still the job's
+      // current run (and ignores it otherwise).
+      proto::PodExit exit;
+      exit.job = a.job;
+      exit.pod = a.pod;
+      exit.run = a.run;
+      exit.reason = "fenced";
+      exit.exit_code = -1;
+      exit.message = "not started: the reply that assigned it came after the agent's lease ran out";
+      exit.at_unix_ns = unix_now_ns();
+      exits_.push_back(std::move(exit));
+      save_exits();
+      log("not starting " + ref_name(ref) + ": assigned by a reply applied after the lease ran out");
+      continue;
+    }
     std::string bad;
     for (int32_t g : a.gpus) {
       if (g < 0 || static_cast<size_t>(g) >= gpus.size()) {
@@ -752,6 +771,11 @@ void Agent::take_runner_events() {
 
 // The lease runs from when the last successful request was sent: the server saw it no earlier,
 // so the agent's deadline never falls after the server's (docs/agent.md, "Fencing").
+bool Agent::lease_ran_out(Clock::time_point sent) const {
+  std::lock_guard lock(mu_);
+  return lease_ms_ > 0 && Clock::now() >= sent + milliseconds(lease_ms_);
+}
+
 void Agent::renew_lease(Clock::time_point sent) {
   int64_t lease = 0;
   {

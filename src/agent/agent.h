@@ -131,7 +131,9 @@ class Agent {
   bool has_reports();
   void final_sync();
   void apply_stops(const std::vector<proto::StopOrder>& stops);
-  void apply_assignments(const std::vector<proto::Assignment>& assign);
+  // stale: the reply came after the lease its request would have renewed ran out: nothing is
+  // started, each is reported fenced.
+  void apply_assignments(const std::vector<proto::Assignment>& assign, bool stale = false);
   void take_runner_events();
   void save_exits();
   std::vector<int32_t> sample_utilization();
@@ -147,6 +149,8 @@ class Agent {
   // there without the back-off (named_leader_).
   bool follow_leader(const httplib::Result& res, size_t at);
   void renew_lease(std::chrono::steady_clock::time_point sent);
+  // Whether the lease a request sent at `sent` would renew has already run out.
+  bool lease_ran_out(std::chrono::steady_clock::time_point sent) const;
   void upload_logs(const std::vector<proto::LogRequest>& logs);  // agent_logs.cc
   // Keystrokes and window sizes for interactive pods' terminals (agent_logs.cc).
   void apply_tty(const std::vector<proto::TtyInput>& input);

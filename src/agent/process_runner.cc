@@ -428,14 +428,17 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
     bool gone = false;
     if (pod.child) {
       siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(pod.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          info.si_pid == pod.pid) {
+      const int rc = ::waitid(P_PID, static_cast<id_t>(pod.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      if (rc == 0 && info.si_pid == pod.pid) {
         ::kill(-pod.pid, SIGKILL);  // stragglers of the group (background children)
         int st = 0;
         if (::waitpid(pod.pid, &st, 0) == pod.pid) status = st;
         gone = true;
-      } else if (errno == ECHILD) {
-        gone = true;  // someone else reaped it (should not happen): status unknown
+      } else if (rc != 0 && errno == ECHILD) {
+        // Someone else reaped it (should not happen): status unknown. Only when waitid failed:
+        // a running child leaves errno as it was, and an ECHILD left by an adopted pod's
+        // waitpid made live pods "gone" after an agent restart (tests/chaos, seeds 32, 40, ...).
+        gone = true;
       }
     } else {
       auto st = read_proc_stat(pod.pid);
