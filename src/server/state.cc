@@ -213,6 +213,11 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
   rebuild_nodes({});  // every node NotReady until its agent registers
   for (auto& n : nodes_)
     n.last_seen_ns = now;  // agents get one timeout to come back before their jobs are requeued
+  // A gated job whose last run may still be stopping (a victim the crash caught in its grace)
+  // waits for it again: its node's agent reports it, or the node's lease runs out.
+  for (const auto& [id, r] : records_)
+    if (r.state == JobState::kPending && r.gated && !previous_run_alive(r, now).empty())
+      awaiting_stop_.insert(id);
   std::vector<const JobRecord*> done;
   for (const auto& [id, r] : records_)
     if (r.state != JobState::kPending && r.state != JobState::kRunning) done.push_back(&r);
