@@ -417,6 +417,7 @@ class ServerState {
                             proto::RegisterResponse* resp);
   void check_first_sync(NodeState& n, const proto::SyncRequest& req, TimeNs now);
   void release_held(NodeState& n, const proto::PodRef& key);
+  void stop_strays(NodeState& n, const std::vector<proto::RunningPod>& running);
   void deliver(NodeState& n, proto::Assignment a);
   std::string encode_record(const JobRecord& r) const;
   std::optional<JobRecord> decode_record(const nlohmann::json& j, std::string* why) const;

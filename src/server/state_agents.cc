@@ -313,9 +313,33 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
   }
   // 3. After a register: expected pods the agent neither runs nor reported ending are lost.
   if (n->first_sync) check_first_sync(*n, req, now);
+  // 4. Pods it runs that are not a current run of this node: stopped.
+  stop_strays(*n, req.running);
   finish_requeues(now);
   out.ticket = flush();
   return out;
+}
+
+// Every sync, not only a registration: a pod the agent runs that is not the current run of
+// its pod on this node (an assignment from a reply that arrived after the server had declared
+// that run lost and placed the job elsewhere; found by tests/chaos, etcd mode, seed 5) is told
+// to stop, with its job's grace, never 0 ms. Pods already being stopped are left to that.
+void ServerState::stop_strays(NodeState& n, const std::vector<proto::RunningPod>& running) {
+  for (const auto& rp : running) {
+    const proto::PodRef key{rp.job, rp.pod};
+    if (n.stopping.count(key)) continue;
+    const JobRecord* r = find(rp.job);
+    if (r && r->state == JobState::kRunning && rp.pod >= 0 &&
+        static_cast<size_t>(rp.pod) < r->pods.size()) {
+      const PodRun& p = r->pods[static_cast<size_t>(rp.pod)];
+      if (p.node == n.name && !p.exited && same_run(p.run, rp.run)) continue;  // ours
+    }
+    const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
+    n.stop.push_back({rp.job, rp.pod, options_.stop_signal, grace / 1'000'000, "unknown-job",
+                      rp.run});
+    n.stopping[key] = rp.run;
+    notify_outbox(n.name);
+  }
 }
 
 void ServerState::release_held(NodeState& n, const proto::PodRef& key) {

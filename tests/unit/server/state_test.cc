@@ -322,6 +322,35 @@ TEST_F(ServerStateTest, ARegisteredPodOfAnotherRunIsStoppedNotAdopted) {
   EXPECT_FALSE(st.find(id)->pods[0].started);
 }
 
+// A pod an agent runs that is not the current run of its pod on that node is stopped at any
+// sync, not only at registration (tests/chaos, etcd mode: a stale assignment started after the
+// server had placed the job's next run elsewhere ran untracked until the node was drained).
+TEST_F(ServerStateTest, ASyncReportingAStrayPodGetsItStopped) {
+  up(0);
+  const JobId id = st.submit(jobs(*cfg, job_yaml("one", 1, 4, "low", "7s")), 1 * kS).ids[0];
+  st.cycle(2 * kS);
+  st.release_staged();
+  const std::string node = st.find(id)->pods[0].node;
+  const uint64_t run = sync(node, {}, 3 * kS).assign.at(0).run;
+  proto::SyncRequest s;
+  s.running.push_back({id, 0, 4242, false, run});        // the current run: left alone
+  s.running.push_back({id + 100, 0, 4343, false, 0});    // no such job
+  s.running.push_back({id, 0, 4242, false, 0});          // (a duplicate entry is harmless)
+  auto out = sync(node, s, 4 * kS);
+  ASSERT_EQ(out.stop.size(), 1u);
+  EXPECT_EQ(out.stop[0].job, id + 100);
+  EXPECT_EQ(out.stop[0].reason, "unknown-job");
+  // The same pod under another run than the server's: stopped with its job's grace.
+  proto::SyncRequest stale;
+  stale.running.push_back({id, 0, 4444, false, run + 5});
+  out = sync(node, stale, 5 * kS);
+  ASSERT_EQ(out.stop.size(), 1u);
+  EXPECT_EQ(out.stop[0].run, run + 5);
+  EXPECT_EQ(out.stop[0].grace_ms, 7000);
+  // Ordered once: the next sync does not repeat it while the stop is under way.
+  EXPECT_TRUE(sync(node, stale, 6 * kS).stop.empty());
+}
+
 // Node identity: a live node's name cannot be taken with the join token, another node's
 // credential syncs nothing, and an admin's reset lets a reinstalled node join again.
 TEST_F(ServerStateTest, NodeNamesBelongToTheirCredential) {
