@@ -536,6 +536,7 @@ bool Agent::do_register(httplib::Client& cli, size_t at) {
     ++status_.registrations;
     if (resp.heartbeat_ms > 0) heartbeat_ms_ = resp.heartbeat_ms;
     lease_ms_ = std::max<int64_t>(resp.lease_ms, 0);
+    registered_sent_ = sent;
     last_logged_error_.clear();
   }
   renew_lease(sent);
@@ -616,12 +617,13 @@ bool Agent::do_sync(httplib::Client& cli, size_t at, int64_t wait_ms, bool carry
     }
   }
   renew_lease(sent);
-  // Stops first: an assignment in the same reply may need the GPUs a stopped pod frees. A reply
-  // applied after the lease its request would have renewed ran out (the agent was frozen, or
-  // the reply sat in a stalled link) starts nothing: the server may have run those pods
-  // elsewhere meanwhile (found by tests/chaos).
+  // Stops first: an assignment in the same reply may need the GPUs a stopped pod frees. A stale
+  // reply (applied after the lease its request would have renewed ran out: the agent was
+  // frozen, or the reply sat in a stalled link; or to a request sent before the agent
+  // registered again) starts nothing: the server may have run those pods elsewhere meanwhile
+  // (found by tests/chaos).
   apply_stops(resp.stop);
-  apply_assignments(resp.assign, lease_ran_out(sent));
+  apply_assignments(resp.assign, reply_is_stale(sent));
   upload_logs(resp.logs);
   apply_tty(resp.tty);
   // A reply that carried anything is not an idle one: the next poll goes out at once (a user

@@ -149,8 +149,9 @@ class Agent {
   // there without the back-off (named_leader_).
   bool follow_leader(const httplib::Result& res, size_t at);
   void renew_lease(std::chrono::steady_clock::time_point sent);
-  // Whether the lease a request sent at `sent` would renew has already run out.
-  bool lease_ran_out(std::chrono::steady_clock::time_point sent) const;
+  // Whether the reply to a request sent at `sent` is stale: the lease it would renew has run
+  // out, or the agent registered again after sending it.
+  bool reply_is_stale(std::chrono::steady_clock::time_point sent) const;
   void upload_logs(const std::vector<proto::LogRequest>& logs);  // agent_logs.cc
   // Keystrokes and window sizes for interactive pods' terminals (agent_logs.cc).
   void apply_tty(const std::vector<proto::TtyInput>& input);
@@ -176,6 +177,7 @@ class Agent {
   std::optional<AgentIdentity> identity_;  // the state dir's lock, credential, pod-token key
   std::optional<LeaseFile> lease_file_;
   int64_t lease_ms_ = 0;  // from the server's RegisterResponse; 0: no lease (no fencing)
+  std::chrono::steady_clock::time_point registered_sent_{};  // the last registration's request
   // Log requests from sync replies, posted back by log_thread_ (bounded: kMaxQueuedLogs).
   std::deque<proto::LogRequest> log_queue_;  // guarded by mu_
   std::condition_variable log_cv_;           // its own: runner events must not wake the uploader

@@ -64,11 +64,13 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign, bool
       exit.run = a.run;
       exit.reason = "fenced";
       exit.exit_code = -1;
-      exit.message = "not started: the reply that assigned it came after the agent's lease ran out";
+      exit.message =
+          "not started: the reply that assigned it was stale (its lease had run out, or the "
+          "agent had registered again since its request)";
       exit.at_unix_ns = unix_now_ns();
       exits_.push_back(std::move(exit));
       save_exits();
-      log("not starting " + ref_name(ref) + ": assigned by a reply applied after the lease ran out");
+      log("not starting " + ref_name(ref) + ": assigned by a stale reply");
       continue;
     }
     std::string bad;
@@ -131,9 +133,14 @@ void Agent::take_runner_events() {
 
 // The lease runs from when the last successful request was sent: the server saw it no earlier,
 // so the agent's deadline never falls after the server's (docs/agent.md, "Fencing").
-bool Agent::lease_ran_out(Clock::time_point sent) const {
+bool Agent::reply_is_stale(Clock::time_point sent) const {
   std::lock_guard lock(mu_);
-  return lease_ms_ > 0 && Clock::now() >= sent + milliseconds(lease_ms_);
+  // Also a reply to a request sent before the agent's last registration: the server took what
+  // the agent reported there as all it runs, and declared anything else of this node lost
+  // (tests/chaos, etcd mode, seed 10: a long poll's late reply started a run the server had
+  // already placed elsewhere).
+  return sent < registered_sent_ ||
+         (lease_ms_ > 0 && Clock::now() >= sent + milliseconds(lease_ms_));
 }
 
 void Agent::renew_lease(Clock::time_point sent) {
