@@ -16,10 +16,14 @@ and leave no process behind.
   python3 tests/chaos/chaos.py --seed 7        replay one schedule
   python3 tests/chaos/chaos.py --faults kill,stall --seeds 1-50
   python3 tests/chaos/chaos.py --ops submit,cancel,hold,release   (no requeue, no preemption)
-Fault kinds: kill stop server-kill server-stop disk fencer-kill fencer-stop partition stall.
+  python3 tests/chaos/chaos.py --store etcd --seeds 1-10 --parallel 2   replicas on etcd
+Fault kinds: kill stop server-kill server-stop disk fencer-kill fencer-stop partition stall;
+etcd-kill with --store etcd (a three-member etcd cluster and 3 `serve --store etcd://`
+replicas per schedule; server-kill/-stop hit the leader; no disk fault; chaoslib/etcd.py).
 Client operations: submit cancel hold release requeue preempt.
 
-Exit status: 0 no violation, 1 violations (each printed with its seed), 77 no binary.
+Exit status: 0 no violation, 1 violations (each printed with its seed), 77 no binary (or no
+etcd with --store etcd).
 Env: SLUICE_BIN (default build/sluice), CHAOS_FAULTS and CHAOS_OPS (defaults of --faults and
 --ops, so a ctest run can be narrowed), SLUICE_KEEP_TMP=1 (keep every schedule's files).
 Every process is stopped by PID at the end (and at exit); a tmpfs it mounted is unmounted."""
@@ -38,7 +42,7 @@ import threading  # noqa: E402
 import time  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from chaoslib import cluster, nemesis, procs, runner  # noqa: E402
+from chaoslib import cluster, etcd, nemesis, procs, runner  # noqa: E402
 
 BASE = []  # the run's temp dir
 
@@ -54,6 +58,11 @@ def parse_args(argv):
     ap.add_argument("--ops", default=os.environ.get("CHAOS_OPS", ""),
                     help="comma-separated client operations (default: all; submit always): " +
                     ",".join(nemesis.OPS))
+    ap.add_argument("--store", choices=("sqlite", "etcd"), default="sqlite",
+                    help="sqlite (default): one server; etcd: replicas on a private "
+                    "three-member etcd cluster per schedule")
+    ap.add_argument("--replicas", type=int, default=3, choices=(2, 3),
+                    help="with --store etcd: sluice replicas (default 3)")
     ap.add_argument("--window", type=float, default=6.0, help="seconds of faults (default 6)")
     ap.add_argument("--parallel", type=int, default=4, help="schedules at once (default 4)")
     ap.add_argument("--slack", type=float, default=0.0,
@@ -78,12 +87,23 @@ def seeds_of(args):
 def options(args, base):
     """Options for every schedule; says which faults and sandboxes this machine allows."""
     o = runner.Options()
-    kinds = [k for k in args.faults.split(",") if k] or sorted(nemesis.FAULTS)
+    etcd = args.store == "etcd"
+    other = nemesis.SQLITE_ONLY if etcd else nemesis.ETCD_ONLY  # not this store's faults
+    kinds = [k for k in args.faults.split(",") if k] or sorted(
+        k for k in nemesis.FAULTS if k not in other)
     bad = [k for k in kinds if k not in nemesis.FAULTS]
     if bad:
         sys.exit("chaos: unknown fault kind(s) %s; known: %s" %
                  (bad, ", ".join(sorted(nemesis.FAULTS))))
+    if [k for k in kinds if k in other]:
+        print("chaos: skipping %s: not with --store %s" %
+              (",".join(k for k in kinds if k in other), args.store))
+        kinds = [k for k in kinds if k not in other] or ["kill"]
     o.tmpfs, why = cluster.can_mount_tmpfs(os.path.join(base, "mount-probe"))
+    if etcd:
+        o.store, o.replicas, o.etcd_tmpfs, o.tmpfs = "etcd", args.replicas, o.tmpfs, False
+        print("chaos: --store etcd: 3 etcd members (data on %s) and %d replicas per schedule"
+              % ("a tmpfs" if o.etcd_tmpfs else "disk", o.replicas))
     if not o.tmpfs and "disk" in kinds:
         print("chaos: skipping the full-disk fault: %s" % why)
         kinds = [k for k in kinds if k != "disk"] or ["kill"]
@@ -147,6 +167,10 @@ def replay_flags(args):
         out.append("--window %g" % args.window)
     if args.compound:
         out.append("--compound")
+    if args.store != "sqlite":
+        out.append("--store " + args.store)
+        if args.replicas != 3:
+            out.append("--replicas %d" % args.replicas)
     if args.no_sandbox:
         out.append("--no-sandbox")
     out += ["--agent-arg=" + a for a in args.agent_arg]
@@ -191,6 +215,9 @@ def main(argv):
     args = parse_args(argv)
     if not os.access(cluster.BIN, os.X_OK):
         print("chaos: skipped: no sluice binary at %s (set SLUICE_BIN)" % cluster.BIN)
+        return 77
+    if args.store == "etcd" and etcd.etcd_missing():
+        print("chaos: skipped: --store etcd: %s" % etcd.etcd_missing())
         return 77
     base = tempfile.mkdtemp(prefix="sluice-chaos-")
     os.chmod(base, 0o711)  # pods (unprivileged uids) pass through it to the ledger

@@ -25,7 +25,7 @@ import json
 import os
 
 from . import procs
-from .cluster import GRACE_S, LEASE_S, MARGIN_S, http
+from .cluster import GRACE_S, LEASE_S, MARGIN_S
 
 # lease + grace + fence margin + 0.5 s of ticks (agent 50 ms, fencer 200 ms, a beat 200 ms,
 # the long poll of one heartbeat).
@@ -149,11 +149,12 @@ def check_gpus(beats, slack, t0):
     return out
 
 
-def check_acked(url, acked):
-    """(b): returns (violations, views {name: JobView})."""
+def check_acked(call, acked):
+    """(b): returns (violations, views {name: JobView}). `call` is the cluster's API request
+    (Cluster.call: with etcd replicas, it asks the current leader)."""
     out, views = [], {}
     for name, jid in sorted(acked.items()):
-        st, body = http("GET", "%s/v1/jobs/%d" % (url, jid), timeout=5)
+        st, body = call("GET", "/v1/jobs/%d" % jid, timeout=5)
         if st != 200 or not isinstance(body, dict):
             out.append("(b) job %s (id %d) was acknowledged but GET /v1/jobs/%d answers %s"
                        % (name, jid, jid, st or "nothing"))

@@ -140,6 +140,7 @@ class Cluster:
         self.ledger = os.path.join(self.shared, "ledger")
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
+        self.store = "sqlite"
         self.server = None
         self.agents = {}
         self.proxies = {}
@@ -222,6 +223,21 @@ class Cluster:
             Cluster._has_floor = "--min-free-disk" in r.stdout
         return ["--min-free-disk", "8"] if Cluster._has_floor else []
 
+    def call(self, method, path, body=None, timeout=2.0, resend=True):
+        """An API request to the server: (status, body) as http() answers. (EtcdCluster
+        overrides it to follow the leader among replicas.)"""
+        return http(method, self.url + path, body, timeout=timeout)
+
+    def server_crashes(self, killed):
+        """Server processes found dead that the nemesis did not kill."""
+        if not self.server_alive() and "server" not in killed:
+            return ["the server exited by itself (status %s)" % self.server.returncode]
+        return []
+
+    def event_log(self):
+        """The path of the server's event log (events.jsonl)."""
+        return os.path.join(self.data, "events.jsonl")
+
     def server_alive(self):
         return self.server is not None and self.server.poll() is None
 
@@ -236,8 +252,12 @@ class Cluster:
     def state_dir(self, node):
         return os.path.join(self.root, "agent-" + node)
 
+    def agent_server(self, node):
+        """The agent's --server: its proxy's URL."""
+        return "http://127.0.0.1:%d" % self.proxies[node].port
+
     def start_agent(self, node):
-        argv = [BIN, "agent", "--server", "http://127.0.0.1:%d" % self.proxies[node].port,
+        argv = [BIN, "agent", "--server", self.agent_server(node),
                 "--name", node, "--gpus", "fake:4xH100", "--state-dir", self.state_dir(node),
                 "--heartbeat-ms", str(HEARTBEAT_MS), "--drain", "--drain-grace-ms", "1000"]
         if node in self.sandboxed:
@@ -319,7 +339,7 @@ class Cluster:
         return done
 
     def nodes(self):
-        st, body = http("GET", self.url + "/v1/nodes")
+        st, body = self.call("GET", "/v1/nodes")
         if st != 200 or not isinstance(body, dict):
             return None
         return body.get("nodes", [])

@@ -23,7 +23,11 @@ FAULTS = {
     "fencer-stop":  ("fencer", (1.0, LEASE_S + 3.0)),
     "partition":    ("net",    (0.5, LEASE_S + 3.0)),  # connections reset
     "stall":        ("net",    (0.5, LEASE_S + 3.0)),  # connections black-holed
+    "etcd-kill":    ("etcd",   (0.5, 4.0)),            # --store etcd: SIGKILL one member
 }
+# Faults that only apply to one store (chaos.py leaves them out of the other's defaults).
+ETCD_ONLY = ("etcd-kill",)
+SQLITE_ONLY = ("disk",)
 # client operation -> weight
 # (Cancels and jobs that end by themselves keep some GPUs free, so a requeued job can start
 # again elsewhere at once: that is when a run that was not really stopped shows up.)
@@ -54,12 +58,15 @@ def plan(rng, kinds, window, gangs, compound=False, ops_allowed=tuple(OPS)):
         t = rng.uniform(0.5, max(0.6, window - d))
         node = rng.choice(NODES)
         target = "server" if group == "server" else "%s-%s" % (group, node)
-        if busy.get(target, -1.0) > t:
+        key = target
+        if group == "etcd":  # one member down at a time: the other two keep the quorum
+            target, key = "etcd-m%d" % NODES.index(node), "etcd"
+        if busy.get(key, -1.0) > t:
             continue  # one fault at a time per target: this draw is dropped
         if group in ("agent", "fencer") and not compound:
             if node_group.setdefault(node, group) != group:
                 continue
-        busy[target] = t + d + 0.3
+        busy[key] = t + d + 0.3
         faults.append((round(t, 2), round(d, 2), kind, target))
     ops, index, t = [], 0, 0.0
     for _ in range(5):  # an opening burst: the cluster is busy when the faults start
@@ -86,6 +93,8 @@ class Nemesis:
     def __init__(self, cluster, log):
         self.c, self.log = cluster, log
         self.killed = set()   # what the nemesis killed: not a crash when found dead
+        self.victim = {}      # etcd mode: the replica a server fault hit, for its heal
+        cluster.killed = self.killed  # etcd mode: the supervisor restarts only the others
 
     def begin(self, kind, target):
         c, node = self.c, target.split("-", 1)[-1]
@@ -94,11 +103,19 @@ class Nemesis:
             c.signal_agent(node, signal.SIGKILL)
         elif kind == "stop":
             c.signal_agent(node, signal.SIGSTOP)
+        elif kind in ("server-kill", "server-stop") and c.store == "etcd":
+            # The leading replica (/readyz 200); a killed one comes back as a standby.
+            sig = signal.SIGKILL if kind == "server-kill" else signal.SIGSTOP
+            name, note = c.signal_leader(sig)  # a killed one joins self.killed (cluster.killed)
+            self.victim[target + kind] = name
+            return note
         elif kind == "server-kill":
             self.killed.add("server")
             c.signal_server(signal.SIGKILL)
         elif kind == "server-stop":
             c.signal_server(signal.SIGSTOP)
+        elif kind == "etcd-kill":
+            return c.signal_member(target, signal.SIGKILL)  # joins self.killed
         elif kind == "disk":
             if not c.fill_disk():
                 return "skipped: no tmpfs"
@@ -117,12 +134,24 @@ class Nemesis:
             c.start_agent(node)
         elif kind == "stop":
             c.signal_agent(node, signal.SIGCONT)
+        elif kind in ("server-kill", "server-stop") and c.store == "etcd":
+            name = self.victim.pop(target + kind, None)
+            if not name:
+                return "no leader was faulted"
+            if kind == "server-stop":
+                c.signal_replica(name, signal.SIGCONT)
+                return "replica %s continued" % name
+            if not c.start_replica(name):  # leaves self.killed under the cluster's lock
+                return "replica %s did not restart (see %s.log)" % (name, name)
+            return "replica %s restarted (a standby)" % name
         elif kind == "server-kill":
             self.killed.discard("server")
             if not c.start_server():
                 return "the server did not restart (see server.log)"
         elif kind == "server-stop":
             c.signal_server(signal.SIGCONT)
+        elif kind == "etcd-kill":
+            return c.start_member(target)
         elif kind == "disk":
             if not c.unfill_disk():
                 return "the server did not restart (see server.log)"
@@ -134,9 +163,7 @@ class Nemesis:
 
     def crashes(self):
         """Processes found dead that the nemesis did not kill: crashes."""
-        out = []
-        if not self.c.server_alive() and "server" not in self.killed:
-            out.append("the server exited by itself (status %s)" % self.c.server.returncode)
+        out = self.c.server_crashes(self.killed)
         for n in NODES:
             if not self.c.agent_alive(n) and "agent-" + n not in self.killed:
                 out.append("agent %s exited by itself (status %s)" %

@@ -10,6 +10,7 @@ import time
 
 from . import checker, nemesis
 from .cluster import Cluster
+from .etcd import EtcdCluster
 from .workload import Client
 
 LIVE = set()            # clusters running now: stopped by chaos.py's atexit handler
@@ -28,6 +29,9 @@ class Options:
     agent_args = ()     # extra flags for every agent (--agent-arg)
     sandboxed = ()
     tmpfs = False
+    store = "sqlite"    # or "etcd": replicas on a three-member etcd cluster (etcd.py)
+    replicas = 3
+    etcd_tmpfs = False  # etcd's data dir on a tmpfs
     verbose = False
     keep = False
 
@@ -46,8 +50,12 @@ def run_schedule(seed, opts, base):
                                               for t, d, k, tg in faults) or "no faults"))
     root = os.path.join(base, tag)
     os.makedirs(root)
-    cluster = Cluster(root, sandboxed=opts.sandboxed, tmpfs=opts.tmpfs,
-                      agent_args=opts.agent_args)
+    if opts.store == "etcd":
+        cluster = EtcdCluster(root, replicas=opts.replicas, etcd_tmpfs=opts.etcd_tmpfs,
+                              sandboxed=opts.sandboxed, agent_args=opts.agent_args)
+    else:
+        cluster = Cluster(root, sandboxed=opts.sandboxed, tmpfs=opts.tmpfs,
+                          agent_args=opts.agent_args)
     with LIVE_LOCK:
         LIVE.add(cluster)
     violations = []
@@ -108,10 +116,9 @@ def settle(cluster, client, opts, log, t0):
 
 def wait_terminal(cluster, timeout):
     """The end times of every job once none is pending or running; None after `timeout`."""
-    from .cluster import http
     deadline = time.time() + timeout
     while time.time() < deadline:
-        st, body = http("GET", cluster.url + "/v1/jobs?limit=10000")
+        st, body = cluster.call("GET", "/v1/jobs?limit=10000")
         if st == 200:
             jobs = body.get("jobs", [])
             if all(j.get("state") in checker.TERMINAL for j in jobs):
@@ -122,10 +129,10 @@ def wait_terminal(cluster, timeout):
 
 def run_checks(cluster, client, opts, t0):
     beats, children = checker.read_ledger(cluster.ledger)
-    requeues = checker.read_requeues(os.path.join(cluster.data, "events.jsonl"))
+    requeues = checker.read_requeues(cluster.event_log())
     out = checker.check_runs(beats, opts.slack, t0, requeues)
     out += checker.check_gpus(beats, opts.slack, t0)
-    acked_out, views = checker.check_acked(cluster.url, dict(client.acked))
+    acked_out, views = checker.check_acked(cluster.call, dict(client.acked))
     out += acked_out
     out += checker.check_ends(beats, views, t0)
     out += checker.check_leftovers(cluster.root, children)

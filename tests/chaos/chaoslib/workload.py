@@ -11,7 +11,7 @@ instant at which the pod was certainly alive (checker.py relies on this)."""
 import json
 import threading
 
-from .cluster import GRACE_S, http
+from .cluster import GRACE_S
 
 # $1 ledger  $2 job  $3 checkpoint delay (us)  $4 stubborn  $5 child  $6 life (s, 0: forever)
 # $7 the harness's mark (argv[0] of the background child, so it is found in /proc even
@@ -94,7 +94,7 @@ class Client:
             return "%s j%d: not acknowledged, skipped" % (verb, index)
         path = {"cancel": "/cancel", "hold": "/hold", "release": "/release",
                 "requeue": "/requeue"}[verb]
-        st, _ = http("POST", "%s/v1/jobs/%d%s" % (self.cluster.url, jid, path))
+        st, _ = self.cluster.call("POST", "/v1/jobs/%d%s" % (jid, path))
         return "%s %s (id %d): %s" % (verb, name, jid, st or "no answer")
 
     def submit(self, index, params):
@@ -102,7 +102,9 @@ class Client:
         with self.lock:
             self.by_index[index] = name
         doc = job_doc(name, params["ns"], params, self.cluster.shared, self.cluster.root)
-        st, body = http("POST", self.cluster.url + "/v1/jobs", doc, timeout=3)
+        # resend=False: a submission that may have reached a server is never sent again (a
+        # second copy would be a second job of one name, which the ledger cannot tell apart).
+        st, body = self.cluster.call("POST", "/v1/jobs", doc, timeout=3, resend=False)
         if 200 <= st < 300:
             try:
                 jid = body["jobs"][0]["id"]
@@ -119,12 +121,12 @@ class Client:
         """Cancels every job of the server that may still run (the cluster is this
         schedule's alone: a submission whose answer was lost may have been stored and run
         too). Returns the ids whose cancellation got no 200, for the caller to retry."""
-        st, body = http("GET", self.cluster.url + "/v1/jobs?state=pending,running&limit=10000")
+        st, body = self.cluster.call("GET", "/v1/jobs?state=pending,running&limit=10000")
         if st != 200:
             return None
         failed = []
         for j in body.get("jobs", []):
-            st, _ = http("POST", "%s/v1/jobs/%d/cancel" % (self.cluster.url, j["id"]))
+            st, _ = self.cluster.call("POST", "/v1/jobs/%d/cancel" % j["id"])
             if st != 200:
                 failed.append(j["id"])
         return failed
