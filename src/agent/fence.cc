@@ -157,7 +157,8 @@ int run_fencer(const FencerOptions& o) {
     // ran): those pods are still the lease's.
     if (auto read = lease.read()) last_deadline = read;
     const auto deadline = last_deadline;
-    const bool expired = deadline && now >= *deadline + (agent ? kLeaseFileSlack : Clock::duration{});
+    const bool expired =
+        deadline && now >= *deadline + (agent ? kLeaseFileSlack : Clock::duration{});
     if (agent && !expired && stopping.empty()) {  // the usual case
       // The pods are read once a second meanwhile, so that a list is at hand should the state
       // directory vanish with its agent.
@@ -174,8 +175,8 @@ int run_fencer(const FencerOptions& o) {
       for (const auto& p : live) {
         if (stopping.count(p.pid)) continue;
         log(std::string(agent ? "the agent is frozen" : "the agent is gone") +
-            " and its lease ran out: stopping pod " + p.name + " (pid " +
-            std::to_string(p.pid) + "), SIGKILL in " + std::to_string(p.grace_ms) + " ms");
+            " and its lease ran out: stopping pod " + p.name + " (pid " + std::to_string(p.pid) +
+            "), SIGKILL in " + std::to_string(p.grace_ms) + " ms");
         signal_pod_group(p.pid, SIGTERM, p.sandboxed);  // each pod leads its own group
         stopping[p.pid] = {p, now + std::chrono::milliseconds(std::max<int64_t>(p.grace_ms, 0))};
       }

@@ -16,10 +16,10 @@ int64_t cap_log(const std::string& path, int64_t max_bytes) {
   int64_t dropped = 0;
   if (::fstat(fd, &st) == 0 && st.st_size > max_bytes && ::ftruncate(fd, head) == 0) {
     dropped = st.st_size - head;
-    const std::string line = "\n[sluice: this log passed its cap of " +
-                             std::to_string(max_bytes) + " bytes (the agent's --pod-log-max-mib): " +
-                             std::to_string(dropped) + " bytes after the first " +
-                             std::to_string(head) + " were dropped here]\n";
+    const std::string line = "\n[sluice: this log passed its cap of " + std::to_string(max_bytes) +
+                             " bytes (the agent's --pod-log-max-mib): " + std::to_string(dropped) +
+                             " bytes after the first " + std::to_string(head) +
+                             " were dropped here]\n";
     [[maybe_unused]] auto n = ::write(fd, line.data(), line.size());
   }
   ::close(fd);

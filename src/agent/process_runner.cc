@@ -331,8 +331,8 @@ void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   exit.run = pod.spec.run;
   if (pod.log_dropped > 0)
     exit.message += (exit.message.empty() ? "" : "; ") + std::string("its log passed the cap of ") +
-                    std::to_string(options_.log_max_bytes) + " bytes: " +
-                    std::to_string(pod.log_dropped) + " bytes were dropped";
+                    std::to_string(options_.log_max_bytes) +
+                    " bytes: " + std::to_string(pod.log_dropped) + " bytes were dropped";
   if (exit.at_unix_ns == 0) exit.at_unix_ns = unix_now_ns();
   log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) + " ended: " + exit.reason +
       (exit.message.empty() ? "" : " (" + exit.message + ")"));
@@ -428,7 +428,8 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
     bool gone = false;
     if (pod.child) {
       siginfo_t info{};
-      const int rc = ::waitid(P_PID, static_cast<id_t>(pod.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+      const int rc =
+          ::waitid(P_PID, static_cast<id_t>(pod.pid), &info, WEXITED | WNOHANG | WNOWAIT);
       if (rc == 0 && info.si_pid == pod.pid) {
         ::kill(-pod.pid, SIGKILL);  // stragglers of the group (background children)
         int st = 0;

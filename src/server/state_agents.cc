@@ -335,8 +335,8 @@ void ServerState::stop_strays(NodeState& n, const std::vector<proto::RunningPod>
       if (p.node == n.name && !p.exited && same_run(p.run, rp.run)) continue;  // ours
     }
     const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
-    n.stop.push_back({rp.job, rp.pod, options_.stop_signal, grace / 1'000'000, "unknown-job",
-                      rp.run});
+    n.stop.push_back(
+        {rp.job, rp.pod, options_.stop_signal, grace / 1'000'000, "unknown-job", rp.run});
     n.stopping[key] = rp.run;
     notify_outbox(n.name);
   }

@@ -169,8 +169,7 @@ Metadata read_metadata(Reader& r, const YAML::Node& doc, const YAML::Node* metad
     const std::string bad = control_character(s);
     const bool control = !bad.empty();
     if (control)
-      r.error(n, path,
-              "must not contain control characters (C0, C1 or bidirectional): " + bad);
+      r.error(n, path, "must not contain control characters (C0, C1 or bidirectional): " + bad);
     if (s.size() > 253) r.error(n, path, "longer than 253 characters");
     return !control && s.size() <= 253;
   };

@@ -13,13 +13,19 @@ TEST(ClientTerm, EscapeSequencesBecomeVisible) {
   EXPECT_EQ(escape_for_terminal("a\x1b[2Jb"), "a^[[2Jb");
   EXPECT_EQ(escape_for_terminal("del\x7f"), "del^?");
   // C1 (8-bit CSI, NEL) and bidirectional overrides as code points; bytes that are not UTF-8.
-  EXPECT_EQ(escape_for_terminal("x\xc2\x9b" "2J"), "x<U+009B>2J");
-  EXPECT_EQ(escape_for_terminal("abc\xe2\x80\xae" "fdp.exe"), "abc<U+202E>fdp.exe");
+  EXPECT_EQ(escape_for_terminal("x\xc2\x9b"
+                                "2J"),
+            "x<U+009B>2J");
+  EXPECT_EQ(escape_for_terminal("abc\xe2\x80\xae"
+                                "fdp.exe"),
+            "abc<U+202E>fdp.exe");
   EXPECT_EQ(escape_for_terminal("\xff\xfe"), "\\xFF\\xFE");
 }
 
 TEST(ClientTerm, OrdinaryTextIsLeftAsItIs) {
-  const std::string text = "epoch 3: loss 0.12\tacc 0.98\r\nGr\xc3\xbc\xc3\x9f" "e \xe2\x9c\x93\n";
+  const std::string text =
+      "epoch 3: loss 0.12\tacc 0.98\r\nGr\xc3\xbc\xc3\x9f"
+      "e \xe2\x9c\x93\n";
   EXPECT_EQ(escape_for_terminal(text), text);
   // A CR that does not end a line could overwrite what the line showed.
   EXPECT_EQ(escape_for_terminal("safe\rEVIL\n"), "safe^MEVIL\n");

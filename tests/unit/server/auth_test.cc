@@ -82,7 +82,8 @@ spec:
 // The scheme is case-insensitive (RFC 7235 2.1; issue 41: "bearer" was refused); the token
 // itself is taken as it is.
 TEST(ServerAuth, TheBearerSchemeIsCaseInsensitive) {
-  for (const char* h : {"Bearer tok-0123", "bearer tok-0123", "BEARER tok-0123", "Bearer  tok-0123"})
+  for (const char* h :
+       {"Bearer tok-0123", "bearer tok-0123", "BEARER tok-0123", "Bearer  tok-0123"})
     EXPECT_EQ(secret::bearer(h), "tok-0123") << h;
   for (const char* h : {"", "Bearer", "Bearer ", "Basic dG9r", "Bearertok-0123", "Bear tok"})
     EXPECT_EQ(secret::bearer(h), "") << h;

@@ -114,8 +114,7 @@ TEST_F(ServerStateTest, APreemptedJobWaitsForItsOldRunToStopBeforeItRunsAgain) {
     sync(low_node, {}, t * kS);
   }
   EXPECT_TRUE(st.find(low)->gated);
-  EXPECT_NE(st.find(low)->gate_reason.find("still stopping on node " + low_node),
-            std::string::npos)
+  EXPECT_NE(st.find(low)->gate_reason.find("still stopping on node " + low_node), std::string::npos)
       << st.find(low)->gate_reason;
   // Its old pod confirms the stop: low may run again (on the free node).
   proto::SyncRequest stopped;
@@ -333,9 +332,9 @@ TEST_F(ServerStateTest, ASyncReportingAStrayPodGetsItStopped) {
   const std::string node = st.find(id)->pods[0].node;
   const uint64_t run = sync(node, {}, 3 * kS).assign.at(0).run;
   proto::SyncRequest s;
-  s.running.push_back({id, 0, 4242, false, run});        // the current run: left alone
-  s.running.push_back({id + 100, 0, 4343, false, 0});    // no such job
-  s.running.push_back({id, 0, 4242, false, 0});          // (a duplicate entry is harmless)
+  s.running.push_back({id, 0, 4242, false, run});      // the current run: left alone
+  s.running.push_back({id + 100, 0, 4343, false, 0});  // no such job
+  s.running.push_back({id, 0, 4242, false, 0});        // (a duplicate entry is harmless)
   auto out = sync(node, s, 4 * kS);
   ASSERT_EQ(out.stop.size(), 1u);
   EXPECT_EQ(out.stop[0].job, id + 100);
