@@ -185,6 +185,9 @@ int run_fencer(const FencerOptions& o) {
     for (auto it = stopping.begin(); it != stopping.end();) {
       Stopping& s = it->second;
       if (!alive(s.pod)) {
+        // What its group still holds (a sandbox's init and what it waits for, background
+        // processes) goes with it.
+        kill_group_remnants(s.pod.pid, s.pod.start_ticks);
         it = stopping.erase(it);
         continue;
       }

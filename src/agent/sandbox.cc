@@ -23,7 +23,6 @@ std::vector<std::string> bwrap_argv(const std::string& bwrap, const SandboxPaths
   if (!paths.start_dir.empty()) add({"--bind", paths.start_dir, paths.start_dir});
   add({"--chdir", paths.start_dir.empty() ? paths.work_dir : paths.start_dir});
   add({"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"});
-  add({"--die-with-parent"});  // stops reach the whole sandbox (sandbox.h)
   // The pod's GPUs only. The -try forms skip nodes a machine lacks (a CPU-only or fake node).
   if (!gpus.empty()) {
     for (const char* dev :

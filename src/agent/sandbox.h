@@ -26,13 +26,16 @@ struct SandboxPaths {
   bool tty = false;
 };
 
-// The sandbox stays in the pod's process group (no bwrap --new-session), so a stop's SIGTERM
-// reaches the pod's processes, and its PID namespace's init dies with the outer bwrap
-// (--die-with-parent): SIGKILL of the group ends every process inside, even one that left the
-// group, and so does the end of the pod's command (bwrap's init would otherwise wait for the
-// pod's background processes). --new-session kept a pod from pushing input (TIOCSTI) into
-// the terminal it was started from; a pod has none: its stdin is /dev/null (or its own
-// pseudo-terminal under `sluice run --pty`) and it leads a session the agent made for it.
+// The sandbox stays in the pod's process group (no bwrap --new-session): a stop's SIGTERM
+// reaches the pod's processes, and SIGKILL of the group reaches its PID namespace's init,
+// whose death ends every process inside, even one that left the group. When the pod's command
+// ends, the outer bwrap exits and the agent SIGKILLs what is left of the group (bwrap's init
+// would otherwise wait for the pod's background processes); the fencer and an agent that
+// adopted the pod do the same (kill_group_remnants). Not --die-with-parent: it makes the outer
+// bwrap die with the agent, so every sandboxed pod would end with an agent restart.
+// --new-session kept a pod from pushing input (TIOCSTI) into the terminal it was started
+// from; a pod has none: its stdin is /dev/null (or its own pseudo-terminal under `sluice run
+// --pty`) and it leads a session the agent made for it.
 
 // Why `dir` cannot be a sandboxed pod's working directory ("" when it can): binding it would
 // replace what the sandbox gives the pod itself (its /proc, /dev, /tmp: the host's processes,

@@ -43,11 +43,12 @@ TEST(AgentSandbox, OnlyThePodsGpus) {
 }
 
 // Stops reach the whole sandbox: it stays in the pod's process group (no --new-session, so the
-// stop's SIGTERM reaches the command) and its PID namespace dies with the outer bwrap.
-TEST(AgentSandbox, TheSandboxDiesWithItsPod) {
+// stop's SIGTERM reaches the command and SIGKILL its PID namespace's init). It does not die
+// with the agent (no --die-with-parent): a restarted agent adopts it.
+TEST(AgentSandbox, TheSandboxStaysInThePodsGroupAndOutlivesTheAgent) {
   for (bool tty : {false, true}) {
     auto a = bwrap_argv("bwrap", {"/s", "/s/work/1-0", "", tty}, {});
-    EXPECT_TRUE(has_seq(a, {"--die-with-parent"}));
+    EXPECT_FALSE(has_seq(a, {"--die-with-parent"}));
     EXPECT_FALSE(has_seq(a, {"--new-session"}));
   }
 }
