@@ -21,6 +21,8 @@ the job's attempt) and leaves a background `sleep 3000N` behind, which must die 
    namespace's --pod-max-procs while another namespace's pod still forks.
 6. A state directory wiped while its pod runs, the node's credential reset, a new agent: the
    pod is found and adopted, and its job does not run a second time beside it.
+6b. kill -9 of a sandboxed node's agent and a restart at once: the sandbox runs on and is
+   adopted.
 7. kill -9 of an agent and a restart at once on the same port: it listens (the fencer holds
    no copy of the listening socket).
 
@@ -382,6 +384,28 @@ def wiped_state_dir(srv, d, shared, z1):
     check(not overlapping(shared), "no overlap after the wiped state dir: %s" % overlapping(shared))
 
 
+def sandboxed_pod_outlives_its_agent(srv, d, shared):
+    """Part 6b: a sandboxed pod keeps running across kill -9 of its agent and a restart at once,
+    and the new agent adopts it (bwrap's --die-with-parent had tied the sandbox to the agent)."""
+    check(http("POST", srv.url + "/v1/nodes/n1/cordon", "{}")[0] == 200, "n1 cordoned")
+    z2 = submit(srv.url, job("z2", shared, "sleep %d &" % (MARK + 7)))
+    wait_for(lambda: last_beat(shared, "z2"), 30, "z2 to run on n0")
+    check(job_view(srv.url, z2)["placement"][0]["node"] == "n0", "z2 runs on the sandboxed n0")
+    AGENTS["n0"].send_signal(signal.SIGKILL)
+    AGENTS["n0"].wait(timeout=30)
+    start_agent(srv.url, "n0", d, sandbox=True)
+    time.sleep(1.5)
+    lb = last_beat(shared, "z2")
+    check(lb is not None and time.time() - lb < 1.0, "the sandboxed pod beats on after its agent "
+          "was killed and restarted")
+    log = open(os.path.join(d, "agent-n0.log"), errors="replace").read()
+    check("adopted pod %d/0" % z2 in log, "the restarted agent adopted it")
+    check(http("POST", srv.url + "/v1/jobs/%d/cancel" % z2)[0] == 200, "cancel z2")
+    wait_for(lambda: not alive_with(MARK + 7), 15, "z2's sandbox to end")
+    check(not alive_with(MARK + 7), "the adopted sandbox ended on the cancel")
+    check(http("POST", srv.url + "/v1/nodes/n1/resume", "{}")[0] == 200, "n1 resumed")
+
+
 def restart_on_the_same_port(srv, d, port):
     """Part 7: kill -9 of an agent and an immediate restart on the same --listen port, while its
     fencer still runs. Before: the fencer had inherited the listening socket, and the new agent
@@ -435,6 +459,7 @@ def main():
     z1 = frozen_agent(srv.url, d, shared)
     frozen_server(srv, shared, z1)
     wiped_state_dir(srv, d, shared, z1)
+    sandboxed_pod_outlives_its_agent(srv, d, shared)
     restart_on_the_same_port(srv, d, n1_port)
     finish("pod_boundary", "sandboxed stops, fencer descriptors, frozen agent, frozen server")
 
@@ -457,6 +482,6 @@ if __name__ == "__main__":
                     os.kill(int(pid), signal.SIGKILL)
             except (OSError, ValueError):
                 pass
-        for k in range(1, 7):
+        for k in range(1, 8):
             for pid in alive_with(MARK + k):
                 os.kill(pid, signal.SIGKILL)
