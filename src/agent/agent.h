@@ -73,7 +73,7 @@ struct AgentOptions {
   // ... after gathering for this long: one sync then carries the exits of a whole wave of pods
   // (each report-carrying sync costs the server a durable commit).
   int64_t report_delay_ms = 50;
-  int64_t keep_finished = 1000;  // RunnerOptions::keep_finished
+  int64_t keep_finished = 1000;                    // RunnerOptions::keep_finished
   int64_t pod_log_max_bytes = int64_t{256} << 20;  // RunnerOptions::log_max_bytes
   int64_t pod_max_procs = 16384;                   // RunnerOptions::max_procs
   NvmlOptions nvml;
@@ -149,6 +149,9 @@ class Agent {
   // there without the back-off (named_leader_).
   bool follow_leader(const httplib::Result& res, size_t at);
   void renew_lease(std::chrono::steady_clock::time_point sent);
+  // An exit for a pod this agent never started (reports_mu_ held): queued, saved, sent.
+  void report_unstarted(proto::PodRef ref, uint64_t run, const std::string& reason,
+                        std::string message);
   // Whether the reply to a request sent at `sent` is stale: the lease it would renew has run
   // out, or the agent registered again after sending it.
   bool reply_is_stale(std::chrono::steady_clock::time_point sent) const;

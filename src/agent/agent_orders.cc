@@ -36,17 +36,23 @@ void Agent::apply_stops(const std::vector<proto::StopOrder>& stops) {
     for (const auto& e : exits_)
       queued = queued || (e.job == s.job && e.pod == s.pod && (s.run == 0 || e.run == s.run));
     if (queued) continue;
-    proto::PodExit exit;
-    exit.job = s.job;
-    exit.pod = s.pod;
-    exit.run = s.run;
-    exit.reason = "stopped";
-    exit.exit_code = -1;
-    exit.message = "stop order (" + s.reason + ") for a pod that does not run on this agent";
-    exit.at_unix_ns = unix_now_ns();
-    exits_.push_back(std::move(exit));
-    save_exits();
+    report_unstarted({s.job, s.pod}, s.run, "stopped",
+                     "stop order (" + s.reason + ") for a pod that does not run on this agent");
   }
+}
+
+void Agent::report_unstarted(proto::PodRef ref, uint64_t run, const std::string& reason,
+                             std::string message) {
+  proto::PodExit exit;
+  exit.job = ref.job;
+  exit.pod = ref.pod;
+  exit.run = run;
+  exit.reason = reason;
+  exit.exit_code = -1;
+  exit.message = std::move(message);
+  exit.at_unix_ns = unix_now_ns();
+  exits_.push_back(std::move(exit));
+  save_exits();
 }
 
 void Agent::apply_assignments(const std::vector<proto::Assignment>& assign, bool stale) {
@@ -58,18 +64,9 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign, bool
     if (stale) {
       // Not started; said as fenced, so the server requeues it if it is still the job's
       // current run (and ignores it otherwise).
-      proto::PodExit exit;
-      exit.job = a.job;
-      exit.pod = a.pod;
-      exit.run = a.run;
-      exit.reason = "fenced";
-      exit.exit_code = -1;
-      exit.message =
-          "not started: the reply that assigned it was stale (its lease had run out, or the "
-          "agent had registered again since its request)";
-      exit.at_unix_ns = unix_now_ns();
-      exits_.push_back(std::move(exit));
-      save_exits();
+      report_unstarted(ref, a.run, "fenced",
+                       "not started: the reply that assigned it was stale (its lease had run "
+                       "out, or the agent had registered again since its request)");
       log("not starting " + ref_name(ref) + ": assigned by a stale reply");
       continue;
     }
@@ -97,16 +94,7 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign, bool
           environ, launch);
     }
     if (!bad.empty()) {
-      proto::PodExit exit;
-      exit.job = a.job;
-      exit.pod = a.pod;
-      exit.run = a.run;
-      exit.reason = "start-failed";
-      exit.exit_code = -1;
-      exit.message = bad;
-      exit.at_unix_ns = unix_now_ns();
-      exits_.push_back(std::move(exit));
-      save_exits();
+      report_unstarted(ref, a.run, "start-failed", bad);
       log("cannot start " + ref_name(ref) + ": " + bad);
       continue;
     }
