@@ -102,24 +102,33 @@ std::string signal_name(int sig) {
   return "signal " + std::to_string(sig);
 }
 
+void for_each_process(const std::function<void(pid_t, const ProcStat&)>& f,
+                      const std::string& proc_root) {
+  DIR* dir = ::opendir(proc_root.c_str());
+  if (!dir) return;
+  while (const dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    if (auto st = read_proc_stat(static_cast<pid_t>(pid), proc_root))
+      f(static_cast<pid_t>(pid), *st);
+  }
+  ::closedir(dir);
+}
+
 void signal_pod_group(pid_t leader, int sig, bool spare_leader, const std::string& proc_root) {
   if (leader <= 0) return;
   if (!spare_leader || sig == SIGKILL) {
     if (::kill(-leader, sig) != 0 && errno == ESRCH) ::kill(leader, sig);
     return;
   }
-  // Bounded by the machine's process count; a member forked meanwhile misses this signal and
-  // dies with the sandbox (its PID namespace's init is in the group and gets the SIGKILL).
-  DIR* dir = ::opendir(proc_root.c_str());
-  if (!dir) return;
-  while (const dirent* e = ::readdir(dir)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0' || pid == leader) continue;
-    auto st = read_proc_stat(static_cast<pid_t>(pid), proc_root);
-    if (st && st->pgrp == leader) ::kill(static_cast<pid_t>(pid), sig);
-  }
-  ::closedir(dir);
+  // A member forked meanwhile misses this signal and dies with the sandbox (its PID
+  // namespace's init is in the group and gets the SIGKILL).
+  for_each_process(
+      [&](pid_t pid, const ProcStat& st) {
+        if (pid != leader && st.pgrp == leader) ::kill(pid, sig);
+      },
+      proc_root);
 }
 
 int kill_group_remnants(pid_t leader, uint64_t leader_start_ticks, const std::string& proc_root) {
@@ -128,18 +137,13 @@ int kill_group_remnants(pid_t leader, uint64_t leader_start_ticks, const std::st
       st && st->state != 'Z' && st->start_ticks != leader_start_ticks)
     return 0;  // the pid is someone else's now
   int killed = 0;
-  DIR* dir = ::opendir(proc_root.c_str());
-  if (!dir) return 0;
-  while (const dirent* e = ::readdir(dir)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    auto st = read_proc_stat(static_cast<pid_t>(pid), proc_root);
-    if (st && st->pgrp == leader && st->state != 'Z' && st->start_ticks >= leader_start_ticks &&
-        ::kill(static_cast<pid_t>(pid), SIGKILL) == 0)
-      ++killed;
-  }
-  ::closedir(dir);
+  for_each_process(
+      [&](pid_t pid, const ProcStat& st) {
+        if (st.pgrp == leader && st.state != 'Z' && st.start_ticks >= leader_start_ticks &&
+            ::kill(pid, SIGKILL) == 0)
+          ++killed;
+      },
+      proc_root);
   return killed;
 }
 

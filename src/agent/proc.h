@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,11 @@ struct ProcStat {
 
 // nullopt when the process does not exist (or /proc is unreadable).
 std::optional<ProcStat> read_proc_stat(pid_t pid, const std::string& proc_root = "/proc");
+
+// Calls f(pid, stat) for every process of `proc_root` whose stat can be read (one pass over
+// the directory: bounded by the machine's process count).
+void for_each_process(const std::function<void(pid_t, const ProcStat&)>& f,
+                      const std::string& proc_root = "/proc");
 
 // Sends `sig` to a pod's process group, led by `leader`. With `spare_leader` (a sandboxed pod,
 // whose leader is the outer bwrap: it dies at a SIGTERM and its sandbox with it, cutting the

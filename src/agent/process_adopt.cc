@@ -1,9 +1,5 @@
 // ProcessRunner's saved state: pods.json, written as pods start and stop, read by a restarted
 // agent to adopt the pods that still run (the same process: pid and start time).
-#include <dirent.h>
-
-#include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -149,19 +145,11 @@ std::optional<uint64_t> number(const std::string& s) {
 // directory's pods. They are adopted with run 0 (unknown): the server keeps the one that is
 // its current run there and stops any other (reconcile_registered).
 void ProcessRunner::rescue_orphans_locked() {
-  DIR* dir = ::opendir("/proc");
-  if (!dir) return;
-  std::vector<pid_t> leaders;
-  while (const dirent* e = ::readdir(dir)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    auto st = read_proc_stat(static_cast<pid_t>(pid));
-    if (st && st->pgrp == pid && st->state != 'Z') leaders.push_back(static_cast<pid_t>(pid));
-  }
-  ::closedir(dir);
-  std::sort(leaders.begin(), leaders.end());
-  for (pid_t pid : leaders) {
+  std::map<pid_t, uint64_t> leaders;  // pid -> start ticks, in pid order
+  for_each_process([&](pid_t pid, const ProcStat& st) {
+    if (st.pgrp == pid && st.state != 'Z') leaders[pid] = st.start_ticks;
+  });
+  for (const auto& [pid, start_ticks] : leaders) {
     auto env = pod_environment(pid);
     const auto job = number(env["SLUICE_JOB_ID"]);
     const auto index = number(env["SLUICE_POD_INDEX"]);
@@ -169,12 +157,10 @@ void ProcessRunner::rescue_orphans_locked() {
     const proto::PodRef ref{*job, static_cast<int32_t>(*index)};
     const PodPaths paths = pod_paths(options_.state_dir, ref);
     if (env["SLUICE_CHECKPOINT_FILE"] != paths.checkpoint_file || pods_.count(ref)) continue;
-    auto st = read_proc_stat(pid);
-    if (!st) continue;
     auto pod = std::make_unique<Pod>();
     pod->spec.ref = ref;
     pod->pid = pid;
-    pod->start_ticks = st->start_ticks;
+    pod->start_ticks = start_ticks;
     pod->running = true;
     pod->child = false;
     pod->paths = paths;

@@ -46,8 +46,8 @@ std::string normal(const std::string& path) {
 }
 // `a` is `b` or lies below it.
 bool within(const std::string& a, const std::string& b) {
-  return a == b || b == "/" || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 &&
-                                a[b.size()] == '/');
+  return a == b || b == "/" ||
+         (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '/');
 }
 }  // namespace
 

@@ -135,13 +135,18 @@ static bool own_proc() {
 }
 
 bool private_proc_works() {
-  const pid_t pid = ::fork();
-  if (pid == 0) ::_exit(own_proc() ? 0 : 1);
-  if (pid < 0) return false;
-  int st = 0;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  // Once per process: the machine's answer does not change, and `--names n[1-64]` starts
+  // many agents in one process.
+  static const bool works = [] {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(own_proc() ? 0 : 1);
+    if (pid < 0) return false;
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  }();
+  return works;
 }
 
 __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {

@@ -292,7 +292,7 @@ void register_agent(CLI::App& app) {
   cmd->add_flag_callback(
       "--host-proc", [args] { args->isolation.private_proc = false; },
       "(root agent) let pods outside the sandbox see the host's /proc (by default "
-                "each gets its own, hiding other namespaces' processes)");
+      "each gets its own, hiding other namespaces' processes)");
   cmd->add_option("--bwrap", args->isolation.bwrap, "The bubblewrap executable")
       ->capture_default_str();
   cmd->add_option("--container-runtime", args->isolation.container_runtime,

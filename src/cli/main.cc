@@ -37,9 +37,8 @@ int main(int argc, char** argv) {
   // from a present one. The first word that is not an option names the command.
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i].rfind('-', 0) == 0) continue;
-    const auto known = app.get_subcommands([&](const CLI::App* sub) {
-      return sub->check_name(args[i]);
-    });
+    const auto known =
+        app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(args[i]); });
     if (known.empty()) {
       std::cerr << "sluice: unknown command '" << args[i] << "'; see sluice --help\n";
       return 2;

@@ -203,10 +203,9 @@ void Connection::on_header(error_code ec) {
   if (ec) return on_read_error(ec);
   const auto& h = parser_->get();
   if (static_cast<size_t>(std::distance(h.begin(), h.end())) > server_.opts.max_header_fields)
-    return answer_error(431, "header_too_large",
-                        "more than " + std::to_string(server_.opts.max_header_fields) +
-                            " header fields",
-                        true);
+    return answer_error(
+        431, "header_too_large",
+        "more than " + std::to_string(server_.opts.max_header_fields) + " header fields", true);
   if (h.target().size() > server_.opts.max_target_bytes)
     return answer_error(414, "target_too_long",
                         "request target longer than the " +

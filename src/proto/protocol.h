@@ -135,8 +135,8 @@ struct PeerPod {
 struct Assignment {
   uint64_t job = 0;
   int32_t pod = 0;
-  uint64_t run = 0;       // this pod's run (see RunningPod)
-  int32_t attempt = 0;    // the job's attempt, the same for every pod of it: SLUICE_RUN
+  uint64_t run = 0;     // this pod's run (see RunningPod)
+  int32_t attempt = 0;  // the job's attempt, the same for every pod of it: SLUICE_RUN
   std::string job_name;
   std::string job_namespace;
   int32_t gang_size = 1;
@@ -196,7 +196,7 @@ struct SyncRequest {
   std::vector<PodExit> exits;  // kept and resent by the agent until a sync succeeds
   std::vector<CheckpointReport> checkpoints;
   std::vector<StartedPod> started;  // pods that started since the last sync
-  int64_t wait_ms = 0;          // long poll: the server may hold the reply this long
+  int64_t wait_ms = 0;              // long poll: the server may hold the reply this long
   // GPU utilisation in percent per GPU index (-1: not available for that GPU), sampled at most
   // once a second; empty where the node cannot sample it (fake GPUs).
   std::vector<int32_t> gpu_utilization_pct;
@@ -229,19 +229,17 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckpointReport, job, pod, at_u
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterRequest, node, address, gpus, cpu_milli,
                                                 memory_mib, running, agent_id, credential,
                                                 container_runtime)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StopOrder, job, pod, signal, grace_ms, reason,
-                                                run)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(StopOrder, job, pod, signal, grace_ms, reason, run)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RegisterResponse, node, heartbeat_ms, stop,
                                                 lease_ms)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LogRequest, id, job, pod, tail_bytes, offset,
                                                 max_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PeerPod, pod, node, address)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, run, attempt, job_name,
-                                                job_namespace,
-                                                gang_size, peers, command, env, gpus, gpu_milli,
-                                                walltime_ms, grace_ms, run_as_uid, run_as_gid, user,
-                                                allow_root, cpu_milli, memory_mib, image,
-                                                image_args_only, image_on_host, working_dir,
+                                                job_namespace, gang_size, peers, command, env, gpus,
+                                                gpu_milli, walltime_ms, grace_ms, run_as_uid,
+                                                run_as_gid, user, allow_root, cpu_milli, memory_mib,
+                                                image, image_args_only, image_on_host, working_dir,
                                                 submitter_uid, submitter_gid, output_path,
                                                 error_path, tty)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TtyInput, job, pod, data, rows, cols)

@@ -256,8 +256,8 @@ bool Server::may_write(net::Response& res) const {
   if (free_mib >= options_.min_free_disk_mib) return true;
   fail(res, 507,
        "the data directory's disk has " + std::to_string(free_mib) + " MiB free, below the " +
-           std::to_string(options_.min_free_disk_mib) + " MiB floor (--min-free-disk): " +
-           "nothing was changed",
+           std::to_string(options_.min_free_disk_mib) +
+           " MiB floor (--min-free-disk): " + "nothing was changed",
        {"free space in " + options_.data_dir + ", or lower --min-free-disk"});
   return false;
 }

@@ -88,7 +88,7 @@ struct JobRecord {
   int32_t preemptions = 0;
   int32_t attempts = 0;
   uint64_t launches = 0;  // pods staged so far, every run: the last PodRun::run given out
-  std::string reason;                // why it ended, or why it was requeued last
+  std::string reason;     // why it ended, or why it was requeued last
   uint64_t pending_since_cycle = 0;  // ServerState's cycle count when it last became pending
   std::optional<int32_t> exit_code;
   std::vector<int32_t> completed;  // completions that succeeded (kept across runs), ascending
@@ -113,8 +113,8 @@ Job aged_job(const JobRecord& r);
 // The reasons a pending job is kept from the scheduler (sluice_gated_jobs, docs/api.md): a
 // user's hold, unmet dependencies, its singleton name, its array's throttle, or a queue that
 // could not take it yet (its pending cap).
-inline constexpr const char* kGateKinds[] = {"held",  "dependency", "singleton", "array-throttle",
-                                             "queue", "stopping"};
+inline constexpr const char* kGateKinds[] = {"held",           "dependency", "singleton",
+                                             "array-throttle", "queue",      "stopping"};
 // A gated record's kind: its hold and unmet dependencies are known before the first pass.
 std::string gate_kind(const JobRecord& r);
 
@@ -418,6 +418,8 @@ class ServerState {
   void check_first_sync(NodeState& n, const proto::SyncRequest& req, TimeNs now);
   void release_held(NodeState& n, const proto::PodRef& key);
   void stop_strays(NodeState& n, const std::vector<proto::RunningPod>& running);
+  // The stop order for a run of a pod the node should not run, recorded as stopping there.
+  proto::StopOrder stop_unknown(NodeState& n, const proto::PodRef& key, uint64_t run);
   void deliver(NodeState& n, proto::Assignment a);
   std::string encode_record(const JobRecord& r) const;
   std::optional<JobRecord> decode_record(const nlohmann::json& j, std::string* why) const;
@@ -466,8 +468,8 @@ class ServerState {
   std::map<std::string, double> gpu_seconds_;  // per namespace, closed runs
   NodeCredentials node_creds_;   // persisted as meta "node-credential/<node>"; written under both
   mutable std::mutex creds_mu_;  // mu_ and creds_mu_, read under either
-  std::map<JobId, std::string> requeueing_;     // begin_requeue'd jobs -> the reason
-  std::set<JobId> gated_;                       // JobRecord::gated, by id (arrays in task order)
+  std::map<JobId, std::string> requeueing_;  // begin_requeue'd jobs -> the reason
+  std::set<JobId> gated_;                    // JobRecord::gated, by id (arrays in task order)
   // Gated jobs whose previous run may still be alive (a preemption's or a requeue's victim,
   // stopping in its grace): they go back to the scheduler once it is gone (state_gates.cc).
   std::set<JobId> awaiting_stop_;

@@ -212,13 +212,8 @@ void ServerState::reconcile_registered(NodeState& n, const proto::RegisterReques
         continue;
       }
     }
-    // Not ours (any more), another run than ours, or being stopped: stop that run with its
-    // job's grace, never 0 ms.
-    const auto* r = find(key.job);
-    const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
-    resp->stop.push_back(
-        {key.job, key.pod, options_.stop_signal, grace / 1'000'000, "unknown-job", run});
-    n.stopping[key] = run;
+    // Not ours (any more), another run than ours, or being stopped: stop that run.
+    resp->stop.push_back(stop_unknown(n, key, run));
   }
   // Expected pods the agent does not run are checked at its next sync, after it has sent the
   // exits it still holds; pods whose assignment is still queued here are not missing.
@@ -334,12 +329,17 @@ void ServerState::stop_strays(NodeState& n, const std::vector<proto::RunningPod>
       const PodRun& p = r->pods[static_cast<size_t>(rp.pod)];
       if (p.node == n.name && !p.exited && same_run(p.run, rp.run)) continue;  // ours
     }
-    const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
-    n.stop.push_back(
-        {rp.job, rp.pod, options_.stop_signal, grace / 1'000'000, "unknown-job", rp.run});
-    n.stopping[key] = rp.run;
+    n.stop.push_back(stop_unknown(n, key, rp.run));
     notify_outbox(n.name);
   }
+}
+
+proto::StopOrder ServerState::stop_unknown(NodeState& n, const proto::PodRef& key, uint64_t run) {
+  // With its job's grace, never 0 ms: it may be a run that can still checkpoint.
+  const auto* r = find(key.job);
+  const TimeNs grace = r ? r->job.checkpoint_grace_ns : 0;
+  n.stopping[key] = run;
+  return {key.job, key.pod, options_.stop_signal, grace / 1'000'000, "unknown-job", run};
 }
 
 void ServerState::release_held(NodeState& n, const proto::PodRef& key) {

@@ -3,36 +3,29 @@
 #include <cstdio>
 #include <string>
 
+#include "core/config/input_limits.h"
 #include "core/config/internal.h"
 
 namespace sluice::config_detail {
 
 namespace {
 
-// The first control character of `s` (valid UTF-8), named ("U+202E at byte 3"); "" when none:
-// C0 and DEL, C1 (U+0080-U+009F: 8-bit terminal controls such as CSI U+009B), and the
-// bidirectional controls that reorder what a terminal shows (U+061C, U+200E-U+200F,
-// U+202A-U+202E, U+2066-U+2069).
+// The first control character of `s` (invisible_control), named ("U+202E at byte 3"); ""
+// when none. Bytes that are not UTF-8 are left to the UTF-8 check.
 std::string control_character(const std::string& s) {
-  auto byte = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
-  for (size_t i = 0; i < s.size(); ++i) {
-    char32_t cp = 0xFFFFFFFF;  // none
-    if (byte(i) < 0x20 || byte(i) == 0x7f) {
-      cp = byte(i);
-    } else if (byte(i) == 0xC2 && i + 1 < s.size() && byte(i + 1) >= 0x80 && byte(i + 1) <= 0x9F) {
-      cp = byte(i + 1);
-    } else if (byte(i) == 0xD8 && i + 1 < s.size() && byte(i + 1) == 0x9C) {
-      cp = 0x061C;
-    } else if (byte(i) == 0xE2 && i + 2 < s.size()) {
-      const char32_t v = 0x2000 | ((byte(i + 1) & 0x3F) << 6) | (byte(i + 2) & 0x3F);
-      if (v == 0x200E || v == 0x200F || (v >= 0x202A && v <= 0x202E) ||
-          (v >= 0x2066 && v <= 0x2069))
-        cp = v;
+  char32_t cp = 0;
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8_sequence(s, i, &cp);
+    if (len == 0) {
+      ++i;
+      continue;
     }
-    if (cp == 0xFFFFFFFF) continue;
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "U+%04X at byte %zu", static_cast<unsigned>(cp), i);
-    return buf;
+    if (invisible_control(cp)) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "U+%04X at byte %zu", static_cast<unsigned>(cp), i);
+      return buf;
+    }
+    i += len;
   }
   return "";
 }

@@ -17,39 +17,50 @@ InputLimits config_limits() {
   return l;
 }
 
-bool valid_utf8(std::string_view s, size_t* bad_at) {
-  auto bad = [&](size_t i) {
-    if (bad_at) *bad_at = i;
-    return false;
-  };
+size_t utf8_sequence(std::string_view s, size_t i, char32_t* cp) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
+  const unsigned c = p[i];
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  size_t len = 0;
+  unsigned v = 0, min = 0;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2, v = c & 0x1F, min = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3, v = c & 0x0F, min = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4, v = c & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((p[i + k] & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (p[i + k] & 0x3F);
+  }
+  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  *cp = v;
+  return len;
+}
+
+bool valid_utf8(std::string_view s, size_t* bad_at) {
+  char32_t cp = 0;
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8_sequence(s, i, &cp);
+    if (len == 0) {
+      if (bad_at) *bad_at = i;
+      return false;
     }
-    size_t len = 0;
-    unsigned cp = 0, min = 0;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-      return bad(i);
-    }
-    if (i + len > n) return bad(i);
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return bad(i);
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return bad(i);
     i += len;
   }
   return true;
+}
+
+bool invisible_control(char32_t cp) {
+  return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E ||
+         cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
 std::optional<LimitViolation> check_text(std::string_view text, const InputLimits& limits) {

@@ -65,4 +65,13 @@ std::optional<LimitViolation> check_document(const YAML::Node& doc, const InputL
 // on failure *bad_at is the offset of the first bad byte.
 bool valid_utf8(std::string_view s, size_t* bad_at = nullptr);
 
+// The length of the valid UTF-8 sequence at s[i] (i < s.size()) and its code point in *cp; 0
+// when the bytes there are not valid UTF-8.
+size_t utf8_sequence(std::string_view s, size_t i, char32_t* cp);
+
+// A code point that changes what a terminal shows instead of showing itself: C0 controls and
+// DEL, C1 controls (U+0080-U+009F: 8-bit CSI U+009B among them), and the bidirectional
+// controls that reorder text (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069).
+bool invisible_control(char32_t cp);
+
 }  // namespace sluice

@@ -149,7 +149,8 @@ class Cluster:
 
     # -- start and stop ---------------------------------------------------------------
 
-    def start(self):
+    def prepare(self):
+        """The schedule's directories, its shared ledger and the configuration file."""
         os.makedirs(self.data, exist_ok=True)
         # Pods run as unprivileged uids (root agent): they must traverse to the ledger.
         # Not sticky: fs.protected_regular would refuse O_CREAT on another uid's file there.
@@ -159,13 +160,16 @@ class Cluster:
         with open(self.ledger, "w"):
             pass
         os.chmod(self.ledger, 0o666)
+        self.cfg = os.path.join(self.root, "config.yaml")
+        with open(self.cfg, "w") as f:
+            f.write(CONFIG)
+
+    def start(self):
+        self.prepare()
         if self.tmpfs:
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m,mode=0711", "tmpfs",
                                 self.data], capture_output=True)
             self.mounted = r.returncode == 0
-        self.cfg = os.path.join(self.root, "config.yaml")
-        with open(self.cfg, "w") as f:
-            f.write(CONFIG)
         if not self.start_server():
             raise RuntimeError("the server did not start: see %s/server.log" % self.root)
         for n in NODES:

@@ -113,21 +113,12 @@ class EtcdCluster(Cluster):
     # -- start and stop ---------------------------------------------------------------
 
     def start(self):
-        os.makedirs(self.data, exist_ok=True)
-        os.chmod(self.root, 0o711)
-        os.makedirs(self.shared)
-        os.chmod(self.shared, 0o777)
-        with open(self.ledger, "w"):
-            pass
-        os.chmod(self.ledger, 0o666)
+        self.prepare()
         os.makedirs(self.edir)
         if self.etcd_tmpfs:  # etcd fsyncs each commit: on the disk of a busy VM, seconds
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512m,mode=0700", "tmpfs",
                                 self.edir], capture_output=True)
             self.mounted = r.returncode == 0
-        self.cfg = os.path.join(self.root, "config.yaml")
-        with open(self.cfg, "w") as f:
-            f.write(C.CONFIG)
         for m in self.members:
             self._spawn(m)
         deadline = time.time() + 30

@@ -5,9 +5,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <filesystem>
 
 #include <csignal>
 #include <fstream>
