@@ -227,6 +227,7 @@ void Connection::on_header(error_code ec) {
                         "request body larger than the " + describe_bytes(body_limit_) + " limit",
                         true);
   parser_->body_limit(static_cast<std::uint64_t>(body_limit_));
+  if (!enter_tenant()) return;
   const error_code body = parse_buffered(true);
   if (!body) return on_request();
   if (body != http::error::need_more) return on_read_error(body);
@@ -243,6 +244,36 @@ void Connection::on_header(error_code ec) {
     return;
   }
   read_body();
+}
+
+// Counts the request against its tenant's requests in flight, before its body is read: a
+// tenant over its cap gets a 429 without the server reading (or buffering) the body. False
+// when it was answered so.
+bool Connection::enter_tenant() {
+  tenant_.reset();
+  if (!server_.opts.tenant_of) return true;
+  const auto& h = parser_->get();
+  const std::string_view target = h.target();
+  RequestHead head;
+  head.method = h.method_string();
+  head.path = target.substr(0, target.find('?'));
+  head.remote_addr = addr_text_;
+  head.header = [&h](std::string_view name) -> std::string_view { return h[name]; };
+  std::string key = server_.opts.tenant_of(head);
+  if (key.empty()) return true;
+  tenant_ = server_.enter_tenant(std::move(key));
+  if (tenant_) return true;
+  ++server_.tenant_429;
+  auto ex = std::make_shared<Exchange>();
+  server_.set_stack_error(
+      ex->res, 429, "too_many_requests", "too many requests of this caller in flight",
+      {"at most " + std::to_string(server_.opts.tenant_max_in_flight) +
+       " requests of one caller are served at once; wait for an answer before sending more"});
+  ex->res.set_header("Retry-After", "1");
+  ex->keep_alive = false;  // the body was not read
+  parser_.reset();
+  write(std::move(ex));
+  return false;
 }
 
 // The body limit of this request: the server's, or a route's larger one for callers it admits
@@ -324,6 +355,7 @@ void Connection::on_request() {
   ex->req = to_request(std::move(msg), addr_text_, port_);
   ex->head = ex->req.method == "HEAD";
   ex->route = server_.router.find(ex->req.method, ex->req.path, ex->req.matches);
+  ex->tenant = std::move(tenant_);
   dispatch(std::move(ex));
 }
 
@@ -359,13 +391,14 @@ void Connection::dispatch(std::shared_ptr<Exchange> ex) {
     run_handler(self->server_, *ex->route, ex->req, ex->res);
     asio::post(self->socket_.get_executor(), [self, ex] { self->write(ex); });
   };
-  if (to_worker(std::move(job))) return;
+  if (to_worker(std::move(job), *ex)) return;
   set_busy(ex->res);
   write(std::move(ex));
 }
 
-bool Connection::to_worker(std::function<void()> job) {
-  return server_.pool && server_.pool->try_post(std::move(job));
+bool Connection::to_worker(std::function<void()> job, const Exchange& ex) {
+  WorkerPool* pool = server_.pool_for(ex.route ? ex.route->options.lane : std::string());
+  return pool && pool->try_post(std::move(job), ex.tenant ? ex.tenant->key : std::string());
 }
 
 // Every worker busy and the queue full (any thread: counters and options only).
@@ -526,7 +559,7 @@ void Responder::to_worker(std::function<void()> job) const {
   auto [conn, ex] = state_->peek();
   if (!conn) return;
   auto run = [conn, ex, state = state_, job = std::move(job)] { conn->run_job(ex, *state, job); };
-  if (conn->to_worker(std::move(run))) return;
+  if (conn->to_worker(std::move(run), *ex)) return;
   if (!state_->take().first) return;  // refused (the job is gone): 503, unless answered meanwhile
   conn->set_busy(ex->res);
   Connection::answer(std::move(conn), std::move(ex));

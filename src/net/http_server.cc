@@ -292,7 +292,10 @@ void Server::start() {
   if (started_.exchange(true) || stopped_) return;
   auto& im = *impl_;
   im.pool = std::make_unique<WorkerPool>(static_cast<size_t>(std::max(1, options_.workers)),
-                                         options_.max_queued);
+                                         options_.max_queued, options_.tenant_max_running);
+  for (const auto& [name, lane] : options_.lanes)
+    im.lanes[name] = std::make_unique<WorkerPool>(static_cast<size_t>(std::max(1, lane.workers)),
+                                                  lane.max_queued);
   im.guard.emplace(im.ioc.get_executor());
   asio::post(im.acceptor.get_executor(), [&im] {
     im.do_accept();
@@ -328,6 +331,7 @@ void Server::stop() {
   im.close_all();
   // 2. Running handlers finish (the owner woke its long polls); queued requests are dropped.
   if (im.pool) im.pool->stop();
+  for (auto& [name, pool] : im.lanes) pool->stop();
   // 3. The I/O threads end; what their queues still held runs here, with every socket closed,
   //    so that each Connection completes and unregisters before the Server goes away.
   im.guard.reset();
@@ -357,13 +361,40 @@ ServerStats Server::stats() const {
   s.over_cap_per_ip = im.over_cap_per_ip;
   s.over_cap_503 = im.over_cap_503;
   s.busy_503 = im.busy_503;
+  s.tenant_429 = im.tenant_429;
   s.timeouts = im.timeouts;
   s.handler_errors = im.handler_errors;
   if (im.pool) {
     s.workers_busy = im.pool->busy();
     s.queued = im.pool->queued();
   }
+  for (const auto& [name, pool] : im.lanes) {
+    s.workers_busy += pool->busy();
+    s.queued += pool->queued();
+  }
   return s;
+}
+
+std::shared_ptr<const Server::Impl::TenantTicket> Server::Impl::enter_tenant(std::string key) {
+  {
+    std::lock_guard lk(tenants_mu);
+    size_t& n = tenants_in_flight[key];
+    if (opts.tenant_max_in_flight > 0 && n >= opts.tenant_max_in_flight) return nullptr;
+    ++n;
+  }
+  return std::make_shared<const TenantTicket>(*this, std::move(key));
+}
+
+void Server::Impl::leave_tenant(const std::string& key) {
+  std::lock_guard lk(tenants_mu);
+  auto it = tenants_in_flight.find(key);
+  if (it != tenants_in_flight.end() && --it->second == 0) tenants_in_flight.erase(it);
+}
+
+WorkerPool* Server::Impl::pool_for(const std::string& lane) const {
+  if (lane.empty()) return pool.get();
+  auto it = lanes.find(lane);
+  return it == lanes.end() ? pool.get() : it->second.get();
 }
 
 }  // namespace sluice::net

@@ -17,6 +17,12 @@
 //     accepted into a small reserve, where it may ask for inline routes only (so /healthz
 //     answers while the caps are reached), gets short deadlines and a 503 for anything else.
 //   - body and header size limits (413, 431), a 500 for a handler that throws.
+//   - lanes: a route may name a worker pool of its own (RouteOptions::lane), so that one kind of
+//     traffic (the node agents' heartbeats) never waits behind another (users' requests).
+//   - tenants: ServerOptions::tenant_of names the caller of a request from its header (a token).
+//     One tenant has at most tenant_max_in_flight requests between header and answer (beyond:
+//     429 before its body is read) and tenant_max_running handlers at once; the workers take the
+//     tenants' requests in turn (WorkerPool), so one busy caller cannot starve the others.
 //
 //   net::Server http(opts);
 //   http.Get("/healthz", handler, {.run_inline = true});
@@ -30,6 +36,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,11 +59,31 @@ using ErrorFormat =
     std::function<void(Response&, int status, std::string_view reason, const std::string& error,
                        const std::vector<std::string>& details)>;
 
+// What is known of a request once its header is read, before its body (tenant_of).
+struct RequestHead {
+  std::string_view method;
+  std::string_view path;  // the target without its query, not decoded
+  std::string_view remote_addr;
+  std::function<std::string_view(std::string_view name)> header;  // "" when absent
+};
+
+// A worker pool of its own for the routes that name it (RouteOptions::lane).
+struct LaneOptions {
+  int workers = 4;
+  size_t max_queued = 1024;
+};
+
 struct ServerOptions {
   std::string name = "http";  // in log lines
   int io_threads = 1;
-  int workers = 4;                     // handler threads; a blocked handler (long poll) holds one
-  size_t max_queued = 1024;            // complete requests waiting for a worker; beyond: 503
+  int workers = 4;           // handler threads; a blocked handler (long poll) holds one
+  size_t max_queued = 1024;  // complete requests waiting for a worker; beyond: 503
+  std::map<std::string, LaneOptions> lanes;  // named pools beside the default one above
+  // The tenant of a request ("": none, no tenant caps), on the I/O thread: cheap, no locks held
+  // long. nullptr: no tenants.
+  std::function<std::string(const RequestHead&)> tenant_of;
+  size_t tenant_max_in_flight = 0;     // one tenant's requests from header to answer (0: no cap)
+  size_t tenant_max_running = 0;       // one tenant's handlers running at once (0: no cap)
   size_t max_body_bytes = 1 << 20;     // beyond: 413
   size_t max_header_bytes = 16 << 10;  // request line and headers; beyond: 431
   size_t max_header_fields = 100;      // header fields of one request; beyond: 431
@@ -105,6 +132,7 @@ struct ServerStats {
   uint64_t over_cap_per_ip = 0;    // accepted over their address's cap (reserve or refused)
   uint64_t over_cap_503 = 0;       // reserve connections that asked for a non-inline route
   uint64_t busy_503 = 0;           // the worker queue was full
+  uint64_t tenant_429 = 0;         // a tenant had tenant_max_in_flight requests already
   uint64_t timeouts = 0;           // connections closed for a missed deadline
   uint64_t handler_errors = 0;     // handlers that threw
   size_t workers_busy = 0;

@@ -24,6 +24,8 @@ struct RouteOptions {
   // (/healthz, /readyz) that must answer while every worker is busy, and on connections over
   // the connection caps (which may ask for nothing else).
   bool run_inline = false;
+  // The worker pool it runs on: "" the default one, else one of ServerOptions::lanes.
+  std::string lane;
   // A larger request body than ServerOptions::max_body_bytes for this route (0: the server's
   // limit), for bulk uploads from trusted peers (an agent's log), and only to a request that
   // `large_body_allowed(path, Authorization header)` admits, checked with the header on the I/O

@@ -63,12 +63,33 @@ struct Server::Impl {
       over_cap_503{0}, busy_503{0}, timeouts{0}, handler_errors{0};
   std::atomic<bool> logged_accept_error{false};
 
+  // A tenant's place among its requests in flight, given back when the last copy goes (with
+  // the request's Exchange, once its answer is written or its connection is gone).
+  struct TenantTicket {
+    TenantTicket(Impl& i, std::string k) : impl(i), key(std::move(k)) {}
+    TenantTicket(const TenantTicket&) = delete;
+    TenantTicket& operator=(const TenantTicket&) = delete;
+    ~TenantTicket() { impl.leave_tenant(key); }
+    Impl& impl;
+    const std::string key;
+  };
+  // nullptr when the tenant has tenant_max_in_flight requests already.
+  std::shared_ptr<const TenantTicket> enter_tenant(std::string key);
+  void leave_tenant(const std::string& key);
+  // The pool of a route's lane (the default one for an unknown name).
+  WorkerPool* pool_for(const std::string& lane) const;
+
   asio::io_context ioc;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
-  tcp::acceptor acceptor;           // on its own strand: stop() closes it from another thread
-  asio::steady_timer accept_retry;  // after EMFILE: accept again a little later
-  asio::steady_timer sweep_timer;   // every connection's deadline, on the acceptor's strand
-  std::unique_ptr<WorkerPool> pool;
+  tcp::acceptor acceptor;            // on its own strand: stop() closes it from another thread
+  asio::steady_timer accept_retry;   // after EMFILE: accept again a little later
+  asio::steady_timer sweep_timer;    // every connection's deadline, on the acceptor's strand
+  std::unique_ptr<WorkerPool> pool;  // the default lane
+  std::map<std::string, std::unique_ptr<WorkerPool>> lanes;  // ServerOptions::lanes
+  // Requests in flight per tenant (entries with a zero count are erased).
+  std::mutex tenants_mu;
+  std::unordered_map<std::string, size_t> tenants_in_flight;
+  std::atomic<uint64_t> tenant_429{0};
   std::vector<std::thread> io_threads;
 
   void do_accept();
@@ -94,6 +115,7 @@ struct Exchange {
   Request req;
   Response res;
   const Route* route = nullptr;
+  std::shared_ptr<const Server::Impl::TenantTicket> tenant;  // null: no tenant
   bool head = false;
   bool keep_alive = true;
 };
@@ -152,7 +174,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool server_stopping() const { return server_.stopping; }
   // Any thread: a job for the worker pool (false: the queue is full or stopping), and the 503
   // that answers a request refused for that.
-  bool to_worker(std::function<void()> job);
+  bool to_worker(std::function<void()> job, const Exchange& ex);
   void set_busy(Response& res) const;
   void run_job(const std::shared_ptr<Exchange>& ex, Responder::State& state,
                const std::function<void()>& job);     // on the worker
@@ -169,6 +191,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_header(error_code ec);
   void read_body();
   size_t request_body_limit() const;
+  bool enter_tenant();
   void on_read_error(error_code ec);
   void on_request();
   void dispatch(std::shared_ptr<Exchange> ex);
@@ -189,6 +212,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   size_t body_limit_ = 0;  // of the request being read (request_body_limit)
+  std::shared_ptr<const Server::Impl::TenantTicket> tenant_;  // of the request being read
   std::string out_head_;
   asio::ip::address addr_;
   std::string addr_text_;

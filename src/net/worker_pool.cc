@@ -4,8 +4,10 @@
 
 namespace sluice::net {
 
-WorkerPool::WorkerPool(size_t threads, size_t max_queued)
-    : max_queued_(max_queued), threads_n_(std::max<size_t>(threads, 1)) {
+WorkerPool::WorkerPool(size_t threads, size_t max_queued, size_t per_key_running)
+    : max_queued_(max_queued),
+      threads_n_(std::max<size_t>(threads, 1)),
+      per_key_running_(per_key_running) {
   threads_.reserve(threads_n_);
   for (size_t i = 0; i < threads_n_; ++i) threads_.emplace_back([this] { run(); });
 }
@@ -14,26 +16,38 @@ WorkerPool::~WorkerPool() {
   stop();
 }
 
-bool WorkerPool::try_post(std::function<void()> job) {
+void WorkerPool::offer_turn(const std::string& name, Key& k) {
+  if (k.in_turn || k.queue.empty()) return;
+  if (!name.empty() && per_key_running_ > 0 && k.running >= per_key_running_) return;
+  k.in_turn = true;
+  turns_.push_back(name);
+}
+
+bool WorkerPool::try_post(std::function<void()> job, const std::string& key) {
   {
     std::lock_guard lk(mu_);
     // Jobs not yet picked up by an idle worker do not count against the bound: a burst that
     // arrives faster than idle workers wake is not refused.
     const size_t idle = threads_n_ > busy_ ? threads_n_ - busy_ : 0;
-    if (stopping_ || queue_.size() >= max_queued_ + idle) return false;
-    queue_.push_back(std::move(job));
+    if (stopping_ || queued_ >= max_queued_ + idle) return false;
+    Key& k = keys_[key];
+    k.queue.push_back(std::move(job));
+    ++queued_;
+    offer_turn(key, k);
   }
   cv_.notify_one();
   return true;
 }
 
 void WorkerPool::stop() {
-  std::deque<std::function<void()>> dropped;
+  std::unordered_map<std::string, Key> dropped;
   {
     std::lock_guard lk(mu_);
     if (stopping_ && threads_.empty()) return;
     stopping_ = true;
-    dropped.swap(queue_);
+    dropped.swap(keys_);
+    turns_.clear();
+    queued_ = 0;
   }
   cv_.notify_all();
   for (auto& t : threads_)
@@ -49,20 +63,31 @@ size_t WorkerPool::busy() const {
 
 size_t WorkerPool::queued() const {
   std::lock_guard lk(mu_);
-  return queue_.size();
+  return queued_;
 }
 
 void WorkerPool::run() {
   for (;;) {
     std::function<void()> job;
+    std::string name;
+    bool more = false;
     {
       std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lk, [&] { return stopping_ || !turns_.empty(); });
       if (stopping_) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      name = std::move(turns_.front());
+      turns_.pop_front();
+      Key& k = keys_[name];
+      k.in_turn = false;
+      job = std::move(k.queue.front());
+      k.queue.pop_front();
+      --queued_;
+      ++k.running;
       ++busy_;
+      offer_turn(name, k);  // its next job waits behind the other keys' turns
+      more = !turns_.empty();
     }
+    if (more) cv_.notify_one();
     // Jobs catch their own exceptions (Connection::run_handler); this is the last line of
     // defence, so that nothing escapes a thread.
     try {
@@ -72,6 +97,17 @@ void WorkerPool::run() {
     job = nullptr;
     std::lock_guard lk(mu_);
     --busy_;
+    auto it = keys_.find(name);
+    if (it == keys_.end()) continue;  // stopping: the keys were dropped
+    Key& k = it->second;
+    --k.running;
+    if (k.running == 0 && k.queue.empty()) {
+      keys_.erase(it);
+      continue;
+    }
+    const bool was = k.in_turn;
+    offer_turn(name, k);
+    if (!was && k.in_turn) cv_.notify_one();
   }
 }
 

@@ -1,25 +1,33 @@
 #pragma once
 // A fixed set of threads running queued jobs. The queue is bounded: try_post() refuses a job
 // when it is full (the caller answers 503) instead of letting a burst grow memory without end.
+//
+// Jobs may carry a key (a tenant: one caller's token). Keyed jobs are taken in turn, one key
+// after the other (round robin), and at most `per_key_running` of one key run at once: a caller
+// with a thousand requests queued delays another's next request by at most one turn, not by a
+// thousand requests (issue 41). Jobs without a key ("") share one turn and have no such cap.
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 namespace sluice::net {
 
 class WorkerPool {
  public:
-  WorkerPool(size_t threads, size_t max_queued);
+  // per_key_running 0: no cap per key.
+  WorkerPool(size_t threads, size_t max_queued, size_t per_key_running = 0);
   ~WorkerPool();  // stop()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // False when max_queued jobs already wait beyond the idle workers, or the pool is stopping.
-  bool try_post(std::function<void()> job);
+  bool try_post(std::function<void()> job, const std::string& key = {});
   // Lets the running jobs finish, drops the queued ones (destroying them on this thread), joins.
   void stop();
 
@@ -27,13 +35,23 @@ class WorkerPool {
   size_t queued() const;  // jobs waiting
 
  private:
+  struct Key {
+    std::deque<std::function<void()>> queue;
+    size_t running = 0;
+    bool in_turn = false;  // in turns_
+  };
   void run();
+  // With mu_ held: puts `name` at the end of the turns if it has a job it may start now.
+  void offer_turn(const std::string& name, Key& k);
 
   const size_t max_queued_;
   const size_t threads_n_;
+  const size_t per_key_running_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  std::unordered_map<std::string, Key> keys_;  // keys with jobs queued or running
+  std::deque<std::string> turns_;              // keys with a job that may start, in turn
+  size_t queued_ = 0;
   size_t busy_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
