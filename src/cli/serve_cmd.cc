@@ -96,6 +96,16 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "change nothing (0: no floor)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--caller-max-in-flight", a.opt.caller_max_in_flight,
+                  "Requests of one caller (token) between header and answer; beyond: 429 "
+                  "before the body is read (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20));
+  cmd->add_option("--caller-max-running", a.opt.caller_max_running,
+                  "Requests of one caller handled at once; more wait their turn, callers are "
+                  "served in turn (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20));
   cmd->add_option("--heartbeat-ms", a.opt.state.heartbeat_ms, "Agent sync interval to ask for")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{10}, int64_t{60'000}));

@@ -27,15 +27,31 @@ bool wants_start(const net::Request& req) {
 
 }  // namespace
 
+std::optional<Caller> Server::caller_of(const net::Request& req, net::Response& res) const {
+  auto c = auth_.caller(req.get_header_value("Authorization"));
+  if (!c) fail(res, 401, "missing or unknown bearer token");
+  return c;
+}
+
+const JobRecord* Server::visible_job(const Caller& c, const std::string& id_text,
+                                     net::Response& res) const {
+  auto id = parse_id(id_text);
+  const JobRecord* r = id ? state_->find(*id) : nullptr;
+  if (r && c.sees(r->job.namespace_)) return r;
+  const int64_t keep = state_->options().keep_finished_jobs;
+  fail(res, 404,
+       "no job " + id_text +
+           (keep > 0 ? " (the server keeps the last " + std::to_string(keep) +
+                           " finished jobs; older ones are in its event log)"
+                     : ""));
+  return nullptr;
+}
+
 void Server::routes() {
   routes_jobctl();
   auto& h = *http_;
   // Authorization for /v1 (except the agents' endpoints, which use the join token).
-  auto who = [this](const net::Request& req, net::Response& res) -> std::optional<Caller> {
-    auto c = auth_.caller(req.get_header_value("Authorization"));
-    if (!c) fail(res, 401, "missing or unknown bearer token");
-    return c;
-  };
+  auto who = [this](const net::Request& req, net::Response& res) { return caller_of(req, res); };
   auto now = [this] { return now_ns(); };
 
   // Errors the HTTP stack answers itself (404, 413, 431, 503 when busy, 500 when a handler
@@ -83,11 +99,7 @@ void Server::routes() {
     if (!claimed.name.empty()) caller->name = claimed.name;
     JobsOutput parsed;
     {
-      parse_slots_.acquire();
-      struct Release {
-        std::counting_semaphore<>& s;
-        ~Release() { s.release(); }
-      } release{parse_slots_};
+      const auto slot = parse_slots_.acquire(caller->name);
       // generateName suffixes from the clock: a resubmitted file gets new names.
       parsed = parse_jobs(Source{"request", req.body}, *cfg, static_cast<uint64_t>(now()),
                           implied_namespace(*caller));
@@ -200,21 +212,8 @@ void Server::routes() {
     reply(res, 200, body);
   });
 
-  // A job the caller may see, or an error already written.
-  auto visible = [this](const Caller& c, const std::string& id_text,
-                        net::Response& res) -> const JobRecord* {
-    auto id = parse_id(id_text);
-    const JobRecord* r = id ? state_->find(*id) : nullptr;
-    if (!r || !c.sees(r->job.namespace_)) {
-      const int64_t keep = state_->options().keep_finished_jobs;
-      fail(res, 404,
-           "no job " + id_text +
-               (keep > 0 ? " (the server keeps the last " + std::to_string(keep) +
-                               " finished jobs; older ones are in its event log)"
-                         : ""));
-      return nullptr;
-    }
-    return r;
+  auto visible = [this](const Caller& c, const std::string& id_text, net::Response& res) {
+    return visible_job(c, id_text, res);
   };
 
   h.Get(R"(/v1/jobs/([^/]+))",
@@ -283,63 +282,7 @@ void Server::routes() {
   h.Post(R"(/v1/jobs/([^/]+)/cancel)", cancel);
   h.Delete(R"(/v1/jobs/([^/]+))", cancel);
 
-  // Logs come through the agent's own authenticated channel: the request rides on the node's
-  // next sync reply and the agent posts the bytes back (below). The server never dials an
-  // address a peer gave it.
-  h.Get(R"(/v1/jobs/([^/]+)/logs)", [this, who, visible](const net::Request& req,
-                                                         net::Response& res) {
-    auto caller = who(req, res);
-    if (!caller) return;
-    int32_t pod = 0;
-    int64_t tail = 0;
-    int64_t offset = -1;
-    const auto max_bytes = static_cast<JobId>(options_.log_max_bytes);
-    if (req.has_param("pod")) {
-      auto p = parse_id(req.get_param_value("pod"));
-      if (!p || *p > 1'000'000) return fail(res, 400, "pod: expected a pod index");
-      pod = static_cast<int32_t>(*p);
-    }
-    if (req.has_param("tail_bytes")) {
-      auto n = parse_id(req.get_param_value("tail_bytes"));
-      if (!n) return fail(res, 400, "tail_bytes: expected a non-negative integer");
-      tail = static_cast<int64_t>(std::min<JobId>(*n, max_bytes));
-    }
-    if (req.has_param("offset")) {
-      auto n = parse_id(req.get_param_value("offset"));
-      if (!n || *n > (JobId{1} << 62))
-        return fail(res, 400, "offset: expected a non-negative integer");
-      offset = static_cast<int64_t>(*n);
-    }
-    std::unique_lock lk(state_->mu());
-    const auto* r = visible(*caller, req.matches[1], res);
-    if (!r) return;
-    const JobId id = r->job.id;
-    if (r->pods.empty())
-      return fail(res, 404, "job " + std::to_string(id) + " has not run yet: no logs");
-    if (static_cast<size_t>(pod) >= r->pods.size())
-      return fail(
-          res, 404,
-          "job " + std::to_string(id) + " has " + std::to_string(r->pods.size()) + " pod(s)");
-    const auto ask = state_->request_log(id, pod, {tail, offset, static_cast<int64_t>(max_bytes)});
-    if (!ask.id) return fail(res, ask.status, ask.error);
-    const std::string node = r->pods[static_cast<size_t>(pod)].node;
-    const bool answered = state_->log_cv().wait_for(lk, std::chrono::seconds(10), [&] {
-      const auto* f = state_->log_fetch(ask.id);
-      return stop_ || (f && f->done);
-    });
-    const auto* f = state_->log_fetch(ask.id);
-    if (answered && f && f->done) {
-      res.status = f->status;
-      if (f->size >= 0) res.set_header("X-Sluice-Log-Size", std::to_string(f->size));
-      res.set_content(f->body, f->content_type.empty() ? "text/plain" : f->content_type);
-    } else {
-      fail(res, 504,
-           "the agent of node " + node +
-               " did not answer within 10 s: it may be down or cut off (`sluice nodes` "
-               "shows when it was last seen); the log stays on that node");
-    }
-    state_->forget_log(ask.id);
-  });
+  routes_logs();  // http_logs.cc
 
   // --- Cluster -------------------------------------------------------------------------------
   h.Get("/v1/queues", [this, who, now](const net::Request& req, net::Response& res) {
@@ -404,59 +347,31 @@ void Server::routes() {
   });
 
   // --- Agents --------------------------------------------------------------------------------
-  h.Post("/v1/agents/register", [this, now](const net::Request& req, net::Response& res) {
-    proto::RegisterRequest rr;
-    try {
-      rr = json::parse(req.body).get<proto::RegisterRequest>();
-    } catch (const json::exception& e) {
-      return fail(res, 400, std::string("bad register request: ") + e.what());
-    }
-    ServerState::RegisterOutcome out;
-    const std::string bearer = secret::bearer(req.get_header_value("Authorization"));
-    {
-      std::lock_guard lk(state_->mu());
-      out = state_->register_agent(rr, bearer, auth_.join_token, now());
-    }
-    if (out.status != 200)
-      return reply(res, out.status,
-                   json{{"error", out.error}, {"details", out.details}, {"code", out.code}});
-    if (out.ticket && !store_->wait(out.ticket))
-      return fail(res, 503, "the registration could not be written", {refusal()});
-    log("agent registered: node " + rr.node + " at " + rr.address);
-    kick();
-    reply(res, 200, out.response);
-  });
-  routes_sync();  // http_sync.cc
-
-  // An agent's answer to a log request of its sync reply: the body is the log (or an error).
-  h.Post(R"(/v1/agents/([^/]+)/logs/(\d+))",
-         [this](const net::Request& req, net::Response& res) {
-           const std::string node = req.matches[1];
+  h.Post("/v1/agents/register",
+         [this, now](const net::Request& req, net::Response& res) {
+           proto::RegisterRequest rr;
+           try {
+             rr = json::parse(req.body).get<proto::RegisterRequest>();
+           } catch (const json::exception& e) {
+             return fail(res, 400, std::string("bad register request: ") + e.what());
+           }
+           ServerState::RegisterOutcome out;
            const std::string bearer = secret::bearer(req.get_header_value("Authorization"));
-           const auto id = parse_id(req.matches[2]);
-           const auto status = parse_id(req.get_param_value("status"));
-           std::lock_guard lk(state_->mu());
-           if (!state_->node_admitted(node, bearer))
-             return fail(res, 401, "missing or wrong credential for node \"" + node + "\"");
-           if (!id || !status || *status < 200 || *status > 599)
-             return fail(res, 400, "expected /v1/agents/NODE/logs/ID?status=CODE");
-           // The log's size on the node (agents before issue 17 send none: -1).
-           const auto size = parse_id(req.get_param_value("size"));
-           if (!state_->deliver_log(node, *id, static_cast<int>(*status), req.body,
-                                    req.get_header_value("Content-Type"),
-                                    size ? static_cast<int64_t>(*size) : -1))
-             return fail(res, 404, "no log request " + req.matches[2].str() + " for node " + node);
-           reply(res, 200, json{{"delivered", true}});
+           {
+             std::lock_guard lk(state_->mu());
+             out = state_->register_agent(rr, bearer, auth_.join_token, now());
+           }
+           if (out.status != 200)
+             return reply(res, out.status,
+                          json{{"error", out.error}, {"details", out.details}, {"code", out.code}});
+           if (out.ticket && !store_->wait(out.ticket))
+             return fail(res, 503, "the registration could not be written", {refusal()});
+           log("agent registered: node " + rr.node + " at " + rr.address);
+           kick();
+           reply(res, 200, out.response);
          },
-         {.max_body_bytes = options_.log_max_bytes + (64 << 10),
-          .large_body_allowed = [this](const std::string& path, const std::string& authorization) {
-            // "/v1/agents/NODE/logs/ID": only that node's own credential may send a large body.
-            const std::string prefix = "/v1/agents/";
-            const auto end = path.find('/', prefix.size());
-            if (path.rfind(prefix, 0) != 0 || end == std::string::npos) return false;
-            return state_->node_admitted(path.substr(prefix.size(), end - prefix.size()),
-                                         secret::bearer(authorization));
-          }});
+         {.lane = kAgentLane});
+  routes_sync();  // http_sync.cc
 
   // An admin releases a node whose agent lost its state directory (node-credential): the next
   // agent to register that name with the join token becomes the node.

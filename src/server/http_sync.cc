@@ -36,25 +36,27 @@ struct Server::SyncCall {
 };
 
 void Server::routes_sync() {
-  http_->Async("POST", R"(/v1/agents/([^/]+)/sync)", [this](net::Request& req, net::Responder r) {
-    auto call = std::make_shared<SyncCall>();
-    call->node = req.matches[1];
-    call->bearer = secret::bearer(req.get_header_value("Authorization"));
-    net::Response res;
-    // Before the body is parsed: strangers cost nothing (no state lock: credentials have
-    // their own).
-    if (!state_->node_admitted(call->node, call->bearer)) {
-      fail(res, 401, "missing or wrong credential for node \"" + call->node + "\"");
-      return r.send(std::move(res));
-    }
-    call->body = std::move(req.body);
-    if (sync_step(*call, res, false)) return r.send(std::move(res));
-    r.to_worker([this, call, r] {
-      net::Response out;
-      sync_step(*call, out, true);
-      r.send(std::move(out));
-    });
-  });
+  http_->Async("POST", R"(/v1/agents/([^/]+)/sync)",
+               [this](net::Request& req, net::Responder r) {
+                 auto call = std::make_shared<SyncCall>();
+                 call->node = req.matches[1];
+                 call->bearer = secret::bearer(req.get_header_value("Authorization"));
+                 net::Response res;
+                 // Before the body is parsed: strangers cost nothing (no state lock: credentials
+                 // have their own).
+                 if (!state_->node_admitted(call->node, call->bearer)) {
+                   fail(res, 401, "missing or wrong credential for node \"" + call->node + "\"");
+                   return r.send(std::move(res));
+                 }
+                 call->body = std::move(req.body);
+                 if (sync_step(*call, res, false)) return r.send(std::move(res));
+                 r.to_worker([this, call, r] {
+                   net::Response out;
+                   sync_step(*call, out, true);
+                   r.send(std::move(out));
+                 });
+               },
+               {.lane = kAgentLane});
 }
 
 // Runs the sync as far as it goes; true once `res` holds the answer. Without `may_block` (the
@@ -89,9 +91,9 @@ bool Server::sync_step(SyncCall& c, net::Response& res, bool may_block) {
       if (!c.request.exits.empty()) kick();  // capacity may have been freed
     }
     // Long poll: hold the reply until there is work for this node (bounded), unless half the
-    // handler threads hold long polls already (the agent then polls a heartbeat later).
+    // agents' lane holds long polls already (the agent then polls a heartbeat later).
     auto wait = std::chrono::milliseconds(std::clamp<int64_t>(c.request.wait_ms, 0, 30'000));
-    if (long_polls_ >= std::max(1, options_.http_threads / 2)) wait = {};
+    if (long_polls_ >= std::max(1, options_.agent_http_threads / 2)) wait = {};
     const auto ready = [&] { return stop_ || state_->has_outbox(c.node); };
     if (wait.count() > 0 && !ready()) {
       if (!may_block) return false;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "secret/secret.h"
 #include "server/http_reply.h"
 
 namespace sluice::server {
@@ -66,6 +67,11 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
   ho.max_body_bytes = s->options_.max_body_bytes;
   ho.max_connections = s->options_.http_max_connections;
   ho.max_connections_per_ip = s->options_.http_max_connections_per_ip;
+  ho.lanes[kAgentLane] =
+      net::LaneOptions{s->options_.agent_http_threads, s->options_.http_max_queued};
+  ho.tenant_of = [srv = s.get()](const net::RequestHead& h) { return srv->caller_key(h); };
+  ho.tenant_max_in_flight = s->options_.caller_max_in_flight;
+  ho.tenant_max_running = s->options_.caller_max_running;
   ho.log = [srv = s.get()](const std::string& line) { srv->log(line); };
   s->http_ = std::make_unique<net::Server>(std::move(ho));
   auto bound = s->http_->listen(s->host_, port);
@@ -152,6 +158,19 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
   return s;
 }
 
+// Whose request this is, for the fairness caps (net::ServerOptions::tenant_of): on the I/O
+// thread, from the header alone. The agents' endpoints have their own lane and no cap; the
+// health checks none either. A token is the caller; without one the user the client claims
+// (a local server's users); else the client's address.
+std::string Server::caller_key(const net::RequestHead& h) const {
+  if (h.path.rfind("/v1/agents/", 0) == 0 || h.path == "/healthz" || h.path == "/readyz") return {};
+  const std::string_view auth = h.header("Authorization");
+  if (!auth.empty()) return "token:" + secret::bearer(std::string(auth));
+  const std::string_view user = h.header("X-Sluice-User");
+  if (!user.empty()) return "user:" + std::string(user);  // refused (401) where tokens are on
+  return "addr:" + std::string(h.remote_addr);
+}
+
 Server::~Server() {
   stop();
 }
@@ -187,6 +206,7 @@ void Server::stop() {
     std::lock_guard lk(state_->mu());
     state_->wake_polls();  // long polls return
   }
+  if (state_) expire_log_readers(true);
   if (http_) http_->stop();  // closes connections, joins its threads
   if (loop_thread_.joinable()) loop_thread_.join();
 }
@@ -305,6 +325,7 @@ void Server::loop_body() {
       kicked_ = false;
     }
     if (stop_) break;
+    expire_log_readers(false);
     std::unique_lock lk(state_->mu());
     const int64_t now = now_ns();
     if (uint64_t t = state_->check_agents(now)) {

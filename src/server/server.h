@@ -2,10 +2,12 @@
 // `sluice serve`: the control-plane daemon. HTTP API (http_api.cc), the scheduling loop on the
 // real clock, the durable store, agent liveness. One process; state behind one mutex.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <semaphore>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "core/config/loader.h"
 #include "net/http_server.h"
 #include "server/auth.h"
+#include "server/fair_slots.h"
 #include "server/sqlite_store.h"
 #include "server/start_predictor.h"
 #include "server/state.h"
@@ -40,6 +43,15 @@ struct ServeOptions {
   // heartbeat, and the other half of the threads serve the API (docs/benchmarks.md).
   // Sockets, slow clients and idle keep-alive connections cost no thread (docs/api.md).
   int http_threads = 256;
+  // The agents' own lane (register, sync, log uploads): their long polls and the syncs that
+  // must wait for the state lock or the store run on these, never behind users' requests
+  // (issue 41). At most half of them hold long polls at once.
+  int agent_http_threads = 128;
+  // Per caller (a token; without tokens the claimed user, else the client address): requests
+  // between header and answer (beyond: 429 before the body is read), and handlers running at
+  // once (more wait their turn; the workers take the callers in turn). docs/api.md, "Fairness".
+  size_t caller_max_in_flight = 32;
+  size_t caller_max_running = 8;
   // One I/O thread: it does the socket work of ~20,000 requests/s, and a second one cost ~18 us
   // of CPU per request in hand-offs between the two (measured; docs/api.md).
   int http_io_threads = 1;
@@ -57,6 +69,9 @@ struct ServeOptions {
   // its own quota).
   int64_t min_free_disk_mib = 64;
 };
+
+// The worker pool of the agents' endpoints (net::RouteOptions::lane).
+inline constexpr const char* kAgentLane = "agents";
 
 class Server {
  public:
@@ -101,6 +116,23 @@ class Server {
   struct SyncCall;
   void routes_sync();
   bool sync_step(SyncCall& call, net::Response& res, bool may_block);
+  std::string caller_key(const net::RequestHead& h) const;
+  // The caller of a /v1 request (its token), or nullopt with a 401 written.
+  std::optional<Caller> caller_of(const net::Request& req, net::Response& res) const;
+  // A job the caller may see (call with the state lock held), or nullptr with a 404 written.
+  const JobRecord* visible_job(const Caller& c, const std::string& id_text,
+                               net::Response& res) const;
+  // http_logs.cc: pod logs through the agents' channel; readers wait without a thread.
+  struct LogReader {
+    net::Responder responder;
+    std::chrono::steady_clock::time_point deadline;
+    std::string node;
+  };
+  void routes_logs();
+  bool ask_for_log(const net::Request& req, const net::Responder& r, net::Response& res);
+  void deliver_log(const net::Request& req, net::Response& res);
+  std::optional<LogReader> take_log_reader(uint64_t id);
+  void expire_log_readers(bool all);
   void loop();
   void loop_body();
   void kick();
@@ -126,8 +158,12 @@ class Server {
   int port_ = 0;
   std::vector<std::string> notes_;
   // Submissions parsed at once: each may hold up to ~100 MB of parse trees (docs/api.md,
-  // Limits), so memory for parsing stays bounded however many clients send at once.
-  std::counting_semaphore<> parse_slots_{4};
+  // Limits), so memory for parsing stays bounded however many clients send at once; one
+  // caller parses one at a time, so the others' submissions find a free slot.
+  FairSlots parse_slots_{4, 1};
+
+  std::mutex log_readers_mu_;                  // after the state lock, never before it
+  std::map<uint64_t, LogReader> log_readers_;  // by log request; bounded by kMaxLogFetches
 
   std::thread loop_thread_;
   std::mutex loop_mu_;

@@ -257,7 +257,6 @@ class ServerState {
   // --- Logs through the agents' own channel (the server never dials an agent) ----------------
   struct LogFetch {
     std::string node;
-    bool done = false;
     int status = 0;
     std::string body;
     std::string content_type;
@@ -284,13 +283,11 @@ class ServerState {
   // NotReady or has too much queued (kMaxTtyQueued).
   static constexpr size_t kMaxTtyQueued = 64 << 10;
   int send_tty(JobId id, const std::string& data, int32_t rows, int32_t cols, std::string* error);
-  // The agent's answer; false when `node` did not get request `id`.
-  bool deliver_log(const std::string& node, uint64_t id, int status, std::string body,
-                   std::string content_type, int64_t size = -1);
-  // The request's state (nullptr: unknown); call with mu() held. log_cv() is notified when
-  // an answer arrives; forget_log() drops the request once the handler is done with it.
-  const LogFetch* log_fetch(uint64_t id) const;
-  std::condition_variable& log_cv() { return log_cv_; }
+  // The agent's answer, taken out of the requests in flight; nullopt when `node` did not get
+  // request `id` (or its reader gave up: forget_log()).
+  std::optional<LogFetch> deliver_log(const std::string& node, uint64_t id, int status,
+                                      std::string body, std::string content_type,
+                                      int64_t size = -1);
   void forget_log(uint64_t id);
 
   // --- Configuration --------------------------------------------------------------------------
@@ -478,7 +475,6 @@ class ServerState {
   History history_;
   std::map<uint64_t, LogFetch> log_fetches_;  // bounded: request_log refuses past kMaxLogFetches
   uint64_t next_log_id_ = 1;
-  std::condition_variable log_cv_;
 };
 
 }  // namespace sluice::server

@@ -24,7 +24,6 @@ void ServerState::notify_outbox(const std::string& node) {
 
 void ServerState::wake_polls() {
   for (auto& [node, cv] : outbox_cv_) cv->notify_all();
-  log_cv_.notify_all();
 }
 
 void ServerState::drop_staged() {
@@ -491,22 +490,19 @@ ServerState::LogAsk ServerState::request_log(JobId id, int32_t pod, LogPart part
   return out;
 }
 
-bool ServerState::deliver_log(const std::string& node, uint64_t id, int status, std::string body,
-                              std::string content_type, int64_t size) {
+std::optional<ServerState::LogFetch> ServerState::deliver_log(const std::string& node, uint64_t id,
+                                                              int status, std::string body,
+                                                              std::string content_type,
+                                                              int64_t size) {
   auto it = log_fetches_.find(id);
-  if (it == log_fetches_.end() || it->second.node != node || it->second.done) return false;
-  it->second.done = true;
-  it->second.status = status;
-  it->second.body = std::move(body);
-  it->second.content_type = std::move(content_type);
-  it->second.size = size;
-  log_cv_.notify_all();
-  return true;
-}
-
-const ServerState::LogFetch* ServerState::log_fetch(uint64_t id) const {
-  auto it = log_fetches_.find(id);
-  return it == log_fetches_.end() ? nullptr : &it->second;
+  if (it == log_fetches_.end() || it->second.node != node) return std::nullopt;
+  LogFetch out = std::move(it->second);
+  forget_log(id);
+  out.status = status;
+  out.body = std::move(body);
+  out.content_type = std::move(content_type);
+  out.size = size;
+  return out;
 }
 
 void ServerState::forget_log(uint64_t id) {
