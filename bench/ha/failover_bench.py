@@ -41,7 +41,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "reliability"))
-from common import (BIN, EtcdCluster, Ledger, Serve, check, finish, http, leader_of,  # noqa: E402
+from common import (BIN, EtcdCluster, Ledger, Serve, all_jobs, check, finish, http, leader_of,  # noqa: E402
                     skip_without_etcd, wait_for, workdir)
 
 skip_without_etcd("failover_bench")
@@ -289,10 +289,9 @@ try:
     final = wait_for(leader, 30, "a leader at the end")
 
     def all_ended():
-        st, body = http("GET", final.url + "/v1/jobs?limit=100000000", timeout=60)
+        st, js = all_jobs(final.url)
         if st != 200:
             return None
-        js = json.loads(body)["jobs"]
         left = [j for j in js if j["state"] in ("pending", "running") and j["id"] not in longs]
         return None if left else js
     jobs = wait_for(all_ended, 120, "every short job to end") or []

@@ -34,6 +34,27 @@ std::string content_type_for(const std::string& name, const std::string& text) {
   return "application/yaml";
 }
 
+// GET /v1/jobs page after page (the server gives at most 1000 a page) until `want` jobs or the
+// last page: one reply {"jobs", "truncated", "continue"} as one page would have been.
+json list_pages(HttpClient http, const std::string& path, size_t want) {
+  json out = {{"jobs", json::array()}, {"truncated", false}, {"continue", nullptr}};
+  std::string next;
+  for (;;) {
+    std::string page = path;
+    add_query(page, "limit", std::to_string(want - out["jobs"].size()));
+    add_query(page, "continue", next);
+    json reply = need(http.call_json("GET", page));
+    if (reply.contains("jobs") && reply["jobs"].is_array())
+      for (auto& j : reply["jobs"]) out["jobs"].push_back(std::move(j));
+    out["truncated"] = reply.value("truncated", false);
+    out["continue"] = reply.contains("continue") ? reply["continue"] : json(nullptr);
+    if (!out["truncated"].get<bool>() || !out["continue"].is_string() ||
+        out["jobs"].size() >= want)
+      return out;
+    next = out["continue"].get<std::string>();
+  }
+}
+
 // The server reads a body as the source "request"; its messages name the file instead.
 std::string in_file(const std::string& message, const std::string& file) {
   static const std::string kRequest = "request:";
@@ -202,7 +223,8 @@ void register_jobs(CLI::App& app) {
   cmd->add_option("--queue,-q", f->queue, "Only this queue");
   cmd->add_option("--namespace,-n", f->ns, "Only this namespace");
   cmd->add_option("--user,-u", f->user, "Only jobs of this submitter");
-  cmd->add_option("--limit", f->limit, "At most this many jobs (server default 500)")
+  cmd->add_option("--limit", f->limit,
+                  "At most this many jobs (default 500; fetched a page of 1000 at a time)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--wide,-w", c->wide, "Do not shorten long cells (reasons, node lists)");
   cmd->add_flag("--start", f->start,
@@ -216,8 +238,7 @@ void register_jobs(CLI::App& app) {
     add_query(path, "queue", f->queue);
     add_query(path, "namespace", f->ns);
     add_query(path, "user", f->user);
-    if (f->limit > 0) add_query(path, "limit", std::to_string(f->limit));
-    json reply = need(HttpClient(c->conn).call_json("GET", path));
+    json reply = list_pages(HttpClient(c->conn), path, f->limit > 0 ? f->limit : 500);
     if (c->json) return print_json(reply);
     print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide, f->start}), "jobs");
     // The server stops at the limit: say so rather than let the list look complete.

@@ -17,15 +17,6 @@ namespace sluice::server {
 
 using nlohmann::json;
 
-namespace {
-
-// ?start=1 (or true): the job views carry their predicted start.
-bool wants_start(const net::Request& req) {
-  const std::string v = req.has_param("start") ? req.get_param_value("start") : "";
-  return v == "1" || v == "true";
-}
-
-}  // namespace
 
 std::optional<Caller> Server::caller_of(const net::Request& req, net::Response& res) const {
   auto c = auth_.caller(req.get_header_value("Authorization"));
@@ -160,56 +151,9 @@ void Server::routes() {
     reply(res, 202, json{{"jobs", body}, {"notes", parsed.notes}});
   });
 
-  h.Get("/v1/jobs", [this, who, now](const net::Request& req, net::Response& res) {
+  h.Get("/v1/jobs", [this, who](const net::Request& req, net::Response& res) {
     auto caller = who(req, res);
-    if (!caller) return;
-    std::vector<JobState> states;
-    for (const auto& s : proto::split_list(req.get_param_value("state"))) {
-      auto st = parse_state(s);
-      if (!st)
-        return fail(res, 400, "unknown state \"" + s + "\"",
-                    {"states: pending, running, succeeded, failed, cancelled, rejected"});
-      states.push_back(*st);
-    }
-    const bool start = wants_start(req);
-    const std::string queue = req.get_param_value("queue");
-    const std::string ns = req.get_param_value("namespace");
-    const std::string user = req.get_param_value("user");
-    size_t limit = 500;
-    if (req.has_param("limit")) {
-      auto l = parse_id(req.get_param_value("limit"));
-      if (!l || *l == 0) return fail(res, 400, "limit: expected a positive integer");
-      limit = static_cast<size_t>(*l);
-    }
-    json jobs = json::array();
-    bool truncated = false;
-    // Start predictions: taken (or replayed) before the state lock, never under it.
-    const auto preds = start ? predictor_.get(*state_, now()) : nullptr;
-    {
-      // The views are built under the lock; the body is written after it is released.
-      std::lock_guard lk(state_->mu());
-      const auto t = now();
-      const auto& recs = state_->records();
-      for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
-        const auto& r = it->second;
-        if (!caller->sees(r.job.namespace_)) continue;
-        if (!states.empty() && std::find(states.begin(), states.end(), r.state) == states.end())
-          continue;
-        if (!queue.empty() && r.job.queue != queue && r.cluster_queue != queue) continue;
-        if (!ns.empty() && r.job.namespace_ != ns) continue;
-        if (!user.empty() && r.job.user != user) continue;
-        if (jobs.size() == limit) {  // one more matches: the list is cut, and says so
-          truncated = true;
-          break;
-        }
-        jobs.push_back(state_->job_view(r, t));
-        if (preds) jobs.back()["predicted_start"] = StartPredictor::view(*preds, r, t);
-      }
-    }
-    json body = json::object();
-    body["jobs"] = std::move(jobs);
-    body["truncated"] = truncated;
-    reply(res, 200, body);
+    if (caller) list_jobs(*caller, req, res);
   });
 
   auto visible = [this](const Caller& c, const std::string& id_text, net::Response& res) {

@@ -1,6 +1,8 @@
 // The HTTP API of Slurm's job control and accounting (docs/api.md): hold, release and requeue
 // a job; an interactive job's terminal; the job history (sacct) and GPU-hours per namespace or
 // user per period.
+#include <algorithm>
+
 #include "proto/split.h"
 #include "server/http_util.h"
 #include "server/server.h"
@@ -12,6 +14,7 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxTtyBody = 4096;  // keystrokes per POST /v1/jobs/{id}/tty
+constexpr JobId kMaxHistoryPage = 10'000;  // rows of one GET /v1/history
 
 // The history's filters from the query string; an error message when one is malformed.
 std::string read_history_query(const net::Request& req, HistoryQuery* q) {
@@ -35,8 +38,10 @@ std::string read_history_query(const net::Request& req, HistoryQuery* q) {
   }
   if (req.has_param("limit")) {
     auto l = parse_id(req.get_param_value("limit"));
-    if (!l || *l == 0 || *l > 1'000'000) return "limit: expected an integer 1 to 1000000";
-    q->limit = static_cast<size_t>(*l);
+    if (!l || *l == 0) return "limit: expected a positive integer";
+    // One answer is built under the state lock: a larger limit is cut to the page's size (the
+    // answer says `truncated`; page on with `until`).
+    q->limit = static_cast<size_t>(std::min<JobId>(*l, kMaxHistoryPage));
   }
   return {};
 }

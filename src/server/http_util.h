@@ -24,4 +24,10 @@ inline std::optional<JobId> parse_id(const std::string& s) {
   return v;
 }
 
+// ?start=1 (or true): the job views carry their predicted start.
+inline bool wants_start(const net::Request& req) {
+  const std::string v = req.has_param("start") ? req.get_param_value("start") : "";
+  return v == "1" || v == "true";
+}
+
 }  // namespace sluice::server

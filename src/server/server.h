@@ -122,6 +122,7 @@ class Server {
   // A job the caller may see (call with the state lock held), or nullptr with a 404 written.
   const JobRecord* visible_job(const Caller& c, const std::string& id_text,
                                net::Response& res) const;
+  void list_jobs(const Caller& caller, const net::Request& req, net::Response& res);  // GET /v1/jobs
   // http_logs.cc: pod logs through the agents' channel; readers wait without a thread.
   struct LogReader {
     net::Responder responder;

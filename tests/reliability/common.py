@@ -119,6 +119,23 @@ def http(method, url, body=None, token=None, timeout=10, ctype="application/json
         return 0, str(e)
 
 
+def all_jobs(url, token=None, query=""):
+    """(status, every job the token sees): GET /v1/jobs page after page (the server gives at
+    most 1000 a page and says where the next one starts)."""
+    import json as _json
+    jobs, after = [], None
+    while True:
+        page = url + "/v1/jobs?limit=1000" + query + ("&continue=" + after if after else "")
+        status, body = http("GET", page, token=token, timeout=60)
+        if status != 200:
+            return status, jobs
+        doc = _json.loads(body)
+        jobs += doc["jobs"]
+        after = doc.get("continue")
+        if not doc.get("truncated") or not after:
+            return 200, jobs
+
+
 def wait_for(pred, timeout, what):
     """pred()'s first true value within `timeout` s (polled every 0.1 s); else a failed check."""
     deadline = time.time() + timeout

@@ -13,7 +13,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import (EtcdCluster, Serve, check, finish, http, job, leader_of,  # noqa: E402
+from common import (EtcdCluster, Serve, all_jobs, check, finish, http, job, leader_of,  # noqa: E402
                     skip_without_etcd, wait_for, workdir)
 
 skip_without_etcd("reliability.etcd_quorum")
@@ -67,8 +67,8 @@ if lead:
     ids, status = wait_for(lambda: (lambda r: r if r[0] else None)(submit(lead.url, "after")),
                            30, "an acknowledged submission") or (None, 0)
     check(ids is not None, "submissions are acknowledged again")
-    status, body = http("GET", lead.url + "/v1/jobs?limit=100000", timeout=30)
-    have = {j["id"] for j in json.loads(body)["jobs"]} if status == 200 else set()
+    status, got = all_jobs(lead.url)
+    have = {j["id"] for j in got}
     check(all(i in have for i in acked), "every job acknowledged before the outage is there")
 for r in replicas:
     r.stop()

@@ -27,7 +27,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import (BIN, EtcdCluster, Ledger, Serve, check, finish, http, job, leader_of,  # noqa: E402
+from common import (BIN, EtcdCluster, Ledger, Serve, all_jobs, check, finish, http, job, leader_of,  # noqa: E402
                     skip_without_etcd, wait_for, workdir)
 
 skip_without_etcd("reliability.failover_etcd")
@@ -158,9 +158,9 @@ try:
     elapsed = time.time() - t0
 
     final = wait_for(leader, 20, "a leader at the end")
-    status, body = http("GET", final.url + "/v1/jobs?limit=100000000", timeout=60) if final else (0, "")
+    status, listed = all_jobs(final.url) if final else (0, [])
     check(status == 200, "job list from the leader")
-    jobs = {j["id"]: j["name"] for j in json.loads(body)["jobs"]} if status == 200 else {}
+    jobs = {j["id"]: j["name"] for j in listed}
     lj = wait_for(lambda: (lambda j: j if j and j["state"] == "running" else None)(long_job()),
                   30, "the long job after the failovers")
     keys = ("state", "attempts", "preemptions", "admit_time")

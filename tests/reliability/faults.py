@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import BIN, Serve, check, finish, http, job, run_to_exit, workdir  # noqa: E402
+from common import BIN, Serve, all_jobs, check, finish, http, job, run_to_exit, workdir  # noqa: E402
 
 root, cfg = workdir("faults")
 skipped = []
@@ -151,8 +151,8 @@ else:
         check(st == 503 and "store failed" in body, "disk full: /readyz is not ready (%d %s)" % (st, body.strip()))
         st, body = http("POST", s.url + "/v1/jobs", job("tiny"))
         check(st == 503, "disk full: later submissions are refused too (%d)" % st)
-        st, body = http("GET", s.url + "/v1/jobs?limit=100000")
-        listed = {j["id"] for j in json.loads(body)["jobs"]} if st == 200 else set()
+        st, got = all_jobs(s.url)
+        listed = {j["id"] for j in got}
         check(listed == set(acked), "disk full: the server lists exactly the %d acknowledged jobs "
               "(listed %d)" % (len(acked), len(listed)))
         # A cancel now is refused before anything changes (issue 35: it answered 503 and still
@@ -167,8 +167,8 @@ else:
         subprocess.run(["mount", "-o", "remount,size=64m", mnt], check=True)
         s2 = Serve(os.path.join(mnt, "data"), cfg, port=s.port, extra=["--min-free-disk", "0"])
         check(s2.start(), "disk full: restarts once there is room")
-        st, body = http("GET", s2.url + "/v1/jobs?limit=100000")
-        back = {j["id"] for j in json.loads(body)["jobs"]} if st == 200 else set()
+        st, got = all_jobs(s2.url)
+        back = {j["id"] for j in got}
         check(set(acked) <= back, "disk full: every acknowledged job is back after the restart")
         check(back == set(acked), "disk full: no unacknowledged job appeared (%d extra)" % len(back - set(acked)))
         st, body = http("POST", s2.url + "/v1/jobs", job("after-full"))
@@ -210,8 +210,8 @@ if mounted and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs",
         s.kill9()
         s2 = Serve(os.path.join(mnt2, "data"), cfg, port=s.port, extra=["--min-free-disk", "0"])
         check(s2.start(), "floor: restarts")
-        st, body = http("GET", s2.url + "/v1/jobs?limit=100000")
-        back = {j["id"]: j["state"] for j in json.loads(body)["jobs"]} if st == 200 else {}
+        st, got = all_jobs(s2.url)
+        back = {j["id"]: j["state"] for j in got}
         check(set(back) == set(acked) and all(v == "pending" for v in back.values()),
               "floor: after a restart exactly the %d acknowledged jobs, all pending" % len(acked))
         s2.stop()

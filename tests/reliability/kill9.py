@@ -15,7 +15,7 @@ import threading
 import time
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from common import Ledger, Serve, check, finish, http, job, workdir  # noqa: E402
+from common import Ledger, Serve, all_jobs, check, finish, http, job, workdir  # noqa: E402
 
 KILLS = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 1313
@@ -60,9 +60,9 @@ elapsed = time.time() - t0
 # One more crash and restart, then read everything back.
 srv.kill9()
 check(srv.start(), "final restart")
-status, body = http("GET", srv.url + "/v1/jobs?limit=100000000", timeout=60)
+status, listed = all_jobs(srv.url)
 check(status == 200, "job list after the last restart")
-jobs = {j["id"]: j["name"] for j in __import__("json").loads(body)["jobs"]} if status == 200 else {}
+jobs = {j["id"]: j["name"] for j in listed}
 srv.stop()
 
 check(len(ledger) > KILLS, "submissions were acknowledged between kills (%d)" % len(ledger))

@@ -152,15 +152,23 @@ class Client:
              namespace: Optional[str] = None, user: Optional[str] = None,
              limit: Optional[int] = None, start: bool = False) -> JobList:
         """Jobs, newest first, filtered by state (``"pending"``, or several), LocalQueue,
-        namespace and submitter. The server returns at most ``limit`` (default 500); the
-        list's ``truncated`` says when more matched. ``start``: pending jobs carry their
-        predicted start (``Job.predicted_start``, as ``sluice jobs --start``)."""
-        query = {"state": _csv(state), "queue": queue, "namespace": namespace, "user": user,
-                 "limit": limit, "start": 1 if start else None}
-        j = self._http.call_json("GET", "/v1/jobs", query=query)
-        out = JobList(Job.from_json(x) for x in _list_field(j, "jobs"))
-        out.truncated = bool(isinstance(j, dict) and j.get("truncated"))
-        return out
+        namespace and submitter: at most ``limit`` (default 500), fetched in pages of at most
+        1000 (the server's page); the list's ``truncated`` says when more matched. ``start``:
+        pending jobs carry their predicted start (``Job.predicted_start``, as
+        ``sluice jobs --start``)."""
+        want = 500 if limit is None else limit
+        out = JobList()
+        after = None
+        while True:
+            query = {"state": _csv(state), "queue": queue, "namespace": namespace, "user": user,
+                     "limit": None if limit is None and after is None else want - len(out),
+                     "start": 1 if start else None, "continue": after}
+            j = self._http.call_json("GET", "/v1/jobs", query=query)
+            out.extend(Job.from_json(x) for x in _list_field(j, "jobs"))
+            out.truncated = bool(isinstance(j, dict) and j.get("truncated"))
+            after = j.get("continue") if isinstance(j, dict) else None
+            if not out.truncated or not isinstance(after, str) or len(out) >= want:
+                return out
 
     def job(self, job_id: int, *, start: bool = False) -> Job:
         """One job: its state, placement, pending reason, exit codes (``start``: and, when

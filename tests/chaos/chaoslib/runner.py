@@ -118,7 +118,7 @@ def wait_terminal(cluster, timeout):
     """The end times of every job once none is pending or running; None after `timeout`."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        st, body = cluster.call("GET", "/v1/jobs?limit=10000")
+        st, body = cluster.call("GET", "/v1/jobs?limit=1000")
         if st == 200:
             jobs = body.get("jobs", [])
             if all(j.get("state") in checker.TERMINAL for j in jobs):

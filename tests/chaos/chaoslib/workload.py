@@ -121,7 +121,7 @@ class Client:
         """Cancels every job of the server that may still run (the cluster is this
         schedule's alone: a submission whose answer was lost may have been stored and run
         too). Returns the ids whose cancellation got no 200, for the caller to retry."""
-        st, body = self.cluster.call("GET", "/v1/jobs?state=pending,running&limit=10000")
+        st, body = self.cluster.call("GET", "/v1/jobs?state=pending,running&limit=1000")
         if st != 200:
             return None
         failed = []
