@@ -58,6 +58,7 @@ struct Metrics {
   mutable std::mutex commit_mu;
   Histogram commit_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}};
   uint64_t cycles = 0;
+  double stalled_seconds = 0;  // the server's own stalls, given back to the agents' leases
   double last_cycle_unix_s = 0;
 
   static Histogram wait_histogram();

@@ -214,6 +214,8 @@ class ServerState {
   bool last_cycle_incremental() const { return last_incremental_; }
   uint64_t cycles_run() const { return cycles_; }  // start predictions are cached per cycle
   // Marks agents that stopped syncing NotReady and requeues their jobs. Returns a ticket or 0.
+  // A gap since the last call longer than a tick is the server's own stall, given back to
+  // every node (credit_stall).
   uint64_t check_agents(TimeNs now);
 
   // --- Agents ---------------------------------------------------------------------------------
@@ -405,6 +407,7 @@ class ServerState {
   // A job whose run cannot go on (a node fell silent, a pod was fenced): its other pods are
   // stopped with the job's grace now, and it goes back to its queue only once no pod of the
   // run can still be alive (finish_requeues): never two live runs of one job.
+  void credit_stall(TimeNs now);
   void begin_requeue(JobRecord& r, const std::string& reason, TimeNs now);
   void finish_requeues(TimeNs now);
   bool pod_gone(const JobRecord& r, size_t pod, TimeNs now) const;
@@ -437,6 +440,7 @@ class ServerState {
   ServerOptions options_;
   Metrics metrics_;
   std::map<JobId, JobRecord> records_;
+  TimeNs last_check_ns_ = 0;  // the last check_agents(): a longer gap than a tick is a stall
   std::set<std::pair<TimeNs, JobId>> finished_;  // kept finished jobs, by (end, id)
   // A job reached a final state: it is kept, and flush() drops the oldest beyond
   // keep_finished_jobs (trim_finished).

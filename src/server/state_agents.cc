@@ -43,6 +43,7 @@ void ServerState::drop_staged() {
 //                              run can be alive, so two runs never overlap.
 
 uint64_t ServerState::check_agents(TimeNs now) {
+  credit_stall(now);
   // 1. Nodes that just fell silent: NotReady once, and their jobs start their requeue.
   for (auto& n : nodes_) {
     if (n.lost || now - n.last_seen_ns <= options_.agent_timeout_ns) continue;
@@ -67,6 +68,22 @@ uint64_t ServerState::check_agents(TimeNs now) {
   finish_requeues(now);
   if (!awaiting_stop_.empty()) gates_dirty_ = true;  // a silent node's lease may have run out
   return flush();
+}
+
+// The loop looks at the agents every tick (200 ms). A longer gap is the server's own stall (a
+// frozen or paused process, a disk whose fsync hangs, a lock held long): the agents' syncs of
+// that time waited too, so it is not their silence, and the nodes get the time back instead of
+// being declared lost on the spot. Only ever later than without it, so never before the agents'
+// own leases ran out (docs/agent.md, "Fencing").
+void ServerState::credit_stall(TimeNs now) {
+  constexpr TimeNs kTick = kNsPerSec / 5, kStall = kNsPerSec;
+  const TimeNs gap = last_check_ns_ > 0 ? now - last_check_ns_ : 0;
+  last_check_ns_ = now;
+  if (gap <= kStall) return;
+  const TimeNs credit = gap - kTick;
+  metrics_.stalled_seconds += static_cast<double>(credit) / 1e9;
+  for (auto& n : nodes_)
+    if (!n.lost && n.last_seen_ns > 0) n.last_seen_ns = std::min(now, n.last_seen_ns + credit);
 }
 
 void ServerState::begin_requeue(JobRecord& r, const std::string& reason, TimeNs now) {

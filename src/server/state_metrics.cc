@@ -168,6 +168,10 @@ void write_scheduler(PromWriter& w, const Metrics& m) {
   w.family("sluice_scheduling_cycle_seconds", "histogram", "Time of one scheduling cycle.");
   for (const auto& [mode, h] : m.cycle_seconds)
     w.histogram("sluice_scheduling_cycle_seconds", {{"mode", mode}}, h);
+  w.family("sluice_server_stalled_seconds_total", "counter",
+           "Time the server could not look at its agents (a frozen process, a hung fsync, a "
+           "lock held long), given back to every node's lease instead of counting as silence.");
+  w.sample("sluice_server_stalled_seconds_total", {}, m.stalled_seconds);
   w.family("sluice_scheduling_cycles_total", "counter", "Scheduling cycles run.");
   w.sample("sluice_scheduling_cycles_total", {}, static_cast<double>(m.cycles));
   w.family("sluice_last_cycle_timestamp_seconds", "gauge", "Unix time of the last cycle.");
