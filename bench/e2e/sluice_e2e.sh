@@ -101,6 +101,7 @@ start_cluster() {  # $1: run label
   [[ -n ${ETCD:-} ]] && store=(--store "etcd://$ETCD/e2e-$$-$1${ETCD_OPTS:+?$ETCD_OPTS}")
   LD_PRELOAD=$PRELOAD "$SLUICE_BIN" serve --config "$TMP/config.yaml" --listen "127.0.0.1:$PORT" --data-dir "$d/data" \
     --heartbeat-ms "$HEARTBEAT_MS" --cycle-interval-ms "$CYCLE_MS" --agent-timeout 30 "${store[@]}" \
+    --namespace-max-pending 0 --namespace-submit-rate 0 \
     > "$d/serve.log" 2>&1 &
   SERVE_PID=$!
   for _ in $(seq 1 100); do

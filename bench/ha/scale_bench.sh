@@ -102,6 +102,7 @@ perf_stop() { [[ -n $PERF_PID ]] && kill -INT "$PERF_PID" 2>/dev/null && wait "$
 
 "$SLUICE_BIN" serve --config "$TMP/config.yaml" --listen "127.0.0.1:$PORT" --data-dir "$TMP/data" \
   --heartbeat-ms "$HEARTBEAT_MS" --agent-timeout $((HEARTBEAT_MS * 30 / 1000 + 30)) --quiet \
+  --namespace-max-pending 0 --namespace-submit-rate 0 \
   > "$TMP/serve.log" 2>&1 &
 SERVE_PID=$!
 for _ in $(seq 1 300); do

@@ -96,6 +96,19 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "change nothing (0: no floor)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--namespace-max-pending", a.opt.state.namespace_max_pending,
+                  "Pending jobs one namespace may have; a submission beyond gets 429 (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_option("--namespace-submit-rate", a.opt.state.namespace_submit_rate,
+                  "Jobs a second one namespace may submit, in bursts of --namespace-submit-burst; "
+                  "faster gets 429 with a Retry-After (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--namespace-submit-burst", a.opt.state.namespace_submit_burst,
+                  "Jobs one namespace may submit at once (a job array counts its tasks)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--caller-max-in-flight", a.opt.caller_max_in_flight,
                   "Requests of one caller (token) between header and answer; beyond: 429 "
                   "before the body is read (0: no cap)")

@@ -17,7 +17,6 @@ namespace sluice::server {
 
 using nlohmann::json;
 
-
 std::optional<Caller> Server::caller_of(const net::Request& req, net::Response& res) const {
   auto c = auth_.caller(req.get_header_value("Authorization"));
   if (!c) fail(res, 401, "missing or unknown bearer token");
@@ -133,7 +132,9 @@ void Server::routes() {
         }
     }
     if (out.status != 202) {
-      if (out.status == 429) res.set_header("Retry-After", "5");
+      if (out.status == 429)
+        res.set_header("Retry-After",
+                       std::to_string(out.retry_after_s > 0 ? out.retry_after_s : 5));
       return fail(res, out.status, out.error, out.details);
     }
     if (out.ticket && !store_->wait(out.ticket)) {

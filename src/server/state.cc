@@ -201,7 +201,7 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
     const bool running = r.state == JobState::kRunning;
     const std::string what = running ? "restored" : "requeued";
     problems.push_back("job " + std::to_string(r.job.id) + " could not be " + what + ": " + why);
-    r.state = JobState::kFailed;
+    set_state(r, JobState::kFailed);
     r.reason = "could not be " + what + " after a restart: " + why;
     r.end_ns = now;
     r.admission.reset();
@@ -222,6 +222,7 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
   for (const auto& [id, r] : records_)
     if (r.state != JobState::kPending && r.state != JobState::kRunning) done.push_back(&r);
   for (const JobRecord* r : done) retire(*r);  // flush() below trims
+  recount_pending();
   gates_dirty_ = true;
   dirty_ = true;
   flush();
@@ -380,6 +381,8 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
   }
   if (auto why = unknown_dependency(jobs); !why.empty())
     return SubmitOutcome{400, why, {"nothing was submitted"}, {}, 0};
+  const auto per_namespace = jobs_per_namespace(jobs);
+  if (auto refused = backpressure(per_namespace, now)) return std::move(*refused);
   std::vector<JobId> done;
   std::vector<QueueId> queues;
   std::map<JobId, JobId> array_ids;  // expand_arrays' placeholder -> the first task's id
@@ -463,9 +466,11 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
       gates_dirty_ = true;
     }
     history_submit(r);
+    count_pending(r.job.namespace_, +1);
     records_.emplace(id, std::move(r));
     touch(records_.at(id));
   }
+  charge_submission(per_namespace, now);
   if (gates_dirty_) open_gates(now);
   write_.meta.push_back({"next_id", std::to_string(next_id_)});
   dirty_ = true;
@@ -483,7 +488,9 @@ void ServerState::withdraw(const std::vector<JobId>& ids, TimeNs now) {
     staged_.erase(std::remove_if(staged_.begin(), staged_.end(),
                                  [&](const auto& s) { return s.second.job == id; }),
                   staged_.end());
-    finished_.erase({records_.at(id).end_ns, id});
+    const JobRecord& r = records_.at(id);
+    if (r.state == JobState::kPending) count_pending(r.job.namespace_, -1);
+    finished_.erase({r.end_ns, id});
     records_.erase(id);
     pending_.erase(id);
     touched_.erase(id);
@@ -578,7 +585,7 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
     sched_->cancel(r.job.id, now);
   }
   pending_.erase(r.job.id);
-  r.state = state;
+  set_state(r, state);
   r.reason = reason;
   r.end_ns = now;
   if (state != JobState::kRejected)
@@ -620,7 +627,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     JobRecord& r = rec(pr.victim);
     stop_pods(r, "preempted", pr.grace_ns);
     end_run(r, now);
-    r.state = JobState::kPending;
+    set_state(r, JobState::kPending);
     r.preemptions += 1;
     r.queued_ns = now;
     r.pending_since_cycle = seq;
@@ -639,7 +646,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     JobRecord& r = rec(rj.job);
     const bool budget = rj.reason.code == PendingCode::kOverBudget;
     metrics_.rejected[budget ? "budget" : "interactive-timeout"] += 1;
-    r.state = JobState::kRejected;
+    set_state(r, JobState::kRejected);
     r.reason = budget ? describe(rj.reason, *config_)
                       : "interactive job could not start within the interactive timeout: " +
                             describe(rj.reason, *config_);

@@ -123,7 +123,8 @@ struct SubmitOutcome {
   std::string error;
   std::vector<std::string> details;
   std::vector<JobId> ids;
-  uint64_t ticket = 0;  // wait for it before acknowledging
+  uint64_t ticket = 0;    // wait for it before acknowledging
+  int retry_after_s = 0;  // a 429's Retry-After (0: the default)
 };
 
 // The encoding of a submission's records and events, done before the state lock is taken
@@ -153,7 +154,16 @@ struct ServerOptions {
   // Where the jobs' trace spans go as they end (tracing.h; an OtlpExporter): none, no tracing.
   // Called with the state's lock held: it must only queue them.
   std::function<void(std::vector<Span>)> span_sink;
+  // Backpressure per namespace (state_admission.cc): at most this many pending jobs (0: no
+  // cap), and jobs submitted at this rate a second with bursts of up to `burst` jobs (rate 0:
+  // no limit). Beyond: 429 with a Retry-After, nothing submitted.
+  int64_t namespace_max_pending = 10'000;
+  double namespace_submit_rate = 200;
+  int64_t namespace_submit_burst = 5'000;
 };
+
+// How many of `jobs` go to each namespace.
+std::map<std::string, int64_t> jobs_per_namespace(const std::vector<Job>& jobs);
 
 class ServerState {
  public:
@@ -408,6 +418,16 @@ class ServerState {
   // stopped with the job's grace now, and it goes back to its queue only once no pod of the
   // run can still be alive (finish_requeues): never two live runs of one job.
   void credit_stall(TimeNs now);
+  // state_admission.cc: every change of a record's state goes through set_state, which keeps
+  // the pending jobs per namespace counted for the cap.
+  void set_state(JobRecord& r, JobState s);
+  void count_pending(const std::string& ns, int64_t delta);
+  void recount_pending();
+  int64_t pending_in_namespace(const std::string& ns) const;
+  double submit_tokens(const std::string& ns, TimeNs now);
+  std::optional<SubmitOutcome> backpressure(const std::map<std::string, int64_t>& per_namespace,
+                                            TimeNs now);
+  void charge_submission(const std::map<std::string, int64_t>& per_namespace, TimeNs now);
   void begin_requeue(JobRecord& r, const std::string& reason, TimeNs now);
   void finish_requeues(TimeNs now);
   bool pod_gone(const JobRecord& r, size_t pod, TimeNs now) const;
@@ -440,6 +460,12 @@ class ServerState {
   ServerOptions options_;
   Metrics metrics_;
   std::map<JobId, JobRecord> records_;
+  std::unordered_map<std::string, int64_t> pending_by_ns_;  // namespaces with pending jobs
+  struct SubmitBucket {
+    double tokens = 0;
+    TimeNs at = 0;
+  };
+  std::unordered_map<std::string, SubmitBucket> submit_buckets_;  // by namespace
   TimeNs last_check_ns_ = 0;  // the last check_agents(): a longer gap than a tick is a stall
   std::set<std::pair<TimeNs, JobId>> finished_;  // kept finished jobs, by (end, id)
   // A job reached a final state: it is kept, and flush() drops the oldest beyond

@@ -127,7 +127,7 @@ void ServerState::finish_requeues(TimeNs now) {
 void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs now) {
   sched_->requeue(r.job.id, now);
   end_run(r, now);
-  r.state = JobState::kPending;
+  set_state(r, JobState::kPending);
   r.queued_ns = now;
   r.pending_since_cycle = cycles_;
   r.reason = reason;

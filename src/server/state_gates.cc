@@ -364,7 +364,7 @@ int ServerState::requeue(JobId id, bool hold_it, TimeNs now, std::string* error,
   } else {
     // An ended job queues again as it was submitted (its id, its submit time, its age).
     finished_.erase({r.end_ns, id});
-    r.state = JobState::kPending;
+    set_state(r, JobState::kPending);
     r.aged_from_ns = 0;
     r.end_ns = 0;
     r.exit_code.reset();

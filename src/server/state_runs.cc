@@ -9,7 +9,7 @@
 namespace sluice::server {
 
 void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
-  r.state = JobState::kRunning;
+  set_state(r, JobState::kRunning);
   r.admission = a;
   r.admit_ns = now;
   r.attempts += 1;
