@@ -96,6 +96,9 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "change nothing (0: no floor)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_flag("--public-metrics", a.opt.public_metrics,
+                "/metrics writes every namespace's series (GPU-seconds, budgets) without a token; "
+                "else a scraper sees those of its token's namespaces (docs/api.md, Metrics)");
   cmd->add_option("--namespace-max-pending", a.opt.state.namespace_max_pending,
                   "Pending jobs one namespace may have; a submission beyond gets 429 (0: no cap)")
       ->capture_default_str()

@@ -63,11 +63,24 @@ void Server::routes() {
                         "text/plain");
       },
       inline_route);
-  h.Get("/metrics", [this, now](const net::Request&, net::Response& res) {
+  // Per-namespace series (GPU-seconds, budgets) are a tenant's business: written for the
+  // namespaces a token sees, for none without a token, unless --public-metrics (or no tokens
+  // at all: a loopback server). The cluster's own series are for every scraper.
+  h.Get("/metrics", [this, now](const net::Request& req, net::Response& res) {
+    NamespaceFilter sees;
+    if (auth_.enabled() && !options_.public_metrics) {
+      if (!req.get_header_value("Authorization").empty()) {
+        auto caller = caller_of(req, res);
+        if (!caller) return;
+        sees = [c = *caller](const std::string& ns) { return c.sees(ns); };
+      } else {
+        sees = [](const std::string&) { return false; };
+      }
+    }
     std::string text;
     {
       std::lock_guard lk(state_->mu());
-      text = state_->metrics_text(now());
+      text = state_->metrics_text(now(), sees);
     }
     text += process_metrics_text();  // build info and process_*: outside the state's lock
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");

@@ -68,6 +68,9 @@ struct ServeOptions {
   // leaves memory ahead of what is on disk. 0: no floor. Not with --store etcd:// (etcd keeps
   // its own quota).
   int64_t min_free_disk_mib = 64;
+  // /metrics writes every namespace's series (GPU-seconds, budgets) to anyone, as before issue
+  // 41; off: only for the namespaces of the scraper's token (none without one).
+  bool public_metrics = false;
 };
 
 // The worker pool of the agents' endpoints (net::RouteOptions::lane).
@@ -122,7 +125,8 @@ class Server {
   // A job the caller may see (call with the state lock held), or nullptr with a 404 written.
   const JobRecord* visible_job(const Caller& c, const std::string& id_text,
                                net::Response& res) const;
-  void list_jobs(const Caller& caller, const net::Request& req, net::Response& res);  // GET /v1/jobs
+  void list_jobs(const Caller& caller, const net::Request& req,
+                 net::Response& res);  // GET /v1/jobs
   // http_logs.cc: pod logs through the agents' channel; readers wait without a thread.
   struct LogReader {
     net::Responder responder;

@@ -162,6 +162,9 @@ struct ServerOptions {
   int64_t namespace_submit_burst = 5'000;
 };
 
+// Which namespaces a reader may see (the caller's token); empty: every one.
+using NamespaceFilter = std::function<bool(const std::string& ns)>;
+
 // How many of `jobs` go to each namespace.
 std::map<std::string, int64_t> jobs_per_namespace(const std::vector<Job>& jobs);
 
@@ -316,7 +319,8 @@ class ServerState {
   // cluster_queue_pending, cluster_queue_running, usage}]}: every LocalQueue, in config order.
   nlohmann::json local_queues_view(TimeNs now) const;
   nlohmann::json nodes_view(TimeNs now) const;
-  std::string metrics_text(TimeNs now) const;
+  // `sees`: the namespaces whose series (GPU-seconds, budgets) are written; empty: all.
+  std::string metrics_text(TimeNs now, const NamespaceFilter& sees = {}) const;
   // What the web dashboard draws at `now` (state_dashboard.cc; DashboardHistory keeps them).
   DashboardSample dashboard_sample(TimeNs now) const;
   // Allocated GPU-seconds per namespace: its closed runs plus its open ones up to `now`.

@@ -138,7 +138,8 @@ void write_quota(PromWriter& w, const Config& cfg, const QuotaTree& quota) {
 
 // Fairness, chargeback and budgets.
 void write_accounting(PromWriter& w, const Config& cfg, const Scheduler& sched,
-                      const std::map<std::string, double>& gpu_seconds, TimeNs now) {
+                      const std::map<std::string, double>& gpu_seconds, TimeNs now,
+                      const NamespaceFilter& sees) {
   w.family("sluice_cluster_queue_drf_share", "gauge", "Dominant share against entitlement.");
   for (size_t qi = 0; qi < cfg.cluster_queues.size(); ++qi)
     w.sample("sluice_cluster_queue_drf_share", {{"cluster_queue", cfg.cluster_queues[qi].name}},
@@ -150,8 +151,9 @@ void write_accounting(PromWriter& w, const Config& cfg, const Scheduler& sched,
   w.family("sluice_namespace_gpu_seconds_total", "counter",
            "Allocated GPU-seconds (chargeback; divide by 3600 for GPU-hours).");
   for (const auto& [ns, v] : gpu_seconds)
-    w.sample("sluice_namespace_gpu_seconds_total", {{"namespace", ns}}, v);
-  const auto budgets = sched.budget_usage(now);
+    if (!sees || sees(ns)) w.sample("sluice_namespace_gpu_seconds_total", {{"namespace", ns}}, v);
+  auto budgets = sched.budget_usage(now);
+  if (sees) std::erase_if(budgets, [&](const auto& b) { return !sees(b.namespace_); });
   w.family("sluice_namespace_budget_gpu_hours", "gauge",
            "A namespace's GPU-hour budget for the current period (weighted GPU-hours).");
   for (const auto& b : budgets)
@@ -184,7 +186,7 @@ void write_scheduler(PromWriter& w, const Metrics& m) {
 
 }  // namespace
 
-std::string ServerState::metrics_text(TimeNs now) const {
+std::string ServerState::metrics_text(TimeNs now, const NamespaceFilter& sees) const {
   const auto& cfg = *config_;
   PromWriter w;
   write_pending(w, cfg, *sched_);
@@ -203,7 +205,7 @@ std::string ServerState::metrics_text(TimeNs now) const {
   write_counters(w, cfg, metrics_);
   write_node_metrics(w);
   write_quota(w, cfg, sched_->quota());
-  write_accounting(w, cfg, *sched_, namespace_gpu_seconds(now), now);
+  write_accounting(w, cfg, *sched_, namespace_gpu_seconds(now), now, sees);
   write_scheduler(w, metrics_);
   return w.text();
 }

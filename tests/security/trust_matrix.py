@@ -11,6 +11,7 @@ weaken this are refused at start.
 Real `sluice serve` and two real `sluice agent` processes on loopback; everything started here
 is stopped by its PID."""
 import json
+import re
 import os
 import signal
 import socket
@@ -145,7 +146,9 @@ def main():
     rows = [
         ("GET /healthz", "GET", url + "/healthz", None, anyone),
         ("GET /readyz", "GET", url + "/readyz", None, anyone),
-        ("GET /metrics", "GET", url + "/metrics", None, anyone),
+        # Anyone but a wrong token gets 200; the namespaces' series only with a user token
+        # (checked below).
+        ("GET /metrics", "GET", url + "/metrics", None, dict(anyone, **dict(U, none=200))),
         ("GET /", "GET", url + "/", None, anyone),
         ("GET /ui/app.js", "GET", url + "/ui/app.js", None, anyone),
         # Anyone gets 200; without a user token it holds no data (checked below).
@@ -195,6 +198,16 @@ def main():
         body = json.loads(http("GET", url + "/v1/dashboard", token=callers[who])[1])
         check(body["caller"] is None and body["samples"] == [],
               "/v1/dashboard with %s token: no data" % who)
+    # /metrics: the namespaces' GPU-seconds only for the scraper's token (issue 41).
+    def metric_namespaces(token):
+        text = http("GET", url + "/metrics", token=token)[1]
+        return sorted(set(re.findall(r'^sluice_namespace_gpu_seconds_total\{namespace="([^"]+)"',
+                                     text, re.M)))
+    check(metric_namespaces(None) == [], "/metrics without a token: no namespace's GPU-seconds")
+    check(metric_namespaces(TOKENS["bob"]) == ["team-b"],
+          "/metrics with bob's token: team-b's only (%s)" % metric_namespaces(TOKENS["bob"]))
+    check({"team-a", "team-b"} <= set(metric_namespaces(admin)),
+          "/metrics with the admin's token: every namespace (%s)" % metric_namespaces(admin))
     body = json.loads(http("GET", url + "/v1/dashboard", token=TOKENS["bob"])[1])
     seen = set().union(*[set(s["namespaces"]) for s in body["samples"]] or [set()])
     check(seen <= {"team-b"}, "bob's dashboard history: only team-b's GPU-hours (%s)" % sorted(seen))
