@@ -80,12 +80,14 @@ spec: {clusterQueue: cq}
 """
 
 
-def http(method, url, body=None, timeout=2.0):
+def http(method, url, body=None, timeout=2.0, headers=None):
     """(status, parsed JSON or text); status 0 when there was no answer."""
     data = body.encode() if isinstance(body, str) else body
     req = urllib.request.Request(url, data=data, method=method)
     if data is not None:
         req.add_header("Content-Type", "application/json")
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             status, text = r.status, r.read().decode("utf-8", "replace")
@@ -231,6 +233,10 @@ class Cluster:
         """An API request to the server: (status, body) as http() answers. (EtcdCluster
         overrides it to follow the leader among replicas.)"""
         return http(method, self.url + path, body, timeout=timeout)
+
+    def api_url(self):
+        """Where API requests go now (EtcdCluster: the leader, when one is known)."""
+        return self.url
 
     def server_crashes(self, killed):
         """Server processes found dead that the nemesis did not kill."""

@@ -214,6 +214,9 @@ class EtcdCluster(Cluster):
                 return None
             time.sleep(0.1)
 
+    def api_url(self):
+        return self.leader_url or self.find_leader(timeout=1.0)
+
     def call(self, method, path, body=None, timeout=2.0, resend=True):
         """An API request to the leader. On a 503 not_leader, a refused connection or no
         answer within TRY_S, it finds the leader (/readyz 200) and sends it again there, for

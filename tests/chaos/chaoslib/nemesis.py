@@ -8,7 +8,7 @@ import signal
 import threading
 import time
 
-from .cluster import LEASE_S, NODES
+from .cluster import LEASE_S, NODES, http
 from .workload import job_params
 
 # kind -> (target group, duration range in s). Targets: "server", "agent-nX", "fencer-nX",
@@ -24,7 +24,10 @@ FAULTS = {
     "partition":    ("net",    (0.5, LEASE_S + 3.0)),  # connections reset
     "stall":        ("net",    (0.5, LEASE_S + 3.0)),  # connections black-holed
     "etcd-kill":    ("etcd",   (0.5, 4.0)),            # --store etcd: SIGKILL one member
+    "noisy":        ("tenant", (1.0, LEASE_S + 3.0)),  # one caller floods the API (Noise)
 }
+# The noisy tenant's patterns (issue 41), one per schedule's draw of a node (n0, n1, n2).
+NOISE = ("list", "bodies", "logs")
 # Faults that only apply to one store (chaos.py leaves them out of the other's defaults).
 ETCD_ONLY = ("etcd-kill",)
 SQLITE_ONLY = ("disk",)
@@ -58,7 +61,9 @@ def plan(rng, kinds, window, gangs, compound=False, ops_allowed=tuple(OPS)):
         t = rng.uniform(0.5, max(0.6, window - d))
         node = rng.choice(NODES)
         target = "server" if group == "server" else "%s-%s" % (group, node)
-        key = target
+        if group == "tenant":
+            target = "tenant-" + NOISE[NODES.index(node) % len(NOISE)]
+        key = group if group == "tenant" else target
         if group == "etcd":  # one member down at a time: the other two keep the quorum
             target, key = "etcd-m%d" % NODES.index(node), "etcd"
         if busy.get(key, -1.0) > t:
@@ -87,11 +92,55 @@ def plan(rng, kinds, window, gangs, compound=False, ops_allowed=tuple(OPS)):
     return sorted(faults), ops
 
 
+class Noise:
+    """A noisy tenant (fault "noisy"): WORKERS threads of one caller (X-Sluice-User: noisy)
+    send one pattern of legal but heavy requests as fast as the server answers, until
+    stop(): long job lists, 790 KB bodies that are not jobs, log reads. The agents' leases
+    must not notice (their traffic has its own lane), so none of this may cause a requeue."""
+
+    WORKERS = 16
+    NOT_A_JOB = "notajob:\n" + "  - abcdefghijk\n" * 56000
+
+    def __init__(self, cluster, pattern):
+        self.c, self.pattern = cluster, pattern
+        self.done = threading.Event()
+        self.statuses = {}
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.loop, daemon=True)
+                        for _ in range(self.WORKERS)]
+        for t in self.threads:
+            t.start()
+
+    def request(self, url):
+        h = {"X-Sluice-User": "noisy"}
+        if self.pattern == "list":
+            return http("GET", url + "/v1/jobs?limit=1000000", timeout=10, headers=h)[0]
+        if self.pattern == "bodies":
+            return http("POST", url + "/v1/jobs", self.NOT_A_JOB, timeout=10, headers=h)[0]
+        return http("GET", url + "/v1/jobs/1/logs", timeout=15, headers=h)[0]
+
+    def loop(self):
+        while not self.done.is_set():
+            url = self.c.api_url()
+            st = self.request(url) if url else 0
+            with self.lock:
+                self.statuses[st] = self.statuses.get(st, 0) + 1
+            if st == 0:
+                self.done.wait(0.1)  # the server is down (another fault): no busy loop
+
+    def stop(self):
+        self.done.set()
+        for t in self.threads:
+            t.join(timeout=30)
+        return "answers " + ",".join("%s x%d" % kv for kv in sorted(self.statuses.items()))
+
+
 class Nemesis:
     """Executes the faults of a plan against a Cluster, logging each step."""
 
     def __init__(self, cluster, log):
         self.c, self.log = cluster, log
+        self.noise = None  # the noisy tenant while its fault lasts
         self.killed = set()   # what the nemesis killed: not a crash when found dead
         self.victim = {}      # etcd mode: the replica a server fault hit, for its heal
         cluster.killed = self.killed  # etcd mode: the supervisor restarts only the others
@@ -125,6 +174,8 @@ class Nemesis:
             return "pids %s" % pids if pids else "no fencer running"
         elif kind in ("partition", "stall"):
             c.proxies[node].set_mode("drop" if kind == "partition" else "stall")
+        elif kind == "noisy":
+            self.noise = Noise(c, node)
         return ""
 
     def end(self, kind, target):
@@ -159,6 +210,9 @@ class Nemesis:
             c.signal_fencers(node, signal.SIGCONT)
         elif kind in ("partition", "stall"):
             c.proxies[node].set_mode("pass")
+        elif kind == "noisy" and self.noise:
+            note, self.noise = self.noise.stop(), None
+            return note
         return ""
 
     def crashes(self):
