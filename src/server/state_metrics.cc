@@ -14,10 +14,10 @@ namespace {
 constexpr std::array<const char*, 3> kClasses = {"interactive", "batch", "best-effort"};
 // Reasons of sluice_jobs_rejected_total: submissions refused (state.cc's SubmitStatus names)
 // and jobs the scheduler gave up on.
-constexpr std::array<const char*, 7> kRejectReasons = {
+constexpr std::array<const char*, 9> kRejectReasons = {
     "invalid",     "unknown-queue",          "duplicate",
     "pending-cap", "namespace-not-selected", "interactive-timeout",
-    "budget"};
+    "budget",      "namespace-pending-cap",  "namespace-submit-rate"};
 constexpr std::array<const char*, 3> kPreemptReasons = {
     "within-cluster-queue", "reclaim-within-cohort", "borrow-within-cohort"};
 constexpr std::array<const char*, 3> kEndStates = {"succeeded", "failed", "cancelled"};
