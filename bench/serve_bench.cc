@@ -217,6 +217,23 @@ std::optional<json> get_json(httplib::Client& cli, const std::string& path,
   return json::parse(res->body);
 }
 
+// Every job of a listing: GET /v1/jobs page after page (at most 1000 a page; `continue` says
+// where the next one starts). {"jobs": [...]}, or nullopt when a page failed.
+std::optional<json> get_all_jobs(httplib::Client& cli, const std::string& path,
+                                 const httplib::Headers& h) {
+  json out = {{"jobs", json::array()}};
+  std::string next;
+  for (;;) {
+    auto page = get_json(cli, path + "&limit=1000" + (next.empty() ? "" : "&continue=" + next), h);
+    if (!page) return std::nullopt;
+    for (auto& v : page->at("jobs")) out["jobs"].push_back(std::move(v));
+    if (!page->value("truncated", false) || !page->contains("continue") ||
+        !page->at("continue").is_string())
+      return out;
+    next = page->at("continue").get<std::string>();
+  }
+}
+
 Outcome wait_and_measure(const Args& a, const std::vector<long>& ids) {
   Outcome o;
   httplib::Client cli(a.server);
@@ -237,10 +254,8 @@ Outcome wait_and_measure(const Args& a, const std::vector<long>& ids) {
   }
   o.wait_s = now_s() - t0;
   const std::unordered_set<long> mine(ids.begin(), ids.end());
-  auto j = get_json(cli,
-                    "/v1/jobs?state=succeeded,failed,cancelled,rejected&namespace=" + ns +
-                        "&limit=" + std::to_string(ids.size() + 1000),
-                    headers);
+  auto j = get_all_jobs(cli, "/v1/jobs?state=succeeded,failed,cancelled,rejected&namespace=" + ns,
+                        headers);
   if (!j) return o;
   double first_submit = INFINITY, first_start = INFINITY, last_start = -INFINITY,
          last_end = -INFINITY;
