@@ -152,7 +152,19 @@ void add_server_options(CLI::App* cmd, ServeArgs& a) {
                   "Samples the dashboard's history keeps (memory: a few KB each)")
       ->capture_default_str()
       ->check(CLI::Range(size_t{2}, size_t{100'000}));
-  cmd->add_flag("--fresh-store", a.opt.fresh_store,
+  cmd->add_option("--event-log-max-bytes", a.opt.sqlite.event_log.max_bytes,
+                  "DATA/events.jsonl is rotated (to events.jsonl.1, ...) at this size; 0: never")
+      ->capture_default_str();
+  cmd->add_option("--event-log-keep", a.opt.sqlite.event_log.keep,
+                  "Rotated event log files kept (events.jsonl.1 the newest)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--events-keep", a.opt.sqlite.max_events,
+                  "Events the database keeps, the newest (`sluice history` is rebuilt from them "
+                  "at startup; etcd: the store URL's events-keep); 0: all")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  cmd->add_flag("--fresh-store", a.opt.sqlite.fresh,
                 "Start with an empty database although the data directory's event log shows "
                 "earlier jobs (the database was lost); job ids continue after the event log's");
   cmd->add_flag("--quiet", a.opt.quiet, "No log lines on stderr");

@@ -82,7 +82,7 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
   if (store) {
     s->store_ = std::move(store);
   } else {
-    auto sqlite = SqliteStore::open(s->options_.data_dir, StoreOptions{s->options_.fresh_store});
+    auto sqlite = SqliteStore::open(s->options_.data_dir, s->options_.sqlite);
     if (!sqlite) return Error{sqlite.error()};
     s->store_ = std::move(*sqlite);
   }

@@ -26,7 +26,9 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:7070";  // port 0: any free port (see Server::port())
   std::string data_dir = "sluice-data";
   std::vector<std::string> config_files;  // none: the configuration stored in data_dir
-  bool fresh_store = false;  // start afresh when the database was lost (StoreOptions::fresh)
+  // The SQLite store's: starting afresh when the database was lost, the event log file's
+  // rotation, the events table's retention (sqlite_store.h).
+  StoreOptions sqlite;
   // "": SQLite in data_dir. etcd://HOST:PORT[,...][/CLUSTER]: replicated, one leader among the
   // replicas (etcd_store.h, election.h, docs/ha.md).
   std::string store;

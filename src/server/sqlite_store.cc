@@ -26,32 +26,6 @@ std::string column_text(sqlite3_stmt* st, int col) {
            : std::string();
 }
 
-// The highest job id an event log line names (`"id":N`), 0 when none: ids after a lost
-// database continue from there.
-uint64_t max_id_in_event_log(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (!f) return 0;
-  uint64_t best = 0;
-  char buf[1 << 16];
-  std::string carry;
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
-    std::string text = carry + std::string(buf, n);
-    size_t pos = 0;
-    while ((pos = text.find("\"id\":", pos)) != std::string::npos) {
-      pos += 5;
-      uint64_t v = 0;
-      size_t d = pos;
-      while (d < text.size() && d - pos < 19 && text[d] >= '0' && text[d] <= '9')
-        v = v * 10 + static_cast<uint64_t>(text[d++] - '0');
-      best = std::max(best, v);
-    }
-    carry = text.size() > 32 ? text.substr(text.size() - 32) : text;
-  }
-  std::fclose(f);
-  return best;
-}
-
 off_t file_size(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
@@ -88,13 +62,13 @@ Result<bool> SqliteStore::check_not_lost(bool existed, const StoreOptions& optio
     rows = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
   const std::string log = dir_ + "/events.jsonl";
-  if (rows > 0 || file_size(log) <= 0) return true;
+  if (rows > 0 || !EventLogFile::has_records(dir_)) return true;
   if (!options.fresh)
     return Error{dir_ + "/sluice.db is " + (existed ? "empty" : "missing") + " but " + log +
                  " records earlier jobs: the database was lost or replaced. Restore it from a "
                  "backup, or start afresh with --fresh-store (no jobs are recovered; job ids "
                  "continue after the event log's)"};
-  const uint64_t next = max_id_in_event_log(log) + 1;
+  const uint64_t next = EventLogFile::max_job_id(dir_) + 1;
   Write w;
   w.meta.push_back({"next_job_id", std::to_string(next)});
   std::vector<Write> batch{std::move(w)};
@@ -148,11 +122,12 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& dir,
     const std::string cap = "PRAGMA max_page_count=" + std::to_string(options.max_db_pages);
     if (!s->exec(cap.c_str())) return Error{path + ": " + s->open_error_};
   }
-  const std::string events = dir + "/events.jsonl";
-  s->events_ = std::fopen(events.c_str(), "a");
-  if (!s->events_)
-    return Error{"cannot open " + events + " for appending: " + std::strerror(errno)};
-  ::fchmod(::fileno(s->events_), 0600);
+  auto log = EventLogFile::open(dir, options.event_log);
+  if (!log) return Error{log.error()};
+  s->events_ = std::move(*log);
+  s->max_events_ = options.max_events;
+  s->trim_every_ = std::clamp<int64_t>(options.max_events / 16, 1, 4096);
+  s->since_trim_ = s->trim_every_;  // the first commit trims: a lowered setting applies at once
   return s;
 }
 
@@ -178,7 +153,6 @@ bool SqliteStore::quick_check() {
 
 SqliteStore::~SqliteStore() {
   stop_writer();
-  if (events_) std::fclose(events_);
   if (db_) sqlite3_close(db_);
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
@@ -248,76 +222,93 @@ std::vector<std::pair<std::string, std::string>> SqliteStore::meta_with_prefix(
   return out;
 }
 
+// The batch's rows, inside the open transaction; false with *why set when one failed.
+bool SqliteStore::write_rows(std::vector<Write>& batch, std::string* why) {
+  sqlite3_stmt *job = nullptr, *meta = nullptr, *ev = nullptr, *del = nullptr;
+  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)", -1,
+                     &job, nullptr);
+  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", -1, &meta,
+                     nullptr);
+  sqlite3_prepare_v2(db_, "INSERT INTO events (line) VALUES (?)", -1, &ev, nullptr);
+  sqlite3_prepare_v2(db_, "DELETE FROM jobs WHERE id = ?", -1, &del, nullptr);
+  bool ok = job && meta && ev && del;
+  if (!ok) *why = sqlite3_errmsg(db_);
+  auto step = [&](sqlite3_stmt* st) {
+    ok = sqlite3_step(st) == SQLITE_DONE;
+    if (!ok) *why = sqlite3_errmsg(db_);
+    sqlite3_reset(st);
+  };
+  for (auto& w : batch) {
+    for (auto& j : w.jobs) {
+      if (!ok) break;
+      sqlite3_bind_int64(job, 1, static_cast<sqlite3_int64>(j.id));
+      sqlite3_bind_text(job, 2, j.state.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(job, 3, j.record.c_str(), -1, SQLITE_STATIC);
+      step(job);
+    }
+    for (auto& [k, v] : w.meta) {
+      if (!ok) break;
+      sqlite3_bind_text(meta, 1, k.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(meta, 2, v.c_str(), -1, SQLITE_STATIC);
+      step(meta);
+    }
+    for (auto& line : w.events) {
+      if (!ok) break;
+      sqlite3_bind_text(ev, 1, line.c_str(), -1, SQLITE_STATIC);
+      step(ev);
+      since_trim_ += 1;
+    }
+    for (uint64_t id : w.deleted) {
+      if (!ok) break;
+      sqlite3_bind_int64(del, 1, static_cast<sqlite3_int64>(id));
+      step(del);
+    }
+  }
+  for (auto* st : {job, meta, ev, del}) sqlite3_finalize(st);
+  return ok;
+}
+
+// Deletes the oldest events beyond the newest max_events_ (by sequence number: rows are only
+// ever deleted from the front), at most kTrimBatch of them; when it hit that bound, the next
+// commit trims again. Inside the commit's transaction: durable with it.
+bool SqliteStore::trim_events(std::string* why) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_,
+                         "DELETE FROM events WHERE seq < min((SELECT min(seq) FROM events) + ?, "
+                         "(SELECT max(seq) FROM events) - ? + 1)",
+                         -1, &st, nullptr) != SQLITE_OK)
+    return false;
+  sqlite3_bind_int64(st, 1, kTrimBatch);
+  sqlite3_bind_int64(st, 2, max_events_);
+  const bool ok = sqlite3_step(st) == SQLITE_DONE;
+  if (!ok) *why = sqlite3_errmsg(db_);
+  sqlite3_finalize(st);
+  if (ok) since_trim_ = sqlite3_changes(db_) >= kTrimBatch ? trim_every_ : 0;
+  return ok;
+}
+
 bool SqliteStore::commit(std::vector<Write>& batch, std::string* error) {
-  std::string& err = *error;
+  std::string why;
   auto fail = [&](const char* what) {
-    err = std::string(what) + ": " + sqlite3_errmsg(db_);
+    *error = std::string(what) + ": " + (why.empty() ? sqlite3_errmsg(db_) : why);
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return false;
   };
-  auto body = [&]() -> bool {
-    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
-      return fail("begin");
-    sqlite3_stmt *job = nullptr, *meta = nullptr, *ev = nullptr, *del = nullptr;
-    sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)", -1,
-                       &job, nullptr);
-    sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", -1, &meta,
-                       nullptr);
-    sqlite3_prepare_v2(db_, "INSERT INTO events (line) VALUES (?)", -1, &ev, nullptr);
-    sqlite3_prepare_v2(db_, "DELETE FROM jobs WHERE id = ?", -1, &del, nullptr);
-    bool ok = job && meta && ev && del;
-    for (auto& w : batch) {
-      for (auto& j : w.jobs) {
-        if (!ok) break;
-        sqlite3_bind_int64(job, 1, static_cast<sqlite3_int64>(j.id));
-        sqlite3_bind_text(job, 2, j.state.c_str(), -1, SQLITE_STATIC);
-        sqlite3_bind_text(job, 3, j.record.c_str(), -1, SQLITE_STATIC);
-        ok = sqlite3_step(job) == SQLITE_DONE;
-        sqlite3_reset(job);
-      }
-      for (auto& [k, v] : w.meta) {
-        if (!ok) break;
-        sqlite3_bind_text(meta, 1, k.c_str(), -1, SQLITE_STATIC);
-        sqlite3_bind_text(meta, 2, v.c_str(), -1, SQLITE_STATIC);
-        ok = sqlite3_step(meta) == SQLITE_DONE;
-        sqlite3_reset(meta);
-      }
-      for (auto& line : w.events) {
-        if (!ok) break;
-        sqlite3_bind_text(ev, 1, line.c_str(), -1, SQLITE_STATIC);
-        ok = sqlite3_step(ev) == SQLITE_DONE;
-        sqlite3_reset(ev);
-      }
-      for (uint64_t id : w.deleted) {
-        if (!ok) break;
-        sqlite3_bind_int64(del, 1, static_cast<sqlite3_int64>(id));
-        ok = sqlite3_step(del) == SQLITE_DONE;
-        sqlite3_reset(del);
-      }
-    }
-    if (!ok) fail("write");
-    sqlite3_finalize(job);
-    sqlite3_finalize(meta);
-    sqlite3_finalize(ev);
-    sqlite3_finalize(del);
-    if (!ok) {
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return false;
-    }
-    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      fail("commit");
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return false;
-    }
-    return true;
-  };
-  if (!body()) return false;
-  // The event log file mirrors the committed events (the table is the durable copy).
-  for (auto& w : batch)
-    for (auto& line : w.events) {
-      std::fputs(line.c_str(), events_);
-      std::fputc('\n', events_);
-    }
-  std::fflush(events_);
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    *error = std::string("begin: ") + sqlite3_errmsg(db_);
+    return false;
+  }
+  if (!write_rows(batch, &why)) return fail("write");
+  if (max_events_ > 0 && since_trim_ >= trim_every_ && !trim_events(&why))
+    return fail("trim events");
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return fail("commit");
+  // The event log file mirrors the committed events (the table is the durable copy); open()
+  // commits once before it opens the file (check_not_lost), with no events.
+  if (events_) {
+    for (auto& w : batch)
+      for (auto& line : w.events) events_->append(line);
+    events_->flush();
+  }
   return true;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // The embedded store (the default): SQLite in WAL mode with synchronous=FULL in the data
-// directory, one fsync per group commit, plus the event log mirrored to DIR/events.jsonl.
-#include <cstdio>
+// directory, one fsync per group commit, plus the event log mirrored to DIR/events.jsonl
+// (event_log_file.h: rotated by size). The events table keeps the newest max_events events.
+#include <memory>
 
+#include "server/event_log_file.h"
 #include "server/store.h"
 
 struct sqlite3;
@@ -17,6 +19,13 @@ struct StoreOptions {
   // Caps the database at this many pages (PRAGMA max_page_count; 0: no cap). Writes past it
   // fail as on a full disk, which is how the unit tests fill it.
   int64_t max_db_pages = 0;
+  // DIR/events.jsonl's rotation (size, files kept).
+  EventLogOptions event_log;
+  // The events table (the job history's source at startup) keeps the newest this many events
+  // (0: all; `serve --events-keep`, as etcd's events-keep). Trimmed inside a group commit after
+  // every ~1/16 of it (at most 4,096) events committed, at most kTrimBatch rows at a time:
+  // between trims it holds a little more.
+  int64_t max_events = 1'000'000;
 };
 
 class SqliteStore final : public Store {
@@ -42,11 +51,19 @@ class SqliteStore final : public Store {
   bool quick_check();
   Result<bool> lock_dir();
   Result<bool> check_not_lost(bool existed, const StoreOptions& options);
+  bool write_rows(std::vector<Write>& batch, std::string* why);
+  bool trim_events(std::string* why);
+
+  // The most events rows one trim deletes (its share of a commit's time is bounded).
+  static constexpr int64_t kTrimBatch = 50'000;
 
   std::string dir_;
   int lock_fd_ = -1;
   sqlite3* db_ = nullptr;
-  FILE* events_ = nullptr;
+  std::unique_ptr<EventLogFile> events_;
+  int64_t max_events_ = 0;
+  int64_t trim_every_ = 1;  // events committed between two trims
+  int64_t since_trim_ = 0;  // events committed since the last trim
   std::string open_error_;  // why a step of open() failed
 };
 

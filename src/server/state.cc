@@ -188,6 +188,7 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
     next_id_ = std::max(next_id_, r->job.id + 1);
     if (r->job.array_task >= 0) arrays_[r->job.array_job].push_back(r->job.id);
     if (r->gated && r->state == JobState::kPending) gated_.insert(r->job.id);
+    history_recovered(*r);
     records_.emplace(r->job.id, std::move(*r));
   }
   // Ids of dropped finished jobs (trim_finished), and those counted by submissions (next_id),

@@ -416,6 +416,7 @@ class ServerState {
   // New jobs of a submission: arrays expanded into their tasks, gates set.
   std::vector<Job> expand_arrays(std::vector<Job> jobs, std::string* error);
   void history_submit(const JobRecord& r);
+  void history_recovered(const JobRecord& r);
   void end_event(const JobRecord& r, TimeNs now);
   std::string unknown_dependency(const std::vector<Job>& jobs) const;
   // A job whose run cannot go on (a node fell silent, a pod was fenced): its other pods are

@@ -216,6 +216,16 @@ void ServerState::history_submit(const JobRecord& r) {
   history_.submit(std::move(h));
 }
 
+// A recovered job the replayed history lacks (the events table's retention dropped its submit
+// event): its row from the record, with its last run's start and its end.
+void ServerState::history_recovered(const JobRecord& r) {
+  if (history_.find(r.job.id)) return;
+  history_submit(r);
+  if (r.admit_ns > 0 && r.state != JobState::kPending) history_.start(r.job.id, r.admit_ns);
+  if (r.state != JobState::kPending && r.state != JobState::kRunning)
+    history_.end(r.job.id, r.end_ns, state_name(r.state), r.exit_code, r.reason);
+}
+
 void ServerState::retire(const JobRecord& r) {
   if (options_.keep_finished_jobs > 0) finished_.insert({r.end_ns, r.job.id});
 }
