@@ -1,6 +1,7 @@
 // `sluice check FILE...`: validate configuration files and print a summary. Exit 0 when valid.
-#include <iostream>
+#include <string>
 
+#include "cli/client_term.h"
 #include "cli/commands.h"
 #include "cli/load_files.h"
 #include "server/auth.h"
@@ -24,16 +25,16 @@ void register_check(CLI::App& app) {
       if (auto src = read_source(f)) sources.push_back(std::move(*src));
     auto auth = server::parse_auth(sources);
     if (!auth) {
-      std::cerr << "error: " << auth.error() << "\n";
+      print_err("error: " + auth.error() + "\n");
       throw CLI::RuntimeError(1);
     }
-    std::cout << summarize(out->config);
+    std::string text = summarize(out->config);
     if (auth->enabled() || !auth->join_token.empty())
-      std::cout << "auth: " << auth->tokens.size() << " tokens"
-                << (auth->join_token.empty() ? "" : ", a join token") << "\n";
-    if (!out->jobs.empty()) std::cout << "jobs: " << out->jobs.size() << "\n";
-    for (const auto& n : out->notes) std::cout << "note: " << n << "\n";
-    std::cout << "ok (" << out->config.warnings.size() << " warnings)\n";
+      text += "auth: " + std::to_string(auth->tokens.size()) + " tokens" +
+              (auth->join_token.empty() ? "" : ", a join token") + "\n";
+    if (!out->jobs.empty()) text += "jobs: " + std::to_string(out->jobs.size()) + "\n";
+    for (const auto& n : out->notes) text += "note: " + n + "\n";
+    print_out(text + "ok (" + std::to_string(out->config.warnings.size()) + " warnings)\n");
   });
 }
 

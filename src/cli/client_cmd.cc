@@ -100,13 +100,12 @@ void register_submit(CLI::App& app) {
       // The notes `sluice check` gives for the same file (ignored fields, defaults, ...).
       if (reply.value.contains("notes") && reply.value["notes"].is_array())
         for (const auto& n : reply.value["notes"])
-          if (n.is_string())
-            std::cerr << "note: " << in_file(n.get<std::string>(), src.name) << "\n";
+          if (n.is_string()) print_err("note: " + in_file(n.get<std::string>(), src.name) + "\n");
       if (c->json) {
         if (reply.value.contains("jobs") && reply.value["jobs"].is_array())
           for (const auto& j : reply.value["jobs"]) all["jobs"].push_back(j);
       } else {
-        std::cout << submitted_text(reply.value) << std::flush;
+        print_out(submitted_text(reply.value));
       }
     }
     if (c->json) print_json(all);
@@ -182,16 +181,14 @@ void register_run(CLI::App& app) {
     if (c->json)
       print_json(reply);
     else
-      std::cout << (a->array.empty() ? submitted_text(reply) : array_submitted_text(reply));
+      print_out(a->array.empty() ? submitted_text(reply) : array_submitted_text(reply));
   });
 }
 
 // A table, or "no jobs" where it would be just the header.
 void print_listing(const std::string& text, const char* what) {
-  if (std::count(text.begin(), text.end(), '\n') <= 1)
-    std::cout << "no " << what << "\n";
-  else
-    std::cout << text;
+  print_out(std::count(text.begin(), text.end(), '\n') <= 1 ? "no " + std::string(what) + "\n"
+                                                            : text);
 }
 
 void register_listing(CLI::App& app, const char* name, const char* help, const char* path,
@@ -271,7 +268,7 @@ void register_queues(CLI::App& app) {
 bool cancel_one(const Common& c, unsigned long long id, json& all, int* worst) {
   auto reply = HttpClient(c.conn).call_json("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
   if (!reply.ok) {
-    std::cerr << "job " << id << ": " << reply.failure.message << "\n";
+    print_err("job " + std::to_string(id) + ": " + reply.failure.message + "\n");
     *worst = std::max(*worst, reply.failure.exit_code);
     return false;
   }
@@ -279,12 +276,12 @@ bool cancel_one(const Common& c, unsigned long long id, json& all, int* worst) {
     all.push_back(reply.value);
     return true;
   }
-  std::cout << "cancelled job " << id;
+  std::string line = "cancelled job " + std::to_string(id);
   if (reply.value.contains("name") && reply.value["name"].is_string())
-    std::cout << " (" << reply.value["name"].get<std::string>() << ")";
+    line += " (" + printable_text(reply.value["name"].get<std::string>()) + ")";
   if (reply.value.contains("state") && reply.value["state"].is_string())
-    std::cout << ": " << reply.value["state"].get<std::string>();
-  std::cout << "\n";
+    line += ": " + printable_text(reply.value["state"].get<std::string>());
+  print_out(line + "\n");
   return true;
 }
 
@@ -371,8 +368,8 @@ void register_explain(CLI::App& app) {
       text = reply["explanation"].get<std::string>();
     else
       text = reply.dump(2);  // an unexpected shape: show it rather than nothing
-    std::cout << text;
-    if (text.empty() || text.back() != '\n') std::cout << "\n";
+    if (text.empty() || text.back() != '\n') text += "\n";
+    print_out(text);
   });
 }
 
@@ -380,7 +377,7 @@ void register_explain(CLI::App& app) {
 void print_applied(const json& reply, const std::string& what) {
   if (reply.contains("warnings") && reply["warnings"].is_array())
     for (const auto& w : reply["warnings"])
-      if (w.is_string()) std::cerr << "warning: " << w.get<std::string>() << "\n";
+      if (w.is_string()) print_err("warning: " + w.get<std::string>() + "\n");
   std::cout << what << "\n";
 }
 
@@ -390,7 +387,7 @@ void register_config(CLI::App& app) {
   auto c = std::make_shared<Common>();
   auto* get = cmd->add_subcommand("get", "Print the configuration in force (YAML; admin token)");
   add_common(get, *c, false);
-  get->callback([c] { std::cout << need(HttpClient(c->conn).call("GET", "/v1/config")).body; });
+  get->callback([c] { print_out(need(HttpClient(c->conn).call("GET", "/v1/config")).body); });
   auto files = std::make_shared<std::vector<std::string>>();
   auto* apply = cmd->add_subcommand(
       "apply", "Replace the configuration with these files, validated first (admin token)");
@@ -428,7 +425,7 @@ void register_snapshot(CLI::App& app) {
       "as the YAML `sluice plan --config` replays (admin token)");
   auto c = std::make_shared<Common>();
   add_common(cmd, *c, false);
-  cmd->callback([c] { std::cout << need(HttpClient(c->conn).call("GET", "/v1/state")).body; });
+  cmd->callback([c] { print_out(need(HttpClient(c->conn).call("GET", "/v1/state")).body); });
 }
 
 // `sluice nodes reset-credential NODE` (admin): docs/agent.md, "Trust model".

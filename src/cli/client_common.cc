@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "cli/client_term.h"
+
 namespace sluice::cli {
 
 void add_common(CLI::App* cmd, Common& c, bool with_json) {
@@ -14,7 +16,7 @@ void add_common(CLI::App* cmd, Common& c, bool with_json) {
 }
 
 void fail(const ClientFailure& f) {
-  std::cerr << f.message << "\n";
+  print_err(f.message + "\n");
   throw CLI::RuntimeError(f.exit_code);
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_http.h"
+#include "cli/client_term.h"
 
 namespace sluice::cli {
 
@@ -22,8 +23,8 @@ struct Common {
 // --server, --token (with their environment defaults) and, where asked, --json.
 void add_common(CLI::App* cmd, Common& c, bool with_json);
 
-// Prints the failure and ends the command with its exit code (CLI11 prints nothing more for a
-// RuntimeError).
+// Prints the failure (print_err: the server's words may quote hostile input) and ends the
+// command with its exit code (CLI11 prints nothing more for a RuntimeError).
 [[noreturn]] void fail(const ClientFailure& f);
 
 template <class T>

@@ -131,7 +131,7 @@ void register_history(CLI::App& app) {
     json reply = need(HttpClient(c->conn).call_json("GET", history_path("/v1/history", *f)));
     if (c->json) return print_json(reply);
     const std::string text = history_table(reply);
-    std::cout << (std::count(text.begin(), text.end(), '\n') <= 1 ? "no jobs\n" : text);
+    print_out(std::count(text.begin(), text.end(), '\n') <= 1 ? "no jobs\n" : text);
     if (reply.value("truncated", false))
       std::cerr << "(the newest " << reply["jobs"].size()
                 << " matching jobs; more match: narrow the filters or raise --limit)\n";
@@ -155,7 +155,7 @@ void register_history(CLI::App& app) {
     json reply = need(HttpClient(uc->conn).call_json("GET", path));
     if (uc->json) return print_json(reply);
     const std::string text = usage_table(reply);
-    std::cout << (std::count(text.begin(), text.end(), '\n') <= 1 ? "no usage\n" : text);
+    print_out(std::count(text.begin(), text.end(), '\n') <= 1 ? "no usage\n" : text);
   });
 }
 
@@ -187,7 +187,7 @@ void register_verbs(CLI::App& app) {
         if (*hold) path += "?hold=1";
         auto reply = HttpClient(c->conn).call_json("POST", path);
         if (!reply.ok) {
-          std::cerr << "job " << *id << ": " << reply.failure.message << "\n";
+          print_err("job " + std::to_string(*id) + ": " + reply.failure.message + "\n");
           worst = std::max(worst, reply.failure.exit_code);
           if (worst == 2) break;
           continue;
@@ -197,11 +197,12 @@ void register_verbs(CLI::App& app) {
           continue;
         }
         const json& j = reply.value;
-        std::cout << "job " << *id << " (" << j.value("name", "") << "): "
-                  << (v == "hold"      ? "held"
-                      : v == "release" ? "released"
-                                       : std::string("requeued") + (*hold ? " and held" : ""))
-                  << "; now " << j.value("state", "?") << "\n";
+        print_out("job " + std::to_string(*id) + " (" + printable_text(j.value("name", "")) +
+                  "): " +
+                  (v == "hold"      ? "held"
+                   : v == "release" ? "released"
+                                    : std::string("requeued") + (*hold ? " and held" : "")) +
+                  "; now " + printable_text(j.value("state", "?")) + "\n");
       }
       if (c->json) print_json(all.size() == 1 ? all[0] : all);
       if (worst != 0) throw CLI::RuntimeError(worst);
@@ -234,9 +235,9 @@ std::string array_submitted_text(const json& reply) {
   const json jobs = reply.value("jobs", json::array());
   if (jobs.size() < 2) return submitted_text(reply);
   return "submitted job array " + text_of(jobs.front(), "id") + " (" +
-         text_of(jobs.front(), "name") + ", " + std::to_string(jobs.size()) + " tasks: jobs " +
-         text_of(jobs.front(), "id") + "-" + text_of(jobs.back(), "id") + ") to queue " +
-         text_of(jobs.front(), "queue") + "\n";
+         printable_text(text_of(jobs.front(), "name")) + ", " + std::to_string(jobs.size()) +
+         " tasks: jobs " + text_of(jobs.front(), "id") + "-" + text_of(jobs.back(), "id") +
+         ") to queue " + printable_text(text_of(jobs.front(), "queue")) + "\n";
 }
 
 void register_sbatch(CLI::App& app) {
@@ -266,7 +267,7 @@ void register_sbatch(CLI::App& app) {
     if (why.empty()) why = apply_sbatch_options(options, a, "the command line");
     if (why.empty()) why = finish_sbatch(a, script, src->text, args);
     if (!why.empty()) fail({1, "error: " + why});
-    for (const auto& n : a.notes) std::cerr << "note: " << n << "\n";
+    for (const auto& n : a.notes) print_err("note: " + n + "\n");
     a.run.caller_env = environ;
     std::error_code ec;
     a.run.cwd = std::filesystem::current_path(ec).string();
@@ -274,7 +275,7 @@ void register_sbatch(CLI::App& app) {
     if (*dry_run) return print_json(doc);
     json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
     if (c->json) return print_json(reply);
-    std::cout << array_submitted_text(reply);
+    print_out(array_submitted_text(reply));
   });
 }
 

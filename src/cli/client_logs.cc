@@ -45,11 +45,10 @@ long long size_after(const HttpReply& r, long long offset) {
 // A pod's bytes to stdout: to a terminal with their control characters made visible unless
 // --raw (client_term.h); to a pipe or file as they are.
 void print_log(const std::string& body, bool raw) {
-  if (!raw && ::isatty(STDOUT_FILENO))
-    std::cout << escape_for_terminal(body);
+  if (raw)
+    std::cout << body << std::flush;
   else
-    std::cout << body;
-  std::cout << std::flush;
+    print_out(body);
 }
 
 bool live(const std::string& state) {
@@ -92,7 +91,7 @@ void follow(const Common& c, unsigned long long id, const LogsArgs& a) {
         fail(describe_http_error(r, c.conn.server));
       } else if (!warned) {
         // The node is briefly away: say it once and keep following.
-        std::cerr << describe_http_error(r, c.conn.server).message << "\n  (still following)\n";
+        print_err(describe_http_error(r, c.conn.server).message + "\n  (still following)\n");
         warned = true;
       }
     }

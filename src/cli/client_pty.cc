@@ -127,7 +127,7 @@ std::pair<json, int> wait_for_start(const HttpClient& http, unsigned long long i
       return {job, 0};
     }
     if (!said && state == "pending") {
-      const std::string reason = text(job, "reason");
+      const std::string reason = printable_text(text(job, "reason"));
       std::cerr << "sluice: job " << id << " queued and waiting for resources"
                 << (reason.empty() ? "" : " (" + reason + ")") << "\n";
       said = true;
@@ -309,8 +309,8 @@ class Session {
   }
 
   Outcome<int> finished(const json& job) {
-    const std::string state = job.value("state", "");
-    const std::string reason = text(job, "reason");
+    const std::string state = printable_text(job.value("state", ""));
+    const std::string reason = printable_text(text(job, "reason"));
     if (state == "pending")  // requeued (its node was lost, an admin): this session is over
       return Outcome<int>::fail(
           {1, "sluice: job " + std::to_string(id_) + " went back to its queue (" + reason +

@@ -27,30 +27,6 @@ std::string truncate_text(const std::string& text, std::size_t max_width) {
   return out;
 }
 
-std::string printable_text(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  char hex[8];
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const bool c1 = c == 0xC2 && i + 1 < text.size() &&
-                    static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
-    if (c == '\n' || c == '\t' || c == '\r') {
-      out += ' ';
-    } else if (c < 0x20 || c == 0x7F) {
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else if (c1) {
-      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(text[++i]));
-      out += hex;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
 void Table::add_row(std::vector<std::string> cells) {

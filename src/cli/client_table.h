@@ -6,17 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/client_term.h"  // printable_text: every cell passes it
+
 namespace sluice::cli {
 
 // Cuts text to at most max_width bytes, ending in "..." when something was cut. max_width 0
 // means no limit. A cut never splits a UTF-8 sequence (the server's names and reasons may carry
 // them); such text may then be a little narrower than max_width.
 std::string truncate_text(const std::string& text, std::size_t max_width);
-
-// Text safe to print on a terminal: newlines and tabs become spaces (they would break the
-// grid), other control characters, C1 controls included, are shown escaped (\x1b, \u009b)
-// so a name or reason cannot send escape sequences to an operator's terminal.
-std::string printable_text(const std::string& text);
 
 class Table {
  public:

@@ -1,6 +1,9 @@
 #include "cli/client_term.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <iostream>
 
 #include "core/config/input_limits.h"
 
@@ -39,6 +42,25 @@ std::string escape_for_terminal(std::string_view s) {
     }
   }
   return out;
+}
+
+std::string printable_text(std::string_view text) {
+  std::string flat(text);
+  for (char& c : flat)
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+  return escape_for_terminal(flat);
+}
+
+std::string terminal_text(std::string_view text, bool terminal) {
+  return terminal ? escape_for_terminal(text) : std::string(text);
+}
+
+void print_out(std::string_view text) {
+  std::cout << terminal_text(text, ::isatty(STDOUT_FILENO) == 1) << std::flush;
+}
+
+void print_err(std::string_view text) {
+  std::cerr << terminal_text(text, ::isatty(STDERR_FILENO) == 1);
 }
 
 }  // namespace sluice::cli

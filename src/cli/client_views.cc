@@ -442,9 +442,10 @@ std::string nodes_table(const json& reply, const ViewOptions& o) {
 std::string submitted_text(const json& reply) {
   std::string out;
   for (const auto& j : items(reply, "jobs")) {
-    out += "submitted job " + text_of(field(j, {"id"}));
-    if (const json* n = field(j, {"name"})) out += " (" + text_of(n) + ")";
-    if (const json* q = field(j, {"queue", "cluster_queue"})) out += " to queue " + text_of(q);
+    out += "submitted job " + printable_text(text_of(field(j, {"id"})));
+    if (const json* n = field(j, {"name"})) out += " (" + printable_text(text_of(n)) + ")";
+    if (const json* q = field(j, {"queue", "cluster_queue"}))
+      out += " to queue " + printable_text(text_of(q));
     out += "\n";
   }
   return out;

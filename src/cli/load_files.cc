@@ -1,6 +1,6 @@
 #include "cli/load_files.h"
 
-#include <iostream>
+#include "cli/client_term.h"
 
 namespace sluice::cli {
 
@@ -11,7 +11,7 @@ std::optional<LoadOutput> load_files(const std::vector<std::string>& files, bool
   for (const auto& f : files) {
     auto src = read_source(f);
     if (!src) {
-      std::cerr << "error: " << src.error() << "\n";
+      print_err("error: " + src.error() + "\n");
       failed = true;
       continue;
     }
@@ -23,9 +23,9 @@ std::optional<LoadOutput> load_files(const std::vector<std::string>& files, bool
   // The server's own document: read by `sluice serve` (server/auth.h), checked by `check`.
   options.ignore_kinds = {"ServerAuth"};
   LoadOutput out = load(sources, options);
-  for (const auto& e : out.errors) std::cerr << "error: " << e << "\n";
+  for (const auto& e : out.errors) print_err("error: " + e + "\n");
   if (!quiet_warnings)
-    for (const auto& w : out.config.warnings) std::cerr << "warning: " << w << "\n";
+    for (const auto& w : out.config.warnings) print_err("warning: " + w + "\n");
   if (!out.ok()) return std::nullopt;
   return out;
 }

@@ -6,8 +6,10 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli/client_http.h"
+#include "cli/client_term.h"
 #include "cli/commands.h"
 #include "cli/decisions_json.h"
 #include "cli/load_files.h"
@@ -30,44 +32,46 @@ struct PlanArgs {
 Source fetch_state(const Connection& conn) {
   auto reply = HttpClient(conn).call("GET", "/v1/state");
   if (reply.ok) return Source{conn.server + "/v1/state", reply.value.body};
-  std::cerr << reply.failure.message << "\n";
+  print_err(reply.failure.message + "\n");
   throw CLI::RuntimeError(reply.failure.exit_code);
 }
 
-void print_table(const CycleResult& r, const Scheduler& s,
-                 const std::map<JobId, std::string>& names) {
+void print_table(std::ostream& o, const CycleResult& r, const Scheduler& s,
+                 const std::map<JobId, std::string>& job_names) {
+  // Names from a live server may predate the refusal of control characters.
+  auto names_at = [&](JobId id) { return printable_text(job_names.at(id)); };
   const Config& c = s.config();
-  std::cout << "ADMITTED (" << r.admitted.size() << ")\n";
-  std::cout << std::left << std::setw(28) << "JOB" << std::setw(20) << "QUEUE" << std::setw(16)
-            << "FLAVOR" << std::setw(8) << "BORROW"
-            << "PLACEMENT\n";
+  o << "ADMITTED (" << r.admitted.size() << ")\n";
+  o << std::left << std::setw(28) << "JOB" << std::setw(20) << "QUEUE" << std::setw(16) << "FLAVOR"
+    << std::setw(8) << "BORROW"
+    << "PLACEMENT\n";
   for (const auto& a : r.admitted) {
     std::string flavors;
     for (FlavorId f : a.flavors_used()) flavors += (flavors.empty() ? "" : ",") + c.flavors[f].name;
-    std::cout << std::setw(28) << names.at(a.job) << std::setw(20) << c.cluster_queues[a.queue].name
-              << std::setw(16) << flavors << std::setw(8) << (a.borrowing ? "yes" : "no")
-              << placement_text(a.placement, c) << "\n";
+    o << std::setw(28) << names_at(a.job) << std::setw(20) << c.cluster_queues[a.queue].name
+      << std::setw(16) << flavors << std::setw(8) << (a.borrowing ? "yes" : "no")
+      << placement_text(a.placement, c) << "\n";
   }
   if (!r.preempted.empty()) {
-    std::cout << "\nPREEMPTED (" << r.preempted.size() << ")\n";
+    o << "\nPREEMPTED (" << r.preempted.size() << ")\n";
     for (const auto& p : r.preempted)
-      std::cout << std::setw(28) << names.at(p.victim) << "for " << names.at(p.preemptor)
-                << (p.reason == PreemptReason::kWithinClusterQueue ? " (within ClusterQueue)"
-                                                                   : " (reclaim within cohort)")
-                << ", grace " << p.grace_ns / kNsPerSec << "s\n";
+      o << std::setw(28) << names_at(p.victim) << "for " << names_at(p.preemptor)
+        << (p.reason == PreemptReason::kWithinClusterQueue ? " (within ClusterQueue)"
+                                                           : " (reclaim within cohort)")
+        << ", grace " << p.grace_ns / kNsPerSec << "s\n";
   }
   if (!r.rejected.empty()) {
-    std::cout << "\nREJECTED (" << r.rejected.size() << ")\n";
+    o << "\nREJECTED (" << r.rejected.size() << ")\n";
     for (const auto& x : r.rejected)
-      std::cout << std::setw(28) << names.at(x.job)
-                << "interactive timeout passed: " << describe(x.reason, c) << "\n";
+      o << std::setw(28) << names_at(x.job)
+        << "interactive timeout passed: " << describe(x.reason, c) << "\n";
   }
-  std::cout << "\nPENDING (" << r.pending.size() << ")\n";
-  std::cout << std::setw(28) << "JOB" << std::setw(20) << "QUEUE"
-            << "REASON\n";
+  o << "\nPENDING (" << r.pending.size() << ")\n";
+  o << std::setw(28) << "JOB" << std::setw(20) << "QUEUE"
+    << "REASON\n";
   for (const auto& p : r.pending)
-    std::cout << std::setw(28) << names.at(p.job) << std::setw(20)
-              << c.cluster_queues[p.reason.queue].name << describe(p.reason, c) << "\n";
+    o << std::setw(28) << names_at(p.job) << std::setw(20) << c.cluster_queues[p.reason.queue].name
+      << describe(p.reason, c) << "\n";
 }
 
 }  // namespace
@@ -118,17 +122,19 @@ void register_plan(CLI::App& app) {
       for (Job& job : out->jobs)
         if (job.submit_ns == 0 && !out->admitted.count(job.id)) job.submit_ns = now;
     const auto errors = load_state(s, *out);
-    for (const auto& e : errors) std::cerr << "error: " << e << "\n";
+    for (const auto& e : errors) print_err("error: " + e + "\n");
     if (!errors.empty()) throw CLI::RuntimeError(1);
     CycleResult r = s.run_cycle(now);
     if (a->json) {
       auto name = [&](JobId id) { return names.at(id); };
       std::cout << cycle_json(r, s, name).dump(2) << "\n";
     } else {
+      std::ostringstream o;
       if (s.running_count() > 0)
-        std::cout << "STARTING STATE: " << s.running_count() << " running, " << s.pending_count()
-                  << " pending\n\n";
-      print_table(r, s, names);
+        o << "STARTING STATE: " << s.running_count() << " running, " << s.pending_count()
+          << " pending\n\n";
+      print_table(o, r, s, names);
+      print_out(o.str());
     }
   });
 }

@@ -16,6 +16,7 @@
 
 #include "agent/agent.h"
 #include "agent/pod_identity.h"
+#include "cli/client_term.h"
 #include "cli/commands.h"
 #include "cli/demo_assets.h"
 #include "cli/state_home.h"
@@ -206,7 +207,7 @@ Result<std::unique_ptr<server::Server>> start_server(
   if (auto t = start_tracing(a); !t) return Error{t.error()};
   auto srv = server::Server::create(a.opt, std::move(store));
   if (!srv) return srv;
-  for (const auto& n : (*srv)->notes()) std::cerr << "serve: " << n << "\n";
+  for (const auto& n : (*srv)->notes()) print_err("serve: " + n + "\n");
   (*srv)->start();
   return srv;
 }
@@ -215,7 +216,7 @@ void log_line(const std::string& line) {
   std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&t));
-  std::cerr << buf << " serve: " << line << "\n";
+  print_err(std::string(buf) + " serve: " + line + "\n");  // a line may quote a request
 }
 
 // --store etcd://: waits as a standby until this replica leads (0 and a null store when a

@@ -99,7 +99,9 @@ class ClientCmd : public ::testing::Test {
         res.set_content(R"({"error":"no job 404","details":[]})", "application/json");
         return;
       }
-      json j = {{"id", std::stoi(req.matches[1])}, {"name", "bert"}, {"state", "cancelled"}};
+      // Job 66's name holds a window-title sequence (an old record, a hostile server).
+      const std::string name = req.matches[1] == "66" ? "evil\x1b]0;pwned\x07" : "bert";
+      json j = {{"id", std::stoi(req.matches[1])}, {"name", name}, {"state", "cancelled"}};
       res.set_content(j.dump(), "application/json");
     });
     fake_.get("/v1/queues", [](const httplib::Request&, httplib::Response& res) {
@@ -307,6 +309,13 @@ TEST_F(ClientCmd, CancelTriesEveryIdAndExitsOneOnARefusal) {
             "cancelled job 5 (bert): cancelled\n"
             "cancelled job 6 (bert): cancelled\n");
   EXPECT_EQ(r.err, "job 404: error: HTTP 404 Not Found: no job 404\n");
+}
+
+// Issue 41: a name inside a line is escaped whatever stdout is (here a string stream).
+TEST_F(ClientCmd, NamesInALineAreEscaped) {
+  auto r = run({"cancel", "66", "--server", fake_.url()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "cancelled job 66 (evil^[]0;pwned^G): cancelled\n");
 }
 
 TEST_F(ClientCmd, UnreachableServerIsExitCodeTwo) {

@@ -31,5 +31,25 @@ TEST(ClientTerm, OrdinaryTextIsLeftAsItIs) {
   EXPECT_EQ(escape_for_terminal("safe\rEVIL\n"), "safe^MEVIL\n");
 }
 
+// Names, states and reasons inside a line: one line, escaped always (issue 41).
+TEST(ClientTerm, PrintableTextIsOneEscapedLine) {
+  EXPECT_EQ(printable_text("bert\nEVIL\tx\r"), "bert EVIL x ");
+  EXPECT_EQ(printable_text("a\x1b]52;c;ZXZpbA==\x07"), "a^[]52;c;ZXZpbA==^G");
+  EXPECT_EQ(printable_text("abc\xe2\x80\xae"
+                           "exe"),
+            "abc<U+202E>exe");
+  EXPECT_EQ(printable_text("gr\xc3\xbc\xc3\x9f"), "gr\xc3\xbc\xc3\x9f");
+}
+
+// Free text (an explanation, an error, a log) is escaped for a terminal only: a pipe or a file
+// gets the server's bytes.
+TEST(ClientTerm, TerminalTextEscapesForATerminalOnly) {
+  const std::string text =
+      "job 1 (\x1b[2J)\nWhy: \xc2\x9b"
+      "31m\n";
+  EXPECT_EQ(terminal_text(text, true), "job 1 (^[[2J)\nWhy: <U+009B>31m\n");
+  EXPECT_EQ(terminal_text(text, false), text);
+}
+
 }  // namespace
 }  // namespace sluice::cli
