@@ -105,6 +105,7 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
   if (!lc) return Error{lc.error()};
   for (const auto& w : lc->warnings) s->notes_.push_back("warning: " + w);
   s->auth_ = lc->auth;
+  s->tokens_on_ = s->auth_.enabled();
   s->config_text_ = lc->text;
   const bool loopback = s->host_ == "127.0.0.1" || s->host_ == "localhost" || s->host_ == "::1";
   if (!s->auth_.enabled() && !loopback)
@@ -160,14 +161,15 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
 
 // Whose request this is, for the fairness caps (net::ServerOptions::tenant_of): on the I/O
 // thread, from the header alone. The agents' endpoints have their own lane and no cap; the
-// health checks none either. A token is the caller; without one the user the client claims
-// (a local server's users); else the client's address.
+// health checks none either. A token is the caller.
 std::string Server::caller_key(const net::RequestHead& h) const {
   if (h.path.rfind("/v1/agents/", 0) == 0 || h.path == "/healthz" || h.path == "/readyz") return {};
   const std::string_view auth = h.header("Authorization");
   if (!auth.empty()) return "token:" + secret::bearer(std::string(auth));
+  // Without tokens the claimed user (a local server's users); with them a request without one
+  // is refused, and counts against its address however it names itself.
   const std::string_view user = h.header("X-Sluice-User");
-  if (!user.empty()) return "user:" + std::string(user);  // refused (401) where tokens are on
+  if (!tokens_on_ && !user.empty()) return "user:" + std::string(user);
   return "addr:" + std::string(h.remote_addr);
 }
 
@@ -231,6 +233,7 @@ Server::ApplyOutcome Server::apply_config(const std::vector<Source>& sources) {
     config_text_ = lc->text;
     // A configuration without a ServerAuth document keeps the tokens in force.
     if (lc->auth.enabled() || !lc->auth.join_token.empty()) auth_ = lc->auth;
+    tokens_on_ = auth_.enabled();
   }
   if (ticket) store_->wait(ticket);
   kick();

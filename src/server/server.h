@@ -180,6 +180,7 @@ class Server {
   std::atomic<bool> stop_{false};
   std::atomic<bool> ready_{false};
   std::atomic<bool> store_failed_{false};
+  std::atomic<bool> tokens_on_{false};  // auth_.enabled(), for the I/O thread (caller_key)
 };
 
 // Reads config files and splits off the server-only kinds; used by serve and PUT /v1/config.
