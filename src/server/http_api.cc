@@ -109,11 +109,7 @@ void Server::routes() {
     }
     if (!parsed.errors.empty()) {
       // An unknown LocalQueue is "not found", not "malformed".
-      const bool unknown_queue =
-          std::all_of(parsed.errors.begin(), parsed.errors.end(), [](const std::string& e) {
-            return e.find("LocalQueue") != std::string::npos &&
-                   e.find("not found") != std::string::npos;
-          });
+      const bool unknown_queue = parsed.unknown_queue;
       if (parsed.too_large)
         return fail(res, 413, "the submission is over a limit (docs/api.md, Limits)",
                     parsed.errors);

@@ -190,6 +190,7 @@ struct JobContext {
   uint64_t generated = 0;
   std::string default_namespace = "default";  // metadata.namespace when a document has none
   std::optional<AdmittedStatus> admitted;     // the last job's status.admission (admitted.h)
+  size_t unknown_queues = 0;  // errors that are a named LocalQueue not found (JobsOutput)
 };
 
 // A plain Pod of a Kueue pod group (kueue.x-k8s.io/pod-group-name label, pod-group-total-count

@@ -312,6 +312,7 @@ bool JobReader::resolve_queue() {
                                         : "LocalQueue " + quote(queue) + " not found";
     error_at(d_.queue_loc, what + " in namespace " + quote(job.namespace_) + " (its queues: " +
                                (known.empty() ? "none" : join_list(known)) + ")");
+    if (!d_.queue.empty()) ++ctx_.unknown_queues;
     return false;
   }
   // Kueue leaves a job without a queue name alone; sluice queues it in "default", and says so.
