@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 all=(jobs_json jobs_yaml config_load proto trace_philly trace_openb trace_events trace_fgd
-  gateway_config gateway_http gateway_trace)
+  gateway_config gateway_http gateway_trace http_request)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 cxx=${SLUICE_FUZZ_CXX:-clang++-16}
@@ -22,10 +22,11 @@ fi
 
 # Longest input per target: a little above what the parser's own limits let through (the
 # gateway's 8 KiB header limit, a screenful of YAML, a few trace rows), so time goes to
-# structure, not to size.
+# structure, not to size. http_request: past the server's 64 KiB buffer bound, which refuses a
+# chunk-size line or a trailer that does not fit.
 declare -A max_len=([jobs_json]=8192 [jobs_yaml]=8192 [config_load]=16384 [proto]=8192
   [trace_philly]=4096 [trace_openb]=4096 [trace_events]=4096 [trace_fgd]=8192
-  [gateway_config]=8192 [gateway_http]=12288 [gateway_trace]=4096)
+  [gateway_config]=8192 [gateway_http]=12288 [gateway_trace]=4096 [http_request]=90112)
 for t in "${targets[@]}"; do
   [ -n "${max_len[$t]:-}" ] || { echo "fuzz: unknown target '$t' (one of: ${all[*]})" >&2; exit 2; }
 done

@@ -16,8 +16,6 @@ namespace sluice::net {
 namespace {
 
 constexpr size_t kFirstRead = 4096;
-// The most one read appends to the buffer (Beast's own read size).
-constexpr size_t kMaxRead = 64 << 10;
 // A connection closed after an early answer (413, 431) drains what the client still sends for
 // a moment, bounded in time and bytes, so that the answer is not destroyed by the reset that
 // unread input causes.
@@ -30,16 +28,6 @@ bool is_disconnect(const error_code& ec) {
          ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
          ec == asio::error::broken_pipe || ec == asio::error::bad_descriptor;
 }
-
-}  // namespace
-
-std::string describe_bytes(size_t n) {
-  if (n >= (1 << 20) && n % (1 << 20) == 0) return std::to_string(n >> 20) + " MiB";
-  if (n >= (1 << 10) && n % (1 << 10) == 0) return std::to_string(n >> 10) + " KiB";
-  return std::to_string(n) + " bytes";
-}
-
-namespace {
 
 // Runs a handler; what it threw, if it did, is counted, logged and answered 500 in `res`.
 template <class F>
@@ -70,12 +58,7 @@ Connection::Connection(Server::Impl& server, tcp::socket socket, asio::ip::addre
                        Slot slot)
     : server_(server),
       socket_(std::move(socket)),
-      // What waits in the buffer is what the parser has not taken yet: a header (bounded by
-      // header_limit), or a chunk-size line with its extensions, or a trailer, which Beast keeps
-      // until their CRLF. Without a bound those grew without limit before any token was checked
-      // (issue 41: a size line `5;` and 256 MB without CRLF); past it a read fails with
-      // buffer_overflow (431).
-      buffer_(server.opts.max_header_bytes + kMaxRead),
+      reader_(server.opts),
       addr_(std::move(addr)),
       addr_text_(addr_.to_string()),
       port_(port),
@@ -100,7 +83,7 @@ void Connection::close() {
 
 void Connection::close_if_idle() {
   asio::post(socket_.get_executor(), [self = shared_from_this()] {
-    if (self->phase_ == Phase::kIdle && self->buffer_.size() == 0) self->close_now();
+    if (self->phase_ == Phase::kIdle && self->reader_.buffer().size() == 0) self->close_now();
   });
 }
 
@@ -152,41 +135,25 @@ void Connection::on_deadline() {
 
 void Connection::next_request() {
   if (closed_ || server_.stopping || server_.draining) return close_now();
-  parser_.emplace();
-  parser_->header_limit(static_cast<std::uint32_t>(server_.opts.max_header_bytes));
-  // The largest any route takes: Beast checks a Content-Length against the limit while it
-  // parses the header, before the route is known. on_header() sets this request's own.
-  body_limit_ = std::max(server_.opts.max_body_bytes, server_.router.largest_body_limit());
-  parser_->body_limit(static_cast<std::uint64_t>(body_limit_));
-  if (buffer_.size() > 0) return on_bytes();  // the next request is already here
+  // on_header() sets this request's own body limit.
+  reader_.start(std::max(server_.opts.max_body_bytes, server_.router.largest_body_limit()));
+  auto& buffer = reader_.buffer();
+  if (buffer.size() > 0) return on_bytes();  // the next request is already here
   // Idle: a pending read and a deadline, nothing else. The header deadline starts with the
   // first byte, so a keep-alive connection may be quiet for the whole idle timeout.
   arm(Phase::kIdle, deadline(server_.opts.idle_timeout));
-  socket_.async_read_some(buffer_.prepare(kFirstRead),
+  socket_.async_read_some(buffer.prepare(kFirstRead),
                           [self = shared_from_this()](error_code ec, size_t n) {
                             if (ec) return self->on_read_error(ec);
-                            self->buffer_.commit(n);
+                            self->reader_.buffer().commit(n);
                             self->on_bytes();
                           });
 }
 
-// Feeds the parser from the buffer as far as it goes without a read: to the end of the header,
-// or with `body` to the end of the message. need_more: a read is needed. (Beast's async reads
-// would do the same, but complete through one more trip around the event loop.)
-error_code Connection::parse_buffered(bool body) {
-  for (;;) {
-    if (body ? parser_->is_done() : parser_->is_header_done()) return {};
-    if (buffer_.size() == 0) return http::error::need_more;
-    error_code ec;
-    const size_t n = parser_->put(buffer_.data(), ec);
-    buffer_.consume(n);
-    if (ec) return ec;
-    if (n == 0) return http::error::need_more;
-  }
-}
-
+// What is buffered is parsed first (Beast's async reads would do the same, but complete through
+// one more trip around the event loop).
 void Connection::on_bytes() {
-  const error_code ec = parse_buffered(false);
+  const error_code ec = reader_.parse_buffered(false);
   if (!ec) return on_header({});
   if (ec != http::error::need_more) return on_read_error(ec);
   read_header();
@@ -195,43 +162,19 @@ void Connection::on_bytes() {
 void Connection::read_header() {
   arm(Phase::kHeader, deadline(server_.opts.header_timeout));
   http::async_read_header(
-      socket_, buffer_, *parser_,
+      socket_, reader_.buffer(), reader_.parser(),
       [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
 }
 
 void Connection::on_header(error_code ec) {
   if (ec) return on_read_error(ec);
-  const auto& h = parser_->get();
-  if (static_cast<size_t>(std::distance(h.begin(), h.end())) > server_.opts.max_header_fields)
-    return answer_error(
-        431, "header_too_large",
-        "more than " + std::to_string(server_.opts.max_header_fields) + " header fields", true);
-  if (h.target().size() > server_.opts.max_target_bytes)
-    return answer_error(414, "target_too_long",
-                        "request target longer than the " +
-                            describe_bytes(server_.opts.max_target_bytes) + " limit",
-                        true);
-  // Only `chunked` is understood. Any other coding leaves the body without a length (RFC 9112
-  // 6.3: a server answers 400); reading to the end would hold the connection until the body
-  // deadline.
-  const auto te = h[http::field::transfer_encoding];
-  if (!te.empty() && !beast::iequals(te, "chunked"))
-    return answer_error(400, "malformed",
-                        "unsupported Transfer-Encoding (only chunked is accepted)", true);
-  // The route is looked up only for a body that may exceed the server's limit.
-  const auto length = parser_->content_length();
-  const bool large = length ? *length > server_.opts.max_body_bytes : parser_->chunked();
-  body_limit_ = large ? request_body_limit() : server_.opts.max_body_bytes;
-  if (length && *length > body_limit_)
-    return answer_error(413, "body_too_large",
-                        "request body larger than the " + describe_bytes(body_limit_) + " limit",
-                        true);
-  parser_->body_limit(static_cast<std::uint64_t>(body_limit_));
+  if (auto no = reader_.check_header([this] { return request_body_limit(); }))
+    return answer_error(no->status, no->reason, no->error, true, no->details);
   if (!enter_tenant()) return;
-  const error_code body = parse_buffered(true);
+  const error_code body = reader_.parse_buffered(true);
   if (!body) return on_request();
   if (body != http::error::need_more) return on_read_error(body);
-  if (beast::iequals(h[http::field::expect], "100-continue")) {
+  if (beast::iequals(reader_.parser().get()[http::field::expect], "100-continue")) {
     // The client waits for this before it sends the body (the size was checked against the
     // limit with the header).
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -252,7 +195,7 @@ void Connection::on_header(error_code ec) {
 bool Connection::enter_tenant() {
   tenant_.reset();
   if (!server_.opts.tenant_of) return true;
-  const auto& h = parser_->get();
+  const auto& h = reader_.parser().get();
   const std::string_view target = h.target();
   RequestHead head;
   head.method = h.method_string();
@@ -271,7 +214,7 @@ bool Connection::enter_tenant() {
        " requests of one caller are served at once; wait for an answer before sending more"});
   ex->res.set_header("Retry-After", "1");
   ex->keep_alive = false;  // the body was not read
-  parser_.reset();
+  reader_.reset();
   write(std::move(ex));
   return false;
 }
@@ -283,7 +226,7 @@ size_t Connection::request_body_limit() const {
   const size_t limit = server_.opts.max_body_bytes;
   const auto& router = server_.router;
   if (router.largest_body_limit() <= limit) return limit;
-  const auto& h = parser_->get();
+  const auto& h = reader_.parser().get();
   const std::string target(h.target());
   const std::string path =
       percent_decode(std::string_view(target).substr(0, target.find('?')), false);
@@ -298,10 +241,11 @@ size_t Connection::request_body_limit() const {
 
 void Connection::read_body() {
   arm(Phase::kBody, deadline(server_.opts.body_timeout));
-  http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
-    if (ec) return self->on_read_error(ec);
-    self->on_request();
-  });
+  http::async_read(socket_, reader_.buffer(), reader_.parser(),
+                   [self = shared_from_this()](error_code ec, size_t) {
+                     if (ec) return self->on_read_error(ec);
+                     self->on_request();
+                   });
 }
 
 void Connection::on_read_error(error_code ec) {
@@ -319,22 +263,8 @@ void Connection::on_read_error(error_code ec) {
     return close_now();
   }
   if (is_disconnect(ec)) return close_now();
-  if (ec == http::error::buffer_overflow)
-    return answer_error(431, "header_too_large",
-                        "a header, chunk-size line or trailer larger than the " +
-                            describe_bytes(server_.opts.max_header_bytes) + " limit",
-                        true);
-  if (ec == http::error::header_limit)
-    return answer_error(431, "header_too_large",
-                        "request header larger than the " +
-                            describe_bytes(server_.opts.max_header_bytes) + " limit",
-                        true);
-  if (ec == http::error::body_limit)
-    return answer_error(413, "body_too_large",
-                        "request body larger than the " + describe_bytes(body_limit_) + " limit",
-                        true);
-  if (ec.category() == http::make_error_code(http::error::bad_target).category())
-    return answer_error(400, "malformed", "malformed request", true, {ec.message()});
+  if (auto no = reader_.refusal(ec))
+    return answer_error(no->status, no->reason, no->error, true, no->details);
   close_now();
 }
 
@@ -343,14 +273,15 @@ void Connection::answer_error(int status, std::string_view reason, const std::st
   auto ex = std::make_shared<Exchange>();
   server_.set_stack_error(ex->res, status, reason, error, details);
   ex->keep_alive = !close;
-  parser_.reset();
+  reader_.reset();
   write(std::move(ex));
 }
 
 void Connection::on_request() {
+  if (auto no = reader_.check_trailer())
+    return answer_error(no->status, no->reason, no->error, true, no->details);
   auto ex = std::make_shared<Exchange>();
-  auto msg = parser_->release();
-  parser_.reset();
+  auto msg = reader_.release();
   ex->keep_alive = msg.keep_alive();
   ex->req = to_request(std::move(msg), addr_text_, port_);
   ex->head = ex->req.method == "HEAD";
@@ -451,7 +382,7 @@ void Connection::abandon() {
 void Connection::watch(std::function<void()> on_close) {
   asio::dispatch(socket_.get_executor(), [self = shared_from_this(), f = std::move(on_close)] {
     if (self->closed_ || self->phase_ != Phase::kHandler || self->watching_) return;
-    if (self->buffer_.size() > 0) return;  // pipelined bytes already here: nothing to learn
+    if (self->reader_.buffer().size() > 0) return;  // pipelined bytes: nothing to learn
     // A close that came before the watch raised no event a new wait would see: look first.
     char c = 0;
     const ssize_t n = ::recv(self->socket_.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -510,16 +441,16 @@ void Connection::linger_close() {
   error_code e;
   socket_.shutdown(tcp::socket::shutdown_send, e);
   if (e) return close_now();
-  buffer_.clear();
+  reader_.buffer().clear();
   arm(Phase::kLinger, kLinger);
   linger_read();
 }
 
 void Connection::linger_read() {
-  socket_.async_read_some(buffer_.prepare(kLingerChunk),
+  socket_.async_read_some(reader_.buffer().prepare(kLingerChunk),
                           [self = shared_from_this()](error_code ec, size_t n) {
                             self->lingered_ += n;
-                            self->buffer_.clear();
+                            self->reader_.buffer().clear();
                             if (ec || self->lingered_ > kLingerMaxBytes) return self->close_now();
                             self->linger_read();
                           });

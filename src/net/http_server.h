@@ -82,12 +82,14 @@ struct ServerOptions {
   // The tenant of a request ("": none, no tenant caps), on the I/O thread: cheap, no locks held
   // long. nullptr: no tenants.
   std::function<std::string(const RequestHead&)> tenant_of;
-  size_t tenant_max_in_flight = 0;     // one tenant's requests from header to answer (0: no cap)
-  size_t tenant_max_running = 0;       // one tenant's handlers running at once (0: no cap)
-  size_t max_body_bytes = 1 << 20;     // beyond: 413
-  size_t max_header_bytes = 16 << 10;  // request line and headers; beyond: 431
-  size_t max_header_fields = 100;      // header fields of one request; beyond: 431
-  size_t max_target_bytes = 4096;      // the request target; beyond: 414
+  size_t tenant_max_in_flight = 0;  // one tenant's requests from header to answer (0: no cap)
+  size_t tenant_max_running = 0;    // one tenant's handlers running at once (0: no cap)
+  size_t max_body_bytes = 1 << 20;  // beyond: 413
+  // Request line and headers, and a chunked body's trailer; beyond: 431. Above about 63 KiB it
+  // acts as that: a connection's buffer stays below 64 KiB (net/request_reader.h).
+  size_t max_header_bytes = 16 << 10;
+  size_t max_header_fields = 100;                    // header fields of one request; beyond: 431
+  size_t max_target_bytes = 4096;                    // the request target; beyond: 414
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive: waiting for a request
   std::chrono::milliseconds header_timeout{10'000};  // from its first byte to the blank line
   std::chrono::milliseconds body_timeout{30'000};    // the whole body, after the header

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "net/http_server.h"
+#include "net/request_reader.h"
 #include "net/worker_pool.h"
 
 namespace sluice::net {
@@ -185,7 +186,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void disarm(Phase p);
   void on_deadline();
   void next_request();
-  error_code parse_buffered(bool body);
   void on_bytes();
   void read_header();
   void on_header(error_code ec);
@@ -209,9 +209,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Server::Impl& server_;
   tcp::socket socket_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  size_t body_limit_ = 0;  // of the request being read (request_body_limit)
+  RequestReader reader_;  // the buffer and the parser of the request being read
   std::shared_ptr<const Server::Impl::TenantTicket> tenant_;  // of the request being read
   std::string out_head_;
   asio::ip::address addr_;
@@ -230,7 +228,5 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
 // Runs a route's handler; an exception becomes a 500 JSON answer and a log line.
 void run_handler(Server::Impl& server, const Route& route, Request& req, Response& res);
-
-std::string describe_bytes(size_t n);  // "1 MiB", "16 KiB", "1000 bytes"
 
 }  // namespace sluice::net

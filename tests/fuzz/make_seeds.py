@@ -39,6 +39,36 @@ def raw_strings(*patterns):
     return out
 
 
+def http_requests():
+    """The server's request reader (fuzz_http_request): requests with chunked bodies, chunk
+    extensions, trailers, many headers, pipelining, and lines past the limits; each in a few
+    modes (first byte: piece size, a route with a larger body limit, small limits)."""
+    head = b"POST /v1/jobs HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+    chunked = head + b"Transfer-Encoding: chunked\r\n\r\n"
+    reqs = [
+        b"GET /v1/jobs?state=pending&limit=10 HTTP/1.1\r\nHost: h\r\n\r\n",
+        b"GET /v1/jobs/%41%2f?x=%zz+y HTTP/1.0\r\n\r\n",
+        head + b"Content-Length: 7\r\n\r\n{\"a\":1}",
+        head + b"Content-Length: 3\r\nExpect: 100-continue\r\n\r\nabc",
+        chunked + b"5\r\nhello\r\n0\r\n\r\n",
+        chunked + b"5;a=b;c=\"q \\\" d\"\r\nhello\r\n6;ext\r\n world\r\n0;last=1\r\n\r\n",
+        chunked + b"5\r\nhello\r\n0\r\nX-Trailer: 1\r\nChecksum: abc\r\n\r\n",
+        chunked + b"5\r\nhello\r\n0\r\n" + b"".join(b"T%d: v\r\n" % i for i in range(200))
+        + b"\r\n",
+        chunked + b"5;" + b"a" * 70000,  # a size line without its CRLF: the buffer bound
+        chunked + b"5\r\nhello\r\n0\r\nX: " + b"b" * 70000 + b"\r\n\r\n",  # a long trailer
+        head + b"Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        head + b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        b"GET / HTTP/1.1\r\n" + b"".join(b"H%d: v\r\n" % i for i in range(120)) + b"\r\n",
+        b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\n\r\n",
+        b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n" + chunked + b"3\r\nabc\r\n0\r\n\r\n"
+        + b"GET /b HTTP/1.1\r\nConnection: close\r\n\r\n",
+        head + b"Content-Length: 99999999999\r\n\r\n",
+        chunked + b"fffffffffffffffff\r\n",
+    ]
+    return [bytes([mode]) + r for r in reqs for mode in (0x00, 0x01, 0x07, 0x40, 0x80, 0x85)]
+
+
 def main():
     out_dir = sys.argv[1]
     yaml_docs = files("examples/config/*.yaml", "examples/demo/*.yaml", "examples/philly/*.yaml",
@@ -56,6 +86,7 @@ def main():
            + read(os.path.join(ROOT, "examples/config/queues.yaml"))],
         "gateway_config": [read(p) for p in files("examples/gateway/*.yaml")]
         + raw_strings("tests/gateway/config_test.cc"),
+        "http_request": http_requests(),
     }
     targets = [os.path.basename(d) for d in sorted(glob.glob(os.path.join(HERE, "seeds", "*")))]
     for t in set(targets) | set(seeds):
