@@ -53,8 +53,8 @@ def parse_args(argv):
     ap.add_argument("--seeds", help="a range A-B of seeds (default 1-20; --long: 1-300)")
     ap.add_argument("--long", action="store_true", help="seeds 1..300")
     ap.add_argument("--faults", default=os.environ.get("CHAOS_FAULTS", ""),
-                    help="comma-separated fault kinds (default: all): " +
-                    ",".join(sorted(nemesis.FAULTS)))
+                    help="comma-separated fault kinds (default: all but %s): " %
+                    ",".join(nemesis.OPT_IN) + ",".join(sorted(nemesis.FAULTS)))
     ap.add_argument("--ops", default=os.environ.get("CHAOS_OPS", ""),
                     help="comma-separated client operations (default: all; submit always): " +
                     ",".join(nemesis.OPS))
@@ -90,7 +90,7 @@ def options(args, base):
     etcd = args.store == "etcd"
     other = nemesis.SQLITE_ONLY if etcd else nemesis.ETCD_ONLY  # not this store's faults
     kinds = [k for k in args.faults.split(",") if k] or sorted(
-        k for k in nemesis.FAULTS if k not in other)
+        k for k in nemesis.FAULTS if k not in other and k not in nemesis.OPT_IN)
     bad = [k for k in kinds if k not in nemesis.FAULTS]
     if bad:
         sys.exit("chaos: unknown fault kind(s) %s; known: %s" %
