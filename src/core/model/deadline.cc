@@ -4,19 +4,11 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "core/model/civil_date.h"
+
 namespace sluice {
 
 namespace {
-
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
 
 bool leap(int64_t y) {
   return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
