@@ -374,6 +374,10 @@ int ServerState::requeue(JobId id, bool hold_it, TimeNs now, std::string* error,
     r.deps_met = true;  // they were met when it ran (or it never needed them again)
     event({{"event", "requeue"}, {"time", unix_s(now)}, {"id", id}});
     gate(r, now);  // open_gates() below gives it to the scheduler
+    // A job cancelled a moment ago may still have pods in their grace: the new run waits for
+    // them as a preempted one does (tests/chaos seed 18, noisy among the defaults: a cancel
+    // and a requeue 23 ms apart ran two runs at once for 0.14 s).
+    gate_until_stopped(r, now);
   }
   if (hold_it) {
     r.held = true;

@@ -189,6 +189,28 @@ TEST_F(GatesTest, RequeueStopsARunningJobOrRunsAnEndedOneAgain) {
   EXPECT_EQ(h->preemptions, 1);  // the requeue of the running job
 }
 
+// A job cancelled while running and requeued before its pods' stop is confirmed runs again
+// only once the old run is gone (tests/chaos, seed 18: cancel and requeue 23 ms apart).
+TEST_F(GatesTest, ARequeuedCancelledJobWaitsForItsStoppingPods) {
+  up(0);
+  const JobId a = submit(job_yaml("a", 1, 1), 1 * kS);
+  run_cycle(2 * kS);
+  ASSERT_EQ(st.find(a)->state, JobState::kRunning);
+  const std::string node = st.find(a)->pods[0].node;
+  std::string err;
+  uint64_t ticket = 0;
+  ASSERT_EQ(st.cancel(a, 3 * kS, &err, &ticket), 200) << err;
+  ASSERT_EQ(st.requeue(a, false, 3 * kS, &err, &ticket), 200) << err;
+  run_cycle(4 * kS);
+  EXPECT_EQ(st.find(a)->state, JobState::kPending);  // its pod is still in its grace
+  EXPECT_NE(reason(a).find("stopping"), std::string::npos) << reason(a);
+  proto::SyncRequest gone;
+  gone.exits.push_back({a, 0, 0, 15, "signaled", "", 5 * kS});
+  sync(node, gone, 5 * kS);
+  run_cycle(6 * kS);
+  EXPECT_EQ(st.find(a)->state, JobState::kRunning);
+}
+
 TEST(ServerStoreGates, HoldsDependenciesAndHistorySurviveARestart) {
   const auto dir = fresh_dir("gates");
   auto cfg = config();
