@@ -41,7 +41,8 @@ class RequestReader {
   // "I/O thread: field value too large" (found by fuzz_http_request).
   static constexpr size_t kMaxBuffer = 65535;
 
-  explicit RequestReader(const ServerOptions& opts);
+  explicit RequestReader(const ServerOptions& opts);  // kept by reference: must outlive this
+  RequestReader(ServerOptions&&) = delete;             // a temporary would dangle
 
   // A new request: a fresh parser with the header limit, and `largest_body` (the largest body
   // any route takes) as its body limit: Beast checks a Content-Length against it while it

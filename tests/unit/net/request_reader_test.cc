@@ -54,8 +54,9 @@ TEST(RequestReader, TrailerFieldsCountAgainstTheHeaderLimit) {
   for (int i = 0; i < 98; ++i) trailer += "T" + std::to_string(i) + ": v\r\n";
   EXPECT_EQ(refusal_of(kChunked + trailer + "\r\n"), 0);  // 2 + 98 fields: the limit
   EXPECT_EQ(refusal_of(kChunked + trailer + "U: v\r\n\r\n"), 431);
-  RequestReader r(ServerOptions{});
-  feed(r, ServerOptions{}, kChunked + trailer + "U: v\r\nW: v\r\n\r\n");
+  const ServerOptions o;  // the reader keeps a reference: it must outlive it
+  RequestReader r(o);
+  feed(r, o, kChunked + trailer + "U: v\r\nW: v\r\n\r\n");
   ASSERT_FALSE(r.parse_buffered(false));
   ASSERT_FALSE(r.check_header([] { return size_t{1} << 20; }));
   ASSERT_FALSE(r.parse_buffered(true));
