@@ -53,8 +53,9 @@ def parse_args(argv):
     ap.add_argument("--seeds", help="a range A-B of seeds (default 1-20; --long: 1-300)")
     ap.add_argument("--long", action="store_true", help="seeds 1..300")
     ap.add_argument("--faults", default=os.environ.get("CHAOS_FAULTS", ""),
-                    help="comma-separated fault kinds (default: all but %s): " %
-                    ",".join(nemesis.OPT_IN) + ",".join(sorted(nemesis.FAULTS)))
+                    help="comma-separated fault kinds (default: all%s): " %
+                    ("".join(" but " + k for k in nemesis.OPT_IN)) +
+                    ",".join(sorted(nemesis.FAULTS)))
     ap.add_argument("--ops", default=os.environ.get("CHAOS_OPS", ""),
                     help="comma-separated client operations (default: all; submit always): " +
                     ",".join(nemesis.OPS))
