@@ -56,7 +56,8 @@ pid=$!
 for _ in $(seq 1 100); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "server not ready"
 
-"$SLUICE_BIN" config get | grep -q "name: a, namespace: team" || fail "config get shows the configuration"
+"$SLUICE_BIN" config get >"$tmp/got"  # not piped into grep -q: pipefail and an early exit
+grep -q "name: a, namespace: team" "$tmp/got" || fail "config get shows the configuration"
 "$SLUICE_BIN" run --queue b --namespace team --gpus 1 -- true >"$tmp/out" 2>&1 && fail "queue b should not exist yet"
 grep -q "not found" "$tmp/out" || fail "unknown queue b is reported: $(cat "$tmp/out")"
 

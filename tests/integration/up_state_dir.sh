@@ -14,7 +14,9 @@ up_once() {
   (cd "$tmp/cwd" && env -i PATH="$PATH" "$@" "$bin" up --nodes 1 --gpus fake:1xH100 \
     --listen 127.0.0.1:0 --exit-after 1 --quiet >"$tmp/up.log" 2>&1)
 }
-"$bin" up --help | grep -q 'XDG_STATE_HOME' || fail "up --help does not name the default"
+# (Through a file: `grep -q` may exit before --help is written, and pipefail would fail it.)
+"$bin" up --help >"$tmp/help"
+grep -q 'XDG_STATE_HOME' "$tmp/help" || fail "up --help does not name the default"
 
 # 1. HOME only: ~/.local/state/sluice/up.
 up_once HOME="$tmp/home" || fail "sluice up with HOME"
