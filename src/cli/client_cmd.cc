@@ -48,8 +48,7 @@ json list_pages(HttpClient http, const std::string& path, size_t want) {
       for (auto& j : reply["jobs"]) out["jobs"].push_back(std::move(j));
     out["truncated"] = reply.value("truncated", false);
     out["continue"] = reply.contains("continue") ? reply["continue"] : json(nullptr);
-    if (!out["truncated"].get<bool>() || !out["continue"].is_string() ||
-        out["jobs"].size() >= want)
+    if (!out["truncated"].get<bool>() || !out["continue"].is_string() || out["jobs"].size() >= want)
       return out;
     next = out["continue"].get<std::string>();
   }

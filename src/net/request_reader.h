@@ -42,7 +42,7 @@ class RequestReader {
   static constexpr size_t kMaxBuffer = 65535;
 
   explicit RequestReader(const ServerOptions& opts);  // kept by reference: must outlive this
-  RequestReader(ServerOptions&&) = delete;             // a temporary would dangle
+  RequestReader(ServerOptions&&) = delete;            // a temporary would dangle
 
   // A new request: a fresh parser with the header limit, and `largest_body` (the largest body
   // any route takes) as its body limit: Beast checks a Content-Length against it while it

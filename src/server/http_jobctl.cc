@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxTtyBody = 4096;  // keystrokes per POST /v1/jobs/{id}/tty
+constexpr size_t kMaxTtyBody = 4096;       // keystrokes per POST /v1/jobs/{id}/tty
 constexpr JobId kMaxHistoryPage = 10'000;  // rows of one GET /v1/history
 
 // The history's filters from the query string; an error message when one is malformed.

@@ -20,14 +20,14 @@ server's RSS stays under RSS_MIB.
 Usage: noisy_tenant.py [SECONDS]   (CI: 6; the issue's figures: 30)."""
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import BIN, Serve, check, finish, free_port, http, rss_mib, wait_for, workdir  # noqa
+from common import (BIN, Serve, check, finish, free_port, http, rss_mib, stop_processes,  # noqa
+                    wait_for, workdir)
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "security"))
 from tenants import TOKENS, auth_doc  # noqa: E402
 
@@ -62,17 +62,6 @@ def start_agents(d, url):
             [BIN, "agent", "--server", url, "--name", n, "--gpus", "fake:4xH100",
              "--state-dir", state, "--listen", "127.0.0.1:%d" % free_port()],
             env=dict(os.environ, SLUICE_JOIN_TOKEN=JOIN), stdout=log, stderr=log))
-
-
-def stop_agents():
-    for p in AGENTS:
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    for p in AGENTS:
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
 
 
 class Watch:
@@ -216,7 +205,7 @@ def main():
         finish("reliability.noisy_tenant", "%g s per pattern; %s; RSS peak %.0f MiB" % (
             SECONDS, "; ".join(lines), rss))
     finally:
-        stop_agents()
+        stop_processes(AGENTS)
         srv.stop()
 
 

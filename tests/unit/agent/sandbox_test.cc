@@ -57,9 +57,9 @@ TEST(AgentSandbox, TheSandboxStaysInThePodsGroupAndOutlivesTheAgent) {
 // or the agent's state (issue 35: `workingDir: /proc` showed the host's processes).
 TEST(AgentSandbox, WorkingDirectoriesThatWouldReplaceTheSandboxsOwn) {
   const std::string state = "/var/lib/sa";
-  for (const char* bad : {"/", "/proc", "/proc/1/root", "/dev", "/dev/shm", "/sys/fs", "/tmp",
-                          "/tmp/", "/var/tmp", "/var", "/var/lib", "/var/lib/sa",
-                          "/var/lib/sa/work/2-0", "/tmp/../proc"})
+  for (const char* bad :
+       {"/", "/proc", "/proc/1/root", "/dev", "/dev/shm", "/sys/fs", "/tmp", "/tmp/", "/var/tmp",
+        "/var", "/var/lib", "/var/lib/sa", "/var/lib/sa/work/2-0", "/tmp/../proc"})
     EXPECT_NE(sandbox_reserved(bad, state), "") << bad;
   for (const char* good : {"/home/alice/proj", "/tmp/alice", "/var/tmp/x/y", "/srv/data",
                            "/var/lib/other", "/procfs", "/tmpdata"})

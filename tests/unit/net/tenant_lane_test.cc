@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "gate.h"
 #include "net/http_server.h"
 #include "raw_socket.h"
 #include "test_client.h"
@@ -18,24 +19,16 @@ namespace tenant_lane_test {
 
 using test::eventually;
 
+// Handlers that hold their worker until the test opens the gate.
 struct Blocker {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = false;
+  test::Gate gate;
   Handler handler() {
     return [this](const Request&, Response& res) {
-      std::unique_lock lk(mu);
-      cv.wait_for(lk, std::chrono::seconds(60), [&] { return open; });
+      gate.pass();
       res.set_content("done", "text/plain");
     };
   }
-  void release() {
-    {
-      std::lock_guard lk(mu);
-      open = true;
-    }
-    cv.notify_all();
-  }
+  void release() { gate.release(); }
 };
 
 ServerOptions options() {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "gate.h"
 #include "net/http_server.h"
 #include "raw_socket.h"
 #include "test_client.h"
@@ -19,25 +20,7 @@ namespace {
 
 using test::eventually;
 
-// A gate the worker jobs wait at until the test opens it.
-struct Gate {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = false;
-  std::atomic<int> waiting{0};
-  void pass() {
-    ++waiting;
-    std::unique_lock lk(mu);
-    cv.wait(lk, [&] { return open; });
-  }
-  void release() {
-    {
-      std::lock_guard lk(mu);
-      open = true;
-    }
-    cv.notify_all();
-  }
-};
+using test::Gate;
 
 // POST /x: "now" is answered by the handler itself; anything else on a worker, after the gate.
 // The threads that ran the handler and the job are noted.

@@ -3,6 +3,8 @@
 // start is observed with one worker.
 #include "net/worker_pool.h"
 
+#include "gate.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,23 +16,7 @@
 namespace sluice::net {
 namespace worker_pool_test {
 
-// A gate the first job waits at, so that every later job is queued before any runs.
-struct Gate {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = false;
-  void wait() {
-    std::unique_lock lk(mu);
-    cv.wait(lk, [&] { return open; });
-  }
-  void release() {
-    {
-      std::lock_guard lk(mu);
-      open = true;
-    }
-    cv.notify_all();
-  }
-};
+using test::Gate;  // the first job waits at it, so that every later job is queued first
 
 TEST(WorkerPool, KeysTakeTurnsSoABacklogDelaysOthersByOneTurn) {
   WorkerPool pool(1, 1000);
@@ -47,7 +33,7 @@ TEST(WorkerPool, KeysTakeTurnsSoABacklogDelaysOthersByOneTurn) {
       ++done;
     };
   };
-  ASSERT_TRUE(pool.try_post([&] { gate.wait(); }, "a"));
+  ASSERT_TRUE(pool.try_post([&] { gate.pass(); }, "a"));
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(pool.try_post(job("a"), "a"));
   ASSERT_TRUE(pool.try_post(job("b"), "b"));
   ASSERT_TRUE(pool.try_post(job("b"), "b"));
@@ -73,7 +59,7 @@ TEST(WorkerPool, AKeyRunsAtMostItsCapAtOnceAndOthersUseTheRest) {
           int seen = max_a;
           while (now > seen && !max_a.compare_exchange_weak(seen, now)) {
           }
-          gate.wait();
+          gate.pass();
           --running_a;
         },
         "a"));
@@ -95,7 +81,7 @@ TEST(WorkerPool, UnkeyedJobsHaveNoCapAndTheQueueStaysBounded) {
   for (int i = 0; i < 2; ++i)
     ASSERT_TRUE(pool.try_post([&] {
       ++started;
-      gate.wait();
+      gate.pass();
     }));
   while (started < 2) std::this_thread::yield();  // two unkeyed jobs at once: no cap on ""
   EXPECT_TRUE(pool.try_post([] {}));              // one may wait
