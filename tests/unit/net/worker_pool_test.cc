@@ -65,7 +65,9 @@ TEST(WorkerPool, AKeyRunsAtMostItsCapAtOnceAndOthersUseTheRest) {
         "a"));
   // a holds two workers, blocked; b's jobs still run on the other two.
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(pool.try_post([&] { ++ran_b; }, "b"));
-  while (ran_b < 5) std::this_thread::yield();
+  // (b's jobs may all end before a's second starts, and a worker counts itself idle only after
+  // its job: wait for the state, not for b alone.)
+  while (ran_b < 5 || running_a < 2 || pool.busy() != 2) std::this_thread::yield();
   EXPECT_EQ(max_a.load(), 2);
   EXPECT_EQ(pool.busy(), 2u);
   EXPECT_EQ(pool.queued(), 8u);
