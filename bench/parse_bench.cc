@@ -14,9 +14,9 @@
 #include <string>
 
 #include "bench_world.h"
-#include "core/config/json_documents.h"
-#include "core/config/loader.h"
-#include "core/config/parse_jobs.h"
+#include "config/json_documents.h"
+#include "config/loader.h"
+#include "config/parse_jobs.h"
 
 namespace sluice {
 namespace {

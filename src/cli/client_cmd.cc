@@ -16,7 +16,7 @@
 #include "cli/client_sbatch.h"
 #include "cli/client_views.h"
 #include "cli/commands.h"
-#include "core/config/loader.h"
+#include "config/loader.h"
 
 namespace sluice::cli {
 

@@ -13,7 +13,7 @@
 #include "cli/client_sbatch.h"
 #include "cli/client_table.h"
 #include "cli/client_views.h"
-#include "core/config/loader.h"
+#include "config/loader.h"
 
 namespace sluice::cli {
 

@@ -7,7 +7,7 @@
 
 #include "cli/client_export.h"
 #include "cli/client_time.h"
-#include "core/config/loader.h"
+#include "config/loader.h"
 #include "core/model/deadline.h"
 #include "core/model/job_control.h"
 

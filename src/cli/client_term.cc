@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "core/config/input_limits.h"
+#include "config/input_limits.h"
 
 namespace sluice::cli {
 

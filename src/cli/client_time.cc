@@ -3,7 +3,7 @@
 #include <cctype>
 #include <vector>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 
 namespace sluice::cli {
 

@@ -2,7 +2,7 @@
 // JSON forms of scheduling decisions, shared by `sluice plan --json` and the scenario tests.
 #include <nlohmann/json.hpp>
 
-#include "core/cycle/decisions.h"
+#include "core/decision/decisions.h"
 #include "core/cycle/scheduler.h"
 
 namespace sluice::cli {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 
 namespace sluice::cli {
 

@@ -1,7 +1,7 @@
 // `sluice plan`: run one scheduling cycle over a configuration and a set of jobs and print the
 // decisions: admissions with their placements, whom they preempt, and a reason for every job
 // left pending. Jobs with a status.admission are the running state the cycle starts from
-// (core/config/admitted.h); `--server URL` takes that state from a live server (GET /v1/state)
+// (config/state/admitted.h); `--server URL` takes that state from a live server (GET /v1/state)
 // and adds the jobs given, without submitting them.
 #include <iomanip>
 #include <iostream>
@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "cli/decisions_json.h"
 #include "cli/load_files.h"
-#include "core/config/admitted.h"
+#include "config/state/admitted.h"
 #include "core/cycle/scheduler.h"
 
 namespace sluice::cli {

@@ -1,6 +1,6 @@
 #include "server/auth.h"
 
-#include "core/config/yaml_documents.h"
+#include "config/yaml_documents.h"
 #include "secret/secret.h"
 
 #include <yaml-cpp/yaml.h>

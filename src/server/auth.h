@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 #include "core/model/result.h"
 
 namespace sluice::server {

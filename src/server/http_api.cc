@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 #include "proto/split.h"
 #include "secret/secret.h"
 #include "server/http_reply.h"

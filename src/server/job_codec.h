@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/cycle/decisions.h"
+#include "core/decision/decisions.h"
 #include "core/model/config.h"
 #include "core/model/job.h"
 #include "core/model/result.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/cycle/decisions.h"
+#include "core/decision/decisions.h"
 #include "core/model/job.h"
 #include "proto/protocol.h"
 

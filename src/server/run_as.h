@@ -10,7 +10,7 @@
 // uid or gid 0 needs a ClusterQueue with spec.sluice.allowRootPods.
 #include <string>
 
-#include "core/cycle/decisions.h"
+#include "core/decision/decisions.h"
 #include "core/model/config.h"
 #include "core/model/job.h"
 #include "proto/protocol.h"

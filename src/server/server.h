@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 #include "net/http_server.h"
 #include "server/auth.h"
 #include "server/fair_slots.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/config/state_writer.h"
+#include "config/state/state_writer.h"
 
 namespace sluice::server {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <sstream>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 #include "sim/html.h"
 #include "sim/report.h"
 #include "sim/rng.h"

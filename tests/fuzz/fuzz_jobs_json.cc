@@ -1,7 +1,7 @@
 // parse_jobs on any body, as the server's POST /v1/jobs takes it: the JSON fast path, falling
 // back to the YAML path. Also the fast path's document builder on its own.
-#include "core/config/json_documents.h"
-#include "core/config/parse_jobs.h"
+#include "config/json_documents.h"
+#include "config/parse_jobs.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // parse_jobs' YAML path forced (what `sluice submit` of a YAML file and the JSON path's fallback
 // take), on any text.
-#include "core/config/parse_jobs.h"
+#include "config/parse_jobs.h"
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 
 namespace sluice::fuzz {
 

@@ -22,7 +22,7 @@
 //         podSetCounts: {job-b: {main: 2}}  # pods placed per pod set (partial admission)
 //         flavors: {job-b: {main: {cpu: on-demand}}}  # flavor per pod set and resource
 //
-// Jobs with a status.admission (core/config/admitted.h) run from the start: the scenario starts
+// Jobs with a status.admission (config/state/admitted.h) run from the start: the scenario starts
 // from that state. tests/scenarios/kueue/ holds Kueue's own test cases in this form
 // (docs/kueue-conformance.md); those listed in its known_differences.yaml must fail (sluice
 // decides differently today, for the reason given there) and are reported when they pass.
@@ -37,8 +37,8 @@
 #include <set>
 #include <sstream>
 
-#include "core/config/admitted.h"
-#include "core/config/loader.h"
+#include "config/state/admitted.h"
+#include "config/loader.h"
 #include "core/cycle/scheduler.h"
 
 namespace sluice {

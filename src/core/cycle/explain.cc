@@ -1,4 +1,4 @@
-#include "core/cycle/decisions.h"
+#include "core/decision/decisions.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/cycle/decisions.h"
-#include "core/cycle/records.h"
+#include "core/decision/decisions.h"
+#include "core/decision/records.h"
 #include "core/place/node_set.h"
 #include "core/place/placer.h"
 

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "core/cycle/budget_ledger.h"
-#include "core/cycle/decisions.h"
+#include "core/decision/decisions.h"
 #include "core/cycle/pooled_set.h"
-#include "core/cycle/records.h"
+#include "core/decision/records.h"
 #include "core/cycle/reservation.h"
 #include "core/flavor/assigner.h"
 #include "core/model/config.h"

@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/cycle/decisions.h"
-#include "core/cycle/records.h"
+#include "core/decision/decisions.h"
+#include "core/decision/records.h"
 #include "core/model/config.h"
 #include "core/place/cluster_alloc.h"
 #include "core/place/node_set.h"

@@ -1,7 +1,7 @@
 #pragma once
 // The validated configuration: Kueue's objects (ResourceFlavor, ClusterQueue, LocalQueue,
 // WorkloadPriorityClass, Cohort) plus sluice's Cluster and SchedulerPolicy. Produced by
-// core/config/loader.h; every cross reference here is an index that is known to be valid.
+// config/loader.h; every cross reference here is an index that is known to be valid.
 #include <cstdint>
 #include <map>
 #include <optional>

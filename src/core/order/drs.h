@@ -13,7 +13,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/cycle/decisions.h"
+#include "core/decision/decisions.h"
 #include "core/model/config.h"
 #include "core/quota/quota_tree.h"
 

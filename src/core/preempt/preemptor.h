@@ -7,8 +7,8 @@
 #include <set>
 #include <vector>
 
-#include "core/cycle/decisions.h"
-#include "core/cycle/records.h"
+#include "core/decision/decisions.h"
+#include "core/decision/records.h"
 #include "core/flavor/assigner.h"
 #include "core/preempt/victims.h"
 

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/cycle/records.h"
+#include "core/decision/records.h"
 
 namespace sluice {
 

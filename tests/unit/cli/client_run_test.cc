@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 
 namespace sluice::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 
 namespace sluice::server {
 namespace job_codec_test {  // a namespace of its own: the unit tests build in unity batches

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 #include "server/job_codec.h"
 
 namespace sluice::server {

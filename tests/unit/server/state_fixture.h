@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <set>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 #include "server/server.h"
 #include "server/sqlite_store.h"
 #include "server/state.h"

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 #include "server/server.h"
 #include "server/state.h"
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "core/config/loader.h"
+#include "config/loader.h"
 
 namespace sluice::sim::testing {
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../test_config.h"
-#include "core/config/parse_jobs.h"
+#include "config/parse_jobs.h"
 #include "core/cycle/scheduler.h"
 #include "core/model/deadline.h"
 #include "restore_helper.h"

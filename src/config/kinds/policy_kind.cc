@@ -1,0 +1,170 @@
+// sluice.dev/v1alpha1 SchedulerPolicy: GPU scoring, ordering weights, aging, fairness debt,
+// interactive timeout, global pending cap. At most one per configuration.
+#include <limits>
+
+#include "config/internal.h"
+
+namespace sluice::config_detail {
+
+namespace {
+
+OrderingMode read_mode(Reader& r, const YAML::Node& n, const std::string& path) {
+  return r
+      .choice<OrderingMode>(
+          n, path, {{"composite", OrderingMode::kComposite}, {"kueue", OrderingMode::kKueue}})
+      .value_or(OrderingMode::kComposite);
+}
+
+// spec.ordering: `kueue` / `composite`, or a map {mode, weights, agingHorizon}.
+void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
+  if (n.IsScalar()) {
+    p.ordering = read_mode(r, n, "spec.ordering");
+    return;
+  }
+  MapReader o(r, n, "spec.ordering", {{"mode", "weights", "agingHorizon"}});
+  if (const YAML::Node* m = o.find("mode")) p.ordering = read_mode(r, *m, o.path("mode"));
+  if (const YAML::Node* w = o.find("weights")) {
+    MapReader wm(r, *w, "spec.ordering.weights", {{"priority", "age", "drf", "debt", "deadline"}});
+    auto weight = [&](const char* key, double* out) {
+      if (const YAML::Node* x = wm.find(key)) {
+        if (auto v = r.number(*x, wm.path(key), 0, 1e6)) *out = *v;
+      }
+    };
+    weight("priority", &p.weights.priority);
+    weight("age", &p.weights.age);
+    weight("drf", &p.weights.drf);
+    weight("debt", &p.weights.debt);
+    weight("deadline", &p.weights.deadline);
+  }
+  if (const YAML::Node* h = o.find("agingHorizon")) {
+    if (auto v = r.duration(*h, "spec.ordering.agingHorizon")) {
+      if (*v == 0) {
+        r.error(*h, "spec.ordering.agingHorizon", quote(h->Scalar()) + " must be positive");
+      } else {
+        p.aging_horizon_ns = *v;
+      }
+    }
+  }
+}
+
+// spec.fairSharing: Kueue's Configuration fairSharing {enable, preemptionStrategies}. Kueue
+// accepts [LessThanOrEqualToFinalShare], [LessThanInitialShare] or both in that order.
+void read_fair_sharing(Reader& r, const YAML::Node& n, FairSharing& fs) {
+  MapReader f(r, n, "spec.fairSharing", {{"enable", "preemptionStrategies"}});
+  if (!f.is_map()) return;
+  if (const YAML::Node* e = f.find("enable")) {
+    if (auto v = r.boolean(*e, f.path("enable"))) fs.enable = *v;
+  }
+  const YAML::Node* s = f.find("preemptionStrategies");
+  if (!s) return;
+  const std::string path = f.path("preemptionStrategies");
+  if (!s->IsSequence() || s->size() == 0 || s->size() > 2) {
+    r.error(*s, path, "a list of one or two strategies");
+    return;
+  }
+  std::vector<FairStrategy> out;
+  for (size_t i = 0; i < s->size(); ++i) {
+    const YAML::Node item = (*s)[i];
+    auto v = r.choice<FairStrategy>(
+        item, path + "[" + std::to_string(i) + "]",
+        {{"LessThanOrEqualToFinalShare", FairStrategy::kLessThanOrEqualToFinalShare},
+         {"LessThanInitialShare", FairStrategy::kLessThanInitialShare}});
+    if (!v) return;
+    out.push_back(*v);
+  }
+  if (out.size() == 2 && (out[0] != FairStrategy::kLessThanOrEqualToFinalShare ||
+                          out[1] != FairStrategy::kLessThanInitialShare)) {
+    r.error(*s, path,
+            "with two strategies Kueue accepts only [LessThanOrEqualToFinalShare, "
+            "LessThanInitialShare]");
+    return;
+  }
+  fs.strategies = std::move(out);
+}
+
+}  // namespace
+
+void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
+  MapReader top(r, doc, "", {{"apiVersion", "kind", "metadata", "spec", "status"}});
+  if (const YAML::Node* m = top.find("metadata")) {
+    read_metadata(r, doc, m);  // name optional here: reported only if malformed
+  }
+  if (b.policy_where) {
+    r.error(doc, "kind",
+            "a second SchedulerPolicy (the first is at " + b.policy_where->str() +
+                "); at most one is allowed");
+    return;
+  }
+  b.policy_where = r.where(doc);
+  const YAML::Node* spec_node = top.find("spec");
+  if (!spec_node) return;  // all defaults
+  SchedulerPolicy& p = b.config.policy;
+  MapReader spec(r, *spec_node, "spec",
+                 {{"scoring", "ordering", "fairness", "fairSharing", "interactive",
+                   "maxPendingTotal", "preemption", "backfill", "backfillDepth", "alignEnds",
+                   "alignEndsAfter", "flavorSnapshot"}});
+  if (const YAML::Node* n = spec.find("scoring")) {
+    if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
+                                         {{"binpack", ScoringPolicy::kBinPack},
+                                          {"spread", ScoringPolicy::kSpread},
+                                          {"bestfit", ScoringPolicy::kBestFit},
+                                          {"fgd", ScoringPolicy::kFgd},
+                                          {"fgdpack", ScoringPolicy::kFgdPack},
+                                          {"fgdmix", ScoringPolicy::kFgdMix}}))
+      p.gpu_scoring = *v;
+  }
+  if (const YAML::Node* n = spec.find("ordering")) read_ordering(r, *n, p);
+  if (const YAML::Node* n = spec.find("fairness")) {
+    MapReader f(r, *n, "spec.fairness", {{"debtHalfLife"}});
+    if (const YAML::Node* h = f.find("debtHalfLife")) {
+      if (auto v = r.duration(*h, "spec.fairness.debtHalfLife")) {
+        if (*v == 0) {
+          r.error(*h, "spec.fairness.debtHalfLife", quote(h->Scalar()) + " must be positive");
+        } else {
+          p.debt_half_life_ns = *v;
+        }
+      }
+    }
+  }
+  if (const YAML::Node* n = spec.find("fairSharing")) read_fair_sharing(r, *n, p.fair_sharing);
+  if (const YAML::Node* n = spec.find("interactive")) {
+    MapReader i(r, *n, "spec.interactive", {{"timeout"}});
+    if (const YAML::Node* t = i.find("timeout")) {
+      if (auto v = r.duration(*t, "spec.interactive.timeout")) p.interactive_timeout_ns = *v;
+    }
+  }
+  if (const YAML::Node* n = spec.find("backfill")) {
+    if (auto v = r.boolean(*n, "spec.backfill")) p.backfill = *v;
+  }
+  if (const YAML::Node* n = spec.find("backfillDepth")) {
+    if (auto v = r.integer(*n, "spec.backfillDepth", 1, 64))
+      p.backfill_depth = static_cast<int32_t>(*v);
+  }
+  if (const YAML::Node* n = spec.find("alignEnds")) {
+    if (auto v = r.boolean(*n, "spec.alignEnds")) p.align_ends = *v;
+  }
+  if (const YAML::Node* n = spec.find("alignEndsAfter")) {
+    if (auto v = r.duration(*n, "spec.alignEndsAfter")) {
+      p.align_ends_after_ns = *v;
+      if (!p.align_ends && *v > 0)
+        r.warning(*n, "spec.alignEndsAfter", "has no effect without spec.alignEnds: true");
+    }
+  }
+  if (const YAML::Node* n = spec.find("flavorSnapshot")) {
+    if (auto v = r.choice<bool>(*n, "spec.flavorSnapshot", {{"live", false}, {"cycleStart", true}}))
+      p.cycle_start_flavors = *v;
+  }
+  if (const YAML::Node* n = spec.find("preemption")) {
+    MapReader pm(r, *n, "spec.preemption", {{"maxPerJob"}});
+    if (const YAML::Node* m = pm.find("maxPerJob")) {
+      if (auto v = r.integer(*m, "spec.preemption.maxPerJob", 0, 1'000'000))
+        p.max_preemptions_per_job = static_cast<int32_t>(*v);
+    }
+  }
+  if (const YAML::Node* n = spec.find("maxPendingTotal")) {
+    if (auto v = r.integer(*n, "spec.maxPendingTotal", 0, std::numeric_limits<int32_t>::max()))
+      p.max_pending_total = static_cast<int32_t>(*v);
+  }
+}
+
+}  // namespace sluice::config_detail
