@@ -171,6 +171,54 @@ std::optional<std::string> time_out_of_bounds(TimeFields points, TimeFields dura
   return std::nullopt;
 }
 
+namespace {
+
+Result<PodSet> decode_pod_set(const json& p, const Config& config) {
+  PodSet ps;
+  ps.name = p.value("name", "main");
+  ps.count = p.value("count", 1);
+  auto req = decode_requests(p.at("requests"), config);
+  if (!req) return Error{req.error()};
+  ps.requests = *req;
+  ps.gpus = p.value("gpus", 0);
+  ps.gpu_milli = p.value("gpu_milli", 1000);
+  ps.command = p.value("command", std::vector<std::string>{});
+  ps.image = p.value("image", std::string());
+  ps.image_args_only = p.value("image_args_only", false);
+  decode_env(p, "env", ps.env);
+  ps.indexed_group = p.value("indexed_group", 0);
+  ps.min_count = p.value("min_count", 0);
+  if (ps.min_count < 0 || ps.min_count > ps.count)
+    return Error{"pod set " + ps.name + ": min_count " + std::to_string(ps.min_count) +
+                 " is not between 1 and its count " + std::to_string(ps.count)};
+  return ps;
+}
+
+Result<TopologyRequest> decode_topology(const json& t, const Config& config) {
+  TopologyRequest out;
+  auto level_of = [&](const json& name) -> Result<int32_t> {
+    const std::string level = name.get<std::string>();
+    const int idx = config.cluster.level_index(level);
+    if (idx < 0) return Error{"topology level \"" + level + "\" is not in the cluster"};
+    return static_cast<int32_t>(idx);
+  };
+  if (t.contains("level") && !t["level"].is_null()) {
+    auto idx = level_of(t["level"]);
+    if (!idx) return Error{idx.error()};
+    out.level = *idx;
+  }
+  out.required = t.value("required", false);
+  if (t.contains("slices"))
+    for (const auto& sl : t["slices"]) {
+      auto idx = level_of(sl.at("level"));
+      if (!idx) return Error{idx.error()};
+      out.slices.push_back({*idx, sl.at("size").get<int32_t>()});
+    }
+  return out;
+}
+
+}  // namespace
+
 Result<Job> decode_job(const json& j, const Config& config) {
   try {
     Job job;
@@ -183,49 +231,15 @@ Result<Job> decode_job(const json& j, const Config& config) {
     job.preemptible = j.value("preemptible", true);
     job.interactive = j.value("interactive", false);
     for (const auto& p : j.at("pod_sets")) {
-      PodSet ps;
-      ps.name = p.value("name", "main");
-      ps.count = p.value("count", 1);
-      auto req = decode_requests(p.at("requests"), config);
-      if (!req) return Error{"job " + std::to_string(job.id) + ": " + req.error()};
-      ps.requests = *req;
-      ps.gpus = p.value("gpus", 0);
-      ps.gpu_milli = p.value("gpu_milli", 1000);
-      ps.command = p.value("command", std::vector<std::string>{});
-      ps.image = p.value("image", std::string());
-      ps.image_args_only = p.value("image_args_only", false);
-      decode_env(p, "env", ps.env);
-      ps.indexed_group = p.value("indexed_group", 0);
-      ps.min_count = p.value("min_count", 0);
-      if (ps.min_count < 0 || ps.min_count > ps.count)
-        return Error{"job " + std::to_string(job.id) + ": pod set " + ps.name + ": min_count " +
-                     std::to_string(ps.min_count) + " is not between 1 and its count " +
-                     std::to_string(ps.count)};
-      job.pod_sets.push_back(std::move(ps));
+      auto ps = decode_pod_set(p, config);
+      if (!ps) return Error{"job " + std::to_string(job.id) + ": " + ps.error()};
+      job.pod_sets.push_back(std::move(*ps));
     }
     job.allowed_models = j.value("allowed_models", std::vector<std::string>{});
     if (j.contains("topology") && !j["topology"].is_null()) {
-      const json& t = j["topology"];
-      auto level_of = [&](const json& name) -> Result<int32_t> {
-        const std::string level = name.get<std::string>();
-        const int idx = config.cluster.level_index(level);
-        if (idx < 0)
-          return Error{"job " + std::to_string(job.id) + ": topology level \"" + level +
-                       "\" is not in the cluster"};
-        return static_cast<int32_t>(idx);
-      };
-      if (t.contains("level") && !t["level"].is_null()) {
-        auto idx = level_of(t["level"]);
-        if (!idx) return Error{idx.error()};
-        job.topology.level = *idx;
-      }
-      job.topology.required = t.value("required", false);
-      if (t.contains("slices"))
-        for (const auto& sl : t["slices"]) {
-          auto idx = level_of(sl.at("level"));
-          if (!idx) return Error{idx.error()};
-          job.topology.slices.push_back({*idx, sl.at("size").get<int32_t>()});
-        }
+      auto topology = decode_topology(j["topology"], config);
+      if (!topology) return Error{"job " + std::to_string(job.id) + ": " + topology.error()};
+      job.topology = std::move(*topology);
     }
     job.gpu_locality = j.value("gpu_locality", "preferred") == "nvlink"
                            ? GpuLocality::kRequireNvlink
@@ -266,6 +280,40 @@ Result<Job> decode_job(const json& j, const Config& config) {
   }
 }
 
+namespace {
+
+// [{"node", "pod_set", "pod_index", "gpus": [[gpu, mig_slice, milli], ...]}, ...]
+void encode_placement(std::string& out, const Placement& placement, const Config& config) {
+  namespace jt = json_text;
+  out += '[';
+  for (size_t i = 0; i < placement.pods.size(); ++i) {
+    const auto& pp = placement.pods[i];
+    out += i ? "," : "";
+    out += '{';
+    jt::key(out, "node", true);
+    jt::str(out, config.cluster.nodes[static_cast<size_t>(pp.node)].name);
+    jt::key(out, "pod_set");
+    jt::num(out, pp.pod_set);
+    jt::key(out, "pod_index");
+    jt::num(out, pp.pod_index);
+    jt::key(out, "gpus");
+    out += '[';
+    for (size_t g = 0; g < pp.gpus.size(); ++g) {
+      out += g ? ",[" : "[";
+      jt::num(out, pp.gpus[g].gpu);
+      out += ',';
+      jt::num(out, pp.gpus[g].mig_slice);
+      out += ',';
+      jt::num(out, pp.gpus[g].milli);
+      out += ']';
+    }
+    out += "]}";
+  }
+  out += ']';
+}
+
+}  // namespace
+
 // Written by hand (json_text.h): every admitted job's record carries it.
 std::string encode_admission(const Admission& a, const Config& config) {
   namespace jt = json_text;
@@ -302,31 +350,7 @@ std::string encode_admission(const Admission& a, const Config& config) {
   }
   out += ']';
   jt::key(out, "pods");
-  out += '[';
-  for (size_t i = 0; i < a.placement.pods.size(); ++i) {
-    const auto& pp = a.placement.pods[i];
-    out += i ? "," : "";
-    out += '{';
-    jt::key(out, "node", true);
-    jt::str(out, config.cluster.nodes[static_cast<size_t>(pp.node)].name);
-    jt::key(out, "pod_set");
-    jt::num(out, pp.pod_set);
-    jt::key(out, "pod_index");
-    jt::num(out, pp.pod_index);
-    jt::key(out, "gpus");
-    out += '[';
-    for (size_t g = 0; g < pp.gpus.size(); ++g) {
-      out += g ? ",[" : "[";
-      jt::num(out, pp.gpus[g].gpu);
-      out += ',';
-      jt::num(out, pp.gpus[g].mig_slice);
-      out += ',';
-      jt::num(out, pp.gpus[g].milli);
-      out += ']';
-    }
-    out += "]}";
-  }
-  out += ']';
+  encode_placement(out, a.placement, config);
   jt::key(out, "borrowing");
   jt::boolean(out, a.borrowing);
   // Only where pod sets got different flavors (records written before have none).

@@ -18,7 +18,7 @@ bool may_use(int64_t id, int64_t own, const std::vector<int64_t>& extra) {
 }
 
 bool queue_allows_root(const Job& job, const Config& config) {
-  auto lq = config.find_local_queue(job.namespace_, job.queue);
+  auto lq = config.local_queue_of(job);
   if (!lq) return false;
   const auto cq = config.local_queues[static_cast<size_t>(*lq)].cluster_queue;
   return config.cluster_queues[static_cast<size_t>(cq)].allow_root_pods;

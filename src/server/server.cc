@@ -7,7 +7,7 @@
 #include <ctime>
 
 #include "secret/secret.h"
-#include "server/http_reply.h"
+#include "server/http/reply.h"
 
 namespace sluice::server {
 
@@ -44,119 +44,136 @@ Result<LoadedConfig> load_server_config(const std::vector<Source>& sources) {
 Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique_ptr<Store> store) {
   std::unique_ptr<Server> s(new Server());
   s->options_ = std::move(options);
-  // 1. Listen address; without tokens only loopback.
-  const auto colon = s->options_.listen.rfind(':');
+  // 1. Listen (before the state is loaded: a client that connects meanwhile, such as an agent
+  // that follows a new leader of replicas on etcd, waits in the backlog until start()).
+  if (auto ok = s->listen(); !ok) return Error{ok.error()};
+  // 2. Store, then configuration (files win over the stored copy); without tokens only loopback.
+  auto config = s->open_store(std::move(store));
+  if (!config) return Error{config.error()};
+  // 3. State, recovered from the store.
+  if (auto ok = s->recover_state(*config); !ok) return Error{ok.error()};
+  // 4. The API's routes; its port answers from start().
+  s->routes();
+  return s;
+}
+
+// HTTP (src/net): sockets on a few I/O threads, handlers on http_threads workers, the agents'
+// own lane, the per-caller caps.
+Result<bool> Server::listen() {
+  const auto colon = options_.listen.rfind(':');
   if (colon == std::string::npos)
-    return Error{"--listen " + s->options_.listen + ": expected HOST:PORT"};
-  s->host_ = s->options_.listen.substr(0, colon);
+    return Error{"--listen " + options_.listen + ": expected HOST:PORT"};
+  host_ = options_.listen.substr(0, colon);
   int port = 0;
   try {
-    port = std::stoi(s->options_.listen.substr(colon + 1));
+    port = std::stoi(options_.listen.substr(colon + 1));
   } catch (...) {
-    return Error{"--listen " + s->options_.listen + ": bad port"};
+    return Error{"--listen " + options_.listen + ": bad port"};
   }
   if (port < 0 || port > 65535) return Error{"--listen: port out of range"};
-  // HTTP (src/net): sockets on a few I/O threads, handlers on http_threads workers. It listens
-  // before the state is loaded: a client that connects meanwhile (an agent that follows a new
-  // leader of replicas on etcd) waits in the backlog until start() instead of being refused.
   net::ServerOptions ho;
   ho.name = "serve";
-  ho.io_threads = s->options_.http_io_threads;
-  ho.workers = s->options_.http_threads;
-  ho.max_queued = s->options_.http_max_queued;
-  ho.max_body_bytes = s->options_.max_body_bytes;
-  ho.max_connections = s->options_.http_max_connections;
-  ho.max_connections_per_ip = s->options_.http_max_connections_per_ip;
-  ho.lanes[kAgentLane] =
-      net::LaneOptions{s->options_.agent_http_threads, s->options_.http_max_queued};
-  ho.tenant_of = [srv = s.get()](const net::RequestHead& h) { return srv->caller_key(h); };
-  ho.tenant_max_in_flight = s->options_.caller_max_in_flight;
-  ho.tenant_max_running = s->options_.caller_max_running;
-  ho.log = [srv = s.get()](const std::string& line) { srv->log(line); };
-  s->http_ = std::make_unique<net::Server>(std::move(ho));
-  auto bound = s->http_->listen(s->host_, port);
+  ho.io_threads = options_.http_io_threads;
+  ho.workers = options_.http_threads;
+  ho.max_queued = options_.http_max_queued;
+  ho.max_body_bytes = options_.max_body_bytes;
+  ho.max_connections = options_.http_max_connections;
+  ho.max_connections_per_ip = options_.http_max_connections_per_ip;
+  ho.lanes[kAgentLane] = net::LaneOptions{options_.agent_http_threads, options_.http_max_queued};
+  ho.tenant_of = [this](const net::RequestHead& h) { return caller_key(h); };
+  ho.tenant_max_in_flight = options_.caller_max_in_flight;
+  ho.tenant_max_running = options_.caller_max_running;
+  ho.log = [this](const std::string& line) { log(line); };
+  http_ = std::make_unique<net::Server>(std::move(ho));
+  auto bound = http_->listen(host_, port);
   if (!bound) return Error{bound.error()};
-  s->port_ = *bound;
-  // 2. Store, then configuration (files win over the stored copy).
-  s->replicated_ = store != nullptr;
+  port_ = *bound;
+  return true;
+}
+
+// `store`, or SQLite in the data directory; the configuration from --config, else the stored
+// one. Sets auth_ and config_text_; returns the configuration.
+Result<std::shared_ptr<const Config>> Server::open_store(std::unique_ptr<Store> store) {
+  replicated_ = store != nullptr;
   if (store) {
-    s->store_ = std::move(store);
+    store_ = std::move(store);
   } else {
-    auto sqlite = SqliteStore::open(s->options_.data_dir, s->options_.sqlite);
+    auto sqlite = SqliteStore::open(options_.data_dir, options_.sqlite);
     if (!sqlite) return Error{sqlite.error()};
-    s->store_ = std::move(*sqlite);
+    store_ = std::move(*sqlite);
   }
-  const std::string where = s->store_->describe();
+  const std::string where = store_->describe();
   std::vector<Source> sources;
-  if (!s->options_.config_files.empty()) {
-    for (const auto& f : s->options_.config_files) {
+  if (!options_.config_files.empty()) {
+    for (const auto& f : options_.config_files) {
       auto src = read_source(f);
       if (!src) return Error{src.error()};
       sources.push_back(std::move(*src));
     }
-  } else if (auto stored = s->store_->get_meta("config")) {
+  } else if (auto stored = store_->get_meta("config")) {
     sources.push_back(
-        {(s->replicated_ ? where : where + "/sluice.db") + " (stored configuration)", *stored});
+        {(replicated_ ? where : where + "/sluice.db") + " (stored configuration)", *stored});
   } else {
     return Error{"no configuration: pass --config FILE... (a Cluster, queues, policy); " + where +
                  " holds none yet"};
   }
   auto lc = load_server_config(sources);
   if (!lc) return Error{lc.error()};
-  for (const auto& w : lc->warnings) s->notes_.push_back("warning: " + w);
-  s->auth_ = lc->auth;
-  s->tokens_on_ = s->auth_.enabled();
-  s->config_text_ = lc->text;
-  const bool loopback = s->host_ == "127.0.0.1" || s->host_ == "localhost" || s->host_ == "::1";
-  if (!s->auth_.enabled() && !loopback)
-    return Error{"--listen " + s->options_.listen +
+  for (const auto& w : lc->warnings) notes_.push_back("warning: " + w);
+  auth_ = lc->auth;
+  tokens_on_ = auth_.enabled();
+  config_text_ = lc->text;
+  const bool loopback = host_ == "127.0.0.1" || host_ == "localhost" || host_ == "::1";
+  if (!auth_.enabled() && !loopback)
+    return Error{"--listen " + options_.listen +
                  ": without tokens (kind: ServerAuth) the server listens on loopback only"};
-  // 3. State, recovered from the store (timed: a replica's takeover, docs/ha.md).
+  return lc->config;
+}
+
+// The state from the store: the job history replayed from the event log, then the jobs'
+// records recovered on it. Timed step by step for a replica's takeover (docs/ha.md).
+Result<bool> Server::recover_state(std::shared_ptr<const Config> config) {
   using Clock = std::chrono::steady_clock;
   std::vector<std::pair<const char*, Clock::time_point>> marks{{"", Clock::now()}};
-  s->state_ = std::make_unique<ServerState>(lc->config, s->store_.get(), s->options_.state);
+  const std::string where = store_->describe();
+  state_ = std::make_unique<ServerState>(std::move(config), store_.get(), options_.state);
   marks.emplace_back("meta", Clock::now());
-  s->history_ = std::make_unique<DashboardHistory>(
-      s->options_.dashboard_samples, static_cast<double>(s->options_.dashboard_sample_ms) / 1000.0,
+  history_ = std::make_unique<DashboardHistory>(
+      options_.dashboard_samples, static_cast<double>(options_.dashboard_sample_ms) / 1000.0,
       Metrics::wait_histogram().bounds());
-  auto jobs = s->store_->load_jobs();
+  auto jobs = store_->load_jobs();
   if (!jobs) return Error{"reading " + where + ": " + jobs.error()};
   marks.emplace_back("jobs", Clock::now());
   {
-    std::lock_guard lk(s->state_->mu());
-    // The job history (sluice history) is the event log's; jobs' records then recover on it.
-    if (auto why = s->store_->for_each_event(
-            [&](const std::string& line) { s->state_->replay_history_line(line); });
+    std::lock_guard lk(state_->mu());
+    if (auto why = store_->for_each_event(
+            [&](const std::string& line) { state_->replay_history_line(line); });
         !why.empty())
-      s->notes_.push_back("warning: the job history is incomplete: " + why);
+      notes_.push_back("warning: the job history is incomplete: " + why);
     marks.emplace_back("events", Clock::now());
-    for (auto& p : s->state_->recover(*jobs, s->now_ns())) s->notes_.push_back(p);
+    for (auto& p : state_->recover(*jobs, now_ns())) notes_.push_back(p);
     marks.emplace_back("recover", Clock::now());
   }
   if (!jobs->empty())
-    s->notes_.push_back("recovered " + std::to_string(jobs->size()) + " job record(s) from " +
-                        where);
-  s->store_->start([srv = s.get()](double secs, size_t) {
-    auto& m = srv->state_->metrics();
+    notes_.push_back("recovered " + std::to_string(jobs->size()) + " job record(s) from " + where);
+  store_->start([this](double secs, size_t) {
+    auto& m = state_->metrics();
     std::lock_guard lk(m.commit_mu);
     m.commit_seconds.observe(secs);
   });
-  if (!s->store_->write(Write{{}, {{"config", s->config_text_}}, {}}))
-    return Error{"cannot write to the store: " + s->store_->error()};
+  if (!store_->write(Write{{}, {{"config", config_text_}}, {}}))
+    return Error{"cannot write to the store: " + store_->error()};
   marks.emplace_back("first write", Clock::now());
-  if (s->replicated_) {
-    auto ms = [](Clock::duration d) {
-      return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
-    };
-    std::string line = "state loaded in " + ms(marks.back().second - marks[0].second) + " ms (";
-    for (size_t i = 1; i < marks.size(); ++i)
-      line += std::string(i > 1 ? ", " : "") + marks[i].first + " " +
-              ms(marks[i].second - marks[i - 1].second);
-    s->notes_.push_back(line + " ms)");
-  }
-  // 4. The API's routes; its port answers from start().
-  s->routes();
-  return s;
+  if (!replicated_) return true;
+  auto ms = [](Clock::duration d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+  };
+  std::string line = "state loaded in " + ms(marks.back().second - marks[0].second) + " ms (";
+  for (size_t i = 1; i < marks.size(); ++i)
+    line += std::string(i > 1 ? ", " : "") + marks[i].first + " " +
+            ms(marks[i].second - marks[i - 1].second);
+  notes_.push_back(line + " ms)");
+  return true;
 }
 
 // Whose request this is, for the fairness caps (net::ServerOptions::tenant_of): on the I/O

@@ -1,5 +1,5 @@
 #pragma once
-// `sluice serve`: the control-plane daemon. HTTP API (http_api.cc), the scheduling loop on the
+// `sluice serve`: the control-plane daemon. HTTP API (server/http/), the scheduling loop on the
 // real clock, the durable store, agent liveness. One process; state behind one mutex.
 #include <atomic>
 #include <chrono>
@@ -113,23 +113,44 @@ class Server {
 
  private:
   Server() = default;
+  // create()'s steps (server.cc).
+  Result<bool> listen();
+  Result<std::shared_ptr<const Config>> open_store(std::unique_ptr<Store> store);
+  Result<bool> recover_state(std::shared_ptr<const Config> config);
+  // The HTTP API, one file per resource in server/http/ (routes.cc lists them).
   void routes();
-  void dashboard_routes();  // http_dashboard.cc
-  // http_jobctl.cc: hold, release, requeue, tty input, history and usage.
-  void routes_jobctl();
-  // http_sync.cc: the agents' syncs, answered on the I/O thread when nothing blocks.
-  struct SyncCall;
-  void routes_sync();
-  bool sync_step(SyncCall& call, net::Response& res, bool may_block);
+  // A route's handler: a member function of this class.
+  using Handler = void (Server::*)(const net::Request&, net::Response&);
+  auto handler(Handler f) {
+    return [this, f](const net::Request& req, net::Response& res) { (this->*f)(req, res); };
+  }
+  // routes.cc: /healthz, /readyz, /metrics; who calls, which job it may see.
+  void routes_health();
+  void get_metrics(const net::Request& req, net::Response& res);
   std::string caller_key(const net::RequestHead& h) const;
   // The caller of a /v1 request (its token), or nullopt with a 401 written.
   std::optional<Caller> caller_of(const net::Request& req, net::Response& res) const;
   // A job the caller may see (call with the state lock held), or nullptr with a 404 written.
   const JobRecord* visible_job(const Caller& c, const std::string& id_text,
                                net::Response& res) const;
+  // jobs.cc: submit, one job, explain, cancel.
+  struct Submission;
+  void routes_jobs();
+  void submit_jobs(const net::Request& req, net::Response& res);
+  bool parse_submission(const net::Request& req, net::Response& res, Submission* sub);
+  void commit_submission(Submission& sub, net::Response& res);
+  void get_job(const net::Request& req, net::Response& res);
+  void explain_job(const net::Request& req, net::Response& res);
+  void cancel_job(const net::Request& req, net::Response& res);
   void list_jobs(const Caller& caller, const net::Request& req,
-                 net::Response& res);  // GET /v1/jobs
-  // http_logs.cc: pod logs through the agents' channel; readers wait without a thread.
+                 net::Response& res);  // jobs_list.cc: GET /v1/jobs
+  // jobctl.cc: hold, release, requeue, tty input, history and usage.
+  void routes_jobctl();
+  void control_job(const net::Request& req, net::Response& res, const std::string& what);
+  void type_into_job(const net::Request& req, net::Response& res);
+  void get_history(const net::Request& req, net::Response& res);
+  void get_usage(const net::Request& req, net::Response& res);
+  // logs.cc: pod logs through the agents' channel; readers wait without a thread.
   struct LogReader {
     net::Responder responder;
     std::chrono::steady_clock::time_point deadline;
@@ -140,6 +161,19 @@ class Server {
   void deliver_log(const net::Request& req, net::Response& res);
   std::optional<LogReader> take_log_reader(uint64_t id);
   void expire_log_readers(bool all);
+  // cluster.cc: queues, LocalQueues, nodes, the admin's node verbs.
+  void routes_cluster();
+  void get_local_queues(const net::Request& req, net::Response& res);
+  void reset_node_credential(const net::Request& req, net::Response& res);
+  void hold_node(const net::Request& req, net::Response& res);
+  // config.cc: the configuration and the state's export.
+  void routes_config();
+  // agents.cc: registration, and syncs answered on the I/O thread when nothing blocks.
+  struct SyncCall;
+  void routes_agents();
+  void register_agent(const net::Request& req, net::Response& res);
+  bool sync_step(SyncCall& call, net::Response& res, bool may_block);
+  void routes_dashboard();  // dashboard.cc: the web dashboard at /
   void loop();
   void loop_body();
   void kick();

@@ -80,6 +80,8 @@ ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, Ser
     : config_(std::move(config)),
       store_(store),
       options_(options),
+      backpressure_(BackpressureLimits{options.namespace_max_pending, options.namespace_submit_rate,
+                                       options.namespace_submit_burst}),
       history_(options.history_max_jobs) {
   sched_ = std::make_unique<Scheduler>(config_);
   sched_->set_summarize_pending(true);  // pending_decision() reads summaries
@@ -269,8 +271,7 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
   }
   sched_ = std::move(s);
   rebuild_nodes(old);
-  pending_.clear();
-  summary_.clear();
+  pending_reasons_.clear();
   dirty_ = true;
   persist_config(text);
   return true;
@@ -345,7 +346,7 @@ std::string ServerState::image_refusal(const std::vector<Job>& jobs) const {
   for (const Job& job : jobs)
     for (const PodSet& ps : job.pod_sets) {
       if (ps.image.empty()) continue;
-      const auto lq = config_->find_local_queue(job.namespace_, job.queue);
+      const auto lq = config_->local_queue_of(job);
       if (!lq) continue;  // the scheduler says what is wrong with the queue
       const auto& cq = config_->cluster_queues[static_cast<size_t>(
           config_->local_queues[static_cast<size_t>(*lq)].cluster_queue)];
@@ -425,9 +426,8 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
       out.error = (jobs.size() > 1 ? "job \"" + job.name + "\": " : std::string()) + res.message;
       if (res.status == SubmitStatus::kUnknownQueue) {
         std::string known;
-        for (const auto& lq : config_->local_queues)
-          if (lq.namespace_ == job.namespace_ || lq.namespace_ == "*")
-            known += (known.empty() ? "" : ", ") + lq.name;
+        for (const auto& name : config_->local_queue_names(job.namespace_))
+          known += (known.empty() ? "" : ", ") + name;
         out.details.push_back("LocalQueues in namespace \"" + job.namespace_ +
                               "\": " + (known.empty() ? "none" : known));
       }
@@ -467,11 +467,11 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
       gates_dirty_ = true;
     }
     history_submit(r);
-    count_pending(r.job.namespace_, +1);
+    backpressure_.count_pending(r.job.namespace_, +1);
     records_.emplace(id, std::move(r));
     touch(records_.at(id));
   }
-  charge_submission(per_namespace, now);
+  backpressure_.charge(per_namespace, now);
   if (gates_dirty_) open_gates(now);
   write_.meta.push_back({"next_id", std::to_string(next_id_)});
   dirty_ = true;
@@ -490,10 +490,10 @@ void ServerState::withdraw(const std::vector<JobId>& ids, TimeNs now) {
                                  [&](const auto& s) { return s.second.job == id; }),
                   staged_.end());
     const JobRecord& r = records_.at(id);
-    if (r.state == JobState::kPending) count_pending(r.job.namespace_, -1);
+    if (r.state == JobState::kPending) backpressure_.count_pending(r.job.namespace_, -1);
     finished_.erase({r.end_ns, id});
     records_.erase(id);
-    pending_.erase(id);
+    pending_reasons_.forget(id);
     touched_.erase(id);
   }
   dirty_ = true;
@@ -505,17 +505,9 @@ const JobRecord* ServerState::find(JobId id) const {
 }
 
 std::optional<PendingDecision> ServerState::pending_decision(JobId id) const {
-  auto it = pending_.find(id);
-  const bool listed = it != pending_.end();
-  if (listed && it->second.cycle >= summary_cycle_) return it->second.decision;
-  // The last full cycle summarised it if it was pending then and its queue has a summary.
   auto r = records_.find(id);
-  const Scheduler::PendingJob* p = sched_->find_pending(id);
-  if (r != records_.end() && p && r->second.pending_since_cycle < summary_cycle_)
-    if (const PendingReason* why = summarized_reason(summary_, p->queue, p->shape))
-      return PendingDecision{id, *why, is_starving(p->job, config_->policy, summary_now_)};
-  if (listed) return it->second.decision;
-  return std::nullopt;
+  const Scheduler::PendingJob* p = r != records_.end() ? sched_->find_pending(id) : nullptr;
+  return pending_reasons_.find(id, p, p ? r->second.pending_since_cycle : 0, config_->policy);
 }
 
 int ServerState::cancel(JobId id, TimeNs now, std::string* error, uint64_t* ticket) {
@@ -585,7 +577,7 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
   } else if (r.state == JobState::kPending) {
     sched_->cancel(r.job.id, now);
   }
-  pending_.erase(r.job.id);
+  pending_reasons_.forget(r.job.id);
   set_state(r, state);
   r.reason = reason;
   r.end_ns = now;
@@ -652,23 +644,16 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
                       : "interactive job could not start within the interactive timeout: " +
                             describe(rj.reason, *config_);
     r.end_ns = now;
-    pending_.erase(rj.job);
+    pending_reasons_.forget(rj.job);
     end_event(r, now);
     gates_dirty_ = true;
     trace_end(r, now);
     touch(r);
     retire(r);
   }
-  for (auto& pd : res.pending) {  // apply() does not read them
-    Listed& l = pending_[pd.job];
-    l.decision = std::move(pd);
-    l.cycle = seq;
-  }
-  if (!res.incremental) {  // an incremental cycle leaves older jobs' reasons as they were
-    summary_ = std::move(res.summary);
-    summary_cycle_ = seq;
-    summary_now_ = now;
-  }
+  // apply() reads neither the pending reasons nor the summary.
+  pending_reasons_.record(std::move(res.pending), res.incremental ? nullptr : &res.summary, seq,
+                          now);
   sched_->apply(res, now);
   for (const auto& pr : res.preempted) {  // apply() restarted their age: a restart must too
     if (const auto* p = sched_->find_pending(pr.victim))
@@ -677,7 +662,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
     gate_until_stopped(rec(pr.victim), now);
   }
   for (const auto& a : res.admitted) {
-    pending_.erase(a.job);
+    pending_reasons_.forget(a.job);
     start_run(rec(a.job), a, now);
   }
   // Admissions may meet `after` dependencies, and waiting jobs' reasons name their state.

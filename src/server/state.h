@@ -1,7 +1,7 @@
 #pragma once
 // The control plane's state machine: job records around the core Scheduler, node agents, and
 // what each agent must start and stop. No sockets and no clock: every call takes `now`, so the
-// whole daemon logic is unit-testable and deterministic. The HTTP layer (http_api.cc) and the
+// whole daemon logic is unit-testable and deterministic. The HTTP layer (server/http/) and the
 // loop (server.cc) hold mu() around every call and wait for the returned store ticket before
 // they acknowledge anything.
 #include <functional>
@@ -21,7 +21,9 @@
 #include "server/dashboard_history.h"
 #include "server/history.h"
 #include "server/metrics.h"
+#include "server/namespace_backpressure.h"
 #include "server/node_auth.h"
+#include "server/pending_reasons.h"
 #include "server/store.h"
 #include "server/tracing.h"
 
@@ -164,9 +166,6 @@ struct ServerOptions {
 
 // Which namespaces a reader may see (the caller's token); empty: every one.
 using NamespaceFilter = std::function<bool(const std::string& ns)>;
-
-// How many of `jobs` go to each namespace.
-std::map<std::string, int64_t> jobs_per_namespace(const std::vector<Job>& jobs);
 
 class ServerState {
  public:
@@ -314,6 +313,7 @@ class ServerState {
 
   // --- Views ----------------------------------------------------------------------------------
   nlohmann::json job_view(const JobRecord& r, TimeNs now) const;
+  nlohmann::json reason_view(const JobRecord& r) const;  // job_view's "reason"
   nlohmann::json queues_view(TimeNs now) const;
   // {"local_queues": [{namespace, name, cluster_queue, pending, running,
   // cluster_queue_pending, cluster_queue_running, usage}]}: every LocalQueue, in config order.
@@ -424,15 +424,11 @@ class ServerState {
   // run can still be alive (finish_requeues): never two live runs of one job.
   void credit_stall(TimeNs now);
   // state_admission.cc: every change of a record's state goes through set_state, which keeps
-  // the pending jobs per namespace counted for the cap.
+  // the pending jobs per namespace counted for the cap (backpressure_).
   void set_state(JobRecord& r, JobState s);
-  void count_pending(const std::string& ns, int64_t delta);
   void recount_pending();
-  int64_t pending_in_namespace(const std::string& ns) const;
-  double submit_tokens(const std::string& ns, TimeNs now);
   std::optional<SubmitOutcome> backpressure(const std::map<std::string, int64_t>& per_namespace,
                                             TimeNs now);
-  void charge_submission(const std::map<std::string, int64_t>& per_namespace, TimeNs now);
   void begin_requeue(JobRecord& r, const std::string& reason, TimeNs now);
   void finish_requeues(TimeNs now);
   bool pod_gone(const JobRecord& r, size_t pod, TimeNs now) const;
@@ -465,29 +461,14 @@ class ServerState {
   ServerOptions options_;
   Metrics metrics_;
   std::map<JobId, JobRecord> records_;
-  std::unordered_map<std::string, int64_t> pending_by_ns_;  // namespaces with pending jobs
-  struct SubmitBucket {
-    double tokens = 0;
-    TimeNs at = 0;
-  };
-  std::unordered_map<std::string, SubmitBucket> submit_buckets_;  // by namespace
+  NamespaceBackpressure backpressure_;
   TimeNs last_check_ns_ = 0;  // the last check_agents(): a longer gap than a tick is a stall
   std::set<std::pair<TimeNs, JobId>> finished_;  // kept finished jobs, by (end, id)
   // A job reached a final state: it is kept, and flush() drops the oldest beyond
   // keep_finished_jobs (trim_finished).
   void retire(const JobRecord& r);
   void trim_finished();
-  // Pending reasons. A cycle lists some jobs one by one (kept here with the cycle's number)
-  // and may summarise the rest of its walk by (queue, shape) (summary_, from the last full
-  // cycle): a pending job's reason is its listed one unless the summary is newer and covers it.
-  struct Listed {
-    PendingDecision decision;
-    uint64_t cycle = 0;
-  };
-  std::unordered_map<JobId, Listed> pending_;
-  std::vector<PendingSummary> summary_;
-  uint64_t summary_cycle_ = 0;
-  TimeNs summary_now_ = 0;
+  PendingReasons pending_reasons_;
   uint64_t cycles_ = 0;  // cycles run
   std::vector<NodeState> nodes_;
   std::unordered_map<std::string, size_t> node_at_;  // name -> index in nodes_

@@ -40,6 +40,28 @@ json queue_gpus(const ClusterQueue& cq, QueueId q, const QuotaTree& quota) {
           {"gpu_borrowed", static_cast<double>(borrowed) / 1000.0}};
 }
 
+// Per node: GPUs, allocated (fractions count), mean utilisation of the sampled GPUs.
+json nodes_sample(const json& view) {
+  json nodes = json::object();
+  for (const auto& n : view["nodes"]) {
+    double alloc = 0, util = 0;
+    int sampled = 0;
+    for (const auto& g : n["gpus"]) {
+      alloc += g["allocated_milli"].get<double>() / 1000.0;
+      if (g["utilization_pct"].is_number()) {
+        util += g["utilization_pct"].get<double>();
+        ++sampled;
+      }
+    }
+    nodes[n["name"].get<std::string>()] = {
+        {"ready", n["ready"]},
+        {"gpus", n["gpu_count"]},
+        {"gpu_allocated", alloc},
+        {"gpu_util_pct", sampled ? json(util / sampled) : json(nullptr)}};
+  }
+  return nodes;
+}
+
 }  // namespace
 
 DashboardSample ServerState::dashboard_sample(TimeNs now) const {
@@ -78,24 +100,8 @@ DashboardSample ServerState::dashboard_sample(TimeNs now) const {
   }
   d["classes"] = std::move(classes);
   // 3. Nodes: GPUs, allocated (fractions count), mean utilisation of the sampled GPUs.
-  json nodes = json::object();
   const json view = nodes_view(now);  // named: a loop over a temporary's member would dangle
-  for (const auto& n : view["nodes"]) {
-    double alloc = 0, util = 0;
-    int sampled = 0;
-    for (const auto& g : n["gpus"]) {
-      alloc += g["allocated_milli"].get<double>() / 1000.0;
-      if (g["utilization_pct"].is_number()) {
-        util += g["utilization_pct"].get<double>();
-        ++sampled;
-      }
-    }
-    nodes[n["name"].get<std::string>()] = {
-        {"ready", n["ready"]},
-        {"gpus", n["gpu_count"]},
-        {"gpu_allocated", alloc},
-        {"gpu_util_pct", sampled ? json(util / sampled) : json(nullptr)}};
-  }
+  json nodes = nodes_sample(view);
   d["nodes"] = std::move(nodes);
   // 4. ClusterQueues: quota in use against nominal, borrowing, fairness.
   json queues = json::object();

@@ -250,7 +250,7 @@ std::string ServerState::previous_run_alive(const JobRecord& r, TimeNs now) cons
 void ServerState::gate(JobRecord& r, TimeNs now) {
   if (r.gated) return;
   sched_->cancel(r.job.id, now);
-  pending_.erase(r.job.id);
+  pending_reasons_.forget(r.job.id);
   r.gated = true;
   gated_.insert(r.job.id);
   gates_dirty_ = true;

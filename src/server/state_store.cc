@@ -17,35 +17,13 @@ void put_key(std::string& out, std::string_view key) {
   json_text::key(out, key);
 }
 
-// Written by hand: a record is rewritten at submission, start and end of every job, and
-// building it as an nlohmann object was a seventh of the server's CPU at a thousand jobs a
-// second. decode_record() reads it back with nlohmann.
-std::string ServerState::encode_record(const JobRecord& r) const {
-  if (r.job_json.empty()) r.job_json = proto::dump_json(encode_job(r.job, *config_));
-  std::string out;
-  out.reserve(r.job_json.size() + 256 + 128 * r.pods.size());
-  out += "{\"job\":";
-  out += r.job_json;
-  put_key(out, "cluster_queue");
-  str(out, r.cluster_queue);
-  put_key(out, "state");
-  str(out, state_name(r.state));
-  put_key(out, "queued_ns");
-  out += std::to_string(r.queued_ns);
-  if (r.aged_from_ns > 0) {
-    put_key(out, "aged_from_ns");
-    out += std::to_string(r.aged_from_ns);
-  }
-  put_key(out, "admit_ns");
-  out += std::to_string(r.admit_ns);
-  put_key(out, "end_ns");
-  out += std::to_string(r.end_ns);
-  put_key(out, "admission");
-  out += r.admission ? encode_admission(*r.admission, *config_) : "null";
-  put_key(out, "pods");
+namespace {
+
+// A record's "pods": [{"node", "gpus", "gpu_milli", "started", ..., "run", "completion"}, ...]
+void encode_pod_runs(std::string& out, const std::vector<PodRun>& pods) {
   out += '[';
-  for (size_t i = 0; i < r.pods.size(); ++i) {
-    const PodRun& p = r.pods[i];
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const PodRun& p = pods[i];
     out += i ? ",{\"node\":" : "{\"node\":";
     str(out, p.node);
     put_key(out, "gpus");
@@ -80,6 +58,37 @@ std::string ServerState::encode_record(const JobRecord& r) const {
     out += '}';
   }
   out += ']';
+}
+
+}  // namespace
+
+// Written by hand: a record is rewritten at submission, start and end of every job, and
+// building it as an nlohmann object was a seventh of the server's CPU at a thousand jobs a
+// second. decode_record() reads it back with nlohmann.
+std::string ServerState::encode_record(const JobRecord& r) const {
+  if (r.job_json.empty()) r.job_json = proto::dump_json(encode_job(r.job, *config_));
+  std::string out;
+  out.reserve(r.job_json.size() + 256 + 128 * r.pods.size());
+  out += "{\"job\":";
+  out += r.job_json;
+  put_key(out, "cluster_queue");
+  str(out, r.cluster_queue);
+  put_key(out, "state");
+  str(out, state_name(r.state));
+  put_key(out, "queued_ns");
+  out += std::to_string(r.queued_ns);
+  if (r.aged_from_ns > 0) {
+    put_key(out, "aged_from_ns");
+    out += std::to_string(r.aged_from_ns);
+  }
+  put_key(out, "admit_ns");
+  out += std::to_string(r.admit_ns);
+  put_key(out, "end_ns");
+  out += std::to_string(r.end_ns);
+  put_key(out, "admission");
+  out += r.admission ? encode_admission(*r.admission, *config_) : "null";
+  put_key(out, "pods");
+  encode_pod_runs(out, r.pods);
   if (!r.completed.empty()) {
     put_key(out, "completed");
     out += '[';
@@ -245,7 +254,7 @@ void ServerState::trim_finished() {
     }
     it = finished_.erase(it);
     records_.erase(id);
-    pending_.erase(id);
+    pending_reasons_.forget(id);
     write_.deleted.push_back(id);
   }
   // Ids are never reused, also when the job with the highest one is dropped (recover()).

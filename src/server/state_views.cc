@@ -117,7 +117,10 @@ std::string ServerState::explain_state(JobId id, const JobRecord* r, TimeNs now)
   }
 }
 
-json ServerState::job_view(const JobRecord& r, TimeNs now) const {
+namespace {
+
+// The pods' placement and the exits seen so far, in pod order.
+std::pair<json, json> pods_view(const JobRecord& r) {
   json placement = json::array();
   json exits = json::array();
   for (size_t i = 0; i < r.pods.size(); ++i) {
@@ -132,28 +135,42 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
                        {"reason", r.pods[i].exit.reason},
                        {"message", r.pods[i].exit.message}});
   }
+  return {placement, exits};
+}
+
+// The flavors it was admitted with, and per pod set where pod sets got different ones.
+std::pair<json, json> flavors_view(const JobRecord& r, const Config& config) {
   json flavors = json::array();
-  json per_pod_set = nullptr;  // pod set name -> its flavors, where pod sets got different ones
-  if (r.admission) {
-    for (FlavorId f : r.admission->flavors_used())
-      flavors.push_back(config_->flavors[static_cast<size_t>(f)].name);
-    const auto& per = r.admission->pod_set_flavors;
-    for (size_t i = 0; i < per.size() && i < r.job.pod_sets.size(); ++i) {
-      json names = json::array();
-      for (FlavorId f : per[i])
-        if (f >= 0) names.push_back(config_->flavors[static_cast<size_t>(f)].name);
-      per_pod_set[r.job.pod_sets[i].name] = names;
-    }
+  json per_pod_set = nullptr;
+  if (!r.admission) return {flavors, per_pod_set};
+  for (FlavorId f : r.admission->flavors_used())
+    flavors.push_back(config.flavors[static_cast<size_t>(f)].name);
+  const auto& per = r.admission->pod_set_flavors;
+  for (size_t i = 0; i < per.size() && i < r.job.pod_sets.size(); ++i) {
+    json names = json::array();
+    for (FlavorId f : per[i])
+      if (f >= 0) names.push_back(config.flavors[static_cast<size_t>(f)].name);
+    per_pod_set[r.job.pod_sets[i].name] = names;
   }
-  json reason = nullptr;
-  if (r.state == JobState::kPending && r.gated) {
-    reason = gate_text(r);
-  } else if (r.state == JobState::kPending) {
+  return {flavors, per_pod_set};
+}
+
+}  // namespace
+
+// Why it waits (pending), or why it ended or was requeued last; null: nothing to say.
+json ServerState::reason_view(const JobRecord& r) const {
+  if (r.state == JobState::kPending && r.gated) return gate_text(r);
+  if (r.state == JobState::kPending) {
     auto pd = pending_decision(r.job.id);
-    reason = pd ? describe(pd->reason, *config_) : std::string("waiting for the next cycle");
-  } else if (!r.reason.empty()) {
-    reason = r.reason;
+    return pd ? describe(pd->reason, *config_) : std::string("waiting for the next cycle");
   }
+  return r.reason.empty() ? json(nullptr) : json(r.reason);
+}
+
+json ServerState::job_view(const JobRecord& r, TimeNs now) const {
+  const auto [placement, exits] = pods_view(r);
+  const auto [flavors, per_pod_set] = flavors_view(r, *config_);
+  const json reason = reason_view(r);
   const int64_t gpu_milli = job_gpu_milli(r.job, *config_);
   // Started: every pod's process ran (the job may have ended since); start_time is the last.
   bool started = !r.pods.empty();

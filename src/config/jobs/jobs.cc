@@ -264,7 +264,7 @@ bool JobReader::resolve() {
   if (!resolve_name()) return false;
   // 2. LocalQueue (default: "default" in the job's namespace) and its ClusterQueue.
   if (!resolve_queue()) return false;
-  const auto lq = *c_.find_local_queue(d_.job.namespace_, d_.job.queue);
+  const auto lq = d_.job.local_queue;
   const ClusterQueue& cq = c_.cluster_queues[static_cast<size_t>(
       c_.local_queues[static_cast<size_t>(lq)].cluster_queue)];
   // 3. Priority: the job's class, else the queue's default class, else none (0).
@@ -300,11 +300,10 @@ bool JobReader::resolve_name() {
 bool JobReader::resolve_queue() {
   Job& job = d_.job;
   const std::string queue = d_.queue.empty() ? "default" : d_.queue;
-  if (!c_.find_local_queue(job.namespace_, queue)) {
+  const auto lq = c_.find_local_queue(job.namespace_, queue);
+  if (!lq) {
     // Only the namespace's own queues: other tenants' names are not the submitter's business.
-    std::vector<std::string> known;
-    for (const auto& q : c_.local_queues)
-      if (q.namespace_ == job.namespace_ || q.namespace_ == "*") known.push_back(q.name);
+    const std::vector<std::string> known = c_.local_queue_names(job.namespace_);
     std::string what = d_.queue.empty() ? "no queue given (spec.queue, or label or annotation " +
                                               std::string(kQueueLabel) +
                                               ", or label queue) and no LocalQueue "
@@ -321,6 +320,7 @@ bool JobReader::resolve_queue() {
         d_.queue_loc.where, d_.queue_loc.path,
         "no queue given; using LocalQueue \"default\" of namespace " + quote(job.namespace_)));
   job.queue = queue;
+  job.local_queue = *lq;
   return true;
 }
 

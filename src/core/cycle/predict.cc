@@ -22,7 +22,7 @@ const char* outcome_name(PredictOutcome o) {
 
 TimeNs predicted_walltime(const Config& config, const Job& job, const PredictOptions& options) {
   if (job.walltime_ns > 0) return job.walltime_ns;
-  const auto lq = config.find_local_queue(job.namespace_, job.queue);
+  const auto lq = config.local_queue_of(job);
   const TimeNs d =
       lq ? config.cluster_queues[config.local_queues[*lq].cluster_queue].default_walltime_ns : 0;
   return d > 0 ? d : options.unknown_walltime_ns;

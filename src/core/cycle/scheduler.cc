@@ -51,7 +51,7 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
 
 SubmitResult Scheduler::resolve(const Job& job) const {
   SubmitResult res;
-  auto lq = config_->find_local_queue(job.namespace_, job.queue);
+  auto lq = config_->local_queue_of(job);
   if (!lq) {
     res.status = SubmitStatus::kUnknownQueue;
     res.message = "no LocalQueue \"" + job.queue + "\" in namespace \"" + job.namespace_ + "\"";
@@ -95,7 +95,7 @@ SubmitResult Scheduler::submit(Job job) {
     res.message = "job id " + std::to_string(job.id) + " already exists";
     return res;
   }
-  const auto lq = *config_->find_local_queue(job.namespace_, job.queue);
+  const auto lq = *config_->local_queue_of(job);
   const auto& lqc = config_->local_queues[lq];
   const auto& cq = config_->cluster_queues[res.queue];
   auto full = [&](int32_t cap, size_t count, const std::string& what) {
@@ -145,8 +145,7 @@ void Scheduler::insert_pending(PendingJob p) {
     ++shape_counts_[p.queue][p.shape];
   else
     ++not_by_shape_[p.queue];
-  if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
-    ++pending_per_local_queue_[*lq];
+  if (auto lq = config_->local_queue_of(p.job)) ++pending_per_local_queue_[*lq];
   const PendingJob& in = pending_.emplace(id, std::move(p)).first->second;
   count_workload(in.job, 1);
   by_key_[in.queue].insert({-in.key, in.job.submit_ns, id, &in});
@@ -199,8 +198,7 @@ void Scheduler::erase_pending(JobId id, Job* taken) {
   }
   release_shape(p.job, p.shape);
   by_submit_[p.queue].erase({p.job.submit_ns, id});
-  if (auto lq = config_->find_local_queue(p.job.namespace_, p.job.queue))
-    --pending_per_local_queue_[*lq];
+  if (auto lq = config_->local_queue_of(p.job)) --pending_per_local_queue_[*lq];
   count_workload(p.job, -1);
   if (taken) *taken = std::move(it->second.job);
   pending_.erase(it);

@@ -36,6 +36,23 @@ std::optional<LocalQueueId> Config::find_local_queue(const std::string& ns,
       return static_cast<int32_t>(i);
   return std::nullopt;
 }
+std::optional<LocalQueueId> Config::local_queue_of(const Job& job) const {
+  const auto i = static_cast<size_t>(job.local_queue);
+  // An exact (namespace, name) match is what find_local_queue finds first; a "*" queue could
+  // have been shadowed by a namespace's own queue of that name added since.
+  if (job.local_queue >= 0 && i < local_queues.size() && local_queues[i].name == job.queue &&
+      local_queues[i].namespace_ == job.namespace_)
+    return job.local_queue;
+  return find_local_queue(job.namespace_, job.queue);
+}
+
+std::vector<std::string> Config::local_queue_names(const std::string& ns) const {
+  std::vector<std::string> out;
+  for (const auto& q : local_queues)
+    if (q.namespace_ == ns || q.namespace_ == "*") out.push_back(q.name);
+  return out;
+}
+
 const PriorityClass* Config::find_priority_class(const std::string& name) const {
   auto i = index_by_name(priority_classes, name);
   return i ? &priority_classes[*i] : nullptr;

@@ -270,6 +270,12 @@ struct Config {
   // every namespace; what a playbook `Queue` becomes).
   std::optional<LocalQueueId> find_local_queue(const std::string& ns,
                                                const std::string& name) const;
+  // The job's LocalQueue: the one its reader resolved (Job::local_queue) while it is still the
+  // queue the job names in this configuration, else found by (namespace, name).
+  std::optional<LocalQueueId> local_queue_of(const Job& job) const;
+  // The names of the LocalQueues a job of namespace `ns` may name (its own and those of "*"),
+  // in configuration order: the hint an unknown queue's error gives.
+  std::vector<std::string> local_queue_names(const std::string& ns) const;
   const PriorityClass* find_priority_class(const std::string& name) const;
   const Budget* find_budget(const std::string& namespace_) const;
 };

@@ -110,7 +110,10 @@ struct Job {
   JobId id = 0;
   std::string name;
   std::string namespace_;
-  std::string queue;           // LocalQueue name (in namespace_)
+  std::string queue;  // LocalQueue name (in namespace_)
+  // The LocalQueue's index, resolved once by the job's reader (Config::local_queue_of checks
+  // that it is still that queue); -1: not resolved yet.
+  int32_t local_queue = -1;
   std::string priority_class;  // WorkloadPriorityClass name; "" = default (value 0)
   int32_t priority = 0;        // resolved value of priority_class
   bool preemptible = true;

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "../config/config_test_util.h"
+#include "../../config/config_test_util.h"
 #include "core/cycle/scheduler.h"
 
 namespace sluice {

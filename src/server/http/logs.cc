@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "secret/secret.h"
-#include "server/http_util.h"
+#include "server/http/util.h"
 #include "server/server.h"
 
 namespace sluice::server {

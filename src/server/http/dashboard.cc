@@ -6,7 +6,7 @@
 
 #include "build_info.h"
 #include "server/dashboard_assets.h"
-#include "server/http_reply.h"
+#include "server/http/reply.h"
 #include "server/server.h"
 
 namespace sluice::server {
@@ -44,7 +44,7 @@ void hide_namespaces(json& history, const Caller& caller) {
 
 }  // namespace
 
-void Server::dashboard_routes() {
+void Server::routes_dashboard() {
   auto& h = *http_;
   h.Get("/", [](const net::Request&, net::Response& res) {
     serve_asset(*find_asset("index.html"), res);

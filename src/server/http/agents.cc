@@ -1,5 +1,6 @@
-// POST /v1/agents/{node}/sync (docs/api.md, docs/agent.md): an agent's reports in, its node's
-// orders out, held as a long poll while there is nothing for it.
+// The agents' API (docs/api.md, docs/agent.md), on the agents' own lane of workers:
+// POST /v1/agents/register, and POST /v1/agents/{node}/sync: an agent's reports in, its node's
+// orders out, held as a long poll while there is nothing for it. (Log uploads: logs.cc.)
 //
 // Most syncs of a large cluster are heartbeats that wait for nothing (the agent's long poll was
 // cut short, or the node has orders) and write nothing: they are answered on the HTTP I/O
@@ -11,7 +12,7 @@
 #include <chrono>
 
 #include "secret/secret.h"
-#include "server/http_reply.h"
+#include "server/http/reply.h"
 #include "server/server.h"
 
 namespace sluice::server {
@@ -35,7 +36,8 @@ struct Server::SyncCall {
   proto::SyncResponse reply;
 };
 
-void Server::routes_sync() {
+void Server::routes_agents() {
+  http_->Post("/v1/agents/register", handler(&Server::register_agent), {.lane = kAgentLane});
   http_->Async("POST", R"(/v1/agents/([^/]+)/sync)",
                [this](net::Request& req, net::Responder r) {
                  auto call = std::make_shared<SyncCall>();
@@ -57,6 +59,32 @@ void Server::routes_sync() {
                  });
                },
                {.lane = kAgentLane});
+}
+
+// POST /v1/agents/register: a node's agent joins (with its node's credential, or the join token
+// for a node that has none yet) and learns which of its pods are current runs.
+void Server::register_agent(const net::Request& req, net::Response& res) {
+  proto::RegisterRequest rr;
+  try {
+    rr = nlohmann::json::parse(req.body).get<proto::RegisterRequest>();
+  } catch (const nlohmann::json::exception& e) {
+    return fail(res, 400, std::string("bad register request: ") + e.what());
+  }
+  ServerState::RegisterOutcome out;
+  const std::string bearer = secret::bearer(req.get_header_value("Authorization"));
+  {
+    std::lock_guard lk(state_->mu());
+    out = state_->register_agent(rr, bearer, auth_.join_token, now_ns());
+  }
+  if (out.status != 200)
+    return reply(
+        res, out.status,
+        nlohmann::json{{"error", out.error}, {"details", out.details}, {"code", out.code}});
+  if (out.ticket && !store_->wait(out.ticket))
+    return fail(res, 503, "the registration could not be written", {refusal()});
+  log("agent registered: node " + rr.node + " at " + rr.address);
+  kick();
+  reply(res, 200, out.response);
 }
 
 // Runs the sync as far as it goes; true once `res` holds the answer. Without `may_block` (the

@@ -10,7 +10,7 @@
 #include "core/model/job.h"
 #include "net/message.h"
 #include "proto/protocol.h"
-#include "server/http_reply.h"
+#include "server/http/reply.h"
 
 namespace sluice::server {
 

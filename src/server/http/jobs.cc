@@ -1,0 +1,187 @@
+// The users' job API (docs/api.md): submit, one job's view and its explanation, cancel. The list
+// is in jobs_list.cc, Slurm's job control in jobctl.cc, the pods' logs in logs.cc. Every handler:
+// authorize, take the state lock for the shortest time, wait for the store outside it, answer.
+#include "config/loader.h"
+#include "server/http/reply.h"
+#include "server/http/util.h"
+#include "server/run_as.h"
+#include "server/server.h"
+
+namespace sluice::server {
+
+using nlohmann::json;
+
+// A submission between its parse (outside the state lock) and its commit.
+struct Server::Submission {
+  Caller caller;
+  ClaimedUser claimed;
+  std::shared_ptr<const Config> config;  // the configuration it was parsed against
+  JobsOutput parsed;
+};
+
+void Server::routes_jobs() {
+  auto& h = *http_;
+  h.Post("/v1/jobs", handler(&Server::submit_jobs));
+  h.Get("/v1/jobs", [this](const net::Request& req, net::Response& res) {
+    if (auto caller = caller_of(req, res)) list_jobs(*caller, req, res);  // jobs_list.cc
+  });
+  h.Get(R"(/v1/jobs/([^/]+))", handler(&Server::get_job));
+  h.Get(R"(/v1/jobs/([^/]+)/explain)", handler(&Server::explain_job));
+  h.Post(R"(/v1/jobs/([^/]+)/cancel)", handler(&Server::cancel_job));
+  h.Delete(R"(/v1/jobs/([^/]+))", handler(&Server::cancel_job));
+}
+
+// POST /v1/jobs: parse, check who may submit what, commit, acknowledge once it is on disk.
+void Server::submit_jobs(const net::Request& req, net::Response& res) {
+  auto caller = caller_of(req, res);
+  if (!caller || !may_write(res)) return;
+  Submission sub{.caller = std::move(*caller)};
+  if (parse_submission(req, res, &sub)) commit_submission(sub, res);
+}
+
+// The documents against the configuration in force, outside the state lock; false with the
+// answer written when they are refused (413 over a limit, 404 an unknown LocalQueue, 400
+// malformed, 403 a namespace or user the caller may not use).
+bool Server::parse_submission(const net::Request& req, net::Response& res, Submission* sub) {
+  sub->config = state_->config_ptr();
+  // Without tokens the client says who it is; with them, the token does.
+  if (!auth_.enabled())
+    sub->claimed =
+        claimed_user(req.get_header_value("X-Sluice-User"), req.get_header_value("X-Sluice-Uid"),
+                     req.get_header_value("X-Sluice-Gid"));
+  Caller& caller = sub->caller;
+  if (!sub->claimed.name.empty()) caller.name = sub->claimed.name;
+  {
+    const auto slot = parse_slots_.acquire(caller.name);
+    // generateName suffixes from the clock: a resubmitted file gets new names.
+    sub->parsed = parse_jobs(Source{"request", req.body}, *sub->config,
+                             static_cast<uint64_t>(now_ns()), implied_namespace(caller));
+  }
+  const JobsOutput& parsed = sub->parsed;
+  if (!parsed.errors.empty()) {
+    if (parsed.too_large)
+      fail(res, 413, "the submission is over a limit (docs/api.md, Limits)", parsed.errors);
+    else if (parsed.unknown_queue)  // "not found", not "malformed"
+      fail(res, 404, parsed.errors.front(), parsed.errors);
+    else
+      fail(res, 400, "the body is not a valid job submission", parsed.errors);
+    return false;
+  }
+  for (const auto& j : parsed.jobs)
+    if (!caller.sees(j.namespace_)) {
+      fail(res, 403,
+           "token " + caller.name + " may not submit to namespace \"" + j.namespace_ + "\"");
+      return false;
+    }
+  for (auto& j : sub->parsed.jobs) {
+    if (auto why = resolve_run_as(j, caller, *sub->config); !why.empty()) {
+      fail(res, 403, why);
+      return false;
+    }
+    j.submitter_uid = sub->claimed.uid;
+    j.submitter_gid = sub->claimed.gid;
+  }
+  return true;
+}
+
+// Admits the parsed jobs, waits for the store, answers 202 with their ids; a submission that
+// could not be written is taken back (never acknowledged, so it can neither run nor reappear).
+void Server::commit_submission(Submission& sub, net::Response& res) {
+  // Records and events encoded here, so that the state lock is held for less.
+  const PreparedSubmission prepared = ServerState::prepare(sub.parsed.jobs, sub.config);
+  SubmitOutcome out;
+  json body = json::array();
+  {
+    std::lock_guard lk(state_->mu());
+    out = state_->submit(std::move(sub.parsed.jobs), now_ns(), &prepared);
+    if (out.status == 202)
+      for (JobId id : out.ids) {
+        const auto* r = state_->find(id);
+        body.push_back({{"id", id}, {"name", r->job.name}, {"queue", r->cluster_queue}});
+      }
+  }
+  if (out.status != 202) {
+    if (out.status == 429)
+      res.set_header("Retry-After", std::to_string(out.retry_after_s > 0 ? out.retry_after_s : 5));
+    return fail(res, out.status, out.error, out.details);
+  }
+  if (out.ticket && !store_->wait(out.ticket)) {
+    {
+      std::lock_guard lk(state_->mu());
+      state_->withdraw(out.ids, now_ns());
+    }
+    if (!store_failed_.exchange(true))
+      log("store commit failed: " + store_->error() + "; new work is refused");
+    return fail(res, 503, "the submission could not be written; nothing was submitted",
+                {refusal()});
+  }
+  kick();
+  reply(res, 202, json{{"jobs", body}, {"notes", sub.parsed.notes}});
+}
+
+// GET /v1/jobs/{id}[?start=1]: the job's view, with its predicted start when asked.
+void Server::get_job(const net::Request& req, net::Response& res) {
+  auto caller = caller_of(req, res);
+  if (!caller) return;
+  const auto now = now_ns();
+  const auto preds = wants_start(req) ? predictor_.get(*state_, now) : nullptr;
+  std::lock_guard lk(state_->mu());
+  if (const auto* r = visible_job(*caller, req.matches[1], res)) {
+    json view = state_->job_view(*r, now);
+    if (preds) view["predicted_start"] = StartPredictor::view(*preds, *r, now);
+    reply(res, 200, view);
+  }
+}
+
+// GET /v1/jobs/{id}/explain: why it waits (or ran where it ran), and a pending job's estimate.
+void Server::explain_job(const net::Request& req, net::Response& res) {
+  auto caller = caller_of(req, res);
+  if (!caller) return;
+  bool pending = false;
+  {
+    std::lock_guard lk(state_->mu());
+    const auto* r = visible_job(*caller, req.matches[1], res);
+    if (!r) return;
+    pending = r->state == JobState::kPending;
+  }
+  // The predictions are taken outside the state lock.
+  const auto preds = pending ? predictor_.get(*state_, now_ns()) : nullptr;
+  std::lock_guard lk(state_->mu());
+  const auto* r = visible_job(*caller, req.matches[1], res);
+  if (!r) return;
+  const auto t = now_ns();
+  std::string text = state_->explain(r->job.id, t);
+  json predicted = nullptr;
+  if (preds) {
+    text += StartPredictor::explain_line(*preds, *r, state_->config(), t);
+    predicted = StartPredictor::view(*preds, *r, t);
+  }
+  reply(res, 200,
+        json{{"id", r->job.id},
+             {"state", state_name(r->state)},
+             {"explanation", text},
+             {"predicted_start", predicted}});
+}
+
+// POST /v1/jobs/{id}/cancel and DELETE /v1/jobs/{id}: the job's view once it is on disk.
+void Server::cancel_job(const net::Request& req, net::Response& res) {
+  auto caller = caller_of(req, res);
+  if (!caller || !may_write(res)) return;
+  uint64_t ticket = 0;
+  json view;
+  {
+    std::lock_guard lk(state_->mu());
+    const auto* r = visible_job(*caller, req.matches[1], res);
+    if (!r) return;
+    std::string err;
+    const int status = state_->cancel(r->job.id, now_ns(), &err, &ticket);
+    if (status != 200) return fail(res, status, err);
+    view = state_->job_view(*r, now_ns());
+  }
+  if (ticket && !store_->wait(ticket))
+    return fail(res, 503, "the cancellation could not be written", {refusal()});
+  kick();
+  reply(res, 200, view);
+}
+
+}  // namespace sluice::server
