@@ -97,8 +97,9 @@ def main():
         st, body = http("POST", tty, "touch /tmp/bob-was-here\r", token=TOKENS["bob"])
         none = shell + 1000
         st_none, body_none = http("POST", url + "/v1/jobs/%d/tty" % none, "x", token=TOKENS["bob"])
-        check(st == 404 and st_none == 404 and body.replace(str(shell), "ID") ==
-              body_none.replace(str(none), "ID"),
+        # The id only where it is the job's ("no job 1", not the 1 of "100000").
+        check(st == 404 and st_none == 404 and body.replace("no job %d" % shell, "no job ID") ==
+              body_none.replace("no job %d" % none, "no job ID"),
               "bob (team-b) cannot type into alice's session: 404 in the words of a job that "
               "does not exist (%d %s)" % (st, body[:120]))
         st, body = http("POST", tty, "echo carol\r", token=TOKENS["carol"])
