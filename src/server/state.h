@@ -213,6 +213,7 @@ class ServerState {
   const std::map<JobId, JobRecord>& records() const { return records_; }
   std::string explain(JobId id, TimeNs now) const;
   std::string explain_state(JobId id, const JobRecord* r, TimeNs now) const;
+  std::string held_nodes_text() const;  // explain_state: cordoned and drained nodes
   std::optional<PendingDecision> pending_decision(JobId id) const;
 
   // --- Scheduling -----------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 // state_views.cc. Every series a dashboard or an alert selects exists from the first scrape:
 // pending depth per queue, priority class and workload class at 0 when empty, counters at 0
 // before their first event, so `rate()` and Grafana's variables see idle queues too.
+#include <algorithm>
 #include <array>
+#include <functional>
 
 #include "server/job_codec.h"
 #include "server/state.h"
@@ -46,6 +48,26 @@ void write_pending(PromWriter& w, const Config& cfg, const Scheduler& sched) {
   });
   w.family("sluice_pending_jobs", "gauge", "Jobs waiting in a queue.");
   for (const auto& [l, v] : pending) w.sample("sluice_pending_jobs", l, static_cast<double>(v));
+}
+
+// How long the oldest job of each queue and workload class has waited in the scheduler's backlog
+// (since its submission or last requeue), 0 while none waits: the admission-wait histogram is
+// observed only when a job is admitted, so a job that never is would never alert on it.
+void write_oldest_pending(PromWriter& w, const Config& cfg, const Scheduler& sched,
+                          const std::function<TimeNs(JobId)>& queued_at, TimeNs now) {
+  std::map<LabelSet, double> oldest;
+  for (const auto& cq : cfg.cluster_queues)
+    for (const char* c : kClasses) oldest[{{"cluster_queue", cq.name}, {"class", c}}] = 0;
+  sched.for_each_pending([&](const Scheduler::PendingJob& p) {
+    const TimeNs since = queued_at(p.job.id);
+    if (since <= 0 || since > now) return;
+    double& v = oldest[{{"cluster_queue", cfg.cluster_queues[static_cast<size_t>(p.queue)].name},
+                        {"class", workload_class(p.job, cfg)}}];
+    v = std::max(v, static_cast<double>(now - since) / 1e9);
+  });
+  w.family("sluice_oldest_pending_seconds", "gauge",
+           "How long the oldest job in a queue's backlog has waited for admission.");
+  for (const auto& [l, v] : oldest) w.sample("sluice_oldest_pending_seconds", l, v);
 }
 
 // Pending jobs the scheduler does not see yet (state_gates.cc), per ClusterQueue and what
@@ -190,6 +212,13 @@ std::string ServerState::metrics_text(TimeNs now, const NamespaceFilter& sees) c
   const auto& cfg = *config_;
   PromWriter w;
   write_pending(w, cfg, *sched_);
+  write_oldest_pending(
+      w, cfg, *sched_,
+      [this](JobId id) {
+        const JobRecord* r = find(id);
+        return r ? r->queued_ns : TimeNs{0};
+      },
+      now);
   std::map<LabelSet, int64_t> gated;
   for (JobId id : gated_)
     if (const JobRecord* r = find(id); r && r->state == JobState::kPending && r->gated)

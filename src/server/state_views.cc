@@ -64,6 +64,24 @@ json deadline_verdict(const JobRecord& r) {
 
 }  // namespace
 
+// The nodes an admin took out of scheduling, for a pending job's explanation: the core says only
+// that a node takes no new pods, not whether it is NotReady, cordoned or drained.
+std::string ServerState::held_nodes_text() const {
+  std::string out;
+  size_t n = 0;
+  for (const auto& node : nodes_) {
+    if (node.hold.empty()) continue;
+    if (++n > 8) continue;
+    out += (n > 1 ? ", " : "") + node.name + " (" +
+           (node.hold == "drain" ? "drained" : "cordoned") +
+           (node.hold_reason.empty() ? "" : ": " + node.hold_reason) + ")";
+  }
+  if (n > 8) out += " and " + std::to_string(n - 8) + " more";
+  return n ? "\nOut of scheduling by an admin: " + out + " (`sluice nodes`; back with " +
+                 "`sluice nodes resume NODE`)"
+           : "";
+}
+
 std::string ServerState::explain(JobId id, TimeNs now) const {
   const JobRecord* r = find(id);
   if (!r) return "no job " + std::to_string(id);
@@ -93,6 +111,7 @@ std::string ServerState::explain_state(JobId id, const JobRecord* r, TimeNs now)
       if (pd) {
         s += ".\nWhy: " + describe(pd->reason, *config_);
         if (pd->starving) s += "\nIt has waited past the aging horizon: capacity is held for it.";
+        s += held_nodes_text();
       } else {
         s += ".\nWhy: not looked at yet; the next scheduling cycle will.";
       }

@@ -203,7 +203,8 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
   im.filter &= alloc.ready_bits();
   if (!im.filter.any())
     return fail(PlaceFailCode::kNoNodes, 0,
-                "none of the " + plural(nodes.size(), "node", "nodes") + where + " is ready");
+                "none of the " + plural(nodes.size(), "node", "nodes") + where +
+                    " takes new pods now (NotReady, cordoned or drained)");
   if (gpu_job && !job.allowed_models.empty()) {
     im.pref.clear();
     for (size_t m = 0; m < models_.size() && m < 64; ++m)

@@ -157,6 +157,26 @@ TEST_F(StateMetricsTest, EventsCountOnTopOfTheZeroSeries) {
   EXPECT_EQ(pending_one, 1) << m;
 }
 
+// A job that is never admitted never reaches the admission-wait histogram: the age of each
+// queue's oldest pending job is a gauge of its own (the alert SluiceJobStarving reads it).
+TEST_F(StateMetricsTest, TheOldestPendingJobsAgeIsAGaugePerQueueAndClass) {
+  std::string m = st->metrics_text(1 * kS);
+  EXPECT_EQ(samples(m, "sluice_oldest_pending_seconds").size(), 2u * 3u) << m;
+  EXPECT_TRUE(has(m, "sluice_oldest_pending_seconds{cluster_queue=\"busy\",class=\"batch\"} 0"))
+      << m;
+  ASSERT_EQ(st->submit(big_job().jobs, 1 * kS).ids.size(), 1u);
+  ASSERT_EQ(st->submit(big_job().jobs, 5 * kS).ids.size(), 1u);
+  st->cycle(6 * kS);
+  m = st->metrics_text(61 * kS);
+  // The older of the two waited 60 s; the job is preemptible (busy's default): best-effort.
+  EXPECT_TRUE(has(m,
+                  "sluice_oldest_pending_seconds{cluster_queue=\"busy\",class=\"best-effort\"} "
+                  "60"))
+      << m;
+  EXPECT_TRUE(has(m, "sluice_oldest_pending_seconds{cluster_queue=\"idle\",class=\"batch\"} 0"))
+      << m;
+}
+
 TEST_F(StateMetricsTest, BudgetsAndTheirUseAreGauges) {
   const std::string m = st->metrics_text(1 * kS);
   EXPECT_TRUE(has(m, "sluice_namespace_budget_gpu_hours{namespace=\"team\"} 100")) << m;

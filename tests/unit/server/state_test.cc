@@ -519,6 +519,10 @@ TEST(ServerStore, DrainedNodeTakesNoNewPodsUntilResumed) {
     EXPECT_EQ(view(st, "n0")["hold"], "drained");  // nothing runs there
     EXPECT_EQ(view(st, "n0")["hold_reason"], "disk");
     EXPECT_TRUE(view(st, "n1")["hold"].is_null());
+    // b's explanation names the drained node and why, not only "not ready".
+    EXPECT_NE(st.explain(b, 3 * kS).find("Out of scheduling by an admin: n0 (drained: disk)"),
+              std::string::npos)
+        << st.explain(b, 3 * kS);
   }  // the server stops; the hold stays in its store
   auto store = SqliteStore::open(dir.string());
   ASSERT_TRUE(store.ok());
