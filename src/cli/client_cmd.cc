@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/client_common.h"
+#include "cli/client_config_files.h"
 #include "cli/client_http.h"
 #include "cli/client_pty.h"
 #include "cli/client_run.h"
@@ -394,15 +395,12 @@ void register_config(CLI::App& app) {
       ->required();
   add_common(apply, *c, true);
   apply->callback([c, files] {
-    std::string body;
-    for (const auto& f : *files) {
-      auto read = read_source(f);
-      if (!read) fail({1, "error: " + read.error()});
-      if (!body.empty() && body.back() != '\n') body += "\n";
-      if (!body.empty()) body += "---\n";
-      body += read->text;
-    }
-    json reply = need(HttpClient(c->conn).call_json("PUT", "/v1/config", body, "application/yaml"));
+    auto joined = read_and_join(*files);
+    if (!joined) fail({1, "error: " + joined.error()});
+    auto out = HttpClient(c->conn).call_json("PUT", "/v1/config", joined->body, "application/yaml");
+    // The server read one body ("request:LINE"); the user wrote files.
+    if (!out.ok) out.failure.message = joined->cite(out.failure.message);
+    json reply = need(std::move(out));
     if (c->json) return print_json(reply);
     print_applied(reply, "configuration applied");
   });

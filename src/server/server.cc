@@ -268,7 +268,15 @@ Server::ApplyOutcome Server::reload_config() {
     if (!src) return refused(400, kInvalid, src.error());
     sources.push_back(std::move(*src));
   }
-  const ApplyOutcome out = apply_config(sources);
+  ApplyOutcome out = apply_config(sources);
+  if (out.status == 200) {
+    std::lock_guard lk(state_->mu());
+    if (!applied_over_files_.empty())
+      out.warnings.push_back("the configuration that " + applied_over_files_ +
+                             " applied with `sluice config apply` (PUT /v1/config) is replaced by "
+                             "the files'");
+    applied_over_files_.clear();
+  }
   log(out.status == 200
           ? "configuration reloaded from " + std::to_string(sources.size()) + " file(s)"
           : "configuration reload refused: " + out.error +

@@ -194,6 +194,9 @@ class Server {
   std::unique_ptr<DashboardHistory> history_;
   AuthConfig auth_;
   std::string config_text_;
+  // Who replaced the --config files' configuration through the API since it was last read from
+  // them ("": nobody); a reload says that it undoes that (under the state lock).
+  std::string applied_over_files_;
   std::unique_ptr<net::Server> http_;
   std::string host_;
   int port_ = 0;

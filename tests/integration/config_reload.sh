@@ -100,7 +100,24 @@ ids=$("$SLUICE_BIN" jobs --json | python3 -c 'import json,sys; print(" ".join(st
 [[ -n $ids ]] || fail "queue b has jobs"
 # shellcheck disable=SC2086
 "$SLUICE_BIN" cancel $ids >/dev/null || fail "cancel queue b's jobs"
-"$SLUICE_BIN" config apply "$tmp/cluster.yaml" "$tmp/queues.yaml" | grep -q "configuration applied" \
-  || fail "config apply"
+"$SLUICE_BIN" config apply "$tmp/cluster.yaml" "$tmp/queues.yaml" >"$tmp/out" 2>&1 || fail "config apply: $(cat "$tmp/out")"
+grep -q "configuration applied" "$tmp/out" || fail "config apply says so: $(cat "$tmp/out")"
+# Files win at a reload: the apply says so.
+grep -q "replaces this one with theirs" "$tmp/out" || fail "apply warns of the files: $(cat "$tmp/out")"
 "$SLUICE_BIN" run --queue b --namespace team --gpus 1 -- true >/dev/null 2>&1 && fail "queue b is gone after apply"
+
+# 4. An error in an applied file names that file and its own line, not the joined body's.
+printf 'apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: c, namespace: team}\nspec: {clusterQueue: nope}\n' >"$tmp/bad.yaml"
+if "$SLUICE_BIN" config apply "$tmp/cluster.yaml" "$tmp/queues.yaml" "$tmp/bad.yaml" >"$tmp/out" 2>&1; then
+  fail "an unknown ClusterQueue must be refused"
+fi
+grep -q "bad.yaml:4" "$tmp/out" || fail "the error cites bad.yaml:4: $(cat "$tmp/out")"
+grep -q "request:" "$tmp/out" && fail "no request:LINE left: $(cat "$tmp/out")"
+
+# 5. A reload says that it replaces what config apply put in force.
+queues b >"$tmp/queues.yaml"
+"$SLUICE_BIN" config apply "$tmp/cluster.yaml" "$tmp/queues.yaml" >/dev/null 2>&1 || fail "config apply with b"
+"$SLUICE_BIN" config reload >"$tmp/out" 2>&1 || fail "config reload: $(cat "$tmp/out")"
+grep -q "applied with .sluice config apply. (PUT /v1/config) is replaced" "$tmp/out" \
+  || fail "the reload says what it replaced: $(cat "$tmp/out")"
 echo "config reload: ok"

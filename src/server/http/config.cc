@@ -42,9 +42,19 @@ void Server::routes_config() {
     res.set_content(text, "application/yaml");
   });
   h.Put("/v1/config", [this](const net::Request& req, net::Response& res) {
-    if (!admin_only(caller_of(req, res), res, "change the configuration")) return;
-    const auto out = apply_config({Source{"request", req.body}});
+    auto caller = admin_only(caller_of(req, res), res, "change the configuration");
+    if (!caller) return;
+    auto out = apply_config({Source{"request", req.body}});
     if (out.status != 200) return fail(res, out.status, out.error, out.details);
+    if (!options_.config_files.empty()) {
+      // Files win at a reload (SIGHUP) and a restart: say so now, and again at the reload.
+      std::lock_guard lk(state_->mu());
+      applied_over_files_ = caller->name;
+      out.warnings.push_back(
+          "this server reads its configuration from --config files: a reload (SIGHUP, `sluice "
+          "config reload`) or a restart replaces this one with theirs; change the files to keep "
+          "it");
+    }
     reply(res, 200, json{{"applied", true}, {"warnings", out.warnings}});
   });
   h.Post("/v1/config/reload", [this](const net::Request& req, net::Response& res) {
