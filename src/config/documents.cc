@@ -64,6 +64,14 @@ constexpr KindEntry kKinds[] = {
     {"jobset.x-k8s.io/v1alpha2", "JobSet", DocKind::kJobSet},
     {"kubeflow.org/v1", "PyTorchJob", DocKind::kPyTorchJob},
     {"kubeflow.org/v2beta1", "MPIJob", DocKind::kMpiJob},
+    // Kueue's admission checks and what configures them: sluice admits on quota and capacity
+    // alone, so a file of Kueue's setup is read, and these are warned about and ignored.
+    {"kueue.x-k8s.io/v1beta1", "AdmissionCheck", DocKind::kIgnored},
+    {"kueue.x-k8s.io/v1beta2", "AdmissionCheck", DocKind::kIgnored},
+    {"kueue.x-k8s.io/v1beta1", "ProvisioningRequestConfig", DocKind::kIgnored},
+    {"kueue.x-k8s.io/v1beta2", "ProvisioningRequestConfig", DocKind::kIgnored},
+    {"kueue.x-k8s.io/v1beta1", "MultiKueueConfig", DocKind::kIgnored},
+    {"kueue.x-k8s.io/v1beta1", "MultiKueueCluster", DocKind::kIgnored},
 };
 
 }  // namespace

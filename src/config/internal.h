@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "config/state/admitted.h"
 #include "config/reader.h"
+#include "config/state/admitted.h"
 #include "core/model/config.h"
 
 namespace sluice::config_detail {
@@ -38,6 +38,8 @@ enum class DocKind {
   kPyTorchJob,  // kubeflow.org/v1
   kMpiJob,      // kubeflow.org/v2beta1
   kSnapshot,
+  kIgnored,  // Kueue kinds sluice reads past with a warning (AdmissionCheck, ...):
+             // ignored_kind_note
 };
 
 // Where a field was written, for messages issued after reading.

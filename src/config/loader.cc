@@ -131,6 +131,12 @@ void read_document(cd::Reader& r, const YAML::Node& doc, cd::Builder& b,
     case cd::DocKind::kMpiJob:
       b.jobs.push_back(cd::JobDoc{r.file(), doc, h->kind});
       return;
+    case cd::DocKind::kIgnored:
+      return r.warning(h->kind_node, "kind",
+                       h->kind_name +
+                           ": sluice has no admission checks (it admits on quota and capacity "
+                           "alone); this document is ignored, and so are ClusterQueues' "
+                           "admissionChecks (docs/kueue-conformance.md)");
     case cd::DocKind::kUnknown:
       return;
   }

@@ -33,6 +33,34 @@ spec:
   EXPECT_TRUE(out.config.warnings.empty()) << dump(out.config.warnings);
 }
 
+// Kueue's setup files carry AdmissionChecks (and their configs): the file still loads, each
+// such document with a warning that it is ignored.
+TEST(ConfigKinds, AnAdmissionCheckIsWarnedAboutNotAnError) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata: {name: prov}
+spec:
+  controllerName: kueue.x-k8s.io/provisioning-request
+  parameters: {apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: cfg}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ProvisioningRequestConfig
+metadata: {name: cfg}
+spec: {provisioningClassName: check-capacity.autoscaling.x-k8s.io}
+)"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  EXPECT_EQ(out.config.flavors.size(), 1u);
+  EXPECT_TRUE(any_contains(out.config.warnings, {"test.yaml:6", "AdmissionCheck", "ignored"}))
+      << dump(out.config.warnings);
+  EXPECT_TRUE(any_contains(out.config.warnings, {"ProvisioningRequestConfig", "ignored"}))
+      << dump(out.config.warnings);
+}
+
 TEST(ConfigKinds, BadTaintsAndNodeConstraintsAreErrorsWithTheirLine) {
   auto out = load_one(yaml(R"(
 apiVersion: kueue.x-k8s.io/v1beta1
