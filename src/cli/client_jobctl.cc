@@ -27,21 +27,6 @@ std::string text_of(const json& j, const char* key) {
   return j[key].dump();
 }
 
-// "1h02m", "3m05s", "12s": sacct's Elapsed, shorter.
-std::string elapsed_text(double s) {
-  const auto t = static_cast<int64_t>(s);
-  char buf[32];
-  if (t >= 3600)
-    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(t / 3600),
-                  static_cast<long long>(t % 3600 / 60));
-  else if (t >= 60)
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(t / 60),
-                  static_cast<long long>(t % 60));
-  else
-    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(t));
-  return buf;
-}
-
 std::string number_text(double v, int decimals) {
   std::ostringstream o;
   o.setf(std::ios::fixed);
@@ -68,7 +53,7 @@ std::string history_table(const json& reply) {
     if (j.contains("array_task") && j["array_task"].is_number())
       id += " (" + text_of(j, "array_job") + "_" + text_of(j, "array_task") + ")";
     t.add_row({id, text_of(j, "name"), text_of(j, "user"), text_of(j, "namespace"),
-               text_of(j, "queue"), text_of(j, "state"), elapsed_text(j.value("elapsed_s", 0.0)),
+               text_of(j, "queue"), text_of(j, "state"), format_duration(j.value("elapsed_s", 0.0)),
                number_text(j.value("gpus", 0.0), 1), number_text(j.value("gpu_hours", 0.0), 3),
                text_of(j, "exit_code"), text_of(j, "preemptions")});
   }

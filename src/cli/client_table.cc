@@ -67,13 +67,10 @@ std::string Table::render() const {
   return out;
 }
 
-std::string format_age(double seconds) {
+std::string format_duration(double seconds, DurationStyle style) {
   if (!std::isfinite(seconds) || seconds < 0) return "0s";
-  auto s = static_cast<long long>(seconds);
-  if (s < 120) return std::to_string(s) + "s";
-  if (s < 120 * 60) return std::to_string(s / 60) + "m";
-  if (s < 48 * 3600) return std::to_string(s / 3600) + "h";
-  return std::to_string(s / 86400) + "d";
+  // Beyond a million years it is a bad clock, not a duration (and int64_t would overflow).
+  return duration_text(static_cast<int64_t>(std::min(seconds, 3.2e13)), style);
 }
 
 std::string format_decimal(double value, int digits) {

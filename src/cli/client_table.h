@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/client_term.h"  // printable_text: every cell passes it
+#include "core/model/duration_text.h"
 
 namespace sluice::cli {
 
@@ -37,9 +38,13 @@ class Table {
   std::vector<std::vector<std::string>> rows_;  // cells already truncated
 };
 
-// "45s", "12m", "3h", "5d": the largest unit that fits, like kubectl's AGE. Negative (a clock
-// behind the server's) prints "0s".
-std::string format_age(double seconds);
+// Seconds from the server as text (core/model/duration_text.h), truncated to whole seconds;
+// negative (a clock behind the server's) or not finite prints "0s".
+std::string format_duration(double seconds, DurationStyle style = DurationStyle::kTwoUnits);
+// "45s", "12m", "3h", "5d": the largest unit that fits, like kubectl's AGE.
+inline std::string format_age(double seconds) {
+  return format_duration(seconds, DurationStyle::kLargestUnit);
+}
 
 // Milli-units as a short decimal: 16000 -> "16", 500 -> "0.5", 250 -> "0.25".
 std::string format_milli(long long milli);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model/duration_text.h"
+
 namespace sluice::server {
 
 using nlohmann::json;
@@ -21,27 +23,14 @@ std::string utc_text(TimeNs ns) {
 }
 
 // "1h02m", "9m50s", "40s" (to the nearest second).
-std::string duration_text(TimeNs ns) {
-  const int64_t s = std::max<int64_t>(0, (ns + kNsPerSec / 2) / kNsPerSec);
-  char buf[48];
-  if (s >= 86400)
-    std::snprintf(buf, sizeof buf, "%lldd%02lldh", static_cast<long long>(s / 86400),
-                  static_cast<long long>(s % 86400 / 3600));
-  else if (s >= 3600)
-    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s / 3600),
-                  static_cast<long long>(s % 3600 / 60));
-  else if (s >= 60)
-    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(s / 60),
-                  static_cast<long long>(s % 60));
-  else
-    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
-  return buf;
+std::string rounded_duration_text(TimeNs ns) {
+  return duration_text((ns + kNsPerSec / 2) / kNsPerSec);
 }
 
 std::string assumes_text(const StartPredictions& p) {
   return "nothing else is submitted, and every running and queued job runs for its walltime "
          "(its own, else its queue's default, else " +
-         duration_text(p.unknown_walltime_ns) + ")";
+         rounded_duration_text(p.unknown_walltime_ns) + ")";
 }
 
 }  // namespace
@@ -124,7 +113,7 @@ std::string StartPredictor::explain_line(const StartPredictions& p, const JobRec
   if (status == "estimated") {
     const auto it = p.starts.find(r.job.id);
     line += utc_text(std::max(now, it->second.start_ns)) + " (in " +
-            duration_text(it->second.start_ns - now) + ")";
+            rounded_duration_text(it->second.start_ns - now) + ")";
   } else if (status == "never") {
     line += "none: with nothing else submitted it would never start";
   } else if (status == "beyond-bound") {
@@ -139,7 +128,8 @@ std::string StartPredictor::explain_line(const StartPredictions& p, const JobRec
   PredictOptions o;
   o.unknown_walltime_ns = p.unknown_walltime_ns;
   line += "; it assumes " + assumes_text(p) +
-          "; this job's walltime: " + duration_text(predicted_walltime(config, r.job, o)) + ".";
+          "; this job's walltime: " + rounded_duration_text(predicted_walltime(config, r.job, o)) +
+          ".";
   return line;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace sluice::cli {
 namespace {
 
@@ -54,6 +56,15 @@ TEST(ClientTable, AgeUsesTheLargestUnitThatFits) {
   EXPECT_EQ(format_age(7200), "2h");
   EXPECT_EQ(format_age(47 * 3600), "47h");
   EXPECT_EQ(format_age(5 * 86400 + 10), "5d");
+  EXPECT_EQ(format_age(1e300), format_age(3.2e13));  // a bad clock: no overflow
+}
+
+TEST(ClientTable, DurationTruncatesToWholeSeconds) {  // `sluice history`'s ELAPSED
+  EXPECT_EQ(format_duration(185.9), "3m05s");
+  EXPECT_EQ(format_duration(3725), "1h02m");
+  EXPECT_EQ(format_duration(26 * 3600), "1d02h");
+  EXPECT_EQ(format_duration(-1), "0s");
+  EXPECT_EQ(format_duration(std::nan("")), "0s");
 }
 
 TEST(ClientTable, NumbersDropTrailingZeros) {
