@@ -149,6 +149,60 @@ class MapReader {
   std::vector<YAML::Node> keys_;
 };
 
+// Reads the fields of one map into their destinations, one line a field, and remembers whether
+// all of them read: an absent optional field leaves its destination as it was; an absent
+// required one is reported ("required field missing") as a value of the wrong form is. Every
+// field is read (and reported) whatever the ones before it did.
+class FieldReader {
+ public:
+  enum Need { kOptional, kRequired };
+  FieldReader(Reader& r, MapReader& m) : r_(r), m_(m) {}
+
+  bool ok() const { return ok_; }
+  void fail() { ok_ = false; }
+  // Folds in the result of a read done elsewhere.
+  void add(bool read_ok) { ok_ = ok_ && read_ok; }
+
+  // `key` through read(node, path) -> std::optional<V>, stored into *out when it reads.
+  template <class T, class Read>
+  void read(const char* key, T* out, Need need, Read&& read) {
+    const YAML::Node* n = need == kRequired ? m_.required(key) : m_.find(key);
+    if (!n) {
+      if (need == kRequired) ok_ = false;
+      return;
+    }
+    auto v = read(*n, m_.path(key));
+    ok_ = ok_ && v;
+    if (v) *out = static_cast<T>(std::move(*v));
+  }
+  void str(const char* key, std::string* out, Need need = kOptional, bool allow_empty = false) {
+    read(key, out, need,
+         [&](const YAML::Node& n, const std::string& p) { return r_.str(n, p, allow_empty); });
+  }
+  template <class T>
+  void integer(const char* key, T* out, int64_t min, int64_t max, Need need = kOptional) {
+    read(key, out, need,
+         [&](const YAML::Node& n, const std::string& p) { return r_.integer(n, p, min, max); });
+  }
+  void quantity(const char* key, int64_t* out, ResourceId resource, Need need = kOptional) {
+    read(key, out, need,
+         [&](const YAML::Node& n, const std::string& p) { return r_.quantity(n, p, resource); });
+  }
+  void boolean(const char* key, bool* out, Need need = kOptional) {
+    read(key, out, need,
+         [&](const YAML::Node& n, const std::string& p) { return r_.boolean(n, p); });
+  }
+  void labels(const char* key, Labels* out, Need need = kOptional) {
+    read(key, out, need,
+         [&](const YAML::Node& n, const std::string& p) { return r_.labels(n, p); });
+  }
+
+ private:
+  Reader& r_;
+  MapReader& m_;
+  bool ok_ = true;
+};
+
 // Decimal text ("12", "0.5", "1.25") times `scale`, rounded to nearest; nullopt when malformed
 // or out of range. A leading '-' is accepted and yields a negative value.
 std::optional<int64_t> parse_scaled_decimal(std::string_view text, int64_t scale);

@@ -83,24 +83,11 @@ std::optional<std::vector<Gpu>> read_gpus(Reader& r, const YAML::Node& node,
                                           const std::string& path, ResourceCatalog& catalog) {
   std::vector<Gpu> gpus;
   bool ok = true;
-  auto common = [&](MapReader& m, Gpu& g) {
-    if (const YAML::Node* n = m.required("model")) {
-      auto s = r.str(*n, m.path("model"));
-      ok = ok && s;
-      if (s) g.model = *s;
-    } else {
-      ok = false;
-    }
-    if (const YAML::Node* n = m.find("memory")) {
-      auto v = r.quantity(*n, m.path("memory"), kMemory);
-      ok = ok && v;
-      if (v) g.memory_mib = *v;
-    }
-    if (const YAML::Node* n = m.find("mig")) {
-      auto v = read_mig(r, *n, m.path("mig"), catalog);
-      ok = ok && v;
-      if (v) g.mig = *v;
-    }
+  auto common = [&](FieldReader& f, Gpu& g) {
+    f.str("model", &g.model, FieldReader::kRequired);
+    f.quantity("memory", &g.memory_mib, kMemory);
+    f.read("mig", &g.mig, FieldReader::kOptional,
+           [&](const YAML::Node& n, const std::string& p) { return read_mig(r, n, p, catalog); });
   };
   if (node.IsNull()) return gpus;
   if (node.IsSequence()) {
@@ -112,23 +99,14 @@ std::optional<std::vector<Gpu>> read_gpus(Reader& r, const YAML::Node& node,
         continue;
       }
       Gpu g;
-      common(m, g);
       int64_t count = 1;
-      auto small = [&](const char* key, int32_t* out) {
-        if (const YAML::Node* n = m.find(key)) {
-          auto v = r.integer(*n, m.path(key), 0, 1024);
-          ok = ok && v;
-          if (v) *out = static_cast<int32_t>(*v);
-        }
-      };
-      small("nvlinkDomain", &g.nvlink_domain);
-      small("numa", &g.numa_node);
-      small("pcieSwitch", &g.pcie_switch);
-      if (const YAML::Node* n = m.find("count")) {
-        auto v = r.integer(*n, m.path("count"), 1, kMaxGpusPerNode);
-        ok = ok && v;
-        if (v) count = *v;
-      }
+      FieldReader f(r, m);
+      common(f, g);
+      f.integer("nvlinkDomain", &g.nvlink_domain, 0, 1024);
+      f.integer("numa", &g.numa_node, 0, 1024);
+      f.integer("pcieSwitch", &g.pcie_switch, 0, 1024);
+      f.integer("count", &count, 1, kMaxGpusPerNode);
+      ok = ok && f.ok();
       for (int64_t k = 0; k < count && gpus.size() <= kMaxGpusPerNode; ++k) gpus.push_back(g);
     }
   } else if (node.IsMap()) {
@@ -136,15 +114,11 @@ std::optional<std::vector<Gpu>> read_gpus(Reader& r, const YAML::Node& node,
         r, node, path,
         {{"count", "model", "memory", "nvlinkDomains", "numaNodes", "pcieSwitches", "mig"}});
     Gpu g;
-    common(m, g);
     int64_t count = 0;
-    if (const YAML::Node* n = m.required("count")) {
-      auto v = r.integer(*n, m.path("count"), 0, kMaxGpusPerNode);
-      ok = ok && v;
-      if (v) count = *v;
-    } else {
-      ok = false;
-    }
+    FieldReader f(r, m);
+    common(f, g);
+    f.integer("count", &count, 0, kMaxGpusPerNode, FieldReader::kRequired);
+    ok = ok && f.ok();
     // Domains split the GPUs evenly in index order: 8 GPUs, 2 domains -> 0-3, 4-7.
     auto split = [&](const char* key) -> int64_t {
       const YAML::Node* n = m.find(key);
@@ -185,37 +159,14 @@ std::optional<std::vector<Gpu>> read_gpus(Reader& r, const YAML::Node& node,
 
 // The fields a node and a node group share.
 bool read_node_common(Reader& r, MapReader& m, Node& node, ResourceCatalog& catalog) {
-  bool ok = true;
-  if (const YAML::Node* n = m.find("labels")) {
-    auto l = r.labels(*n, m.path("labels"));
-    ok = ok && l;
-    if (l) node.labels = *l;
-  }
-  if (const YAML::Node* n = m.required("cpu")) {
-    auto v = r.quantity(*n, m.path("cpu"), kCpu);
-    ok = ok && v;
-    if (v) node.cpu_milli = *v;
-  } else {
-    ok = false;
-  }
-  if (const YAML::Node* n = m.required("memory")) {
-    auto v = r.quantity(*n, m.path("memory"), kMemory);
-    ok = ok && v;
-    if (v) node.memory_mib = *v;
-  } else {
-    ok = false;
-  }
-  if (const YAML::Node* n = m.find("gpus")) {
-    auto g = read_gpus(r, *n, m.path("gpus"), catalog);
-    ok = ok && g;
-    if (g) node.gpus = std::move(*g);
-  }
-  if (const YAML::Node* n = m.find("ready")) {
-    auto v = r.boolean(*n, m.path("ready"));
-    ok = ok && v;
-    if (v) node.ready = *v;
-  }
-  return ok;
+  FieldReader f(r, m);
+  f.labels("labels", &node.labels);
+  f.quantity("cpu", &node.cpu_milli, kCpu, FieldReader::kRequired);
+  f.quantity("memory", &node.memory_mib, kMemory, FieldReader::kRequired);
+  f.read("gpus", &node.gpus, FieldReader::kOptional,
+         [&](const YAML::Node& n, const std::string& p) { return read_gpus(r, n, p, catalog); });
+  f.boolean("ready", &node.ready);
+  return f.ok();
 }
 
 class ClusterReader {
@@ -285,31 +236,20 @@ class ClusterReader {
     MapReader m(r_, node, path, {{"name", "labels", "cpu", "memory", "topology", "gpus", "ready"}});
     if (!m.is_map()) return;
     Node out;
-    bool ok = true;
-    if (const YAML::Node* n = m.required("name")) {
-      auto s = r_.str(*n, m.path("name"));
-      ok = ok && s;
-      if (s) out.name = *s;
-    } else {
-      ok = false;
-    }
-    ok = read_node_common(r_, m, out, b_.config.resources) && ok;
+    FieldReader f(r_, m);
+    f.str("name", &out.name, FieldReader::kRequired);
+    f.add(read_node_common(r_, m, out, b_.config.resources));
     std::vector<std::string> domains(cluster_.levels.size());
     const YAML::Node* topo = m.find("topology");
-    if (topo) {
-      MapReader t(r_, *topo, m.path("topology"), {}, &unused_);
-      for (const auto& [level, value] : t.entries()) {
-        int li = level_of(value, t.path(level), level);
-        if (li < 0) {
-          ok = false;
-          continue;
-        }
-        auto s = r_.str(value, t.path(level));
-        ok = ok && s;
-        if (s) domains[static_cast<size_t>(li)] = *s;
-      }
-    }
-    if (!ok) return;
+    if (topo)
+      for_each_level(
+          *topo, m.path("topology"), f,
+          [&](size_t li, const std::string&, const YAML::Node& value, const std::string& at) {
+            auto s = r_.str(value, at);
+            f.add(s.has_value());
+            if (s) domains[li] = *s;
+          });
+    if (!f.ok()) return;
     add_node(std::move(out), domains, topo ? *topo : node, m.path("topology"), node,
              m.path("name"));
   }
@@ -320,75 +260,22 @@ class ClusterReader {
                   "gpus", "ready"}});
     if (!m.is_map()) return;
     Node proto;
-    bool ok = true;
     std::string prefix;
     int64_t count = 0, first = 0;
-    if (const YAML::Node* n = m.required("namePrefix")) {
-      auto s = r_.str(*n, m.path("namePrefix"));
-      ok = ok && s;
-      if (s) prefix = *s;
-    } else {
-      ok = false;
-    }
-    if (const YAML::Node* n = m.required("count")) {
-      auto v = r_.integer(*n, m.path("count"), 1, kMaxNodes);
-      ok = ok && v;
-      if (v) count = *v;
-    } else {
-      ok = false;
-    }
-    if (const YAML::Node* n = m.find("firstIndex")) {
-      auto v = r_.integer(*n, m.path("firstIndex"), 0, kMaxNodes);
-      ok = ok && v;
-      if (v) first = *v;
-    }
-    ok = read_node_common(r_, m, proto, b_.config.resources) && ok;
-    // topology: {level: "fixed-name"} or {level: {every: N, prefix: P, start: S}}; a generated
-    // domain holds N consecutive nodes of the group and is named P + (S + i / N).
-    struct LevelRule {
-      std::string fixed;
-      int64_t every = 0;
-      std::string prefix;
-      int64_t start = 0;
-    };
+    FieldReader f(r_, m);
+    f.str("namePrefix", &prefix, FieldReader::kRequired);
+    f.integer("count", &count, 1, kMaxNodes, FieldReader::kRequired);
+    f.integer("firstIndex", &first, 0, kMaxNodes);
+    f.add(read_node_common(r_, m, proto, b_.config.resources));
     std::vector<std::optional<LevelRule>> rules(cluster_.levels.size());
     const YAML::Node* topo = m.find("topology");
-    if (topo) {
-      MapReader t(r_, *topo, m.path("topology"), {}, &unused_);
-      for (const auto& [level, value] : t.entries()) {
-        int li = level_of(value, t.path(level), level);
-        if (li < 0) {
-          ok = false;
-          continue;
-        }
-        LevelRule rule;
-        if (value.IsMap()) {
-          MapReader g(r_, value, t.path(level), {{"every", "prefix", "start"}});
-          const YAML::Node* every = g.required("every");
-          auto e = every ? r_.integer(*every, g.path("every"), 1, kMaxNodes) : std::nullopt;
-          ok = ok && e;
-          if (e) rule.every = *e;
-          if (const YAML::Node* p = g.find("prefix")) {
-            auto s = r_.str(*p, g.path("prefix"), /*allow_empty=*/true);
-            ok = ok && s;
-            if (s) rule.prefix = *s;
-          } else {
-            rule.prefix = level + "-";
-          }
-          if (const YAML::Node* st = g.find("start")) {
-            auto v = r_.integer(*st, g.path("start"), 0, kMaxNodes);
-            ok = ok && v;
-            if (v) rule.start = *v;
-          }
-        } else {
-          auto s = r_.str(value, t.path(level));
-          ok = ok && s;
-          if (s) rule.fixed = *s;
-        }
-        rules[static_cast<size_t>(li)] = rule;
-      }
-    }
-    if (!ok) return;
+    if (topo)
+      for_each_level(
+          *topo, m.path("topology"), f,
+          [&](size_t li, const std::string& level, const YAML::Node& value, const std::string& at) {
+            rules[li] = read_level_rule(level, value, at, f);
+          });
+    if (!f.ok()) return;
     if (static_cast<int64_t>(cluster_.nodes.size()) + count > kMaxNodes) {
       r_.error(node, m.path("count"),
                "the cluster would have more than " + std::to_string(kMaxNodes) + " nodes");
@@ -409,6 +296,49 @@ class ClusterReader {
       if (!add_node(std::move(n), domains, topo ? *topo : node, m.path("topology"), node,
                     m.path("namePrefix")))
         return;
+    }
+  }
+
+  // topology: {level: "fixed-name"} or {level: {every: N, prefix: P, start: S}}; a generated
+  // domain holds N consecutive nodes of the group and is named P + (S + i / N).
+  struct LevelRule {
+    std::string fixed;
+    int64_t every = 0;
+    std::string prefix;
+    int64_t start = 0;
+  };
+
+  LevelRule read_level_rule(const std::string& level, const YAML::Node& value,
+                            const std::string& path, FieldReader& f) {
+    LevelRule rule;
+    if (value.IsMap()) {
+      MapReader g(r_, value, path, {{"every", "prefix", "start"}});
+      FieldReader gf(r_, g);
+      rule.prefix = level + "-";
+      gf.integer("every", &rule.every, 1, kMaxNodes, FieldReader::kRequired);
+      gf.str("prefix", &rule.prefix, FieldReader::kOptional, /*allow_empty=*/true);
+      gf.integer("start", &rule.start, 0, kMaxNodes);
+      f.add(gf.ok());
+    } else {
+      auto s = r_.str(value, path);
+      f.add(s.has_value());
+      if (s) rule.fixed = *s;
+    }
+    return rule;
+  }
+
+  // Calls each(level index, level name, value, path) for the entries of a node's or group's
+  // `topology:` map, whose keys are level names; an unknown level is reported and fails `f`.
+  template <class Each>
+  void for_each_level(const YAML::Node& topo, const std::string& path, FieldReader& f,
+                      Each&& each) {
+    MapReader t(r_, topo, path, {}, &unused_);
+    for (const auto& [level, value] : t.entries()) {
+      const int li = level_of(value, t.path(level), level);
+      if (li < 0)
+        f.fail();
+      else
+        each(static_cast<size_t>(li), level, value, t.path(level));
     }
   }
 
