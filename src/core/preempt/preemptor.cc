@@ -9,65 +9,59 @@
 
 namespace sluice {
 
+namespace {
+
+// Whether every resource of `req` that a resource group of queue q covers has a flavor in its
+// group that does not limit it (not quota-managed there) or where holds(flavor, resource,
+// amount): each resource on its own, as Kueue checks them.
+template <class Holds>
+bool each_resource_has_flavor(const ClusterQueue& cq, QueueId q, const QuotaTree& quota,
+                              const ResourceVec& req, Holds&& holds) {
+  for (int r = 0; r < kMaxResources; ++r) {
+    if (req[r] <= 0) continue;
+    const auto res = static_cast<ResourceId>(r);
+    const int g = quota.group_of(q, res);
+    if (g < 0) continue;
+    const auto& flavors = cq.resource_groups[static_cast<size_t>(g)].flavors;
+    if (std::none_of(flavors.begin(), flavors.end(), [&](const auto& fq) {
+          return !quota.managed(q, fq.flavor, res) || holds(fq.flavor, res, req[r]);
+        }))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Preemptor::Preemptor(const Config& config, const FlavorAssigner& assigner)
     : config_(config), assigner_(assigner) {}
 
 bool Preemptor::under_nominal_now(const PendingRecord& p, const QuotaTree& quota) const {
   const QueueId q = p.queue;
-  const auto& cq = config_.cluster_queues[q];
-  const ResourceVec req = p.job.total_requests();
-  for (int r = 0; r < kMaxResources; ++r) {
-    if (req[r] <= 0) continue;
-    const auto res = static_cast<ResourceId>(r);
-    const int g = quota.group_of(q, res);
-    if (g < 0) continue;
-    // A resource needs no preemption where some flavor holds it now; else some flavor of its
-    // group must be below nominal.
-    bool ok = false;
-    for (const auto& fq : cq.resource_groups[static_cast<size_t>(g)].flavors) {
-      if (!quota.managed(q, fq.flavor, res) || req[r] <= quota.available(q, fq.flavor, res) ||
-          quota.usage(q, fq.flavor, res) < quota.nominal(q, fq.flavor, res)) {
-        ok = true;
-        break;
-      }
-    }
-    if (!ok) return false;
-  }
-  return true;
+  // A resource needs no preemption where some flavor holds it now; else some flavor of its
+  // group must be below nominal.
+  return each_resource_has_flavor(config_.cluster_queues[q], q, quota, p.job.total_requests(),
+                                  [&](FlavorId f, ResourceId res, int64_t amount) {
+                                    return amount <= quota.available(q, f, res) ||
+                                           quota.usage(q, f, res) < quota.nominal(q, f, res);
+                                  });
 }
 
 bool Preemptor::may_end_within_nominal(const PendingRecord& p, const std::vector<Candidate>& cands,
                                        const QuotaTree& quota) const {
   const QueueId q = p.queue;
-  const auto& cq = config_.cluster_queues[q];
-  const ResourceVec req = p.job.total_requests();
-  for (int r = 0; r < kMaxResources; ++r) {
-    if (req[r] <= 0) continue;
-    const auto res = static_cast<ResourceId>(r);
-    const int g = quota.group_of(q, res);
-    if (g < 0) continue;
-    // Some flavor of its group must hold the request within nominal once every same-queue
-    // candidate is gone (each resource on its own: weaker than all of them on one flavor, so
-    // still only a necessary condition).
-    bool some = false;
-    for (const auto& fq : cq.resource_groups[static_cast<size_t>(g)].flavors) {
-      if (!quota.managed(q, fq.flavor, res)) {
-        some = true;
-        break;
-      }
-      int64_t used = quota.usage(q, fq.flavor, res);
-      for (const auto& c : cands)
-        if (!c.other_queue)
-          for (const auto& u : c.r->admission.usage)
-            if (u.flavor == fq.flavor && u.resource == res) used -= u.amount;
-      if (used + req[r] <= quota.nominal(q, fq.flavor, res)) {
-        some = true;
-        break;
-      }
-    }
-    if (!some) return false;
-  }
-  return true;
+  // Some flavor of its group must hold the request within nominal once every same-queue
+  // candidate is gone (each resource on its own: weaker than all of them on one flavor, so
+  // still only a necessary condition).
+  return each_resource_has_flavor(config_.cluster_queues[q], q, quota, p.job.total_requests(),
+                                  [&](FlavorId f, ResourceId res, int64_t amount) {
+                                    int64_t used = quota.usage(q, f, res);
+                                    for (const auto& c : cands)
+                                      if (!c.other_queue)
+                                        for (const auto& u : c.r->admission.usage)
+                                          if (u.flavor == f && u.resource == res) used -= u.amount;
+                                    return used + amount <= quota.nominal(q, f, res);
+                                  });
 }
 
 bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quota,
@@ -237,22 +231,11 @@ bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quot
 
 bool Preemptor::fits_nominal(const PendingRecord& p, const QuotaTree& quota) const {
   const QueueId q = p.queue;
-  const auto& cq = config_.cluster_queues[q];
-  const ResourceVec req = p.job.total_requests();
-  for (int r = 0; r < kMaxResources; ++r) {
-    const auto res = static_cast<ResourceId>(r);
-    const int g = req[r] > 0 ? quota.group_of(q, res) : -1;
-    if (g < 0) continue;
-    bool ok = false;
-    for (const auto& fq : cq.resource_groups[static_cast<size_t>(g)].flavors)
-      if (!quota.managed(q, fq.flavor, res) || req[r] <= quota.available(q, fq.flavor, res) ||
-          req[r] <= quota.nominal(q, fq.flavor, res)) {
-        ok = true;
-        break;
-      }
-    if (!ok) return false;
-  }
-  return true;
+  return each_resource_has_flavor(config_.cluster_queues[q], q, quota, p.job.total_requests(),
+                                  [&](FlavorId f, ResourceId res, int64_t amount) {
+                                    return amount <= quota.available(q, f, res) ||
+                                           amount <= quota.nominal(q, f, res);
+                                  });
 }
 
 // Which searches run, in Kueue's order (pkg/scheduler/preemption, GetTargets):
