@@ -17,6 +17,9 @@ import time
 import urllib.error
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability"))
+from common import is_ready  # noqa: E402
+
 BIN = os.environ.get("SLUICE_BIN", "build/sluice")
 TMP = tempfile.mkdtemp(prefix="sluice-e2e-")
 os.chmod(TMP, 0o711)  # pods of other users reach marks/ and their work dirs through it
@@ -168,7 +171,7 @@ class Cluster:
                              "--data-dir", os.path.join(self.dir, "data"), "--agent-timeout", "3",
                              "--heartbeat-ms", "200", "--cycle-interval-ms", "200"],
                             "server-%d.log" % self.port)
-        wait_for(lambda: http("GET", self.url + "/readyz")[0] == 200, 30, "server ready")
+        wait_for(lambda: is_ready(self.url), 30, "server ready")
 
     def start_agent(self, node):
         # Node n2 finds its GPUs through NVML: the test stand-in libnvidia-ml (tests/fake_nvml:

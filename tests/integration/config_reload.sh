@@ -4,6 +4,7 @@
 # refuses with the parser's file:line while the old configuration stays in force, and
 # `sluice config apply`.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 : "${SLUICE_BIN:?}"
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
@@ -53,8 +54,7 @@ queues >"$tmp/queues.yaml"
 "$SLUICE_BIN" serve --config "$tmp/cluster.yaml" --config "$tmp/queues.yaml" \
   --listen "127.0.0.1:$port" --data-dir "$tmp/data" >"$tmp/serve.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 100); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "server not ready"
+wait_ready "$SLUICE_SERVER" 10 || fail "server not ready"
 
 "$SLUICE_BIN" config get >"$tmp/got"  # not piped into grep -q: pipefail and an early exit
 grep -q "name: a, namespace: team" "$tmp/got" || fail "config get shows the configuration"

@@ -10,6 +10,7 @@
 #      node).
 # Skipped (77) where podman is missing or cannot run a container on this machine.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 bin=${SLUICE_BIN:?}
 tmp=$(mktemp -d)
 pids=()
@@ -106,7 +107,7 @@ start() {  # $1: label, $2: runImagesOnHost, $3...: extra agent flags
   "$bin" serve --config "$tmp/$label.yaml" --listen "127.0.0.1:$port" --data-dir "$tmp/$label-data" \
     --heartbeat-ms 200 --cycle-interval-ms 200 >"$tmp/$label-serve.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 1 100); do curl -fsS "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+  wait_ready "$url" 10 || fail "server not ready"
   "$bin" agent --server "$url" --name n1 --gpus fake:2xH100 --state-dir "$tmp/$label-agent" \
     --heartbeat-ms 200 --pods-as-agent "$@" >"$tmp/$label-agent.log" 2>&1 &
   pids+=($!)

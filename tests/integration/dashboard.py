@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "reliability"))
 from browser import Browser, find_chromium  # noqa: E402
-from common import BIN, FAILURES, check, free_port, http  # noqa: E402
+from common import BIN, FAILURES, check, free_port, http, is_ready  # noqa: E402
 from common import wait_for as poll  # noqa: E402
 
 SRC = os.environ.get("SLUICE_SOURCE_DIR", os.path.join(HERE, "..", ".."))
@@ -202,7 +202,7 @@ def demo(browser):
     url = "http://127.0.0.1:%d" % port
     start(["up", "--demo", "--data-dir", os.path.join(TMP, "up"), "--listen", "127.0.0.1:%d" % port,
            "--dashboard-sample-ms", "1000", "--heartbeat-ms", "200"], "up")
-    wait_for(lambda: http("GET", url + "/readyz")[0] == 200, 60, "sluice up")
+    wait_for(lambda: is_ready(url), 60, "sluice up")
     st, body = http("GET", url + "/")
     check(st == 200 and "/ui/app.js" in body, "GET / serves the dashboard's page")
     if not json.loads(http("GET", url + "/v1/dashboard")[1])["charts"]:
@@ -241,7 +241,7 @@ def tokens(browser):
     url = "http://127.0.0.1:%d" % port
     start(["serve", "--config", cfg, "--data-dir", os.path.join(TMP, "serve"), "--listen",
            "127.0.0.1:%d" % port, "--dashboard-sample-ms", "1000", "--quiet"], "serve")
-    wait_for(lambda: http("GET", url + "/readyz")[0] == 200, 60, "sluice serve")
+    wait_for(lambda: is_ready(url), 60, "sluice serve")
     st, body = http("GET", url + "/v1/dashboard")
     check(st == 200 and json.loads(body)["caller"] is None and json.loads(body)["samples"] == [],
           "/v1/dashboard without a token says only that one is needed")

@@ -7,6 +7,7 @@
 # named and nothing submitted; an absolute `run --complete-by` survives a restart of the server
 # (the store's job codec).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 : "${SLUICE_BIN:?}"
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
@@ -26,8 +27,7 @@ start_up() {
   "$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
     --heartbeat-ms 100 >>"$tmp/up.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 200); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-  curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "not ready"
+  wait_ready "$SLUICE_SERVER" 20 || fail "not ready"
 }
 start_up
 

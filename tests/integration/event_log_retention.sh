@@ -6,6 +6,7 @@
 # was trimmed) with the states it had. A lost database is still noticed across the rotation,
 # and --fresh-store continues the ids after the rotated files'.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 : "${SLUICE_BIN:?}"
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
@@ -25,8 +26,7 @@ serve() {
   "$SLUICE_BIN" serve "${config[@]}" --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
     --event-log-max-bytes 400 --event-log-keep 2 --events-keep 3 "$@" >>"$tmp/serve.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 100); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-  curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "server not ready"
+  wait_ready "$SLUICE_SERVER" 10 || fail "server not ready"
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 

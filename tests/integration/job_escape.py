@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability"))
 from common import BIN, CONFIG as COMMON_CONFIG, FAILURES, PASSES, check, free_port  # noqa: E402
+from common import wait_ready  # noqa: E402
 from common import http as http_json  # noqa: E402
 
 JOIN = "join-escape-secret-0123456789"
@@ -202,7 +203,7 @@ def main():
             [BIN, "serve", "--config", cfg, "--listen", "127.0.0.1:%d" % port, "--data-dir",
              os.path.join(tmp, "data"), "--heartbeat-ms", "200"],
             stdout=log, stderr=subprocess.STDOUT))
-        wait_for(lambda: http("GET", url + "/readyz")[0] == 200, 30, "server ready")
+        wait_ready(url, 30)
         # The join token reaches the agent both ways an admin may pass it: its environment and
         # a token file (the command line is refused). Neither may reach a pod.
         alog = open(os.path.join(tmp, "agent.log"), "ab")

@@ -5,6 +5,7 @@
 # process_* families are there with sane values, and `promtool check metrics` accepts the text
 # (that check is skipped, saying so, where promtool is not installed).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 bin=${SLUICE_BIN:?}
 src=${SLUICE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
@@ -55,11 +56,12 @@ pid=$!
 url=
 for _ in $(seq 1 300); do
   url=$(grep -o 'API on http://[0-9.:]*' "$tmp/serve.log" | head -1 | cut -d' ' -f3 || true)
-  [[ -n $url ]] && curl -fsS "$url/readyz" >/dev/null 2>&1 && break
+  [[ -n $url ]] && break
   kill -0 "$pid" 2>/dev/null || fail "the server exited"
   sleep 0.1
 done
 [[ -n $url ]] || fail "the server printed no address"
+wait_ready "$url" 30 "$pid" || fail "server not ready"
 curl -fsS "$url/metrics" >"$tmp/metrics.txt" || fail "GET /metrics"
 m=$tmp/metrics.txt
 

@@ -4,6 +4,7 @@
 # another would wait. `sluice snapshot` saves the live state; plan on that file offline gives
 # byte for byte the same answer as plan --server (round trip).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 bin=${SLUICE_BIN:?}
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
@@ -55,8 +56,7 @@ YAML
 "$bin" up --config "$tmp/config.yaml" --nodes 2 --gpus fake:4xH100 --listen "127.0.0.1:$port" \
   --data-dir "$tmp/data" >"$tmp/up.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do curl -fsS "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$url/readyz" >/dev/null || fail "server not ready"
+wait_ready "$url" 30 || fail "server not ready"
 
 # 1. Two low-priority jobs of 4 GPUs fill the cluster.
 for n in a b; do

@@ -5,6 +5,7 @@
 # requeue, the history (sacct) and GPU-hour usage after finished jobs were dropped from memory
 # and after a restart, shell completion, and the event log replayed by `sluice sim run`.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 : "${SLUICE_BIN:?}"
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
@@ -34,8 +35,7 @@ start_up() {  # on a fresh port each time: the last server's may still be in TIM
   "$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
     --heartbeat-ms 100 --keep-finished-jobs 3 >>"$tmp/up.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 200); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-  curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "not ready"
+  wait_ready "$SLUICE_SERVER" 20 || fail "not ready"
 }
 stop_up() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 

@@ -6,6 +6,7 @@
 # name, state and user, and the server's event log (and a demo run's) replayed by `sluice sim
 # run`.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 : "${SLUICE_BIN:?}"
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
@@ -23,8 +24,7 @@ export SLUICE_SERVER=http://127.0.0.1:$port
 "$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
   --log-max-bytes 4096 --heartbeat-ms 100 >"$tmp/up.log" 2>&1 &
 pid=$!  # the server itself (not a subshell running the `sluice` function): kill stops it
-for _ in $(seq 1 200); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "not ready"
+wait_ready "$SLUICE_SERVER" 20 || fail "not ready"
 # The banner comes once the local agents are up, which may be after the server is ready.
 for _ in $(seq 1 100); do grep -q 'LocalQueue "default"' "$tmp/up.log" && break; sleep 0.1; done
 grep -q 'LocalQueue "default" of namespace "default"' "$tmp/up.log" || fail "the banner names the queue"

@@ -24,7 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "reliability"))
-from common import BIN, FAILURES, check, finish, free_port, http  # noqa: E402
+from common import BIN, FAILURES, check, finish, free_port, http, wait_ready  # noqa: E402
 from pty_session import PtySession  # noqa: E402
 
 
@@ -50,10 +50,7 @@ def main():
                            "--heartbeat-ms", "100"], stdout=log, stderr=subprocess.STDOUT)
     sessions = []
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline and http("GET", url + "/readyz")[0] != 200:
-            time.sleep(0.1)
-        if not check(http("GET", url + "/readyz")[0] == 200, "sluice up is ready"):
+        if not wait_ready(url, 60, "sluice up"):
             return
 
         # 1. bash on the allocation.

@@ -4,6 +4,7 @@
 # completions 3) and a plain-Pod group of 2 run to success on it; a --config that has a
 # Cluster keeps its own nodes (no local cluster added).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 bin=${SLUICE_BIN:?}
 tmp=$(mktemp -d)
 pid=
@@ -78,8 +79,7 @@ YAML
 "$bin" up --config "$tmp/setup.yaml" --nodes 1 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
   --heartbeat-ms 200 --cycle-interval-ms 200 >"$tmp/up.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do curl -fsS "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$url/readyz" >/dev/null 2>&1 || fail "server not ready"
+wait_ready "$url" 30 || fail "server not ready"
 grep -q "no Cluster in --config: the 1 local node(s) are the cluster" "$tmp/up.log" \
   || fail "no word that the local nodes form the cluster"
 
@@ -110,7 +110,6 @@ YAML
 "$bin" up --config "$tmp/setup.yaml" --config "$tmp/cluster.yaml" --nodes 1 \
   --listen "127.0.0.1:$port" --data-dir "$tmp/data2" >"$tmp/up.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 300); do curl -fsS "$url/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fsS "$url/readyz" >/dev/null 2>&1 || fail "server not ready (own Cluster)"
+wait_ready "$url" 30 || fail "server not ready (own Cluster)"
 if grep -q "no Cluster in --config" "$tmp/up.log"; then fail "a local cluster was added to a config that has one"; fi
 echo "up_queues_only: ok"

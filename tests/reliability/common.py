@@ -148,6 +148,16 @@ def wait_for(pred, timeout, what):
     return None
 
 
+def is_ready(url, timeout=2):
+    """Whether the server at `url` says it is ready (GET /readyz answers 200)."""
+    return http("GET", url + "/readyz", timeout=timeout)[0] == 200
+
+
+def wait_ready(url, timeout, what="server ready"):
+    """True once the server at `url` is ready, within `timeout` s; else a failed check."""
+    return bool(wait_for(lambda: is_ready(url), timeout, what))
+
+
 def rss_mib(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
@@ -294,7 +304,7 @@ def skip_without_etcd(name):
 def leader_of(replicas):
     """The replica whose /readyz says ready (the leader of an etcd store), else None."""
     for r in replicas:
-        if http("GET", r.url + "/readyz", timeout=2)[0] == 200:
+        if is_ready(r.url):
             return r
     return None
 
