@@ -8,7 +8,8 @@ namespace sluice::cli {
 
 void register_check(CLI::App& app);
 void register_plan(CLI::App& app);
-void register_serve(CLI::App& app);   // serve, up (serve_cmd.cc)
+void register_serve(CLI::App& app);   // serve (serve_cmd.cc)
+void register_up(CLI::App& app);      // up (up_cmd.cc)
 void register_agent(CLI::App& app);   // agent (agent_cmd.cc)
 void register_client(CLI::App& app);  // submit, run, jobs, queues, nodes, cancel, logs, explain
 

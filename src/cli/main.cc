@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   sluice::cli::register_check(app);
   sluice::cli::register_plan(app);
   sluice::cli::register_serve(app);
+  sluice::cli::register_up(app);
   sluice::cli::register_agent(app);
   sluice::cli::register_client(app);
 #ifdef SLUICE_HAVE_SIM
