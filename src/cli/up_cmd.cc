@@ -81,19 +81,25 @@ bool write_up_file(const std::string& path, const std::string& text) {
 // a --config without a Cluster (Kueue's files, where Kubernetes has the nodes) gets the local
 // nodes as its cluster. 0, or the exit status after reporting.
 int write_up_config(UpArgs& a) {
-  if (a.serve.opt.config_files.empty()) {
+  const bool own = a.serve.opt.config_files.empty();
+  if (own && a.demo) {
+    a.nodes = 2;
+    a.gpus = "fake:4xH100";
+  }
+  const auto gpus = local_gpus(a.gpus);
+  if (!gpus) {
+    std::cerr << "error: " << gpus.error() << "\n";
+    return 2;
+  }
+  if (own) {
     const std::string path = a.serve.opt.data_dir + "/up-config.yaml";
-    if (a.demo) {
-      a.nodes = 2;
-      a.gpus = "fake:4xH100";
-    }
     const std::string text = a.demo ? std::string(kDemoCluster) + "---\n" + kDemoQueues
-                                    : local_cluster_yaml(a.nodes, a.gpus);
+                                    : local_cluster_yaml(a.nodes, *gpus);
     if (!write_up_file(path, text)) return 1;
     a.serve.opt.config_files = {path};
   } else if (!has_cluster_doc(a.serve.opt.config_files)) {
     const std::string path = a.serve.opt.data_dir + "/up-cluster.yaml";
-    if (!write_up_file(path, local_cluster_doc(a.nodes, a.gpus))) return 1;
+    if (!write_up_file(path, local_cluster_doc(a.nodes, *gpus))) return 1;
     a.serve.opt.config_files.push_back(path);
     std::printf("no Cluster in --config: the %d local node(s) are the cluster (%s)\n", a.nodes,
                 path.c_str());

@@ -9,49 +9,49 @@ namespace sluice::cli {
 
 namespace {
 
-struct LocalGpus {
-  int count = 8;
-  std::string model = "H100";
-};
-
-// What the local agents will report (fake:COUNTxMODEL only).
-LocalGpus local_gpus(const std::string& gpus_spec) {
-  LocalGpus g;
-  if (gpus_spec.rfind("fake:", 0) == 0) {
-    const std::string s = gpus_spec.substr(5);
-    const auto x = s.find('x');
-    if (x != std::string::npos) {
-      try {
-        g.count = std::stoi(s.substr(0, x));
-      } catch (...) {
-      }
-      g.model = s.substr(x + 1);
-      g.model = g.model.substr(0, g.model.find_first_of(":,"));
-    }
-  }
-  return g;
+// `gpus:` of the node group: the map form for one model (as a Cluster is usually written), a
+// list in the agent's order for several, each group its own NVLink domain as the agent makes
+// it; nothing for none.
+std::string gpus_field(const std::vector<agent::FakeGpuGroup>& gpus) {
+  if (gpus.empty()) return "";
+  if (gpus.size() == 1)
+    return "    gpus: {count: " + std::to_string(gpus[0].count) + ", model: " + gpus[0].model +
+           "}\n";
+  std::string out = "    gpus:\n";
+  for (size_t i = 0; i < gpus.size(); ++i)
+    out += "    - {count: " + std::to_string(gpus[i].count) + ", model: " + gpus[i].model +
+           ", nvlinkDomain: " + std::to_string(i) + "}\n";
+  return out;
 }
 
 }  // namespace
 
-std::string local_cluster_doc(int nodes, const std::string& gpus_spec) {
-  const LocalGpus g = local_gpus(gpus_spec);
-  return "apiVersion: sluice.dev/v1alpha1\nkind: Cluster\nmetadata: {name: local}\nspec:\n"
-         "  nodeGroups:\n  - namePrefix: local-\n    count: " +
-         std::to_string(nodes) +
-         "\n    cpu: 16\n    memory: 64Gi\n    gpus: {count: " + std::to_string(g.count) +
-         ", model: " + g.model + "}\n";
+Result<std::vector<agent::FakeGpuGroup>> local_gpus(const std::string& gpus_spec) {
+  if (gpus_spec.rfind("fake:", 0) == 0) {
+    auto groups = agent::parse_fake_spec(std::string_view(gpus_spec).substr(5));
+    if (!groups) return Error{"--gpus: " + groups.error()};
+    return *groups;
+  }
+  if (gpus_spec == "none") return std::vector<agent::FakeGpuGroup>{};
+  return std::vector<agent::FakeGpuGroup>{{.count = 8, .model = "H100"}};
 }
 
-std::string local_cluster_yaml(int nodes, const std::string& gpus_spec) {
-  const LocalGpus g = local_gpus(gpus_spec);
-  return local_cluster_doc(nodes, gpus_spec) +
+std::string local_cluster_doc(int nodes, const std::vector<agent::FakeGpuGroup>& gpus) {
+  return "apiVersion: sluice.dev/v1alpha1\nkind: Cluster\nmetadata: {name: local}\nspec:\n"
+         "  nodeGroups:\n  - namePrefix: local-\n    count: " +
+         std::to_string(nodes) + "\n    cpu: 16\n    memory: 64Gi\n" + gpus_field(gpus);
+}
+
+std::string local_cluster_yaml(int nodes, const std::vector<agent::FakeGpuGroup>& gpus) {
+  int64_t gpus_per_node = 0;
+  for (const auto& g : gpus) gpus_per_node += g.count;
+  return local_cluster_doc(nodes, gpus) +
          "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: "
          "{name: default}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
          "metadata: {name: default}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n"
          "  - coveredResources: [nvidia.com/gpu, cpu, memory]\n    flavors:\n    - name: default\n"
          "      resources:\n      - {name: nvidia.com/gpu, nominalQuota: " +
-         std::to_string(g.count * nodes) +
+         std::to_string(gpus_per_node * nodes) +
          "}\n      - {name: cpu, nominalQuota: " + std::to_string(16 * nodes) +
          "}\n      - {name: memory, nominalQuota: " + std::to_string(64 * nodes) +
          "Gi}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"

@@ -4,13 +4,22 @@
 #include <string>
 #include <vector>
 
+#include "agent/gpu.h"
+#include "core/model/result.h"
+
 namespace sluice::cli {
 
-// One node group mirroring the local agents.
-std::string local_cluster_doc(int nodes, const std::string& gpus_spec);
+// The GPUs each local agent will report, as groups: `fake:SPEC` read by the agent's own parser
+// (agent::parse_fake_spec: a bad spec is an error, with its message), `none` no GPUs; for
+// anything else (`auto`: NVML, found only once the agents start) 8 x H100 are assumed, and an
+// unknown spec is reported by the agents.
+Result<std::vector<agent::FakeGpuGroup>> local_gpus(const std::string& gpus_spec);
 
-// The local nodes and one queue over them.
-std::string local_cluster_yaml(int nodes, const std::string& gpus_spec);
+// One node group mirroring the local agents: `nodes` nodes local-0... with `gpus` each.
+std::string local_cluster_doc(int nodes, const std::vector<agent::FakeGpuGroup>& gpus);
+
+// The local nodes and one queue over them (ClusterQueue and LocalQueue "default").
+std::string local_cluster_yaml(int nodes, const std::vector<agent::FakeGpuGroup>& gpus);
 
 // Whether any document of the files is a Cluster. Unreadable files count as having one: the
 // server's loader then reports them with file:line.
