@@ -1,7 +1,6 @@
 // The agent: register, sync loop (reports + long poll for orders), HTTP endpoints.
 #include "agent/agent.h"
 
-#include <httplib.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -73,10 +72,8 @@ Result<std::unique_ptr<Agent>> Agent::create(AgentOptions options) {
   if (options.heartbeat_ms <= 0) options.heartbeat_ms = 1000;
   std::vector<std::string> servers = proto::split_list(options.server_url);
   if (servers.empty()) return Error{"agent: a server URL is required"};
-  for (const auto& url : servers) {
-    httplib::Client probe(url);
-    if (!probe.is_valid()) return Error{"bad server URL \"" + url + "\""};
-  }
+  for (const auto& url : servers)
+    if (!net::parse_url(url)) return Error{"bad server URL \"" + url + "\""};
   auto listen = parse_listen(options.listen);
   if (!listen) return Error{listen.error()};
   // Absolute: pods get paths into it ($HOME, $SLUICE_CHECKPOINT_FILE) and run elsewhere.
@@ -266,8 +263,8 @@ void Agent::stop() {
     stopped_ = true;
     quit_ = true;
     had_threads = started_threads_;
-    if (in_flight_) in_flight_->stop();  // cut a long poll short
-    if (report_in_flight_) report_in_flight_->stop();
+    if (in_flight_) in_flight_->cancel();  // cut a long poll short
+    if (report_in_flight_) report_in_flight_->cancel();
   }
   cv_.notify_all();
   log_cv_.notify_all();
@@ -298,15 +295,10 @@ std::string Agent::server() const {
   return servers_[server_at_ % servers_.size()];
 }
 
-std::unique_ptr<httplib::Client> Agent::make_client() const {
-  auto cli = std::make_unique<httplib::Client>(server());
-  cli->set_connection_timeout(2, 0);
-  cli->set_write_timeout(10, 0);
-  cli->set_keep_alive(true);
-  // httplib writes the header and the body apart: without it Nagle holds the body until the
-  // server's delayed ACK (40 ms a sync on loopback).
-  cli->set_tcp_nodelay(true);
-  return cli;
+std::unique_ptr<net::Client> Agent::make_client() const {
+  return std::make_unique<net::Client>(
+      server(), net::ClientOptions{.connect_timeout = std::chrono::seconds(2),
+                                   .write_timeout = std::chrono::seconds(10)});
 }
 
 void Agent::wait_for_work(milliseconds d) {
@@ -339,8 +331,8 @@ void Agent::guarded(const char* what, const std::function<void()>& loop) {
 // is destroyed (also when the loop leaves by an exception).
 struct Agent::InFlight {
   Agent& agent;
-  httplib::Client*& slot;
-  InFlight(Agent& a, httplib::Client*& s, httplib::Client* cli) : agent(a), slot(s) {
+  net::Client*& slot;
+  InFlight(Agent& a, net::Client*& s, net::Client* cli) : agent(a), slot(s) {
     std::lock_guard lock(agent.mu_);
     slot = cli;
   }
@@ -348,7 +340,7 @@ struct Agent::InFlight {
     std::lock_guard lock(agent.mu_);
     slot = nullptr;
   }
-  void set(httplib::Client* cli) {
+  void set(net::Client* cli) {
     std::lock_guard lock(agent.mu_);
     slot = cli;
   }
@@ -487,7 +479,7 @@ void Agent::report_loop() {
   }
 }
 
-bool Agent::do_register(httplib::Client& cli, size_t at) {
+bool Agent::do_register(net::Client& cli, size_t at) {
   proto::RegisterRequest req;
   req.node = options_.node;
   req.address = address_;
@@ -501,21 +493,22 @@ bool Agent::do_register(httplib::Client& cli, size_t at) {
   req.agent_id = agent_id_;
   req.credential = identity_->credential();
   req.container_runtime = isolation_->container_runtime();
-  cli.set_read_timeout(servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS, 0);
+  cli.options().read_timeout =
+      std::chrono::seconds(servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS);
   const std::string body = proto::dump_json(nlohmann::json(req));
   // 1. As the node (its credential); 2. a node the server does not know yet joins with the
   //    join token, and the credential it brings becomes the node's.
   const auto sent = Clock::now();
   std::optional<Awaiting> awaiting(std::in_place, *this, at, sent);
   auto res =
-      cli.Post("/v1/agents/register", bearer(identity_->credential()), body, "application/json");
+      cli.post("/v1/agents/register", body, "application/json", bearer(identity_->credential()));
   if (res && res->status == 401 && error_code(res) == "no-node-credential") {
     if (options_.join_token.empty()) {
       note_error("register at " + servers_[at] + " failed: " + error_text(res) +
                  "; this agent has no join token (--join-token-file or $SLUICE_JOIN_TOKEN)");
       return false;
     }
-    res = cli.Post("/v1/agents/register", bearer(options_.join_token), body, "application/json");
+    res = cli.post("/v1/agents/register", body, "application/json", bearer(options_.join_token));
   }
   awaiting.reset();
   if (!res || res->status != 200) {
@@ -558,7 +551,7 @@ std::vector<int32_t> Agent::sample_utilization() {
   return util_;
 }
 
-bool Agent::do_sync(httplib::Client& cli, size_t at, int64_t wait_ms, bool carry, bool* work) {
+bool Agent::do_sync(net::Client& cli, size_t at, int64_t wait_ms, bool carry, bool* work) {
   std::unique_lock reports_lock(reports_mu_, std::defer_lock);
   proto::SyncRequest req;
   req.agent_id = agent_id_;
@@ -571,12 +564,13 @@ bool Agent::do_sync(httplib::Client& cli, size_t at, int64_t wait_ms, bool carry
   }
   req.wait_ms = wait_ms;
   req.gpu_utilization_pct = sample_utilization();
-  cli.set_read_timeout(wait_ms / 1000 + (servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS),
-                       0);
+  cli.options().read_timeout = std::chrono::seconds(
+      wait_ms / 1000 + (servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS));
   const auto sent = Clock::now();
   std::optional<Awaiting> awaiting(std::in_place, *this, at, sent + milliseconds(wait_ms));
-  auto res = cli.Post("/v1/agents/" + options_.node + "/sync", bearer(identity_->credential()),
-                      proto::dump_json(nlohmann::json(req)), "application/json");
+  auto res =
+      cli.post("/v1/agents/" + options_.node + "/sync", proto::dump_json(nlohmann::json(req)),
+               "application/json", bearer(identity_->credential()));
   awaiting.reset();
   if (res && (res->status == 404 || res->status == 401)) {
     // The server does not know us (it restarted, forgot the node, or lost its credential):
@@ -643,9 +637,10 @@ void Agent::final_sync() {
   req.exits = exits_;
   req.started = started_;
   req.checkpoints = checkpoints_;
-  cli->set_read_timeout(kReadMarginS, 0);
-  auto res = cli->Post("/v1/agents/" + options_.node + "/sync", bearer(identity_->credential()),
-                       proto::dump_json(nlohmann::json(req)), "application/json");
+  cli->options().read_timeout = std::chrono::seconds(kReadMarginS);
+  auto res =
+      cli->post("/v1/agents/" + options_.node + "/sync", proto::dump_json(nlohmann::json(req)),
+                "application/json", bearer(identity_->credential()));
   if (res && res->status == 200) {
     exits_.clear();
     started_.clear();

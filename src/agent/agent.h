@@ -36,10 +36,10 @@
 #include "net/http_server.h"
 #include "proto/protocol.h"
 
-namespace httplib {
+namespace sluice::net {
 class Client;
-class Result;
-}  // namespace httplib
+class ClientResult;
+}  // namespace sluice::net
 
 namespace sluice::agent {
 
@@ -118,11 +118,11 @@ class Agent {
   void guarded(const char* what, const std::function<void()>& loop);
   struct InFlight;
   // cli talks to servers_[at].
-  bool do_register(httplib::Client& cli, size_t at);
+  bool do_register(net::Client& cli, size_t at);
   // One sync; false when it failed (the caller backs off). *work: it delivered orders.
   // carry: send the queued reports (and hold reports_mu_ for the whole request, so that two
   // report-carrying syncs never overlap and each acknowledges exactly what it sent).
-  bool do_sync(httplib::Client& cli, size_t at, int64_t wait_ms, bool carry, bool* work);
+  bool do_sync(net::Client& cli, size_t at, int64_t wait_ms, bool carry, bool* work);
   // With several servers: goes to another one when the current one is silent past due and
   // another replica leads (leader_watch.cc).
   void watch_loop();
@@ -140,14 +140,14 @@ class Agent {
   void load_exits();
   void wait_for_work(std::chrono::milliseconds d);
   void sleep_unless_quit(std::chrono::milliseconds d);
-  std::unique_ptr<httplib::Client> make_client() const;
+  std::unique_ptr<net::Client> make_client() const;
   // The server URL requests go to now (one of options_.server_url's).
   std::string server() const;
   // After a failed request to servers_[at]: moves to the next server URL when this one is
   // unreachable or a standby (true: the caller makes a new client), unless another thread
   // moved away from it already. When the standby named the leader, the next request goes
   // there without the back-off (named_leader_).
-  bool follow_leader(const httplib::Result& res, size_t at);
+  bool follow_leader(const net::ClientResult& res, size_t at);
   void renew_lease(std::chrono::steady_clock::time_point sent);
   // An exit for a pod this agent never started (reports_mu_ held): queued, saved, sent.
   void report_unstarted(proto::PodRef ref, uint64_t run, const std::string& reason,
@@ -216,8 +216,8 @@ class Agent {
   std::atomic<size_t> server_at_{0};       // the index of server()
   std::atomic<size_t> left_at_{SIZE_MAX};  // the server follow_leader() left last
   std::atomic<bool> named_leader_{false};  // follow_leader() went where a standby said
-  httplib::Client* in_flight_ = nullptr;   // the sync loop's client, so stop() can cut a long poll
-  httplib::Client* report_in_flight_ = nullptr;
+  net::Client* in_flight_ = nullptr;       // the sync loop's client, so stop() can cut a long poll
+  net::Client* report_in_flight_ = nullptr;
   bool polling_ = false;  // a long poll is in flight, since poll_since_
   std::chrono::steady_clock::time_point poll_since_;
   std::thread report_thread_;

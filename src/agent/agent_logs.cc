@@ -66,7 +66,7 @@ void Agent::apply_tty(const std::vector<proto::TtyInput>& input) {
 void Agent::log_loop() {
   auto cli = make_client();
   size_t at = server_at_;
-  cli->set_read_timeout(kUploadTimeoutS, 0);
+  cli->options().read_timeout = std::chrono::seconds(kUploadTimeoutS);
   for (;;) {
     proto::LogRequest l;
     {
@@ -80,12 +80,12 @@ void Agent::log_loop() {
     if (at != server_at_) {  // the request came from the leader the sync loop moved to
       at = server_at_;
       cli = make_client();
-      cli->set_read_timeout(kUploadTimeoutS, 0);
+      cli->options().read_timeout = std::chrono::seconds(kUploadTimeoutS);
     }
-    auto res = cli->Post("/v1/agents/" + options_.node + "/logs/" + std::to_string(l.id) +
+    auto res = cli->post("/v1/agents/" + options_.node + "/logs/" + std::to_string(l.id) +
                              "?status=" + std::to_string(tail.status) +
                              (tail.size >= 0 ? "&size=" + std::to_string(tail.size) : ""),
-                         bearer(identity_->credential()), tail.body, tail.content_type);
+                         tail.body, tail.content_type, bearer(identity_->credential()));
     if (!res || res->status != 200)
       log("log upload for " + ref_name({l.job, l.pod}) + " failed: " + error_text(res));
   }

@@ -1,7 +1,5 @@
 #include "agent/leader_watch.h"
 
-#include <httplib.h>
-
 #include "agent/agent.h"
 #include "agent/server_client.h"
 
@@ -10,7 +8,7 @@ namespace sluice::agent {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-bool Agent::follow_leader(const httplib::Result& res, size_t at) {
+bool Agent::follow_leader(const net::ClientResult& res, size_t at) {
   if (servers_.size() < 2) return false;
   if (res && !(res->status == 503 && error_code(res) == "not_leader")) return false;
   if (server_at_ != at) return true;  // the leader watch (or the other loop) moved already
@@ -74,8 +72,8 @@ void Agent::watch_loop() {
     server_at_ = *next;
     named_leader_ = true;  // no back-off delay before asking it
     status_.registered = false;
-    if (in_flight_) in_flight_->stop();
-    if (report_in_flight_) report_in_flight_->stop();
+    if (in_flight_) in_flight_->cancel();
+    if (report_in_flight_) report_in_flight_->cancel();
   }
 }
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/leader_probe.h"
+#include "net/leader_witness.h"
 
 namespace sluice::agent {
 
@@ -21,8 +21,8 @@ constexpr int kOverdueMs = 500;
 constexpr int kWitnessEveryMs = 200;
 constexpr int kWitnessTimeoutMs = 300;
 
-// Asks every server but servers[current] who leads (proto/leader_probe.h): none when every
+// Asks every server but servers[current] who leads (net/leader_witness.h): none when every
 // answer names servers[current] (it still leads: it is only slow).
-using proto::witness_leader;
+using net::witness_leader;
 
 }  // namespace sluice::agent

@@ -1,16 +1,16 @@
 #pragma once
-// The agent's side of a request to the server (cpp-httplib): its bearer header and what an
+// The agent's side of a request to the server (net::Client): its bearer header and what an
 // answer says when it is not 200. Shared by the sync loop and the log uploader.
-#include <httplib.h>
 
 #include <string>
 
+#include "net/client.h"
 #include "proto/protocol.h"
 
 namespace sluice::agent {
 
-inline std::string error_text(const httplib::Result& res) {
-  if (!res) return "cannot reach the server (" + httplib::to_string(res.error()) + ")";
+inline std::string error_text(const net::ClientResult& res) {
+  if (!res) return "cannot reach the server (" + res.error_text() + ")";
   std::string text = "HTTP " + std::to_string(res->status);
   try {
     auto body = nlohmann::json::parse(res->body).get<proto::ErrorBody>();
@@ -22,13 +22,12 @@ inline std::string error_text(const httplib::Result& res) {
   return text;
 }
 
-inline httplib::Headers bearer(const std::string& token) {
-  return token.empty() ? httplib::Headers{}
-                       : httplib::Headers{{"Authorization", "Bearer " + token}};
+inline net::Fields bearer(const std::string& token) {
+  return token.empty() ? net::Fields{} : net::Fields{{"Authorization", "Bearer " + token}};
 }
 
 // The machine-readable reason of an error answer ("code"), "" when there is none.
-inline std::string error_code(const httplib::Result& res) {
+inline std::string error_code(const net::ClientResult& res) {
   if (!res) return {};
   try {
     return nlohmann::json::parse(res->body).value("code", std::string());

@@ -1,10 +1,10 @@
 #include "cli/client_http.h"
 
-#include <httplib.h>
 #include <pwd.h>
 #include <unistd.h>
 
-#include "proto/leader_probe.h"
+#include "net/client.h"
+#include "net/leader_witness.h"
 #include "proto/split.h"
 
 #include <cctype>
@@ -57,7 +57,7 @@ std::string trim(std::string s) {
 
 // Who runs this client: a server without tokens records it as the jobs' submitter (docs/api.md,
 // "Auth"); a server with tokens ignores it (the token says who).
-void add_local_user(httplib::Headers& headers) {
+void add_local_user(net::Fields& headers) {
   const uid_t uid = ::getuid();
   const gid_t gid = ::getgid();
   std::string name;
@@ -66,9 +66,9 @@ void add_local_user(httplib::Headers& headers) {
   char buf[4096];
   if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) name = found->pw_name;
   if (name.empty()) name = "uid-" + std::to_string(uid);
-  headers.emplace("X-Sluice-User", name);
-  headers.emplace("X-Sluice-Uid", std::to_string(uid));
-  headers.emplace("X-Sluice-Gid", std::to_string(gid));
+  headers.emplace_back("X-Sluice-User", name);
+  headers.emplace_back("X-Sluice-Uid", std::to_string(uid));
+  headers.emplace_back("X-Sluice-Gid", std::to_string(gid));
 }
 
 }  // namespace
@@ -168,7 +168,20 @@ void HttpClient::find_leader(const std::vector<std::string>& servers) const {
     auto url = normalize_server_url(s);
     urls.push_back(url.ok ? url.value : s);
   }
-  if (auto at = proto::witness_leader(urls, urls.size(), 1000)) leader_ = *at;
+  if (auto at = net::witness_leader(urls, urls.size(), 1000)) leader_ = *at;
+}
+
+// One client per server URL, kept: a command that pages through a list reuses its connection.
+net::Client& HttpClient::client_for(const std::string& url) const {
+  auto& cli = clients_.by_url[url];
+  if (!cli) {
+    const std::chrono::seconds read(conn_.read_timeout_s);
+    cli = std::make_shared<net::Client>(
+        url, net::ClientOptions{.connect_timeout = std::chrono::seconds(conn_.connect_timeout_s),
+                                .write_timeout = read,
+                                .read_timeout = read});
+  }
+  return *cli;
 }
 
 Outcome<HttpReply> HttpClient::request_one(const std::string& server, const std::string& method,
@@ -176,35 +189,23 @@ Outcome<HttpReply> HttpClient::request_one(const std::string& server, const std:
                                            const std::string& content_type) const {
   auto url = normalize_server_url(server);
   if (!url.ok) return Outcome<HttpReply>::fail(url.failure);
-  httplib::Client cli(url.value);
-  if (!cli.is_valid())
-    return Outcome<HttpReply>::fail(
-        {2, "error: cannot use server URL " + url.value + " (https needs a TLS-enabled build)"});
-  cli.set_connection_timeout(conn_.connect_timeout_s, 0);
-  cli.set_read_timeout(conn_.read_timeout_s, 0);
-  cli.set_write_timeout(conn_.read_timeout_s, 0);
-  cli.set_tcp_nodelay(true);  // header and body are two writes: no Nagle wait between
-  httplib::Headers headers;
-  if (!conn_.token.empty()) headers.emplace("Authorization", "Bearer " + conn_.token);
-  add_local_user(headers);
-
   if (method != "GET" && method != "POST" && method != "PUT" && method != "DELETE")
     return Outcome<HttpReply>::fail({2, "error: unsupported method " + method});
-  httplib::Result res = [&] {
-    if (method == "GET") return cli.Get(path, headers);
-    if (method == "POST") return cli.Post(path, headers, body, content_type);
-    if (method == "PUT") return cli.Put(path, headers, body, content_type);
-    return cli.Delete(path, headers, body, content_type);
-  }();
-
+  net::Client& cli = client_for(url.value);
+  if (!cli.valid())
+    return Outcome<HttpReply>::fail({2, "error: cannot use server URL " + url.value});
+  net::Fields headers;
+  if (!conn_.token.empty()) headers.emplace_back("Authorization", "Bearer " + conn_.token);
+  add_local_user(headers);
+  auto res = cli.request(method, path, headers, method == "GET" ? "" : body,
+                         method == "GET" ? "" : content_type);
   if (!res) {
-    auto err = res.error();
-    if (err == httplib::Error::Connection)
+    if (res.error() == net::ClientError::kConnection)
       return Outcome<HttpReply>::fail(
           {2, "error: cannot reach sluice server at " + url.value +
                   " (is `sluice serve` running? set --server or SLUICE_SERVER)"});
-    return Outcome<HttpReply>::fail({2, "error: request " + method + " " + url.value + path +
-                                            " failed: " + httplib::to_string(err)});
+    return Outcome<HttpReply>::fail(
+        {2, "error: request " + method + " " + url.value + path + " failed: " + res.error_text()});
   }
   HttpReply reply;
   reply.status = res->status;

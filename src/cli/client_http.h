@@ -2,10 +2,16 @@
 // The HTTP/JSON plumbing every client command shares: which server, which token, one request,
 // and what a failure looks like to the user. Failures are returned (house rule 8); the command
 // layer prints them and picks the exit code.
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+namespace sluice::net {
+class Client;
+}
 
 namespace sluice::cli {
 
@@ -80,12 +86,25 @@ class HttpClient {
   Outcome<HttpReply> request_one(const std::string& server, const std::string& method,
                                  const std::string& path, const std::string& body,
                                  const std::string& content_type) const;
+  net::Client& client_for(const std::string& url) const;
   // Several servers, before the first request: which one to ask first (see the .cc).
   void find_leader(const std::vector<std::string>& servers) const;
 
   Connection conn_;
   mutable size_t leader_ = 0;          // index of the server that answered last
   mutable bool leader_found_ = false;  // find_leader() ran
+  // Kept-alive connections by server URL. A copy starts without any: it may go to another
+  // thread, and a net::Client is used by one thread at a time.
+  struct Clients {
+    std::map<std::string, std::shared_ptr<net::Client>> by_url;
+    Clients() = default;
+    Clients(const Clients&) {}
+    Clients& operator=(const Clients&) {
+      by_url.clear();
+      return *this;
+    }
+  };
+  mutable Clients clients_;
 };
 
 // Percent-encodes a query value (RFC 3986 unreserved characters pass through).

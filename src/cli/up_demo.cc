@@ -40,7 +40,7 @@ bool run_demo(UpStatus& status, const sigset_t& set, server::Server& srv, int* r
       status.print_if_changed();
     }
     for (const auto& d : docs) {
-      auto r = status.client().Post("/v1/jobs", d, "application/yaml");
+      auto r = status.client().post("/v1/jobs", d, "application/yaml");
       if (!r || r->status != 202) {
         std::printf("demo: submission failed: %s\n", r ? r->body.c_str() : "no answer");
         *rc = 1;

@@ -9,16 +9,16 @@ namespace sluice::cli {
 
 using nlohmann::json;
 
-UpStatus::UpStatus(const std::string& url) : cli_(url), t0_(std::chrono::steady_clock::now()) {
-  cli_.set_read_timeout(30, 0);
-}
+UpStatus::UpStatus(const std::string& url)
+    : cli_(url, {.read_timeout = std::chrono::seconds(30)}),
+      t0_(std::chrono::steady_clock::now()) {}
 
 double UpStatus::elapsed() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
 }
 
 void UpStatus::print_if_changed() {
-  auto r = cli_.Get("/v1/jobs?limit=1000");
+  auto r = cli_.get("/v1/jobs?limit=1000");
   if (!r || r->status != 200) return;
   std::map<std::string, int> by_state;
   int preemptions = 0;
@@ -38,7 +38,7 @@ void UpStatus::print_if_changed() {
 }
 
 void UpStatus::print_jobs_table() {
-  auto r = cli_.Get("/v1/jobs?limit=1000");
+  auto r = cli_.get("/v1/jobs?limit=1000");
   if (!r || r->status != 200) return;
   const json body = json::parse(r->body, nullptr, false);
   if (body.is_discarded()) return;

@@ -1,10 +1,10 @@
 #pragma once
 // What `sluice up` prints while it runs: a line of job counts per state whenever they change,
 // and a table of the jobs when it stops. It asks the server over HTTP, as any client would.
-#include <httplib.h>
-
 #include <chrono>
 #include <string>
+
+#include "net/client.h"
 
 namespace sluice::cli {
 
@@ -12,7 +12,7 @@ class UpStatus {
  public:
   explicit UpStatus(const std::string& url);
 
-  httplib::Client& client() { return cli_; }
+  net::Client& client() { return cli_; }
   // Seconds since this was made (the demo's clock).
   double elapsed() const;
   // "[ 12.3s] pending=1 running=3 preemptions=1", when it changed since the last line.
@@ -21,7 +21,7 @@ class UpStatus {
   void print_jobs_table();
 
  private:
-  httplib::Client cli_;
+  net::Client cli_;
   std::chrono::steady_clock::time_point t0_;
   std::string last_;
 };

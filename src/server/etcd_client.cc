@@ -1,6 +1,6 @@
 #include "server/etcd_client.h"
 
-#include <httplib.h>
+#include "net/client.h"
 
 namespace sluice::server {
 
@@ -19,14 +19,13 @@ EtcdClient::EtcdClient(std::vector<std::string> endpoints, int read_timeout_s)
 
 EtcdClient::~EtcdClient() = default;
 
-httplib::Client& EtcdClient::client() {
+net::Client& EtcdClient::client() {
   if (!client_) {
-    client_ = std::make_unique<httplib::Client>(endpoints_[current_]);
-    client_->set_connection_timeout(1, 0);
-    client_->set_read_timeout(read_timeout_s_, 0);
-    client_->set_write_timeout(read_timeout_s_, 0);
-    client_->set_keep_alive(true);
-    client_->set_tcp_nodelay(true);  // header and body are two writes: no Nagle wait between
+    const std::chrono::seconds timeout(read_timeout_s_);
+    client_ = std::make_unique<net::Client>(
+        endpoints_[current_], net::ClientOptions{.connect_timeout = std::chrono::seconds(1),
+                                                 .write_timeout = timeout,
+                                                 .read_timeout = timeout});
   }
   return *client_;
 }
@@ -36,10 +35,9 @@ Result<json> EtcdClient::call(const std::string& path, const json& body) {
   std::string why;
   // 1. Each endpoint once, starting with the one that answered last.
   for (size_t tries = 0; tries < endpoints_.size(); ++tries) {
-    auto res = client().Post(path, text, "application/json");
+    auto res = client().post(path, text, "application/json");
     if (!res) {
-      why +=
-          (why.empty() ? "" : "; ") + endpoints_[current_] + ": " + httplib::to_string(res.error());
+      why += (why.empty() ? "" : "; ") + endpoints_[current_] + ": " + res.error_text();
       client_.reset();
       current_ = (current_ + 1) % endpoints_.size();
       continue;

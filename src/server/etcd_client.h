@@ -1,6 +1,6 @@
 #pragma once
 // A small client of etcd's v3 JSON gateway (etcd 3.4: POST /v3/kv/range, /v3/kv/txn,
-// /v3/lease/grant, /v3/lease/keepalive; keys and values base64 in the JSON), over cpp-httplib.
+// /v3/lease/grant, /v3/lease/keepalive; keys and values base64 in the JSON), over net::Client.
 // Several endpoints: a request that cannot reach one tries the next, so one etcd member down
 // costs a reconnect, not an error. Not thread-safe: one client per thread.
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "core/model/result.h"
 #include "proto/base64.h"
 
-namespace httplib {
+namespace sluice::net {
 class Client;
 }
 
@@ -70,12 +70,12 @@ class EtcdClient {
   static nlohmann::json range_op(const std::string& key);
 
  private:
-  httplib::Client& client();
+  net::Client& client();
 
   std::vector<std::string> endpoints_;
   size_t current_ = 0;
   int read_timeout_s_;
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<net::Client> client_;
 };
 
 // A JSON number etcd sends as a string ("revision": "12"); 0 when absent.

@@ -1,70 +1,26 @@
 #include "server/leader_probe.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <httplib.h>
-#include <cerrno>
+#include "net/client.h"
 
 namespace sluice::server {
 
-namespace {
-
-// "http://HOST:PORT/..." -> host, port ("[::1]" without its brackets); false when not that.
-bool host_port(const std::string& url, std::string* host, std::string* port) {
-  const std::string scheme = "http://";
-  if (url.rfind(scheme, 0) != 0) return false;
-  std::string rest = url.substr(scheme.size());
-  rest = rest.substr(0, rest.find('/'));
-  const auto colon = rest.rfind(':');
-  if (colon == std::string::npos || colon + 1 == rest.size()) return false;
-  *host = rest.substr(0, colon);
-  *port = rest.substr(colon + 1);
-  if (host->size() >= 2 && host->front() == '[' && host->back() == ']')
-    *host = host->substr(1, host->size() - 2);
-  return !host->empty();
-}
-
-}  // namespace
+using std::chrono::milliseconds;
 
 PortState probe_port(const std::string& url, int timeout_ms) {
-  std::string host, port;
-  if (!host_port(url, &host, &port)) return PortState::Unknown;
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0 || !found)
+  // http://HOST:PORT only: a port the URL names itself.
+  const auto parts = net::parse_url(url);
+  if (!parts || url.rfind("http://", 0) != 0 || url.find(parts->authority()) == std::string::npos)
     return PortState::Unknown;
-  PortState state = PortState::Unknown;
-  const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd >= 0) {
-    int rc = ::connect(fd, found->ai_addr, found->ai_addrlen);
-    int err = rc == 0 ? 0 : errno;
-    if (err == EINPROGRESS) {
-      pollfd p{fd, POLLOUT, 0};
-      if (::poll(&p, 1, timeout_ms) == 1) {
-        socklen_t len = sizeof err;
-        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = EINVAL;
-      } else {
-        err = ETIMEDOUT;
-      }
-    }
-    state = err == 0 ? PortState::Open : err == ECONNREFUSED ? PortState::Refused : state;
-    ::close(fd);
-  }
-  ::freeaddrinfo(found);
-  return state;
+  net::Client cli(url, {.connect_timeout = milliseconds(timeout_ms)});
+  const auto connected = cli.connect();
+  if (connected) return PortState::Open;
+  return connected.refused() ? PortState::Refused : PortState::Unknown;
 }
 
 bool answers_ok(const std::string& url, const std::string& path, int timeout_ms) {
-  httplib::Client cli(url);
-  const time_t s = timeout_ms / 1000, us = (timeout_ms % 1000) * 1000;
-  cli.set_connection_timeout(s, us);
-  cli.set_read_timeout(s, us);
-  auto res = cli.Get(path);
+  const milliseconds timeout(timeout_ms);
+  net::Client cli(url, {.connect_timeout = timeout, .read_timeout = timeout});
+  auto res = cli.get(path);
   return res && res->status == 200;
 }
 

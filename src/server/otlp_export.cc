@@ -1,6 +1,6 @@
 #include "server/otlp_export.h"
 
-#include <httplib.h>
+#include "net/client.h"
 
 #include <algorithm>
 #include <chrono>
@@ -99,17 +99,17 @@ void OtlpExporter::run() {
 }
 
 bool OtlpExporter::post(const std::vector<Span>& batch) {
-  httplib::Client cli(host_, port_);
-  cli.set_connection_timeout(2, 0);
-  cli.set_read_timeout(5, 0);
-  cli.set_write_timeout(5, 0);
-  cli.set_tcp_nodelay(true);
+  net::Client cli("http://" + host_ + ":" + std::to_string(port_),
+                  {.connect_timeout = std::chrono::seconds(2),
+                   .write_timeout = std::chrono::seconds(5),
+                   .read_timeout = std::chrono::seconds(5),
+                   .keep_alive = false});
   auto res =
-      cli.Post(path_, otlp_json(batch, options_.service_name, build_version()), "application/json");
+      cli.post(path_, otlp_json(batch, options_.service_name, build_version()), "application/json");
   const bool ok = res && res->status >= 200 && res->status < 300;
   if (!ok && !failing_)
     options_.log("traces: POST " + options_.endpoint + " failed (" +
-                 (res ? "HTTP " + std::to_string(res->status) : httplib::to_string(res.error())) +
+                 (res ? "HTTP " + std::to_string(res->status) : res.error_text()) +
                  "); spans are dropped until it answers");
   if (ok && failing_) options_.log("traces: " + options_.endpoint + " answers again");
   failing_ = !ok;
