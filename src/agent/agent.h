@@ -9,6 +9,17 @@
 //   ...
 //   (*agent)->stop();    // pods keep running unless options.drain
 //
+// The Agent's members by concept:
+//   agent.cc           create() (options, GPUs, state directory, runner), start(), stop()
+//   agent_http.cc      its own HTTP endpoints (setup_http, bind_http)
+//   agent_register.cc  registration with the server (node credential, join token)
+//   agent_sync.cc      the sync and report loops, the final sync of a drain
+//   agent_orders.cc    stop orders and assignments from sync replies
+//   agent_lease.cc     the node's lease, stale replies
+//   agent_exits.cc     reports: runner events, unstarted pods, exits.json
+//   agent_logs.cc      pod logs for the server, terminal input
+//   leader_watch.cc    following the leader among replicas
+//
 // Threads per agent: one sync loop, one reporter (see report_during_poll), a leader watch with
 // several server URLs (leader_watch.h), one process supervisor, the HTTP server's I/O thread
 // and its small worker pool (http_threads; src/net: slow or idle connections hold no thread,
@@ -114,7 +125,21 @@ class Agent {
 
  private:
   explicit Agent(AgentOptions options);
+  Result<bool> open_state();  // create(), step 3
+  // create(), step 4: the endpoints (setup_http()) listen on host:port; address_ is known.
+  Result<bool> bind_http(const std::string& host, int port);
+  // Retry delay and read margins of the requests to the server.
+  static constexpr int64_t kMinBackoffMs = 100;
+  static constexpr int64_t kReadMarginS = 10;  // a long poll may take wait_ms plus this
+  // With several servers (replicas on etcd): a leader silent this long past its long poll (or
+  // after a registration) is taken for dead (its machine died: nothing refuses the connection)
+  // and the next server is asked; a live one is found again through the standbys' not_leader
+  // answers.
+  static constexpr int64_t kReplicaReadMarginS = 3;
+  int64_t read_margin_s() const { return servers_.size() > 1 ? kReplicaReadMarginS : kReadMarginS; }
   void sync_loop();
+  struct Backoff;
+  bool sync_round(net::Client& cli, size_t at);
   void guarded(const char* what, const std::function<void()>& loop);
   struct InFlight;
   // cli talks to servers_[at].

@@ -1,6 +1,5 @@
-// The server's orders and the agent's reports: stop orders and assignments as a sync reply
-// brings them, the runner's events (starts, exits, checkpoints) gathered for the next sync, the
-// lease each successful request renews, and exits.json (unacknowledged exits across restarts).
+// The server's orders: stop orders and assignments as a sync reply brings them. What cannot be
+// carried out is reported as an exit (agent_exits.cc).
 #include <csignal>
 
 #include "agent/agent.h"
@@ -11,9 +10,6 @@
 extern char** environ;
 
 namespace sluice::agent {
-
-using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
 
 void Agent::apply_stops(const std::vector<proto::StopOrder>& stops) {
   std::lock_guard reports_lock(reports_mu_);
@@ -39,20 +35,6 @@ void Agent::apply_stops(const std::vector<proto::StopOrder>& stops) {
     report_unstarted({s.job, s.pod}, s.run, "stopped",
                      "stop order (" + s.reason + ") for a pod that does not run on this agent");
   }
-}
-
-void Agent::report_unstarted(proto::PodRef ref, uint64_t run, const std::string& reason,
-                             std::string message) {
-  proto::PodExit exit;
-  exit.job = ref.job;
-  exit.pod = ref.pod;
-  exit.run = run;
-  exit.reason = reason;
-  exit.exit_code = -1;
-  exit.message = std::move(message);
-  exit.at_unix_ns = unix_now_ns();
-  exits_.push_back(std::move(exit));
-  save_exits();
 }
 
 void Agent::apply_assignments(const std::vector<proto::Assignment>& assign, bool stale) {
@@ -99,68 +81,6 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign, bool
       continue;
     }
     runner_->launch(std::move(launch));
-  }
-}
-
-void Agent::take_runner_events() {
-  {
-    std::lock_guard lock(mu_);
-    events_pending_ = false;
-  }
-  std::lock_guard reports_lock(reports_mu_);
-  RunnerEvents ev = runner_->take_events();
-  started_.insert(started_.end(), ev.started.begin(), ev.started.end());
-  checkpoints_.insert(checkpoints_.end(), ev.checkpoints.begin(), ev.checkpoints.end());
-  if (!ev.exits.empty()) {
-    exits_.insert(exits_.end(), ev.exits.begin(), ev.exits.end());
-    save_exits();
-  }
-  std::lock_guard lock(mu_);
-  status_.unacked_exits = exits_.size();
-}
-
-// The lease runs from when the last successful request was sent: the server saw it no earlier,
-// so the agent's deadline never falls after the server's (docs/agent.md, "Fencing").
-bool Agent::reply_is_stale(Clock::time_point sent) const {
-  std::lock_guard lock(mu_);
-  // Also a reply to a request sent before the agent's last registration: the server took what
-  // the agent reported there as all it runs, and declared anything else of this node lost
-  // (tests/chaos, etcd mode, seed 10: a long poll's late reply started a run the server had
-  // already placed elsewhere).
-  return sent < registered_sent_ ||
-         (lease_ms_ > 0 && Clock::now() >= sent + milliseconds(lease_ms_));
-}
-
-void Agent::renew_lease(Clock::time_point sent) {
-  int64_t lease = 0;
-  {
-    std::lock_guard lock(mu_);
-    lease = lease_ms_;
-  }
-  if (lease <= 0) return;
-  const auto deadline = sent + milliseconds(lease);
-  runner_->set_lease(deadline);
-  std::lock_guard lock(util_mu_);  // the lease file's writer: the sync and report threads
-  std::string why;
-  if (!lease_file_->write(deadline, &why)) log("cannot record the lease: " + why);
-}
-
-// exits.json: exits not yet acknowledged, so a restarted agent still delivers them.
-void Agent::save_exits() {
-  std::lock_guard reports_lock(reports_mu_);
-  std::string why;
-  if (!exits_file_.save(nlohmann::json(exits_), &why)) log(why);
-}
-
-void Agent::load_exits() {
-  std::string why;
-  auto doc = exits_file_.load(&why);
-  if (!why.empty()) log("ignoring unreadable state: " + why);
-  if (!doc) return;
-  try {
-    exits_ = doc->get<std::vector<proto::PodExit>>();
-  } catch (const std::exception& e) {
-    log("ignoring unreadable " + exits_file_.path() + ": " + e.what());
   }
 }
 
