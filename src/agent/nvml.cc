@@ -110,16 +110,7 @@ class NvmlGpuProvider final : public GpuProvider {
   std::mutex mu_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<GpuProvider>> make_nvml_provider(const NvmlOptions& opt) {
-  // 1. Load the library and the entry points; the ones marked required must exist.
-  NvmlApi api;
-  api.handle = dlopen(opt.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!api.handle) {
-    return Error{"NVML not found (" + opt.library +
-                 "): no NVIDIA driver on this machine; use --gpus fake:8xH100 to run without GPUs"};
-  }
+void load_symbols(NvmlApi& api) {
   load(api.handle, "nvmlInit_v2", api.init);
   load(api.handle, "nvmlShutdown", api.shutdown);
   load(api.handle, "nvmlErrorString", api.error_string);
@@ -134,6 +125,47 @@ Result<std::unique_ptr<GpuProvider>> make_nvml_provider(const NvmlOptions& opt) 
   load(api.handle, "nvmlDeviceGetNvLinkState", api.get_link_state);
   load(api.handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api.get_link_remote_pci);
   load(api.handle, "nvmlDeviceGetUtilizationRates", api.get_utilization);
+}
+
+// NVLink peers. P2P status covers NVSwitch systems (where a link's remote end is the
+// switch, not the peer GPU); the per-link remote PCI id is the fallback for old drivers.
+void nvlink_peers(const NvmlApi& api, const std::vector<nvmlDevice_t>& devices,
+                  const std::vector<std::string>& bus_ids, std::vector<proto::AgentGpu>& gpus) {
+  const size_t count = devices.size();
+  for (unsigned i = 0; i < count; ++i) {
+    for (unsigned j = 0; j < count; ++j) {
+      if (i == j) continue;
+      bool linked = false;
+      int status = -1;
+      if (api.get_p2p &&
+          api.get_p2p(devices[i], devices[j], kP2pCapsNvlink, &status) == kNvmlSuccess) {
+        linked = status == kP2pStatusOk;
+      } else if (api.get_link_state && api.get_link_remote_pci && !bus_ids[j].empty()) {
+        for (unsigned link = 0; link < kNvmlMaxLinks && !linked; ++link) {
+          int active = 0;
+          if (api.get_link_state(devices[i], link, &active) != kNvmlSuccess || !active) continue;
+          nvmlPciInfo_t remote{};
+          if (api.get_link_remote_pci(devices[i], link, &remote) == kNvmlSuccess) {
+            linked = sysfs_bus_id(remote.busId) == bus_ids[j];
+          }
+        }
+      }
+      if (linked) gpus[i].nvlink_peers.push_back(static_cast<int32_t>(j));
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GpuProvider>> make_nvml_provider(const NvmlOptions& opt) {
+  // 1. Load the library and the entry points; the ones marked required must exist.
+  NvmlApi api;
+  api.handle = dlopen(opt.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!api.handle) {
+    return Error{"NVML not found (" + opt.library +
+                 "): no NVIDIA driver on this machine; use --gpus fake:8xH100 to run without GPUs"};
+  }
+  load_symbols(api);
   if (!api.init || !api.get_count || !api.get_handle || !api.get_name || !api.get_memory) {
     return Error{"NVML (" + opt.library +
                  ") lacks nvmlInit_v2/nvmlDeviceGetCount_v2/... : driver too old"};
@@ -185,29 +217,8 @@ Result<std::unique_ptr<GpuProvider>> make_nvml_provider(const NvmlOptions& opt) 
       if (numa >> node && node >= 0) g.numa_node = node;
     }
   }
-  // 3. NVLink peers. P2P status covers NVSwitch systems (where a link's remote end is the
-  //    switch, not the peer GPU); the per-link remote PCI id is the fallback for old drivers.
-  for (unsigned i = 0; i < count; ++i) {
-    for (unsigned j = 0; j < count; ++j) {
-      if (i == j) continue;
-      bool linked = false;
-      int status = -1;
-      if (api.get_p2p &&
-          api.get_p2p(devices[i], devices[j], kP2pCapsNvlink, &status) == kNvmlSuccess) {
-        linked = status == kP2pStatusOk;
-      } else if (api.get_link_state && api.get_link_remote_pci && !bus_ids[j].empty()) {
-        for (unsigned link = 0; link < kNvmlMaxLinks && !linked; ++link) {
-          int active = 0;
-          if (api.get_link_state(devices[i], link, &active) != kNvmlSuccess || !active) continue;
-          nvmlPciInfo_t remote{};
-          if (api.get_link_remote_pci(devices[i], link, &remote) == kNvmlSuccess) {
-            linked = sysfs_bus_id(remote.busId) == bus_ids[j];
-          }
-        }
-      }
-      if (linked) gpus[i].nvlink_peers.push_back(static_cast<int32_t>(j));
-    }
-  }
+  // 3. NVLink peers (nvlink_peers()).
+  nvlink_peers(api, devices, bus_ids, gpus);
   return std::unique_ptr<GpuProvider>(
       std::make_unique<NvmlGpuProvider>(api, std::move(devices), std::move(gpus)));
 }

@@ -412,6 +412,69 @@ void ProcessRunner::find_finished_locked() {
   trim_finished_locked();
 }
 
+// Whether a running pod's process has ended; *status: how, when it can be known (a child's
+// wait status; an adopted pod's only when it is still this process's child).
+bool ProcessRunner::pod_gone(const Pod& pod, std::optional<int>* status) {
+  bool gone = false;
+  if (pod.child) {
+    siginfo_t info{};
+    const int rc = ::waitid(P_PID, static_cast<id_t>(pod.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (rc == 0 && info.si_pid == pod.pid) {
+      ::kill(-pod.pid, SIGKILL);  // stragglers of the group (background children)
+      int st = 0;
+      if (::waitpid(pod.pid, &st, 0) == pod.pid) *status = st;
+      gone = true;
+    } else if (rc != 0 && errno == ECHILD) {
+      // Someone else reaped it (should not happen): status unknown. Only when waitid failed:
+      // a running child leaves errno as it was, and an ECHILD left by an adopted pod's
+      // waitpid made live pods "gone" after an agent restart (tests/chaos, seeds 32, 40, ...).
+      gone = true;
+    }
+  } else {
+    auto st = read_proc_stat(pod.pid);
+    if (!st || st->start_ticks != pod.start_ticks || st->state == 'Z' || st->state == 'X') {
+      gone = true;
+      int raw = 0;
+      // A pod adopted inside the same process (tests, `sluice up`) is still our child.
+      if (st && st->start_ticks == pod.start_ticks &&
+          ::waitpid(pod.pid, &raw, WNOHANG) == pod.pid) {
+        *status = raw;
+      }
+      // Its background processes end with it, as a child pod's do.
+      kill_group_remnants(pod.pid, pod.start_ticks);
+    }
+  }
+  return gone;
+}
+
+// The exit report of a pod that ended with `status` (none: unknown).
+proto::PodExit ProcessRunner::exit_of(const Pod& pod, const std::optional<int>& status) {
+  proto::PodExit exit;
+  if (status) {
+    if (WIFEXITED(*status)) {
+      exit.exit_code = WEXITSTATUS(*status);
+      exit.reason = "exited";
+    } else if (WIFSIGNALED(*status)) {
+      exit.signal = WTERMSIG(*status);
+      exit.exit_code = 128 + exit.signal;  // the shell's convention
+      exit.reason = "signaled";
+    }
+    exit.message = exit_message(*status);
+  } else {
+    exit.exit_code = -1;
+    exit.reason = "lost";
+    exit.message = "exit status unknown (the process was adopted after an agent restart)";
+  }
+  if (pod.stopping) {
+    exit.message = exit.message + "; " +
+                   (pod.exit_reason == "walltime" ? "walltime exceeded" : "stop order") +
+                   (pod.stop_why.empty() ? "" : " (" + pod.stop_why + ")") +
+                   (pod.killed ? ", SIGKILL after grace" : "");
+    exit.reason = pod.exit_reason;
+  }
+  return exit;
+}
+
 // Runs in the supervisor thread. Returns true when new events are pending.
 bool ProcessRunner::tick_locked(Clock::time_point now) {
   const size_t before = events_.started.size() + events_.exits.size() + events_.checkpoints.size();
@@ -425,61 +488,7 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
   for (const auto& ref : refs) {
     Pod& pod = *pods_.at(ref);
     std::optional<int> status;
-    bool gone = false;
-    if (pod.child) {
-      siginfo_t info{};
-      const int rc =
-          ::waitid(P_PID, static_cast<id_t>(pod.pid), &info, WEXITED | WNOHANG | WNOWAIT);
-      if (rc == 0 && info.si_pid == pod.pid) {
-        ::kill(-pod.pid, SIGKILL);  // stragglers of the group (background children)
-        int st = 0;
-        if (::waitpid(pod.pid, &st, 0) == pod.pid) status = st;
-        gone = true;
-      } else if (rc != 0 && errno == ECHILD) {
-        // Someone else reaped it (should not happen): status unknown. Only when waitid failed:
-        // a running child leaves errno as it was, and an ECHILD left by an adopted pod's
-        // waitpid made live pods "gone" after an agent restart (tests/chaos, seeds 32, 40, ...).
-        gone = true;
-      }
-    } else {
-      auto st = read_proc_stat(pod.pid);
-      if (!st || st->start_ticks != pod.start_ticks || st->state == 'Z' || st->state == 'X') {
-        gone = true;
-        int raw = 0;
-        // A pod adopted inside the same process (tests, `sluice up`) is still our child.
-        if (st && st->start_ticks == pod.start_ticks &&
-            ::waitpid(pod.pid, &raw, WNOHANG) == pod.pid) {
-          status = raw;
-        }
-        // Its background processes end with it, as a child pod's do.
-        kill_group_remnants(pod.pid, pod.start_ticks);
-      }
-    }
-    if (!gone) continue;
-    proto::PodExit exit;
-    if (status) {
-      if (WIFEXITED(*status)) {
-        exit.exit_code = WEXITSTATUS(*status);
-        exit.reason = "exited";
-      } else if (WIFSIGNALED(*status)) {
-        exit.signal = WTERMSIG(*status);
-        exit.exit_code = 128 + exit.signal;  // the shell's convention
-        exit.reason = "signaled";
-      }
-      exit.message = exit_message(*status);
-    } else {
-      exit.exit_code = -1;
-      exit.reason = "lost";
-      exit.message = "exit status unknown (the process was adopted after an agent restart)";
-    }
-    if (pod.stopping) {
-      exit.message = exit.message + "; " +
-                     (pod.exit_reason == "walltime" ? "walltime exceeded" : "stop order") +
-                     (pod.stop_why.empty() ? "" : " (" + pod.stop_why + ")") +
-                     (pod.killed ? ", SIGKILL after grace" : "");
-      exit.reason = pod.exit_reason;
-    }
-    finish_locked(pod, std::move(exit));
+    if (pod_gone(pod, &status)) finish_locked(pod, exit_of(pod, status));
   }
   if (options_.cgroups) {
     std::vector<std::string> stuck;
@@ -487,35 +496,46 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
     for (const auto& d : stuck) log("cannot remove cgroup " + d + ": still busy; left in place");
   }
   // 2. Walltimes, kill deadlines, checkpoint files.
-  for (auto& [ref, podp] : pods_) {
-    Pod& pod = *podp;
-    if (!pod.running) continue;
-    if (!pod.stopping && pod.walltime_deadline && now >= *pod.walltime_deadline) {
-      pod.stopping = true;
-      pod.exit_reason = "walltime";
-      pod.stop_why = "walltime " + std::to_string(pod.spec.walltime_ms) + " ms";
-      pod.kill_deadline = now + milliseconds(std::max<int64_t>(pod.spec.walltime_grace_ms, 0));
-      signal_locked(pod, SIGTERM);
-      dirty_ = true;
-    }
-    if (pod.stopping && !pod.killed && now >= pod.kill_deadline) {
-      signal_locked(pod, SIGKILL);
-      pod.killed = true;
-    }
-    if (const int64_t cut = cap_log(pod.paths.log, options_.log_max_bytes); cut > 0) {
-      if (pod.log_dropped == 0)
-        log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) +
-            ": its log passed the cap of " + std::to_string(options_.log_max_bytes) +
-            " bytes; cut back to its first half");
-      pod.log_dropped += cut;
-    }
-    const int64_t m = mtime_ns(pod.paths.checkpoint_file);
-    if (m != 0 && m != pod.checkpoint_mtime_ns) {
-      events_.checkpoints.push_back({ref.job, ref.pod, m, pod.spec.run});
-    }
-    pod.checkpoint_mtime_ns = m;
-  }
+  for (auto& [ref, podp] : pods_)
+    if (podp->running) watch_running_locked(ref, *podp, now);
   // 3. Waiting pods, in arrival order, when their GPUs have room.
+  start_waiting_locked(now);
+  return events_.started.size() + events_.exits.size() + events_.checkpoints.size() != before;
+}
+
+// Step 2 of a tick for a running pod: its walltime, its kill deadline, its log's cap and its
+// checkpoint file.
+void ProcessRunner::watch_running_locked(const proto::PodRef& ref, Pod& pod,
+                                         Clock::time_point now) {
+  if (!pod.stopping && pod.walltime_deadline && now >= *pod.walltime_deadline) {
+    pod.stopping = true;
+    pod.exit_reason = "walltime";
+    pod.stop_why = "walltime " + std::to_string(pod.spec.walltime_ms) + " ms";
+    pod.kill_deadline = now + milliseconds(std::max<int64_t>(pod.spec.walltime_grace_ms, 0));
+    signal_locked(pod, SIGTERM);
+    dirty_ = true;
+  }
+  if (pod.stopping && !pod.killed && now >= pod.kill_deadline) {
+    signal_locked(pod, SIGKILL);
+    pod.killed = true;
+  }
+  if (const int64_t cut = cap_log(pod.paths.log, options_.log_max_bytes); cut > 0) {
+    if (pod.log_dropped == 0)
+      log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) +
+          ": its log passed the cap of " + std::to_string(options_.log_max_bytes) +
+          " bytes; cut back to its first half");
+    pod.log_dropped += cut;
+  }
+  const int64_t m = mtime_ns(pod.paths.checkpoint_file);
+  if (m != 0 && m != pod.checkpoint_mtime_ns) {
+    events_.checkpoints.push_back({ref.job, ref.pod, m, pod.spec.run});
+  }
+  pod.checkpoint_mtime_ns = m;
+}
+
+// Step 3 of a tick: waiting pods, in arrival order, start when their GPUs have room; one that
+// waited past gpu_wait_timeout_ms fails.
+void ProcessRunner::start_waiting_locked(Clock::time_point now) {
   std::map<int32_t, int32_t> used_milli;
   std::map<int32_t, const Pod*> holder;
   for (const auto& [ref, pod] : pods_) {
@@ -561,10 +581,11 @@ bool ProcessRunner::tick_locked(Clock::time_point now) {
       finish_locked(pod, std::move(exit));
     }
   }
-  return events_.started.size() + events_.exits.size() + events_.checkpoints.size() != before;
 }
 
 namespace {
+
+const std::string kPtyName = "the pod's pseudo-terminal";
 
 // Descriptors of one launch, closed however it ends.
 struct LaunchFds {
@@ -583,6 +604,70 @@ std::vector<char*> c_strings(const std::vector<std::string>& v) {
   return out;
 }
 
+// The argv to exec and the file it runs: the sandbox's `bwrap ... --` first, if any; a
+// container's command is the image's (the runtime resolves it). An error for a command that is
+// empty or not found.
+std::string command_line(const PodLaunch& spec, std::vector<std::string>* args, std::string* exe) {
+  *args = spec.wrapper;
+  if (spec.in_container) {
+    args->insert(args->end(), spec.argv.begin(), spec.argv.end());
+    *exe = spec.wrapper.front();
+    return {};
+  }
+  if (spec.argv.empty() || spec.argv[0].empty()) return "empty command";
+  const std::string search = env_value(spec.env, "PATH");
+  auto path = find_executable(spec.argv[0], search);
+  if (!path) return "command not found: " + spec.argv[0] + " (PATH=" + search + ")";
+  args->push_back(spec.wrapper.empty() ? spec.argv[0] : *path);
+  args->insert(args->end(), spec.argv.begin() + 1, spec.argv.end());
+  *exe = spec.wrapper.empty() ? *path : spec.wrapper.front();
+  return {};
+}
+
+// What the child does between vfork() and exec (spawn.h): its files, its directory and, for a
+// pod with a user of its own, that user. Points into its arguments, which must outlive it.
+ChildSetup child_setup(const PodLaunch& spec, const std::string& work_dir, const LaunchFds& fds,
+                       const std::string& exe, std::vector<char*>& argv, std::vector<char*>& envp,
+                       int64_t max_procs) {
+  ChildSetup setup{
+      exe.c_str(), argv.data(), envp.data(),    work_dir.c_str(),
+      fds.null,    fds.log,     fds.pipe_write, std::min<long>(::sysconf(_SC_OPEN_MAX), 65536)};
+  setup.cgroup_fd = fds.cgroup;
+  if (!spec.start_dir.empty()) setup.start_dir = spec.start_dir.c_str();
+  if (spec.tty) {  // the terminal is its stdin, stdout and stderr (the pump copies it to the log)
+    setup.tty_fd = setup.null_fd = setup.log_fd = fds.tty.slave;
+  } else {
+    if (!spec.output_path.empty()) setup.out_path = spec.output_path.c_str();
+    if (!spec.error_path.empty()) setup.err_path = spec.error_path.c_str();
+  }
+  if (spec.identity) {
+    setup.drop = true;
+    setup.uid = spec.identity->uid;
+    setup.gid = spec.identity->gid;
+    setup.max_procs = static_cast<long>(max_procs);
+    setup.private_proc = spec.private_proc;
+  }
+  return setup;
+}
+
+// Why the child did not exec: its stage, what it worked on (`what` for the stages that name
+// no path of the spec), the error.
+std::string child_error_text(const ChildError& ce, const PodLaunch& spec, const std::string& what) {
+  const std::string& object = ce.stage == 7    ? spec.start_dir
+                              : ce.stage == 8  ? spec.output_path
+                              : ce.stage == 9  ? spec.error_path
+                              : ce.stage == 10 ? kPtyName
+                                               : what;
+  // The job's directory is entered as the pod's user: say which, and what to do instead.
+  const std::string hint = ce.stage != 7 ? ""
+                           : spec.identity
+                               ? " (as uid " + std::to_string(spec.identity->uid) +
+                                     "; run from, or give --chdir, a directory that user may enter)"
+                               : " (give --chdir a directory that exists on the node)";
+  return std::string("cannot ") + child_stage_name(ce.stage) + object + ": " +
+         std::strerror(ce.err) + hint;
+}
+
 }  // namespace
 
 // Starts one pod: vfork, and in the child setsid + cgroup + chdir + redirect + drop privileges
@@ -598,20 +683,9 @@ void ProcessRunner::start_locked(Pod& pod) {
     finish_locked(pod, std::move(exit));
   };
   // 1. Everything the child needs is prepared here: after vfork() only system calls.
-  std::vector<std::string> args = spec.wrapper;  // the sandbox's `bwrap ... --`, if any
+  std::vector<std::string> args;
   std::string exe;
-  if (spec.in_container) {  // the command is the image's: the runtime resolves it
-    args.insert(args.end(), spec.argv.begin(), spec.argv.end());
-    exe = spec.wrapper.front();
-  } else {
-    if (spec.argv.empty() || spec.argv[0].empty()) return fail("empty command");
-    const std::string search = env_value(spec.env, "PATH");
-    auto path = find_executable(spec.argv[0], search);
-    if (!path) return fail("command not found: " + spec.argv[0] + " (PATH=" + search + ")");
-    args.push_back(spec.wrapper.empty() ? spec.argv[0] : *path);
-    args.insert(args.end(), spec.argv.begin() + 1, spec.argv.end());
-    exe = spec.wrapper.empty() ? *path : spec.wrapper.front();
-  }
+  if (std::string bad = command_line(spec, &args, &exe); !bad.empty()) return fail(bad);
   LaunchFds fds;
   std::string why;
   fds.log = open_pod_files({pod.paths.work_dir, pod.paths.log}, spec.identity, &why);
@@ -640,24 +714,8 @@ void ProcessRunner::start_locked(Pod& pod) {
   std::vector<char*> envp = c_strings(spec.env);
   pod.checkpoint_mtime_ns = mtime_ns(pod.paths.checkpoint_file);
 
-  ChildSetup setup{
-      exe.c_str(), argv.data(), envp.data(),    pod.paths.work_dir.c_str(),
-      fds.null,    fds.log,     fds.pipe_write, std::min<long>(::sysconf(_SC_OPEN_MAX), 65536)};
-  setup.cgroup_fd = fds.cgroup;
-  if (!spec.start_dir.empty()) setup.start_dir = spec.start_dir.c_str();
-  if (spec.tty) {  // the terminal is its stdin, stdout and stderr (the pump copies it to the log)
-    setup.tty_fd = setup.null_fd = setup.log_fd = fds.tty.slave;
-  } else {
-    if (!spec.output_path.empty()) setup.out_path = spec.output_path.c_str();
-    if (!spec.error_path.empty()) setup.err_path = spec.error_path.c_str();
-  }
-  if (spec.identity) {
-    setup.drop = true;
-    setup.uid = spec.identity->uid;
-    setup.gid = spec.identity->gid;
-    setup.max_procs = static_cast<long>(options_.max_procs);
-    setup.private_proc = spec.private_proc;
-  }
+  const ChildSetup setup =
+      child_setup(spec, pod.paths.work_dir, fds, exe, argv, envp, options_.max_procs);
   const pid_t pid = spawn_child(setup);
   const int spawn_errno = errno;
   ::close(std::exchange(fds.pipe_write, -1));
@@ -672,21 +730,11 @@ void ProcessRunner::start_locked(Pod& pod) {
     int st = 0;
     ::waitpid(pid, &st, 0);
     const std::string what =
-        ce.stage == 1    ? pod.paths.work_dir
-        : ce.stage == 7  ? spec.start_dir
-        : ce.stage == 8  ? spec.output_path
-        : ce.stage == 9  ? spec.error_path
-        : ce.stage == 10 ? "the pod's pseudo-terminal"
-        : ce.stage == 5  ? "uid " + std::to_string(setup.uid) + " gid " + std::to_string(setup.gid)
-                         : (ce.stage == 6 ? options_.cgroups->dir(spec.ref) : exe);
-    // The job's directory is entered as the pod's user: say which, and what to do instead.
-    const std::string hint =
-        ce.stage != 7   ? ""
-        : spec.identity ? " (as uid " + std::to_string(spec.identity->uid) +
-                              "; run from, or give --chdir, a directory that user may enter)"
-                        : " (give --chdir a directory that exists on the node)";
-    return fail(std::string("cannot ") + child_stage_name(ce.stage) + what + ": " +
-                std::strerror(ce.err) + hint);
+        ce.stage == 1   ? pod.paths.work_dir
+        : ce.stage == 5 ? "uid " + std::to_string(setup.uid) + " gid " + std::to_string(setup.gid)
+        : ce.stage == 6 ? options_.cgroups->dir(spec.ref)
+                        : exe;
+    return fail(child_error_text(ce, spec, what));
   }
   if (spec.tty) {
     // The pod holds its side now; the master and a log descriptor go to the pump.
@@ -700,6 +748,12 @@ void ProcessRunner::start_locked(Pod& pod) {
           ": cannot keep its log open for its terminal: " + std::strerror(errno));
     }
   }
+  record_start_locked(pod, pid);
+}
+
+// The pod runs as `pid`: its state, its walltime deadline, the started event.
+void ProcessRunner::record_start_locked(Pod& pod, pid_t pid) {
+  const PodLaunch& spec = pod.spec;
   pod.running = true;
   pod.child = true;
   pod.pid = pid;

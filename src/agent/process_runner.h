@@ -10,6 +10,8 @@
 //
 // Running pods are recorded in <state-dir>/pods.json (pid + start time from /proc, so a reused
 // pid is not mistaken for the pod) so that a restarted runner adopts the pods still alive.
+#include <sys/types.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -164,7 +166,13 @@ class ProcessRunner {
   void run();
   void run_loop();
   bool tick_locked(std::chrono::steady_clock::time_point now);
+  static bool pod_gone(const Pod& pod, std::optional<int>* status);  // tick step 1
+  static proto::PodExit exit_of(const Pod& pod, const std::optional<int>& status);
+  void watch_running_locked(const proto::PodRef& ref, Pod& pod,
+                            std::chrono::steady_clock::time_point now);  // tick step 2
+  void start_waiting_locked(std::chrono::steady_clock::time_point now);  // tick step 3
   void start_locked(Pod& pod);
+  void record_start_locked(Pod& pod, pid_t pid);
   void finish_locked(Pod& pod, proto::PodExit exit);
   void signal_locked(Pod& pod, int sig);
   void stop_locked(Pod& pod, int sig, int64_t grace_ms, const std::string& reason,
