@@ -5,7 +5,8 @@
 // so admission sees a consistent view without locks. Not for use outside src/gateway.
 //
 //   front.cc     a request: own endpoints, routing, identity, admission, queue, the answer
-//   upstream.cc  an admitted request at a backend: connect, write, read, retry, errors
+//   upstream.cc  an admitted request at a backend: connect, the exchange (net::UpstreamConn),
+//                retry, errors
 //   health.cc    active health checks, taking backends out and back
 //   endpoints.cc /metrics and /v1/scale
 //   pool.cc      a pool's backend choice and its offered rate and replica estimate
@@ -30,6 +31,7 @@
 #include "gateway/http_head.h"
 #include "gateway/metrics.h"
 #include "net/http_server.h"
+#include "net/upstream.h"
 
 namespace sluice::gateway {
 
@@ -39,8 +41,6 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using error_code = boost::system::error_code;
-// Sockets bound to the io_context's own executor: no type-erased executor on the hot path.
-using Socket = asio::basic_stream_socket<tcp, asio::io_context::executor_type>;
 
 constexpr int kRateWindowS = 5;  // window of the offered-rate estimate
 
@@ -124,19 +124,15 @@ struct Pool {
   int desired_replicas(std::int64_t now_s) const;
 };
 
-// A keep-alive connection to one backend. Idle connections wait in Backend::idle; a connection
-// carries one exchange at a time. Its deadline (connect, then the whole exchange) is enforced
-// by the Proxy's sweep, which cancels the socket and sets timed_out.
-class UpstreamConn : public std::enable_shared_from_this<UpstreamConn> {
+// A keep-alive connection to one backend (src/net's upstream connection). Idle connections
+// wait in Backend::idle; a connection carries one exchange at a time. Its deadline (connect,
+// then the whole exchange) is enforced by the Proxy's sweep, which cancels the socket and sets
+// timed_out.
+class UpstreamConn : public net::UpstreamConn, public std::enable_shared_from_this<UpstreamConn> {
  public:
-  UpstreamConn(asio::io_context& ioc, Backend& b) : socket(ioc.get_executor()), backend(&b) {}
-  Socket socket;
-  beast::flat_buffer buffer;
-  std::optional<http::response_parser<http::string_body>> parser;
+  UpstreamConn(asio::io_context& ioc, Backend& b) : net::UpstreamConn(ioc), backend(&b) {}
   Backend* backend;
   Clock::time_point deadline;
-  bool connected = false;
-  bool reused = false;
   bool aborted = false;    // set when the backend is taken out while this exchange runs
   bool timed_out = false;  // set by the sweep
 };

@@ -75,33 +75,27 @@ void Proxy::send_upstream(const std::shared_ptr<Exchange>& ex, Backend& b,
   });
 }
 
-// One gather write of the head and the body, then the whole answer.
+// One gather write of the head and the body, then the whole answer (net::UpstreamConn).
 void Proxy::exchange_on(const std::shared_ptr<Exchange>& ex, Backend& b,
                         const std::shared_ptr<UpstreamConn>& conn) {
-  std::array<asio::const_buffer, 2> bufs = {asio::buffer(ex->upstream_head),
-                                            asio::buffer(ex->body)};
-  asio::async_write(conn->socket, bufs, [this, ex, &b, conn](error_code ec, std::size_t) {
-    if (ec) return upstream_error(ex, b, conn, ec, false);
-    conn->parser.emplace();
-    conn->parser->body_limit(static_cast<std::uint64_t>(b.pool->cfg.max_response_bytes));
-    if (ex->head) conn->parser->skip(true);
-    http::async_read(conn->socket, conn->buffer, *conn->parser,
-                     [this, ex, &b, conn](error_code ec, std::size_t n) {
-                       if (ec) return upstream_error(ex, b, conn, ec, n > 0);
-                       if (!relayable_status(conn->parser->get().result_int()))
-                         return upstream_error(ex, b, conn, http::error::bad_status, true);
-                       upstream_ok(ex, b, conn);
-                     });
-  });
+  const auto limit = static_cast<std::uint64_t>(b.pool->cfg.max_response_bytes);
+  conn->async_exchange(ex->upstream_head, ex->body, limit, ex->head,
+                       [this, ex, &b, conn](error_code ec, bool response_started) {
+                         if (ec) return upstream_error(ex, b, conn, ec, response_started);
+                         if (!relayable_status(conn->parser->get().result_int()))
+                           return upstream_error(ex, b, conn, http::error::bad_status, true);
+                         upstream_ok(ex, b, conn);
+                       });
 }
 
 void Proxy::upstream_ok(const std::shared_ptr<Exchange>& ex, Backend& b,
                         const std::shared_ptr<UpstreamConn>& conn) {
   Pool& pool = *b.pool;
   b.active.erase(conn.get());
-  HttpResponse res = conn->parser->release();
   // The connection goes back to the idle list when both sides allow keep-alive.
-  if (res.keep_alive() && !conn->parser->need_eof() && b.healthy && !draining_) {
+  const bool keep = net::reusable(*conn->parser);
+  HttpResponse res = conn->parser->release();
+  if (keep && b.healthy && !draining_) {
     conn->reused = false;
     conn->parser.reset();
     b.idle.push_back(conn);

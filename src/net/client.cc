@@ -8,6 +8,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "net/upstream.h"
+
 #include <cctype>
 #include <cerrno>
 
@@ -212,10 +214,9 @@ error_code Client::Conn::write(const std::string& head, const std::string& body,
 // The answer, read piece by piece: each read may wait read_timeout for the next bytes.
 ClientResult Client::Conn::read(bool head_only, const ClientOptions& o, const BodySink& on_body,
                                 bool* got_some) {
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(o.max_body_bytes);
+  AnswerParser parser;
+  answer_parser(parser, o.max_body_bytes, head_only);
   parser.header_limit(64 * 1024);
-  if (head_only) parser.skip(true);
   error_code ec;
   while (!ec && !parser.is_done()) {
     lowest().expires_after(o.read_timeout);
@@ -243,7 +244,7 @@ ClientResult Client::Conn::read(bool head_only, const ClientOptions& o, const Bo
   reply.status = static_cast<int>(msg.result_int());
   for (const auto& f : msg) reply.headers.emplace_back(f.name_string(), f.value());
   reply.body = std::move(msg.body());
-  if (!o.keep_alive || !msg.keep_alive() || parser.need_eof()) close();
+  if (!o.keep_alive || !reusable(parser)) close();
   return ClientResult(std::move(reply));
 }
 
