@@ -81,21 +81,4 @@ std::string traces_dir(const std::string& repo_root) {
       .string();
 }
 
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string_view s = line;
-  if (!s.empty() && s.back() == '\r') s.remove_suffix(1);
-  size_t start = 0;
-  while (true) {
-    const size_t comma = s.find(',', start);
-    if (comma == std::string_view::npos) {
-      out.emplace_back(s.substr(start));
-      break;
-    }
-    out.emplace_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace sluice::sim

@@ -41,8 +41,4 @@ void check_against(TraceOutput& trace, const Config& config);
 // The traces directory: $SLUICE_TRACES when set, else `../shared/traces` under `repo_root`.
 std::string traces_dir(const std::string& repo_root);
 
-// Splits one CSV line on commas (the trace formats here have no quoted fields); a trailing '\r'
-// is dropped.
-std::vector<std::string> split_csv(const std::string& line);
-
 }  // namespace sluice::sim

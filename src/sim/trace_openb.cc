@@ -3,6 +3,8 @@
 #include <map>
 #include <sstream>
 
+#include "proto/split.h"
+#include "sim/csv_text.h"
 #include "sim/parse_num.h"
 
 namespace sluice::sim {
@@ -24,20 +26,6 @@ Header read_header(const std::string& line) {
   h.names = split_csv(line);
   for (size_t i = 0; i < h.names.size(); ++i) h.col.emplace(h.names[i], static_cast<int>(i));
   return h;
-}
-
-std::vector<std::string> split_models(const std::string& spec) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= spec.size()) {
-    const size_t bar = spec.find('|', start);
-    const std::string m =
-        spec.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
-    if (!m.empty()) out.push_back(m);
-    if (bar == std::string::npos) break;
-    start = bar + 1;
-  }
-  return out;
 }
 
 // A YAML double-quoted scalar (the names come from a data file).
@@ -194,7 +182,7 @@ TraceOutput read_openb(const std::string& name, const std::string& text,
     j.submit_ns = submit;
     j.walltime_ns = duration;
     tj.duration_ns = duration;
-    if (c_spec >= 0 && *gpus > 0) j.allowed_models = split_models(f[c_spec]);
+    if (c_spec >= 0 && *gpus > 0) j.allowed_models = proto::split_list(f[c_spec], '|');
     PodSet ps;
     ps.name = "main";
     ps.count = 1;

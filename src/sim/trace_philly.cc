@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "sim/csv_text.h"
 #include "sim/parse_num.h"
 
 namespace sluice::sim {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "proto/split.h"
 #include "sim/fgd/experiment.h"
 #include "sim/fgd/mix.h"
 #include "sim/fgd/trace.h"
@@ -37,18 +38,7 @@ std::string traces_dir() {
 }
 
 std::vector<std::string> split_list(const std::string& s, const std::vector<std::string>& all) {
-  if (s == "all") return all;
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s + ",") {
-    if (c == ',') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  return out;
+  return s == "all" ? all : proto::split_list(s);
 }
 
 std::vector<uint64_t> parse_seeds(const std::string& s) {

@@ -5,24 +5,12 @@
 #include <optional>
 #include <sstream>
 
+#include "proto/split.h"
+#include "sim/csv_text.h"
+
 namespace sluice::sim::fgd {
 
 namespace {
-
-std::vector<std::string> split(const std::string& line, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char ch : line) {
-    if (ch == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else if (ch != '\r') {
-      cur += ch;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 // A CSV file read row by row, columns looked up by header name.
 class Csv {
@@ -35,7 +23,7 @@ class Csv {
     std::string header;
     if (!std::getline(csv.in_, header))
       return Error{path + ":1: empty file, expected a header row"};
-    csv.header_ = split(header, ',');
+    csv.header_ = split_csv(header);
     csv.line_ = 1;
     return csv;
   }
@@ -49,7 +37,7 @@ class Csv {
     while (std::getline(in_, line)) {
       ++line_;
       if (line.empty() || line == "\r") continue;
-      row_ = split(line, ',');
+      row_ = split_csv(line);
       return true;
     }
     return false;
@@ -159,9 +147,7 @@ Result<std::vector<TracePod>> read_pods(const std::string& path) {
     p.gpu_milli = ngpu == 0 ? 0 : static_cast<int32_t>(milli);
     if (c_spec) {
       SLUICE_TRY(spec, csv.field(*c_spec, "gpu_spec"));
-      if (!spec.empty())
-        for (const std::string& m : split(spec, '|'))
-          if (!m.empty()) p.gpu_spec.push_back(m);
+      p.gpu_spec = proto::split_list(spec, '|');
     }
     pods.push_back(std::move(p));
   }

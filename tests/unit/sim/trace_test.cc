@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "sim/csv_text.h"
 #include "sim/trace_events.h"
 #include "sim/trace_philly.h"
 #include "sim/trace_synthetic.h"
@@ -14,6 +15,21 @@ namespace {
 
 using testing::load_config;
 using testing::tiny_config_yaml;
+
+using Fields = std::vector<std::string>;
+
+// Fields keep their empty ones (a CSV row's column count depends on it); a line's trailing '\r'
+// is dropped, one inside a field is kept.
+TEST(CsvText, SplitsFieldsKeepingEmptyOnes) {
+  EXPECT_EQ(split_fields("a,,b", ','), (Fields{"a", "", "b"}));
+  EXPECT_EQ(split_fields("", ','), (Fields{""}));
+  EXPECT_EQ(split_fields("a,", ','), (Fields{"a", ""}));
+  EXPECT_EQ(split_fields("159-189", '-'), (Fields{"159", "189"}));
+  EXPECT_EQ(split_fields("-5", '-'), (Fields{"", "5"}));
+  EXPECT_EQ(split_csv("x,y\r"), (Fields{"x", "y"}));
+  EXPECT_EQ(split_csv("x\r,y"), (Fields{"x\r", "y"}));
+  EXPECT_EQ(split_csv("\r"), (Fields{""}));
+}
 
 TEST(PhillyTrace, ReadsRowsIntoGpuJobs) {
   const std::string csv =
