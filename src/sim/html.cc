@@ -287,6 +287,8 @@ std::string inputs_line(const Figures& f) {
   o << "<div class=\"sub\">trace " << html_escape(f.inputs.trace) << " ("
     << html_escape(f.inputs.trace_format) << "), seed " << f.inputs.seed << ", " << f.inputs.rows
     << " rows (" << f.inputs.bad_rows << " bad, skipped), " << f.capacity_gpus << " GPUs</div>\n";
+  for (const auto& e : f.inputs.bad_row_examples)
+    o << "<div class=\"note\">bad row skipped: " << html_escape(e) << "</div>\n";
   return o.str();
 }
 
@@ -314,6 +316,9 @@ std::string figures_table(const Figures& f) {
   row("Jain fairness of share/entitlement (whole run)", num("%.3f", f.jain_fairness));
   row("Jain fairness among waiting queues (time average)",
       num("%.3f", f.jain_fairness_contended) + " over " + dur(f.contended_s));
+  for (const auto& c : classes_by_priority(f))
+    if (const std::string d = deadline_summary(f.by_priority_class.at(c)); !d.empty())
+      row("deadlines of class " + c, d);
   row("events / cycles (incremental)", std::to_string(f.sim.events) + " / " +
                                            std::to_string(f.sim.cycles) + " (" +
                                            std::to_string(f.sim.incremental_cycles) + ")");

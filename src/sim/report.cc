@@ -10,6 +10,11 @@ namespace sluice::sim {
 
 namespace {
 
+// part / whole; 0 when whole is 0.
+double ratio(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
 std::string digest_hex(uint64_t d) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(d));
@@ -24,12 +29,18 @@ struct Acc {
   double lost_ns_milli = 0;
   int64_t preemptions = 0;
   int64_t deadline_jobs = 0, deadline_met = 0;
+  int64_t value_full = 0, value_earned = 0, soft_jobs = 0;
 
   void add(const JobOutcome& o) {
     ++jobs;
     if (o.complete_by_ns > 0) {
       ++deadline_jobs;
       if (o.end_ns >= 0 && o.end_ns <= o.complete_by_ns) ++deadline_met;
+    }
+    if (!o.utility.empty()) {
+      value_full += o.utility.front().value;
+      value_earned += earned_value(o.utility, o.submit_ns, o.end_ns);
+      soft_jobs += o.utility.size() > 1 ? 1 : 0;
     }
     gpu_ns_milli += static_cast<double>(o.gpu_milli) * static_cast<double>(o.run_ns);
     lost_ns_milli += static_cast<double>(o.gpu_milli) * static_cast<double>(o.preempted_run_ns);
@@ -73,6 +84,9 @@ struct Acc {
     s.preemptions = preemptions;
     s.deadline_jobs = deadline_jobs;
     s.deadline_met = deadline_met;
+    s.value_full = value_full;
+    s.value_earned = value_earned;
+    s.soft_jobs = soft_jobs;
     s.lost_gpu_hours = lost_ns_milli / 1000.0 / kNs / 3600.0;
     if (!waits.empty())
       for (int i = 0; i <= 100; ++i) s.wait_q.push_back(pct(waits, i / 100.0));
@@ -109,6 +123,12 @@ nlohmann::json stats_json(const JobStats& s) {
                       {"met", s.deadline_met},
                       {"satisfaction",
                        static_cast<double>(s.deadline_met) / static_cast<double>(s.deadline_jobs)}};
+  // Only with soft jobs: for strict ones alone the utility repeats the satisfaction.
+  if (s.soft_jobs > 0)
+    j["deadlines"]["utility"] = {{"soft_jobs", s.soft_jobs},
+                                 {"earned", s.value_earned},
+                                 {"full", s.value_full},
+                                 {"share", ratio(s.value_earned, s.value_full)}};
   return j;
 }
 
@@ -149,6 +169,16 @@ std::string fmt(const char* f, double v) {
 }
 
 }  // namespace
+
+std::string deadline_summary(const JobStats& s) {
+  if (s.deadline_jobs == 0) return "";
+  std::string out = std::to_string(s.deadline_met) + " of " + std::to_string(s.deadline_jobs) +
+                    " met (" + fmt("%.1f%%", 100 * ratio(s.deadline_met, s.deadline_jobs)) + ")";
+  if (s.soft_jobs > 0)
+    out += ", utility " + std::to_string(s.value_earned) + " of " + std::to_string(s.value_full) +
+           " (" + fmt("%.1f%%", 100 * ratio(s.value_earned, s.value_full)) + ")";
+  return out;
+}
 
 std::string short_dur(double s) {
   if (s < 120) return fmt("%.0fs", s);
@@ -222,6 +252,8 @@ nlohmann::json to_json(const Figures& f) {
                 {"seed", f.inputs.seed},
                 {"rows", f.inputs.rows},
                 {"bad_rows", f.inputs.bad_rows}};
+  if (!f.inputs.bad_row_examples.empty())
+    j["input"]["bad_row_examples"] = f.inputs.bad_row_examples;
   if (!f.inputs.variant.empty()) j["input"]["variant"] = f.inputs.variant;
   j["capacity_gpus"] = f.capacity_gpus;
   j["jobs"] = {{"total", f.jobs},
@@ -280,7 +312,9 @@ std::string to_table(const Figures& f) {
       << short_dur(f.busy_span_s) << ", " << fmt("%.0f", f.gpu_hours) << " GPU-hours, max wait "
       << short_dur(f.max_wait_s) << "\nJain fairness of share/entitlement "
       << fmt("%.3f", f.jain_fairness) << " (whole run), " << fmt("%.3f", f.jain_fairness_contended)
-      << " among waiting queues (" << short_dur(f.contended_s) << " contended)\n\n";
+      << " among waiting queues (" << short_dur(f.contended_s) << " contended)\n";
+  for (const auto& e : f.inputs.bad_row_examples) out << "bad row skipped: " << e << "\n";
+  out << "\n";
   char line[256];
   auto row = [&](const std::string& name, const JobStats& s, const std::string& extra) {
     std::snprintf(line, sizeof line, "%-14s %7lld %9s %9s %9s %9s %9s %9s%s\n", name.c_str(),
@@ -310,13 +344,8 @@ std::string to_table(const Figures& f) {
         fmt(" %8.0f", qf.nominal_gpus) + fmt(" %8.0f", qf.stats.gpu_hours) +
             fmt(" %9.2f", qf.share_over_entitlement));
   for (const auto& [v, name] : classes) {
-    const JobStats& s = f.by_priority_class.at(name);
-    if (s.deadline_jobs > 0)
-      out << "\ndeadlines " << name << ": " << s.deadline_met << " of " << s.deadline_jobs
-          << " met ("
-          << fmt("%.1f%%",
-                 100.0 * static_cast<double>(s.deadline_met) / static_cast<double>(s.deadline_jobs))
-          << ")";
+    const std::string d = deadline_summary(f.by_priority_class.at(name));
+    if (!d.empty()) out << "\ndeadlines " << name << ": " << d;
   }
   const PredictionFigures& pr = f.prediction;
   if (pr.predicted + pr.unpredicted > 0)

@@ -33,6 +33,12 @@ struct JobStats {
   // Jobs with a deadline (TraceJob::complete_by_ns), and those that finished by it.
   int64_t deadline_jobs = 0;
   int64_t deadline_met = 0;
+  // Utility (TraceJob::utility) over the jobs with one: the sum of their full values (each
+  // one's first), of what they earned (earned_value()), and how many have more than one step
+  // (soft jobs: the report shows the utility only when there are some).
+  int64_t value_full = 0;
+  int64_t value_earned = 0;
+  int64_t soft_jobs = 0;
   // Wait quantiles for the CDF of the HTML report (not in the JSON): wait_q[i] = nearest-rank
   // percentile i, i = 0..100 (empty when nothing started).
   std::vector<double> wait_q;
@@ -48,9 +54,10 @@ struct ReportInputs {
   std::string trace_format;
   std::string trace;  // file name or the synthetic spec
   uint64_t seed = 0;
-  int64_t rows = 0;      // rows read, good and bad
-  int64_t bad_rows = 0;  // skipped with --skip-bad-rows
-  std::string variant;   // --variant spec; "" = the trace as read (not in the JSON then)
+  int64_t rows = 0;                           // rows read, good and bad
+  int64_t bad_rows = 0;                       // skipped with --skip-bad-rows
+  std::vector<std::string> bad_row_examples;  // the first few of them, "file:line: why"
+  std::string variant;  // --variant spec; "" = the trace as read (not in the JSON then)
 };
 
 // Accuracy of start predictions (SimOptions::predict_every), over the jobs predicted at their
@@ -89,6 +96,10 @@ struct Figures {
   std::map<std::string, int32_t> class_value;         // priority value per class name
   SimTotals sim;                                      // the run's counters
 };
+
+// "12 of 16 met (75.0%)", and with soft jobs ", utility 140 of 160 (87.5%)"; "" without
+// deadlines.
+std::string deadline_summary(const JobStats& s);
 
 Figures compute_figures(const SimResult& result, const Config& config, const ReportInputs& in);
 nlohmann::json to_json(const Figures& f);

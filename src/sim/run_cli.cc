@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "config/loader.h"
@@ -24,6 +25,8 @@ namespace sluice::sim {
 namespace {
 
 constexpr size_t kMaxErrorsShown = 20;
+// Bad rows named in the skip warning and the report (the count covers the rest).
+constexpr size_t kBadRowExamples = 5;
 
 // A relative trace path that does not exist is also looked up in the traces directory
 // ($SLUICE_TRACES, else ../shared/traces from the current directory, normally the repo root).
@@ -86,6 +89,23 @@ std::string jobs_csv(const SimResult& result, const Config& config) {
   return out;
 }
 
+// "warning: skipped 3 bad row(s) of 10 (30.0%) in t.csv" and the first kBadRowExamples.
+std::string skip_warning(const TraceOutput& trace, const std::string& trace_name) {
+  char share[32] = "";
+  if (trace.rows > 0)
+    std::snprintf(
+        share, sizeof share, " of %lld (%.1f%%)", static_cast<long long>(trace.rows),
+        100.0 * static_cast<double>(trace.errors.size()) / static_cast<double>(trace.rows));
+  std::string out = "warning: skipped " + std::to_string(trace.errors.size()) + " bad row(s)" +
+                    share + " in " + trace_name + "; the figures leave them out\n";
+  for (size_t i = 0; i < trace.errors.size() && i < kBadRowExamples; ++i)
+    out += "warning:   " + trace.errors[i] + "\n";
+  if (trace.errors.size() > kBadRowExamples)
+    out +=
+        "warning:   ... and " + std::to_string(trace.errors.size() - kBadRowExamples) + " more\n";
+  return out;
+}
+
 }  // namespace
 
 std::string compare_table(const std::vector<std::pair<std::string, RunOutcome>>& rows) {
@@ -129,79 +149,96 @@ std::string compare_table(const std::vector<std::pair<std::string, RunOutcome>>&
   return out.str();
 }
 
-RunOutcome run_once(const RunArgs& a, std::ostream& err) {
-  RunOutcome res;
-  res.rc = 1;
-  // 1. Configuration: queue files and cluster files form one Config.
+namespace {
+
+// Step 1 of run_once: the queue files and cluster files as one Config; null (errors written to
+// `err`) when they do not load.
+std::shared_ptr<const Config> load_run_config(const RunArgs& a, std::ostream& err) {
   std::vector<Source> sources;
   for (const auto* list : {&a.config, &a.cluster})
     for (const auto& path : *list) {
       auto src = read_source(list == &a.cluster ? resolve_trace(path) : path);
       if (!src) {
         err << "error: " << src.error() << "\n";
-        return res;
+        return nullptr;
       }
       // The openb node list (CSV) stands for a Cluster document.
       if (list == &a.cluster && is_openb_node_list(src->text)) {
         std::vector<std::string> node_errors;
         src->text = openb_nodes_to_cluster_yaml(src->name, src->text, node_errors);
         for (const auto& e : node_errors) err << "error: " << e << "\n";
-        if (!node_errors.empty()) return res;
+        if (!node_errors.empty()) return nullptr;
       }
       sources.push_back(std::move(*src));
     }
   LoadOutput loaded = load(sources, LoadOptions{});
   for (const auto& e : loaded.errors) err << "error: " << e << "\n";
-  if (!loaded.ok()) return res;
-  auto config = std::make_shared<const Config>(std::move(loaded.config));
+  if (!loaded.ok()) return nullptr;
+  return std::make_shared<const Config>(std::move(loaded.config));
+}
 
-  // 2. The trace.
-  Rng rng(a.seed);
-  TraceOutput trace;
-  std::string trace_name = a.trace;
+// Step 2 of run_once: the trace as read (or generated) and varied, its rows not yet checked
+// against the configuration; false (errors written to `err`) when there is none.
+bool read_trace(const RunArgs& a, const Config& config, Rng& rng, TraceOutput* trace,
+                std::string* trace_name, std::ostream& err) {
+  *trace_name = a.trace;
   if (a.trace_format == "synthetic") {
     SyntheticOptions so = a.synthetic;
-    so.gpus_per_node = max_gpus_per_node(*config);
-    trace = generate_synthetic(so, *config, rng);
-    trace_name = "synthetic:jobs=" + std::to_string(a.synthetic.jobs);
+    so.gpus_per_node = max_gpus_per_node(config);
+    *trace = generate_synthetic(so, config, rng);
+    *trace_name = "synthetic:jobs=" + std::to_string(a.synthetic.jobs);
   } else if (a.trace_format == "philly-chronus" || a.trace_format == "sluice-events" ||
              a.trace_format == "openb") {
     if (a.trace.empty()) {
       err << "error: --trace FILE is required for --trace-format " << a.trace_format << "\n";
-      return res;
+      return false;
     }
-    const std::string path = resolve_trace(a.trace);
-    auto src = read_source(path);
+    auto src = read_source(resolve_trace(a.trace));
     if (!src) {
       err << "error: " << src.error() << "\n";
-      return res;
+      return false;
     }
     if (a.trace_format == "philly-chronus") {
       PhillyOptions po;
-      po.gpus_per_node = max_gpus_per_node(*config);
-      trace = read_philly(a.trace, src->text, po);
+      po.gpus_per_node = max_gpus_per_node(config);
+      *trace = read_philly(a.trace, src->text, po);
     } else if (a.trace_format == "openb") {
       OpenbOptions oo;
       oo.queue = a.openb_queue;
-      trace = read_openb(a.trace, src->text, oo);
+      *trace = read_openb(a.trace, src->text, oo);
     } else {
-      trace = read_sluice_events(a.trace, src->text);
+      *trace = read_sluice_events(a.trace, src->text);
     }
   } else {
     err << "error: --trace-format: '" << a.trace_format
         << "' is not philly-chronus, openb, synthetic or sluice-events\n";
-    return res;
+    return false;
   }
   if (!a.variants.empty()) {
     std::string why;
     const auto v = parse_variant(a.variants.front(), &why);
     if (!v) {
       err << "error: " << why << "\n";
-      return res;
+      return false;
     }
     Rng own(v->seed.value_or(0));
-    apply_variant(trace, *v, VariantClasses{}, v->seed ? own : rng);
+    apply_variant(*trace, *v, VariantClasses{}, v->seed ? own : rng);
   }
+  return true;
+}
+
+}  // namespace
+
+RunOutcome run_once(const RunArgs& a, std::ostream& err) {
+  RunOutcome res;
+  res.rc = 1;
+  // 1. Configuration, 2. the trace (bad rows fail the run unless skipped).
+  const auto config = load_run_config(a, err);
+  if (!config) return res;
+  Rng rng(a.seed);
+  TraceOutput trace;
+  std::string trace_name;
+  if (!read_trace(a, *config, rng, &trace, &trace_name, err)) return res;
   check_against(trace, *config);
   if (!trace.errors.empty() && !a.skip_bad_rows) {
     for (size_t i = 0; i < trace.errors.size() && i < kMaxErrorsShown; ++i)
@@ -212,6 +249,7 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
         << " bad row(s); fix them or pass --skip-bad-rows to skip and count them\n";
     return res;
   }
+  if (!trace.errors.empty()) res.skipped_warning = skip_warning(trace, trace_name);
 
   // 3. Simulate (a per-job CSV that cannot be written fails before, not after, the run).
   std::ofstream jobs_out;
@@ -241,6 +279,8 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   in.seed = a.seed;
   in.rows = trace.rows;
   in.bad_rows = static_cast<int64_t>(trace.errors.size());
+  for (size_t i = 0; i < trace.errors.size() && i < kBadRowExamples; ++i)
+    in.bad_row_examples.push_back(trace.errors[i]);
   if (!a.variants.empty()) in.variant = a.variants.front();
   res.figures = compute_figures(result, *config, in);
   res.wall_s = wall_s;
@@ -296,6 +336,7 @@ int run_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
   }
   const RunOutcome r = run_once(a, err);
   if (r.rc == 1) return 1;
+  err << r.skipped_warning;
   if (!a.report.empty() && !write_report(a.report, to_json(r.figures), err)) return 1;
   if (!a.html.empty() &&
       !write_file(a.html, to_html(r.figures, "sluice sim run: " + joined(a.config)), err))
@@ -307,6 +348,7 @@ int run_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
 int compare_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
   nlohmann::json all = nlohmann::json::object();
   std::vector<std::pair<std::string, RunOutcome>> rows;
+  std::set<std::string> warned;  // each distinct skip warning once, not once per run
   const std::vector<std::string> variants =
       a.variants.empty() ? std::vector<std::string>{""} : a.variants;
   for (const auto& variant : variants)
@@ -317,6 +359,7 @@ int compare_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
       if (!variant.empty()) one.variants = {variant};
       RunOutcome r = run_once(one, err);
       if (r.rc != 0) return r.rc;
+      if (warned.insert(r.skipped_warning).second) err << r.skipped_warning;
       all[variant.empty() ? file : variant + " " + file] = to_json(r.figures);
       rows.emplace_back(file, std::move(r));
     }

@@ -39,6 +39,9 @@ struct RunArgs {
 
 struct RunOutcome {
   int rc = 0;  // 0 ok, 1 bad input (errors written to `err`), 2 invariant violated
+  // With --skip-bad-rows and bad rows: how many were skipped and the first few, for stderr
+  // (run_sim prints it; compare_sim once per distinct text); "" when none were.
+  std::string skipped_warning;
   Figures figures;
   double wall_s = 0;  // host time of the simulation loop (not in the JSON report)
 };

@@ -89,6 +89,7 @@ class Run {
       o.gpu_milli = j.total_requests()[kGpu];
       o.submit_ns = j.submit_ns;
       o.complete_by_ns = jobs_[i].complete_by_ns;
+      o.utility = jobs_[i].utility;
       index_.emplace(j.id, i);
       arrivals.push_back({j.submit_ns, 0, EventKind::kArrival, i, 0});
     }

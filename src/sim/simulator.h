@@ -68,6 +68,7 @@ struct JobOutcome {
                                 // job timed out
   std::string reject_reason;
   TimeNs complete_by_ns = 0;       // deadline (TraceJob::complete_by_ns); 0 = none
+  std::vector<ValueStep> utility;  // TraceJob::utility
   bool predicted = false;          // a start prediction was made at its arrival
   TimeNs predicted_start_ns = -1;  // the prediction; -1: the replay did not start it
 };

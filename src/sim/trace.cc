@@ -22,6 +22,13 @@ void set_gpu_shape(Job& job, int32_t gpus, int32_t gpus_per_node) {
   job.pod_sets = {ps};
 }
 
+int64_t earned_value(const std::vector<ValueStep>& utility, TimeNs submit_ns, TimeNs end_ns) {
+  if (end_ns < 0) return 0;
+  for (const ValueStep& step : utility)
+    if (end_ns - submit_ns <= step.within_ns) return step.value;
+  return 0;
+}
+
 int32_t max_gpus_per_node(const Config& config) {
   int32_t best = 1;
   for (const auto& n : config.cluster.nodes)

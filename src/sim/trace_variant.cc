@@ -69,12 +69,16 @@ void shift_vcs(TraceOutput& t, Rng& rng) {
   }
 }
 
-// A job that becomes best-effort loses its deadline (best-effort work has none); one that
-// becomes strict has none to get.
+// A job that becomes best-effort loses its deadline and utility (best-effort work has none);
+// one that becomes strict has none to get. (A utility counts from the submission: moving the
+// submit time leaves it alone.)
 void set_class(TraceJob& tj, bool best_effort, const VariantClasses& c) {
   tj.job.priority_class = best_effort ? c.best_effort : c.strict;
   tj.job.preemptible = best_effort;
-  if (best_effort) tj.complete_by_ns = 0;
+  if (best_effort) {
+    tj.complete_by_ns = 0;
+    tj.utility.clear();
+  }
 }
 
 // Flips jobs at random so that the expected best-effort share is `p`; one draw per job.

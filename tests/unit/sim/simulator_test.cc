@@ -182,6 +182,69 @@ TEST_F(RunSim, BadRowsFailWithFileAndLineUnlessSkipped) {
   EXPECT_DOUBLE_EQ(j["utilisation"].get<double>(), 560.0 / 600.0);
 }
 
+// Chronus lists end to end: the soft jobs' utility per class beside the deadlines met, and the
+// skipped rows loud (stderr, JSON, table). One 4-GPU node:
+//   job 1: 1 GPU,  submit 0,  runs 100 s -> ends 100: within 150 s, earns 10 of 10 (met)
+//   job 2: 4 GPUs, submit 10, runs 100 s -> waits for job 1, ends 200: 190 s after its
+//          submission, past 150 (missed) but within 250: earns 4 of 10
+//   job 3: best-effort, no deadline; rows 4 and 5 are bad.
+TEST_F(RunSim, ChronusUtilityAndLoudSkippedRows) {
+  const std::string csv =
+      "job_id,user,num_gpu,submit_time,duration,best_effort,expect_time_list,expect_value_list\n"
+      "1,team,1,0,100,0,150-200,10-5\n"
+      "2,team,4,10,100,0,150-250,10-4\n"
+      "3,team,1,20,10,1,20,10\n"
+      "4,team,1,0,10,0,159-189,10\n"  // line 5: lists of different lengths
+      "5,team,0,0,10,0,,\n";          // line 6: no GPU
+  RunArgs a = args(csv);
+  a.skip_bad_rows = true;
+  a.quiet = false;
+  std::ostringstream out, err;
+  ASSERT_EQ(run_sim(a, out, err), 0) << err.str();
+  // stderr: the count, the share and the reasons.
+  EXPECT_NE(err.str().find("warning: skipped 2 bad row(s) of 5 (40.0%) in " + a.trace),
+            std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find(a.trace + ":5: expect_time_list has 2 item(s) but expect_value_list 1"),
+            std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find(a.trace + ":6: num_gpu: 0 is out of range"), std::string::npos);
+  // The report: the reasons, and per class the deadlines met and the utility earned.
+  const auto j = nlohmann::json::parse(slurp(a.report));
+  EXPECT_EQ(j["input"]["bad_rows"], 2);
+  ASSERT_EQ(j["input"]["bad_row_examples"].size(), 2u);
+  EXPECT_EQ(j["input"]["bad_row_examples"][1],
+            a.trace + ":6: num_gpu: 0 is out of range (a " + "job needs 1 to 100000 GPUs)");
+  const auto& d = j["by_priority_class"]["high"]["deadlines"];
+  EXPECT_EQ(d["jobs"], 2);
+  EXPECT_EQ(d["met"], 1);  // job 1
+  EXPECT_EQ(d["utility"]["soft_jobs"], 2);
+  EXPECT_EQ(d["utility"]["earned"], 14);  // 10 + 4
+  EXPECT_EQ(d["utility"]["full"], 20);
+  EXPECT_DOUBLE_EQ(d["utility"]["share"].get<double>(), 0.7);
+  EXPECT_FALSE(j["by_priority_class"]["low"].contains("deadlines"));
+  // The table says the same.
+  EXPECT_NE(out.str().find("deadlines high: 1 of 2 met (50.0%), utility 14 of 20 (70.0%)"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("bad row skipped: " + a.trace + ":5: "), std::string::npos);
+}
+
+// Strict jobs alone (one time each): the utility would repeat the satisfaction, so the report
+// leaves it out, and a clean trace's report has no bad-row examples.
+TEST_F(RunSim, StrictDeadlinesAloneShowNoUtility) {
+  RunArgs a = args(
+      "job_id,user,num_gpu,submit_time,duration,best_effort,expect_time_list,expect_value_list\n"
+      "1,team,1,0,100,0,150,10\n");
+  std::ostringstream out, err;
+  ASSERT_EQ(run_sim(a, out, err), 0) << err.str();
+  EXPECT_EQ(err.str(), "");
+  const auto j = nlohmann::json::parse(slurp(a.report));
+  EXPECT_EQ(j["by_priority_class"]["high"]["deadlines"]["met"], 1);
+  EXPECT_FALSE(j["by_priority_class"]["high"]["deadlines"].contains("utility"));
+  EXPECT_FALSE(j["input"].contains("bad_row_examples"));
+}
+
 TEST_F(RunSim, SameInputAndSeedGiveByteIdenticalReports) {
   RunArgs a = args(kTinyCsv);
   a.trace_format = "synthetic";

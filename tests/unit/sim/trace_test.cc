@@ -93,6 +93,117 @@ TEST(PhillyTrace, MissingHeaderColumn) {
   EXPECT_EQ(t.errors[0], "t.csv:1: header lacks column(s) submit_time, duration");
 }
 
+// Chronus's columns in every shape the format allows (docs/simulator.md, "philly-chronus").
+const char* kChronusHeader =
+    "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,expect_time_list,"
+    "expect_value_list,best_effort,job_type\n";
+
+TEST(PhillyTrace, ChronusStrictSoftAndBestEffortRows) {
+  const std::string csv = std::string(kChronusHeader) +
+                          "0,team,1,100,10,vgg16,96,5,159-189-229-289,10-8-5-2,0,soft\n"
+                          "1,team,1,200,10,alexnet,106,6,235,10,0,strict\n"
+                          "2,team,1,300,10,alexnet,30,17,300,10,1,best\n"  // its submit time
+                          "3,team,1,400,10,alexnet,30,17,,,0,strict\n"     // no deadline
+                          "4,team,1,500,10,alexnet,30,17,90.5,,0,strict\n"
+                          "5,team,1,600,10,alexnet,30,17,0,10,0,strict\n"  // 0: none
+                          "6,team,1,700,10,alexnet,30,17,60-60-90,9-9-0,0,soft\r\n";
+  const TraceOutput t = read_philly("c.csv", csv, PhillyOptions{});
+  ASSERT_TRUE(t.errors.empty()) << t.errors.front();
+  ASSERT_EQ(t.jobs.size(), 7u);  // every row kept
+  // Soft: the first time is the deadline, the list the utility.
+  EXPECT_EQ(t.jobs[0].complete_by_ns, (100 + 159) * kNsPerSec);
+  ASSERT_EQ(t.jobs[0].utility.size(), 4u);
+  EXPECT_EQ(t.jobs[0].utility[1].within_ns, 189 * kNsPerSec);
+  EXPECT_EQ(t.jobs[0].utility[1].value, 8);
+  EXPECT_EQ(t.jobs[0].utility[3].within_ns, 289 * kNsPerSec);
+  EXPECT_EQ(t.jobs[0].utility[3].value, 2);
+  EXPECT_EQ(t.jobs[0].job.priority_class, "high");
+  // Strict: one pair, as before.
+  EXPECT_EQ(t.jobs[1].complete_by_ns, (200 + 235) * kNsPerSec);
+  ASSERT_EQ(t.jobs[1].utility.size(), 1u);
+  EXPECT_EQ(t.jobs[1].utility[0].value, 10);
+  // Best-effort: no deadline, no utility.
+  EXPECT_EQ(t.jobs[2].complete_by_ns, 0);
+  EXPECT_TRUE(t.jobs[2].utility.empty());
+  EXPECT_EQ(t.jobs[2].job.priority_class, "low");
+  // Empty lists: kept, without a deadline.
+  EXPECT_EQ(t.jobs[3].complete_by_ns, 0);
+  EXPECT_TRUE(t.jobs[3].utility.empty());
+  // One time without a value: value 1; decimals allowed.
+  EXPECT_EQ(t.jobs[4].complete_by_ns, 500 * kNsPerSec + 90'500'000'000);
+  ASSERT_EQ(t.jobs[4].utility.size(), 1u);
+  EXPECT_EQ(t.jobs[4].utility[0].value, 1);
+  // A lone 0: no deadline (as before lists were read).
+  EXPECT_EQ(t.jobs[5].complete_by_ns, 0);
+  EXPECT_TRUE(t.jobs[5].utility.empty());
+  // Equal times and values are allowed; a trailing '\r' is not part of the last column.
+  ASSERT_EQ(t.jobs[6].utility.size(), 3u);
+  EXPECT_EQ(t.jobs[6].utility[2].value, 0);
+}
+
+TEST(PhillyTrace, MalformedChronusListsAreBadRowsWithTheirReason) {
+  const std::string csv = std::string(kChronusHeader) +
+                          "0,team,1,0,1,m,10,1,159-189,10,0,soft\n"         // line 2
+                          "1,team,1,0,1,m,10,1,,10,0,strict\n"              // line 3
+                          "2,team,1,0,1,m,10,1,159-189,,0,soft\n"           // line 4
+                          "3,team,1,0,1,m,10,1,abc,10,0,strict\n"           // line 5
+                          "4,team,1,0,1,m,10,1,159-x,10-8,0,soft\n"         // line 6
+                          "5,team,1,0,1,m,10,1,-5,10,0,strict\n"            // line 7
+                          "6,team,1,0,1,m,10,1,159--189,10-8-5,0,soft\n"    // line 8
+                          "7,team,1,0,1,m,10,1,189-159,10-8,0,soft\n"       // line 9
+                          "8,team,1,0,1,m,10,1,159-189,8-10,0,soft\n"       // line 10
+                          "9,team,1,0,1,m,10,1,0-10,10-8,0,soft\n"          // line 11
+                          "10,team,1,0,1,m,10,1,159,8.5,0,strict\n"         // line 12
+                          "11,team,1,0,1,m,10,1,159,2000000000,0,strict\n"  // line 13
+                          "12,team,1,0,1,m,10,1,x,10,1,best\n"              // line 14
+                          "13,team,1,0,1,m,10,1,1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16-17,"
+                          "1,0,soft\n"                                   // line 15
+                          "14,team,1,0,1,m,10,1,159-189,10-8,0,soft\n";  // line 16: good
+  const TraceOutput t = read_philly("c.csv", csv, PhillyOptions{});
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].job.name, "philly-14");
+  const std::vector<std::string> want = {
+      "c.csv:2: expect_time_list has 2 item(s) but expect_value_list 1 ('159-189' / '10')",
+      "c.csv:3: expect_time_list has 0 item(s) but expect_value_list 1 ('' / '10')",
+      "c.csv:4: expect_time_list has 2 item(s) but expect_value_list 0 ('159-189' / '')",
+      "c.csv:5: expect_time_list: 'abc': item 1 is not a non-negative number of seconds",
+      "c.csv:6: expect_time_list: '159-x': item 2 is not a non-negative number of seconds",
+      "c.csv:7: expect_time_list: '-5': item 1 is empty (items are non-negative numbers "
+      "separated by '-')",
+      "c.csv:8: expect_time_list: '159--189': item 2 is empty (items are non-negative numbers "
+      "separated by '-')",
+      "c.csv:9: expect_time_list: '189-159': item 2 is less than item 1 (times must not "
+      "decrease)",
+      "c.csv:10: expect_value_list: '8-10': item 2 is more than item 1 (finishing later cannot "
+      "earn more)",
+      "c.csv:11: expect_time_list: '0-10': item 1 is 0 (a list's times come after the "
+      "submission)",
+      "c.csv:12: expect_value_list: '8.5': item 1 is not a whole number from 0 to 1000000000",
+      "c.csv:13: expect_value_list: '2000000000': item 1 is not a whole number from 0 to "
+      "1000000000",
+      "c.csv:14: expect_time_list: 'x': item 1 is not a non-negative number of seconds",
+      "c.csv:15: expect_time_list: '1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16-17' has more than 16 "
+      "items",
+  };
+  EXPECT_EQ(t.errors, want);
+  EXPECT_EQ(t.rows, 15);
+}
+
+// Full value by the first time, the listed values after, nothing after the last or never.
+TEST(PhillyTrace, UtilityEarnedByCompletionTime) {
+  const std::vector<ValueStep> u = {
+      {159 * kNsPerSec, 10}, {189 * kNsPerSec, 8}, {229 * kNsPerSec, 5}, {289 * kNsPerSec, 2}};
+  const TimeNs submit = 100 * kNsPerSec;
+  EXPECT_EQ(earned_value(u, submit, submit + 50 * kNsPerSec), 10);
+  EXPECT_EQ(earned_value(u, submit, submit + 159 * kNsPerSec), 10);  // on time exactly
+  EXPECT_EQ(earned_value(u, submit, submit + 159 * kNsPerSec + 1), 8);
+  EXPECT_EQ(earned_value(u, submit, submit + 229 * kNsPerSec), 5);
+  EXPECT_EQ(earned_value(u, submit, submit + 289 * kNsPerSec), 2);
+  EXPECT_EQ(earned_value(u, submit, submit + 290 * kNsPerSec), 0);  // after the last
+  EXPECT_EQ(earned_value(u, submit, -1), 0);                        // never finished
+  EXPECT_EQ(earned_value({}, submit, submit), 0);                   // no utility
+}
+
 TEST(SluiceEvents, RebuildsJobsFromEvents) {
   const std::string text =
       "# a comment\n"

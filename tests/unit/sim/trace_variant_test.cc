@@ -57,6 +57,8 @@ TEST(TraceVariant, LoadCompressesInterArrivalsAndMovesDeadlines) {
   // Submit 10 i s -> 5 i s; a strict job's deadline stays 50 s after its submission.
   EXPECT_EQ(t.jobs[10].job.submit_ns, 50 * kNsPerSec);
   EXPECT_EQ(t.jobs[10].complete_by_ns, 100 * kNsPerSec);
+  ASSERT_EQ(t.jobs[10].utility.size(), 1u);  // counts from the submission: unchanged
+  EXPECT_EQ(t.jobs[10].utility[0].within_ns, 50 * kNsPerSec);
   EXPECT_EQ(t.jobs[3].complete_by_ns, 0);  // best-effort: none
 }
 
@@ -75,6 +77,7 @@ TEST(TraceVariant, StrictAndBestEffortShares) {
     if (tj.job.priority_class == "low") {
       EXPECT_TRUE(tj.job.preemptible);
       EXPECT_EQ(tj.complete_by_ns, 0);  // best-effort work has no deadline
+      EXPECT_TRUE(tj.utility.empty());  // nor a utility
     }
 }
 
