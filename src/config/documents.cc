@@ -84,7 +84,8 @@ DocKind classify(const std::string& api_version, const std::string& kind, std::s
     if (api_version == e.api_version && kind == e.kind) return e.doc_kind;
     if (api_version == e.api_version) {
       version_known = true;
-      kinds_of_version += (kinds_of_version.empty() ? "" : ", ") + std::string(e.kind);
+      if (e.doc_kind != DocKind::kIgnored)  // named as kinds sluice reads, not the ignored ones
+        kinds_of_version += (kinds_of_version.empty() ? "" : ", ") + std::string(e.kind);
     }
     if (kind == e.kind)
       versions_of_kind += (versions_of_kind.empty() ? "" : " or ") + std::string(e.api_version);
