@@ -27,7 +27,7 @@ ALLOWED = {
     "proto": ["core/model"],
     "secret": [],
     "net": ["core/model", "proto"],
-    "sim": ["core/*", "config"],
+    "sim": ["core/*", "config", "proto"],
     "gateway": ["net", "core/model"],
     "server": ["core/*", "config", "proto", "net", "secret"],
     "agent": ["core/model", "proto", "net", "secret"],
