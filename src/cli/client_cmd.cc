@@ -210,16 +210,20 @@ void register_jobs(CLI::App& app) {
   auto c = std::make_shared<Common>();
   struct Filters {
     std::string state, queue, ns, user;
+    std::vector<std::string> ids;
     int limit = 0;
-    bool start = false;
+    bool start = false, me = false;
   };
   auto f = std::make_shared<Filters>();
-  cmd->add_option("--state,-s", f->state,
+  cmd->add_option("--state,-s,-t,--states", f->state,
                   "Only these states, comma-separated: pending,running,succeeded,failed,"
-                  "cancelled,rejected");
-  cmd->add_option("--queue,-q", f->queue, "Only this queue");
+                  "cancelled,rejected, or Slurm's PD,R,CD,F,CA (squeue -t)");
+  cmd->add_option("--queue,-q,-p,--partition", f->queue, "Only this queue");
   cmd->add_option("--namespace,-n", f->ns, "Only this namespace");
   cmd->add_option("--user,-u", f->user, "Only jobs of this submitter");
+  cmd->add_flag("--me", f->me, "Only your own jobs (squeue --me)");
+  cmd->add_option("--jobs,-j", f->ids, "Only these job ids (comma-separated or repeated)")
+      ->delimiter(',');
   cmd->add_option("--limit", f->limit,
                   "At most this many jobs (default 500; fetched a page of 1000 at a time)")
       ->check(CLI::PositiveNumber);
@@ -229,19 +233,32 @@ void register_jobs(CLI::App& app) {
                 "running jobs' walltimes with nothing else submitted (like squeue --start)");
   add_common(cmd, *c, true);
   cmd->callback([c, f] {
+    if (f->me) {
+      if (!f->user.empty()) fail({2, "error: --me and --user name the submitter twice"});
+      f->user = local_user_name();
+    }
     std::string path = "/v1/jobs";
     if (f->start) add_query(path, "start", "1");
     add_query(path, "state", f->state);
     add_query(path, "queue", f->queue);
     add_query(path, "namespace", f->ns);
     add_query(path, "user", f->user);
+    std::string ids;
+    for (const auto& text : f->ids) {
+      if (!parse_job_id(text)) fail(not_a_job_id(text));
+      ids += (ids.empty() ? "" : ",") + text;
+    }
+    add_query(path, "id", ids);
     json reply = list_pages(HttpClient(c->conn), path, f->limit > 0 ? f->limit : 500);
-    if (c->json) return print_json(reply);
-    print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide, f->start}), "jobs");
-    // The server stops at the limit: say so rather than let the list look complete.
-    if (reply.value("truncated", false) && reply.contains("jobs") && reply["jobs"].is_array())
-      std::cerr << "(the newest " << reply["jobs"].size()
-                << " matching jobs; more match: narrow the filters or raise --limit)\n";
+    if (c->json) {
+      print_json(reply);
+    } else {
+      print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide, f->start}), "jobs");
+      // The server stops at the limit: say so rather than let the list look complete.
+      if (reply.value("truncated", false) && reply.contains("jobs") && reply["jobs"].is_array())
+        std::cerr << "(the newest " << reply["jobs"].size()
+                  << " matching jobs; more match: narrow the filters or raise --limit)\n";
+    }
   });
 }
 

@@ -58,20 +58,22 @@ std::string trim(std::string s) {
 // Who runs this client: a server without tokens records it as the jobs' submitter (docs/api.md,
 // "Auth"); a server with tokens ignores it (the token says who).
 void add_local_user(net::Fields& headers) {
+  headers.emplace_back("X-Sluice-User", local_user_name());
+  headers.emplace_back("X-Sluice-Uid", std::to_string(::getuid()));
+  headers.emplace_back("X-Sluice-Gid", std::to_string(::getgid()));
+}
+
+}  // namespace
+
+std::string local_user_name() {
   const uid_t uid = ::getuid();
-  const gid_t gid = ::getgid();
   std::string name;
   struct passwd pw {};
   struct passwd* found = nullptr;
   char buf[4096];
   if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) name = found->pw_name;
-  if (name.empty()) name = "uid-" + std::to_string(uid);
-  headers.emplace_back("X-Sluice-User", name);
-  headers.emplace_back("X-Sluice-Uid", std::to_string(uid));
-  headers.emplace_back("X-Sluice-Gid", std::to_string(gid));
+  return name.empty() ? "uid-" + std::to_string(uid) : name;
 }
-
-}  // namespace
 
 Outcome<std::string> normalize_server_url(const std::string& url_in) {
   std::string url = trim(url_in);

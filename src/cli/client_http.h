@@ -109,5 +109,8 @@ class HttpClient {
 
 // Percent-encodes a query value (RFC 3986 unreserved characters pass through).
 std::string url_encode(const std::string& value);
+// The user running this client (its passwd name, else "uid-N"): a server without tokens takes
+// it as the submitter (X-Sluice-User).
+std::string local_user_name();
 
 }  // namespace sluice::cli

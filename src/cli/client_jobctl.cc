@@ -201,6 +201,7 @@ void split_sbatch_argv(const std::vector<std::string>& words, std::vector<std::s
                        std::string* script, std::vector<std::string>* args) {
   static const std::vector<std::string> kFlags = {
       "-H", "--hold", "--exclusive", "--requeue", "--no-requeue", "--parsable", "-Q", "--quiet"};
+  // (--wrap takes a value: "--wrap CMD" and "--wrap=CMD" both stay options.)
   size_t i = 0;
   for (; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -212,6 +213,24 @@ void split_sbatch_argv(const std::vector<std::string>& words, std::vector<std::s
   }
   if (i < words.size()) *script = words[i++];
   args->assign(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
+}
+
+// The batch script: the file named, else `--wrap`'s command, else standard input when it is not
+// a terminal (`sbatch < job.sh`, `echo ... | sbatch`), as Slurm reads them.
+Result<Source> sbatch_script(const std::vector<std::string>& options, const std::string& path) {
+  if (!path.empty()) return read_source(path);
+  for (size_t i = 0; i < options.size(); ++i) {
+    const std::string& o = options[i];
+    if (o.rfind("--wrap=", 0) == 0) return Source{"wrap", wrap_script(o.substr(7))};
+    if (o == "--wrap" && i + 1 < options.size()) return Source{"wrap", wrap_script(options[i + 1])};
+  }
+  if (!::isatty(STDIN_FILENO)) {
+    std::string text(std::istreambuf_iterator<char>(std::cin), {});
+    if (!text.empty()) return Source{"sbatch", std::move(text)};  // Slurm names it so
+  }
+  return Error{
+      "sluice sbatch needs a script: a file (sluice sbatch job.sh), --wrap \"CMD\", or "
+      "the script on standard input"};
 }
 
 }  // namespace
@@ -242,9 +261,9 @@ void register_sbatch(CLI::App& app) {
     std::vector<std::string> options, args;
     std::string script;
     split_sbatch_argv(cmd->remaining(), &options, &script, &args);
-    if (script.empty()) fail({1, "error: sluice sbatch needs a script (sluice sbatch job.sh)"});
-    auto src = read_source(script);
+    auto src = sbatch_script(options, script);
     if (!src) fail({1, "error: " + src.error()});
+    script = src->name;
     SbatchArgs a;
     a.run.namespace_ = *ns;
     // The script's lines first, then the command line's options, which win (as in Slurm).
@@ -260,6 +279,10 @@ void register_sbatch(CLI::App& app) {
     if (*dry_run) return print_json(doc);
     json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
     if (c->json) return print_json(reply);
+    if (a.quiet) return;
+    // --parsable: the id alone (an array's first task's), as Slurm's "jobid[;cluster]".
+    if (a.parsable)
+      return print_out(text_of(reply.value("jobs", json::array()).at(0), "id") + "\n");
     print_out(array_submitted_text(reply));
   });
 }

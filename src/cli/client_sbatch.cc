@@ -210,8 +210,23 @@ std::string apply_sbatch_options(const std::vector<std::string>& words, SbatchAr
       a.run.hold = true;
       continue;
     }
-    if (opt == "--exclusive" || opt == "--requeue" || opt == "--no-requeue" ||
-        opt == "--parsable" || opt == "-Q" || opt == "--quiet") {
+    if (opt == "--parsable") {
+      a.parsable = true;
+      continue;
+    }
+    if (opt == "-Q" || opt == "--quiet") {
+      a.quiet = true;
+      continue;
+    }
+    if (opt == "--wrap") {
+      if (!has_value) {
+        if (i + 1 == words.size()) return where + ": --wrap needs a command";
+        value = words[++i];
+      }
+      a.wrap = value;
+      continue;
+    }
+    if (opt == "--exclusive" || opt == "--requeue" || opt == "--no-requeue") {
       a.notes.push_back(opt + " is ignored (no sluice equivalent)");
       continue;
     }
@@ -225,6 +240,10 @@ std::string apply_sbatch_options(const std::vector<std::string>& words, SbatchAr
     if (auto why = apply_one(it->second, value, a, opt); !why.empty()) return where + ": " + why;
   }
   return {};
+}
+
+std::string wrap_script(const std::string& command) {
+  return "#!/bin/sh\n" + command + "\n";
 }
 
 std::string finish_sbatch(SbatchArgs& a, const std::string& script_path,

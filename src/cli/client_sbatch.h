@@ -20,7 +20,13 @@ struct SbatchArgs {
   int gpus_total = -1;             // -G/--gpus: the job's GPUs, split over its pods
   int gpus_per_node = -1;          // --gpus-per-node, --gres=gpu:N: per pod
   std::vector<std::string> notes;  // options read but not used ("--mail-type ignored")
+  bool parsable = false;           // --parsable: print only the job id
+  bool quiet = false;              // -Q, --quiet: print nothing on success
+  std::string wrap;                // --wrap: the command line is the script
 };
+
+// The script of `sbatch --wrap "CMD"`: CMD run by sh, as Slurm writes it.
+std::string wrap_script(const std::string& command);
 
 // The words of the script's #SBATCH lines, in order: the lines before the first command (blank
 // lines and other comments are skipped, as sbatch does). A word keeps quotes' contents.

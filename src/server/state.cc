@@ -71,6 +71,23 @@ std::optional<JobState> parse_state(const std::string& s) {
   return std::nullopt;
 }
 
+std::optional<JobState> parse_state_filter(const std::string& text) {
+  if (auto st = parse_state(text)) return st;
+  // Slurm's codes and names (squeue -t PD,R; sacct -s CD), in any case.
+  static const std::pair<const char*, JobState> kSlurm[] = {
+      {"pd", JobState::kPending},       {"pending", JobState::kPending},
+      {"r", JobState::kRunning},        {"running", JobState::kRunning},
+      {"cd", JobState::kSucceeded},     {"completed", JobState::kSucceeded},
+      {"f", JobState::kFailed},         {"failed", JobState::kFailed},
+      {"to", JobState::kFailed},        {"timeout", JobState::kFailed},
+      {"ca", JobState::kCancelled},     {"cancelled", JobState::kCancelled},
+      {"rejected", JobState::kRejected}};
+  const std::string l = lower(text);
+  for (const auto& [name, st] : kSlurm)
+    if (l == name) return st;
+  return std::nullopt;
+}
+
 const char* workload_class(const Job& job, const Config&) {
   if (job.interactive) return "interactive";
   return job.preemptible ? "best-effort" : "batch";

@@ -35,6 +35,11 @@ inline double unix_s(TimeNs ns) {
   return static_cast<double>(ns) / 1e9;
 }
 std::optional<JobState> parse_state(const std::string& s);
+// A state as a filter names it: ours, or Slurm's code or name in any case (PD, R, CD, F, CA;
+// TO and TIMEOUT are failed: a walltime kill fails the job).
+std::optional<JobState> parse_state_filter(const std::string& text);
+inline constexpr const char* kStateFilterHelp =
+    "pending, running, succeeded, failed, cancelled, rejected, or Slurm's PD, R, CD, F, CA, TO";
 inline bool is_terminal(JobState s) {
   return s != JobState::kPending && s != JobState::kRunning;
 }

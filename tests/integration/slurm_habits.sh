@@ -52,6 +52,24 @@ grep -qE "^ *$id1 .* $me " "$tmp/jobs" || fail "job $id1 by $me: $(cat "$tmp/job
 [[ $(sluice jobs --user "$me" | wc -l) -ge 3 ]] || fail "--user $me"
 [[ $(sluice jobs --user nobody-here) == "no jobs" ]] || fail "--user nobody-here"
 
+# 2b. squeue's and sbatch's habits (issue 43): --parsable, -Q, --wrap, a script on stdin, and
+#     jobs -t/--me/-j with Slurm's state codes.
+idw=$(sluice sbatch --parsable --wrap "echo wrapped") || fail "sbatch --parsable --wrap"
+[[ $idw =~ ^[0-9]+$ ]] || fail "--parsable prints the id alone: '$idw'"
+timeout 60 "$SLUICE_BIN" logs -f "$idw" >"$tmp/logw" || fail "logs -f of the --wrap job"
+grep -qx wrapped "$tmp/logw" || fail "--wrap ran its command: $(cat "$tmp/logw")"
+printf '#!/bin/sh\n#SBATCH -J from-stdin\necho read from stdin\n' >"$tmp/stdin.sh"
+ids=$(sluice sbatch --parsable <"$tmp/stdin.sh") || fail "sbatch with the script on stdin"
+timeout 60 "$SLUICE_BIN" logs -f "$ids" >"$tmp/logs" || fail "logs -f of the stdin job"
+grep -qx "read from stdin" "$tmp/logs" || fail "the stdin script ran: $(cat "$tmp/logs")"
+[[ -z $(sluice sbatch -Q --wrap true) ]] || fail "sbatch -Q prints nothing"
+sluice jobs -t CD --me -j "$idw,$ids" >"$tmp/jobsj" || fail "jobs -t CD --me -j"
+grep -qE "^ *$idw " "$tmp/jobsj" && grep -qE "^ *$ids .*from-stdin" "$tmp/jobsj" ||
+  fail "jobs -j lists both: $(cat "$tmp/jobsj")"
+[[ $(sluice jobs -t PD,R -j "$idw") == "no jobs" ]] || fail "jobs -t PD,R -j of an ended job"
+sluice jobs -t XX >/dev/null 2>"$tmp/err" && fail "an unknown state is refused"
+grep -q "Slurm's PD, R, CD" "$tmp/err" || fail "the refusal lists the states: $(cat "$tmp/err")"
+
 # 3. A 20,000-line log: no silent cut at the cap (4096 bytes here).
 sluice run --cpu 1 --name big-out -- sh -c \
   'i=0; while [ $i -lt 20000 ]; do echo "line $i"; i=$((i+1)); done' >"$tmp/run3"

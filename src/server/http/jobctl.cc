@@ -23,10 +23,9 @@ std::string read_history_query(const net::Request& req, HistoryQuery* q) {
   q->queue = req.get_param_value("queue");
   q->name = req.get_param_value("name");
   for (const auto& s : proto::split_list(req.get_param_value("state"))) {
-    if (!parse_state(s))
-      return "state: unknown state \"" + s +
-             "\" (pending, running, succeeded, failed, cancelled, rejected)";
-    q->states.push_back(s);
+    const auto st = parse_state_filter(s);
+    if (!st) return "state: unknown state \"" + s + "\" (" + kStateFilterHelp + ")";
+    q->states.push_back(state_name(*st));
   }
   for (auto [key, out] : {std::pair{"since", &q->since_ns}, std::pair{"until", &q->until_ns}}) {
     if (!req.has_param(key)) continue;

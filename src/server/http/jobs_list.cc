@@ -20,6 +20,7 @@ constexpr size_t kMaxScan = 20'000;
 
 struct ListQuery {
   std::vector<JobState> states;
+  std::vector<JobId> ids;  // ?id=3,5 (squeue -j): only these, newest first; empty: any
   std::string queue, ns, user;
   size_t limit = kDefaultPage;
   JobId before = 0;  // 0: from the newest
@@ -29,12 +30,18 @@ struct ListQuery {
 // The query's filters, or an error message.
 std::string read_list_query(const net::Request& req, ListQuery* q) {
   for (const auto& s : proto::split_list(req.get_param_value("state"))) {
-    auto st = parse_state(s);
-    if (!st)
-      return "unknown state \"" + s +
-             "\" (states: pending, running, succeeded, failed, cancelled, rejected)";
+    auto st = parse_state_filter(s);
+    if (!st) return "unknown state \"" + s + "\" (states: " + kStateFilterHelp + ")";
     q->states.push_back(*st);
   }
+  for (const auto& s : proto::split_list(req.get_param_value("id"))) {
+    auto id = parse_id(s);
+    if (!id) return "id: \"" + s + "\" is not a job id";
+    if (q->ids.size() == kMaxPage) return "id: at most 1000 ids a request";
+    q->ids.push_back(*id);
+  }
+  std::sort(q->ids.begin(), q->ids.end(), std::greater<>());  // the list's order: newest first
+  q->ids.erase(std::unique(q->ids.begin(), q->ids.end()), q->ids.end());
   q->start = wants_start(req);
   q->queue = req.get_param_value("queue");
   q->ns = req.get_param_value("namespace");
@@ -75,7 +82,14 @@ void Server::list_jobs(const Caller& caller, const net::Request& req, net::Respo
     std::lock_guard lk(state_->mu());
     const auto t = now_ns();
     const auto& recs = state_->records();
+    // Ids given: only those records are looked at (one page: at most kMaxPage ids).
+    for (JobId id : q.ids)
+      if (const JobRecord* r = state_->find(id); r && matches(q, caller, *r)) {
+        jobs.push_back(state_->job_view(*r, t));
+        if (preds) jobs.back()["predicted_start"] = StartPredictor::view(*preds, *r, t);
+      }
     auto it = std::make_reverse_iterator(q.before ? recs.lower_bound(q.before) : recs.end());
+    if (!q.ids.empty()) it = recs.rend();
     for (size_t scanned = 0; it != recs.rend(); ++it, ++scanned) {
       const JobRecord& r = it->second;
       if (scanned == kMaxScan) {  // more may match: the next page looks from this record on

@@ -18,6 +18,23 @@ echo "task $SLURM_ARRAY_TASK_ID"
 #SBATCH --gpus=1
 )";
 
+// Slurm's output switches and --wrap are read, not ignored (issue 43).
+TEST(Sbatch, ParsableQuietAndWrapAreRead) {
+  SbatchArgs a;
+  ASSERT_EQ(apply_sbatch_options({"--parsable", "-Q", "--wrap", "echo hi"}, a, "the command line"),
+            "");
+  EXPECT_TRUE(a.parsable);
+  EXPECT_TRUE(a.quiet);
+  EXPECT_EQ(a.wrap, "echo hi");
+  EXPECT_TRUE(a.notes.empty());
+  SbatchArgs b;
+  ASSERT_EQ(apply_sbatch_options({"--wrap=sleep 1"}, b, "the command line"), "");
+  EXPECT_EQ(b.wrap, "sleep 1");
+  EXPECT_EQ(wrap_script("sleep 1"), "#!/bin/sh\nsleep 1\n");
+  SbatchArgs c;
+  EXPECT_EQ(apply_sbatch_options({"--wrap"}, c, "x"), "x: --wrap needs a command");
+}
+
 TEST(Sbatch, ReadsTheLinesBeforeTheFirstCommand) {
   auto words = sbatch_words(kScript);
   SbatchArgs a;
