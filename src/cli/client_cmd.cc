@@ -125,6 +125,9 @@ void register_run(CLI::App& app) {
   cmd->add_option("--gang", a->gang, "Pods in the gang (all start together), each with --gpus")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpu-fraction", a->gpu_fraction, "A share of one GPU: 0.5 or 500m");
+  cmd->add_option("--gpu-model", a->gpu_models,
+                  "Only these GPU models (comma-separated: H100,A100), in any case")
+      ->delimiter(',');
   cmd->add_option("--cpu", a->cpu, "CPU per pod: 4 or 500m");
   cmd->add_option("--memory", a->memory, "Memory per pod: 16Gi");
   cmd->add_option("--priority-class", a->priority_class, "WorkloadPriorityClass name");
@@ -173,6 +176,7 @@ void register_run(CLI::App& app) {
       return;
     }
     json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
+    print_submit_warnings(reply);
     if (a->pty) {  // attached until the pod ends: its exit status is ours
       const auto id = reply["jobs"].at(0).value("id", 0ULL);
       if (const int code = attach_pty(c->conn, id); code != 0) throw ExitStatus{code};

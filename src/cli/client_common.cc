@@ -20,6 +20,12 @@ void fail(const ClientFailure& f) {
   throw CLI::RuntimeError(f.exit_code);
 }
 
+void print_submit_warnings(const nlohmann::json& reply) {
+  if (!reply.contains("warnings") || !reply["warnings"].is_array()) return;
+  for (const auto& w : reply["warnings"])
+    if (w.is_string()) print_err("warning: " + w.get<std::string>() + "\n");
+}
+
 double now_unix_s() {
   using namespace std::chrono;
   return duration<double>(system_clock::now().time_since_epoch()).count();

@@ -34,6 +34,9 @@ T need(Outcome<T> o) {
 }
 
 double now_unix_s();
+// A submission's warnings (a GPU model no node has, ...) on stderr: `run` and `sbatch` print
+// these; `submit` prints every note.
+void print_submit_warnings(const nlohmann::json& reply);
 void print_json(const nlohmann::json& j);
 
 // Adds "&key=value" (or "?key=value" first) when value is set.

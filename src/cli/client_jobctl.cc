@@ -278,6 +278,7 @@ void register_sbatch(CLI::App& app) {
     json doc = need(build_run_job(a.run, ""));
     if (*dry_run) return print_json(doc);
     json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
+    print_submit_warnings(reply);
     if (c->json) return print_json(reply);
     if (a.quiet) return;
     // --parsable: the id alone (an array's first task's), as Slurm's "jobid[;cluster]".

@@ -145,6 +145,7 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
   json spec = {{"pods", a.gang}};
   if (!a.queue.empty()) spec["queue"] = a.queue;
   if (a.gpus > 0) spec["gpus"] = a.gpus;
+  if (!a.gpu_models.empty()) spec["gpuModels"] = a.gpu_models;
   if (!a.gpu_fraction.empty()) {
     spec["gpuFraction"] = a.gpu_fraction;
     if (a.gpus <= 0) spec["gpus"] = 1;

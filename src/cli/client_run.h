@@ -17,8 +17,9 @@ struct RunArgs {
   int gpus = -1;             // -1: not given
   int gang = 1;              // pods of `gpus` GPUs each
   std::string gpu_fraction;  // "0.5" or "500m"; implies one GPU per pod
-  std::string cpu;           // quantity as in YAML: "4", "500m"
-  std::string memory;        // "16Gi"
+  std::vector<std::string> gpu_models;  // spec.gpuModels: only these GPU models; empty: any
+  std::string cpu;                      // quantity as in YAML: "4", "500m"
+  std::string memory;                   // "16Gi"
   std::string priority_class;
   std::string walltime;          // Slurm's --time formats (client_time.h): "90", "1:30:00", "2h"
   std::string complete_by;       // deadline, RFC 3339 (spec.completeBy); empty: none

@@ -70,7 +70,7 @@ const std::map<std::string, std::string>& value_options() {
                                                        {"-G", "gpus"},
                                                        {"--gpus", "gpus"},
                                                        {"--gpus-per-node", "gpus-per-node"},
-                                                       {"--gpus-per-task", "gpus-per-node"},
+                                                       {"--gpus-per-task", "gpus-per-task"},
                                                        {"--gres", "gres"},
                                                        {"-N", "nodes"},
                                                        {"--nodes", "nodes"},
@@ -117,13 +117,15 @@ std::string apply_one(const std::string& key, const std::string& v, SbatchArgs& 
     r.name = v;
   else if (key == "partition")
     r.queue = v;
-  else if (key == "gpus") {
-    // "-G 4" or "--gpus=h100:4": the model is not a sluice job option.
+  else if (key == "gpus" || key == "gpus-per-node" || key == "gpus-per-task") {
+    // "-G 4" or "--gpus=h100:4": a type names the GPU model (spec.gpuModels).
+    int* out = key == "gpus"            ? &a.gpus_total
+               : key == "gpus-per-node" ? &a.gpus_per_node
+                                        : &a.gpus_per_task;
     const auto colon = v.rfind(':');
-    if (!read_count(colon == std::string::npos ? v : v.substr(colon + 1), &a.gpus_total))
+    if (!read_count(colon == std::string::npos ? v : v.substr(colon + 1), out))
       return opt + " " + v + ": expected a GPU count (4, or type:4)";
-  } else if (key == "gpus-per-node") {
-    return count(&a.gpus_per_node);
+    if (colon != std::string::npos) r.gpu_models = {v.substr(0, colon)};
   } else if (key == "gres") {
     // --gres=gpu:2 or gpu:h100:2 (per node).
     if (v.rfind("gpu", 0) != 0) return opt + " " + v + ": only gpu:N is understood";
@@ -132,6 +134,11 @@ std::string apply_one(const std::string& key, const std::string& v, SbatchArgs& 
       a.gpus_per_node = 1;
     else if (!read_count(v.substr(colon + 1), &a.gpus_per_node))
       return opt + " " + v + ": expected gpu:N";
+    const auto first = v.find(':');
+    if (first != std::string::npos && first != colon)
+      r.gpu_models = {v.substr(first + 1, colon - first - 1)};
+  } else if (key == "ntasks-per-node") {
+    return count(&a.ntasks_per_node);
   } else if (key == "nodes") {
     // "-N 2" or "-N 2-4": sluice starts the minimum.
     if (!read_count(v.substr(0, v.find('-')), &a.nodes))
@@ -255,9 +262,14 @@ std::string finish_sbatch(SbatchArgs& a, const std::string& script_path,
                       ": sluice runs one process per pod, " + std::to_string(a.nodes) +
                       " pods (start more processes per pod from the script)");
   r.gang = a.nodes > 0 ? a.nodes : (a.ntasks > 0 ? a.ntasks : 1);
-  // 2. GPUs per pod.
+  // 2. GPUs per pod: per node, per task (x the tasks a pod runs), or the job's total split.
   if (a.gpus_per_node > 0) {
     r.gpus = a.gpus_per_node;
+  } else if (a.gpus_per_task > 0) {
+    const int tasks = a.ntasks_per_node > 0               ? a.ntasks_per_node
+                      : a.nodes > 0 && a.ntasks > a.nodes ? a.ntasks / a.nodes
+                                                          : 1;
+    r.gpus = a.gpus_per_task * tasks;
   } else if (a.gpus_total > 0) {
     if (a.gpus_total % r.gang != 0)
       return "--gpus " + std::to_string(a.gpus_total) + " does not split evenly over " +

@@ -19,6 +19,8 @@ struct SbatchArgs {
   int ntasks = -1;                 // -n: pods of the gang when -N is not given
   int gpus_total = -1;             // -G/--gpus: the job's GPUs, split over its pods
   int gpus_per_node = -1;          // --gpus-per-node, --gres=gpu:N: per pod
+  int gpus_per_task = -1;          // --gpus-per-task: per task (x the tasks of a pod)
+  int ntasks_per_node = -1;        // --ntasks-per-node: tasks of one pod
   std::vector<std::string> notes;  // options read but not used ("--mail-type ignored")
   bool parsable = false;           // --parsable: print only the job id
   bool quiet = false;              // -Q, --quiet: print nothing on success

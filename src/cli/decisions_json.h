@@ -2,8 +2,8 @@
 // JSON forms of scheduling decisions, shared by `sluice plan --json` and the scenario tests.
 #include <nlohmann/json.hpp>
 
-#include "core/decision/decisions.h"
 #include "core/cycle/scheduler.h"
+#include "core/decision/decisions.h"
 
 namespace sluice::cli {
 

@@ -305,6 +305,7 @@ class JobDocuments {
     out_.errors = std::move(sink_.errors);
     out_.unknown_queue = ctx_.unknown_queues > 0 && out_.errors.size() == ctx_.unknown_queues;
     out_.notes = std::move(sink_.notes);
+    out_.warnings = sink_.warnings;
     for (auto& w : sink_.warnings) out_.notes.push_back(std::move(w));
     return std::move(out_);
   }

@@ -52,9 +52,10 @@ LoadOutput load(const std::vector<Source>& sources, const LoadOptions& options);
 struct JobsOutput {
   std::vector<Job> jobs;
   std::vector<std::string> errors;
-  std::vector<std::string> notes;  // ignored fields, built-in priority classes used, ...
-  bool too_large = false;          // refused by a size limit (input_limits.h): HTTP 413
-  bool unknown_queue = false;      // every error is a named LocalQueue not found: HTTP 404
+  std::vector<std::string> notes;     // ignored fields, built-in priority classes used, ...
+  std::vector<std::string> warnings;  // of the notes, those that may keep a job from running
+  bool too_large = false;             // refused by a size limit (input_limits.h): HTTP 413
+  bool unknown_queue = false;         // every error is a named LocalQueue not found: HTTP 404
 };
 // name_seed: where metadata.generateName suffixes come from (the server passes its clock).
 // default_namespace: a job's namespace when its document names none (the server passes a

@@ -70,6 +70,18 @@ grep -qE "^ *$idw " "$tmp/jobsj" && grep -qE "^ *$ids .*from-stdin" "$tmp/jobsj"
 sluice jobs -t XX >/dev/null 2>"$tmp/err" && fail "an unknown state is refused"
 grep -q "Slurm's PD, R, CD" "$tmp/err" || fail "the refusal lists the states: $(cat "$tmp/err")"
 
+# 2c. A GPU type is the model: h100 (any case) runs on the H100s; a100, which no node has, is
+#     warned about and waits rather than run on an H100.
+idh=$(sluice sbatch --parsable --gpus=h100:1 --wrap "echo typed") || fail "sbatch --gpus=h100:1"
+timeout 60 "$SLUICE_BIN" logs -f "$idh" >"$tmp/logh" || fail "logs -f of the h100 job"
+grep -qx typed "$tmp/logh" || fail "the h100 job ran: $(cat "$tmp/logh")"
+ida=$(sluice sbatch --parsable --gpus=a100:1 --wrap "echo never" 2>"$tmp/warn") ||
+  fail "sbatch --gpus=a100:1: $(cat "$tmp/warn")"
+grep -q 'no node has GPU model "a100"' "$tmp/warn" || fail "the a100 job is warned about: $(cat "$tmp/warn")"
+sleep 1
+[[ $(sluice jobs -t PD -j "$ida" | wc -l) == 2 ]] || fail "the a100 job waits: $(sluice jobs -j "$ida")"
+sluice cancel "$ida" >/dev/null || fail "cancel the a100 job"
+
 # 3. A 20,000-line log: no silent cut at the cap (4096 bytes here).
 sluice run --cpu 1 --name big-out -- sh -c \
   'i=0; while [ $i -lt 20000 ]; do echo "line $i"; i=$((i+1)); done' >"$tmp/run3"

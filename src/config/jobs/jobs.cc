@@ -2,6 +2,7 @@
 // kind shares (metadata: name, generateName, queue, priority; resource requests), validation
 // and resolution. The kinds themselves: job_reader.h.
 #include <algorithm>
+#include <cctype>
 
 #include "config/jobs/job_reader.h"
 
@@ -383,14 +384,26 @@ bool JobReader::check_resources(const ClusterQueue& cq) {
   return true;
 }
 
+// A model is named in any case (Slurm's types are lower case: --gpus=a100:1) and stored as the
+// cluster spells it; one no node has is warned about (the job would wait for such a node).
 void JobReader::check_models() {
-  const Job& job = d_.job;
+  Job& job = d_.job;
   if (job.allowed_models.empty() || c_.cluster.total_gpus() == 0) return;
   std::vector<std::string> models;
   for (const auto& n : c_.cluster.nodes)
     for (const auto& g : n.gpus)
       if (std::find(models.begin(), models.end(), g.model) == models.end())
         models.push_back(g.model);
+  auto same = [](const std::string& a, const std::string& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  for (auto& m : job.allowed_models) {
+    auto it = std::find_if(models.begin(), models.end(), [&](const auto& x) { return same(x, m); });
+    if (it != models.end()) m = *it;
+  }
   for (const auto& m : job.allowed_models)
     if (std::find(models.begin(), models.end(), m) == models.end())
       r_.sink().warning(

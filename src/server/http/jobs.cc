@@ -116,7 +116,8 @@ void Server::commit_submission(Submission& sub, net::Response& res) {
                 {refusal()});
   }
   kick();
-  reply(res, 202, json{{"jobs", body}, {"notes", sub.parsed.notes}});
+  reply(res, 202,
+        json{{"jobs", body}, {"notes", sub.parsed.notes}, {"warnings", sub.parsed.warnings}});
 }
 
 // GET /v1/jobs/{id}[?start=1]: the job's view, with its predicted start when asked.

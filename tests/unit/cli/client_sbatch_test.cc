@@ -35,6 +35,32 @@ TEST(Sbatch, ParsableQuietAndWrapAreRead) {
   EXPECT_EQ(apply_sbatch_options({"--wrap"}, c, "x"), "x: --wrap needs a command");
 }
 
+// A GPU type names the model (--gpus=a100:1 must not run on H100), and --gpus-per-task counts
+// per task: -N 1 --ntasks-per-node=8 --gpus-per-task=1 is 8 GPUs on the one pod, as in Slurm.
+TEST(Sbatch, GpuTypesAndGpusPerTask) {
+  SbatchArgs a;
+  ASSERT_EQ(apply_sbatch_options({"--gpus=a100:2"}, a, "x"), "");
+  ASSERT_EQ(finish_sbatch(a, "j.sh", "#!/bin/sh\n", {}), "");
+  EXPECT_EQ(a.run.gpus, 2);
+  EXPECT_EQ(a.run.gpu_models, std::vector<std::string>{"a100"});
+  SbatchArgs g;
+  ASSERT_EQ(apply_sbatch_options({"--gres=gpu:h100:4"}, g, "x"), "");
+  ASSERT_EQ(finish_sbatch(g, "j.sh", "#!/bin/sh\n", {}), "");
+  EXPECT_EQ(g.run.gpus, 4);
+  EXPECT_EQ(g.run.gpu_models, std::vector<std::string>{"h100"});
+  SbatchArgs t;
+  ASSERT_EQ(apply_sbatch_options({"-N", "1", "--ntasks-per-node=8", "--gpus-per-task=1"}, t, "x"),
+            "");
+  ASSERT_EQ(finish_sbatch(t, "j.sh", "#!/bin/sh\n", {}), "");
+  EXPECT_EQ(t.run.gang, 1);
+  EXPECT_EQ(t.run.gpus, 8);
+  SbatchArgs n;  // -N 2 -n 8: four tasks a pod
+  ASSERT_EQ(apply_sbatch_options({"-N", "2", "-n", "8", "--gpus-per-task", "1"}, n, "x"), "");
+  ASSERT_EQ(finish_sbatch(n, "j.sh", "#!/bin/sh\n", {}), "");
+  EXPECT_EQ(n.run.gang, 2);
+  EXPECT_EQ(n.run.gpus, 4);
+}
+
 TEST(Sbatch, ReadsTheLinesBeforeTheFirstCommand) {
   auto words = sbatch_words(kScript);
   SbatchArgs a;

@@ -85,6 +85,29 @@ JobsOutput jobs(const char* text) {
   return parse_jobs(Source{"jobs.yaml", yaml(text)}, config);
 }
 
+// GPU models are named in any case (Slurm's --gpus=h100:1) and kept as the cluster spells
+// them; one no node has is a warning, listed apart from the other notes.
+TEST(ConfigJobs, GpuModelsInAnyCaseAndUnknownOnesWarned) {
+  auto out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: m, namespace: team-a}
+spec: {queue: train, gpus: 1, gpuModels: [h100], command: ["true"]}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: n, namespace: team-a}
+spec: {queue: train, gpus: 1, gpuModels: [a100], command: ["true"]}
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 2u);
+  EXPECT_EQ(out.jobs[0].allowed_models, std::vector<std::string>{"H100"});
+  EXPECT_EQ(out.jobs[1].allowed_models, std::vector<std::string>{"a100"});
+  ASSERT_EQ(out.warnings.size(), 1u) << dump(out.warnings);
+  EXPECT_TRUE(any_contains(out.warnings, {"no node has GPU model \"a100\"", "H100"}))
+      << dump(out.warnings);
+}
+
 TEST(ConfigJobs, SluiceJobEveryField) {
   auto out = jobs(R"(
 apiVersion: sluice.dev/v1alpha1
