@@ -1,5 +1,6 @@
 #include "server/pod_launch.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/model/job_control.h"
@@ -53,11 +54,44 @@ void add_gang_env(const Job& job, const Admission& admission, size_t pod,
   put("SLUICE_HOSTFILE", hosts);
 }
 
+// Slurm's view of the run: every pod is one task on its node (SLURM_PROCID its rank), the nodes
+// the run's pods are on, in rank order without repeats, the CPUs of its pod set.
+void add_slurm_tasks(const Job& job, const Admission& admission, size_t pod,
+                     const std::vector<proto::PeerPod>& peers,
+                     std::map<std::string, std::string>& env) {
+  auto put = [&](const std::string& key, const std::string& value) { env.try_emplace(key, value); };
+  std::vector<std::pair<int32_t, std::string>> by_rank;
+  for (size_t i = 0; i < peers.size(); ++i)
+    by_rank.emplace_back(pod_rank(admission, i), peers[i].node);
+  std::sort(by_rank.begin(), by_rank.end());
+  std::vector<std::string> nodes;
+  for (const auto& [rank, node] : by_rank)
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  std::string list;
+  for (const auto& n : nodes) list += (list.empty() ? "" : ",") + n;
+  const std::string here = pod < peers.size() ? peers[pod].node : "";
+  const auto node_id = std::find(nodes.begin(), nodes.end(), here) - nodes.begin();
+  put("SLURM_NTASKS", std::to_string(peers.empty() ? job.pod_count() : peers.size()));
+  put("SLURM_PROCID", std::to_string(pod_rank(admission, pod)));
+  put("SLURM_LOCALID", "0");
+  put("SLURM_NNODES", std::to_string(nodes.size()));
+  put("SLURM_JOB_NUM_NODES", std::to_string(nodes.size()));
+  put("SLURM_NODEID", std::to_string(node_id));
+  put("SLURM_NODELIST", list);
+  put("SLURM_JOB_NODELIST", list);
+  if (const PodSet* set = set_of(job, admission, pod); set && set->requests[kCpu] >= 1000)
+    put("SLURM_CPUS_PER_TASK", std::to_string(set->requests[kCpu] / 1000));
+  if (!job.working_dir.empty()) put("SLURM_SUBMIT_DIR", job.working_dir);
+}
+
 // Step 4 of pod_command_env: what a Slurm user's script reads.
-void add_slurm_env(const Job& job, std::map<std::string, std::string>& env) {
+void add_slurm_env(const Job& job, const Admission& admission, size_t pod,
+                   const std::vector<proto::PeerPod>& peers,
+                   std::map<std::string, std::string>& env) {
   auto put = [&](const std::string& key, const std::string& value) { env.try_emplace(key, value); };
   put("SLURM_JOB_ID", std::to_string(job.id));
   put("SLURM_JOB_NAME", job.name);
+  add_slurm_tasks(job, admission, pod, peers, env);
   if (job.array_task < 0) return;
   std::vector<std::pair<std::string, std::string>> vars = {
       {"ARRAY_JOB_ID", std::to_string(job.array_job)},
@@ -156,7 +190,7 @@ void pod_command_env(const Job& job, const Admission& admission, size_t pod,
     as.env["JOB_COMPLETION_INDEX"] =
         std::to_string(admission.placement.pods[pod].pod_index % set->indexed_group);
   }
-  add_slurm_env(job, as.env);
+  add_slurm_env(job, admission, pod, peers, as.env);
   if (!job.output.empty()) as.output_path = expand_file_pattern(job.output, job);
   if (!job.error.empty()) as.error_path = expand_file_pattern(job.error, job);
   as.tty = job.tty;

@@ -50,6 +50,27 @@ TEST(PodLaunch, RanksFollowPodSetsNotPlacementOrder) {
   EXPECT_EQ(pod_rank(f.admission, 2), 1);  // worker 0
 }
 
+// A Slurm script reads its tasks: each pod is a task (SLURM_PROCID its rank), the nodes in rank
+// order without repeats, its pod set's CPUs, the directory it was submitted from.
+TEST(PodLaunch, SlurmTaskVariables) {
+  Fixture f(GangEnv::kNone);
+  f.peers[2].node = "n1";  // worker 0 shares master's node
+  f.job.working_dir = "/home/u/proj";
+  f.job.pod_sets[1].requests[kCpu] = 4000;
+  const auto w1 = f.pod(0);  // worker 1: rank 2, on n0
+  EXPECT_EQ(w1.env.at("SLURM_NTASKS"), "3");
+  EXPECT_EQ(w1.env.at("SLURM_PROCID"), "2");
+  EXPECT_EQ(w1.env.at("SLURM_NNODES"), "2");
+  EXPECT_EQ(w1.env.at("SLURM_NODELIST"), "n1,n0");  // rank 0 and 1 on n1, rank 2 on n0
+  EXPECT_EQ(w1.env.at("SLURM_NODEID"), "1");
+  EXPECT_EQ(w1.env.at("SLURM_CPUS_PER_TASK"), "4");
+  EXPECT_EQ(w1.env.at("SLURM_SUBMIT_DIR"), "/home/u/proj");
+  const auto master = f.pod(1);
+  EXPECT_EQ(master.env.at("SLURM_PROCID"), "0");
+  EXPECT_EQ(master.env.at("SLURM_NODEID"), "0");
+  EXPECT_EQ(master.env.count("SLURM_CPUS_PER_TASK"), 0u);  // no whole CPU asked for
+}
+
 TEST(PodLaunch, TorchEnvInEveryPodTheJobsOwnWins) {
   Fixture f(GangEnv::kTorch);
   for (size_t i = 0; i < 3; ++i) {
