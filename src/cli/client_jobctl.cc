@@ -35,7 +35,12 @@ std::string number_text(double v, int decimals) {
   return o.str();
 }
 
-// ID NAME USER NAMESPACE QUEUE STATE ELAPSED GPUS GPU-HOURS EXIT PREEMPTED
+// A time of a history row in UTC, "-" where there is none (never started, not ended).
+std::string row_time(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? utc_time_text(j[key].get<double>()) : "-";
+}
+
+// ID NAME USER NAMESPACE QUEUE STATE START END ELAPSED GPUS GPU-HOURS EXIT PREEMPTED
 std::string history_table(const json& reply) {
   Table t({{"ID"},
            {"NAME", 30},
@@ -43,6 +48,8 @@ std::string history_table(const json& reply) {
            {"NAMESPACE"},
            {"QUEUE"},
            {"STATE"},
+           {"START"},
+           {"END"},
            {"ELAPSED", 0, true},
            {"GPUS", 0, true},
            {"GPU-HOURS", 0, true},
@@ -52,10 +59,13 @@ std::string history_table(const json& reply) {
     std::string id = text_of(j, "id");
     if (j.contains("array_task") && j["array_task"].is_number())
       id += " (" + text_of(j, "array_job") + "_" + text_of(j, "array_task") + ")";
+    const bool timeout = j.value("timed_out", false);  // Slurm's TIMEOUT
     t.add_row({id, text_of(j, "name"), text_of(j, "user"), text_of(j, "namespace"),
-               text_of(j, "queue"), text_of(j, "state"), format_duration(j.value("elapsed_s", 0.0)),
-               number_text(j.value("gpus", 0.0), 1), number_text(j.value("gpu_hours", 0.0), 3),
-               text_of(j, "exit_code"), text_of(j, "preemptions")});
+               text_of(j, "queue"), timeout ? "timeout" : text_of(j, "state"),
+               row_time(j, "start_time"), row_time(j, "end_time"),
+               format_duration(j.value("elapsed_s", 0.0)), number_text(j.value("gpus", 0.0), 1),
+               number_text(j.value("gpu_hours", 0.0), 3), text_of(j, "exit_code"),
+               text_of(j, "preemptions")});
   }
   return t.render();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 namespace sluice::cli {
 
@@ -65,6 +66,16 @@ std::string Table::render() const {
   emit(header);
   for (const auto& row : rows_) emit(row);
   return out;
+}
+
+std::string utc_time_text(double unix_s) {
+  if (!std::isfinite(unix_s) || unix_s < 0 || unix_s > 1e11) return "?";
+  const auto secs = static_cast<std::time_t>(std::llround(unix_s));
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 std::string format_duration(double seconds, DurationStyle style) {

@@ -41,6 +41,8 @@ class Table {
 // Seconds from the server as text (core/model/duration_text.h), truncated to whole seconds;
 // negative (a clock behind the server's) or not finite prints "0s".
 std::string format_duration(double seconds, DurationStyle style = DurationStyle::kTwoUnits);
+// Unix seconds as UTC, "2026-12-02T19:04:05Z" (as squeue --start and sacct show a time).
+std::string utc_time_text(double unix_s);
 // "45s", "12m", "3h", "5d": the largest unit that fits, like kubectl's AGE.
 inline std::string format_age(double seconds) {
   return format_duration(seconds, DurationStyle::kLargestUnit);

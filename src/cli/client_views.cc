@@ -252,13 +252,7 @@ std::string start_text(const json* p) {
   if (p == nullptr || !p->is_object()) return "-";
   const std::string status = text_of(field(*p, {"status"}));
   auto utc = [](const json* t) -> std::string {
-    if (t == nullptr || !t->is_number()) return "?";
-    const auto secs = static_cast<std::time_t>(std::llround(t->get<double>()));
-    std::tm tm{};
-    gmtime_r(&secs, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
+    return t != nullptr && t->is_number() ? utc_time_text(t->get<double>()) : "?";
   };
   if (status == "estimated") return utc(field(*p, {"time"}));
   if (status == "beyond-bound") return ">" + utc(field(*p, {"not_before"}));
@@ -295,6 +289,8 @@ std::string jobs_table(const json& reply, const ViewOptions& o) {
       reason = "exit code " + text_of(code);
     }
     std::string state = text_of(field(j, {"state"}));
+    if (const json* to = field(j, {"timed_out"}); to && to->is_boolean() && to->get<bool>())
+      state = "timeout";  // failed by its walltime: Slurm's TIMEOUT
     if (const json* n = field(j, {"preemptions"}); n && n->is_number() && n->get<long long>() > 0)
       state += " (" + std::to_string(n->get<long long>()) + "x preempted)";
     // A requeued (preempted) job keeps its old placement in the view; it runs nowhere now.

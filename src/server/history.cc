@@ -237,6 +237,7 @@ json History::row_json(const HistoryRow& r, TimeNs now) {
           {"namespace", r.namespace_},
           {"queue", r.queue},
           {"state", r.state},
+          {"timed_out", r.state == "failed" && reason_is_timeout(r.reason)},
           {"submit_time", time_or_null(r.submit_ns)},
           {"start_time", time_or_null(r.first_start_ns)},
           {"end_time", time_or_null(r.end_ns)},

@@ -20,6 +20,13 @@
 
 namespace sluice::server {
 
+// What a job's reason says of a pod killed past its walltime (exit_text, state.cc): a failed job
+// with it timed out (Slurm's TIMEOUT; the views' and rows' "timed_out").
+inline constexpr const char* kPastWalltime = "was killed after running past its walltime";
+inline bool reason_is_timeout(const std::string& reason) {
+  return reason.find(kPastWalltime) != std::string::npos;
+}
+
 struct HistoryRow {
   JobId id = 0;
   std::string name, user, namespace_, queue;

@@ -21,7 +21,7 @@ std::string exit_text(const proto::PodExit& e) {
   const std::string pod = "pod " + std::to_string(e.pod);
   if (e.reason == "exited") return pod + " exited with code " + std::to_string(e.exit_code);
   if (e.reason == "signaled") return pod + " was killed by signal " + std::to_string(e.signal);
-  if (e.reason == "walltime") return pod + " was killed after running past its walltime";
+  if (e.reason == "walltime") return pod + " " + kPastWalltime;
   if (e.reason == "start-failed") return pod + " could not start: " + e.message;
   if (e.reason == "lost") return pod + " disappeared (agent restarted; exit status unknown)";
   return pod + " ended (" + e.reason + (e.message.empty() ? "" : ": " + e.message) + ")";

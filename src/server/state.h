@@ -51,6 +51,10 @@ inline bool gated_at_submit(const Job& job) {
 std::string lower(std::string s);
 // "pod 2 exited with code 3", for a job's reason.
 std::string exit_text(const proto::PodExit& e);
+// A failed job whose reason is a walltime kill (history.h: kPastWalltime) timed out.
+inline bool timed_out(JobState state, const std::string& reason) {
+  return state == JobState::kFailed && reason_is_timeout(reason);
+}
 
 // Workload class for metrics and alerts: interactive, best-effort (preemptible batch), batch.
 const char* workload_class(const Job& job, const Config& config);

@@ -199,54 +199,56 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
     start_ns = std::max(start_ns, p.started_ns);
   }
   (void)now;
-  return {{"id", r.job.id},
-          {"name", r.job.name},
-          {"namespace", r.job.namespace_},
-          {"queue", r.job.queue},
-          {"cluster_queue", r.cluster_queue},
-          {"priority_class", r.job.priority_class},
-          {"priority", r.job.priority},
-          {"preemptible", r.job.preemptible},
-          {"interactive", r.job.interactive},
-          {"tty", r.job.tty},
-          {"state", state_name(r.state)},
-          {"started", started},
-          {"submit_time", unix_s(r.job.submit_ns)},
-          {"admit_time", time_or_null(r.state == JobState::kPending ? 0 : r.admit_ns)},
-          {"start_time", time_or_null(started ? start_ns : 0)},
-          {"end_time", time_or_null(r.end_ns)},
-          // Its deadline (spec.completeBy / completeWithin): the time, and once it ended, the
-          // verdict ("met", "missed"; null: none).
-          {"complete_by",
-           r.job.complete_by_ns > 0 ? json(format_rfc3339(r.job.complete_by_ns)) : json(nullptr)},
-          {"deadline", deadline_verdict(r)},
-          {"pods", r.job.pod_count()},
-          {"gpus", (gpu_milli + 999) / 1000},
-          {"gpu_milli", gpu_milli},
-          {"command", r.job.command},
-          {"user", r.job.user},
-          {"run_as_uid", r.job.run_as_uid >= 0 ? json(r.job.run_as_uid) : json(nullptr)},
-          {"run_as_gid", r.job.run_as_gid >= 0 ? json(r.job.run_as_gid) : json(nullptr)},
-          {"working_dir", r.job.working_dir},
-          {"flavors", flavors},
-          {"pod_set_flavors", per_pod_set},
-          {"borrowing", r.admission ? r.admission->borrowing : false},
-          {"placement", placement},
-          {"reason", reason},
-          {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
-          {"preemptions", r.preemptions},
-          {"attempts", r.attempts},
-          {"pod_exits", exits},
-          // A batch Job's completions (docs/workloads.md): how many of them succeeded.
-          {"completions", r.job.completions.total > 0 ? json{{"total", r.job.completions.total},
-                                                             {"succeeded", r.completed.size()},
-                                                             {"indexed", r.job.completions.indexed}}
-                                                      : json(nullptr)},
-          // Slurm's job control (state_gates.cc).
-          {"held", r.held},
-          {"dependency", r.job.dependency.empty() ? json(nullptr) : json(r.job.dependency)},
-          {"array_job", r.job.array_task >= 0 ? json(r.job.array_job) : json(nullptr)},
-          {"array_task", r.job.array_task >= 0 ? json(r.job.array_task) : json(nullptr)}};
+  return {
+      {"id", r.job.id},
+      {"name", r.job.name},
+      {"namespace", r.job.namespace_},
+      {"queue", r.job.queue},
+      {"cluster_queue", r.cluster_queue},
+      {"priority_class", r.job.priority_class},
+      {"priority", r.job.priority},
+      {"preemptible", r.job.preemptible},
+      {"interactive", r.job.interactive},
+      {"tty", r.job.tty},
+      {"state", state_name(r.state)},
+      {"timed_out", timed_out(r.state, r.reason)},  // Slurm's TIMEOUT: failed by a walltime kill
+      {"started", started},
+      {"submit_time", unix_s(r.job.submit_ns)},
+      {"admit_time", time_or_null(r.state == JobState::kPending ? 0 : r.admit_ns)},
+      {"start_time", time_or_null(started ? start_ns : 0)},
+      {"end_time", time_or_null(r.end_ns)},
+      // Its deadline (spec.completeBy / completeWithin): the time, and once it ended, the
+      // verdict ("met", "missed"; null: none).
+      {"complete_by",
+       r.job.complete_by_ns > 0 ? json(format_rfc3339(r.job.complete_by_ns)) : json(nullptr)},
+      {"deadline", deadline_verdict(r)},
+      {"pods", r.job.pod_count()},
+      {"gpus", (gpu_milli + 999) / 1000},
+      {"gpu_milli", gpu_milli},
+      {"command", r.job.command},
+      {"user", r.job.user},
+      {"run_as_uid", r.job.run_as_uid >= 0 ? json(r.job.run_as_uid) : json(nullptr)},
+      {"run_as_gid", r.job.run_as_gid >= 0 ? json(r.job.run_as_gid) : json(nullptr)},
+      {"working_dir", r.job.working_dir},
+      {"flavors", flavors},
+      {"pod_set_flavors", per_pod_set},
+      {"borrowing", r.admission ? r.admission->borrowing : false},
+      {"placement", placement},
+      {"reason", reason},
+      {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
+      {"preemptions", r.preemptions},
+      {"attempts", r.attempts},
+      {"pod_exits", exits},
+      // A batch Job's completions (docs/workloads.md): how many of them succeeded.
+      {"completions", r.job.completions.total > 0 ? json{{"total", r.job.completions.total},
+                                                         {"succeeded", r.completed.size()},
+                                                         {"indexed", r.job.completions.indexed}}
+                                                  : json(nullptr)},
+      // Slurm's job control (state_gates.cc).
+      {"held", r.held},
+      {"dependency", r.job.dependency.empty() ? json(nullptr) : json(r.job.dependency)},
+      {"array_job", r.job.array_task >= 0 ? json(r.job.array_job) : json(nullptr)},
+      {"array_task", r.job.array_task >= 0 ? json(r.job.array_task) : json(nullptr)}};
 }
 
 json ServerState::queues_view(TimeNs now) const {

@@ -82,6 +82,20 @@ sleep 1
 [[ $(sluice jobs -t PD -j "$ida" | wc -l) == 2 ]] || fail "the a100 job waits: $(sluice jobs -j "$ida")"
 sluice cancel "$ida" >/dev/null || fail "cancel the a100 job"
 
+# 2d. A walltime kill reads as Slurm's TIMEOUT; the history shows when each job started and ended.
+sluice run --cpu 1 -t 0:02 --name too-long -- sleep 60 >"$tmp/rt" || fail "run -t 0:02"
+idt=$(job_id "$tmp/rt")
+for _ in $(seq 1 300); do
+  sluice jobs -j "$idt" >"$tmp/jt"
+  grep -qE "^ *$idt .* timeout " "$tmp/jt" && break
+  sleep 0.2
+done
+grep -qE "^ *$idt .* timeout " "$tmp/jt" || fail "the walltime kill shows timeout: $(cat "$tmp/jt")"
+sluice history --name too-long >"$tmp/ht" || fail "history --name too-long"
+head -1 "$tmp/ht" | grep -qE "STATE +START +END +ELAPSED" || fail "START and END columns: $(cat "$tmp/ht")"
+grep -qE "^ *$idt .* timeout +20[0-9-]+T[0-9:]+Z +20[0-9-]+T[0-9:]+Z " "$tmp/ht" ||
+  fail "the row has timeout, its start and end: $(cat "$tmp/ht")"
+
 # 3. A 20,000-line log: no silent cut at the cap (4096 bytes here).
 sluice run --cpu 1 --name big-out -- sh -c \
   'i=0; while [ $i -lt 20000 ]; do echo "line $i"; i=$((i+1)); done' >"$tmp/run3"
