@@ -251,7 +251,10 @@ std::string array_submitted_text(const json& reply) {
   return "submitted job array " + text_of(jobs.front(), "id") + " (" +
          printable_text(text_of(jobs.front(), "name")) + ", " + std::to_string(jobs.size()) +
          " tasks: jobs " + text_of(jobs.front(), "id") + "-" + text_of(jobs.back(), "id") +
-         ") to queue " + printable_text(text_of(jobs.front(), "queue")) + "\n";
+         ") to queue " +
+         printable_text(text_of(jobs.front(),
+                                jobs.front().contains("local_queue") ? "local_queue" : "queue")) +
+         "\n";
 }
 
 void register_sbatch(CLI::App& app) {

@@ -440,8 +440,17 @@ std::string submitted_text(const json& reply) {
   for (const auto& j : items(reply, "jobs")) {
     out += "submitted job " + printable_text(text_of(field(j, {"id"})));
     if (const json* n = field(j, {"name"})) out += " (" + printable_text(text_of(n)) + ")";
-    if (const json* q = field(j, {"queue", "cluster_queue"}))
-      out += " to queue " + printable_text(text_of(q));
+    // The LocalQueue, as `sluice jobs` shows it, and its ClusterQueue where the name differs;
+    // a server before local_queue says only the ClusterQueue.
+    const json* lq = field(j, {"local_queue"});
+    const json* cq = field(j, {"queue", "cluster_queue"});
+    if (lq) {
+      out += " to queue " + printable_text(text_of(lq));
+      if (cq && text_of(cq) != text_of(lq))
+        out += " (ClusterQueue " + printable_text(text_of(cq)) + ")";
+    } else if (cq) {
+      out += " to queue " + printable_text(text_of(cq));
+    }
     out += "\n";
   }
   return out;

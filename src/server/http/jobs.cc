@@ -97,7 +97,11 @@ void Server::commit_submission(Submission& sub, net::Response& res) {
     if (out.status == 202)
       for (JobId id : out.ids) {
         const auto* r = state_->find(id);
-        body.push_back({{"id", id}, {"name", r->job.name}, {"queue", r->cluster_queue}});
+        body.push_back({{"id", id},
+                        {"name", r->job.name},
+                        {"queue", r->cluster_queue},  // the ClusterQueue, as it always was
+                        {"local_queue", r->job.queue},
+                        {"namespace", r->job.namespace_}});
       }
   }
   if (out.status != 202) {

@@ -186,6 +186,12 @@ TEST(ClientViews, SubmittedText) {
   EXPECT_EQ(submitted_text(reply),
             "submitted job 17 (bert) to queue team-a\n"
             "submitted job 18\n");
+  // The LocalQueue, as `sluice jobs` shows it; the ClusterQueue where its name differs.
+  reply = json::parse(R"({"jobs":[{"id":19,"name":"a","queue":"team-a","local_queue":"train"},)"
+                      R"({"id":20,"name":"b","queue":"default","local_queue":"default"}]})");
+  EXPECT_EQ(submitted_text(reply),
+            "submitted job 19 (a) to queue train (ClusterQueue team-a)\n"
+            "submitted job 20 (b) to queue default\n");
 }
 
 }  // namespace
