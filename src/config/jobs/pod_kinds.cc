@@ -180,9 +180,18 @@ void JobReader::pod_spec(const YAML::Node& node, const std::string& path, PodSet
                          std::vector<std::string>& ignored) {
   MapReader spec(r_, node, path,
                  {"containers", "initContainers", "priorityClassName", "securityContext",
-                  "nodeSelector", "affinity", "tolerations"},
+                  "nodeSelector", "affinity", "tolerations", "terminationGracePeriodSeconds"},
                  &ignored);
   if (!spec.is_map()) return fail();
+  // The time between SIGTERM and SIGKILL when a pod is stopped (cancel, preemption, walltime):
+  // the job's grace (the longest of its pod sets'). Kubernetes' default of 30 s is not applied:
+  // without the field the grace is sluice's (spec.checkpointGrace, default 0).
+  if (const YAML::Node* n = spec.find("terminationGracePeriodSeconds")) {
+    if (auto v = r_.integer(*n, spec.path("terminationGracePeriodSeconds"), 0, 86'400))
+      d_.job.checkpoint_grace_ns = std::max(d_.job.checkpoint_grace_ns, *v * kNsPerSec);
+    else
+      fail();
+  }
   if (!read_node_constraints(r_, spec, set, &ignored)) return fail();
   if (const YAML::Node* n = spec.find("securityContext"))  // the first container's wins
     security_context(*n, spec.path("securityContext"), &ignored);

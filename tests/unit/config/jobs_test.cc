@@ -108,6 +108,45 @@ spec: {queue: train, gpus: 1, gpuModels: [a100], command: ["true"]}
       << dump(out.warnings);
 }
 
+// A pod spec's terminationGracePeriodSeconds is the job's stop grace (SIGTERM, then SIGKILL).
+TEST(ConfigJobs, TerminationGracePeriodIsTheStopGrace) {
+  auto out = jobs(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: g, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: train}}
+spec:
+  template:
+    spec:
+      terminationGracePeriodSeconds: 45
+      containers: [{name: c, image: busybox, command: ["true"], resources: {limits: {cpu: 1}}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: h, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: train}}
+spec:
+  template:
+    spec:
+      terminationGracePeriodSeconds: -1
+      containers: [{name: c, image: busybox, command: ["true"], resources: {limits: {cpu: 1}}}]
+)");
+  ASSERT_EQ(out.errors.size(), 1u) << dump(out.errors);
+  EXPECT_TRUE(
+      any_contains(out.errors, {"jobs.yaml:16", "terminationGracePeriodSeconds", "negative"}))
+      << dump(out.errors);
+  auto ok = jobs(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: g, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: train}}
+spec:
+  template:
+    spec:
+      terminationGracePeriodSeconds: 45
+      containers: [{name: c, image: busybox, command: ["true"], resources: {limits: {cpu: 1}}}]
+)");
+  ASSERT_TRUE(ok.errors.empty()) << dump(ok.errors);
+  EXPECT_EQ(ok.jobs.at(0).checkpoint_grace_ns, 45 * kNsPerSec);
+}
+
 TEST(ConfigJobs, SluiceJobEveryField) {
   auto out = jobs(R"(
 apiVersion: sluice.dev/v1alpha1
