@@ -110,41 +110,25 @@ spec: {queue: train, gpus: 1, gpuModels: [a100], command: ["true"]}
 
 // A pod spec's terminationGracePeriodSeconds is the job's stop grace (SIGTERM, then SIGKILL).
 TEST(ConfigJobs, TerminationGracePeriodIsTheStopGrace) {
-  auto out = jobs(R"(
-apiVersion: batch/v1
-kind: Job
-metadata: {name: g, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: train}}
-spec:
-  template:
-    spec:
-      terminationGracePeriodSeconds: 45
-      containers: [{name: c, image: busybox, command: ["true"], resources: {limits: {cpu: 1}}}]
----
-apiVersion: batch/v1
-kind: Job
-metadata: {name: h, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: train}}
-spec:
-  template:
-    spec:
-      terminationGracePeriodSeconds: -1
-      containers: [{name: c, image: busybox, command: ["true"], resources: {limits: {cpu: 1}}}]
-)");
-  ASSERT_EQ(out.errors.size(), 1u) << dump(out.errors);
-  EXPECT_TRUE(
-      any_contains(out.errors, {"jobs.yaml:16", "terminationGracePeriodSeconds", "negative"}))
-      << dump(out.errors);
-  auto ok = jobs(R"(
-apiVersion: batch/v1
-kind: Job
-metadata: {name: g, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: train}}
-spec:
-  template:
-    spec:
-      terminationGracePeriodSeconds: 45
-      containers: [{name: c, image: busybox, command: ["true"], resources: {limits: {cpu: 1}}}]
-)");
+  auto with_grace = [](const char* seconds) {
+    return parse_jobs(
+        Source{"jobs.yaml",
+               std::string("apiVersion: batch/v1\nkind: Job\nmetadata: {name: g, namespace: "
+                           "team-a, labels: {kueue.x-k8s.io/queue-name: train}}\nspec:\n  "
+                           "template:\n    spec:\n      terminationGracePeriodSeconds: ") +
+                   seconds +
+                   "\n      containers: [{name: c, image: busybox, command: [\"true\"], "
+                   "resources: {limits: {cpu: 1}}}]\n"},
+        base_config());
+  };
+  auto ok = with_grace("45");
   ASSERT_TRUE(ok.errors.empty()) << dump(ok.errors);
   EXPECT_EQ(ok.jobs.at(0).checkpoint_grace_ns, 45 * kNsPerSec);
+  auto bad = with_grace("-1");
+  ASSERT_EQ(bad.errors.size(), 1u) << dump(bad.errors);
+  EXPECT_TRUE(
+      any_contains(bad.errors, {"jobs.yaml:7", "terminationGracePeriodSeconds", "negative"}))
+      << dump(bad.errors);
 }
 
 TEST(ConfigJobs, SluiceJobEveryField) {
