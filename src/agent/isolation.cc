@@ -190,6 +190,13 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
            " but this node's agent has no container runtime (--container-runtime), and the "
            "ClusterQueue does not let images' commands run on the node "
            "(spec.sluice.runImagesOnHost)";
+  } else if (!a.image.empty() && a.image_args_only) {
+    // On the node itself there is no image, so no entrypoint for `args` to follow: running
+    // the first argument as the command would run something the job never named.
+    return "image " + a.image +
+           ": only `args` were given, which follow the image's entrypoint, and this node runs "
+           "images' commands on the node itself (no container runtime): give the container a "
+           "`command`";
   } else if (!bwrap_.empty()) {
     launch.wrapper =
         bwrap_argv(bwrap_, {state_dir_, paths.work_dir, launch.start_dir, a.tty}, a.gpus);

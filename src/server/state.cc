@@ -367,7 +367,13 @@ std::string ServerState::image_refusal(const std::vector<Job>& jobs) const {
       if (!lq) continue;  // the scheduler says what is wrong with the queue
       const auto& cq = config_->cluster_queues[static_cast<size_t>(
           config_->local_queues[static_cast<size_t>(*lq)].cluster_queue)];
-      if (cq.run_images_on_host || runtime_somewhere()) continue;
+      if (runtime_somewhere()) continue;
+      if (cq.run_images_on_host && ps.image_args_only)
+        return "job \"" + job.name + "\" gives its image " + ps.image +
+               " only `args`, which follow the image's entrypoint, but no node runs containers: "
+               "on the node itself (spec.sluice.runImagesOnHost) there is no entrypoint; give "
+               "the container a `command`";
+      if (cq.run_images_on_host) continue;
       return "job \"" + job.name + "\" asks for image " + ps.image +
              " but no node runs containers (agents started without --container-runtime), and "
              "ClusterQueue " +

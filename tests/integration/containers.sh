@@ -7,7 +7,7 @@
 #      with sluice's environment; `args` alone follow the image's (empty) entrypoint.
 #   2. Without a container runtime anywhere, a job with an image is refused at submission with
 #      the reason, unless its ClusterQueue sets spec.sluice.runImagesOnHost (then it runs on the
-#      node).
+#      node), where a job of `args` alone is refused (there is no entrypoint on the node).
 # Skipped (77) where podman is missing or cannot run a container on this machine.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
@@ -154,4 +154,7 @@ start host true
 id=$(submit_id "$tmp/in.yaml") || fail "submit on host"
 [[ $(wait_state "$id") == succeeded ]] || fail "on-host job did not succeed"
 if "$bin" logs --server "$url" "$id" | grep -q "^in-image$"; then fail "ran in an image without a runtime"; fi
+# Only `args`, which follow an entrypoint the node does not have: refused, not run as a command.
+if "$bin" submit --server "$url" "$tmp/args.yaml" >"$tmp/args.out" 2>&1; then fail "args-only was accepted on the host"; fi
+grep -q "only .args." "$tmp/args.out" || fail "args-only refusal without the reason: $(cat "$tmp/args.out")"
 echo "containers: ok (runtime: $runtime)"
