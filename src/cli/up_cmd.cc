@@ -31,6 +31,8 @@ struct UpArgs {
   double exit_after_s = 0;
   std::vector<std::string> pod_uids;  // --pod-uid NS=UID[:GID], as `sluice agent`'s
   bool pods_as_agent = false;
+  std::vector<std::string> node_labels;  // --node-label KEY=VALUE, on every local node
+  std::string container_runtime;         // --container-runtime, as `sluice agent`'s
 };
 
 // Who `sluice up`'s pods run as, said once at start: a root `up` runs them as an unprivileged
@@ -91,15 +93,24 @@ int write_up_config(UpArgs& a) {
     std::cerr << "error: " << gpus.error() << "\n";
     return 2;
   }
+  const auto labels = parse_node_labels(a.node_labels);
+  if (!labels) {
+    std::cerr << "error: " << labels.error() << "\n";
+    return 2;
+  }
+  if (!labels->empty() && own && a.demo) {
+    std::cerr << "error: --node-label: the demo's cluster has its own nodes (give --config)\n";
+    return 2;
+  }
   if (own) {
     const std::string path = a.serve.opt.data_dir + "/up-config.yaml";
     const std::string text = a.demo ? std::string(kDemoCluster) + "---\n" + kDemoQueues
-                                    : local_cluster_yaml(a.nodes, *gpus);
+                                    : local_cluster_yaml(a.nodes, *gpus, *labels);
     if (!write_up_file(path, text)) return 1;
     a.serve.opt.config_files = {path};
   } else if (!has_cluster_doc(a.serve.opt.config_files)) {
     const std::string path = a.serve.opt.data_dir + "/up-cluster.yaml";
-    if (!write_up_file(path, local_cluster_doc(a.nodes, *gpus))) return 1;
+    if (!write_up_file(path, local_cluster_doc(a.nodes, *gpus, *labels))) return 1;
     a.serve.opt.config_files.push_back(path);
     std::printf("no Cluster in --config: the %d local node(s) are the cluster (%s)\n", a.nodes,
                 path.c_str());
@@ -116,6 +127,7 @@ Result<agent::IsolationOptions> up_isolation(const UpArgs& a) {
     isolation.identity.namespaces[entry->first] = entry->second;
   }
   if (a.pods_as_agent) isolation.drop_privileges = 0;
+  isolation.container_runtime = a.container_runtime;
   return isolation;
 }
 
@@ -234,6 +246,12 @@ void register_up(CLI::App& app) {
                  "(root) pods of namespace NS run as UID[:GID], e.g. default=1000; repeatable");
   up->add_flag("--pods-as-agent", ua->pods_as_agent,
                "(root) run pods as root with this process's environment (no isolation)");
+  up->add_option("--container-runtime", ua->container_runtime,
+                 "Run pods that name an image in containers with this command (podman), as "
+                 "`sluice agent --container-runtime`; default: none");
+  up->add_option("--node-label", ua->node_labels,
+                 "A label KEY=VALUE on every local node (a flavor's nodeLabels select it); "
+                 "repeatable");
   add_server_options(up, ua->serve);
   up->get_option("--data-dir")
       ->description(

@@ -2,7 +2,10 @@
 #include "cli/up_yaml.h"
 
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <exception>
 
 namespace sluice::cli {
@@ -36,16 +39,67 @@ Result<std::vector<agent::FakeGpuGroup>> local_gpus(const std::string& gpus_spec
   return std::vector<agent::FakeGpuGroup>{{.count = 8, .model = "H100"}};
 }
 
-std::string local_cluster_doc(int nodes, const std::vector<agent::FakeGpuGroup>& gpus) {
-  return "apiVersion: sluice.dev/v1alpha1\nkind: Cluster\nmetadata: {name: local}\nspec:\n"
-         "  nodeGroups:\n  - namePrefix: local-\n    count: " +
-         std::to_string(nodes) + "\n    cpu: 16\n    memory: 64Gi\n" + gpus_field(gpus);
+namespace {
+
+bool label_name(std::string_view s) {  // [A-Za-z0-9._-], at most 63, alphanumeric at both ends
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
-std::string local_cluster_yaml(int nodes, const std::vector<agent::FakeGpuGroup>& gpus) {
+bool label_key(std::string_view k) {
+  const auto slash = k.find('/');
+  if (slash == std::string_view::npos) return label_name(k);
+  const std::string_view prefix = k.substr(0, slash);
+  const bool prefix_ok = !prefix.empty() && prefix.size() <= 253 &&
+                         std::all_of(prefix.begin(), prefix.end(), [](char c) {
+                           return std::islower(static_cast<unsigned char>(c)) ||
+                                  std::isdigit(static_cast<unsigned char>(c)) || c == '.' ||
+                                  c == '-';
+                         });
+  return prefix_ok && label_name(k.substr(slash + 1));
+}
+
+std::string labels_field(const NodeLabels& labels) {
+  if (labels.empty()) return {};
+  std::string out = "    labels: {";
+  for (size_t i = 0; i < labels.size(); ++i)  // JSON strings: valid YAML, whatever the text
+    out += (i ? ", " : "") + nlohmann::json(labels[i].first).dump() + ": " +
+           nlohmann::json(labels[i].second).dump();
+  return out + "}\n";
+}
+
+}  // namespace
+
+Result<NodeLabels> parse_node_labels(const std::vector<std::string>& specs) {
+  NodeLabels out;
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    const std::string key = spec.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : spec.substr(eq + 1);
+    if (eq == std::string::npos || !label_key(key) || (!value.empty() && !label_name(value)))
+      return Error{"--node-label " + nlohmann::json(spec).dump() +
+                   ": expected KEY=VALUE as a Kubernetes label (gpu.example.com/class=a, "
+                   "zone=z1)"};
+    out.emplace_back(key, value);
+  }
+  return out;
+}
+
+std::string local_cluster_doc(int nodes, const std::vector<agent::FakeGpuGroup>& gpus,
+                              const NodeLabels& labels) {
+  return "apiVersion: sluice.dev/v1alpha1\nkind: Cluster\nmetadata: {name: local}\nspec:\n"
+         "  nodeGroups:\n  - namePrefix: local-\n    count: " +
+         std::to_string(nodes) + "\n    cpu: 16\n    memory: 64Gi\n" + labels_field(labels) +
+         gpus_field(gpus);
+}
+
+std::string local_cluster_yaml(int nodes, const std::vector<agent::FakeGpuGroup>& gpus,
+                               const NodeLabels& labels) {
   int64_t gpus_per_node = 0;
   for (const auto& g : gpus) gpus_per_node += g.count;
-  return local_cluster_doc(nodes, gpus) +
+  return local_cluster_doc(nodes, gpus, labels) +
          "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: "
          "{name: default}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
          "metadata: {name: default}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n"

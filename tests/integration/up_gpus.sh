@@ -3,7 +3,7 @@
 # own spec parser (agent::parse_fake_spec). A bad fake spec is an error before anything starts
 # (`up` used to swallow it and start the server; only its agents then failed); several groups
 # become one GPU list, so the agent that reports them is admitted (it used to be refused: the
-# Cluster had the first group's GPUs alone).
+# Cluster had the first group's GPUs alone). --node-label puts labels on the local nodes.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 : "${SLUICE_BIN:?}"
@@ -44,4 +44,51 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [[ $ready == "True 3" ]] || fail "local-0 not ready with 3 GPUs: $ready"
+kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+
+# 3. --node-label: a bad label is an error before anything starts; a good one is on the local
+#    nodes, so Kueue's files whose flavor selects it by nodeLabels run their jobs there.
+rc=0
+"$SLUICE_BIN" up --node-label "zone=bad value" --data-dir "$tmp/badl" --listen 127.0.0.1:0 \
+  --exit-after 1 >/dev/null 2>"$tmp/err" || rc=$?
+[[ $rc == 2 ]] && grep -q "^error: --node-label" "$tmp/err" || fail "a bad label: $rc $(cat "$tmp/err")"
+cat >"$tmp/kueue.yaml" <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: zone-a}
+spec: {nodeLabels: {topology.example.com/zone: a}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: zone-a, resources: [{name: cpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: default, namespace: default}
+spec: {clusterQueue: cq}
+YAML
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+url=http://127.0.0.1:$port
+"$SLUICE_BIN" up --nodes 1 --gpus none --config "$tmp/kueue.yaml" \
+  --node-label topology.example.com/zone=a --listen "127.0.0.1:$port" --data-dir "$tmp/lab" \
+  --heartbeat-ms 100 >"$tmp/up.log" 2>&1 &
+pid=$!
+wait_ready "$url" 30 "$pid" || fail "server not ready (labels)"
+grep -q 'labels: {"topology.example.com/zone": "a"}' "$tmp/lab/up-cluster.yaml" ||
+  fail "up-cluster.yaml: $(cat "$tmp/lab/up-cluster.yaml")"
+"$SLUICE_BIN" run --server "$url" --cpu 1 -- true >"$tmp/run" || fail "run: $(cat "$tmp/run")"
+id=$(sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$tmp/run")
+state=
+for _ in $(seq 1 300); do
+  state=$("$SLUICE_BIN" jobs --server "$url" -j "$id" --json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["state"])')
+  [[ $state == succeeded ]] && break
+  sleep 0.1
+done
+[[ $state == succeeded ]] || fail "the job on the labelled node: $state"
 echo "up_gpus: ok"
