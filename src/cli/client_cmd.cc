@@ -216,7 +216,7 @@ void register_jobs(CLI::App& app) {
     std::string state, queue, ns, user;
     std::vector<std::string> ids;
     int limit = 0;
-    bool start = false, me = false;
+    bool start = false, me = false, array_tasks = false;
   };
   auto f = std::make_shared<Filters>();
   cmd->add_option("--state,-s,-t,--states", f->state,
@@ -226,6 +226,9 @@ void register_jobs(CLI::App& app) {
   cmd->add_option("--namespace,-n", f->ns, "Only this namespace");
   cmd->add_option("--user,-u", f->user, "Only jobs of this submitter");
   cmd->add_flag("--me", f->me, "Only your own jobs (squeue --me)");
+  cmd->add_flag("--array,-r", f->array_tasks,
+                "Each pending array task on its own line (by default an array's pending tasks "
+                "are one line, 42_[3-99], as squeue shows them)");
   cmd->add_option("--jobs,-j", f->ids, "Only these job ids (comma-separated or repeated)")
       ->delimiter(',');
   cmd->add_option("--limit", f->limit,
@@ -257,7 +260,8 @@ void register_jobs(CLI::App& app) {
     if (c->json) {
       print_json(reply);
     } else {
-      print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide, f->start}), "jobs");
+      print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide, f->start, f->array_tasks}),
+                    "jobs");
       // The server stops at the limit: say so rather than let the list look complete.
       if (reply.value("truncated", false) && reply.contains("jobs") && reply["jobs"].is_array())
         std::cerr << "(the newest " << reply["jobs"].size()

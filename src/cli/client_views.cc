@@ -259,6 +259,52 @@ std::string start_text(const json* p) {
   return status;
 }
 
+namespace {
+
+// "3-7,9,11-12" from task indexes.
+std::string task_ranges(std::vector<long long> tasks) {
+  std::sort(tasks.begin(), tasks.end());
+  std::string out;
+  for (size_t i = 0; i < tasks.size();) {
+    size_t j = i;
+    while (j + 1 < tasks.size() && tasks[j + 1] == tasks[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(tasks[i]) +
+           (j > i ? "-" + std::to_string(tasks[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+bool pending_task(const json& j) {
+  const json* st = field(j, {"state"});
+  const json* task = field(j, {"array_task"});
+  return st && st->is_string() && *st == "pending" && task && task->is_number() &&
+         field(j, {"array_job"}) && field(j, {"array_job"})->is_number();
+}
+
+}  // namespace
+
+json collapse_pending_arrays(const json& jobs) {
+  std::map<long long, std::vector<long long>> tasks;  // array -> its pending tasks
+  for (const auto& j : jobs)
+    if (pending_task(j))
+      tasks[j["array_job"].get<long long>()].push_back(j["array_task"].get<long long>());
+  json out = json::array();
+  std::set<long long> shown;
+  for (const auto& j : jobs) {
+    if (!pending_task(j) || tasks[j["array_job"].get<long long>()].size() < 2) {
+      out.push_back(j);
+      continue;
+    }
+    const long long array = j["array_job"].get<long long>();
+    if (!shown.insert(array).second) continue;
+    json row = j;
+    row["id"] = std::to_string(array) + "_[" + task_ranges(tasks[array]) + "]";
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 std::string jobs_table(const json& reply, const ViewOptions& o) {
   // The DEADLINE column only where some job has one; START with --start.
   bool deadlines = false;
@@ -273,7 +319,9 @@ std::string jobs_table(const json& reply, const ViewOptions& o) {
   cols.push_back({"NODE(S)", cap(o, 30)});
   cols.push_back({"REASON", cap(o, 60)});
   Table t(std::move(cols));
-  for (const auto& j : items(reply, "jobs")) {
+  const json listed =
+      o.array_tasks ? items(reply, "jobs") : collapse_pending_arrays(items(reply, "jobs"));
+  for (const auto& j : listed) {
     std::string gpus = "-";
     if (const json* m = field(j, {"gpu_milli"}); m && m->is_number())
       gpus = format_milli(m->get<long long>());

@@ -10,10 +10,15 @@
 namespace sluice::cli {
 
 struct ViewOptions {
-  double now_unix_s = 0;  // for AGE and LAST-SEEN
-  bool wide = false;      // no truncation
-  bool start = false;     // jobs: a START column (the pending jobs' predicted start)
+  double now_unix_s = 0;     // for AGE and LAST-SEEN
+  bool wide = false;         // no truncation
+  bool start = false;        // jobs: a START column (the pending jobs' predicted start)
+  bool array_tasks = false;  // jobs: every pending array task on its own line (squeue -r)
 };
+
+// The jobs with each array's pending tasks as one entry whose id is squeue's
+// "ARRAY_[3-7,9]" (at the place of the newest of them); other jobs as they are.
+nlohmann::json collapse_pending_arrays(const nlohmann::json& jobs);
 
 // {"jobs":[JobView...]} (or a bare array) -> ID NAME USER NAMESPACE QUEUE STATE GPUS AGE
 // [START] NODE(S) REASON

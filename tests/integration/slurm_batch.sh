@@ -91,6 +91,15 @@ sluice run --cpu 1 --array '0-5%2' --name sweep -o 'out-%A_%a.txt' -- \
 grep -q "^submitted job array [0-9]* (sweep, 6 tasks: jobs" "$tmp/r" || fail "array: $(cat "$tmp/r")"
 arr=$(sed -n 's/^submitted job array \([0-9]*\) .*/\1/p' "$tmp/r")
 last=$((arr + 5))
+# squeue's habit: an array's pending tasks are one line (a held array: all of them wait), and
+# -r lists them one by one.
+sluice run --cpu 1 --hold --array '0-3' --name held-sweep -- true >"$tmp/rh" || fail "run --hold --array"
+harr=$(sed -n 's/^submitted job array \([0-9]*\) .*/\1/p' "$tmp/rh")
+sluice jobs >"$tmp/collapsed"
+grep -qE "^ *${harr}_\[0-3\] +held-sweep " "$tmp/collapsed" || fail "collapsed array: $(cat "$tmp/collapsed")"
+sluice jobs -r >"$tmp/expanded"
+[[ $(grep -c " held-sweep " "$tmp/expanded") == 4 ]] || fail "-r lists each task: $(cat "$tmp/expanded")"
+sluice cancel --name held-sweep >/dev/null || fail "cancel the held array"
 for _ in $(seq 1 600); do  # the throttle holds in every sample
   running=$(sluice jobs --state running --json | python3 -c "
 import json, sys

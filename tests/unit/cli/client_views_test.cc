@@ -181,6 +181,30 @@ TEST(ClientViews, UnixSecondsFromNumbersAndIsoStrings) {
   EXPECT_LT(unix_seconds(json(nullptr)), 0);
 }
 
+// squeue's habit: an array's pending tasks are one line, ARRAY_[ranges], where the newest is;
+// running and ended tasks, and a lone pending task, keep their own lines.
+TEST(ClientViews, PendingArrayTasksCollapse) {
+  json jobs = json::parse(R"([
+    {"id": 50, "state": "pending", "array_job": 40, "array_task": 10},
+    {"id": 49, "state": "pending", "array_job": 40, "array_task": 9},
+    {"id": 48, "state": "pending", "array_job": 40, "array_task": 8},
+    {"id": 46, "state": "pending", "array_job": 40, "array_task": 6},
+    {"id": 45, "state": "running", "array_job": 40, "array_task": 5},
+    {"id": 39, "state": "pending"},
+    {"id": 31, "state": "pending", "array_job": 30, "array_task": 1}
+  ])");
+  const json out = collapse_pending_arrays(jobs);
+  ASSERT_EQ(out.size(), 4u) << out.dump();
+  EXPECT_EQ(out[0]["id"], "40_[6,8-10]");
+  EXPECT_EQ(out[1]["id"], 45);
+  EXPECT_EQ(out[2]["id"], 39);
+  EXPECT_EQ(out[3]["id"], 31);  // one pending task of its array: as it is
+  const std::string table = jobs_table(json{{"jobs", jobs}}, ViewOptions{});
+  EXPECT_NE(table.find("40_[6,8-10]"), std::string::npos) << table;
+  const std::string all = jobs_table(json{{"jobs", jobs}}, ViewOptions{0, false, false, true});
+  EXPECT_EQ(all.find("40_["), std::string::npos) << all;
+}
+
 TEST(ClientViews, SubmittedText) {
   json reply = json::parse(R"({"jobs":[{"id":17,"name":"bert","queue":"team-a"},{"id":18}]})");
   EXPECT_EQ(submitted_text(reply),
