@@ -208,7 +208,7 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
     if (r->job.array_task >= 0) arrays_[r->job.array_job].push_back(r->job.id);
     if (r->gated && r->state == JobState::kPending) gated_.insert(r->job.id);
     history_recovered(*r);
-    records_.emplace(r->job.id, std::move(*r));
+    add_record(std::move(*r));
   }
   // Ids of dropped finished jobs (trim_finished), and those counted by submissions (next_id),
   // are not given out again.
@@ -491,7 +491,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     }
     history_submit(r);
     backpressure_.count_pending(r.job.namespace_, +1);
-    records_.emplace(id, std::move(r));
+    add_record(std::move(r));
     touch(records_.at(id));
   }
   backpressure_.charge(per_namespace, now);
@@ -515,7 +515,7 @@ void ServerState::withdraw(const std::vector<JobId>& ids, TimeNs now) {
     const JobRecord& r = records_.at(id);
     if (r.state == JobState::kPending) backpressure_.count_pending(r.job.namespace_, -1);
     finished_.erase({r.end_ns, id});
-    records_.erase(id);
+    erase_record(id);
     pending_reasons_.forget(id);
     touched_.erase(id);
   }
@@ -525,6 +525,26 @@ void ServerState::withdraw(const std::vector<JobId>& ids, TimeNs now) {
 const JobRecord* ServerState::find(JobId id) const {
   auto it = records_.find(id);
   return it == records_.end() ? nullptr : &it->second;
+}
+
+const std::set<JobId>* ServerState::jobs_named(const std::string& ns,
+                                               const std::string& name) const {
+  auto it = named_.find({ns, name});
+  return it == named_.end() ? nullptr : &it->second;
+}
+
+void ServerState::add_record(JobRecord r) {
+  const JobId id = r.job.id;
+  named_[{r.job.namespace_, r.job.name}].insert(id);
+  records_.emplace(id, std::move(r));
+}
+
+void ServerState::erase_record(JobId id) {
+  auto it = records_.find(id);
+  if (it == records_.end()) return;
+  auto n = named_.find({it->second.job.namespace_, it->second.job.name});
+  if (n != named_.end() && n->second.erase(id) && n->second.empty()) named_.erase(n);
+  records_.erase(it);
 }
 
 std::optional<PendingDecision> ServerState::pending_decision(JobId id) const {

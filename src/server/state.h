@@ -209,6 +209,10 @@ class ServerState {
   void withdraw(const std::vector<JobId>& ids, TimeNs now);
   // 200 with the record, 404 unknown, 409 already ended.
   int cancel(JobId id, TimeNs now, std::string* error, uint64_t* ticket);
+  // Drops a finished job's record now, as keep_finished_jobs drops the oldest (the Kubernetes
+  // API's delete of a finished Job); its events stay in the event log and the history. 200,
+  // 404 unknown, 409 not finished.
+  int forget_finished(JobId id, std::string* error, uint64_t* ticket);
   const JobRecord* find(JobId id) const;
   // Slurm's hold / release / requeue (state_gates.cc): 200, 404 unknown, 409 not possible in
   // its state (the error says why). requeue: a running job is stopped and queued again, an
@@ -220,6 +224,9 @@ class ServerState {
   const History& history() const { return history_; }
   void replay_history_line(const std::string& line) { history_.replay(line); }
   const std::map<JobId, JobRecord>& records() const { return records_; }
+  // The jobs named `name` in namespace `ns` (the Kubernetes API finds a Job by its name), in
+  // id order; null: none.
+  const std::set<JobId>* jobs_named(const std::string& ns, const std::string& name) const;
   std::string explain(JobId id, TimeNs now) const;
   std::string explain_state(JobId id, const JobRecord* r, TimeNs now) const;
   std::string held_nodes_text() const;  // explain_state: cordoned and drained nodes
@@ -373,6 +380,9 @@ class ServerState {
   void load_node_holds();
 
   JobRecord& rec(JobId id) { return records_.at(id); }
+  // records_ and named_ together: every record goes in and out through these.
+  void add_record(JobRecord r);
+  void erase_record(JobId id);
   NodeState* node_by_name(const std::string& name);
   const NodeState* node_by_name(const std::string& name) const;
   void rebuild_nodes(const std::map<std::string, NodeState>& old);
@@ -471,6 +481,7 @@ class ServerState {
   ServerOptions options_;
   Metrics metrics_;
   std::map<JobId, JobRecord> records_;
+  std::map<std::pair<std::string, std::string>, std::set<JobId>> named_;  // (ns, name)
   NamespaceBackpressure backpressure_;
   TimeNs last_check_ns_ = 0;  // the last check_agents(): a longer gap than a tick is a stall
   std::set<std::pair<TimeNs, JobId>> finished_;  // kept finished jobs, by (end, id)

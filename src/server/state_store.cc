@@ -253,13 +253,32 @@ void ServerState::trim_finished() {
       continue;
     }
     it = finished_.erase(it);
-    records_.erase(id);
+    erase_record(id);
     pending_reasons_.forget(id);
     write_.deleted.push_back(id);
   }
   // Ids are never reused, also when the job with the highest one is dropped (recover()).
   if (write_.deleted.size() != before)
     write_.meta.push_back({"next_job_id", std::to_string(next_id_)});
+}
+
+int ServerState::forget_finished(JobId id, std::string* error, uint64_t* ticket) {
+  const JobRecord* r = find(id);
+  if (!r) {
+    *error = "no job " + std::to_string(id);
+    return 404;
+  }
+  if (!is_terminal(r->state)) {
+    *error = "job " + std::to_string(id) + " is " + state_name(r->state) + ", not finished";
+    return 409;
+  }
+  finished_.erase({r->end_ns, id});
+  touched_.erase(id);  // its last state need not be written: the record is deleted
+  pending_reasons_.forget(id);
+  erase_record(id);
+  write_.deleted.push_back(id);
+  *ticket = flush();
+  return 200;
 }
 
 uint64_t ServerState::flush() {
