@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,10 @@
 #include "server/state.h"
 
 namespace sluice::server {
+
+namespace kube {
+struct Call;
+}
 
 struct ServeOptions {
   std::string listen = "127.0.0.1:7070";  // port 0: any free port (see Server::port())
@@ -138,7 +143,8 @@ class Server {
   void routes_jobs();
   void submit_jobs(const net::Request& req, net::Response& res);
   bool parse_submission(const net::Request& req, net::Response& res, Submission* sub);
-  void commit_submission(Submission& sub, net::Response& res);
+  std::vector<JobId> commit_submission(Submission& sub, net::Response& res);
+  SubmitOutcome name_in_use(const std::vector<Job>& jobs) const;
   void get_job(const net::Request& req, net::Response& res);
   void explain_job(const net::Request& req, net::Response& res);
   void cancel_job(const net::Request& req, net::Response& res);
@@ -155,6 +161,11 @@ class Server {
     net::Responder responder;
     std::chrono::steady_clock::time_point deadline;
     std::string node;
+    // The Kubernetes API's reader (kube_core.cc): the answer shaped as pods/log's, errors as
+    // Status objects (kube::shape_log). -1: no limit.
+    bool kube = false;
+    int64_t tail_lines = -1;
+    int64_t limit_bytes = -1;
   };
   void routes_logs();
   bool ask_for_log(const net::Request& req, const net::Responder& r, net::Response& res);
@@ -174,6 +185,27 @@ class Server {
   void register_agent(const net::Request& req, net::Response& res);
   bool sync_step(SyncCall& call, net::Response& res, bool may_block);
   void routes_dashboard();  // dashboard.cc: the web dashboard at /
+  // http/kube_*.cc: the Kubernetes API (docs/kubernetes.md). kube_routes.cc: the routes, one
+  // request's reading and its dispatch by resource and verb; a page of job records.
+  void routes_kube();
+  void kube_serve(const net::Request& req, net::Response& res);
+  void kube_dispatch(kube::Call& c, net::Response& res);
+  std::string kube_scan(const kube::Call& c, const std::function<bool()>& full,
+                        const std::function<void(const JobRecord&)>& each) const;
+  // The newest job of that name the Kubernetes API shows, or null (call with the state lock).
+  const JobRecord* kube_job_named(const std::string& ns, const std::string& name) const;
+  // kube_core.cc: namespaces, nodes, pods and their logs.
+  void kube_namespaces(const kube::Call& c, net::Response& res);
+  void kube_nodes(const kube::Call& c, net::Response& res);
+  void kube_pods(const kube::Call& c, net::Response& res);
+  bool kube_ask_log(const net::Request& req, const net::Responder& r, net::Response& res);
+  // kube_batch.cc: batch/v1 Jobs: get, list, create (the native submission's path), delete.
+  void kube_jobs(const kube::Call& c, net::Response& res);
+  void kube_create_job(const kube::Call& c, net::Response& res);
+  void kube_delete_job(const kube::Call& c, net::Response& res);
+  // kube_kueue.cc: Workloads, and the configuration's Kueue objects.
+  void kube_workloads(const kube::Call& c, net::Response& res);
+  void kube_config_objects(const kube::Call& c, net::Response& res);
   void loop();
   void loop_body();
   void kick();

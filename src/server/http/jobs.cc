@@ -3,6 +3,7 @@
 // authorize, take the state lock for the shortest time, wait for the store outside it, answer.
 #include "config/loader.h"
 #include "server/http/reply.h"
+#include "server/http/submission.h"
 #include "server/http/util.h"
 #include "server/run_as.h"
 #include "server/server.h"
@@ -10,14 +11,6 @@
 namespace sluice::server {
 
 using nlohmann::json;
-
-// A submission between its parse (outside the state lock) and its commit.
-struct Server::Submission {
-  Caller caller;
-  ClaimedUser claimed;
-  std::shared_ptr<const Config> config;  // the configuration it was parsed against
-  JobsOutput parsed;
-};
 
 void Server::routes_jobs() {
   auto& h = *http_;
@@ -54,8 +47,9 @@ bool Server::parse_submission(const net::Request& req, net::Response& res, Submi
   {
     const auto slot = parse_slots_.acquire(caller.name);
     // generateName suffixes from the clock: a resubmitted file gets new names.
-    sub->parsed = parse_jobs(Source{"request", req.body}, *sub->config,
-                             static_cast<uint64_t>(now_ns()), implied_namespace(caller));
+    sub->parsed = parse_jobs(
+        Source{"request", req.body}, *sub->config, static_cast<uint64_t>(now_ns()),
+        sub->default_namespace.empty() ? implied_namespace(caller) : sub->default_namespace);
   }
   const JobsOutput& parsed = sub->parsed;
   if (!parsed.errors.empty()) {
@@ -84,16 +78,18 @@ bool Server::parse_submission(const net::Request& req, net::Response& res, Submi
   return true;
 }
 
-// Admits the parsed jobs, waits for the store, answers 202 with their ids; a submission that
-// could not be written is taken back (never acknowledged, so it can neither run nor reappear).
-void Server::commit_submission(Submission& sub, net::Response& res) {
+// Admits the parsed jobs, waits for the store, answers 202 with their ids (returned; none when
+// refused); a submission that could not be written is taken back (never acknowledged, so it
+// can neither run nor reappear).
+std::vector<JobId> Server::commit_submission(Submission& sub, net::Response& res) {
   // Records and events encoded here, so that the state lock is held for less.
   const PreparedSubmission prepared = ServerState::prepare(sub.parsed.jobs, sub.config);
   SubmitOutcome out;
   json body = json::array();
   {
     std::lock_guard lk(state_->mu());
-    out = state_->submit(std::move(sub.parsed.jobs), now_ns(), &prepared);
+    if (sub.unique_names) out = name_in_use(sub.parsed.jobs);
+    if (out.status == 202) out = state_->submit(std::move(sub.parsed.jobs), now_ns(), &prepared);
     if (out.status == 202)
       for (JobId id : out.ids) {
         const auto* r = state_->find(id);
@@ -107,7 +103,8 @@ void Server::commit_submission(Submission& sub, net::Response& res) {
   if (out.status != 202) {
     if (out.status == 429)
       res.set_header("Retry-After", std::to_string(out.retry_after_s > 0 ? out.retry_after_s : 5));
-    return fail(res, out.status, out.error, out.details);
+    fail(res, out.status, out.error, out.details);
+    return {};
   }
   if (out.ticket && !store_->wait(out.ticket)) {
     {
@@ -116,12 +113,28 @@ void Server::commit_submission(Submission& sub, net::Response& res) {
     }
     if (!store_failed_.exchange(true))
       log("store commit failed: " + store_->error() + "; new work is refused");
-    return fail(res, 503, "the submission could not be written; nothing was submitted",
-                {refusal()});
+    fail(res, 503, "the submission could not be written; nothing was submitted", {refusal()});
+    return {};
   }
   kick();
   reply(res, 202,
         json{{"jobs", body}, {"notes", sub.parsed.notes}, {"warnings", sub.parsed.warnings}});
+  return out.ids;
+}
+
+// 409 when an unfinished job of the same namespace already has one of these names (call with
+// the state lock held).
+SubmitOutcome Server::name_in_use(const std::vector<Job>& jobs) const {
+  SubmitOutcome out;
+  for (const auto& j : jobs)
+    if (const auto* ids = state_->jobs_named(j.namespace_, j.name))
+      for (JobId id : *ids)
+        if (const JobRecord* r = state_->find(id); r && !is_terminal(r->state)) {
+          out.status = 409;
+          out.error = "jobs.batch \"" + j.name + "\" already exists";
+          return out;
+        }
+  return out;
 }
 
 // GET /v1/jobs/{id}[?start=1]: the job's view, with its predicted start when asked.

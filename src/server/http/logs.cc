@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "secret/secret.h"
+#include "server/http/kube.h"
 #include "server/http/util.h"
 #include "server/server.h"
 
@@ -129,6 +130,7 @@ void Server::deliver_log(const net::Request& req, net::Response& res) {
     if (got->size >= 0) out.set_header("X-Sluice-Log-Size", std::to_string(got->size));
     out.set_content(std::move(got->body),
                     got->content_type.empty() ? "text/plain" : got->content_type);
+    if (reader->kube) kube::shape_log(out, reader->tail_lines, reader->limit_bytes);
     reader->responder.send(std::move(out));
   }
   reply(res, 200, nlohmann::json{{"delivered", true}});
@@ -173,6 +175,7 @@ void Server::expire_log_readers(bool all) {
            "the agent of node " + reader.node +
                " did not answer within 10 s: it may be down or cut off (`sluice nodes` shows "
                "when it was last seen); the log stays on that node");
+    if (reader.kube) kube::to_status(res);
     reader.responder.send(std::move(res));
   }
 }

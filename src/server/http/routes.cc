@@ -1,7 +1,8 @@
 // The HTTP API of `sluice serve` (docs/api.md), one file per resource in this folder: jobs
 // (jobs.cc, jobs_list.cc, jobctl.cc, logs.cc), the cluster's queues and nodes (cluster.cc), the
 // configuration and state (config.cc), the agents' endpoints (agents.cc), the dashboard
-// (dashboard.cc). This file: the health and metrics endpoints, and what every handler shares.
+// (dashboard.cc), the Kubernetes API (kube_*.cc). This file: the health and metrics endpoints, and
+// what every handler shares.
 #include "server/http/reply.h"
 #include "server/http/util.h"
 #include "server/process_metrics.h"
@@ -18,6 +19,7 @@ void Server::routes() {
   routes_config();
   routes_agents();
   routes_dashboard();
+  routes_kube();  // kube_routes.cc: the Kubernetes API, after the native routes
 }
 
 std::optional<Caller> Server::caller_of(const net::Request& req, net::Response& res) const {

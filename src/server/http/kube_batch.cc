@@ -1,0 +1,137 @@
+// batch/v1 Jobs through the Kubernetes API (docs/kubernetes.md): get and list (a Table for
+// kubectl get), create through the very path of POST /v1/jobs (parse outside the lock, the
+// same checks, the store's ticket before the answer), and delete: an unfinished job is
+// cancelled, a finished one's record dropped (its history stays).
+#include "server/http/kube.h"
+#include "server/http/submission.h"
+
+namespace sluice::server {
+
+using nlohmann::json;
+
+namespace {
+
+const std::vector<kube::Column>& job_columns() {
+  static const std::vector<kube::Column> c = {
+      {"Name", "string", "name", "Name must be unique within a namespace."},
+      {"Status", "string", "", "Status of the job."},
+      {"Completions", "string", "", "The desired number of successfully finished pods."},
+      {"Duration", "string", "", "Time required to complete the job."},
+      {"Age", "string", "", "CreationTimestamp of the object."},
+      {"Containers", "string", "", "Names of each container in the template.", 1},
+      {"Images", "string", "", "Images referenced by each container in the template.", 1},
+      {"Selector", "string", "", "A label query over pods that should match the pod count.", 1}};
+  return c;
+}
+
+// "299 - \"text\"": a Warning header, which kubectl prints as "Warning: text".
+std::string warning(std::string text) {
+  if (text.size() > 512) text = text.substr(0, 509) + "...";
+  std::string out = "299 - \"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += (ch == '\n' || ch == '\r') ? ' ' : ch;
+  }
+  return out + "\"";
+}
+
+// What the body must be besides a valid submission: one batch/v1 Job (as JSON, kubectl's).
+std::string job_body_refusal(const net::Request& req) {
+  // The reader has bounded the text (size, depth) before this second, shallow look at it.
+  const json doc = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return "expected one batch/v1 Job as a JSON object";
+  if (doc.value("apiVersion", "") != "batch/v1" || doc.value("kind", "") != "Job")
+    return "expected apiVersion batch/v1, kind Job (other kinds: POST /v1/jobs, sluice submit)";
+  return {};
+}
+
+}  // namespace
+
+void Server::kube_jobs(const kube::Call& c, net::Response& res) {
+  const auto now = now_ns();
+  json out;
+  {
+    std::lock_guard lk(state_->mu());
+    const Config& cfg = state_->config();
+    if (!c.path.name.empty()) {
+      const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
+      if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
+      json o = kube::job_object(*r, cfg, now);
+      json cells = kube::job_row(*r, o, now);
+      out = kube::single(c, job_columns(), std::move(o), std::move(cells));
+    } else {
+      kube::Listing list(c, job_columns());
+      const auto next = kube_scan(
+          c, [&] { return list.full(); },
+          [&](const JobRecord& r) {
+            json o = kube::job_object(r, cfg, now);
+            list.add(std::move(o), [&] { return kube::job_row(r, o, now); });
+          });
+      out = list.done("JobList", next);
+    }
+  }
+  reply(res, 200, out);
+}
+
+// POST /apis/batch/v1/namespaces/{ns}/jobs: 201 with the Job once it is on disk.
+void Server::kube_create_job(const kube::Call& c, net::Response& res) {
+  if (c.req.has_param("dryRun"))
+    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
+  if (!may_write(res)) return kube::to_status(res);
+  Submission sub{.caller = c.caller, .default_namespace = c.path.ns, .unique_names = true};
+  if (!parse_submission(c.req, res, &sub)) return kube::to_status(res);
+  if (auto why = job_body_refusal(c.req); !why.empty()) return kube::fail_status(res, 400, why);
+  for (const auto& j : sub.parsed.jobs)
+    if (j.namespace_ != c.path.ns)
+      return kube::fail_status(res, 400,
+                               "the namespace of the provided object does not match the "
+                               "namespace sent on the request");
+  const auto ids = commit_submission(sub, res);
+  if (ids.empty()) {
+    kube::to_status(res);
+    if (res.status == 409)
+      kube::fail_status(res, 409, json::parse(res.body)["message"], "AlreadyExists");
+    return;
+  }
+  json job;
+  {
+    std::lock_guard lk(state_->mu());
+    const JobRecord* r = state_->find(ids.front());
+    if (!r) return kube::fail_status(res, 500, "the job ended before it could be shown");
+    job = kube::job_object(*r, state_->config(), now_ns());
+  }
+  reply(res, 201, job);
+  for (size_t i = 0; i < sub.parsed.notes.size() && i < 10; ++i)
+    res.headers.emplace_back("Warning", warning(sub.parsed.notes[i]));
+}
+
+// DELETE .../jobs/{name}: cancels an unfinished job; drops a finished one's record.
+void Server::kube_delete_job(const kube::Call& c, net::Response& res) {
+  if (c.req.has_param("dryRun"))
+    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
+  if (!may_write(res)) return kube::to_status(res);
+  uint64_t ticket = 0;
+  json details;
+  {
+    std::lock_guard lk(state_->mu());
+    const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
+    if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
+    const JobId id = r->job.id;
+    details = {{"name", c.path.name},
+               {"group", "batch"},
+               {"kind", "jobs"},
+               {"uid", "sluice-job-" + std::to_string(id)}};
+    std::string err;
+    const int status = is_terminal(r->state) ? state_->forget_finished(id, &err, &ticket)
+                                             : state_->cancel(id, now_ns(), &err, &ticket);
+    if (status != 200) return kube::fail_status(res, status, err);
+  }
+  if (ticket && !store_->wait(ticket))
+    return kube::fail_status(res, 503, "the deletion could not be written: " + refusal());
+  kick();
+  json s = kube::status_object(200, "");
+  s["details"] = details;
+  reply(res, 200, s);
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,173 @@
+// Discovery (docs/kubernetes.md): /version, /api, /apis and each group-version's resource
+// list, which kubectl reads to map `kubectl get wl` to /apis/kueue.x-k8s.io/v1beta1/.../
+// workloads. kubectl asks for aggregated discovery first (apidiscovery.k8s.io/v2); these are
+// answered as plain application/json, so it falls back to the documents below.
+#include <algorithm>
+
+#include "build_info.h"
+#include "server/http/kube.h"
+
+namespace sluice::server::kube {
+
+namespace {
+
+const std::vector<std::string> kRead = {"get", "list"};
+
+std::vector<Kind> make_kinds() {
+  const std::string kq = kKueueGroup, kv = kKueueVersion;
+  return {
+      {"", "v1", "namespaces", "namespace", "Namespace", false, kRead, {"ns"}, {}},
+      {"", "v1", "nodes", "node", "Node", false, kRead, {"no"}, {}},
+      {"", "v1", "pods", "pod", "Pod", true, kRead, {"po"}, {"all"}},
+      {"", "v1", "pods/log", "", "Pod", true, {"get"}, {}, {}},
+      {"batch", "v1", "jobs", "job", "Job", true, {"create", "delete", "get", "list"}, {}, {"all"}},
+      {kq, kv, "workloads", "workload", "Workload", true, kRead, {"wl"}, {"kueue"}},
+      {kq, kv, "clusterqueues", "clusterqueue", "ClusterQueue", false, kRead, {"cq"}, {"kueue"}},
+      {kq,
+       kv,
+       "localqueues",
+       "localqueue",
+       "LocalQueue",
+       true,
+       kRead,
+       {"queue", "queues", "lq"},
+       {"kueue"}},
+      {kq,
+       kv,
+       "resourceflavors",
+       "resourceflavor",
+       "ResourceFlavor",
+       false,
+       kRead,
+       {"flavor", "flavors", "rf"},
+       {"kueue"}},
+      {kq,
+       kv,
+       "workloadpriorityclasses",
+       "workloadpriorityclass",
+       "WorkloadPriorityClass",
+       false,
+       kRead,
+       {},
+       {"kueue"}},
+  };
+}
+
+json group_version(const std::string& gv, const std::string& v) {
+  return {{"groupVersion", gv}, {"version", v}};
+}
+
+}  // namespace
+
+const std::vector<Kind>& kinds() {
+  static const std::vector<Kind> all = make_kinds();
+  return all;
+}
+
+const Kind* find_kind(const std::string& group, const std::string& version,
+                      const std::string& resource) {
+  for (const auto& k : kinds())
+    if (k.group == group && k.version == version && k.resource == resource) return &k;
+  return nullptr;
+}
+
+json version_info() {
+  return {{"major", "1"},
+          {"minor", "32"},
+          {"gitVersion", std::string("v1.32.0+sluice-") + build_version()},
+          {"gitCommit", build_commit()},
+          {"gitTreeState", "clean"},
+          {"buildDate", ""},
+          {"goVersion", ""},
+          {"compiler", "sluice"},
+          {"platform", "linux/amd64"}};
+}
+
+json api_versions(const std::string& host) {
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
+          {"serverAddressByClientCIDRs",
+           json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", host}}})}};
+}
+
+json group_list() {
+  json groups = json::array();
+  for (const std::string& g : {std::string("batch"), std::string(kKueueGroup)}) {
+    const std::string v = g == "batch" ? "v1" : kKueueVersion;
+    const json gv = group_version(g + "/" + v, v);
+    groups.push_back({{"name", g}, {"versions", json::array({gv})}, {"preferredVersion", gv}});
+  }
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
+}
+
+std::optional<json> resource_list(const std::string& group, const std::string& version) {
+  json resources = json::array();
+  for (const auto& k : kinds()) {
+    if (k.group != group || k.version != version) continue;
+    json r = {{"name", k.resource},
+              {"singularName", k.singular},
+              {"namespaced", k.namespaced},
+              {"kind", k.kind},
+              {"verbs", k.verbs}};
+    if (!k.short_names.empty()) r["shortNames"] = k.short_names;
+    if (!k.categories.empty()) r["categories"] = k.categories;
+    resources.push_back(std::move(r));
+  }
+  if (resources.empty()) return std::nullopt;
+  return json{{"kind", "APIResourceList"},
+              {"apiVersion", "v1"},
+              {"groupVersion", group.empty() ? version : group + "/" + version},
+              {"resources", resources}};
+}
+
+namespace {
+
+// "api/v1", "apis/batch/v1", ...: the group-versions served.
+std::vector<std::string> group_version_paths() {
+  return {"api/v1", "apis/batch/v1", std::string("apis/") + kKueueGroup + "/" + kKueueVersion};
+}
+
+// The operation kubectl's query-parameter check looks for: the kind's, with fieldValidation.
+json operation(const Kind& k, const std::string& action, const std::string& note) {
+  return {{"operationId", action + k.kind},
+          {"description", note},
+          {"parameters", json::array({{{"name", "fieldValidation"},
+                                       {"in", "query"},
+                                       {"schema", {{"type", "string"}}},
+                                       {"uniqueItems", true}}})},
+          {"responses", {{"201", {{"description", "Created"}}}}},
+          {"x-kubernetes-action", action},
+          {"x-kubernetes-group-version-kind",
+           {{"group", k.group}, {"version", k.version}, {"kind", k.kind}}}};
+}
+
+}  // namespace
+
+json openapi_index() {
+  json paths = json::object();
+  for (const auto& p : group_version_paths())
+    paths[p] = {{"serverRelativeURL", "/openapi/v3/" + p + "?hash=" + build_commit()}};
+  return {{"paths", paths}};
+}
+
+std::optional<json> openapi_document(const std::string& gv_path) {
+  const auto all = group_version_paths();
+  if (std::find(all.begin(), all.end(), gv_path) == all.end()) return std::nullopt;
+  json paths = json::object();
+  for (const auto& k : kinds()) {
+    const std::string prefix = k.group.empty() ? "api/" + k.version : "apis/" + k.api_version();
+    if (prefix != gv_path || std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end())
+      continue;
+    // kubectl (1.32) reads the fieldValidation parameter off the kind's PATCH operation; sluice
+    // answers PATCH with 405 MethodNotAllowed (docs/kubernetes.md), and validates creations.
+    paths["/" + prefix + "/namespaces/{namespace}/" + k.resource] = {
+        {"post", operation(k, "post", "create: validated by sluice's job reader")},
+        {"patch", operation(k, "patch", "not served by sluice yet: 405 MethodNotAllowed")}};
+  }
+  return json{{"openapi", "3.0.0"},
+              {"info", {{"title", "sluice"}, {"version", build_version()}}},
+              {"paths", paths},
+              {"components", {{"schemas", json::object()}}}};
+}
+
+}  // namespace sluice::server::kube

@@ -1,0 +1,104 @@
+// GET /api/v1/namespaces/{ns}/pods/{pod}/log (docs/kubernetes.md): the pod's log through the
+// agents' own channel, as GET /v1/jobs/{id}/logs (logs.cc): the reader is parked without a
+// thread until the agent answers. tailLines and limitBytes are applied to the answer;
+// follow=true is served for a pod that ended (its log is complete, as Kubernetes ends the
+// stream there) and refused for a running one: sluice does not stream logs yet.
+#include "server/http/kube.h"
+#include "server/http/reply.h"
+#include "server/http/util.h"
+#include "server/server.h"
+
+namespace sluice::server {
+
+namespace kube {
+
+std::string last_lines(std::string_view log, int64_t n) {
+  if (n < 0) return std::string(log);
+  if (n == 0) return {};
+  size_t end = log.size();
+  if (end > 0 && log[end - 1] == '\n') --end;  // the last line's own newline
+  size_t start = end;
+  for (int64_t seen = 0; start > 0; --start)
+    if (log[start - 1] == '\n' && ++seen > n - 1) break;
+  return std::string(log.substr(start));
+}
+
+void shape_log(net::Response& res, int64_t tail_lines, int64_t limit_bytes) {
+  if (res.status >= 300) return to_status(res);
+  if (tail_lines >= 0) res.body = last_lines(res.body, tail_lines);
+  if (limit_bytes >= 0 && res.body.size() > static_cast<size_t>(limit_bytes))
+    res.body.resize(static_cast<size_t>(limit_bytes));
+}
+
+}  // namespace kube
+
+namespace {
+
+struct KubeLogQuery {
+  int64_t tail_lines = -1, limit_bytes = -1;
+  bool follow = false;
+};
+
+// tailLines, limitBytes, follow (`container` names the pod's one container); what sluice cannot
+// honour is refused, not ignored.
+std::string read_kube_log_query(const net::Request& req, KubeLogQuery* q) {
+  for (const char* no : {"sinceSeconds", "sinceTime", "timestamps", "previous"})
+    if (req.has_param(no) && req.get_param_value(no) != "false")
+      return std::string(no) +
+             ": not supported by sluice yet (its logs carry no timestamps, "
+             "and its pods do not restart)";
+  for (auto [key, out] : {std::pair{"tailLines", &q->tail_lines}, {"limitBytes", &q->limit_bytes}})
+    if (req.has_param(key)) {
+      auto n = parse_id(req.get_param_value(key));
+      if (!n || *n > (JobId{1} << 62))
+        return std::string(key) + ": expected a non-negative integer";
+      *out = static_cast<int64_t>(*n);
+    }
+  q->follow = req.get_param_value("follow") == "true";
+  return {};
+}
+
+}  // namespace
+
+// On a worker: parks the reader (false), or writes the answer to send now (true).
+bool Server::kube_ask_log(const net::Request& req, const net::Responder& r, net::Response& res) {
+  auto caller = caller_of(req, res);
+  if (!caller) return kube::to_status(res), true;
+  const std::string ns = req.matches[1], pod = req.matches[2];
+  kube::Call c{.req = req, .caller = *caller};
+  c.path = {.version = "v1", .ns = ns, .resource = "pods", .name = pod, .sub = "log"};
+  if (!caller->sees(ns)) return reply(res, 403, kube::forbidden(c, "get", ns)), true;
+  KubeLogQuery q;
+  if (auto why = read_kube_log_query(req, &q); !why.empty())
+    return kube::fail_status(res, 400, why), true;
+  const auto split = kube::split_pod_name(pod);
+  std::lock_guard lk(state_->mu());
+  const JobRecord* rec = split ? kube_job_named(ns, split->first) : nullptr;
+  if (!rec || split->second >= rec->pods.size())
+    return reply(res, 404, kube::not_found(c, pod)), true;
+  const auto index = static_cast<int32_t>(split->second);
+  const PodRun& run = rec->pods[split->second];
+  if (q.follow && !run.exited && !is_terminal(rec->state))
+    return kube::fail_status(res, 400,
+                             "follow: sluice does not stream logs yet; read them without -f "
+                             "(docs/kubernetes.md)"),
+           true;
+  ServerState::LogPart part{.max_bytes = static_cast<int64_t>(options_.log_max_bytes)};
+  if (q.tail_lines >= 0)
+    part.tail_bytes = part.max_bytes;  // lines are cut on the answer
+  else if (q.limit_bytes >= 0)
+    part.offset = 0, part.max_bytes = std::min(part.max_bytes, q.limit_bytes);
+  const auto ask = state_->request_log(rec->job.id, index, part);
+  if (!ask.id) return kube::fail_status(res, ask.status, ask.error), true;
+  std::lock_guard wl(log_readers_mu_);
+  log_readers_.emplace(
+      ask.id, LogReader{.responder = r,
+                        .deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10),
+                        .node = run.node,
+                        .kube = true,
+                        .tail_lines = q.tail_lines,
+                        .limit_bytes = q.limit_bytes});
+  return false;
+}
+
+}  // namespace sluice::server
