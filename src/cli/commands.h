@@ -8,10 +8,11 @@ namespace sluice::cli {
 
 void register_check(CLI::App& app);
 void register_plan(CLI::App& app);
-void register_serve(CLI::App& app);   // serve (serve_cmd.cc)
-void register_up(CLI::App& app);      // up (up_cmd.cc)
-void register_agent(CLI::App& app);   // agent (agent_cmd.cc)
-void register_client(CLI::App& app);  // submit, run, jobs, queues, nodes, cancel, logs, explain
+void register_serve(CLI::App& app);       // serve (serve_cmd.cc)
+void register_up(CLI::App& app);          // up (up_cmd.cc)
+void register_agent(CLI::App& app);       // agent (agent_cmd.cc)
+void register_client(CLI::App& app);      // submit, run, jobs, queues, nodes, cancel, logs, explain
+void register_kubeconfig(CLI::App& app);  // kubeconfig (kubeconfig_cmd.cc)
 
 // The running `sluice` binary (/proc/self/exe), which agents start their fencer with.
 std::string self_exe();

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   sluice::cli::register_up(app);
   sluice::cli::register_agent(app);
   sluice::cli::register_client(app);
+  sluice::cli::register_kubeconfig(app);
 #ifdef SLUICE_HAVE_SIM
   sluice::sim::register_commands(app);
 #endif
