@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# The real kubectl against `sluice serve` (issue 36, first slice; docs/kubernetes.md): a
+# kubeconfig from `sluice kubeconfig`, `kubectl get nodes`, Kueue's sample batch/v1 Job created
+# as published (generateName, the queue-name label), jobs, pods and workloads listed, the job
+# waited for until Complete, its logs, AlreadyExists, a pending Job's Workload saying why, delete,
+# and a token of another namespace Forbidden. kubectl sends a token only over https: a small
+# TLS terminator (tls_proxy.py) stands in front of the server, as nginx would.
+set -euo pipefail
+: "${SLUICE_BIN:?}"
+command -v kubectl >/dev/null || { echo "kubectl missing: skip"; exit 77; }
+command -v openssl >/dev/null || { echo "openssl missing: skip"; exit 77; }
+command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in server agent proxy; do echo "--- $f log" >&2; tail -30 "$tmp/$f.log" >&2 || true; done
+  exit 1
+}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+tls_port=$(free_port)
+export SLUICE_SERVER=http://127.0.0.1:$port
+
+cat >"$tmp/config.yaml" <<'YAML'
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: kube}
+spec:
+  nodeGroups:
+  - {namePrefix: n, count: 1, cpu: 16, memory: 64Gi, gpus: {count: 4, model: H100}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  sluice: {runImagesOnHost: true}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 9}
+      - {name: memory, nominalQuota: 36Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: user-queue, namespace: default}
+spec: {clusterQueue: cluster-queue}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: user-queue, namespace: team-b}
+spec: {clusterQueue: cluster-queue}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: ServerAuth
+metadata: {name: tokens}
+spec:
+  joinToken: join-token-for-kubectl-0123
+  tokens:
+  - {name: alice, token: alice-token-0123456789, role: member, namespaces: [default]}
+  - {name: bob, token: bob-token-012345678901, role: member, namespaces: [team-b]}
+YAML
+
+"$SLUICE_BIN" serve --config "$tmp/config.yaml" --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
+  --heartbeat-ms 200 --cycle-interval-ms 200 >"$tmp/server.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 300); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "server not ready"
+SLUICE_JOIN_TOKEN=join-token-for-kubectl-0123 "$SLUICE_BIN" agent --server "$SLUICE_SERVER" \
+  --name n0 --gpus fake:4xH100 --state-dir "$tmp/agent" --heartbeat-ms 200 >"$tmp/agent.log" 2>&1 &
+pids+=($!)
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 1 \
+  -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 || fail "openssl"
+python3 "$here/tls_proxy.py" "$tmp/cert.pem" "$tmp/key.pem" "$tls_port" "$port" >"$tmp/proxy.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do grep -q listening "$tmp/proxy.log" && break; sleep 0.1; done
+
+# The kubeconfigs, one per token (the file is the owner's only: it holds the token).
+"$SLUICE_BIN" kubeconfig --server "https://127.0.0.1:$tls_port" --certificate-authority \
+  "$tmp/cert.pem" --token alice-token-0123456789 -n default -o "$tmp/alice.kubeconfig" 2>/dev/null ||
+  fail "sluice kubeconfig"
+[[ $(stat -c %a "$tmp/alice.kubeconfig") == 600 ]] || fail "kubeconfig mode $(stat -c %a "$tmp/alice.kubeconfig")"
+echo bob-token-012345678901 >"$tmp/bob.token"
+"$SLUICE_BIN" kubeconfig --server "https://127.0.0.1:$tls_port" --certificate-authority \
+  "$tmp/cert.pem" --token-file "$tmp/bob.token" -n team-b >"$tmp/bob.kubeconfig" 2>/dev/null
+export KUBECONFIG=$tmp/alice.kubeconfig
+k() { kubectl --request-timeout=30s "$@"; }
+refused() { k "$@" 2>&1 && echo "(it succeeded)" || true; }  # a call that must fail: its words
+
+# 1. Nodes, once the agent registered: Ready, with the GPUs as nvidia.com/gpu.
+# (Output is read whole before grep looks at it: a grep -q that stops early would cut kubectl.)
+for _ in $(seq 1 300); do grep -q "^n0 *Ready" <<<"$(k get nodes 2>&1)" && break; sleep 0.1; done
+out=$(k get nodes 2>&1)
+grep -q "^n0 *Ready" <<<"$out" || fail "kubectl get nodes: $out"
+[[ $(k get node n0 -o jsonpath='{.status.capacity.nvidia\.com/gpu}') == 4 ]] ||
+  fail "node capacity: $(k get node n0 -o json)"
+out=$(k api-resources 2>&1)
+grep -q "workloads *wl *kueue.x-k8s.io/v1beta1 *true *Workload" <<<"$out" || fail "api-resources: $out"
+
+# 2. Kueue's sample Job as published (generateName, suspend, the queue-name label).
+cat >"$tmp/sample-job.yaml" <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata:
+  generateName: sample-job-
+  namespace: default
+  labels:
+    kueue.x-k8s.io/queue-name: user-queue
+spec:
+  parallelism: 3
+  completions: 3
+  suspend: true
+  template:
+    spec:
+      containers:
+      - name: dummy-job
+        image: gcr.io/k8s-staging-perf-tests/sleep:v0.1.0
+        command: ["sh", "-c", "echo hello from kubectl; echo second line; sleep 1"]
+        resources:
+          requests:
+            cpu: 1
+            memory: "200Mi"
+      restartPolicy: Never
+YAML
+k create -f "$tmp/sample-job.yaml" >"$tmp/out" 2>&1 || fail "create: $(cat "$tmp/out")"
+job=$(sed -n 's|^job.batch/\(sample-job-[a-z0-9]*\) created$|\1|p' "$tmp/out")
+[[ -n $job ]] || fail "create said: $(cat "$tmp/out")"
+k get jobs,pods,workloads >"$tmp/out" 2>&1 || fail "get jobs,pods,workloads: $(cat "$tmp/out")"
+grep -q "job.batch/$job" "$tmp/out" && grep -q "workload.kueue.x-k8s.io/job-$job-" "$tmp/out" ||
+  fail "listing: $(cat "$tmp/out")"
+head -1 "$tmp/out" | grep -q "NAME *STATUS *COMPLETIONS *DURATION *AGE" || fail "job columns: $(cat "$tmp/out")"
+out=$(k get workloads 2>&1)
+grep -q "^NAME *QUEUE *RESERVED IN *ADMITTED *FINISHED *AGE" <<<"$out" || fail "workload columns: $out"
+for _ in $(seq 1 600); do
+  [[ $(k get job "$job" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}') == True ]] && break
+  sleep 0.2
+done
+[[ $(k get job "$job" -o jsonpath='{.status.succeeded}') == 3 ]] || fail "not complete: $(k get job "$job" -o yaml)"
+out=$(k get job "$job" 2>&1)
+grep -q "Complete *3/3" <<<"$out" || fail "job row: $out"
+out=$(k get pods 2>&1)
+grep -q "$job-2 *0/1 *Completed" <<<"$out" || fail "pods: $out"
+wl=$(k get workloads -o jsonpath='{.items[0].metadata.name}')
+[[ $(k get workload "$wl" -o jsonpath='{.status.conditions[?(@.type=="Finished")].reason}') == Succeeded ]] ||
+  fail "workload: $(k get workload "$wl" -o yaml)"
+[[ $(k logs "$job-0") == $'hello from kubectl\nsecond line' ]] || fail "logs: $(k logs "$job-0" 2>&1)"
+[[ $(k logs "$job-1" --tail=1) == "second line" ]] || fail "logs --tail: $(k logs "$job-1" --tail=1 2>&1)"
+out=$(k logs "job/$job" 2>&1)
+grep -q "hello from kubectl" <<<"$out" || fail "logs job/: $out"
+
+# 3. A long job by name: a second create of the name is AlreadyExists; one that does not fit
+#    waits, and its Workload says why; delete cancels, and the job is gone.
+sed 's/generateName: sample-job-/name: long/; s/sleep 1/sleep 300/' "$tmp/sample-job.yaml" >"$tmp/long.yaml"
+k create -f "$tmp/long.yaml" >/dev/null 2>&1 || fail "create long"
+out=$(refused create -f "$tmp/long.yaml")
+grep -q 'AlreadyExists.*jobs.batch "long" already exists' <<<"$out" || fail "AlreadyExists: $out"
+sed 's/name: long/name: waits/; s/cpu: 1$/cpu: 3/' "$tmp/long.yaml" >"$tmp/waits.yaml"
+k create -f "$tmp/waits.yaml" >/dev/null 2>&1 || fail "create waits"
+for _ in $(seq 1 300); do
+  why=$(k get workloads -o jsonpath='{.items[?(@.spec.queueName=="user-queue")].status.conditions[?(@.reason=="Pending")].message}')
+  [[ -n $why ]] && break
+  sleep 0.1
+done
+[[ -n $why ]] || fail "no pending reason: $(k get workloads -o yaml)"
+out=$(k get job waits 2>&1)
+grep -q "Suspended" <<<"$out" || fail "pending job not Suspended: $out"
+# Verbs not served yet say so (405), never a pretended success.
+out=$(refused patch job long -p '{"spec":{"suspend":true}}')
+grep -q MethodNotAllowed <<<"$out" || fail "patch: $out"
+out=$(k delete job waits long 2>&1)
+grep -q 'job.batch "long" deleted' <<<"$out" || fail "delete: $out"
+out=$(refused get job long)
+grep -q 'NotFound' <<<"$out" || fail "deleted job still there: $out"
+k delete job "$job" >/dev/null || fail "delete a finished job"
+[[ -z $(k get jobs -o name) ]] || fail "jobs left: $(k get jobs -o name)"
+
+# 4. Another namespace's token: Forbidden in default, its own namespace empty.
+export KUBECONFIG=$tmp/bob.kubeconfig
+out=$(refused get jobs -n default)
+grep -q 'Forbidden.*User "bob" cannot list resource "jobs"' <<<"$out" || fail "bob in default: $out"
+out=$(refused create -f "$tmp/sample-job.yaml")
+grep -q Forbidden <<<"$out" || fail "bob creates in default: $out"
+out=$(k get jobs 2>&1)
+grep -q "No resources found in team-b namespace" <<<"$out" || fail "bob's own: $out"
+echo "PASS"
