@@ -15,7 +15,7 @@ _sluice() {
     words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
   fi
   local commands="submit run sbatch jobs queues nodes cancel hold release requeue logs explain
-    history usage config snapshot plan check serve up agent sim gateway"
+    history usage config snapshot plan check serve up agent kubeconfig sim gateway"
   local common="--server --token --json --help"
   local states="pending running succeeded failed cancelled rejected"
   local cmd="" i
@@ -43,7 +43,10 @@ _sluice() {
     sbatch) opts="--dry-run --namespace -J -p --partition -G --gpus --gpus-per-node --gres -N -n
       -c --mem -t --time -a --array -d --dependency -o --output -e --error -D --chdir --export -H
       --hold" ;;
-    jobs) opts="--state -s --queue -q --namespace -n --user -u --limit --wide -w --start" ;;
+    jobs) opts="--state -s -t --states --queue -q -p --partition --namespace -n --user -u --me
+      --jobs -j --array -r --limit --wide -w --start" ;;
+    kubeconfig) opts="--server --token --token-file --namespace -n --name --certificate-authority
+      --insecure-skip-tls-verify -o --output" ;;
     history | usage) opts="--user -u --namespace -n --queue -q --state -s --name -J --since -S
       --until -E --limit --period --by" ;;
     cancel) opts="--name -J --state -s --user -u --namespace -n --queue -q" ;;
