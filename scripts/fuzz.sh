@@ -37,7 +37,15 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [ ! -f build-fuzz/build.ninja ]; then
   cmake -S tests/fuzz -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" >/dev/null
 fi
-cmake --build build-fuzz -j"${SLUICE_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}" >/dev/null
+# Quiet unless it fails: then the compiler's and linker's errors, not a bare exit status.
+build_log=$(mktemp)
+if ! cmake --build build-fuzz -j"${SLUICE_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}" \
+  >"$build_log" 2>&1; then
+  grep -E "error|undefined reference|FAILED" "$build_log" | head -40 >&2
+  echo "fuzz: the build of the targets failed (whole log: $build_log)" >&2
+  exit 1
+fi
+rm -f "$build_log"
 
 # 2. Seeds, and a working corpus per target that the run may grow.
 work=$(mktemp -d)
