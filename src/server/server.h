@@ -135,6 +135,10 @@ class Server {
   std::string caller_key(const net::RequestHead& h) const;
   // The caller of a /v1 request (its token), or nullopt with a 401 written.
   std::optional<Caller> caller_of(const net::Request& req, net::Response& res) const;
+  // The caller when it is an admin, else nullopt with a 401 or a 403 written ("only an admin
+  // token may " + what).
+  std::optional<Caller> admin_of(const net::Request& req, net::Response& res,
+                                 const char* what) const;
   // A job the caller may see (call with the state lock held), or nullptr with a 404 written.
   const JobRecord* visible_job(const Caller& c, const std::string& id_text,
                                net::Response& res) const;

@@ -37,8 +37,8 @@
 #include <set>
 #include <sstream>
 
-#include "config/state/admitted.h"
 #include "config/loader.h"
+#include "config/state/admitted.h"
 #include "core/cycle/scheduler.h"
 
 namespace sluice {

@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "core/cycle/budget_ledger.h"
-#include "core/decision/decisions.h"
 #include "core/cycle/pooled_set.h"
-#include "core/decision/records.h"
 #include "core/cycle/reservation.h"
+#include "core/decision/decisions.h"
+#include "core/decision/records.h"
 #include "core/flavor/assigner.h"
 #include "core/model/config.h"
 #include "core/order/score.h"

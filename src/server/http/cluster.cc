@@ -43,9 +43,8 @@ void Server::get_local_queues(const net::Request& req, net::Response& res) {
 // directory (node-credential); the next agent to register that name with the join token
 // becomes the node.
 void Server::reset_node_credential(const net::Request& req, net::Response& res) {
-  auto caller = caller_of(req, res);
+  auto caller = admin_of(req, res, "reset a node");
   if (!caller) return;
-  if (!caller->admin) return fail(res, 403, "only an admin token may reset a node");
   const std::string node = req.matches[1];
   uint64_t ticket = 0;
   int status = 0;
@@ -78,9 +77,8 @@ std::string read_hold_reason(const std::string& body, std::string* reason) {
 // POST /v1/nodes/{node}/cordon | drain | resume: an admin takes a node out of scheduling or
 // puts it back (Slurm's drain / resume).
 void Server::hold_node(const net::Request& req, net::Response& res) {
-  auto caller = caller_of(req, res);
+  auto caller = admin_of(req, res, "cordon or drain a node");
   if (!caller) return;
-  if (!caller->admin) return fail(res, 403, "only an admin token may cordon or drain a node");
   const std::string node = req.matches[1];
   const std::string verb = req.matches[2];
   std::string reason;

@@ -8,32 +8,16 @@ namespace sluice::server {
 
 using nlohmann::json;
 
-namespace {
-
-// The caller when it is an admin, else nullopt with a 401 or 403 written (`what`: what it may
-// not do, for the message).
-std::optional<Caller> admin_only(const std::optional<Caller>& caller, net::Response& res,
-                                 const char* what) {
-  if (!caller) return std::nullopt;
-  if (!caller->admin) {
-    fail(res, 403, std::string("only an admin token may ") + what);
-    return std::nullopt;
-  }
-  return caller;
-}
-
-}  // namespace
-
 void Server::routes_config() {
   auto& h = *http_;
   h.Get("/v1/config", [this](const net::Request& req, net::Response& res) {
-    if (!admin_only(caller_of(req, res), res, "read the configuration")) return;
+    if (!admin_of(req, res, "read the configuration")) return;
     std::lock_guard lk(state_->mu());
     res.set_content(config_text_, "application/yaml");
   });
   // The live state as `sluice plan` reads it (state_export.h).
   h.Get("/v1/state", [this](const net::Request& req, net::Response& res) {
-    if (!admin_only(caller_of(req, res), res, "export the state")) return;
+    if (!admin_of(req, res, "export the state")) return;
     std::string text;
     {
       std::lock_guard lk(state_->mu());
@@ -42,7 +26,7 @@ void Server::routes_config() {
     res.set_content(text, "application/yaml");
   });
   h.Put("/v1/config", [this](const net::Request& req, net::Response& res) {
-    auto caller = admin_only(caller_of(req, res), res, "change the configuration");
+    auto caller = admin_of(req, res, "change the configuration");
     if (!caller) return;
     auto out = apply_config({Source{"request", req.body}});
     if (out.status != 200) return fail(res, out.status, out.error, out.details);
@@ -58,7 +42,7 @@ void Server::routes_config() {
     reply(res, 200, json{{"applied", true}, {"warnings", out.warnings}});
   });
   h.Post("/v1/config/reload", [this](const net::Request& req, net::Response& res) {
-    if (!admin_only(caller_of(req, res), res, "change the configuration")) return;
+    if (!admin_of(req, res, "change the configuration")) return;
     const auto out = reload_config();
     if (out.status != 200) return fail(res, out.status, out.error, out.details);
     reply(res, 200,

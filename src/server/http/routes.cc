@@ -28,6 +28,16 @@ std::optional<Caller> Server::caller_of(const net::Request& req, net::Response& 
   return c;
 }
 
+std::optional<Caller> Server::admin_of(const net::Request& req, net::Response& res,
+                                       const char* what) const {
+  auto c = caller_of(req, res);
+  if (c && !c->admin) {
+    fail(res, 403, std::string("only an admin token may ") + what);
+    return std::nullopt;
+  }
+  return c;
+}
+
 const JobRecord* Server::visible_job(const Caller& c, const std::string& id_text,
                                      net::Response& res) const {
   auto id = parse_id(id_text);

@@ -2,9 +2,9 @@
 // loaded into a scheduler through restore_running, and written back by write_state().
 #include <gtest/gtest.h>
 
-#include "config_test_util.h"
 #include "config/state/admitted.h"
 #include "config/state/state_writer.h"
+#include "config_test_util.h"
 #include "core/cycle/scheduler.h"
 
 namespace sluice {

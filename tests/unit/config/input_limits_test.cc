@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "config_test_util.h"
 #include "config/parse_jobs.h"
 #include "config/yaml_documents.h"
+#include "config_test_util.h"
 
 namespace sluice {
 namespace input_limits_test {  // its own: the unit tests build in unity batches

@@ -7,9 +7,9 @@
 #include <rapidcheck/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "config_test_util.h"
 #include "config/json_documents.h"
 #include "config/parse_jobs.h"
+#include "config_test_util.h"
 
 namespace sluice {
 namespace {
