@@ -26,7 +26,12 @@ fi
 # rules were chosen (other seeds, loads 1.1-1.4, all strict at 1.1/1.2, best-effort 0.5 at 1.3).
 # NEW3: 8 variants first run at the end of the thirteenth session, after its change was chosen
 # (seeds 24-31; not in `all`, whose 43 make the tables of docs/simulator.md).
-# SET=tune|heldout|new|new2|new3|all (default all) picks the list.
+# DEADLINE: strict-heavy and deadline-heavy variants (issue 39: a public Chronus trace where most
+# jobs are strict with deadlines), first run in the twenty-second session, not tuned on and not
+# in `all`: every job strict or nine in ten, deadlines' slack beyond the run time halved or
+# quartered (`slack=F`), at loads 1 to 1.2, other seeds. Their summary adds the share of strict
+# deadlines met.
+# SET=tune|heldout|new|new2|new3|deadline|all (default all) picks the list.
 tune="base load=1.2 load=1.5 strict strict,load=1.2 resample,seed=1 resample,seed=3
 resample,best-effort=0.5,load=1.2,seed=6"
 heldout="resample,seed=2 load=0.8 best-effort=0.2 best-effort=0.5 best-effort=0.8
@@ -44,14 +49,20 @@ new3="resample,seed=24 resample,load=1.2,seed=25 shift-vcs,load=1.3,seed=26
 best-effort=0.4,load=1.1,seed=27 resample,best-effort=0.7,load=1.2,seed=28
 resample,strict,load=1.3,seed=29 shift-vcs,best-effort=0.3,load=1.4,seed=30
 resample,load=0.9,seed=31"
+deadline="strict,slack=0.5 strict,slack=0.25 best-effort=0.1 best-effort=0.1,slack=0.5
+slack=0.5 strict,load=1.1,slack=0.5 resample,strict,slack=0.5,seed=32
+strict,shift-vcs,slack=0.5,seed=33 resample,best-effort=0.1,load=1.1,seed=34
+resample,best-effort=0.15,slack=0.25,seed=35 strict,load=1.2,slack=0.25 best-effort=0.05,slack=2"
 case ${SET:-all} in
   tune) default_variants=$tune ;;
   heldout) default_variants=$heldout ;;
   new) default_variants=$new ;;
   new2) default_variants=$new2 ;;
   new3) default_variants=$new3 ;;
+  deadline) default_variants=$deadline ;;
   all) default_variants="$tune $heldout $new $new2" ;;
-  *) echo "philly_variants.sh: SET must be tune, heldout, new, new2, new3 or all" >&2; exit 2 ;;
+  *) echo "philly_variants.sh: SET must be tune, heldout, new, new2, new3, deadline or all" >&2
+    exit 2 ;;
 esac
 variants=${VARIANTS:-$default_variants}
 configs=${CONFIGS:-examples/philly/queues-kueue.yaml examples/philly/queues-sluice.yaml}
@@ -82,7 +93,9 @@ base, full = configs[0], configs[-1]
 runs = {}  # variant -> config -> replica -> figures
 def figures(r):
     w = r["by_priority_class"].get("high", {}).get("wait_s", {})
-    return (w.get("p99", 0), w.get("max", 0), r["utilisation"], r["jain_fairness_contended"])
+    d = r["by_priority_class"].get("high", {}).get("deadlines", {})
+    return (w.get("p99", 0), w.get("max", 0), r["utilisation"], r["jain_fairness_contended"],
+            d.get("satisfaction", 0))
 for key, r in report.items():
     variant, config = key.rsplit(" ", 1)
     rep = re.search(r",jitter=[^,]*,replica=(\d+)$", variant)
@@ -103,9 +116,9 @@ def paired(kr, sr):
     se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
     return statistics.fmean(d), 2 * se
 print("| variant | strict p99: Kueue-like / sluice | strict max wait | utilisation "
-      "| Jain (contended) | p99 holds |" +
+      "| Jain (contended) | strict deadlines met | p99 holds |" +
       (" single runs held | p99 difference (paired, ± 2 SE) |" if replicated else ""))
-print("|---|---|---|---|---|---|" + ("---|---|" if replicated else ""))
+print("|---|---|---|---|---|---|---|" + ("---|---|" if replicated else ""))
 wins, noise = 0, 0
 for variant, by in runs.items():
     kr, sr = by[base], by[full]
@@ -116,7 +129,7 @@ for variant, by in runs.items():
     wins += ok
     line = (f"| {variant} | {p99(ks, k[0])} / {p99(ss, s[0])} | {m(k[1])} / {m(s[1])} "
             f"| {100 * k[2]:.1f}% / {100 * s[2]:.1f}% | {k[3]:.3f} / {s[3]:.3f} "
-            f"| {'yes' if ok else '**no**'} |")
+            f"| {100 * k[4]:.1f}% / {100 * s[4]:.1f}% | {'yes' if ok else '**no**'} |")
     if replicated:
         diff, band = paired(kr, sr)
         noise += not ok and diff <= band

@@ -405,7 +405,8 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
       ->capture_default_str();
   cmd->add_option("--variant", a->variants,
                   "Trace variant derived with --seed: comma-separated steps base, resample, "
-                  "shift-vcs, strict, best-effort=P, load=X, jitter=S, replica=K, seed=N "
+                  "shift-vcs, strict, best-effort=P, slack=F, load=X, jitter=S, walltime-error=F, "
+                  "replica=K, seed=N "
                   "(compare: repeat for several)");
   cmd->add_option("--predict-every", a->predict_every,
                   "Predict the start of every Nth trace job still pending after its arrival "

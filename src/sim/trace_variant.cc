@@ -97,6 +97,25 @@ void best_effort_share(TraceOutput& t, double p, const VariantClasses& c, Rng& r
   }
 }
 
+// A time `within` after the submission, for a job that runs `run`: its slack beyond the run
+// time times f (a time shorter than the run time, which no schedule meets, stays).
+TimeNs scaled_within(TimeNs within, TimeNs run, double f) {
+  if (within < run) return within;
+  return run + static_cast<TimeNs>(std::llround(std::min(static_cast<double>(within - run) * f,
+                                                         static_cast<double>(kMaxTraceNs))));
+}
+
+// Every deadline's and utility step's slack beyond the job's run time multiplied by f.
+void scale_slack(TraceOutput& t, double f) {
+  for (auto& tj : t.jobs) {
+    if (tj.complete_by_ns > 0) {
+      const TimeNs within = tj.complete_by_ns - tj.job.submit_ns;
+      tj.complete_by_ns = tj.job.submit_ns + scaled_within(within, tj.duration_ns, f);
+    }
+    for (auto& step : tj.utility) step.within_ns = scaled_within(step.within_ns, tj.duration_ns, f);
+  }
+}
+
 // Arrival gaps divided by x; no submit time moves past kMaxTraceNs (parse_num.h).
 void scale_load(TraceOutput& t, double x) {
   const TimeNs lo = arrival_span(t).first;
@@ -164,6 +183,10 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
       const auto p = parse_double(val);
       if (!p || *p < 0 || *p > 1) return fail("best-effort: '" + val + "' is not in [0, 1]");
       v.best_effort_share = *p;
+    } else if (key == "slack") {
+      const auto x = parse_double(val);
+      if (!x || *x < 0 || *x > 10) return fail("slack: '" + val + "' is not in [0, 10]");
+      v.slack = *x;
     } else if (key == "seed") {
       const auto n = parse_count(val, 1e15);
       if (!n) return fail("seed: '" + val + "' is not a non-negative integer");
@@ -187,8 +210,8 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
       v.replica = *n;
     } else {
       return fail("unknown step '" + step +
-                  "' (expected base, resample, shift-vcs, strict, best-effort=P, load=X, "
-                  "jitter=S, walltime-error=F, replica=K, seed=N)");
+                  "' (expected base, resample, shift-vcs, strict, best-effort=P, slack=F, "
+                  "load=X, jitter=S, walltime-error=F, replica=K, seed=N)");
     }
   }
   return v;
@@ -197,11 +220,12 @@ std::optional<TraceVariant> parse_variant(const std::string& spec, std::string* 
 void apply_variant(TraceOutput& trace, const TraceVariant& v, const VariantClasses& classes,
                    Rng& rng) {
   if (trace.jobs.empty()) return;
-  // 1. Which jobs, 2. when each queue's arrivals come, 3. their classes, 4. the load, 5. jitter,
-  // 6. walltime estimates.
+  // 1. Which jobs, 2. when each queue's arrivals come, 3. their classes and deadlines, 4. the
+  // load, 5. jitter, 6. walltime estimates.
   if (v.resample) resample(trace, rng);
   if (v.shift_vcs) shift_vcs(trace, rng);
   if (v.best_effort_share) best_effort_share(trace, *v.best_effort_share, classes, rng);
+  if (v.slack != 1.0) scale_slack(trace, v.slack);
   if (v.load != 1.0) scale_load(trace, v.load);
   if (v.jitter_ns > 0) jitter(trace, v.jitter_ns, v.replica, rng);
   if (v.walltime_error > 1) walltime_error(trace, v.walltime_error, v.replica, rng);

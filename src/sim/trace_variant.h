@@ -11,6 +11,9 @@
 //   best-effort=P     a share P in [0, 1] of the jobs best-effort: strict jobs become
 //                     best-effort (or the other way) at random until the expected share is P
 //   strict            every job strict (best-effort=0)
+//   slack=F           F in [0, 10]: each deadline's slack (the time it allows beyond the job's
+//                     run time) multiplied by F, and each step of its utility with it (0.5:
+//                     deadline-heavy; deadlines already shorter than the run time stay)
 //   load=X            X in [0.1, 10]: inter-arrival times divided by X (1.5: 50% more load)
 //   jitter=S          S in [0, 3600] seconds: each submit time moved by a uniform draw in
 //                     [-S, S], kept within the arrival span
@@ -34,6 +37,7 @@ struct TraceVariant {
   bool resample = false;
   bool shift_vcs = false;
   std::optional<double> best_effort_share;  // none: as in the trace
+  double slack = 1.0;                       // deadlines' slack factor; 1: as in the trace
   double load = 1.0;
   TimeNs jitter_ns = 0;
   double walltime_error = 1;  // 1: estimates as in the trace

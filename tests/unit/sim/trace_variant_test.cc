@@ -81,6 +81,27 @@ TEST(TraceVariant, StrictAndBestEffortShares) {
     }
 }
 
+TEST(TraceVariant, SlackScalesEachDeadlineBeyondTheRunTime) {
+  std::string why;
+  EXPECT_FALSE(parse_variant("slack=-1", &why));
+  EXPECT_NE(why.find("slack: '-1' is not in [0, 10]"), std::string::npos) << why;
+  // Runs 30 s, deadline 50 s after submission: 20 s of slack, halved to 10 s.
+  TraceOutput t = trace100();
+  Rng rng(1);
+  apply_variant(t, *parse_variant("slack=0.5,load=2", &why), {}, rng);
+  const TraceJob& strict = t.jobs[10];
+  EXPECT_EQ(strict.complete_by_ns, strict.job.submit_ns + 40 * kNsPerSec);
+  ASSERT_EQ(strict.utility.size(), 1u);
+  EXPECT_EQ(strict.utility[0].within_ns, 40 * kNsPerSec);
+  EXPECT_EQ(t.jobs[3].complete_by_ns, 0);  // best-effort: no deadline to move
+  // Slack 0: due when the run time is up; a deadline shorter than the run time stays.
+  TraceOutput tight = trace100();
+  tight.jobs[0].complete_by_ns = tight.jobs[0].job.submit_ns + 20 * kNsPerSec;
+  apply_variant(tight, *parse_variant("slack=0", &why), {}, rng);
+  EXPECT_EQ(tight.jobs[0].complete_by_ns, tight.jobs[0].job.submit_ns + 20 * kNsPerSec);
+  EXPECT_EQ(tight.jobs[1].complete_by_ns, tight.jobs[1].job.submit_ns + 30 * kNsPerSec);
+}
+
 TEST(TraceVariant, ResampleDrawsWithReplacementUnderNewIds) {
   TraceOutput a = trace100(), b = trace100();
   Rng r1(5), r2(5);
