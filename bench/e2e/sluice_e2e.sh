@@ -12,6 +12,8 @@
 # WORK_ROOT (/tmp: where the temp dir goes),
 # NODELAY (1: a what-if run; compiles bench/e2e/nodelay_preload.c with cc and LD_PRELOADs it
 # into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md),
+# SLOW_FSYNC_MS (N: a slow disk; compiles bench/e2e/slow_fsync_preload.c and LD_PRELOADs it into
+# serve: each fsync/fdatasync sleeps N ms first; shows group commit filling each sync),
 # INGEST (1: no agents and no waiting for jobs to run: the server's durable submission rate
 # alone, the ceiling the busy-cluster runs share their two cores against),
 # AGENT_ARGS (more `sluice agent` flags, e.g. "--pods-as-agent --no-fencer"),
@@ -42,6 +44,12 @@ PRELOAD=
 if [[ ${NODELAY:-0} == 1 ]]; then
   cc -O2 -shared -fPIC -o "$TMP/nodelay.so" "$ROOT/bench/e2e/nodelay_preload.c" -ldl
   PRELOAD=$TMP/nodelay.so
+fi
+SERVE_PRELOAD=$PRELOAD
+if [[ ${SLOW_FSYNC_MS:-0} -gt 0 ]]; then
+  cc -O2 -shared -fPIC -o "$TMP/slow_fsync.so" "$ROOT/bench/e2e/slow_fsync_preload.c" -ldl
+  SERVE_PRELOAD=$TMP/slow_fsync.so${PRELOAD:+:$PRELOAD}
+  export SLOW_FSYNC_MS
 fi
 URL=http://127.0.0.1:$PORT
 SERVE_PID=
@@ -99,7 +107,7 @@ start_cluster() {  # $1: run label
   fi
   local store=()
   [[ -n ${ETCD:-} ]] && store=(--store "etcd://$ETCD/e2e-$$-$1${ETCD_OPTS:+?$ETCD_OPTS}")
-  LD_PRELOAD=$PRELOAD "$SLUICE_BIN" serve --config "$TMP/config.yaml" --listen "127.0.0.1:$PORT" --data-dir "$d/data" \
+  LD_PRELOAD=$SERVE_PRELOAD "$SLUICE_BIN" serve --config "$TMP/config.yaml" --listen "127.0.0.1:$PORT" --data-dir "$d/data" \
     --heartbeat-ms "$HEARTBEAT_MS" --cycle-interval-ms "$CYCLE_MS" --agent-timeout 30 "${store[@]}" \
     --namespace-max-pending 0 --namespace-submit-rate 0 \
     > "$d/serve.log" 2>&1 &
@@ -138,7 +146,7 @@ for batch in $BATCHES; do
       perf_pids+=($!)
     done
   fi
-  echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}${label}"
+  echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}${SLOW_FSYNC_MS:+, fsync +${SLOW_FSYNC_MS} ms}${label}"
   "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "$CLIENTS" --batch "$batch" \
     --namespace bench --queue bench --command true --json "${nowait[@]}" > "$TMP/result.json" || rc=1
   for p in "${perf_pids[@]}"; do kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
@@ -170,12 +178,15 @@ PY
 import sys, re
 v = {}
 for l in sys.stdin:
-    m = re.match(r"(sluice_(?:store_commit|scheduling_cycle)_seconds)_(sum|count)(\{[^}]*\})? (\S+)", l)
+    m = re.match(r"(sluice_(?:store_commit|scheduling_cycle)_seconds|sluice_store_commit_writes)_(sum|count)(\{[^}]*\})? (\S+)", l)
     if m: v[(m[1], m[3] or "", m[2])] = float(m[4])
 for (name, labels, kind), x in sorted(v.items()):
     if kind != "count" or not x: continue
     total = v.get((name, labels, "sum"), 0.0)
-    print(f"  server: {name}{labels}: {x:.0f} x {1e3 * total / x:.2f} ms = {total:.2f} s")
+    if name.endswith("_writes"):
+        print(f"  server: {name}: {total:.0f} writes in {x:.0f} commits = {total / x:.1f} per commit")
+    else:
+        print(f"  server: {name}{labels}: {x:.0f} x {1e3 * total / x:.2f} ms = {total:.2f} s")
 ' || true
   [[ -n $JSON_OUT ]] && cat "$TMP/result.json" >> "$JSON_OUT" && echo >> "$JSON_OUT"
   cp "$TMP/batch$batch/serve.log" "$TMP/serve-batch$batch.log" 2>/dev/null || true

@@ -57,6 +57,8 @@ struct Metrics {
   // Written by the store's thread: guarded by its own mutex, never by the state's.
   mutable std::mutex commit_mu;
   Histogram commit_seconds{{0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}};
+  // Writes (submissions, decisions, agents' reports...) that shared one commit: group commit.
+  Histogram commit_writes{{1, 2, 4, 8, 16, 32, 64, 128, 256, 1024}};
   uint64_t cycles = 0;
   double stalled_seconds = 0;  // the server's own stalls, given back to the agents' leases
   double last_cycle_unix_s = 0;

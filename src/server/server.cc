@@ -156,10 +156,11 @@ Result<bool> Server::recover_state(std::shared_ptr<const Config> config) {
   }
   if (!jobs->empty())
     notes_.push_back("recovered " + std::to_string(jobs->size()) + " job record(s) from " + where);
-  store_->start([this](double secs, size_t) {
+  store_->start([this](double secs, size_t writes) {
     auto& m = state_->metrics();
     std::lock_guard lk(m.commit_mu);
     m.commit_seconds.observe(secs);
+    m.commit_writes.observe(static_cast<double>(writes));
   });
   if (!store_->write(Write{{}, {{"config", config_text_}}, {}}))
     return Error{"cannot write to the store: " + store_->error()};
@@ -227,6 +228,9 @@ void Server::stop() {
   }
   if (state_) expire_log_readers(true);
   if (http_) http_->stop();  // closes connections, joins its threads
+  // Submissions answer from the store's commits (when_durable): those still in flight answer
+  // now, while everything they use is alive.
+  if (store_) store_->drain();
   if (loop_thread_.joinable()) loop_thread_.join();
 }
 
@@ -310,6 +314,23 @@ bool Server::may_write(net::Response& res) const {
   return false;
 }
 
+void Server::withdraw_later(const std::vector<JobId>& ids) {
+  {
+    std::lock_guard lk(withdraw_mu_);
+    to_withdraw_.insert(to_withdraw_.end(), ids.begin(), ids.end());
+  }
+  kick();
+}
+
+void Server::withdraw_now(TimeNs now) {
+  std::vector<JobId> ids;
+  {
+    std::lock_guard lk(withdraw_mu_);
+    ids.swap(to_withdraw_);
+  }
+  if (!ids.empty()) state_->withdraw(ids, now);
+}
+
 void Server::kick() {
   {
     std::lock_guard lk(loop_mu_);
@@ -356,6 +377,7 @@ void Server::loop_body() {
     expire_log_readers(false);
     std::unique_lock lk(state_->mu());
     const int64_t now = now_ns();
+    withdraw_now(now);
     if (uint64_t t = state_->check_agents(now)) {
       lk.unlock();
       store_->wait(t);

@@ -144,10 +144,17 @@ class Server {
                                net::Response& res) const;
   // jobs.cc: submit, one job, explain, cancel.
   struct Submission;
+  struct Admitted;
   void routes_jobs();
-  void submit_jobs(const net::Request& req, net::Response& res);
+  void submit_jobs(const net::Request& req, const net::Responder& r);
   bool parse_submission(const net::Request& req, net::Response& res, Submission* sub);
+  std::optional<Admitted> admit_submission(Submission& sub, net::Response& res);
+  void answer_submission(const Admitted& a, bool durable, net::Response& res);
   std::vector<JobId> commit_submission(Submission& sub, net::Response& res);
+  // Jobs whose submission could not be written, taken back by the scheduling loop (under the
+  // state lock, which the store's writer thread does not take).
+  void withdraw_later(const std::vector<JobId>& ids);
+  void withdraw_now(TimeNs now);  // with the state lock held
   SubmitOutcome name_in_use(const std::vector<Job>& jobs) const;
   void get_job(const net::Request& req, net::Response& res);
   void explain_job(const net::Request& req, net::Response& res);
@@ -253,6 +260,8 @@ class Server {
   std::atomic<bool> stop_{false};
   std::atomic<bool> ready_{false};
   std::atomic<bool> store_failed_{false};
+  std::mutex withdraw_mu_;
+  std::vector<JobId> to_withdraw_;      // withdraw_later()
   std::atomic<bool> tokens_on_{false};  // auth_.enabled(), for the I/O thread (caller_key)
 };
 

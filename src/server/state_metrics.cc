@@ -204,6 +204,10 @@ void write_scheduler(PromWriter& w, const Metrics& m) {
            "Time of one durable commit (SQLite, or the etcd txns of one batch).");
   std::lock_guard lk(m.commit_mu);
   w.histogram("sluice_store_commit_seconds", {}, m.commit_seconds);
+  w.family("sluice_store_commit_writes", "histogram",
+           "Writes that shared one durable commit (group commit): submissions, scheduling "
+           "decisions, agents' reports.");
+  w.histogram("sluice_store_commit_writes", {}, m.commit_writes);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "server/store.h"
 
+#include <algorithm>
 #include <chrono>
+#include <future>
 #include <memory>
 
 namespace sluice::server {
@@ -38,7 +40,30 @@ uint64_t Store::enqueue(Write w) {
 bool Store::wait(uint64_t ticket) {
   std::unique_lock lk(mu_);
   done_cv_.wait(lk, [&] { return committed_ >= ticket; });
-  return first_failed_ == 0 || ticket < first_failed_;
+  return ticket_ok(ticket);
+}
+
+void Store::when_durable(uint64_t ticket, std::function<void(bool ok)> f) {
+  std::unique_lock lk(mu_);
+  if (committed_ < ticket) {
+    callbacks_.emplace_back(ticket, std::move(f));
+    return;
+  }
+  const bool ok = ticket_ok(ticket);
+  lk.unlock();
+  f(ok);
+}
+
+void Store::drain() {
+  uint64_t last = 0;
+  {
+    std::lock_guard lk(mu_);
+    last = next_ticket_ - 1;
+  }
+  // Callbacks run in the order they were registered: this one, registered last, runs last.
+  std::promise<void> done;
+  when_durable(last, [&done](bool) { done.set_value(); });
+  done.get_future().wait();
 }
 
 std::string Store::error() const {
@@ -111,6 +136,7 @@ void Store::launch(Flight& f, std::vector<Write>& batch, bool inline_send) {
 // Acknowledges a flight: its tickets committed, or failed with every later one.
 void Store::finish(Flight& f) {
   if (f.thread.joinable()) f.thread.join();
+  std::vector<std::pair<uint64_t, std::function<void(bool)>>> due;
   {
     std::lock_guard lk(mu_);
     if (!f.ok && first_failed_ == 0) {
@@ -118,10 +144,34 @@ void Store::finish(Flight& f) {
       error_ = f.error;
     }
     committed_ = f.last;
+    auto later = std::stable_partition(callbacks_.begin(), callbacks_.end(),
+                                       [&](const auto& c) { return c.first <= committed_; });
+    due.assign(std::make_move_iterator(callbacks_.begin()), std::make_move_iterator(later));
+    callbacks_.erase(callbacks_.begin(), later);
+    gather_target_ = due.empty() ? 0 : queue_.size() + due.size();
   }
   done_cv_.notify_all();
+  for (auto& [ticket, f_done] : due) {
+    try {
+      f_done(ticket_ok(ticket));
+    } catch (const std::exception&) {  // last resort: the writer thread must not die
+    }
+  }
   const double secs = std::chrono::duration<double>(f.t1 - f.t0).count();
   if (f.ok && !failed() && on_commit_) on_commit_(secs, f.writes);
+}
+
+// Group commit's gather. The callers a commit answered through when_durable() (a client's
+// submission) mostly send their next write at once; staged before they are back, N such
+// clients split into two batches of about N/2 that take turns in the commits. So before the
+// next batch, wait for as many writes as were queued when that commit ended plus the callers it
+// answered, at most half the last commit's time (and 5 ms): with nobody coming back a batch
+// waits that long once; with N clients each commit carries about N (issue 38).
+void Store::gather(std::unique_lock<std::mutex>& lk, double last_commit_s) {
+  const size_t target = std::exchange(gather_target_, 0);
+  if (queue_.size() >= target) return;
+  queued_cv_.wait_for(lk, gather_pause(last_commit_s),
+                      [&] { return queue_.size() >= target || stop_; });
 }
 
 // Takes what is queued as one batch while fewer than pipeline_depth() are in flight, and
@@ -130,6 +180,7 @@ void Store::run() {
   const size_t depth = std::max<size_t>(1, pipeline_depth());
   std::deque<std::unique_ptr<Flight>> flights;
   uint64_t staged = 0;  // the last ticket staged
+  double last_commit_s = 0;
   for (;;) {
     std::unique_lock lk(mu_);
     queued_cv_.wait(lk, [&] {
@@ -141,9 +192,11 @@ void Store::run() {
       flights.pop_front();
       lk.unlock();
       finish(*f);
+      last_commit_s = std::chrono::duration<double>(f->t1 - f->t0).count();
       continue;
     }
     if (queue_.empty()) return;  // stopping with nothing left to write or in flight
+    if (flights.empty()) gather(lk, last_commit_s);
     auto f = std::make_unique<Flight>();
     std::vector<Write> batch(std::make_move_iterator(queue_.begin()),
                              std::make_move_iterator(queue_.end()));

@@ -9,7 +9,9 @@
 // Reads happen once, at startup, before the writer starts; afterwards the server serves reads
 // from memory. The backends are sqlite_store.h (one machine, the default) and etcd_store.h
 // (replicated, with leader election: docs/ha.md).
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -65,6 +67,17 @@ class Store {
   // Blocks until the ticket's transaction committed (true) or failed (false; error() says why).
   bool wait(uint64_t ticket);
   bool write(Write w) { return wait(enqueue(std::move(w))); }
+  // Calls f(ok) once the ticket's transaction committed (true) or failed (false), as wait()
+  // would return, without a thread waiting meanwhile: on the writer thread right after the
+  // commit, or at once on this thread when it is already done. `f` must not block and must not
+  // wait on this store (it delays every later acknowledgement): hand anything longer to a
+  // thread of its own. A handler that answers from `f` frees its worker during the fsync, so
+  // the submissions of every waiting client share the next commit (group commit, issue 38).
+  void when_durable(uint64_t ticket, std::function<void(bool ok)> f);
+  // Returns once every write queued so far has committed or failed and every when_durable()
+  // callback registered so far has run: stop whatever registers them first (the HTTP server),
+  // then drain, then let go of what the callbacks use.
+  void drain();
   std::string error() const;
   // A commit failed (disk full, I/O error, etcd lost, leadership lost): every later write fails
   // too, without trying, so nothing is acknowledged after a write that was lost. Cleared by a
@@ -84,6 +97,10 @@ class Store {
   virtual size_t pipeline_depth() const { return 1; }
   // Default: the whole commit() in the part returned.
   virtual Send stage(std::vector<Write>& batch);
+  // gather()'s longest wait for the callers a commit answered, given that commit's time.
+  virtual std::chrono::duration<double> gather_pause(double last_commit_s) const {
+    return std::chrono::duration<double>(std::min(0.005, last_commit_s / 2));
+  }
   // Stops the writer thread after it wrote what is queued; a backend's destructor calls it
   // before it closes what commit() uses.
   void stop_writer();
@@ -96,11 +113,18 @@ class Store {
   void run();
   void launch(Flight& f, std::vector<Write>& batch, bool inline_send);
   void finish(Flight& f);
+  void gather(std::unique_lock<std::mutex>& lk, double last_commit_s);
+  bool ticket_ok(uint64_t ticket) const { return first_failed_ == 0 || ticket < first_failed_; }
 
   std::function<void(double, size_t)> on_commit_;
   mutable std::mutex mu_;
   std::condition_variable queued_cv_, done_cv_;
   std::deque<Write> queue_;
+  // when_durable()'s callbacks not yet called, in ticket order of registration.
+  std::vector<std::pair<uint64_t, std::function<void(bool)>>> callbacks_;
+  // gather(): how many writes to wait for before staging the next batch (0: none), set when a
+  // commit answered callers through when_durable().
+  size_t gather_target_ = 0;
   uint64_t next_ticket_ = 1;  // ticket of the next enqueued write
   uint64_t committed_ = 0;    // every ticket <= this has committed or failed
   // The first ticket that failed; it and all later ones fail. Atomic: /readyz reads it on the

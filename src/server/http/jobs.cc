@@ -14,7 +14,11 @@ using nlohmann::json;
 
 void Server::routes_jobs() {
   auto& h = *http_;
-  h.Post("/v1/jobs", handler(&Server::submit_jobs));
+  // Asynchronous: the worker parses and admits, and the answer goes out from the store's
+  // commit, so no worker (and none of the caller's turns) waits through the fsync.
+  h.Async("POST", "/v1/jobs", [this](net::Request& req, net::Responder r) {
+    r.to_worker([this, &req, r] { submit_jobs(req, r); });
+  });
   h.Get("/v1/jobs", [this](const net::Request& req, net::Response& res) {
     if (auto caller = caller_of(req, res)) list_jobs(*caller, req, res);  // jobs_list.cc
   });
@@ -24,12 +28,22 @@ void Server::routes_jobs() {
   h.Delete(R"(/v1/jobs/([^/]+))", handler(&Server::cancel_job));
 }
 
-// POST /v1/jobs: parse, check who may submit what, commit, acknowledge once it is on disk.
-void Server::submit_jobs(const net::Request& req, net::Response& res) {
+// POST /v1/jobs: parse, check who may submit what, admit, acknowledge once it is on disk (on a
+// worker; the acknowledgement from the store's commit).
+void Server::submit_jobs(const net::Request& req, const net::Responder& r) {
+  net::Response res;
   auto caller = caller_of(req, res);
-  if (!caller || !may_write(res)) return;
+  if (!caller || !may_write(res)) return r.send(std::move(res));
   Submission sub{.caller = std::move(*caller)};
-  if (parse_submission(req, res, &sub)) commit_submission(sub, res);
+  std::optional<Admitted> admitted;
+  if (parse_submission(req, res, &sub)) admitted = admit_submission(sub, res);
+  if (!admitted) return r.send(std::move(res));
+  auto a = std::make_shared<Admitted>(std::move(*admitted));
+  store_->when_durable(a->ticket, [this, a, r](bool durable) {
+    net::Response out;
+    answer_submission(*a, durable, out);
+    r.send(std::move(out));
+  });
 }
 
 // The documents against the configuration in force, outside the state lock; false with the
@@ -78,14 +92,15 @@ bool Server::parse_submission(const net::Request& req, net::Response& res, Submi
   return true;
 }
 
-// Admits the parsed jobs, waits for the store, answers 202 with their ids (returned; none when
-// refused); a submission that could not be written is taken back (never acknowledged, so it
-// can neither run nor reappear).
-std::vector<JobId> Server::commit_submission(Submission& sub, net::Response& res) {
+// Admits the parsed jobs into the state (their records queued for the store), or writes the
+// refusal and returns none.
+std::optional<Server::Admitted> Server::admit_submission(Submission& sub, net::Response& res) {
   // Records and events encoded here, so that the state lock is held for less.
   const PreparedSubmission prepared = ServerState::prepare(sub.parsed.jobs, sub.config);
   SubmitOutcome out;
-  json body = json::array();
+  Admitted a;
+  a.body =
+      json{{"jobs", json::array()}, {"notes", sub.parsed.notes}, {"warnings", sub.parsed.warnings}};
   {
     std::lock_guard lk(state_->mu());
     if (sub.unique_names) out = name_in_use(sub.parsed.jobs);
@@ -93,33 +108,50 @@ std::vector<JobId> Server::commit_submission(Submission& sub, net::Response& res
     if (out.status == 202)
       for (JobId id : out.ids) {
         const auto* r = state_->find(id);
-        body.push_back({{"id", id},
-                        {"name", r->job.name},
-                        {"queue", r->cluster_queue},  // the ClusterQueue, as it always was
-                        {"local_queue", r->job.queue},
-                        {"namespace", r->job.namespace_}});
+        a.body["jobs"].push_back(
+            {{"id", id},
+             {"name", r->job.name},
+             {"queue", r->cluster_queue},  // the ClusterQueue, as it always was
+             {"local_queue", r->job.queue},
+             {"namespace", r->job.namespace_}});
       }
   }
   if (out.status != 202) {
     if (out.status == 429)
       res.set_header("Retry-After", std::to_string(out.retry_after_s > 0 ? out.retry_after_s : 5));
     fail(res, out.status, out.error, out.details);
-    return {};
+    return std::nullopt;
   }
-  if (out.ticket && !store_->wait(out.ticket)) {
-    {
-      std::lock_guard lk(state_->mu());
-      state_->withdraw(out.ids, now_ns());
-    }
+  a.ids = std::move(out.ids);
+  a.ticket = out.ticket;
+  return a;
+}
+
+// The answer to an admitted submission once its commit is known: 202 with its jobs, or, when it
+// could not be written, 503 and the jobs taken back (never acknowledged, so they can neither
+// run nor reappear). Runs on the store's writer thread (submit_jobs): it does not take the
+// state lock; the scheduling loop takes the jobs back (withdraw_later), and until then any
+// decision about them fails to commit as theirs did.
+void Server::answer_submission(const Admitted& a, bool durable, net::Response& res) {
+  if (!durable) {
+    withdraw_later(a.ids);
     if (!store_failed_.exchange(true))
       log("store commit failed: " + store_->error() + "; new work is refused");
     fail(res, 503, "the submission could not be written; nothing was submitted", {refusal()});
-    return {};
+    return;
   }
   kick();
-  reply(res, 202,
-        json{{"jobs", body}, {"notes", sub.parsed.notes}, {"warnings", sub.parsed.warnings}});
-  return out.ids;
+  reply(res, 202, a.body);
+}
+
+// Admits, waits for the store on this thread, answers (the Kubernetes API's Job create); the
+// ids when acknowledged.
+std::vector<JobId> Server::commit_submission(Submission& sub, net::Response& res) {
+  auto a = admit_submission(sub, res);
+  if (!a) return {};
+  const bool durable = a->ticket == 0 || store_->wait(a->ticket);
+  answer_submission(*a, durable, res);
+  return durable ? a->ids : std::vector<JobId>{};
 }
 
 // 409 when an unfinished job of the same namespace already has one of these names (call with

@@ -3,6 +3,9 @@
 // and the Kubernetes API's POST of a batch/v1 Job (http/kube_batch.cc).
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "config/loader.h"
 #include "server/run_as.h"
@@ -21,6 +24,13 @@ struct Server::Submission {
   // (409) in the same hold of the state lock that submits.
   std::string default_namespace;
   bool unique_names = false;
+};
+
+// A submission admitted into the state, waiting for its commit (http/jobs.cc).
+struct Server::Admitted {
+  std::vector<JobId> ids;
+  uint64_t ticket = 0;  // the store's; 0: nothing to wait for
+  nlohmann::json body;  // the 202 answer
 };
 
 }  // namespace sluice::server
