@@ -354,8 +354,10 @@ bool JobReader::resolve_priority(const ClusterQueue& cq) {
   return true;
 }
 
-// Every resource covered by a group of the queue; an extended resource (not GPUs, CPU, memory or
-// MIG slices) is counted against quota only: nodes describe no capacity for it (a warning).
+// Every resource covered by a group of the queue (with ordering: kueue, a warning: as in Kueue,
+// the job is kept and stays pending, NoMatchingFlavor); an extended resource (not GPUs, CPU,
+// memory or MIG slices) is counted against quota only: nodes describe no capacity for it (a
+// warning).
 bool JobReader::check_resources(const ClusterQueue& cq) {
   std::vector<ResourceId> warned;
   for (const auto& [res, loc] : d_.resource_locs) {
@@ -367,10 +369,16 @@ bool JobReader::check_resources(const ClusterQueue& cq) {
       std::vector<std::string> names;
       for (const auto& g : cq.resource_groups)
         for (ResourceId id : g.covered) names.push_back(c_.resources.name(id));
-      error_at(loc, "no resource group of ClusterQueue " + quote(cq.name) + " covers " +
-                        c_.resources.name(res) +
-                        " (covered: " + (names.empty() ? "nothing" : join_list(names)) + ")");
-      return false;
+      const std::string what = "no resource group of ClusterQueue " + quote(cq.name) +
+                               " covers " + c_.resources.name(res) + " (covered: " +
+                               (names.empty() ? "nothing" : join_list(names)) + ")";
+      if (c_.policy.ordering != OrderingMode::kKueue) {
+        error_at(loc, what);
+        return false;
+      }
+      r_.sink().warning(format(loc.where, loc.path,
+                               what + ": the job stays pending (NoMatchingFlavor), as in Kueue"));
+      continue;
     }
     const bool placed = res == kGpu || res == kCpu || res == kMemory || c_.resources.is_mig(res);
     if (placed || std::count(warned.begin(), warned.end(), res)) continue;

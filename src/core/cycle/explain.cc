@@ -156,7 +156,8 @@ std::string describe_code(const PendingReason& reason, const Config& config) {
       if (reason.flavor < 0 && !reason.detail.empty())  // every flavor excluded by the pods
         return queue + ": no flavor for " + res + " is allowed: " + reason.detail;
       if (reason.flavor < 0)
-        return queue + " has no quota for " + res + "; this job can never be admitted there";
+        return queue + " has no quota for " + res +
+               " (NoMatchingFlavor); this job can never be admitted there";
       return queue + ": needs " + amount(config, reason.resource, reason.requested) + " of " + res +
              flavor + ", more than the queue can ever get (nominal quota plus borrowing limit)";
     case PendingCode::kPlacement:
