@@ -5,8 +5,9 @@
 //
 //   1. heads      each queue's head, with the flavor assignment it would get now: whether it
 //                 borrows, and the usage it would add
-//   2. order      without fair sharing: heads that do not borrow first, then higher priority,
-//                 then earlier submit time, then id (Kueue's entryOrdering);
+//   2. order      without fair sharing: heads by borrowing level (those that do not borrow
+//                 first, then those that borrow lower in the cohort tree), then higher
+//                 priority, then earlier submit time, then id (Kueue's entry ordering);
 //                 with fair sharing: Kueue's tournament, run again before each pick (shares
 //                 change as heads are admitted): at each cohort, a child that does not borrow
 //                 with its nominee's usage first, then the lowest dominant resource share with
@@ -34,12 +35,47 @@ struct SharePath {
   std::vector<char> borrows;  // the node uses more than its subtree quota of what the head asks
 };
 
+// Each node's height in the cohort tree (Kueue's getNodeHeight): 0 for a queue or an empty
+// cohort, else the distance to its furthest leaf.
+std::vector<int> node_heights(const QuotaTree& quota) {
+  std::vector<int> h(static_cast<size_t>(quota.num_nodes()), 0);
+  for (int n = 0; n < quota.num_nodes(); ++n) {
+    int d = 1;
+    for (int p = quota.parent(n), steps = 0; p >= 0 && steps < quota.num_nodes();
+         p = quota.parent(p), ++d, ++steps)
+      h[static_cast<size_t>(p)] = std::max(h[static_cast<size_t>(p)], d);
+  }
+  return h;
+}
+
+// Kueue's borrowing level of queue q using `amount` more of (f, r)
+// (FindHeightOfLowestSubtreeThatFits): 0 within its nominal quota or without a cohort, else the
+// height of the lowest cohort on its path whose subtree holds what the nodes below it cannot
+// keep from the cohort (their guaranteed quota), or the root's when none does.
+int borrowing_level(const QuotaTree& quota, const std::vector<int>& heights, QueueId q, FlavorId f,
+                    ResourceId r, int64_t amount) {
+  if (quota.parent(q) < 0 || quota.node_usage(q, f, r) + amount <= quota.node_subtree(q, f, r))
+    return 0;
+  auto local = [&](int node) {
+    return std::max<int64_t>(0, quota.node_guaranteed(node, f, r) - quota.node_usage(node, f, r));
+  };
+  int64_t remaining = amount - local(q);
+  int top = q;
+  for (int c = quota.parent(q); c >= 0; c = quota.parent(c)) {
+    if (quota.node_usage(c, f, r) + remaining <= quota.node_subtree(c, f, r))
+      return heights[static_cast<size_t>(c)];
+    remaining -= local(c);
+    top = c;
+  }
+  return heights[static_cast<size_t>(top)];
+}
+
 }  // namespace
 
 bool Scheduler::Walk::walk_rounds() {
   const bool fair = policy_.fair_sharing.enable;
   auto kueue_less = [](const RoundEntry& a, const RoundEntry& b) {
-    if (a.borrows != b.borrows) return !a.borrows;
+    if (a.level != b.level) return a.level < b.level;
     const Job& x = a.p->job;
     const Job& y = b.p->job;
     if (x.priority != y.priority) return x.priority > y.priority;
@@ -47,13 +83,14 @@ bool Scheduler::Walk::walk_rounds() {
   };
   std::vector<RoundEntry> round;
   std::vector<char> done;
+  const std::vector<int> heights = node_heights(quota_);
   // Every round moves each queue that has a head on by one job: at most as many rounds as the
   // longest queue has jobs.
   while (true) {
     round.clear();
     probe_.memo.clear();  // capacity may have grown (evictions) since the last round
     for (int q = 0; q < nq_; ++q)
-      if (heads_[q]) round.push_back(round_entry(q));  // 1.
+      if (heads_[q]) round.push_back(round_entry(q, heights));  // 1.
     if (round.empty()) return true;
     if (!fair) std::sort(round.begin(), round.end(), kueue_less);  // 2.
     done.assign(round.size(), 0);
@@ -69,14 +106,22 @@ bool Scheduler::Walk::walk_rounds() {
   }
 }
 
-Scheduler::Walk::RoundEntry Scheduler::Walk::round_entry(int q) {
+Scheduler::Walk::RoundEntry Scheduler::Walk::round_entry(int q, const std::vector<int>& heights) {
   RoundEntry e;
   e.q = q;
   e.p = heads_[q];
   const Job& job = e.p->job;
+  // The level: the highest of its usage's (at least 1 when it borrows).
+  auto level = [&] {
+    int l = 0;
+    for (const auto& u : e.usage)
+      l = std::max(l, borrowing_level(quota_, heights, q, u.flavor, u.resource, u.amount));
+    return e.borrows ? std::max(l, 1) : 0;
+  };
   if (s_.assigner_.assign(job, q, quota_, alloc_, probe_)) {
     e.borrows = probe_.admission.borrowing;
     e.usage = probe_.admission.usage;
+    e.level = level();
     return e;
   }
   // It does not fit now (Kueue would preempt, or leave it waiting): it borrows when no flavor
@@ -100,6 +145,7 @@ Scheduler::Walk::RoundEntry Scheduler::Walk::round_entry(int q) {
     if (!flavors.empty() && quota_.managed(q, flavors[0].flavor, res))
       e.usage.push_back({flavors[0].flavor, res, req[r]});
   }
+  e.level = level();
   return e;
 }
 

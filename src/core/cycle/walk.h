@@ -93,12 +93,15 @@ class Scheduler::Walk {
     std::vector<FlavorId> failed_flavors;
   };
   enum class Next : uint8_t { kGo, kStop, kRestart };
-  // A queue head in a round of Kueue's order: whether its flavor assignment borrows, and the
-  // usage it would add (for dominant resource shares).
+  // A queue head in a round of Kueue's order: whether its flavor assignment borrows, how high
+  // in the cohort tree (Kueue's borrowing level: 0 within the queue's nominal quota, else the
+  // height of the lowest cohort whose subtree holds it), and the usage it would add (for
+  // dominant resource shares).
   struct RoundEntry {
     int q = 0;
     const PendingJob* p = nullptr;
     bool borrows = false;
+    int level = 0;
     std::vector<UsageEntry> usage;
   };
 
@@ -149,7 +152,7 @@ class Scheduler::Walk {
   bool stop_here(bool held);
   // Kueue's order (ordering: kueue), in kueue_rounds.cc.
   bool walk_rounds();
-  RoundEntry round_entry(int q);
+  RoundEntry round_entry(int q, const std::vector<int>& heights);
   size_t pick_fair(const std::vector<RoundEntry>& round, const std::vector<char>& done);
   void hold_victims(size_t first);
   void hold(int sign);

@@ -55,6 +55,10 @@ class QuotaTree {
   // SubtreeQuota and Usage; a queue's subtree is its nominal quota).
   int64_t node_subtree(int node, FlavorId f, ResourceId r) const { return at(node, f, r).subtree; }
   int64_t node_usage(int node, FlavorId f, ResourceId r) const { return at(node, f, r).usage; }
+  // Its guaranteed quota (kept from the cohort by a lending limit; 0 without one).
+  int64_t node_guaranteed(int node, FlavorId f, ResourceId r) const {
+    return at(node, f, r).guaranteed;
+  }
   int num_nodes() const { return static_cast<int>(parent_.size()); }
 
   // Adds (or with a negative amount releases) usage of a ClusterQueue and propagates it up.
