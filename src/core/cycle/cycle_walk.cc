@@ -513,6 +513,8 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
     commit(q, *used, over);
     return Next::kGo;
   }
+  if (kueue_ && !skipped && attempt_.reason.code == PendingCode::kQuota)
+    reserve_unreclaimable(p, q);
   return leave_pending(p, q, starving, known, std::move(pd)) ? Next::kStop : Next::kGo;
 }
 

@@ -14,7 +14,9 @@
 //                 it, then priority, then time
 //   3. decide     each head as the composite walk does (place, else preempt, else pending);
 //                 a preemptor's victims keep their quota for the rest of the cycle (Kueue
-//                 counts them until they are gone), so nothing else is admitted on it
+//                 counts them until they are gone), so nothing else is admitted on it; a head
+//                 that needs preemption within its nominal quota and gets none, in a queue
+//                 that cannot always reclaim, holds that quota back for the rest of the round
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -100,8 +102,12 @@ bool Scheduler::Walk::walk_rounds() {
       const RoundEntry& e = round[i];
       advance(e.q);                                // (its next job waits for the next round)
       const Next next = decide(*e.p, e.q, false);  // 3.
-      if (next != Next::kGo) return next == Next::kStop;
+      if (next != Next::kGo) {
+        release_reserved();
+        return next == Next::kStop;
+      }
     }
+    release_reserved();  // (Kueue's next cycle starts from the usage as it is)
     for (const auto& e : round) next_head(e.q);
   }
 }
@@ -227,6 +233,51 @@ void Scheduler::Walk::hold_victims(size_t first) {
       quota_.add_usage(r.admission.queue, u.flavor, u.resource, u.amount);
     }
   }
+}
+
+// Kueue's reserveCapacityForUnreclaimablePreempt: a head whose request is within its queue's
+// nominal quota but does not fit the quota free now, and that got no victims, in a queue whose
+// reclaimWithinCohort is not Any (it cannot count on reclaiming what others borrow), holds back
+// min(request, nominal - usage) until the round ends: the heads after it cannot borrow that.
+// The flavor is, per resource group, the first whose nominal quota holds the request (where
+// Kueue's flavor assigner finds preemption possible without borrowing); with none, nothing is
+// held (Kueue holds up to the borrowing limit when preempting while borrowing: not done here).
+void Scheduler::Walk::reserve_unreclaimable(const PendingJob& p, int q) {
+  const auto& cq = s_.config_->cluster_queues[q];
+  if (cq.preemption.reclaim_within_cohort == ReclaimPolicy::kAny || quota_.parent(q) < 0) return;
+  const ResourceVec req = p.job.total_requests();
+  std::vector<UsageEntry> keep;
+  for (const auto& group : cq.resource_groups) {
+    if (std::none_of(group.covered.begin(), group.covered.end(),
+                     [&](ResourceId r) { return req[r] > 0; }))
+      continue;
+    bool found = false;
+    for (const auto& fq : group.flavors) {
+      bool within = true;
+      for (ResourceId r : group.covered)
+        within = within && (req[r] <= 0 || !quota_.managed(q, fq.flavor, r) ||
+                            req[r] <= quota_.nominal(q, fq.flavor, r));
+      if (!within) continue;
+      for (ResourceId r : group.covered)
+        if (req[r] > 0 && quota_.managed(q, fq.flavor, r) &&
+            quota_.usage(q, fq.flavor, r) < quota_.nominal(q, fq.flavor, r))
+          keep.push_back(
+              {fq.flavor, r,
+               std::min(req[r], quota_.nominal(q, fq.flavor, r) - quota_.usage(q, fq.flavor, r))});
+      found = true;
+      break;
+    }
+    if (!found) return;
+  }
+  for (const auto& u : keep) {
+    quota_.add_usage(q, u.flavor, u.resource, u.amount);
+    reserved_.push_back({q, u});
+  }
+}
+
+void Scheduler::Walk::release_reserved() {
+  for (const auto& [q, u] : reserved_) quota_.add_usage(q, u.flavor, u.resource, -u.amount);
+  reserved_.clear();
 }
 
 void Scheduler::Walk::hold(int sign) {

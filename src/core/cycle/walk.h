@@ -156,6 +156,8 @@ class Scheduler::Walk {
   size_t pick_fair(const std::vector<RoundEntry>& round, const std::vector<char>& done);
   void hold_victims(size_t first);
   void hold(int sign);
+  void reserve_unreclaimable(const PendingJob& p, int q);
+  void release_reserved();
 
   const Scheduler& s_;
   const TimeNs now_;
@@ -173,6 +175,8 @@ class Scheduler::Walk {
   bool incremental_ = false;
   FlavorAttempt probe_;  // Kueue's order: the heads' flavor assignments at a round's start
   std::vector<std::pair<QueueId, UsageEntry>> held_;  // Kueue's order: victims' quota kept
+  // Kueue's order: quota held back for heads that could not reclaim it, until the round ends.
+  std::vector<std::pair<QueueId, UsageEntry>> reserved_;
   std::vector<char> may_preempt_;
   std::vector<std::vector<const PendingJob*>> fresh_;
   std::vector<Cursor> cur_;
