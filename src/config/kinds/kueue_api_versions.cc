@@ -106,8 +106,9 @@ void read_flavor_fungibility(Reader& r, const YAML::Node& node, const std::strin
               "only allowed when whenCanBorrow and whenCanPreempt are both TryNextFlavor");
     else if (out->preference == F::kPreemptionOverBorrowing)
       r.warning(*n, m.path("preference"),
-                "ignored: sluice prefers a flavor that fits by borrowing to one that needs "
-                "preemption (BorrowingOverPreemption)");
+                "ignored in sluice's own order, which prefers a flavor that fits by borrowing "
+                "to one that needs preemption (BorrowingOverPreemption); acted on with "
+                "SchedulerPolicy ordering: kueue");
   }
 }
 

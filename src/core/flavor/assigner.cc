@@ -14,6 +14,15 @@ bool quota_optional(ResourceId r) {
   return r == kCpu || r == kMemory;
 }
 
+// Whether every requested resource of the group is at most flavor f's nominal quota for queue q
+// (preemption could then make room without borrowing).
+bool within_nominal(const ResourceVec& req, QueueId q, FlavorId f, const ResourceGroup& group,
+                    const QuotaTree& quota) {
+  for (ResourceId r : group.covered)
+    if (req[r] > 0 && quota.managed(q, f, r) && req[r] > quota.nominal(q, f, r)) return false;
+  return true;
+}
+
 }  // namespace
 
 FlavorAssigner::FlavorAssigner(const Config& config, const Placer& placer)
@@ -265,15 +274,22 @@ bool FlavorAssigner::quota_candidates(const Job& job, QueueId q, const QuotaTree
   const auto& cq = config_.cluster_queues[q];
   const FlavorFungibility& fung = cq.flavor_fungibility;
   const bool next_on_borrow = fung.when_can_borrow == FungibilityPolicy::kTryNextFlavor;
-  const bool stop_on_preempt = stop_at_preempt &&
-                               fung.when_can_preempt == FungibilityPolicy::kMayStopSearch &&
-                               (cq.preemption.within_cluster_queue != WithinQueuePolicy::kNever ||
-                                cq.preemption.reclaim_within_cohort != ReclaimPolicy::kNever);
+  const bool may_preempt = cq.preemption.within_cluster_queue != WithinQueuePolicy::kNever ||
+                           cq.preemption.reclaim_within_cohort != ReclaimPolicy::kNever;
+  const bool stop_on_preempt =
+      stop_at_preempt && fung.when_can_preempt == FungibilityPolicy::kMayStopSearch && may_preempt;
+  // preference: PreemptionOverBorrowing (Kueue's isPreferred): a flavor where preemption keeps
+  // the job within nominal quota (borrowing level 0) goes before one that fits by borrowing.
+  // (Acted on with ordering: kueue only; sluice's own order prefers borrowing, as before.)
+  const bool preempt_first = stop_at_preempt && may_preempt && next_on_borrow &&
+                             fung.preference == FungibilityPreference::kPreemptionOverBorrowing &&
+                             config_.policy.ordering == OrderingMode::kKueue;
   candidates.assign(groups.size(), {});
   bool first_quota_failure = true;
   std::string not_allowed;  // why the last flavor was excluded by selectors or taints
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     bool all_never = true;
+    bool preempt_within = false;  // a flavor that does not fit now but holds it within nominal
     std::vector<FlavorId> borrowing;
     const auto& group = cq.resource_groups[groups[gi]];
     // Flavors past the open ones are the fallback tier's, not yet reachable: "never" only
@@ -308,6 +324,8 @@ bool FlavorAssigner::quota_candidates(const Job& job, QueueId q, const QuotaTree
         (borrows && next_on_borrow ? borrowing : candidates[gi]).push_back(fq.flavor);
         continue;
       }
+      if (preempt_first && !never)
+        preempt_within = preempt_within || within_nominal(req, q, fq.flavor, group, quota);
       // whenCanPreempt: MayStopSearch: a flavor its queue could preempt on, before any that
       // fits, ends the search (the preemptor then works on it).
       if (!never && stop_on_preempt && candidates[gi].empty() && borrowing.empty() &&
@@ -315,6 +333,14 @@ bool FlavorAssigner::quota_candidates(const Job& job, QueueId q, const QuotaTree
         at.stopped_at_preempt = true;
         break;
       }
+    }
+    // Only borrowing fits, and preemption is preferred on a flavor where it would not borrow:
+    // the preemptor works on that one first (as whenCanPreempt: MayStopSearch stops there),
+    // the caller tries the borrowing flavors when nothing can be evicted.
+    if (preempt_within && candidates[gi].empty() && !borrowing.empty()) {
+      at.stopped_at_preempt = true;
+      at.reason.code = PendingCode::kQuota;
+      return false;
     }
     candidates[gi].insert(candidates[gi].end(), borrowing.begin(), borrowing.end());
     if (candidates[gi].empty()) {
