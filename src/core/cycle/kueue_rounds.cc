@@ -33,7 +33,7 @@ namespace {
 // with each node's dominant resource share once the head's usage is added.
 struct SharePath {
   std::vector<int> nodes;
-  std::vector<int64_t> shares;
+  std::vector<Drs> shares;
   std::vector<char> borrows;  // the node uses more than its subtree quota of what the head asks
 };
 
@@ -172,7 +172,7 @@ size_t Scheduler::Walk::pick_fair(const std::vector<RoundEntry>& round,
     for (int node = e.q, steps = 0; node >= 0 && steps < quota_.num_nodes();
          node = quota_.parent(node), ++steps) {
       path.nodes.push_back(node);
-      path.shares.push_back(dominant_share(config, quota_, node));
+      path.shares.push_back(dominant_share_parts(config, quota_, node));
       bool borrows = false;
       for (const auto& u : e.usage)
         borrows = borrows || quota_.node_usage(node, u.flavor, u.resource) >
@@ -186,11 +186,12 @@ size_t Scheduler::Walk::pick_fair(const std::vector<RoundEntry>& round,
   }
   // a before b at depth d (their paths agree up to d - 1): the node at depth d that does not
   // borrow what its head asks for first (Kueue's FairSharingPrioritizeNonBorrowing), then the
-  // lower share, then higher priority, then earlier submit time, then id.
+  // lower share (Kueue's CompareDRS: weight 0 that borrows last, those by how much they borrow),
+  // then higher priority, then earlier submit time, then id.
   auto before = [&](size_t a, size_t b, size_t d) {
     if (d > 0 && paths[a].borrows[d] != paths[b].borrows[d]) return !paths[a].borrows[d];
-    if (d > 0 && paths[a].shares[d] != paths[b].shares[d])
-      return paths[a].shares[d] < paths[b].shares[d];
+    if (d > 0)
+      if (const int c = compare_drs(paths[a].shares[d], paths[b].shares[d]); c != 0) return c < 0;
     const Job& x = round[a].p->job;
     const Job& y = round[b].p->job;
     if (x.priority != y.priority) return x.priority > y.priority;

@@ -12,9 +12,10 @@ int64_t fair_weight_milli(const Config& config, int node) {
   return std::llround(std::max(0.0, w) * 1000.0);
 }
 
-int64_t dominant_share(const Config& config, const QuotaTree& quota, int node) {
+Drs dominant_share_parts(const Config& config, const QuotaTree& quota, int node) {
+  Drs d;
   const int parent = quota.parent(node);
-  if (parent < 0) return 0;
+  if (parent < 0) return d;
   int64_t borrowed[kMaxResources] = {};
   bool any = false;
   for (FlavorId f = 0; f < quota.num_flavors(); ++f)
@@ -26,18 +27,35 @@ int64_t dominant_share(const Config& config, const QuotaTree& quota, int node) {
         any = true;
       }
     }
-  if (!any) return 0;
-  const int64_t weight = fair_weight_milli(config, node);
-  if (weight <= 0) return kInfiniteShare;
-  int64_t share = 0;
+  if (!any) return d;
+  d.borrows = true;
+  d.weight_milli = fair_weight_milli(config, node);
   for (int r = 0; r < kMaxResources; ++r) {
     if (borrowed[r] <= 0) continue;
     int64_t lendable = 0;
     for (FlavorId f = 0; f < quota.num_flavors(); ++f)
       lendable += quota.node_subtree(parent, f, static_cast<ResourceId>(r));
-    if (lendable > 0) share = std::max(share, borrowed[r] * 1000 / lendable);
+    if (lendable > 0) d.ratio = std::max(d.ratio, borrowed[r] * 1000 / lendable);
   }
-  return share * 1000 / weight;
+  return d;
+}
+
+int64_t dominant_share(const Config& config, const QuotaTree& quota, int node) {
+  const Drs d = dominant_share_parts(config, quota, node);
+  if (!d.borrows) return 0;
+  if (d.weight_milli <= 0) return kInfiniteShare;
+  return d.ratio * 1000 / d.weight_milli;
+}
+
+int compare_drs(const Drs& a, const Drs& b) {
+  const bool za = a.weight_milli <= 0 && a.borrows, zb = b.weight_milli <= 0 && b.borrows;
+  if (za != zb) return za ? 1 : -1;
+  if (za) return a.ratio < b.ratio ? -1 : (a.ratio > b.ratio ? 1 : 0);
+  // a.ratio / a.weight against b.ratio / b.weight, without rounding.
+  __extension__ typedef __int128 Wide;
+  const Wide x = static_cast<Wide>(a.ratio) * b.weight_milli;
+  const Wide y = static_cast<Wide>(b.ratio) * a.weight_milli;
+  return x < y ? -1 : (x > y ? 1 : 0);
 }
 
 int64_t dominant_share_with(const Config& config, QuotaTree& quota, QueueId q, int node,

@@ -25,6 +25,18 @@ inline constexpr int64_t kInfiniteShare = std::numeric_limits<int64_t>::max();
 int64_t fair_weight_milli(const Config& config, int node);
 // The share of `node` on the quota as it is.
 int64_t dominant_share(const Config& config, const QuotaTree& quota, int node);
+
+// The share before its weight (Kueue's DRS): the borrowed ratio in thousandths and the weight.
+struct Drs {
+  bool borrows = false;  // uses more than its subtree quota of something
+  int64_t ratio = 0;     // max over resources of borrowed * 1000 / lendable
+  int64_t weight_milli = 1000;
+};
+Drs dominant_share_parts(const Config& config, const QuotaTree& quota, int node);
+// Kueue's CompareDRS (negative: a first for scheduling): nodes of weight 0 that borrow come
+// after every other and among themselves by ratio, unweighted; the others by ratio / weight,
+// compared exactly.
+int compare_drs(const Drs& a, const Drs& b);
 // The share of queue q's ancestors-or-self `node` with `usage` added to queue q (sign +1) or
 // taken out (-1): Kueue's DominantResourceShareWith / Without. The quota is restored.
 int64_t dominant_share_with(const Config& config, QuotaTree& quota, QueueId q, int node,
