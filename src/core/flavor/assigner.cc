@@ -133,7 +133,7 @@ bool FlavorAssigner::groups_of(QueueId q, const QuotaTree& quota, const Resource
 }
 
 bool FlavorAssigner::per_pod_set(const Job& job, QueueId q, const QuotaTree& quota, int32_t open,
-                                 std::vector<std::vector<FlavorId>>* out, bool some_day) const {
+                                 std::vector<std::vector<FlavorId>>* out, Bound bound) const {
   const auto& cq = config_.cluster_queues[q];
   const bool next_on_borrow =
       cq.flavor_fungibility.when_can_borrow == FungibilityPolicy::kTryNextFlavor;
@@ -162,8 +162,17 @@ bool FlavorAssigner::per_pod_set(const Job& job, QueueId q, const QuotaTree& quo
         for (ResourceId r : group.covered) {
           if (need(r) <= 0 || !quota.managed(q, f, r)) continue;
           const int64_t with = taken_of(f, r) + need(r);
-          fits =
-              fits && with <= (some_day ? quota.max_available(q, f, r) : quota.available(q, f, r));
+          switch (bound) {
+            case Bound::kNow:
+              fits = fits && with <= quota.available(q, f, r);
+              break;
+            case Bound::kSomeDay:
+              fits = fits && with <= quota.max_available(q, f, r);
+              break;
+            case Bound::kNominal:
+              fits = fits && (with <= quota.available(q, f, r) || with <= quota.nominal(q, f, r));
+              break;
+          }
           borrows = borrows || quota.usage(q, f, r) + with > quota.nominal(q, f, r);
         }
         if (!fits) continue;
@@ -398,7 +407,7 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
     // it waits for quota (and may preempt), it is not beyond what the queue can get.
     std::vector<std::vector<FlavorId>> some_day;
     if (at.reason.code == PendingCode::kNeverFitsQuota && job.pod_sets.size() > 1 &&
-        per_pod_set(job, q, quota, open, &some_day, true))
+        per_pod_set(job, q, quota, open, &some_day, Bound::kSomeDay))
       at.reason.code = PendingCode::kQuota;
     return false;
   }

@@ -86,8 +86,19 @@ class FlavorAssigner {
   const NodeSet& nodes_for(const Job& job, const std::vector<FlavorId>& flavors,
                            NodeSet& scratch) const;
   const Placer& placer() const { return placer_; }
+  // Kueue's condition for preempting without borrowing, pod set by pod set as its assigner
+  // meets them: each pod set has a flavor (per group) that allows its pods and whose quota
+  // holds what earlier pod sets took of it plus its request, now or within the queue's
+  // nominal quota.
+  bool fits_nominal_per_pod_set(const Job& job, QueueId q, const QuotaTree& quota) const {
+    std::vector<std::vector<FlavorId>> per;
+    return per_pod_set(job, q, quota, INT32_MAX, &per, Bound::kNominal);
+  }
 
  private:
+  // What a pod set's flavor must hold: the quota free now, what the queue could ever get, or
+  // either of the free quota and the queue's nominal quota.
+  enum class Bound : uint8_t { kNow, kSomeDay, kNominal };
   const Config& config_;
   const Placer& placer_;
   bool flavor_allows(const Job& job, QueueId q, int group, FlavorId f, std::string* why) const;
@@ -99,10 +110,9 @@ class FlavorAssigner {
   // Kueue's assignment pod set by pod set: per group a pod set touches, the first open flavor
   // that allows its pods and whose quota holds its request plus what earlier pod sets took of
   // it (whenCanBorrow: TryNextFlavor: the first that does so without borrowing, if any).
-  // (*out)[i][g]; false when some pod set finds none. some_day: against what the queue could
-  // ever get (max_available) instead of what it has now.
+  // (*out)[i][g]; false when some pod set finds none. `bound`: what the quota must hold.
   bool per_pod_set(const Job& job, QueueId q, const QuotaTree& quota, int32_t open,
-                   std::vector<std::vector<FlavorId>>* out, bool some_day = false) const;
+                   std::vector<std::vector<FlavorId>>* out, Bound bound = Bound::kNow) const;
   // Step 3 of assign(): per group, the open flavors whose quota holds the whole request, in the
   // order the queue's flavorFungibility says; false (at.reason set) when some group has none.
   bool quota_candidates(const Job& job, QueueId q, const QuotaTree& quota, const ResourceVec& req,

@@ -230,12 +230,9 @@ bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quot
 }
 
 bool Preemptor::fits_nominal(const PendingRecord& p, const QuotaTree& quota) const {
-  const QueueId q = p.queue;
-  return each_resource_has_flavor(config_.cluster_queues[q], q, quota, p.job.total_requests(),
-                                  [&](FlavorId f, ResourceId res, int64_t amount) {
-                                    return amount <= quota.available(q, f, res) ||
-                                           amount <= quota.nominal(q, f, res);
-                                  });
+  // Per pod set and flavor, as Kueue's flavor assigner checks it (a launcher on one flavor and
+  // workers on another may each fit their flavor's nominal quota when the job fits neither).
+  return assigner_.fits_nominal_per_pod_set(p.job, p.queue, quota);
 }
 
 // Which searches run, in Kueue's order (pkg/scheduler/preemption, GetTargets):

@@ -59,8 +59,9 @@ class Preemptor {
   // Whether the preemptor's queue is below its nominal quota now in every resource that needs
   // preemption (Kueue's queueUnderNominalInResourcesNeedingPreemption).
   bool under_nominal_now(const PendingRecord& p, const QuotaTree& quota) const;
-  // Whether every requested resource fits now or within the nominal quota of some flavor of
-  // its group (Kueue's assigner offers preemption only then, without borrowWithinCohort).
+  // Whether each pod set fits now or within the nominal quota of some flavor of each group it
+  // uses, counting what earlier pod sets took of that flavor (Kueue's assigner offers
+  // preemption only then, without borrowWithinCohort).
   bool fits_nominal(const PendingRecord& p, const QuotaTree& quota) const;
   // Whether evicting every same-queue candidate could bring the preemptor within its queue's
   // nominal quota (a necessary condition for search (a), checked before it).
