@@ -41,7 +41,10 @@ Drs dominant_share_parts(const Config& config, const QuotaTree& quota, int node)
 }
 
 int64_t dominant_share(const Config& config, const QuotaTree& quota, int node) {
-  const Drs d = dominant_share_parts(config, quota, node);
+  return rounded_share(dominant_share_parts(config, quota, node));
+}
+
+int64_t rounded_share(const Drs& d) {
   if (!d.borrows) return 0;
   if (d.weight_milli <= 0) return kInfiniteShare;
   return d.ratio * 1000 / d.weight_milli;
@@ -60,8 +63,13 @@ int compare_drs(const Drs& a, const Drs& b) {
 
 int64_t dominant_share_with(const Config& config, QuotaTree& quota, QueueId q, int node,
                             const std::vector<UsageEntry>& usage, int sign) {
+  return rounded_share(dominant_share_parts_with(config, quota, q, node, usage, sign));
+}
+
+Drs dominant_share_parts_with(const Config& config, QuotaTree& quota, QueueId q, int node,
+                              const std::vector<UsageEntry>& usage, int sign) {
   for (const auto& u : usage) quota.add_usage(q, u.flavor, u.resource, sign * u.amount);
-  const int64_t share = dominant_share(config, quota, node);
+  const Drs share = dominant_share_parts(config, quota, node);
   for (const auto& u : usage) quota.add_usage(q, u.flavor, u.resource, -sign * u.amount);
   return share;
 }

@@ -33,6 +33,11 @@ struct Drs {
   int64_t weight_milli = 1000;
 };
 Drs dominant_share_parts(const Config& config, const QuotaTree& quota, int node);
+// The same with `usage` added to queue q (sign +1) or taken out (-1); the quota is restored.
+Drs dominant_share_parts_with(const Config& config, QuotaTree& quota, QueueId q, int node,
+                              const std::vector<UsageEntry>& usage, int sign);
+// The integer share of dominant_share(): ratio * 1000 / weight, kInfiniteShare for weight 0.
+int64_t rounded_share(const Drs& d);
 // Kueue's CompareDRS (negative: a first for scheduling): nodes of weight 0 that borrow come
 // after every other and among themselves by ratio, unweighted; the others by ratio / weight,
 // compared exactly.

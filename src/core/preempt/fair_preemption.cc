@@ -15,6 +15,8 @@
 //      are kept for step 3. A queue that still borrows competes again with its new share
 //   3. with a second strategy: one kept candidate per queue, highest share first, while it
 //      holds
+// Shares compare as integers (dominant_share), or with ordering: kueue as Kueue's CompareDRS
+// (a borrower of weight 0 above all others, several of them by what they borrow; unrounded).
 //   4. stop once the preemptor fits (borrowing allowed); then put back every victim but the
 //      last that it can do without, latest first
 #include <algorithm>
@@ -33,7 +35,7 @@ struct QueueGroup {
   QueueId queue = 0;
   std::vector<size_t> cands;  // indexes, cost order
   size_t next = 0;
-  int64_t share = 0;
+  Drs share;
   bool active = true;
 };
 }  // namespace fair_preemption_detail
@@ -41,16 +43,27 @@ using fair_preemption_detail::QueueGroup;
 
 namespace {
 
-bool strategy_holds(FairStrategy s, int64_t preemptor_new, int64_t victim_old, int64_t victim_new) {
-  return s == FairStrategy::kLessThanOrEqualToFinalShare ? preemptor_new <= victim_new
-                                                         : preemptor_new < victim_old;
+// Negative, 0, positive: a's share below, equal to, above b's (kueue: CompareDRS).
+int compare_shares(const Drs& a, const Drs& b, bool kueue) {
+  if (kueue) return compare_drs(a, b);
+  const int64_t x = rounded_share(a), y = rounded_share(b);
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+bool strategy_holds(FairStrategy s, const Drs& preemptor_new, const Drs& victim_old,
+                    const Drs& victim_new, bool kueue) {
+  return s == FairStrategy::kLessThanOrEqualToFinalShare
+             ? compare_shares(preemptor_new, victim_new, kueue) <= 0
+             : compare_shares(preemptor_new, victim_old, kueue) < 0;
 }
 
 // The active group of highest share (ties: the earlier group), or -1.
-int highest(const std::vector<QueueGroup>& groups) {
+int highest(const std::vector<QueueGroup>& groups, bool kueue) {
   int best = -1;
   for (size_t k = 0; k < groups.size(); ++k)
-    if (groups[k].active && (best < 0 || groups[k].share > groups[static_cast<size_t>(best)].share))
+    if (groups[k].active &&
+        (best < 0 ||
+         compare_shares(groups[k].share, groups[static_cast<size_t>(best)].share, kueue) > 0))
       best = static_cast<int>(k);
   return best;
 }
@@ -106,9 +119,10 @@ class Preemptor::FairRun {
           return true;
     return false;
   }
-  int64_t preemptor_share() {
-    return dominant_share_with(config_, quota_, p_.queue, p_.queue, request_, +1);
+  Drs preemptor_share() {
+    return dominant_share_parts_with(config_, quota_, p_.queue, p_.queue, request_, +1);
   }
+  Drs share_of(QueueId vq) const { return dominant_share_parts(config_, quota_, vq); }
   void group();
   bool first_strategy();
   bool second_strategy();
@@ -116,6 +130,7 @@ class Preemptor::FairRun {
 
   const Preemptor& pre_;
   const Config& config_;
+  const bool kueue_ = config_.policy.ordering == OrderingMode::kKueue;
   const PendingRecord& p_;
   const Tier& tier_;
   QuotaTree& quota_;
@@ -145,7 +160,7 @@ void Preemptor::FairRun::group() {
   for (size_t i : order) {
     const QueueId vq = cands_[i].r->admission.queue;
     auto [it, fresh] = group_of.emplace(vq, groups_.size());
-    if (fresh) groups_.push_back(QueueGroup{vq, {}, 0, dominant_share(config_, quota_, vq), true});
+    if (fresh) groups_.push_back(QueueGroup{vq, {}, 0, share_of(vq), true});
     groups_[it->second].cands.push_back(i);
   }
   const QueueId q = p_.queue;
@@ -162,24 +177,25 @@ void Preemptor::FairRun::group() {
 // 2. Each turn takes one candidate or retires a queue: at most cands + queues turns.
 bool Preemptor::FairRun::first_strategy() {
   const FairStrategy strategy = config_.policy.fair_sharing.strategies[0];
-  int64_t mine = preemptor_share();
-  for (int g = highest(groups_); g >= 0; g = highest(groups_)) {
+  Drs mine = preemptor_share();
+  for (int g = highest(groups_, kueue_); g >= 0; g = highest(groups_, kueue_)) {
     QueueGroup& group = groups_[static_cast<size_t>(g)];
     group.active = false;
     if (group.queue == p_.queue) {
       if (take(group.cands[group.next++])) return true;
       mine = preemptor_share();
       if (group.next < group.cands.size()) {
-        group.share = dominant_share(config_, quota_, group.queue);
+        group.share = share_of(group.queue);
         group.active = true;
       }
       continue;
     }
     while (group.next < group.cands.size()) {
       const size_t i = group.cands[group.next++];
-      const int64_t without = dominant_share_with(config_, quota_, group.queue, group.queue,
-                                                  cands_[i].r->admission.usage, -1);
-      if (!cands_[i].borrow_victim && !strategy_holds(strategy, mine, group.share, without)) {
+      const Drs without = dominant_share_parts_with(config_, quota_, group.queue, group.queue,
+                                                    cands_[i].r->admission.usage, -1);
+      if (!cands_[i].borrow_victim &&
+          !strategy_holds(strategy, mine, group.share, without, kueue_)) {
         kept_.push_back(i);
         continue;
       }
@@ -197,18 +213,18 @@ bool Preemptor::FairRun::first_strategy() {
 // 3. The second strategy: the first kept candidate of each queue, highest share first.
 bool Preemptor::FairRun::second_strategy() {
   const FairStrategy strategy = config_.policy.fair_sharing.strategies[1];
-  const int64_t mine = preemptor_share();
+  const Drs mine = preemptor_share();
   std::vector<QueueGroup> second;
   std::map<QueueId, bool> seen;
   for (size_t i : kept_) {
     const QueueId vq = cands_[i].r->admission.queue;
-    if (seen.emplace(vq, true).second)
-      second.push_back(QueueGroup{vq, {i}, 0, dominant_share(config_, quota_, vq), true});
+    if (seen.emplace(vq, true).second) second.push_back(QueueGroup{vq, {i}, 0, share_of(vq), true});
   }
-  for (int g = highest(second); g >= 0; g = highest(second)) {
+  for (int g = highest(second, kueue_); g >= 0; g = highest(second, kueue_)) {
     QueueGroup& group = second[static_cast<size_t>(g)];
     group.active = false;
-    if (strategy_holds(strategy, mine, group.share, 0) && take(group.cands[0])) return true;
+    if (strategy_holds(strategy, mine, group.share, Drs{}, kueue_) && take(group.cands[0]))
+      return true;
   }
   return false;
 }
