@@ -23,6 +23,26 @@ bool within_nominal(const ResourceVec& req, QueueId q, FlavorId f, const Resourc
   return true;
 }
 
+// Where the flavor search stops for preemption (with stop_at_preempt, for a queue that may
+// preempt): whenCanPreempt: MayStopSearch at the first flavor it could preempt on; preference
+// PreemptionOverBorrowing (Kueue's isPreferred; acted on with ordering: kueue only, sluice's
+// own order prefers borrowing) at a flavor where preemption keeps the job within nominal quota
+// (borrowing level 0) when only borrowing flavors fit.
+struct PreemptStops {
+  bool on_preempt = false;
+  bool preempt_first = false;
+};
+PreemptStops preempt_stops(const ClusterQueue& cq, OrderingMode ordering, bool stop_at_preempt) {
+  const FlavorFungibility& fung = cq.flavor_fungibility;
+  const bool may =
+      stop_at_preempt && (cq.preemption.within_cluster_queue != WithinQueuePolicy::kNever ||
+                          cq.preemption.reclaim_within_cohort != ReclaimPolicy::kNever);
+  return {may && fung.when_can_preempt == FungibilityPolicy::kMayStopSearch,
+          may && fung.when_can_borrow == FungibilityPolicy::kTryNextFlavor &&
+              fung.preference == FungibilityPreference::kPreemptionOverBorrowing &&
+              ordering == OrderingMode::kKueue};
+}
+
 }  // namespace
 
 FlavorAssigner::FlavorAssigner(const Config& config, const Placer& placer)
@@ -283,16 +303,8 @@ bool FlavorAssigner::quota_candidates(const Job& job, QueueId q, const QuotaTree
   const auto& cq = config_.cluster_queues[q];
   const FlavorFungibility& fung = cq.flavor_fungibility;
   const bool next_on_borrow = fung.when_can_borrow == FungibilityPolicy::kTryNextFlavor;
-  const bool may_preempt = cq.preemption.within_cluster_queue != WithinQueuePolicy::kNever ||
-                           cq.preemption.reclaim_within_cohort != ReclaimPolicy::kNever;
-  const bool stop_on_preempt =
-      stop_at_preempt && fung.when_can_preempt == FungibilityPolicy::kMayStopSearch && may_preempt;
-  // preference: PreemptionOverBorrowing (Kueue's isPreferred): a flavor where preemption keeps
-  // the job within nominal quota (borrowing level 0) goes before one that fits by borrowing.
-  // (Acted on with ordering: kueue only; sluice's own order prefers borrowing, as before.)
-  const bool preempt_first = stop_at_preempt && may_preempt && next_on_borrow &&
-                             fung.preference == FungibilityPreference::kPreemptionOverBorrowing &&
-                             config_.policy.ordering == OrderingMode::kKueue;
+  const PreemptStops stops = preempt_stops(cq, config_.policy.ordering, stop_at_preempt);
+  const bool stop_on_preempt = stops.on_preempt, preempt_first = stops.preempt_first;
   candidates.assign(groups.size(), {});
   bool first_quota_failure = true;
   std::string not_allowed;  // why the last flavor was excluded by selectors or taints
@@ -359,7 +371,6 @@ bool FlavorAssigner::quota_candidates(const Job& job, QueueId q, const QuotaTree
       return false;
     }
   }
-
   return true;
 }
 
