@@ -87,6 +87,7 @@ json encode_job(const Job& job, const Config& config) {
     if (!ps.env.empty()) p["env"] = encode_env(ps.env);
     if (ps.indexed_group > 0) p["indexed_group"] = ps.indexed_group;
     if (ps.min_count > 0) p["min_count"] = ps.min_count;
+    if (ps.max_per_node > 0) p["max_per_node"] = ps.max_per_node;
     pod_sets.push_back(std::move(p));
   }
   json env = encode_env(job.env);
@@ -188,6 +189,10 @@ Result<PodSet> decode_pod_set(const json& p, const Config& config) {
   decode_env(p, "env", ps.env);
   ps.indexed_group = p.value("indexed_group", 0);
   ps.min_count = p.value("min_count", 0);
+  ps.max_per_node = p.value("max_per_node", 0);
+  if (ps.max_per_node < 0)
+    return Error{"pod set " + ps.name + ": max_per_node " + std::to_string(ps.max_per_node) +
+                 " is negative"};
   if (ps.min_count < 0 || ps.min_count > ps.count)
     return Error{"pod set " + ps.name + ": min_count " + std::to_string(ps.min_count) +
                  " is not between 1 and its count " + std::to_string(ps.count)};

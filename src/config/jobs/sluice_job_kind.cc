@@ -32,6 +32,7 @@ void JobReader::sluice_job(const YAML::Node& doc) {
                    "id",
                    "gpus",
                    "pods",
+                   "maxPodsPerNode",
                    "cpu",
                    "memory",
                    "gpuFraction",
@@ -247,7 +248,8 @@ void JobReader::sluice_control_fields(MapReader& spec) {
 // Pod sets: the list, or the single-pod-set shorthand (gpus, pods, cpu, memory, ...).
 void JobReader::sluice_pod_sets(MapReader& spec, const YAML::Node& spec_node) {
   Job& job = d_.job;
-  const char* shorthand[] = {"gpus", "pods", "cpu", "memory", "gpuFraction", "resources"};
+  const char* shorthand[] = {"gpus",   "pods",        "maxPodsPerNode", "cpu",
+                             "memory", "gpuFraction", "resources"};
   bool has_shorthand = std::any_of(std::begin(shorthand), std::end(shorthand),
                                    [&](const char* k) { return spec.has(k); });
   if (const YAML::Node* n = spec.find("podSets")) {
@@ -264,7 +266,8 @@ void JobReader::sluice_pod_sets(MapReader& spec, const YAML::Node& spec_node) {
     }
     for (size_t i = 0; i < n->size(); ++i) {
       const std::string path = index("spec.podSets", i);
-      MapReader ps(r_, (*n)[i], path, {{"name", "count", "minCount", "resources", "gpuFraction"}});
+      MapReader ps(r_, (*n)[i], path,
+                   {{"name", "count", "minCount", "maxPodsPerNode", "resources", "gpuFraction"}});
       if (!ps.is_map()) {
         fail();
         continue;
@@ -309,6 +312,13 @@ void JobReader::pod_set(MapReader& m, const char* count_key, const char* resourc
     } else {
       fail();
     }
+  }
+  // At most this many pods of the set on one node (1: each on a node of its own).
+  if (const YAML::Node* n = m.find("maxPodsPerNode")) {
+    if (auto v = r_.integer(*n, m.path("maxPodsPerNode"), 1, kMaxPodsPerSet))
+      set.max_per_node = static_cast<int32_t>(*v);
+    else
+      fail();
   }
   ResourceVec req;
   if (const YAML::Node* n = m.find(resources_key)) {

@@ -47,6 +47,9 @@ struct PodSet {
   // child jobs of this many pods each, and a pod's JOB_COMPLETION_INDEX is its index in its
   // child job. 0: none.
   int32_t indexed_group = 0;
+  // At most this many of the set's pods on one node (Slurm's `-N`: 1, each pod a node of its
+  // own; spec.maxPodsPerNode). 0: no limit.
+  int32_t max_per_node = 0;
 };
 
 // The environment a gang's pods get for a distributed launcher, besides sluice's own SLUICE_*

@@ -48,7 +48,8 @@ Placer::Placer(const Cluster& cluster, std::shared_ptr<GpuScorer> scorer, Placer
     for (int r = 0; r < options_.resources->size(); ++r)
       if (options_.resources->is_mig(static_cast<ResourceId>(r)))
         im.mig_resource[static_cast<size_t>(r)] = 1;
-  for (NodeBits* b : {&im.filter, &im.pref, &im.single, &im.pfit, &im.used_mask, &im.touched_bits})
+  for (NodeBits* b :
+       {&im.filter, &im.pref, &im.single, &im.pfit, &im.used_mask, &im.touched_bits, &im.spread})
     *b = NodeBits(n);
   // Node-state grouping: the scorers whose score depends on the node's content only.
   im.group_states = dynamic_cast<const FgdScorer*>(scorer_.get()) != nullptr ||
@@ -319,11 +320,16 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
   } else {
     why = "no node has " + what;
   }
+  if (ps.max_per_node > 0)
+    why += ps.max_per_node == 1
+               ? " that no other pod of the gang uses"
+               : " that holds fewer than " + std::to_string(ps.max_per_node) + " of its pods";
   if (total_pods > 1)
     return fail(code, im.max_pods_placed,
                 "gang needs " + std::to_string(total_pods) + " pods (" + std::to_string(ps.count) +
-                    " with " + what + " each); " + std::to_string(im.max_pods_placed) + " fit; " +
-                    why + where);
+                    " with " + what + " each" +
+                    (ps.max_per_node == 1 ? ", each on a node of its own" : "") + "); " +
+                    std::to_string(im.max_pods_placed) + " fit; " + why + where);
   return fail(code, 0, why + where);
 }
 

@@ -124,7 +124,7 @@ struct Placer::Impl {
   bool require_nvlink = false;
   SearchOrder order = SearchOrder::kFewestFreeFirst;
   // Scratch (reused between calls; never part of the result's identity).
-  NodeBits filter, pref, single, pfit, used_mask, touched_bits;
+  NodeBits filter, pref, single, pfit, used_mask, touched_bits, spread;
   std::vector<Tent> touched;
   std::vector<PodShape> shapes;                   // per pod set
   std::vector<std::pair<int32_t, int32_t>> pods;  // (pod set, pod index), largest first
@@ -542,6 +542,22 @@ struct Placer::Impl {
     out.push_back(std::move(pp));
   }
 
+  // A pod set with PodSet::max_per_node: `mask` less the nodes that already hold that many of
+  // its pods in this gang (the result is `mask` itself for a set without the limit, so other
+  // jobs search exactly as before). May return `spread`, which it overwrites.
+  const NodeBits& room_for(int32_t ps, const NodeBits& mask) {
+    const int32_t limit = job->pod_sets[static_cast<size_t>(ps)].max_per_node;
+    if (limit <= 0) return mask;
+    spread = mask;
+    for (const PodPlacement& p : out) {
+      if (p.pod_set != ps || !spread.test(p.node)) continue;
+      int32_t on_node = 0;
+      for (const PodPlacement& q : out) on_node += q.pod_set == ps && q.node == p.node;
+      if (on_node >= limit) spread.reset(p.node);
+    }
+    return spread;
+  }
+
   // Places every pod inside `mask`. pref_level >= 0: prefer domains (or nodes) already used.
   bool place_all(const NodeBits& mask, int pref_level) {
     clear_touched();
@@ -553,13 +569,14 @@ struct Placer::Impl {
       const PodShape& pod = shapes[static_cast<size_t>(ps)];
       reasons = Reasons{};
       bool found = false;
+      const NodeBits& room = room_for(ps, mask);
       if (pref_level >= 0 && !touched.empty()) {
         const NodeBits& used = pref_level == levels ? touched_bits : used_mask;
-        pref = mask;
+        pref = room;
         pref &= used;
         found = best_node(pod, pref);
       }
-      if (!found) found = best_node(pod, mask);
+      if (!found) found = best_node(pod, room);
       if (!found) {
         fail_pod_set = ps;
         max_pods_placed = std::max(max_pods_placed, static_cast<int32_t>(out.size()));

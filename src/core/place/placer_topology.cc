@@ -136,7 +136,7 @@ bool Placer::Impl::place_pods(const NodeBits& mask, size_t begin, size_t end) {
     const auto [ps, index] = slice_pods[i];
     const PodShape& pod = shapes[static_cast<size_t>(ps)];
     reasons = Reasons{};
-    if (!best_node(pod, mask)) {
+    if (!best_node(pod, room_for(ps, mask))) {
       fail_pod_set = ps;
       return false;
     }
