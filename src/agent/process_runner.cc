@@ -639,6 +639,7 @@ ChildSetup child_setup(const PodLaunch& spec, const std::string& work_dir, const
   } else {
     if (!spec.output_path.empty()) setup.out_path = spec.output_path.c_str();
     if (!spec.error_path.empty()) setup.err_path = spec.error_path.c_str();
+    setup.out_append = spec.ref.pod > 0;
   }
   if (spec.identity) {
     setup.drop = true;

@@ -108,10 +108,12 @@ const char* child_stage_name(int32_t stage) {
 // child's borrowed stack. Credentials change through raw system calls: glibc's setuid() and
 // friends broadcast the change to every thread of the process (POSIX semantics), which in a
 // vfork child would be the agent's threads.
-// In the vfork child, as the pod's user: `path` (created, truncated) becomes stdout (fd 1), and
-// stderr too when `fd` is 0; else it becomes `fd`. System calls only.
-static bool redirect_to(const char* path, int fd) {
-  const int out = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+// In the vfork child, as the pod's user: `path` (created, appended to; truncated first unless
+// `append`) becomes stdout (fd 1), and stderr too when `fd` is 0; else it becomes `fd`. System
+// calls only.
+static bool redirect_to(const char* path, int fd, bool append) {
+  const int out =
+      ::open(path, O_WRONLY | O_CREAT | O_APPEND | (append ? 0 : O_TRUNC) | O_CLOEXEC, 0644);
   if (out < 0) return false;
   const bool ok = fd == 0 ? ::dup2(out, 1) >= 0 && ::dup2(out, 2) >= 0 : ::dup2(out, fd) >= 0;
   ::close(out);
@@ -196,9 +198,9 @@ __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c) {
       e = {5, errno};
     } else if (c.start_dir && ::chdir(c.start_dir) != 0) {
       e = {7, errno};
-    } else if (c.out_path && !redirect_to(c.out_path, c.err_path ? 1 : 0)) {
+    } else if (c.out_path && !redirect_to(c.out_path, c.err_path ? 1 : 0, c.out_append)) {
       e = {8, errno};
-    } else if (c.err_path && !redirect_to(c.err_path, 2)) {
+    } else if (c.err_path && !redirect_to(c.err_path, 2, c.out_append)) {
       e = {9, errno};
     } else {
       // No descriptor of the agent (sockets, other pods' pipes) leaks into the job.

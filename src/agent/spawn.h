@@ -53,11 +53,14 @@ struct ChildSetup {
   // The job's working directory, entered after the privileges are dropped (so the pod's user
   // must be allowed there); nullptr: stay in work_dir.
   const char* start_dir = nullptr;
-  // Slurm's --output/--error: opened (created, truncated) as the pod's user after start_dir is
-  // entered, relative to it; nullptr: stdout/stderr stay on log_fd. With only out_path,
-  // stderr goes there too.
+  // Slurm's --output/--error: opened (created; appended to, truncated first unless
+  // out_append) as the pod's user after start_dir is entered, relative to it; nullptr:
+  // stdout/stderr stay on log_fd. With only out_path, stderr goes there too.
   const char* out_path = nullptr;
   const char* err_path = nullptr;
+  // A gang's pods after the first: their output joins the first pod's file (which truncates
+  // it as it starts), as a Slurm job's steps all write to its one output file.
+  bool out_append = false;
   uid_t uid = 0;
   gid_t gid = 0;
   // With `drop`: RLIMIT_NPROC, the most processes and threads the pod's uid may have on the

@@ -1,6 +1,7 @@
 #include "server/pod_launch.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "core/model/job_control.h"
@@ -109,7 +110,8 @@ void add_slurm_env(const Job& job, const Admission& admission, size_t pod,
 
 }  // namespace
 
-std::string expand_file_pattern(const std::string& pattern, const Job& job) {
+std::string expand_file_pattern(const std::string& pattern, const Job& job, int32_t node,
+                                int32_t task) {
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%' || i + 1 == pattern.size()) {
@@ -131,6 +133,12 @@ std::string expand_file_pattern(const std::string& pattern, const Job& job) {
         break;
       case 'u':
         out += job.user;
+        break;
+      case 'n':
+        out += std::to_string(node);
+        break;
+      case 't':
+        out += std::to_string(task);
         break;
       case '%':
         out += '%';
@@ -191,8 +199,11 @@ void pod_command_env(const Job& job, const Admission& admission, size_t pod,
         std::to_string(admission.placement.pods[pod].pod_index % set->indexed_group);
   }
   add_slurm_env(job, admission, pod, peers, as.env);
-  if (!job.output.empty()) as.output_path = expand_file_pattern(job.output, job);
-  if (!job.error.empty()) as.error_path = expand_file_pattern(job.error, job);
+  const auto node_id = as.env.find("SLURM_NODEID");
+  const int32_t node = node_id == as.env.end() ? 0 : std::atoi(node_id->second.c_str());
+  const int32_t task = pod_rank(admission, pod);
+  if (!job.output.empty()) as.output_path = expand_file_pattern(job.output, job, node, task);
+  if (!job.error.empty()) as.error_path = expand_file_pattern(job.error, job, node, task);
   as.tty = job.tty;
 }
 

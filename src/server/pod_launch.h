@@ -47,8 +47,10 @@ void pod_command_env(const Job& job, const Admission& admission, size_t pod,
                      int32_t completion, proto::Assignment& as);
 
 // Slurm's filename pattern: %j job id, %A the array's id (the job's without an array), %a the
-// task index (0 without an array), %x the job name, %u the submitter, %% a '%'. An unknown
+// task index (0 without an array), %x the job name, %u the submitter, %n the pod's node in the
+// job (SLURM_NODEID), %t its rank (SLURM_PROCID: a file per pod), %% a '%'. An unknown
 // %-letter stays as it is.
-std::string expand_file_pattern(const std::string& pattern, const Job& job);
+std::string expand_file_pattern(const std::string& pattern, const Job& job, int32_t node = 0,
+                                int32_t task = 0);
 
 }  // namespace sluice::server

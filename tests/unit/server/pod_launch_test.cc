@@ -163,6 +163,15 @@ TEST(PodLaunch, SlurmArrayEnvAndOutputPatterns) {
   EXPECT_EQ(expand_file_pattern("%u/%%j/%q", job), "alice/%j/%q");
   job.array_task = -1;  // not an array: %A is the job, %a is 0
   EXPECT_EQ(expand_file_pattern("slurm-%A_%a.out", job), "slurm-42_0.out");
+  // %n the pod's node in the job, %t its rank: a file per pod.
+  EXPECT_EQ(expand_file_pattern("o-%j.%n.%t", job, 1, 3), "o-42.1.3");
+  job.output = "per-%t.out";
+  job.error = "";
+  a.placement.pods.push_back(PodPlacement{1, 0, 1, {}});
+  proto::Assignment second;
+  pod_command_env(job, a, 1, {{0, "n0", ""}, {1, "n1", ""}}, 0, -1, second);
+  EXPECT_EQ(second.output_path, "per-1.out");
+  EXPECT_EQ(second.env["SLURM_NODEID"], "1");
 }
 
 }  // namespace
