@@ -14,7 +14,7 @@ _sluice() {
     cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
     words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
   fi
-  local commands="submit run sbatch jobs queues nodes cancel hold release requeue logs explain
+  local commands="submit run sbatch srun jobs queues nodes cancel hold release requeue logs explain
     history usage config snapshot plan check serve up agent kubeconfig sim gateway"
   local common="--server --token --json --help"
   local states="pending running succeeded failed cancelled rejected"
@@ -36,13 +36,15 @@ _sluice() {
   esac
   local opts
   case $cmd in
-    run) opts="--queue -q -p --partition --namespace -n --gpus --gang --gpu-fraction --cpu --memory
+    run) opts="--queue -q -p --partition --namespace --nodes -N --ntasks -n --ntasks-per-node
+      --parsable --gpus --gang --gpu-fraction --cpu --memory
       --priority-class --time -t --walltime --name -J --job-name --chdir -D --export --env -e
       --dependency -d --hold -H --array -a --output -o --error --interactive --pty --preemptible
       --no-preemptible --dry-run" ;;
     sbatch) opts="--dry-run --namespace -J -p --partition -G --gpus --gpus-per-node --gres -N -n
-      -c --mem -t --time -a --array -d --dependency -o --output -e --error -D --chdir --export -H
-      --hold" ;;
+      --nodes --ntasks --ntasks-per-node --gpus-per-task -c --mem -t --time -a --array -d
+      --dependency -o --output -e --error -D --chdir --export -H --hold --parsable -Q --wrap" ;;
+    srun) opts="--ntasks -n --nodes -N --ntasks-per-node" ;;
     jobs) opts="--state -s -t --states --queue -q -p --partition --namespace -n --user -u --me
       --jobs -j --array -r --limit --wide -w --start" ;;
     kubeconfig) opts="--server --token --token-file --namespace -n --name --certificate-authority

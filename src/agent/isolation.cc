@@ -47,6 +47,20 @@ Result<std::string> make_state_dir(const fs::path& dir) {
   return std::string(mode);
 }
 
+// STATE/bin (mode 0755) with `srun` linking to `exe`, made again at each start (the binary may
+// have moved); the directory.
+Result<std::string> step_bin_dir(const std::string& state_dir, const std::string& exe) {
+  const fs::path bin = fs::path(state_dir) / "bin";
+  const fs::path link = bin / "srun";
+  std::error_code ec;
+  fs::create_directories(bin, ec);
+  if (!ec) fs::permissions(bin, fs::perms(0755), ec);
+  if (!ec && fs::is_symlink(link)) fs::remove(link, ec);
+  if (!ec) fs::create_symlink(exe, link, ec);
+  if (ec) return Error{"cannot make " + link.string() + " (srun for job steps): " + ec.message()};
+  return bin.string();
+}
+
 void add_note(PodLaunch& launch, const std::string& note) {
   launch.note += (launch.note.empty() ? "" : "; ") + note;
 }
@@ -63,6 +77,11 @@ Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
   if (!made) return Error{made.error()};
   if (!made->empty())
     log("tightened " + iso->state_dir_ + " from mode " + *made + " to 0711 (what a new one gets)");
+  if (!options.step_exe.empty()) {
+    auto bin = step_bin_dir(iso->state_dir_, options.step_exe);
+    if (!bin) return Error{bin.error()};
+    iso->step_bin_ = *bin;
+  }
   // 1. Users.
   const bool root = ::geteuid() == 0;
   if (options.drop_privileges == 1 && !root)
@@ -174,6 +193,7 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
                          (::geteuid() == 0 ? "the agent runs pods as itself (--pods-as-agent)"
                                            : "only a root agent can run pods as other users"));
   }
+  ctx.step_bin = step_bin_;
   launch.env = compose_pod_env(a, ctx, base_env);
   if (!a.image.empty() && !runtime_.empty()) {
     std::vector<std::string> devices;

@@ -37,6 +37,9 @@ struct IsolationOptions {
   // A root agent's pods outside the sandbox and containers get a /proc that hides other uids'
   // processes (spawn.h, ChildSetup::private_proc) where the machine allows it.
   bool private_proc = true;
+  // The sluice binary: STATE/bin/srun links to it and goes first on every pod's PATH, so
+  // `srun` in a job is a job step (docs/cli.md, "Job steps"); "": no such link.
+  std::string step_exe;
 };
 
 class PodIsolation {
@@ -61,6 +64,7 @@ class PodIsolation {
   PodIsolation() = default;
 
   std::string state_dir_;  // absolute
+  std::string step_bin_;   // STATE/bin with the `srun` link; "": none
   std::unique_ptr<IdentityResolver> resolver_;
   std::string bwrap_;                 // "": no sandbox
   std::vector<std::string> runtime_;  // runtime_[0] absolute; empty: none

@@ -35,6 +35,12 @@ std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodCo
   for (const auto& [k, v] : a.env) {
     if (!k.empty() && k.find('=') == std::string::npos) env[k] = v;
   }
+  if (!ctx.step_bin.empty()) {
+    auto path = env.find("PATH");
+    env["PATH"] = ctx.step_bin + (path == env.end() || path->second.empty()
+                                      ? std::string(":") + kPodDefaultPath
+                                      : ":" + path->second);
+  }
   std::string devices;
   for (size_t i = 0; i < a.gpus.size(); ++i) {
     devices += (i ? "," : "") + std::to_string(a.gpus[i]);

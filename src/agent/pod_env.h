@@ -17,6 +17,9 @@ struct PodContext {
   // not the agent's: HOME (its work dir), USER/LOGNAME, SHELL, a standard PATH, and only the
   // locale and time zone variables of the agent's own.
   bool minimal = false;
+  // A directory whose `srun` runs `sluice srun` (a job step: docs/cli.md, "Job steps"), put
+  // first on the pod's PATH; empty: none.
+  std::string step_bin;
   std::string home;
   std::string user;
 };
@@ -29,7 +32,8 @@ inline constexpr const char* kPodDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 //      not reach jobs) and without CUDA_VISIBLE_DEVICES; with ctx.minimal only LANG, LANGUAGE,
 //      LC_* and TZ of it, plus PATH, HOME, USER, LOGNAME and SHELL for the pod's user;
 //   2. the job's env;
-//   3. the variables sluice sets (CUDA_VISIBLE_DEVICES, SLUICE_*): a job cannot override them.
+//   3. the variables sluice sets (CUDA_VISIBLE_DEVICES, SLUICE_*): a job cannot override them;
+//      ctx.step_bin goes first on PATH.
 std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodContext& ctx,
                                          const char* const* base);
 

@@ -49,6 +49,7 @@ struct AgentArgs {
 // --pod-uid, --pod-uid-range and --pods-as-agent into the isolation options.
 Result<agent::IsolationOptions> isolation_options(const AgentArgs& args) {
   agent::IsolationOptions o = args.isolation;
+  o.step_exe = self_exe();
   for (const auto& spec : args.pod_uids) {
     auto entry = agent::parse_pod_uid(spec);
     if (!entry) return Error{entry.error()};

@@ -112,18 +112,40 @@ void register_submit(CLI::App& app) {
   });
 }
 
+// -n is Slurm's --ntasks; before issue 43 `sluice run -n` was the namespace: say so.
+Outcome<int> parse_ntasks(const std::string& v) {
+  if (!v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos &&
+      std::stoi(v) > 0)
+    return Outcome<int>::success(std::stoi(v));
+  return Outcome<int>::fail({1, "error: -n/--ntasks is the number of tasks, as Slurm's -n, and \"" +
+                                    v +
+                                    "\" is not a positive number; the namespace is --namespace"});
+}
+
 void register_run(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "run", "Submit a command line as a job: sluice run --queue Q --gpus N -- CMD ARGS...");
   auto c = std::make_shared<Common>();
   auto a = std::make_shared<RunArgs>();
   auto dry_run = std::make_shared<bool>(false);
+  auto parsable = std::make_shared<bool>(false);
+  auto ntasks = std::make_shared<std::string>();
   cmd->add_option("--queue,-q,-p,--partition", a->queue,
                   "LocalQueue in the job's namespace (default: its LocalQueue \"default\")");
-  cmd->add_option("--namespace,-n", a->namespace_, "Namespace (server default: default)");
+  cmd->add_option("--namespace", a->namespace_, "Namespace (server default: default)");
   cmd->add_option("--gpus", a->gpus, "Whole GPUs per pod");
   cmd->add_option("--gang", a->gang, "Pods in the gang (all start together), each with --gpus")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--nodes,-N", a->nodes,
+                  "Slurm's -N: this many pods, each on a node of its own, each with --gpus")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ntasks,-n", *ntasks,
+                  "Slurm's -n: tasks (a process each); with --nodes split over them, alone a "
+                  "pod a task");
+  cmd->add_option("--ntasks-per-node", a->ntasks_per_node,
+                  "Slurm's --ntasks-per-node: processes a pod (srun starts them)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--parsable", *parsable, "Print only the job id (as sbatch --parsable)");
   cmd->add_option("--gpu-fraction", a->gpu_fraction, "A share of one GPU: 0.5 or 500m");
   cmd->add_option("--gpu-model", a->gpu_models,
                   "Only these GPU models (comma-separated: H100,A100), in any case")
@@ -160,7 +182,8 @@ void register_run(CLI::App& app) {
   cmd->add_flag("--dry-run", *dry_run, "Print the Job document instead of submitting it");
   cmd->add_option("command", a->command, "The command and its arguments (after --)")->required();
   add_common(cmd, *c, true);
-  cmd->callback([c, a, dry_run] {
+  cmd->callback([c, a, dry_run, parsable, ntasks] {
+    if (!ntasks->empty()) a->ntasks = need(parse_ntasks(*ntasks));
     // The default name's suffix only has to differ between two runs of the same command; the
     // clock's milliseconds in base 36 do that without a random source.
     auto ms = static_cast<unsigned long long>(now_unix_s() * 1000) % (36ULL * 36 * 36 * 36 * 36);
@@ -184,6 +207,8 @@ void register_run(CLI::App& app) {
     }
     if (c->json)
       print_json(reply);
+    else if (*parsable)
+      print_out(std::to_string(reply["jobs"].at(0).value("id", 0ULL)) + "\n");
     else
       print_out(a->array.empty() ? submitted_text(reply) : array_submitted_text(reply));
   });

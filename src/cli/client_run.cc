@@ -90,7 +90,39 @@ std::string name_from_command(const std::vector<std::string>& command) {
   return label.empty() ? "run" : label;
 }
 
-Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
+TaskLayout task_layout(int nodes, int ntasks, int ntasks_per_node) {
+  TaskLayout l;
+  l.per_pod = ntasks_per_node > 0           ? ntasks_per_node
+              : nodes > 0 && ntasks > nodes ? (ntasks + nodes - 1) / nodes
+                                            : 1;
+  l.pods = nodes > 0 ? nodes : (ntasks > 0 ? (ntasks + l.per_pod - 1) / l.per_pod : 1);
+  l.one_per_node = nodes > 0 || ntasks_per_node > 0;
+  l.ntasks = ntasks > 0 ? ntasks : l.pods * l.per_pod;
+  if (l.ntasks > l.pods * l.per_pod)
+    l.error = "-n " + std::to_string(l.ntasks) + " tasks do not fit on " + std::to_string(l.pods) +
+              " nodes of " + std::to_string(l.per_pod) + " tasks (--ntasks-per-node)";
+  return l;
+}
+
+void apply_task_layout(const TaskLayout& l, RunArgs& r) {
+  r.gang = l.pods;
+  r.one_per_node = l.one_per_node;
+  if (l.per_pod > 1 || l.ntasks != l.pods) {
+    r.env.push_back("SLURM_NTASKS_PER_NODE=" + std::to_string(l.per_pod));
+    r.env.push_back("SLURM_NTASKS=" + std::to_string(l.ntasks));
+  }
+}
+
+Outcome<json> build_run_job(const RunArgs& args, const std::string& name_suffix) {
+  RunArgs a = args;
+  // 0. Slurm's tasks: the gang, and a process a task (srun) where a pod holds several.
+  if (a.nodes > 0 || a.ntasks > 0 || a.ntasks_per_node > 0) {
+    if (a.gang > 1) return bad("--gang and --nodes/--ntasks/--ntasks-per-node exclude each other");
+    const TaskLayout l = task_layout(a.nodes, a.ntasks, a.ntasks_per_node);
+    if (!l.error.empty()) return bad(l.error);
+    apply_task_layout(l, a);
+    if (l.per_pod > 1 && !a.command.empty()) a.command.insert(a.command.begin(), {"srun", "--"});
+  }
   // 1. Options that cannot be right whatever the server's configuration.
   if (a.command.empty()) return bad("sluice run needs a command after `--`");
   if (a.gang < 1) return bad("--gang must be at least 1 (pods in the gang)");
@@ -143,6 +175,7 @@ Outcome<json> build_run_job(const RunArgs& a, const std::string& name_suffix) {
 
   // 2. The document, in the single-pod-set shorthand (docs/config.md): the gang is `pods`.
   json spec = {{"pods", a.gang}};
+  if (a.one_per_node && a.gang > 1) spec["maxPodsPerNode"] = 1;
   if (!a.queue.empty()) spec["queue"] = a.queue;
   if (a.gpus > 0) spec["gpus"] = a.gpus;
   if (!a.gpu_models.empty()) spec["gpuModels"] = a.gpu_models;

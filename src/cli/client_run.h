@@ -12,11 +12,19 @@
 namespace sluice::cli {
 
 struct RunArgs {
-  std::string queue;         // empty: the namespace's LocalQueue "default" (the server's rule)
-  std::string namespace_;    // empty: the server's default ("default")
-  int gpus = -1;             // -1: not given
-  int gang = 1;              // pods of `gpus` GPUs each
-  std::string gpu_fraction;  // "0.5" or "500m"; implies one GPU per pod
+  std::string queue;       // empty: the namespace's LocalQueue "default" (the server's rule)
+  std::string namespace_;  // empty: the server's default ("default")
+  int gpus = -1;           // -1: not given
+  int gang = 1;            // pods of `gpus` GPUs each
+  // Slurm's -N (sluice run --nodes, sbatch -N): the gang's pods each on a node of their own
+  // (spec.maxPodsPerNode 1).
+  bool one_per_node = false;
+  // Slurm's -N/--nodes, -n/--ntasks, --ntasks-per-node on `sluice run` (task_layout); -1: not
+  // given. With more than one task a node each pod runs `srun -- COMMAND`, a process a task.
+  int nodes = -1;
+  int ntasks = -1;
+  int ntasks_per_node = -1;
+  std::string gpu_fraction;             // "0.5" or "500m"; implies one GPU per pod
   std::vector<std::string> gpu_models;  // spec.gpuModels: only these GPU models; empty: any
   std::string cpu;                      // quantity as in YAML: "4", "500m"
   std::string memory;                   // "16Gi"
@@ -47,6 +55,21 @@ struct RunArgs {
   bool no_preemptible = false;
   std::vector<std::string> command;
 };
+
+// Slurm's tasks as sluice pods: -N K gives K pods on distinct nodes, each holding its node's
+// tasks (--ntasks-per-node, else -n split over the nodes); -n alone gives a pod a task, on any
+// nodes. `error` says what is wrong ("" when fine).
+struct TaskLayout {
+  int pods = 1;
+  int per_pod = 1;  // tasks a pod holds
+  int ntasks = 1;
+  bool one_per_node = false;
+  std::string error;
+};
+TaskLayout task_layout(int nodes, int ntasks, int ntasks_per_node);
+// The layout's pods into `r` (gang, one_per_node) and, where a pod holds more than one task or
+// the tasks are not the pods, SLURM_NTASKS_PER_NODE and SLURM_NTASKS into its env.
+void apply_task_layout(const TaskLayout& layout, RunArgs& r);
 
 // The Job document, or a message naming the bad option (exit 1). `name_suffix` makes the
 // default name unique ("train-py-k3x9"); the caller derives it from the clock.

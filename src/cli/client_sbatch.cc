@@ -146,9 +146,8 @@ std::string apply_one(const std::string& key, const std::string& v, SbatchArgs& 
   } else if (key == "ntasks") {
     return count(&a.ntasks);
   } else if (key == "cpus-per-task") {
-    int n = 0;
-    if (auto why = count(&n); !why.empty()) return why;
-    r.cpu = std::to_string(n);
+    if (auto why = count(&a.cpus_per_task); !why.empty()) return why;
+    r.cpu = std::to_string(a.cpus_per_task);
   } else if (key == "mem") {
     r.memory = slurm_memory(v);
     if (r.memory.empty()) return opt + " " + v + ": expected a size (16G, 500M, 16000)";
@@ -256,20 +255,18 @@ std::string wrap_script(const std::string& command) {
 std::string finish_sbatch(SbatchArgs& a, const std::string& script_path,
                           const std::string& script_text, const std::vector<std::string>& argv) {
   RunArgs& r = a.run;
-  // 1. The gang: one pod per node (-N), else per task (-n).
-  if (a.nodes > 0 && a.ntasks > 0 && a.ntasks != a.nodes)
-    a.notes.push_back("-n " + std::to_string(a.ntasks) + " with -N " + std::to_string(a.nodes) +
-                      ": sluice runs one process per pod, " + std::to_string(a.nodes) +
-                      " pods (start more processes per pod from the script)");
-  r.gang = a.nodes > 0 ? a.nodes : (a.ntasks > 0 ? a.ntasks : 1);
+  // 1. The gang: one pod per node, each with its node's tasks (-N, --ntasks-per-node), else one
+  //    pod per task (-n alone, on any nodes).
+  const TaskLayout layout = task_layout(a.nodes, a.ntasks, a.ntasks_per_node);
+  if (!layout.error.empty()) return layout.error;
+  apply_task_layout(layout, r);
+  const int per_node = layout.per_pod;
+  if (a.cpus_per_task > 0) r.cpu = std::to_string(a.cpus_per_task * per_node);
   // 2. GPUs per pod: per node, per task (x the tasks a pod runs), or the job's total split.
   if (a.gpus_per_node > 0) {
     r.gpus = a.gpus_per_node;
   } else if (a.gpus_per_task > 0) {
-    const int tasks = a.ntasks_per_node > 0               ? a.ntasks_per_node
-                      : a.nodes > 0 && a.ntasks > a.nodes ? a.ntasks / a.nodes
-                                                          : 1;
-    r.gpus = a.gpus_per_task * tasks;
+    r.gpus = a.gpus_per_task * per_node;
   } else if (a.gpus_total > 0) {
     if (a.gpus_total % r.gang != 0)
       return "--gpus " + std::to_string(a.gpus_total) + " does not split evenly over " +
@@ -286,7 +283,9 @@ std::string finish_sbatch(SbatchArgs& a, const std::string& script_path,
     if (!w.empty()) interp = w[0];
     if (w.size() > 1) interp_arg = w[1];
   }
-  r.command = {interp};
+  r.command = {};
+  if (r.gang > 1) r.command = {"srun", "--batch", "--"};  // the script on the first pod only
+  r.command.push_back(interp);
   if (!interp_arg.empty()) r.command.push_back(interp_arg);
   const auto slash = script_path.find_last_of('/');
   const std::string base = slash == std::string::npos ? script_path : script_path.substr(slash + 1);

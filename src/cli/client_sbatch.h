@@ -21,6 +21,7 @@ struct SbatchArgs {
   int gpus_per_node = -1;          // --gpus-per-node, --gres=gpu:N: per pod
   int gpus_per_task = -1;          // --gpus-per-task: per task (x the tasks of a pod)
   int ntasks_per_node = -1;        // --ntasks-per-node: tasks of one pod
+  int cpus_per_task = -1;          // -c: CPUs per task (x the tasks of a pod)
   std::vector<std::string> notes;  // options read but not used ("--mail-type ignored")
   bool parsable = false;           // --parsable: print only the job id
   bool quiet = false;              // -Q, --quiet: print nothing on success
@@ -41,6 +42,10 @@ std::string apply_sbatch_options(const std::vector<std::string>& words, SbatchAr
 
 // The gang, GPUs per pod and the command (the script's text run by its #! interpreter, so the
 // nodes need not have the file) once every option is read. "" when done, else what is wrong.
+// A pod is one of Slurm's nodes: -N K gives K pods on K distinct nodes, each holding
+// --ntasks-per-node tasks (their GPUs and CPUs); `srun` in the script launches the tasks
+// (docs/cli.md, "Job steps"). A gang of several pods runs `srun --batch -- SCRIPT`: the script
+// on the first pod, the others wait for its steps.
 std::string finish_sbatch(SbatchArgs& args, const std::string& script_path,
                           const std::string& script_text, const std::vector<std::string>& argv);
 

@@ -1,6 +1,7 @@
 // sluice: one binary, subcommands (CLI11).
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 #include "build_info.h"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   sluice::cli::register_agent(app);
   sluice::cli::register_client(app);
   sluice::cli::register_kubeconfig(app);
+  sluice::cli::register_step(app);
 #ifdef SLUICE_HAVE_SIM
   sluice::sim::register_commands(app);
 #endif
@@ -34,6 +36,12 @@ int main(int argc, char** argv) {
 #endif
   // The parser reads a copy: secrets are blanked in what /proc/<pid>/cmdline shows.
   std::vector<std::string> args = sluice::cli::hide_secret_args(argc, argv);
+  // Run as `srun` (the link on a pod's PATH, docs/cli.md "Job steps"): `sluice srun`.
+  if (!args.empty() && std::filesystem::path(args[0]).filename() == "srun")
+    args.insert(args.begin() + 1, "srun");
+  // Its words are the command's, not CLI11's (`srun --batch -- sh -c ...`): read as they are.
+  if (args.size() > 1 && args[1] == "srun")
+    return sluice::cli::srun_main(std::vector<std::string>(args.begin() + 2, args.end()));
   // An unknown command is an error with or without --help (CLI11 would print the main help and
   // exit 0 for `sluice nosuchcommand --help`), so that a script can tell a missing command
   // from a present one. The first word that is not an option names the command.
@@ -51,7 +59,7 @@ int main(int argc, char** argv) {
   for (auto& a : args) arg_ptrs.push_back(a.data());
   arg_ptrs.push_back(nullptr);
   try {
-    app.parse(argc, arg_ptrs.data());
+    app.parse(static_cast<int>(args.size()), arg_ptrs.data());
   } catch (const sluice::cli::ExitStatus& e) {  // `sluice run --pty`: the pod's status
     return e.code;
   } catch (const CLI::ParseError& e) {

@@ -128,6 +128,7 @@ Result<agent::IsolationOptions> up_isolation(const UpArgs& a) {
   }
   if (a.pods_as_agent) isolation.drop_privileges = 0;
   isolation.container_runtime = a.container_runtime;
+  isolation.step_exe = self_exe();
   return isolation;
 }
 

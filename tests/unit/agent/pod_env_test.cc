@@ -78,5 +78,21 @@ TEST(AgentPodEnv, MinimalEnvironmentForAnotherUserKeepsNoAgentSecret) {
   }
 }
 
+// The step directory (`srun` for job steps) goes first on the PATH the job gave, or on the
+// standard one.
+TEST(PodEnv, StepBinGoesFirstOnPath) {
+  proto::Assignment a;
+  a.env = {{"PATH", "/opt/bin:/usr/bin"}};
+  PodContext ctx{"n1", "http://127.0.0.1:1", "/c"};
+  ctx.step_bin = "/s/bin";
+  EXPECT_TRUE(has(compose_pod_env(a, ctx, nullptr), "PATH=/s/bin:/opt/bin:/usr/bin"));
+  a.env.clear();
+  EXPECT_TRUE(has(compose_pod_env(a, ctx, nullptr), std::string("PATH=/s/bin:") + kPodDefaultPath));
+  ctx.step_bin.clear();
+  for (const auto& kv : compose_pod_env(a, ctx, nullptr)) {
+    EXPECT_NE(kv.rfind("PATH=", 0), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace sluice::agent

@@ -143,9 +143,9 @@ TEST_F(ClientCmd, SubmitRefusesAMissingFileWithoutCallingTheServer) {
 }
 
 TEST_F(ClientCmd, RunBuildsAJobFromTheCommandLine) {
-  auto r =
-      run({"run", "--server", fake_.url(), "--queue", "train", "-n", "nlp", "--gpus", "8", "--gang",
-           "2", "--env", "A=1", "--preemptible", "--", "python", "train.py", "-x", "--lr=3"});
+  auto r = run({"run", "--server", fake_.url(), "--queue", "train", "--namespace", "nlp", "--gpus",
+                "8", "--gang", "2", "--env", "A=1", "--preemptible", "--", "python", "train.py",
+                "-x", "--lr=3"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "submitted job 17 (bert) to queue team-a\n");
   json doc = json::parse(fake_.last().body);
@@ -158,6 +158,32 @@ TEST_F(ClientCmd, RunBuildsAJobFromTheCommandLine) {
   EXPECT_EQ(doc["spec"]["env"]["A"], "1");
   EXPECT_EQ(doc["spec"]["command"], json({"python", "train.py", "-x", "--lr=3"}));
   EXPECT_EQ(doc["metadata"]["name"].get<std::string>().rfind("train-py-", 0), 0u);
+}
+
+// sbatch's and srun's task options (issue 43): -N spreads the pods over distinct nodes, -n is
+// the tasks (no longer the namespace: the old use gets an error that says so), several tasks a
+// node run under srun.
+TEST_F(ClientCmd, RunTakesSlurmsTaskOptions) {
+  auto r = run({"run", "-N", "2", "--ntasks-per-node", "2", "--gpus", "2", "--dry-run", "--",
+                "python3", "train.py"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  json doc = json::parse(r.out);
+  EXPECT_EQ(doc["spec"]["pods"], 2);
+  EXPECT_EQ(doc["spec"]["maxPodsPerNode"], 1);
+  EXPECT_EQ(doc["spec"]["env"]["SLURM_NTASKS"], "4");
+  EXPECT_EQ(doc["spec"]["command"], json({"srun", "--", "python3", "train.py"}));
+  auto n = run({"run", "-n", "3", "--cpu", "1", "--dry-run", "--", "true"});
+  ASSERT_EQ(n.code, 0) << n.err;
+  json three = json::parse(n.out);
+  EXPECT_EQ(three["spec"]["pods"], 3);
+  EXPECT_FALSE(three["spec"].contains("maxPodsPerNode"));
+  EXPECT_EQ(three["spec"]["command"], json({"true"}));
+  auto old = run({"run", "-n", "team-a", "--cpu", "1", "--dry-run", "--", "true"});
+  EXPECT_EQ(old.code, 1);
+  EXPECT_NE(old.err.find("the namespace is --namespace"), std::string::npos) << old.err;
+  auto both = run({"run", "-N", "2", "--gang", "2", "--cpu", "1", "--dry-run", "--", "true"});
+  EXPECT_EQ(both.code, 1);
+  EXPECT_NE(both.err.find("exclude each other"), std::string::npos) << both.err;
 }
 
 TEST_F(ClientCmd, RunEnvRightBeforeTheCommand) {

@@ -82,13 +82,52 @@ TEST(Sbatch, ReadsTheLinesBeforeTheFirstCommand) {
   EXPECT_EQ(r.export_spec, "NONE");
   ASSERT_EQ(a.notes.size(), 1u);
   EXPECT_NE(a.notes[0].find("--mail-type"), std::string::npos);
-  // The script's text runs under its #! interpreter; its name is $0, then its arguments.
-  ASSERT_EQ(r.command.size(), 6u);
-  EXPECT_EQ(r.command[0], "/bin/bash");
-  EXPECT_EQ(r.command[1], "-c");
-  EXPECT_EQ(r.command[2], kScript);
-  EXPECT_EQ(r.command[3], "job.sh");
-  EXPECT_EQ(r.command[5], "3");
+  // The script's text runs under its #! interpreter; its name is $0, then its arguments. Two
+  // nodes: `srun --batch` runs it on the first pod, the other waits for its steps.
+  EXPECT_TRUE(r.one_per_node);
+  ASSERT_EQ(r.command.size(), 9u);
+  EXPECT_EQ(r.command[0], "srun");
+  EXPECT_EQ(r.command[1], "--batch");
+  EXPECT_EQ(r.command[2], "--");
+  EXPECT_EQ(r.command[3], "/bin/bash");
+  EXPECT_EQ(r.command[4], "-c");
+  EXPECT_EQ(r.command[5], kScript);
+  EXPECT_EQ(r.command[6], "job.sh");
+  EXPECT_EQ(r.command[8], "3");
+}
+
+// Slurm's -N K --ntasks-per-node T: K pods, each on a node of its own, each with T tasks'
+// GPUs and CPUs; the tasks' count reaches the pods (and srun) as SLURM_NTASKS[_PER_NODE].
+TEST(Sbatch, NodesHoldTheirTasks) {
+  SbatchArgs a;
+  ASSERT_EQ(apply_sbatch_options({"-N", "2", "--ntasks-per-node=2", "-c", "3", "--gpus-per-task=1"},
+                                 a, "x"),
+            "");
+  ASSERT_EQ(finish_sbatch(a, "j.sh", "#!/bin/sh\n", {}), "");
+  EXPECT_EQ(a.run.gang, 2);
+  EXPECT_TRUE(a.run.one_per_node);
+  EXPECT_EQ(a.run.gpus, 2);
+  EXPECT_EQ(a.run.cpu, "6");
+  EXPECT_EQ(a.run.env, (std::vector<std::string>{"SLURM_NTASKS_PER_NODE=2", "SLURM_NTASKS=4"}));
+  auto doc = build_run_job(a.run, "");
+  ASSERT_TRUE(doc.ok);
+  EXPECT_EQ(doc.value["spec"]["maxPodsPerNode"], 1);
+  EXPECT_EQ(doc.value["spec"]["pods"], 2);
+  // -n alone: one pod per task, on any nodes (no limit), the script run as it is.
+  SbatchArgs n;
+  ASSERT_EQ(apply_sbatch_options({"-n", "3"}, n, "x"), "");
+  ASSERT_EQ(finish_sbatch(n, "j.sh", "#!/bin/sh\n", {}), "");
+  EXPECT_EQ(n.run.gang, 3);
+  EXPECT_FALSE(n.run.one_per_node);
+  EXPECT_TRUE(n.run.env.empty());
+  EXPECT_EQ(n.run.command[0], "srun");
+  auto free_doc = build_run_job(n.run, "");
+  ASSERT_TRUE(free_doc.ok);
+  EXPECT_FALSE(free_doc.value["spec"].contains("maxPodsPerNode"));
+  // More tasks than the nodes hold.
+  SbatchArgs bad;
+  ASSERT_EQ(apply_sbatch_options({"-N", "2", "--ntasks-per-node=1", "-n", "3"}, bad, "x"), "");
+  EXPECT_NE(finish_sbatch(bad, "j.sh", "", {}).find("do not fit on 2 nodes"), std::string::npos);
 }
 
 TEST(Sbatch, CommandLineWinsAndShortFormsAttach) {
