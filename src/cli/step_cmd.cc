@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/spawn.h"
 #include "cli/client_step.h"
 #include "cli/commands.h"
 
@@ -48,20 +49,10 @@ pid_t spawn(const std::vector<std::string>& command, const EnvMap& env, const st
   argv.push_back(nullptr);
   for (auto& e : kv) envp.push_back(e.data());
   envp.push_back(nullptr);
-  // PATH lookup with the task's PATH, as a shell would.
-  const auto path = env.count("PATH") ? env.at("PATH") : std::string("/usr/bin:/bin");
-  std::string exe = command[0];
-  if (exe.find('/') == std::string::npos)
-    for (size_t at = 0; at <= path.size();) {
-      const size_t end = std::min(path.find(':', at), path.size());
-      const std::string dir = path.substr(at, end - at);
-      const std::string cand = (dir.empty() ? "." : dir) + "/" + command[0];
-      if (::access(cand.c_str(), X_OK) == 0) {
-        exe = cand;
-        break;
-      }
-      at = end + 1;
-    }
+  // PATH lookup with the task's PATH, as a shell would (and as the agent finds a pod's).
+  auto it = env.find("PATH");
+  const std::string exe =
+      agent::find_executable(command[0], it == env.end() ? "" : it->second).value_or(command[0]);
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
