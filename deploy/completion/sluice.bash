@@ -37,13 +37,14 @@ _sluice() {
   local opts
   case $cmd in
     run) opts="--queue -q -p --partition --namespace --nodes -N --ntasks -n --ntasks-per-node
-      --parsable --gpus --gang --gpu-fraction --cpu --memory
+      --parsable --wait -W --gpus --gang --gpu-fraction --cpu --memory
       --priority-class --time -t --walltime --name -J --job-name --chdir -D --export --env -e
       --dependency -d --hold -H --array -a --output -o --error --interactive --pty --preemptible
       --no-preemptible --dry-run" ;;
     sbatch) opts="--dry-run --namespace -J -p --partition -G --gpus --gpus-per-node --gres -N -n
       --nodes --ntasks --ntasks-per-node --gpus-per-task -c --mem -t --time -a --array -d
-      --dependency -o --output -e --error -D --chdir --export -H --hold --parsable -Q --wrap" ;;
+      --dependency -o --output -e --error -D --chdir --export -H --hold --parsable -Q --wrap -W
+      --wait" ;;
     srun) opts="--ntasks -n --nodes -N --ntasks-per-node" ;;
     jobs) opts="--state -s -t --states --queue -q -p --partition --namespace -n --user -u --me
       --jobs -j --array -r --limit --wide -w --start" ;;

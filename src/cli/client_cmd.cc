@@ -146,6 +146,10 @@ void register_run(CLI::App& app) {
                   "Slurm's --ntasks-per-node: processes a pod (srun starts them)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--parsable", *parsable, "Print only the job id (as sbatch --parsable)");
+  auto wait = std::make_shared<bool>(false);
+  cmd->add_flag("--wait,-W", *wait,
+                "Wait for the job as srun does: print pod 0's output as it comes, exit with "
+                "the job's status");
   cmd->add_option("--gpu-fraction", a->gpu_fraction, "A share of one GPU: 0.5 or 500m");
   cmd->add_option("--gpu-model", a->gpu_models,
                   "Only these GPU models (comma-separated: H100,A100), in any case")
@@ -182,7 +186,9 @@ void register_run(CLI::App& app) {
   cmd->add_flag("--dry-run", *dry_run, "Print the Job document instead of submitting it");
   cmd->add_option("command", a->command, "The command and its arguments (after --)")->required();
   add_common(cmd, *c, true);
-  cmd->callback([c, a, dry_run, parsable, ntasks] {
+  cmd->callback([c, a, dry_run, parsable, ntasks, wait] {
+    if (*wait && (!a->array.empty() || a->pty))
+      fail({1, "error: --wait waits for one job: not with --array (or --pty, which waits)"});
     if (!ntasks->empty()) a->ntasks = need(parse_ntasks(*ntasks));
     // The default name's suffix only has to differ between two runs of the same command; the
     // clock's milliseconds in base 36 do that without a random source.
@@ -209,8 +215,13 @@ void register_run(CLI::App& app) {
       print_json(reply);
     else if (*parsable)
       print_out(std::to_string(reply["jobs"].at(0).value("id", 0ULL)) + "\n");
+    else if (*wait)  // as srun: the submission on stderr, the job's output on stdout
+      print_err(submitted_text(reply));
     else
       print_out(a->array.empty() ? submitted_text(reply) : array_submitted_text(reply));
+    if (*wait)
+      if (const int code = wait_for_job(*c, reply["jobs"].at(0).value("id", 0ULL)); code != 0)
+        throw ExitStatus{code};
   });
 }
 

@@ -20,6 +20,11 @@ struct Common {
   bool wide = false;
 };
 
+// `sluice run --wait`, `sbatch --wait` (client_logs.cc): prints pod 0's log as it grows, as
+// `sluice logs -f`, until the job ends; then its exit status: 0 when it succeeded, else its
+// exit code (1 when it has none: cancelled, rejected, a start failure).
+int wait_for_job(const Common& c, unsigned long long id);
+
 // --server, --token (with their environment defaults) and, where asked, --json.
 void add_common(CLI::App* cmd, Common& c, bool with_json);
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/client_common.h"
+#include "cli/client_pty.h"
 #include "cli/client_sbatch.h"
 #include "cli/client_table.h"
 #include "cli/client_views.h"
@@ -210,7 +211,8 @@ void register_verbs(CLI::App& app) {
 void split_sbatch_argv(const std::vector<std::string>& words, std::vector<std::string>* options,
                        std::string* script, std::vector<std::string>* args) {
   static const std::vector<std::string> kFlags = {
-      "-H", "--hold", "--exclusive", "--requeue", "--no-requeue", "--parsable", "-Q", "--quiet"};
+      "-H",         "--hold", "--exclusive", "--requeue", "--no-requeue",
+      "--parsable", "-Q",     "--quiet",     "-W",        "--wait"};
   // (--wrap takes a value: "--wrap CMD" and "--wrap=CMD" both stay options.)
   size_t i = 0;
   for (; i < words.size(); ++i) {
@@ -292,12 +294,16 @@ void register_sbatch(CLI::App& app) {
     if (*dry_run) return print_json(doc);
     json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
     print_submit_warnings(reply);
-    if (c->json) return print_json(reply);
-    if (a.quiet) return;
-    // --parsable: the id alone (an array's first task's), as Slurm's "jobid[;cluster]".
-    if (a.parsable)
-      return print_out(text_of(reply.value("jobs", json::array()).at(0), "id") + "\n");
-    print_out(array_submitted_text(reply));
+    if (c->json)
+      print_json(reply);
+    else if (a.parsable)  // the id alone (an array's first task's), as Slurm's "jobid[;cluster]"
+      print_out(text_of(reply.value("jobs", json::array()).at(0), "id") + "\n");
+    else if (!a.quiet)
+      print_out(array_submitted_text(reply));
+    // -W: until the job ends, its status ours (an array's first task's).
+    if (a.wait)
+      if (const int code = wait_for_job(*c, reply["jobs"].at(0).value("id", 0ULL)); code != 0)
+        throw ExitStatus{code};
   });
 }
 

@@ -103,6 +103,17 @@ void follow(const Common& c, unsigned long long id, const LogsArgs& a) {
 
 }  // namespace
 
+int wait_for_job(const Common& c, unsigned long long id) {
+  LogsArgs a;
+  a.follow = true;
+  a.poll_ms = 250;
+  follow(c, id, a);
+  const json job = need(HttpClient(c.conn).call_json("GET", "/v1/jobs/" + std::to_string(id)));
+  if (job.value("state", "") == "succeeded") return 0;
+  const auto& code = job.contains("exit_code") ? job["exit_code"] : json();
+  return code.is_number_integer() && code.get<int>() != 0 ? code.get<int>() : 1;
+}
+
 void register_logs(CLI::App& app) {
   auto* cmd = app.add_subcommand("logs", "Print a pod's output (stdout and stderr)");
   auto c = std::make_shared<Common>();

@@ -224,6 +224,10 @@ std::string apply_sbatch_options(const std::vector<std::string>& words, SbatchAr
       a.quiet = true;
       continue;
     }
+    if (opt == "-W" || opt == "--wait") {
+      a.wait = true;
+      continue;
+    }
     if (opt == "--wrap") {
       if (!has_value) {
         if (i + 1 == words.size()) return where + ": --wrap needs a command";

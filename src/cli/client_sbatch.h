@@ -25,6 +25,7 @@ struct SbatchArgs {
   std::vector<std::string> notes;  // options read but not used ("--mail-type ignored")
   bool parsable = false;           // --parsable: print only the job id
   bool quiet = false;              // -Q, --quiet: print nothing on success
+  bool wait = false;               // -W, --wait: until the job ends, exit with its status
   std::string wrap;                // --wrap: the command line is the script
 };
 

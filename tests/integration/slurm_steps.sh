@@ -3,7 +3,8 @@
 # pods on two distinct nodes (bin-pack alone would stack them on one 4-GPU node), the batch
 # script runs once, on the first node, `srun` inside it launches one process per task (4, with
 # SLURM_PROCID/LOCALID/NODEID and the node's own GPUs), waits for them and returns the worst
-# exit status; the -o file holds every pod's output; `sluice run --nodes 2` spreads as well.
+# exit status; the -o file holds every pod's output; `sluice run --nodes 2` spreads as well;
+# `sluice run --wait` and `sbatch -W` wait and stream, with the job's status.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
 : "${SLUICE_BIN:?}"
@@ -92,4 +93,13 @@ nodes=$(job "$id3" nodes)
 python3 -c "import sys; n = $nodes; sys.exit(0 if len(set(n)) == 2 else 1)" ||
   fail "run --nodes 2 on $nodes"
 [[ $(sort "run-$id3.out" | grep -c '^rank [0-3] on ') == 4 ]] || fail "run output: $(cat "run-$id3.out")"
+
+# 4. --wait (-W), as srun and sbatch --wait: the output as it comes, the job's status as ours.
+set +e
+sluice run --wait --cpu 1 -- sh -c 'echo waited; exit 5' >"$tmp/w" 2>"$tmp/werr"; rc=$?
+set -e
+[[ $rc == 5 ]] && grep -qx waited "$tmp/w" && grep -q "^submitted job" "$tmp/werr" ||
+  fail "run --wait: rc $rc, out $(cat "$tmp/w"), err $(cat "$tmp/werr")"
+sluice sbatch -W --wrap 'echo wrapped and waited' >"$tmp/w" 2>&1 || fail "sbatch -W: $(cat "$tmp/w")"
+grep -qx "wrapped and waited" "$tmp/w" || fail "sbatch -W output: $(cat "$tmp/w")"
 echo "slurm_steps: ok"

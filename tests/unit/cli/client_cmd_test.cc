@@ -186,6 +186,19 @@ TEST_F(ClientCmd, RunTakesSlurmsTaskOptions) {
   EXPECT_NE(both.err.find("exclude each other"), std::string::npos) << both.err;
 }
 
+// --wait, as srun: the submission on stderr, the pod's output on stdout as it comes, until
+// the job ends (job 17 runs, then succeeds: status 0).
+TEST_F(ClientCmd, RunWaitFollowsTheJob) {
+  auto r = run({"run", "--server", fake_.url(), "--wait", "--cpu", "1", "--", "true"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "epoch 1 loss 0.5\nepoch 2\n");
+  EXPECT_NE(r.err.find("submitted job 17"), std::string::npos) << r.err;
+  auto arr =
+      run({"run", "--server", fake_.url(), "-W", "--array", "0-1", "--cpu", "1", "--", "true"});
+  EXPECT_EQ(arr.code, 1);
+  EXPECT_NE(arr.err.find("--wait waits for one job"), std::string::npos) << arr.err;
+}
+
 TEST_F(ClientCmd, RunEnvRightBeforeTheCommand) {
   // -e takes one value, so `--` still separates the command (flags after it are the command's).
   auto r = run({"run", "-q", "train", "--gpus", "1", "-e", "A=1", "-e", "B=2", "--dry-run", "-e",

@@ -25,6 +25,10 @@ TEST(Sbatch, ParsableQuietAndWrapAreRead) {
             "");
   EXPECT_TRUE(a.parsable);
   EXPECT_TRUE(a.quiet);
+  EXPECT_FALSE(a.wait);
+  SbatchArgs w;
+  ASSERT_EQ(apply_sbatch_options({"-W"}, w, "x"), "");
+  EXPECT_TRUE(w.wait);
   EXPECT_EQ(a.wrap, "echo hi");
   EXPECT_TRUE(a.notes.empty());
   SbatchArgs b;
