@@ -223,6 +223,16 @@ int batch(const SrunArgs& args, const EnvMap& env) {
     return 1;
   }
   std::error_code ec;
+  // The job's directory itself must be there (a node without it does not share the files:
+  // waiting there for steps would wait forever); the step directory is made inside it.
+  const fs::path submit_dir = env.at("SLURM_SUBMIT_DIR");
+  if (!fs::is_directory(submit_dir, ec)) {
+    std::cerr << "srun: the job's directory " << submit_dir.string() << " is not on node "
+              << (env.count("SLUICE_NODE") ? env.at("SLUICE_NODE") : "?")
+              << ": the pods of a job of several nodes meet there (a filesystem the nodes "
+                 "share)\n";
+    return 1;
+  }
   fs::create_directories(*dir, ec);
   if (ec) {
     std::cerr << "srun: " << dir->string() << ": " << ec.message() << "\n";

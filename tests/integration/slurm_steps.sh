@@ -84,6 +84,14 @@ id2=$(sluice sbatch --parsable -o bad-%j.out --wrap 'srun --mpi=pmix true; echo 
 wait_state "$id2" succeeded
 grep -q "is not an srun option sluice knows" "bad-$id2.out" && grep -qx "rc 1" "bad-$id2.out" ||
   fail "srun --mpi: $(cat "bad-$id2.out")"
+# A job of several nodes submitted from a directory the nodes lack fails at once, and says why
+# (its pods would otherwise wait for each other forever).
+id4=$(sluice sbatch --parsable -N 2 -D "/nonexistent-$$" --wrap 'echo never') || fail "sbatch -D"
+wait_state "$id4" failed
+# (Either pod may end first and stop the other: one of the two logs says it.)
+logs4=$(sluice logs "$id4" 2>&1; sluice logs "$id4" --pod 1 2>&1)
+grep -q "srun: the job's directory /nonexistent-$$ is not on node" <<<"$logs4" ||
+  fail "the reason: $logs4"
 
 # 3. sluice run --nodes 2: the same spread; --ntasks-per-node 2 runs two processes a pod.
 id3=$(sluice run --parsable --nodes 2 --ntasks-per-node 2 --gpus 2 -o run-%j.out -- \
