@@ -57,6 +57,7 @@ constexpr KindEntry kKinds[] = {
     {"sluice.dev/v1alpha1", "Cluster", DocKind::kCluster},
     {"sluice.dev/v1alpha1", "SchedulerPolicy", DocKind::kSchedulerPolicy},
     {"sluice.dev/v1alpha1", "Budget", DocKind::kBudget},
+    {"sluice.dev/v1alpha1", "NodePool", DocKind::kNodePool},
     {"sluice.dev/v1alpha1", "Job", DocKind::kSluiceJob},
     {"sluice.dev/v1alpha1", "Snapshot", DocKind::kSnapshot},
     {"v1", "Pod", DocKind::kPod},

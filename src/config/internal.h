@@ -31,6 +31,7 @@ enum class DocKind {
   kCluster,
   kSchedulerPolicy,
   kBudget,
+  kNodePool,
   kSluiceJob,
   kPod,
   kBatchJob,
@@ -122,6 +123,7 @@ struct Builder {
   std::vector<std::vector<std::pair<int32_t, std::string>>> domain_parent;
   std::vector<JobDoc> jobs;
   std::optional<TimeNs> snapshot_ns;  // a Snapshot document's time
+  std::vector<Loc> pool_flavor_loc;   // parallel to config.node_pools: spec.flavor's value
 };
 
 // Interns a resource name (error when the catalog is full).
@@ -171,7 +173,11 @@ void read_topology(Reader& r, const YAML::Node& doc, Builder& b);     // Kueue T
 void read_batch_queue(Reader& r, const YAML::Node& doc, Builder& b);  // scheduling.x-k8s.io Queue
 void read_cluster(Reader& r, const YAML::Node& doc, Builder& b);
 void read_policy(Reader& r, const YAML::Node& doc, Builder& b);
-void read_budget(Reader& r, const YAML::Node& doc, Builder& b);    // sluice.dev Budget
+void read_budget(Reader& r, const YAML::Node& doc, Builder& b);     // sluice.dev Budget
+void read_node_pool(Reader& r, const YAML::Node& doc, Builder& b);  // sluice.dev NodePool
+// A node's labels, cpu, memory, gpus and ready (a Cluster's node or node group, a NodePool).
+bool read_node_common(Reader& r, MapReader& m, Node& node, ResourceCatalog& catalog);
+void resolve_node_pools(Builder& b, Sink& sink);
 void read_snapshot(Reader& r, const YAML::Node& doc, Builder& b);  // sluice.dev Snapshot
 
 // Stage 2.

@@ -121,6 +121,8 @@ void read_document(cd::Reader& r, const YAML::Node& doc, cd::Builder& b,
       return cd::read_policy(r, doc, b);
     case cd::DocKind::kBudget:
       return cd::read_budget(r, doc, b);
+    case cd::DocKind::kNodePool:
+      return cd::read_node_pool(r, doc, b);
     case cd::DocKind::kSnapshot:
       return cd::read_snapshot(r, doc, b);
     case cd::DocKind::kSluiceJob:

@@ -252,6 +252,7 @@ class Resolver {
 
 void resolve(Builder& b, Sink& sink) {
   Resolver(b, sink).run();
+  resolve_node_pools(b, sink);
 }
 
 }  // namespace sluice::config_detail

@@ -23,6 +23,7 @@ ALLOWED = {
                      "core/order"],
     "core/cycle": ["core/model", "core/place", "core/quota", "core/decision", "core/flavor",
                    "core/order", "core/preempt"],
+    "core/scale": ["core/model"],
     "config": ["core/*"],
     "proto": ["core/model"],
     "secret": [],

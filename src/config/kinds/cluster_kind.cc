@@ -157,6 +157,8 @@ std::optional<std::vector<Gpu>> read_gpus(Reader& r, const YAML::Node& node,
   return gpus;
 }
 
+}  // namespace
+
 // The fields a node and a node group share.
 bool read_node_common(Reader& r, MapReader& m, Node& node, ResourceCatalog& catalog) {
   FieldReader f(r, m);
@@ -168,6 +170,8 @@ bool read_node_common(Reader& r, MapReader& m, Node& node, ResourceCatalog& cata
   f.boolean("ready", &node.ready);
   return f.ok();
 }
+
+namespace {
 
 class ClusterReader {
  public:

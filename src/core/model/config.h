@@ -11,6 +11,7 @@
 #include "core/model/cluster.h"
 #include "core/model/job.h"
 #include "core/model/node_affinity.h"
+#include "core/model/node_pool.h"
 #include "core/model/resources.h"
 
 namespace sluice {
@@ -261,6 +262,7 @@ struct Config {
   SchedulerPolicy policy;
   std::vector<Budget> budgets;  // at most one per namespace
   Cluster cluster;
+  std::vector<NodePool> node_pools;   // sluice.dev NodePool (core/scale decides on them)
   std::vector<std::string> warnings;  // what the loader accepted but a user should know
 
   std::optional<FlavorId> find_flavor(const std::string& name) const;

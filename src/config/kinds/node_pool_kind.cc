@@ -1,0 +1,183 @@
+// sluice.dev/v1alpha1 NodePool: nodes of one shape that the autoscaler (core/scale) adds and
+// removes. docs/config.md, "NodePool".
+//
+//   kind: NodePool
+//   metadata: {name: p100-spot}
+//   spec:
+//     flavor: default          # the ResourceFlavor its nodes serve (required)
+//     namePrefix: spot-        # node names (default: metadata.name + "-")
+//     node: {cpu: 64, memory: 512Gi, gpus: {count: 8, model: P100}, labels: {...}}
+//     minNodes: 0
+//     maxNodes: 176            # required
+//     initialNodes: 0          # up at the start (default minNodes)
+//     spareNodes: 0            # empty nodes kept ready beyond what pending work needs
+//     pricePerHour: 2.4        # per node, any currency (decimals allowed)
+//     capacityType: on-demand  # or spot
+//     provisioningDelay: 3m    # request -> node ready
+//     scaleDownAfter: 10m      # idle this long -> node removed
+//     spot: {meanLifetime: 8h, notice: 2m}   # spot only: the simulator's reclaims
+#include <algorithm>
+
+#include "config/internal.h"
+
+namespace sluice::config_detail {
+
+namespace {
+
+constexpr int64_t kMaxPoolNodes = 100'000;
+constexpr int64_t kMicroPerUnit = 1'000'000;
+
+bool read_spot(Reader& r, const YAML::Node& node, SpotReclaim& out) {
+  MapReader m(r, node, "spec.spot", {{"meanLifetime", "notice"}});
+  if (!m.is_map()) return false;
+  bool ok = true;
+  if (const YAML::Node* n = m.find("meanLifetime")) {
+    auto v = r.duration(*n, m.path("meanLifetime"));
+    ok = ok && v;
+    if (v) out.mean_lifetime_ns = *v;
+  }
+  if (const YAML::Node* n = m.find("notice")) {
+    auto v = r.duration(*n, m.path("notice"));
+    ok = ok && v;
+    if (v) out.notice_ns = *v;
+  }
+  return ok;
+}
+
+bool read_price(Reader& r, const YAML::Node& n, NodePool& pool) {
+  const std::string path = "spec.pricePerHour";
+  if (!n.IsScalar()) {
+    r.error(n, path, "must be a number (the price of one node-hour)");
+    return false;
+  }
+  auto v = parse_scaled_decimal(n.Scalar(), kMicroPerUnit);
+  if (!v || *v < 0) {
+    r.error(n, path, quote(n.Scalar()) + " is not a price (a number >= 0, e.g. 2.45)");
+    return false;
+  }
+  pool.price_micro_per_hour = *v;
+  return true;
+}
+
+bool read_capacity(Reader& r, const YAML::Node& n, NodePool& pool) {
+  auto s = r.str(n, "spec.capacityType");
+  if (!s) return false;
+  if (*s == "on-demand") {
+    pool.capacity = CapacityType::kOnDemand;
+  } else if (*s == "spot") {
+    pool.capacity = CapacityType::kSpot;
+  } else {
+    r.error(n, "spec.capacityType", quote(*s) + " is not on-demand or spot");
+    return false;
+  }
+  return true;
+}
+
+bool read_pool_durations(Reader& r, MapReader& spec, NodePool& pool) {
+  bool ok = true;
+  if (const YAML::Node* n = spec.find("provisioningDelay")) {
+    auto v = r.duration(*n, "spec.provisioningDelay");
+    ok = ok && v;
+    if (v) pool.provisioning_delay_ns = *v;
+  }
+  if (const YAML::Node* n = spec.find("scaleDownAfter")) {
+    auto v = r.duration(*n, "spec.scaleDownAfter");
+    ok = ok && v;
+    if (v) pool.scale_down_after_ns = *v;
+  }
+  return ok;
+}
+
+}  // namespace
+
+void read_node_pool(Reader& r, const YAML::Node& doc, Builder& b) {
+  MapReader top(r, doc, "", {kTopFields});
+  Metadata meta = read_metadata(r, doc, top.find("metadata"));
+  const YAML::Node* spec_node = top.required("spec");
+  if (!meta.ok || !spec_node) return;
+  MapReader spec(
+      r, *spec_node, "spec",
+      {{"flavor", "namePrefix", "node", "minNodes", "maxNodes", "initialNodes", "spareNodes",
+        "pricePerHour", "capacityType", "provisioningDelay", "scaleDownAfter", "spot"}});
+  if (!spec.is_map()) return;
+  NodePool pool;
+  pool.name = meta.name;
+  pool.name_prefix = meta.name + "-";
+  FieldReader f(r, spec);
+  f.str("flavor", &pool.flavor, FieldReader::kRequired);
+  f.str("namePrefix", &pool.name_prefix);
+  f.integer("minNodes", &pool.min_nodes, 0, kMaxPoolNodes);
+  f.integer("maxNodes", &pool.max_nodes, 1, kMaxPoolNodes, FieldReader::kRequired);
+  pool.initial_nodes = -1;  // default: minNodes
+  f.integer("initialNodes", &pool.initial_nodes, 0, kMaxPoolNodes);
+  f.integer("spareNodes", &pool.spare_nodes, 0, kMaxPoolNodes);
+  bool ok = f.ok();
+  if (const YAML::Node* n = spec.required("node")) {
+    MapReader m(r, *n, "spec.node", {{"labels", "cpu", "memory", "gpus"}});
+    ok = m.is_map() && read_node_common(r, m, pool.node, b.config.resources) && ok;
+  } else {
+    ok = false;
+  }
+  if (const YAML::Node* n = spec.find("pricePerHour")) ok = read_price(r, *n, pool) && ok;
+  if (const YAML::Node* n = spec.find("capacityType")) ok = read_capacity(r, *n, pool) && ok;
+  ok = read_pool_durations(r, spec, pool) && ok;
+  if (const YAML::Node* n = spec.find("spot")) {
+    if (pool.capacity != CapacityType::kSpot) {
+      r.error(*n, "spec.spot", "only for capacityType: spot");
+      ok = false;
+    } else {
+      ok = read_spot(r, *n, pool.reclaim) && ok;
+    }
+  }
+  if (!ok) return;
+  if (pool.min_nodes > pool.max_nodes) {
+    r.error(*spec.find("minNodes"), "spec.minNodes",
+            std::to_string(pool.min_nodes) + " is above maxNodes (" +
+                std::to_string(pool.max_nodes) + ")");
+    return;
+  }
+  if (pool.initial_nodes < 0) pool.initial_nodes = pool.min_nodes;
+  if (pool.initial_nodes < pool.min_nodes || pool.initial_nodes > pool.max_nodes) {
+    r.error(*spec.find("initialNodes"), "spec.initialNodes",
+            std::to_string(pool.initial_nodes) + " is not between minNodes (" +
+                std::to_string(pool.min_nodes) + ") and maxNodes (" +
+                std::to_string(pool.max_nodes) + ")");
+    return;
+  }
+  for (const NodePool& other : b.config.node_pools)
+    if (other.name == pool.name) {
+      r.error(doc, "metadata.name", "a second NodePool " + quote(pool.name));
+      return;
+    }
+  b.pool_flavor_loc.push_back(Loc{r.where(*spec.find("flavor")), "spec.flavor"});
+  b.config.node_pools.push_back(std::move(pool));
+}
+
+// Stage 2: each pool's flavor by id; its nodes carry the flavor's labels.
+void resolve_node_pools(Builder& b, Sink& sink) {
+  for (size_t i = 0; i < b.config.node_pools.size(); ++i) {
+    NodePool& pool = b.config.node_pools[i];
+    const auto id = b.config.find_flavor(pool.flavor);
+    if (!id) {
+      sink.error(
+          format(b.pool_flavor_loc[i].where, b.pool_flavor_loc[i].path,
+                 "NodePool " + quote(pool.name) + ": no ResourceFlavor " + quote(pool.flavor)));
+      continue;
+    }
+    pool.flavor_id = *id;
+    for (const auto& [key, value] : b.config.flavors[static_cast<size_t>(*id)].node_labels) {
+      const std::string* have = find_label(pool.node.labels, key);
+      if (have && *have != value) {
+        sink.error(format(b.pool_flavor_loc[i].where, b.pool_flavor_loc[i].path,
+                          "NodePool " + quote(pool.name) + ": label " + key + "=" + *have +
+                              " contradicts flavor " + quote(pool.flavor) + "'s " + key + "=" +
+                              value));
+        continue;
+      }
+      if (!have) pool.node.labels.emplace_back(key, value);
+    }
+    std::sort(pool.node.labels.begin(), pool.node.labels.end());
+  }
+}
+
+}  // namespace sluice::config_detail

@@ -1,0 +1,44 @@
+#pragma once
+// A pool of nodes of one shape that an autoscaler grows and shrinks (sluice.dev NodePool,
+// docs/config.md): the shape of each node, how many there may be, what one costs, how long one
+// takes to join and how long one may stay idle, and for spot capacity how often the provider
+// takes one back. The decisions live in core/scale; the simulator and the server act on them.
+#include <cstdint>
+#include <string>
+
+#include "core/model/cluster.h"
+#include "core/model/resources.h"
+
+namespace sluice {
+
+enum class CapacityType : uint8_t { kOnDemand, kSpot };
+
+// Spot reclaims as the simulator draws them: each node's lifetime is exponential with this
+// mean, and the provider announces the reclaim `notice_ns` before it takes the node.
+struct SpotReclaim {
+  TimeNs mean_lifetime_ns = 0;  // 0: never reclaimed
+  TimeNs notice_ns = 120 * kNsPerSec;
+};
+
+struct NodePool {
+  std::string name;
+  std::string flavor;       // the ResourceFlavor whose quota its nodes serve
+  int32_t flavor_id = -1;   // resolved FlavorId
+  std::string name_prefix;  // node names: prefix + index (default: the pool's name + "-")
+  Node node;                // the shape; labels include the flavor's node labels
+  int32_t min_nodes = 0;
+  int32_t max_nodes = 0;
+  // Nodes up when the pool starts (the simulator's time zero; default minNodes).
+  int32_t initial_nodes = 0;
+  // Empty nodes kept ready beyond what pending work asks for (cluster-autoscaler's
+  // "overprovisioning"): work that arrives finds room without the provisioning delay.
+  int32_t spare_nodes = 0;
+  // Price of one node-hour in millionths of the currency unit (integer, house rule 4).
+  int64_t price_micro_per_hour = 0;
+  CapacityType capacity = CapacityType::kOnDemand;
+  TimeNs provisioning_delay_ns = 0;              // from the request until the node is ready
+  TimeNs scale_down_after_ns = 600 * kNsPerSec;  // idle this long: the node is removed
+  SpotReclaim reclaim;                           // spot only
+};
+
+}  // namespace sluice

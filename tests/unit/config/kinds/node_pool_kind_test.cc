@@ -1,0 +1,171 @@
+// sluice.dev NodePool (src/config/kinds/node_pool_kind.cc): every field, the flavor's labels on
+// its nodes, and file:line errors for what is wrong.
+#include <gtest/gtest.h>
+
+#include "../config_test_util.h"
+
+namespace sluice {
+namespace node_pool_kind_test {
+
+using testing_config::any_contains;
+using testing_config::dump;
+using testing_config::load_one;
+using testing_config::yaml;
+
+const char* kFlavor = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: p100}
+spec: {nodeLabels: {gpu: p100}}
+---
+)";
+
+LoadOutput load_pool(const char* pool) {
+  return load_one(std::string(kFlavor) + yaml(pool));
+}
+
+TEST(NodePoolKind, EveryField) {
+  auto out = load_pool(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: spot}
+spec:
+  flavor: p100
+  namePrefix: s-
+  node: {cpu: 64, memory: 512Gi, gpus: {count: 8, model: P100, memory: 16Gi}, labels: {zone: a}}
+  minNodes: 1
+  maxNodes: 40
+  initialNodes: 4
+  spareNodes: 2
+  pricePerHour: 2.45
+  capacityType: spot
+  provisioningDelay: 3m
+  scaleDownAfter: 10m
+  spot: {meanLifetime: 8h, notice: 2m}
+)");
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  ASSERT_EQ(out.config.node_pools.size(), 1u);
+  const NodePool& p = out.config.node_pools[0];
+  EXPECT_EQ(p.name, "spot");
+  EXPECT_EQ(p.flavor, "p100");
+  EXPECT_EQ(p.flavor_id, 0);
+  EXPECT_EQ(p.name_prefix, "s-");
+  EXPECT_EQ(p.node.gpus.size(), 8u);
+  EXPECT_EQ(p.node.cpu_milli, 64000);
+  EXPECT_EQ(p.node.labels, (Labels{{"gpu", "p100"}, {"zone", "a"}}));  // the flavor's label too
+  EXPECT_EQ(p.min_nodes, 1);
+  EXPECT_EQ(p.max_nodes, 40);
+  EXPECT_EQ(p.initial_nodes, 4);
+  EXPECT_EQ(p.spare_nodes, 2);
+  EXPECT_EQ(p.price_micro_per_hour, 2'450'000);
+  EXPECT_EQ(p.capacity, CapacityType::kSpot);
+  EXPECT_EQ(p.provisioning_delay_ns, 180 * kNsPerSec);
+  EXPECT_EQ(p.scale_down_after_ns, 600 * kNsPerSec);
+  EXPECT_EQ(p.reclaim.mean_lifetime_ns, 8 * 3600 * kNsPerSec);
+  EXPECT_EQ(p.reclaim.notice_ns, 120 * kNsPerSec);
+  // No Cluster document: the pool's nodes are not the cluster's.
+  EXPECT_TRUE(out.config.cluster.nodes.empty());
+}
+
+TEST(NodePoolKind, Defaults) {
+  auto out = load_pool(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: od}
+spec:
+  flavor: p100
+  node: {cpu: 8, memory: 64Gi, gpus: {count: 1, model: T4}}
+  maxNodes: 3
+)");
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const NodePool& p = out.config.node_pools.at(0);
+  EXPECT_EQ(p.name_prefix, "od-");
+  EXPECT_EQ(p.min_nodes, 0);
+  EXPECT_EQ(p.initial_nodes, 0);  // minNodes
+  EXPECT_EQ(p.spare_nodes, 0);
+  EXPECT_EQ(p.capacity, CapacityType::kOnDemand);
+  EXPECT_EQ(p.price_micro_per_hour, 0);
+  EXPECT_EQ(p.provisioning_delay_ns, 0);
+  EXPECT_EQ(p.scale_down_after_ns, 600 * kNsPerSec);
+}
+
+// A pool `a` of flavor `flavor` with `rest` after its node line: the flavor's document takes
+// lines 1-5, so spec.flavor is line 10 and `rest` starts at line 12.
+LoadOutput pool_with(const std::string& rest, const std::string& flavor = "p100") {
+  return load_one(std::string(kFlavor) +
+                  "apiVersion: sluice.dev/v1alpha1\nkind: NodePool\nmetadata: {name: a}\nspec:\n"
+                  "  flavor: " +
+                  flavor + "\n  node: {cpu: 8, memory: 64Gi}\n" + rest);
+}
+
+TEST(NodePoolKind, ErrorsNameFileLineAndField) {
+  auto out = pool_with("  maxNodes: 2\n  capacityType: reserved\n  pricePerHour: cheap\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.capacityType", "on-demand or spot"}))
+      << dump(out.errors);
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:14: spec.pricePerHour", "not a price"}))
+      << dump(out.errors);
+  out = pool_with("");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:10: spec.maxNodes", "required"}))
+      << dump(out.errors);
+  out = pool_with("  minNodes: 5\n  maxNodes: 2\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:12: spec.minNodes", "above maxNodes"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  initialNodes: 3\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.initialNodes", "not between"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n", "h100");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:10: spec.flavor", "no ResourceFlavor \"h100\""}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  spot: {meanLifetime: 1h}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.spot", "only for capacityType: spot"}))
+      << dump(out.errors);
+}
+
+TEST(NodePoolKind, ALabelAgainstTheFlavorsIsAnError) {
+  auto out = load_pool(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: a}
+spec:
+  flavor: p100
+  node: {cpu: 8, memory: 64Gi, labels: {gpu: v100}}
+  maxNodes: 2
+)");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.flavor", "gpu=v100 contradicts"}))
+      << dump(out.errors);
+}
+
+TEST(NodePoolKind, TwoPoolsOfOneName) {
+  auto out = load_pool(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: a}
+spec: {flavor: p100, node: {cpu: 8, memory: 64Gi}, maxNodes: 2}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: a}
+spec: {flavor: p100, node: {cpu: 8, memory: 64Gi}, maxNodes: 2}
+)");
+  EXPECT_TRUE(any_contains(out.errors, {"a second NodePool \"a\""})) << dump(out.errors);
+}
+
+// The shipped examples load with the Philly queues they are written for.
+TEST(NodePoolKind, PhillyExamplesLoad) {
+  const std::string dir = testing_config::source_dir() + "/examples/philly/";
+  for (const char* pools : {"autoscale/pool-ondemand.yaml", "autoscale/pool-spot.yaml"}) {
+    std::vector<Source> src;
+    for (const std::string& f : {dir + "queues-sluice.yaml", dir + pools}) {
+      auto s = read_source(f);
+      ASSERT_TRUE(s.ok()) << s.error();
+      src.push_back(*s);
+    }
+    auto out = load(src, LoadOptions{});
+    ASSERT_TRUE(out.ok()) << pools << dump(out.errors);
+    ASSERT_FALSE(out.config.node_pools.empty());
+    EXPECT_EQ(out.config.node_pools[0].flavor_id, 0);
+    EXPECT_EQ(out.config.node_pools[0].node.gpus.size(), 8u);
+  }
+}
+
+}  // namespace node_pool_kind_test
+}  // namespace sluice
