@@ -16,6 +16,11 @@ enum class EventKind : uint8_t {
   kNodeDown,    // `a` = node id
   kNodeUp,      // `a` = node id
   kCycle,       // a scheduling cycle (only with a cycle interval)
+  // Node pools (sim/autoscale.h): `a` = node id, `b` = the slot's generation (stale if not).
+  kNodeJoin,     // a requested node is ready
+  kSpotNotice,   // the provider announces it takes the spot node back
+  kSpotReclaim,  // ... and takes it
+  kScaleCheck,   // a node's idle time may have run out
 };
 
 struct Event {

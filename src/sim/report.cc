@@ -301,6 +301,7 @@ nlohmann::json to_json(const Figures& f) {
         {"wait_p50_s", pr.wait_p50_s},
         {"within_10pct", pr.within_10pct},
         {"early_share", pr.early_share}};
+  add_autoscale_json(f, j);
   return j;
 }
 
@@ -353,6 +354,7 @@ std::string to_table(const Figures& f) {
         << " without one), |error| p50 " << short_dur(pr.abs_error_p50_s) << ", p90 "
         << short_dur(pr.abs_error_p90_s) << " (wait p50 " << short_dur(pr.wait_p50_s) << "), "
         << fmt("%.1f%%", 100 * pr.within_10pct) << " within 10% of the wait\n";
+  out << autoscale_table(f);
   return out.str();
 }
 

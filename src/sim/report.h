@@ -101,6 +101,19 @@ struct Figures {
 // deadlines.
 std::string deadline_summary(const JobStats& s);
 
+// Over every node pool of a run (all zero without pools).
+struct AutoscaleSummary {
+  double node_hours = 0;
+  double cost = 0;
+  int32_t peak_nodes = 0;       // sum of the pools' peaks
+  double paid_utilisation = 0;  // allocated GPU-hours / GPU-hours of the nodes paid for
+};
+AutoscaleSummary autoscale_summary(const Figures& f);
+// j["autoscaling"] (report_pools.cc), only when the run had node pools.
+void add_autoscale_json(const Figures& f, nlohmann::json& j);
+// The autoscaling lines of the table; "" without pools.
+std::string autoscale_table(const Figures& f);
+
 Figures compute_figures(const SimResult& result, const Config& config, const ReportInputs& in);
 nlohmann::json to_json(const Figures& f);
 // The human table for stdout.

@@ -267,6 +267,7 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   so.predict_every = a.predict_every;
   so.predict_arrival_window_ns = static_cast<TimeNs>(a.predict_arrivals_s * 1e9);
   so.failures = random_failures(a, *config, trace.jobs, rng);
+  so.seed = a.seed ^ 0x5107a7c0ffeeULL;  // spot reclaims: a stream of their own
   const auto t0 = std::chrono::steady_clock::now();
   SimResult result = simulate(config, trace.jobs, so);
   const double wall_s =

@@ -7,6 +7,7 @@
 #include "core/cycle/predict.h"
 #include "core/cycle/scheduler.h"
 #include "core/model/deadline.h"
+#include "core/scale/autoscaler.h"
 #include "sim/event_queue.h"
 
 namespace sluice::sim {
@@ -66,8 +67,12 @@ uint64_t fold_decisions(uint64_t digest, const CycleResult& r) {
 class Run {
  public:
   Run(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
-      const SimOptions& options)
-      : config_(std::move(config)), jobs_(jobs), options_(options), sched_(config_) {
+      const SimOptions& options, std::vector<NodeId> pool_first)
+      : config_(std::move(config)),
+        jobs_(jobs),
+        options_(options),
+        sched_(config_),
+        fleet_(*config_, std::move(pool_first), options.seed) {
     sched_.set_summarize_pending(true);  // pending reasons are not reported
   }
 
@@ -118,6 +123,7 @@ class Run {
       res_.first_ns = jobs_.front().job.submit_ns;
       for (const auto& tj : jobs_) res_.first_ns = std::min(res_.first_ns, tj.job.submit_ns);
     }
+    if (fleet_.active()) fleet_.start(res_.first_ns, sched_, events_);
     // 2. The loop. Bounded: every iteration pops at least one event; arrivals and failures are
     //    finite, each start schedules one completion, and a job starts again only after a
     //    failure requeued it.
@@ -131,12 +137,15 @@ class Run {
       const TimeNs now = events_.top().time_ns;
       account_fairness(now);
       bool cycle_due = options_.cycle_interval_ns == 0;
+      fleet_event_ = false;
       while (!events_.empty() && events_.top().time_ns == now) {
         const Event e = events_.pop();
         ++res_.events;
         cycle_due |= handle(e, now);
       }
+      last_event_ns_ = now;
       if (sched_.pending_count() == 0) {
+        scale(now, false);
         measure_fairness(now);
         record(now);
         continue;
@@ -144,6 +153,7 @@ class Run {
       if (cycle_due) {
         cycle(now);
         predict(now);
+        scale(now, true);
       } else if (!cycle_scheduled_) {
         // Interval mode: the next cycle at the next multiple of the interval after the last one.
         const TimeNs at =
@@ -151,13 +161,42 @@ class Run {
         events_.push(at, EventKind::kCycle);
         cycle_scheduled_ = true;
       }
+      if (!cycle_due) scale(now, false);
       measure_fairness(now);
       record(now);
     }
+    if (fleet_.active()) res_.pools = fleet_.finish(last_event_ns_);
     return std::move(res_);
   }
 
  private:
+  // The node pools after a batch: the autoscaler decides when a cycle ran or a pool event came.
+  void scale(TimeNs now, bool cycled) {
+    if (fleet_.active()) fleet_.step(now, sched_, events_, cycled || fleet_event_);
+  }
+
+  // Running jobs with a pod on `node` go back to pending (they restart from scratch): a node
+  // failure (counted as requeued) or a spot reclaim (counted apart: not a failure).
+  void evict_node(NodeId node, TimeNs now, bool failure) {
+    std::vector<JobId> hit;
+    for (const auto& [id, r] : sched_.running())
+      for (const auto& p : r.admission.placement.pods)
+        if (p.node == node) {
+          hit.push_back(id);
+          break;
+        }
+    for (JobId id : hit) {
+      sched_.requeue(id, now);
+      const size_t i = index_.at(id);
+      JobOutcome& o = res_.jobs[i];
+      o.run_ns += now - started_at_[id];
+      started_at_.erase(id);
+      ++(failure ? res_.requeued : res_.spot_requeued);
+      stopped(i);
+      pending_delta(i, 1);
+    }
+  }
+
   // Credits the fairness index measured at the previous batch for the time since.
   void account_fairness(TimeNs now) {
     if (fair_since_ns_ >= 0 && fair_index_ >= 0) {
@@ -254,24 +293,7 @@ class Run {
         // Overlapping failures of one node: it is back only when the last one is repaired.
         if (down_count_[node]++ > 0) return false;
         sched_.set_node_ready(node, false);
-        // Running jobs with a pod on the node go back to pending (they restart from scratch).
-        std::vector<JobId> hit;
-        for (const auto& [id, r] : sched_.running())
-          for (const auto& p : r.admission.placement.pods)
-            if (p.node == node) {
-              hit.push_back(id);
-              break;
-            }
-        for (JobId id : hit) {
-          sched_.requeue(id, now);
-          const size_t i = index_.at(id);
-          JobOutcome& o = res_.jobs[i];
-          o.run_ns += now - started_at_[id];
-          started_at_.erase(id);
-          ++res_.requeued;
-          stopped(i);
-          pending_delta(i, 1);
-        }
+        evict_node(node, now, true);
         return false;
       }
       case EventKind::kNodeUp: {
@@ -284,6 +306,12 @@ class Run {
       case EventKind::kCycle:
         cycle_scheduled_ = false;
         return true;
+      case EventKind::kNodeJoin:
+      case EventKind::kSpotNotice:
+      case EventKind::kSpotReclaim:
+      case EventKind::kScaleCheck:
+        fleet_event_ = true;
+        return fleet_.handle(e, now, sched_, events_, [&](NodeId n) { evict_node(n, now, false); });
     }
     return false;
   }
@@ -360,6 +388,7 @@ class Run {
       JobOutcome& o = res_.jobs[i];
       if (o.first_start_ns < 0) o.first_start_ns = now;
       ++o.starts;
+      if (fleet_.active()) fleet_.started(a.job);
       started_at_[a.job] = now;
       used_gpu_milli_ += o.gpu_milli;
       pending_delta(i, -1);
@@ -393,13 +422,24 @@ class Run {
   std::vector<size_t> arrived_;  // accepted arrivals, in order (with expected arrivals only)
   bool cycled_ = false;
   bool cycle_scheduled_ = false;
+  Fleet fleet_;               // the node pools (inactive without)
+  bool fleet_event_ = false;  // a pool event came in this batch
+  TimeNs last_event_ns_ = 0;
 };
 
 }  // namespace
 
 SimResult simulate(std::shared_ptr<const Config> config, const std::vector<TraceJob>& jobs,
                    const SimOptions& options) {
-  Run run(std::move(config), jobs, options);
+  // Node pools: their slots become nodes of the cluster, not ready until the autoscaler asks
+  // for them. Without pools the configuration is used as it is.
+  std::vector<NodeId> first;
+  if (!config->node_pools.empty()) {
+    auto expanded = std::make_shared<Config>(*config);
+    first = scale::add_pool_nodes(expanded->node_pools, expanded->cluster);
+    config = std::move(expanded);
+  }
+  Run run(std::move(config), jobs, options, std::move(first));
   return run.go();
 }
 

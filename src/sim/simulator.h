@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/model/config.h"
+#include "sim/autoscale.h"
 #include "sim/trace.h"
 
 namespace sluice::sim {
@@ -38,6 +39,7 @@ struct SimOptions {
   // arrived in the last window arrive again in the forecast, up to the horizon. 0: none.
   TimeNs predict_arrival_window_ns = 0;
   TimeNs predict_arrival_horizon_ns = 24 * 3600 * kNsPerSec;
+  uint64_t seed = 1;  // the node pools' spot reclaims (sim/autoscale.h)
 };
 
 // Step functions of the run, one point per batch of events whose values changed: from
@@ -95,6 +97,9 @@ struct SimTotals {
   // scheduler's speed left its decisions alone (docs/simulator.md).
   uint64_t decision_digest = 0;
   Series series;  // only with SimOptions::record_series
+  // Node pools (Config::node_pools; empty without): their node-hours, cost and node counts.
+  std::vector<PoolFigures> pools;
+  int64_t spot_requeued = 0;  // running jobs sent back by spot reclaims (not failures)
 };
 
 struct SimResult : SimTotals {

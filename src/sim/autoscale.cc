@@ -1,0 +1,227 @@
+#include "sim/autoscale.h"
+
+#include <algorithm>
+
+namespace sluice::sim {
+
+namespace {
+
+constexpr double kNsPerHour = 3600e9;
+
+// Whether a node holds no pod: all its GPUs, CPU and memory are free.
+bool node_idle(const ClusterAlloc& alloc, const Node& node, NodeId n) {
+  return alloc.whole_gpus_free(n) == alloc.gpu_count(n) &&
+         alloc.cpu_free_milli(n) == node.cpu_milli && alloc.memory_free_mib(n) == node.memory_mib;
+}
+
+}  // namespace
+
+Fleet::Fleet(const Config& config, std::vector<NodeId> first, uint64_t seed)
+    : config_(config), pools_(config.node_pools), first_(std::move(first)), rng_(seed) {
+  for (const NodePool& pool : pools_) {
+    slots_.emplace_back(static_cast<size_t>(pool.max_nodes));
+    PoolFigures f;
+    f.name = pool.name;
+    f.spot = pool.capacity == CapacityType::kSpot;
+    f.gpus_per_node = static_cast<int32_t>(pool.node.gpus.size());
+    f.price_per_hour = static_cast<double>(pool.price_micro_per_hour) / 1e6;
+    figures_.push_back(std::move(f));
+  }
+  live_.assign(pools_.size(), 0);
+}
+
+void Fleet::start(TimeNs now, Scheduler& sched, EventQueue& events) {
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const int32_t n = pools_[p].initial_nodes;
+    if (n == 0) continue;
+    ++figures_[p].requests;
+    request(p, n, now, events);
+    // The base of the pool is there from the start: ready now, not after the delay.
+    for (int32_t k = 0; k < n; ++k) {
+      Slot& s = slots_[p][static_cast<size_t>(k)];
+      s.state = scale::NodeState::kReady;
+      s.idle_since = now;
+      sched.set_node_ready(first_[p] + k, true);
+    }
+  }
+}
+
+void Fleet::request(size_t p, int32_t n, TimeNs now, EventQueue& events) {
+  for (size_t k = 0; k < slots_[p].size() && n > 0; ++k) {
+    Slot& s = slots_[p][k];
+    if (s.state != scale::NodeState::kAbsent) continue;
+    s.state = scale::NodeState::kProvisioning;
+    ++s.gen;
+    s.billed_from = now;
+    s.busy = false;
+    events.push(now + pools_[p].provisioning_delay_ns, EventKind::kNodeJoin,
+                static_cast<uint64_t>(first_[p]) + k, s.gen);
+    ++live_[p];
+    ++figures_[p].nodes_added;
+    --n;
+  }
+  note_count(p, now);
+}
+
+void Fleet::remove(size_t p, size_t k, TimeNs now, Scheduler& sched) {
+  Slot& s = slots_[p][k];
+  if (s.state == scale::NodeState::kAbsent) return;
+  sched.set_node_ready(first_[p] + static_cast<NodeId>(k), false);
+  figures_[p].node_hours += static_cast<double>(now - s.billed_from) / kNsPerHour;
+  s.state = scale::NodeState::kAbsent;
+  ++s.gen;  // its pending events are stale
+  --live_[p];
+  note_count(p, now);
+}
+
+void Fleet::note_count(size_t p, TimeNs now) {
+  PoolFigures& f = figures_[p];
+  f.peak_nodes = std::max(f.peak_nodes, live_[p]);
+  if (!f.t_ns.empty() && f.nodes.back() == live_[p]) return;
+  if (!f.t_ns.empty() && f.t_ns.back() == now) {
+    f.nodes.back() = live_[p];
+    if (f.nodes.size() >= 2 && f.nodes[f.nodes.size() - 2] == live_[p]) {
+      f.t_ns.pop_back();
+      f.nodes.pop_back();
+    }
+    return;
+  }
+  f.t_ns.push_back(now);
+  f.nodes.push_back(live_[p]);
+}
+
+bool Fleet::locate(uint64_t node, size_t& p, size_t& k) const {
+  for (p = 0; p < pools_.size(); ++p) {
+    const uint64_t first = static_cast<uint64_t>(first_[p]);
+    if (node >= first && node < first + slots_[p].size()) {
+      k = static_cast<size_t>(node - first);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Fleet::handle(const Event& e, TimeNs now, Scheduler& sched, EventQueue& events,
+                   const std::function<void(NodeId)>& evict) {
+  if (e.kind == EventKind::kScaleCheck) return false;  // step() looks
+  size_t p = 0, k = 0;
+  if (!locate(e.a, p, k) || slots_[p][k].gen != e.b) return false;
+  Slot& s = slots_[p][k];
+  const NodeId node = static_cast<NodeId>(e.a);
+  const NodePool& pool = pools_[p];
+  switch (e.kind) {
+    case EventKind::kNodeJoin: {
+      if (s.state != scale::NodeState::kProvisioning) return false;
+      s.state = scale::NodeState::kReady;
+      s.idle_since = now;
+      sched.set_node_ready(node, true);
+      events.push(now + pool.scale_down_after_ns, EventKind::kScaleCheck);
+      if (pool.capacity == CapacityType::kSpot && pool.reclaim.mean_lifetime_ns > 0) {
+        const double life_s =
+            rng_.exponential(1e9 / static_cast<double>(pool.reclaim.mean_lifetime_ns));
+        const TimeNs at = now + static_cast<TimeNs>(life_s * 1e9);
+        events.push(std::max(now, at - pool.reclaim.notice_ns), EventKind::kSpotNotice, e.a, s.gen);
+        events.push(at, EventKind::kSpotReclaim, e.a, s.gen);
+      }
+      return true;
+    }
+    case EventKind::kSpotNotice:
+      // Cordoned: no new pods; running ones have the notice to end (or checkpoint).
+      if (s.state != scale::NodeState::kReady) return false;
+      s.state = scale::NodeState::kLeaving;
+      sched.set_node_ready(node, false);
+      return false;
+    case EventKind::kSpotReclaim:
+      evict(node);
+      ++figures_[p].reclaims;
+      remove(p, k, now, sched);
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<scale::PendingGang> Fleet::pending_gangs(const Scheduler& sched) const {
+  std::vector<const Scheduler::PendingJob*> order;
+  sched.for_each_pending([&](const Scheduler::PendingJob& p) { order.push_back(&p); });
+  // Rank order as the autoscaler sees it: priority, then submit time, then id (a total order).
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    if (a->job.priority != b->job.priority) return a->job.priority > b->job.priority;
+    if (a->job.submit_ns != b->job.submit_ns) return a->job.submit_ns < b->job.submit_ns;
+    return a->job.id < b->job.id;
+  });
+  std::vector<scale::PendingGang> out;
+  out.reserve(order.size());
+  for (const auto* p : order) {
+    if (const auto it = asked_.find(p->job.id); it != asked_.end() && it->second >= kMaxAsks)
+      continue;
+    out.push_back(
+        scale::gang_of(p->job, p->queue, config_.cluster_queues[static_cast<size_t>(p->queue)]));
+  }
+  return out;
+}
+
+std::vector<std::vector<int64_t>> Fleet::headroom(const Scheduler& sched) const {
+  const QuotaTree& q = sched.quota();
+  std::vector<std::vector<int64_t>> h(static_cast<size_t>(q.num_queues()),
+                                      std::vector<int64_t>(static_cast<size_t>(q.num_flavors())));
+  for (QueueId c = 0; c < q.num_queues(); ++c)
+    for (FlavorId f = 0; f < q.num_flavors(); ++f)
+      if (q.managed(c, f, kGpu))
+        h[static_cast<size_t>(c)][static_cast<size_t>(f)] = q.available(c, f, kGpu);
+  return h;
+}
+
+void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look) {
+  const ClusterAlloc& alloc = sched.alloc();
+  for (size_t p = 0; p < pools_.size(); ++p)
+    for (size_t k = 0; k < slots_[p].size(); ++k) {
+      Slot& s = slots_[p][k];
+      if (s.state != scale::NodeState::kReady) continue;
+      const NodeId n = first_[p] + static_cast<NodeId>(k);
+      const bool busy = !node_idle(alloc, config_.cluster.nodes[static_cast<size_t>(n)], n);
+      if (s.busy && !busy) {
+        s.idle_since = now;
+        events.push(now + pools_[p].scale_down_after_ns, EventKind::kScaleCheck);
+      }
+      s.busy = busy;
+    }
+  if (!look) return;
+  scale::ScaleInput in;
+  in.now = now;
+  in.pools = &pools_;
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    auto& nodes = in.nodes.emplace_back();
+    for (size_t k = 0; k < slots_[p].size(); ++k) {
+      const Slot& s = slots_[p][k];
+      nodes.push_back({first_[p] + static_cast<NodeId>(k), s.state, s.busy ? 1 : 0, s.idle_since});
+    }
+  }
+  if (sched.pending_count() > 0) {
+    in.pending = pending_gangs(sched);
+    in.gpu_headroom = headroom(sched);
+  }
+  const scale::ScaleDecision d = scale::decide(in);
+  for (const scale::ScaleUp& u : d.up) {
+    ++figures_[static_cast<size_t>(u.pool)].requests;
+    if (u.job != 0) ++asked_[u.job];
+    request(static_cast<size_t>(u.pool), u.nodes, now, events);
+  }
+  for (const scale::ScaleDown& down : d.down) {
+    const size_t p = static_cast<size_t>(down.pool);
+    remove(p, static_cast<size_t>(down.node - first_[p]), now, sched);
+    ++figures_[p].nodes_removed;
+  }
+}
+
+std::vector<PoolFigures> Fleet::finish(TimeNs end) {
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    for (const Slot& s : slots_[p])
+      if (s.state != scale::NodeState::kAbsent)
+        figures_[p].node_hours += static_cast<double>(end - s.billed_from) / kNsPerHour;
+    figures_[p].cost = figures_[p].node_hours * figures_[p].price_per_hour;
+  }
+  return std::move(figures_);
+}
+
+}  // namespace sluice::sim
