@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# bench/philly_autoscale.sh [BUILD_DIR]: issue 37's measurement (docs/simulator.md,
+# "Autoscaling"). On the Philly MIX1 trace and workloads derived from it, sluice's full policy
+# (examples/philly/queues-sluice.yaml) on the fixed 176-node cluster (examples/philly/
+# cluster.yaml, sized for the peak: the queues' quotas add up to its 1,408 GPUs) against the same
+# nodes as an autoscaled pool (examples/philly/autoscale/pool-ondemand.yaml, 0-176 nodes, 3 min
+# to provision, starting with as many nodes as the fixed cluster: INITIAL), with the placement
+# (the policy's `scoring`), the scale-down idle time and the spare nodes as the knobs (RUNS). One line per run: strict (class `high`) p99 wait, best-effort p99,
+# node-hours (fixed: 176 x busy span), node-hours saved against the fixed cluster, utilisation of
+# the GPUs paid for, busy span, and whether the run holds (strict p99 <= the fixed cluster's and
+# >= 20% fewer node-hours).
+# Needs the trace under $SLUICE_TRACES (default ../shared/traces); exits 77 when it is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${SLUICE_BIN:-${1:-build}/sluice}
+traces=${SLUICE_TRACES:-../shared/traces}
+trace=philly-chronus/trace_job_Philly_MIX1.csv
+if [ ! -f "$traces/$trace" ]; then
+  echo "philly_autoscale.sh: trace not found under $traces/philly-chronus (set SLUICE_TRACES)" >&2
+  exit 77
+fi
+variants=${VARIANTS:-base load=0.7 load=1.3 best-effort=0.2 shift-vcs,seed=2}
+# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE (the policy's `scoring`, the
+# pool's scaleDownAfter and spareNodes).
+runs=${RUNS:-fgdmix:2m:0 fgdmix:2m:8 fgdmix:2m:16 fgdmix:10m:8 fgdmix:30m:8 binpack:2m:8 spread:2m:8}
+delay=${DELAY:-3m}        # provisioningDelay
+initial=${INITIAL:-176}   # initialNodes: the pool starts as the fixed cluster does
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+queues=examples/philly/queues-sluice.yaml
+pool=examples/philly/autoscale/pool-ondemand.yaml
+# A copy of the queues with `scoring: S` in the SchedulerPolicy, and of the pool with idle time
+# I and S spare nodes.
+policy_of() { sed "s/^  alignEnds: true$/  alignEnds: true\n  scoring: $1/" "$queues" >"$tmp/q-$1.yaml"; }
+pool_of() {
+  sed -e "s/^  scaleDownAfter: .*/  scaleDownAfter: $1\n  spareNodes: $2\n  initialNodes: $initial/" \
+      -e "s/^  provisioningDelay: .*/  provisioningDelay: $delay/" "$pool" >"$tmp/p-$1-$2.yaml"
+}
+for r in $runs; do
+  IFS=: read -r s i n <<<"$r"
+  policy_of "$s"
+  pool_of "$i" "$n"
+done
+run() {  # run VARIANT CONFIG CLUSTER OUT
+  local v=()
+  [ "$1" = base ] || v=(--variant "$1")
+  SLUICE_TRACES=$traces "$bin" sim run --quiet --config "$2" --cluster "$3" --trace "$trace" \
+    --skip-bad-rows "${v[@]}" --report "$4" 2>/dev/null
+}
+summary() {  # summary REPORT LABEL [FIXED_REPORT]
+  python3 - "$@" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+label = sys.argv[2]
+def nh(rep):
+    a = rep.get("autoscaling")
+    return a["node_hours"] if a else rep["capacity_gpus"] / 8 * rep["busy_span_s"] / 3600
+def p99(rep, c):
+    return rep["by_priority_class"].get(c, {}).get("wait_s", {}).get("p99", 0)
+h = nh(r)
+a = r.get("autoscaling")
+paid = a["paid_utilisation"] if a else r["utilisation"]
+line = f"| {label} | {p99(r,'high'):.0f} s | {p99(r,'low')/60:.1f} min | {h:,.0f} |"
+if len(sys.argv) > 3:
+    f = json.load(open(sys.argv[3]))
+    saved = 1 - h / nh(f)
+    holds = p99(r, "high") <= p99(f, "high") and saved >= 0.20
+    line += f" {100*saved:.1f}% | {100*paid:.1f}% | {r['busy_span_s']/3600:.2f} h | {'yes' if holds else 'no'} |"
+else:
+    line += f" — | {100*paid:.1f}% | {r['busy_span_s']/3600:.2f} h | — |"
+print(line, flush=True)
+PY
+}
+echo "| variant / run | strict p99 | best-effort p99 | node-hours | saved | paid GPUs used | busy span | holds |"
+echo "|---|---|---|---|---|---|---|---|"
+for v in $variants; do
+  fixed="$tmp/fixed.json"
+  run "$v" "$queues" examples/philly/cluster.yaml "$fixed"
+  summary "$fixed" "$v fixed 176 nodes"
+  for r in $runs; do
+    IFS=: read -r sc i n <<<"$r"
+    out="$tmp/a.json"
+    run "$v" "$tmp/q-$sc.yaml" "$tmp/p-$i-$n.yaml" "$out"
+    summary "$out" "$v pool $sc, idle $i, spare $n" "$fixed"
+  done
+done
