@@ -129,6 +129,10 @@ std::string summarize(const Config& c) {
   }
   o << ", cpu " << format_canonical(kCpu, cpu) << ", memory " << format_canonical(kMemory, mem)
     << "\n";
+  for (const NodePool& p : c.node_pools)
+    o << "  node pool " << p.name << " (flavor " << p.flavor << ", "
+      << (p.capacity == CapacityType::kSpot ? "spot" : "on-demand") << "): " << p.min_nodes << "-"
+      << p.max_nodes << " nodes of " << p.node.gpus.size() << " GPUs\n";
   if (!cl.levels.empty()) {
     o << "  topology:";
     for (size_t i = 0; i < cl.levels.size(); ++i)

@@ -164,7 +164,17 @@ TEST(NodePoolKind, PhillyExamplesLoad) {
     ASSERT_FALSE(out.config.node_pools.empty());
     EXPECT_EQ(out.config.node_pools[0].flavor_id, 0);
     EXPECT_EQ(out.config.node_pools[0].node.gpus.size(), 8u);
+    EXPECT_NE(summarize(out.config).find("node pool " + out.config.node_pools.back().name),
+              std::string::npos);
   }
+  // `sluice check` names each pool.
+  std::vector<Source> src;
+  for (const char* f : {"queues-sluice.yaml", "autoscale/pool-spot.yaml"})
+    src.push_back(*read_source(dir + f));
+  const std::string s = summarize(load(src, LoadOptions{}).config);
+  EXPECT_NE(s.find("node pool spot (flavor default, spot): 0-128 nodes of 8 GPUs"),
+            std::string::npos)
+      << s;
 }
 
 }  // namespace node_pool_kind_test
