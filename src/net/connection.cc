@@ -90,6 +90,7 @@ void Connection::close_if_idle() {
 void Connection::close_now() {
   if (closed_) return;
   closed_ = true;
+  gone_.store(true, std::memory_order_relaxed);
   deadline_ns_.store(kNever, std::memory_order_relaxed);
   error_code e;
   socket_.shutdown(tcp::socket::shutdown_both, e);

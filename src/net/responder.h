@@ -19,6 +19,32 @@
 
 namespace sluice::net {
 
+// A streamed answer (Responder::stream): its head went out with Transfer-Encoding: chunked,
+// each write() is one chunk, end() the last one, after which the connection closes. Writes
+// queue on the connection's strand and never block: a client that falls more than
+// kMaxQueuedBytes behind is closed (write() then returns false), so a slow reader costs memory
+// bounded by that, never a thread. Copies share one stream; when the last goes, it ends. Any
+// thread. Like a Responder, it must not outlive its Server.
+class Stream {
+ public:
+  static constexpr size_t kMaxQueuedBytes = 8 << 20;
+  struct State;  // connection.cc
+  Stream() = default;
+  explicit Stream(std::shared_ptr<State> s) : s_(std::move(s)) {}
+  // One chunk (empty data writes nothing). False once the client is gone, or was closed for
+  // falling behind, or end() was called.
+  bool write(std::string data) const;
+  void end() const;
+  bool open() const;  // the client is still there and end() was not called
+  // Bytes written but not yet taken by the client: a writer with much to say (a watch's
+  // initial events) waits while this is high rather than be closed for falling behind.
+  size_t queued() const;
+  explicit operator bool() const { return s_ != nullptr; }
+
+ private:
+  std::shared_ptr<State> s_;
+};
+
 class Responder {
  public:
   struct State;  // the connection and its exchange (connection.cc)
@@ -41,6 +67,10 @@ class Responder {
   // is 503 (busy, as for a synchronous route) and `job` is dropped unrun. Any thread; ignored
   // once answered.
   void to_worker(std::function<void()> job) const;
+  // Answers with `head` (its status, type and headers; its body is ignored) as the start of a
+  // chunked stream, and returns it; an empty Stream when answered before. It counts as the
+  // answer: send() and close() are then ignored.
+  Stream stream(Response head) const;
 
  private:
   // Copies share it. When the last copy goes without an answer the client gets a 500 and the

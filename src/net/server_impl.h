@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -147,6 +148,14 @@ struct Responder::State {
   std::shared_ptr<Exchange> ex;
 };
 
+// A streamed answer's connection (Stream): ended once, by end() or when the last copy goes.
+struct Stream::State {
+  explicit State(std::shared_ptr<Connection> c) : conn(std::move(c)) {}
+  ~State();
+  std::shared_ptr<Connection> conn;
+  std::atomic<bool> ended{false};
+};
+
 // One accepted socket, from its first byte to its close. Every member function runs on the
 // connection's executor (its strand); a worker or a Responder hands an answer back by posting.
 // Deadlines: arm() sets one for the current phase, the server's sweep posts on_deadline() once
@@ -180,6 +189,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void run_job(const std::shared_ptr<Exchange>& ex, Responder::State& state,
                const std::function<void()>& job);     // on the worker
   void lost_responder(std::shared_ptr<Exchange> ex);  // a 500 and a log line
+  // A streamed answer (connection_stream.cc), any thread: the head, then chunks in order; the
+  // last chunk (`last`) closes the connection once written. False: the connection is closed
+  // (the client left, or fell Stream::kMaxQueuedBytes behind).
+  void stream_start(std::shared_ptr<Exchange> ex);
+  bool stream_push(std::string data, bool last);
+  bool gone() const { return gone_.load(std::memory_order_relaxed); }
+  size_t stream_queued() const { return stream_bytes_.load(std::memory_order_relaxed); }
 
  private:
   void arm(Phase p, std::chrono::milliseconds timeout);
@@ -203,6 +219,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void answer_over_cap(std::shared_ptr<Exchange> ex);
   void stop_watch();
   void close_now();
+  void stream_write_next();
+  void stream_read();
   void linger_close();
   void linger_read();
   std::chrono::milliseconds deadline(std::chrono::milliseconds normal) const;
@@ -224,6 +242,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t watch_gen_ = 0;
   std::function<void()> on_close_;
   size_t lingered_ = 0;
+  // A streamed answer's queue (on the strand) and its size (any thread).
+  std::deque<std::string> stream_q_;
+  bool stream_writing_ = false;
+  bool stream_chunked_ = true;  // HTTP/1.0: the body ends with the connection instead
+  std::atomic<size_t> stream_bytes_{0};
+  std::atomic<bool> gone_{false};  // closed_, for other threads
 };
 
 // Runs a route's handler; an exception becomes a 500 JSON answer and a log line.

@@ -79,7 +79,7 @@ void append_number(std::string& out, size_t n) {
 }  // namespace
 
 void serialize_response_head(const Response& res, unsigned version, bool keep_alive,
-                             bool head_request, std::string& out) {
+                             bool head_request, std::string& out, bool chunked) {
   const int status = res.status >= 100 && res.status <= 999 ? res.status : 500;
   out.clear();
   out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
@@ -99,7 +99,9 @@ void serialize_response_head(const Response& res, unsigned version, bool keep_al
     out += v;
     out += "\r\n";
   }
-  if (status >= 200 && status != 204 && status != 304) {
+  if (chunked) {
+    out += "Transfer-Encoding: chunked\r\n";
+  } else if (status >= 200 && status != 204 && status != 304) {
     out += "Content-Length: ";
     append_number(out,
                   head_request ? res.content_length.value_or(res.body.size()) : res.body.size());
@@ -108,6 +110,20 @@ void serialize_response_head(const Response& res, unsigned version, bool keep_al
   if (!keep_alive && version >= 11) out += "Connection: close\r\n";
   if (keep_alive && version == 10) out += "Connection: keep-alive\r\n";
   out += "\r\n";
+}
+
+std::string chunk_frame(std::string_view data) {
+  if (data.empty()) return "0\r\n\r\n";
+  static const char* kHex = "0123456789abcdef";
+  std::string size;
+  for (size_t n = data.size(); n > 0; n >>= 4) size.insert(size.begin(), kHex[n & 15]);
+  std::string out;
+  out.reserve(size.size() + data.size() + 4);
+  out += size;
+  out += "\r\n";
+  out += data;
+  out += "\r\n";
+  return out;
 }
 
 }  // namespace sluice::net

@@ -21,7 +21,10 @@ Request to_request(BeastRequest&& msg, const std::string& remote_addr, int remot
 // with a CR, LF or NUL, or a malformed name, is dropped: no header injection; so are framing
 // headers), Content-Length (none for 1xx, 204, 304; for a HEAD request res.content_length when
 // set, else the body's size), and Connection when it differs from the version's default.
+// `chunked`: Transfer-Encoding: chunked instead of Content-Length (a streamed answer).
 void serialize_response_head(const Response& res, unsigned version, bool keep_alive,
-                             bool head_request, std::string& out);
+                             bool head_request, std::string& out, bool chunked = false);
+// One chunk of a chunked body ("1a\r\n" data "\r\n"); empty data: the last chunk ("0\r\n\r\n").
+std::string chunk_frame(std::string_view data);
 
 }  // namespace sluice::net
