@@ -215,6 +215,7 @@ void Server::log(const std::string& line) const {
 
 void Server::start() {
   loop_thread_ = std::thread([this] { loop(); });
+  watch_thread_ = std::thread([this] { kube_watch_loop(); });
   http_->start();
   ready_ = true;
 }
@@ -224,8 +225,10 @@ void Server::stop() {
   kick();
   if (state_) {  // null when create() failed before it (the destructor still calls stop())
     std::lock_guard lk(state_->mu());
-    state_->wake_polls();  // long polls return
+    state_->wake_polls();               // long polls return
+    state_->journal_cv().notify_all();  // the watch thread ends its watches
   }
+  if (watch_thread_.joinable()) watch_thread_.join();
   if (state_) expire_log_readers(true);
   if (http_) http_->stop();  // closes connections, joins its threads
   // Submissions answer from the store's commits (when_durable): those still in flight answer

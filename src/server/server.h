@@ -25,7 +25,10 @@ namespace sluice::server {
 
 namespace kube {
 struct Call;
-}
+struct Watch;
+struct Built;
+struct WatchOut;
+}  // namespace kube
 
 struct ServeOptions {
   std::string listen = "127.0.0.1:7070";  // port 0: any free port (see Server::port())
@@ -217,6 +220,17 @@ class Server {
   // kube_kueue.cc: Workloads, and the configuration's Kueue objects.
   void kube_workloads(const kube::Call& c, net::Response& res);
   void kube_config_objects(const kube::Call& c, net::Response& res);
+  // Why a pending job waits, in words (its Workload's QuotaReserved message); "" otherwise.
+  std::string kube_why_pending(const JobRecord& r) const;
+  // kube_watch.cc, kube_watch_loop.cc: watches (kube_watch.h), fed by watch_thread_.
+  void kube_watch(const net::Request& req, const net::Responder& r);
+  void kube_watch_loop();
+  bool kube_watch_round(std::unique_lock<std::mutex>& lk);
+  kube::Built kube_watch_object(const kube::Watch& w, const JobRecord& r, TimeNs now) const;
+  bool kube_watch_initial(kube::Watch& w, TimeNs now,
+                          std::vector<std::unique_ptr<kube::Built>>& keep,
+                          std::vector<std::pair<const char*, const kube::Built*>>& events) const;
+  void kube_watch_send(kube::Watch& w, const kube::WatchOut& out);
   void loop();
   void loop_body();
   void kick();
@@ -251,6 +265,10 @@ class Server {
 
   std::mutex log_readers_mu_;                  // after the state lock, never before it
   std::map<uint64_t, LogReader> log_readers_;  // by log request; bounded by kMaxLogFetches
+
+  std::mutex watch_mu_;                                // after the state lock, never before it
+  std::vector<std::shared_ptr<kube::Watch>> watches_;  // at most kube::kMaxWatches
+  std::thread watch_thread_;
 
   std::thread loop_thread_;
   std::mutex loop_mu_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 
 #include "core/model/deadline.h"
 #include "server/job_codec.h"
@@ -94,7 +95,10 @@ const char* workload_class(const Job& job, const Config&) {
 }
 
 ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, ServerOptions options)
-    : config_(std::move(config)),
+    : journal_(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count())),
+      config_(std::move(config)),
       store_(store),
       options_(options),
       backpressure_(BackpressureLimits{options.namespace_max_pending, options.namespace_submit_rate,
@@ -246,6 +250,8 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
   gates_dirty_ = true;
   dirty_ = true;
   flush();
+  journal_.set_first_new_job(next_id_);
+  for (auto& [id, r] : records_) r.rv = journal_.rv_of(id);
   return problems;
 }
 
@@ -544,6 +550,8 @@ void ServerState::erase_record(JobId id) {
   if (it == records_.end()) return;
   auto n = named_.find({it->second.job.namespace_, it->second.job.name});
   if (n != named_.end() && n->second.erase(id) && n->second.empty()) named_.erase(n);
+  journal_.erase(id, it->second.job.namespace_, it->second.job.name);
+  journal_cv_.notify_all();
   records_.erase(it);
 }
 

@@ -4,6 +4,7 @@
 // whole daemon logic is unit-testable and deterministic. The HTTP layer (server/http/) and the
 // loop (server.cc) hold mu() around every call and wait for the returned store ticket before
 // they acknowledge anything.
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 
 #include "core/cycle/scheduler.h"
 #include "proto/protocol.h"
+#include "server/change_journal.h"
 #include "server/dashboard_history.h"
 #include "server/history.h"
 #include "server/metrics.h"
@@ -85,6 +87,7 @@ inline bool same_run(uint64_t a, uint64_t b) {
 
 struct JobRecord {
   Job job;
+  uint64_t rv = 0;  // the Kubernetes resourceVersion of its last change (ChangeJournal); not stored
   std::string cluster_queue;
   JobState state = JobState::kPending;
   TimeNs queued_ns = 0;  // submit or last requeue: admission wait is measured from here
@@ -347,6 +350,10 @@ class ServerState {
   // its outbox gains work: a cycle that assigns to three nodes wakes three polls, not one per
   // node. The variable lives as long as the state (call with mu() held).
   std::shared_ptr<std::condition_variable> outbox_cv(const std::string& node);
+  // The job records' changes as the Kubernetes API's resourceVersions (change_journal.h), and
+  // the condition variable notified (under mu()) when a flush adds some: watches wait on it.
+  const ChangeJournal& journal() const { return journal_; }
+  std::condition_variable& journal_cv() { return journal_cv_; }
   void wake_polls();  // every node's (shutdown)
 
  private:
@@ -471,6 +478,8 @@ class ServerState {
       const std::function<bool(JobRecord&, const std::string&)>& refuse);
 
   mutable std::mutex mu_;
+  ChangeJournal journal_;
+  std::condition_variable journal_cv_;
   std::unordered_map<std::string, std::shared_ptr<std::condition_variable>> outbox_cv_;
   void notify_outbox(const std::string& node);
   std::shared_ptr<const Config> config_;  // written under mu_ and config_ptr_mu_

@@ -284,9 +284,12 @@ int ServerState::forget_finished(JobId id, std::string* error, uint64_t* ticket)
 uint64_t ServerState::flush() {
   if (options_.keep_finished_jobs > 0) trim_finished();
   for (JobId id : touched_) {
-    const auto& r = records_.at(id);
+    auto& r = records_.at(id);
     write_.jobs.push_back({id, state_name(r.state), encode_record(r)});
+    journal_.record(id, r.job.namespace_, r.job.name, r.state == JobState::kCancelled);
+    r.rv = journal_.rv_of(id);
   }
+  if (!touched_.empty()) journal_cv_.notify_all();
   touched_.clear();
   if (write_.empty() || !store_) {
     write_ = Write{};

@@ -73,14 +73,16 @@ def read(path):
 
 
 def matrix(rows, callers):
-    """rows: (label, method, url, body, {caller: expected status}); one check per cell."""
+    """rows: (label, method, url, body, {caller: expected status}[, content type]); one check
+    per cell."""
     bad = []
     cells = 0
-    for label, method, url, body, want in rows:
+    for label, method, url, body, want, *ctype in rows:
         for caller, token in callers.items():
             if caller not in want:
                 continue
-            st, text = http(method, url, body, token=token, timeout=15)
+            st, text = http(method, url, body, token=token, timeout=15,
+                            ctype=ctype[0] if ctype else "application/json")
             cells += 1
             if st != want[caller]:
                 bad.append("%s as %s: %d, expected %d (%s)" % (label, caller, st, want[caller],
@@ -176,6 +178,14 @@ def main():
         ("POST sync of another node", "POST", url + "/v1/agents/%s/sync" % node_a, "{}", nobody),
         ("POST log upload of another node", "POST",
          url + "/v1/agents/%s/logs/1?status=200" % node_a, "forged", nobody),
+        # Kubernetes API watches (docs/kubernetes.md): a stream that timeoutSeconds ends.
+        ("watch jobs.batch team-a", "GET",
+         url + "/apis/batch/v1/namespaces/team-a/jobs?watch=true&timeoutSeconds=1", None,
+         users(403, 200, 200)),
+        ("watch workloads team-a", "GET", url + "/apis/kueue.x-k8s.io/v1beta1/namespaces/team-a/"
+         "workloads?watch=true&timeoutSeconds=1", None, users(403, 200, 200)),
+        ("watch jobs.batch, every namespace", "GET",
+         url + "/apis/batch/v1/jobs?watch=true&timeoutSeconds=1", None, users(200, 200, 200)),
         ("agent GET /healthz", "GET", agent_a + "/healthz", None, anyone),
         ("agent GET /v1/pods", "GET", agent_a + "/v1/pods", None, nobody),
         ("agent GET /v1/logs of b", "GET", agent_a + "/v1/logs/%d/0" % b, None, nobody),
@@ -193,6 +203,11 @@ def main():
     st, body = http("GET", url + "/v1/jobs", token=TOKENS["bob"])
     names = sorted(j["name"] for j in json.loads(body)["jobs"]) if st == 200 else []
     check(names == ["b"], "bob lists only team-b's jobs: %s" % names)
+    st, body = http("GET", url + "/apis/batch/v1/jobs?watch=true&resourceVersion=0&"
+                    "timeoutSeconds=1", token=TOKENS["bob"], timeout=15)
+    watched = sorted(json.loads(l)["object"]["metadata"]["name"] for l in body.splitlines()
+                     if l.strip()) if st == 200 else None
+    check(watched == ["b"], "bob's watch across namespaces shows only team-b's jobs: %s" % watched)
     # The dashboard's history: no samples without a user token; a member's only its namespaces.
     for who in ("none", "wrong", "join", "other-node"):
         body = json.loads(http("GET", url + "/v1/dashboard", token=callers[who])[1])

@@ -86,6 +86,9 @@ bool wants_table(const net::Request& req);
 // "Object": rows carry the whole object; "None": nothing; else (default) its metadata only.
 std::string include_object(const net::Request& req);
 json table(const std::vector<Column>& columns, json rows, const std::string& include);
+// The columns kubectl prints for Jobs (kube_batch.cc) and Kueue's Workloads (kube_kueue.cc).
+const std::vector<Column>& job_columns();
+const std::vector<Column>& workload_columns();
 // One row: its cells and the object it shows (reduced as `include` says).
 json table_row(json cells, const json& object, const std::string& include);
 // Kubernetes' HumanDuration: "5s", "3m20s", "2d4h".
@@ -176,7 +179,8 @@ class Listing {
   }
   size_t size() const { return items_.size(); }
   bool full() const { return items_.size() >= c_.limit; }
-  json done(const std::string& list_kind, const std::string& next);
+  // `rv`: the list's resourceVersion, where a watch of it may start (0: none, "").
+  json done(const std::string& list_kind, const std::string& next, uint64_t rv = 0);
 
  private:
   const Call& c_;

@@ -9,10 +9,9 @@ namespace sluice::server {
 
 using nlohmann::json;
 
-namespace {
-
-const std::vector<kube::Column>& job_columns() {
-  static const std::vector<kube::Column> c = {
+namespace kube {
+const std::vector<Column>& job_columns() {
+  static const std::vector<Column> c = {
       {"Name", "string", "name", "Name must be unique within a namespace."},
       {"Status", "string", "", "Status of the job."},
       {"Completions", "string", "", "The desired number of successfully finished pods."},
@@ -23,6 +22,9 @@ const std::vector<kube::Column>& job_columns() {
       {"Selector", "string", "", "A label query over pods that should match the pod count.", 1}};
   return c;
 }
+}  // namespace kube
+
+namespace {
 
 // "299 - \"text\"": a Warning header, which kubectl prints as "Warning: text".
 std::string warning(std::string text) {
@@ -58,16 +60,16 @@ void Server::kube_jobs(const kube::Call& c, net::Response& res) {
       if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
       json o = kube::job_object(*r, cfg, now);
       json cells = kube::job_row(*r, o, now);
-      out = kube::single(c, job_columns(), std::move(o), std::move(cells));
+      out = kube::single(c, kube::job_columns(), std::move(o), std::move(cells));
     } else {
-      kube::Listing list(c, job_columns());
+      kube::Listing list(c, kube::job_columns());
       const auto next = kube_scan(
           c, [&] { return list.full(); },
           [&](const JobRecord& r) {
             json o = kube::job_object(r, cfg, now);
             list.add(std::move(o), [&] { return kube::job_row(r, o, now); });
           });
-      out = list.done("JobList", next);
+      out = list.done("JobList", next, state_->journal().current());
     }
   }
   reply(res, 200, out);

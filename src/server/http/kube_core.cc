@@ -192,7 +192,7 @@ void Server::kube_pods(const kube::Call& c, net::Response& res) {
             for (auto& o : kube::pod_objects(r, cfg))
               list.add(std::move(o), [&] { return kube::pod_row(r, o, now); });
           });
-      out = list.done("PodList", next);
+      out = list.done("PodList", next, state_->journal().current());
     }
   }
   reply(res, 200, out);

@@ -12,6 +12,7 @@ namespace sluice::server::kube {
 namespace {
 
 const std::vector<std::string> kRead = {"get", "list"};
+const std::vector<std::string> kWatched = {"get", "list", "watch"};
 
 std::vector<Kind> make_kinds() {
   const std::string kq = kKueueGroup, kv = kKueueVersion;
@@ -20,8 +21,16 @@ std::vector<Kind> make_kinds() {
       {"", "v1", "nodes", "node", "Node", false, kRead, {"no"}, {}},
       {"", "v1", "pods", "pod", "Pod", true, kRead, {"po"}, {"all"}},
       {"", "v1", "pods/log", "", "Pod", true, {"get"}, {}, {}},
-      {"batch", "v1", "jobs", "job", "Job", true, {"create", "delete", "get", "list"}, {}, {"all"}},
-      {kq, kv, "workloads", "workload", "Workload", true, kRead, {"wl"}, {"kueue"}},
+      {"batch",
+       "v1",
+       "jobs",
+       "job",
+       "Job",
+       true,
+       {"create", "delete", "get", "list", "watch"},
+       {},
+       {"all"}},
+      {kq, kv, "workloads", "workload", "Workload", true, kWatched, {"wl"}, {"kueue"}},
       {kq, kv, "clusterqueues", "clusterqueue", "ClusterQueue", false, kRead, {"cq"}, {"kueue"}},
       {kq,
        kv,

@@ -11,10 +11,7 @@ namespace sluice::server {
 
 using nlohmann::json;
 
-namespace {
-
-using kube::Column;
-
+namespace kube {
 const std::vector<Column>& workload_columns() {
   static const std::vector<Column> c = {
       {"Name", "string", "name", "Name must be unique within a namespace."},
@@ -26,6 +23,11 @@ const std::vector<Column>& workload_columns() {
       {"Age", "date", "", "Time this workload was created"}};
   return c;
 }
+}  // namespace kube
+
+namespace {
+
+using kube::Column;
 
 const std::vector<Column>& cluster_queue_columns() {
   static const std::vector<Column> c = {
@@ -136,17 +138,19 @@ json cluster_queue(const ClusterQueue& cq, const json& view, const Config& cfg) 
 
 }  // namespace
 
+std::string Server::kube_why_pending(const JobRecord& r) const {
+  if (r.state != JobState::kPending) return std::string();
+  const json j = state_->reason_view(r);
+  return j.is_string() ? j.get<std::string>() : std::string("waiting for the next cycle");
+}
+
 void Server::kube_workloads(const kube::Call& c, net::Response& res) {
   const auto now = now_ns();
   json out;
   {
     std::lock_guard lk(state_->mu());
     const Config& cfg = state_->config();
-    const auto why = [&](const JobRecord& r) {
-      if (r.state != JobState::kPending) return std::string();
-      const json j = state_->reason_view(r);
-      return j.is_string() ? j.get<std::string>() : std::string("waiting for the next cycle");
-    };
+    const auto why = [&](const JobRecord& r) { return kube_why_pending(r); };
     if (!c.path.name.empty()) {
       const auto id = kube::workload_job_id(c.path.name);
       const JobRecord* r = id ? state_->find(*id) : nullptr;
@@ -155,16 +159,16 @@ void Server::kube_workloads(const kube::Call& c, net::Response& res) {
         return reply(res, 404, kube::not_found(c, c.path.name));
       json o = kube::workload_object(*r, cfg, why(*r));
       json cells = kube::workload_row(*r, o, now);
-      out = kube::single(c, workload_columns(), std::move(o), std::move(cells));
+      out = kube::single(c, kube::workload_columns(), std::move(o), std::move(cells));
     } else {
-      kube::Listing list(c, workload_columns());
+      kube::Listing list(c, kube::workload_columns());
       const auto next = kube_scan(
           c, [&] { return list.full(); },
           [&](const JobRecord& r) {
             json o = kube::workload_object(r, cfg, why(r));
             list.add(std::move(o), [&] { return kube::workload_row(r, o, now); });
           });
-      out = list.done("WorkloadList", next);
+      out = list.done("WorkloadList", next, state_->journal().current());
     }
   }
   reply(res, 200, out);

@@ -58,7 +58,7 @@ json meta(const std::string& name, const JobRecord& r, const std::string& u, Tim
   return {{"name", name},
           {"namespace", r.job.namespace_},
           {"uid", u},
-          {"resourceVersion", std::to_string(r.job.id)},
+          {"resourceVersion", std::to_string(r.rv)},
           {"generation", 1},
           {"creationTimestamp", timestamp(created)},
           {"labels", std::move(labels)}};

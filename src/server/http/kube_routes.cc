@@ -3,6 +3,7 @@
 // path's parts, the query) and dispatched by resource. Every error is a Status object; a verb
 // sluice does not serve is 405 MethodNotAllowed, never a pretended success.
 #include "server/http/kube.h"
+#include "server/http/kube_watch.h"
 #include "server/http/reply.h"
 #include "server/server.h"
 
@@ -40,7 +41,17 @@ void Server::routes_kube() {
             });
           });
   const std::string any = R"(/apis?/.+)";
-  h.Get(any, handler(&Server::kube_serve));
+  // A watch holds its connection, not a worker (kube_watch.h); other GETs go to a worker.
+  h.Async("GET", any, [this](net::Request& req, net::Responder r) {
+    const std::string watch = req.get_param_value("watch");
+    if (watch == "true" || watch == "1")
+      return r.to_worker([this, &req, r] { kube_watch(req, r); });
+    r.to_worker([this, &req, r] {
+      net::Response res;
+      kube_serve(req, res);
+      r.send(std::move(res));
+    });
+  });
   h.Post(any, handler(&Server::kube_serve));
   h.Put(any, handler(&Server::kube_serve));
   h.Delete(any, handler(&Server::kube_serve));
@@ -71,8 +82,6 @@ void Server::kube_serve(const net::Request& req, net::Response& res) {
   if (!c.path.ns.empty() && !c.kind->namespaced)
     return kube::fail_status(res, 404, "the server could not find the requested resource");
   if (auto why = kube::read_query(c); !why.empty()) return kube::fail_status(res, 400, why);
-  if (req.get_param_value("watch") == "true" || req.get_param_value("watch") == "1")
-    return kube::fail_status(res, 405, "sluice does not serve watch yet (docs/kubernetes.md)");
   const std::string verb = req.method == "GET"      ? (c.path.name.empty() ? "list" : "get")
                            : req.method == "POST"   ? "create"
                            : req.method == "DELETE" ? "delete"

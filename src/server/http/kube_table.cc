@@ -172,10 +172,11 @@ bool Call::shows(const json& object) const {
   return fields.matches(json{{"metadata.name", m.value("name", "")}, {"metadata.namespace", ns}});
 }
 
-json Listing::done(const std::string& list_kind, const std::string& next) {
-  if (!c_.table) return list_object(c_.kind->api_version(), list_kind, std::move(items_), next);
-  json t = table(columns_, std::move(items_), c_.include);
-  if (!next.empty()) t["metadata"]["continue"] = next;
+json Listing::done(const std::string& list_kind, const std::string& next, uint64_t rv) {
+  json t = c_.table ? table(columns_, std::move(items_), c_.include)
+                    : list_object(c_.kind->api_version(), list_kind, std::move(items_), next);
+  if (c_.table && !next.empty()) t["metadata"]["continue"] = next;
+  if (rv) t["metadata"]["resourceVersion"] = std::to_string(rv);
   return t;
 }
 

@@ -96,7 +96,7 @@ json workload_object(const JobRecord& r, const Config& config, const std::string
   json m = {{"name", workload_name(r)},
             {"namespace", r.job.namespace_},
             {"uid", "sluice-workload-" + std::to_string(r.job.id)},
-            {"resourceVersion", std::to_string(r.job.id)},
+            {"resourceVersion", std::to_string(r.rv)},
             {"generation", 1},
             {"creationTimestamp", timestamp(r.job.submit_ns)},
             {"labels", {{"kueue.x-k8s.io/job-uid", job_uid}}},

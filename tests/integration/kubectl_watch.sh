@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The real kubectl's watches against `sluice serve` (issue 36, second slice; docs/kubernetes.md):
+# `kubectl wait --for=condition=Complete job/x` and `--for=condition=Admitted workload/y` (a list,
+# then a watch from its resourceVersion), `kubectl get jobs -w` and `kubectl get workloads -w`
+# (ADDED, MODIFIED, DELETED as Table rows); then the watch API itself through curl: 410 Expired
+# for a version the server never gave, timeoutSeconds ending the stream, BOOKMARK with
+# allowWatchBookmarks, Forbidden in another namespace, 405 for a kind not watched.
+set -euo pipefail
+source "$(dirname "$0")/lib/kubectl_env.sh"
+
+# A batch/v1 Job in default's user-queue: NAME CPU SECONDS.
+job_yaml() {
+  cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $1, namespace: default, labels: {kueue.x-k8s.io/queue-name: user-queue}}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: main, image: busybox, command: [sh, -c, "echo $1; sleep $3"], resources: {requests: {cpu: $2}}}
+      restartPolicy: Never
+YAML
+}
+create() { job_yaml "$@" | k create -f - >/dev/null 2>&1 || fail "create $1"; }
+# Waits (up to 60 s) until FILE holds a line matching the regex.
+saw() {
+  for _ in $(seq 1 600); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
+  fail "no line /$2/ in $1: $(cat "$1")"
+}
+for _ in $(seq 1 300); do grep -q "^n0 *Ready" <<<"$(k get nodes 2>&1)" && break; sleep 0.1; done
+
+# 1. kubectl wait for a Job to complete: it lists the job, then watches it from the list's
+#    resourceVersion until the Complete condition comes.
+create w1 1 2
+out=$(k wait --for=condition=Complete job/w1 --timeout=60s 2>&1) || fail "wait Complete: $out"
+[[ $out == "job.batch/w1 condition met" ]] || fail "wait Complete said: $out"
+
+# 2. kubectl wait for a Workload's admission: w2 waits behind a job holding the queue's CPUs
+#    and is admitted once that one is deleted.
+create blocker 9 300
+for _ in $(seq 1 300); do [[ $(k get job blocker -o jsonpath='{.status.active}') == 1 ]] && break; sleep 0.1; done
+create w2 1 1
+wl2=job-w2-$(k get job w2 -o jsonpath='{.metadata.labels.sluice\.dev/job-id}')
+for _ in $(seq 1 300); do
+  [[ -n $(k get workload "$wl2" -o jsonpath='{.status.conditions[?(@.reason=="Pending")].message}') ]] && break
+  sleep 0.1
+done
+k wait --for=condition=Admitted "workload/$wl2" --timeout=60s >"$tmp/wait2" 2>&1 &
+waiter=$!
+pids+=($waiter)
+# w2 cannot be admitted while blocker runs: the waiter must still be waiting.
+sleep 1
+[[ ! -s $tmp/wait2 ]] && kill -0 "$waiter" 2>/dev/null || fail "wait Admitted ended early: $(cat "$tmp/wait2")"
+k delete job blocker >/dev/null || fail "delete blocker"
+wait "$waiter" || fail "wait Admitted failed: $(cat "$tmp/wait2")"
+grep -qx "workload.kueue.x-k8s.io/$wl2 condition met" "$tmp/wait2" || fail "wait Admitted: $(cat "$tmp/wait2")"
+
+# 3. kubectl get jobs -w and kubectl get workloads -w: a new job's ADDED, its MODIFIED rows up
+#    to Complete, and its DELETED.
+k get jobs -w --output-watch-events >"$tmp/jobs.w" 2>&1 &
+pids+=($!)
+k get workloads -w >"$tmp/workloads.w" 2>&1 &
+pids+=($!)
+saw "$tmp/jobs.w" '^EVENT +NAME +STATUS +COMPLETIONS'
+saw "$tmp/workloads.w" '^NAME +QUEUE +RESERVED IN'
+create w3 1 1
+saw "$tmp/jobs.w" '^ADDED +w3 '
+saw "$tmp/jobs.w" '^MODIFIED +w3 +Complete +1/1'
+saw "$tmp/workloads.w" '^job-w3-[0-9]+ +user-queue +cluster-queue +True +True'
+k delete job w3 >/dev/null || fail "delete w3"
+saw "$tmp/jobs.w" '^DELETED +w3 '
+
+# 4. The watch API as any client sees it (curl against the server itself, with a token).
+api=$SLUICE_SERVER/apis/batch/v1/namespaces/default/jobs
+alice=(-H "Authorization: Bearer alice-token-0123456789")
+rv=$(curl -sS --max-time 30 "${alice[@]}" "$api" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+[[ $rv =~ ^[0-9]+$ ]] || fail "list resourceVersion: '$rv'"
+out=$(curl -sS --max-time 30 "${alice[@]}" "$api?watch=true&resourceVersion=1") || fail "curl 410"
+grep -q '"type":"ERROR"' <<<"$out" && grep -q '"code":410' <<<"$out" &&
+  grep -q '"reason":"Expired"' <<<"$out" || fail "a too old version: $out"
+# timeoutSeconds ends the stream (curl exits 0, not 28 for its own limit); bookmarks come with
+# allowWatchBookmarks while nothing changes.
+out=$(curl -sS --max-time 60 "${alice[@]}" \
+  "$api?watch=true&resourceVersion=$rv&allowWatchBookmarks=true&timeoutSeconds=12") ||
+  fail "curl timeoutSeconds: $?"
+grep -q '"type":"BOOKMARK"' <<<"$out" || fail "no bookmark: $out"
+# A job created after the version is one ADDED event, as JSON (not a Table) for this client.
+create w4 1 1
+out=$(curl -sS --max-time 60 "${alice[@]}" "$api?watch=true&resourceVersion=$rv&timeoutSeconds=2")
+grep -q '"type":"ADDED","object":{"apiVersion":"batch/v1","kind":"Job"' <<<"$out" &&
+  grep -q '"name":"w4"' <<<"$out" || fail "ADDED w4: $out"
+code=$(curl -sS -o "$tmp/out" -w '%{http_code}' --max-time 30 \
+  -H "Authorization: Bearer bob-token-012345678901" "$api?watch=true&timeoutSeconds=1")
+[[ $code == 403 ]] && grep -q Forbidden "$tmp/out" || fail "bob watches default: $code $(cat "$tmp/out")"
+code=$(curl -sS -o "$tmp/out" -w '%{http_code}' --max-time 30 "${alice[@]}" \
+  "$SLUICE_SERVER/api/v1/namespaces/default/pods?watch=true")
+[[ $code == 405 ]] || fail "watch pods: $code $(cat "$tmp/out")"
+echo "PASS"
