@@ -217,6 +217,7 @@ class Server {
   void kube_jobs(const kube::Call& c, net::Response& res);
   void kube_create_job(const kube::Call& c, net::Response& res);
   void kube_delete_job(const kube::Call& c, net::Response& res);
+  void kube_patch_job(const kube::Call& c, net::Response& res);  // spec.suspend
   // kube_kueue.cc: Workloads, and the configuration's Kueue objects.
   void kube_workloads(const kube::Call& c, net::Response& res);
   void kube_config_objects(const kube::Call& c, net::Response& res);

@@ -3,7 +3,7 @@
 # kubeconfig from `sluice kubeconfig`, `kubectl get nodes`, Kueue's sample batch/v1 Job created
 # as published (generateName, the queue-name label), jobs, pods and workloads listed, the job
 # waited for until Complete, its logs, AlreadyExists, a pending Job's Workload saying why, delete,
-# and a token of another namespace Forbidden. kubectl sends a token only over https: a small
+# suspend and resume (spec.suspend), and a token of another namespace Forbidden. kubectl sends a token only over https: a small
 # TLS terminator (tls_proxy.py) stands in front of the server, as nginx would.
 set -euo pipefail
 source "$(dirname "$0")/lib/kubectl_env.sh"
@@ -85,9 +85,22 @@ done
 [[ -n $why ]] || fail "no pending reason: $(k get workloads -o yaml)"
 out=$(k get job waits 2>&1)
 grep -q "Suspended" <<<"$out" || fail "pending job not Suspended: $out"
-# Verbs not served yet say so (405), never a pretended success.
-out=$(refused patch job long -p '{"spec":{"suspend":true}}')
-grep -q MethodNotAllowed <<<"$out" || fail "patch: $out"
+# Suspend and resume through spec.suspend (Kueue's habit): hold and release; the running Job
+# suspended goes back to its queue, held. Other fields and other patch types are refused.
+suspended() { k get job "$1" -o jsonpath='{.status.conditions[?(@.type=="Suspended")].message}'; }
+k patch job waits -p '{"spec":{"suspend":true}}' >/dev/null 2>&1 || fail "suspend waits"
+[[ $(suspended waits) == "held by a user" ]] || fail "waits not held: $(k get job waits -o yaml)"
+k patch job long --type merge -p '{"spec":{"suspend":true}}' >/dev/null 2>&1 || fail "suspend long"
+[[ $(suspended long) == "held by a user" ]] || fail "long not held: $(k get job long -o yaml)"
+# Resumed, waits takes the CPUs that long, suspended, gave back.
+k patch job waits -p '{"spec":{"suspend":false}}' >/dev/null 2>&1 || fail "resume waits"
+for _ in $(seq 1 300); do [[ $(k get job waits -o jsonpath='{.status.active}') == 3 ]] && break; sleep 0.1; done
+[[ $(k get job waits -o jsonpath='{.status.active}') == 3 ]] || fail "waits not running: $(k get job waits -o yaml)"
+[[ $(suspended long) == "held by a user" ]] || fail "long released: $(k get job long -o yaml)"
+out=$(refused patch job long -p '{"spec":{"parallelism":5}}')
+grep -q 'invalid.*spec.parallelism' <<<"$out" || fail "patch parallelism: $out"
+out=$(refused patch job long --type json -p '[{"op":"replace","path":"/spec/suspend","value":false}]')
+grep -q 'UnsupportedMediaType\|merge patch' <<<"$out" || fail "json patch: $out"
 out=$(k delete job waits long 2>&1)
 grep -q 'job.batch "long" deleted' <<<"$out" || fail "delete: $out"
 out=$(refused get job long)

@@ -186,6 +186,10 @@ def main():
          "workloads?watch=true&timeoutSeconds=1", None, users(403, 200, 200)),
         ("watch jobs.batch, every namespace", "GET",
          url + "/apis/batch/v1/jobs?watch=true&timeoutSeconds=1", None, users(200, 200, 200)),
+        # kubectl patch job a -p '{"spec":{"suspend":false}}': a has no hold, nothing changes.
+        ("PATCH jobs.batch a (spec.suspend)", "PATCH",
+         url + "/apis/batch/v1/namespaces/team-a/jobs/a", '{"spec":{"suspend":false}}',
+         users(403, 200, 200), "application/strategic-merge-patch+json"),
         ("agent GET /healthz", "GET", agent_a + "/healthz", None, anyone),
         ("agent GET /v1/pods", "GET", agent_a + "/v1/pods", None, nobody),
         ("agent GET /v1/logs of b", "GET", agent_a + "/v1/logs/%d/0" % b, None, nobody),

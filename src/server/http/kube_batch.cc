@@ -3,6 +3,7 @@
 // same checks, the store's ticket before the answer), and delete: an unfinished job is
 // cancelled, a finished one's record dropped (its history stays).
 #include "server/http/kube.h"
+#include "server/http/kube_patch.h"
 #include "server/http/submission.h"
 
 namespace sluice::server {
@@ -134,6 +135,58 @@ void Server::kube_delete_job(const kube::Call& c, net::Response& res) {
   json s = kube::status_object(200, "");
   s["details"] = details;
   reply(res, 200, s);
+}
+
+// PATCH /apis/batch/v1/namespaces/{ns}/jobs/{name} (kubectl patch, merge or strategic):
+// spec.suspend holds (true) or releases (false) the job, as Kueue's users suspend and resume
+// a Job; a running job suspended goes back to its queue held (Slurm's requeuehold: its pods
+// stop, as Kueue evicts a suspended Job's). 200 with the Job once written.
+void Server::kube_patch_job(const kube::Call& c, net::Response& res) {
+  kube::PatchRefusal why;
+  auto patch = kube::read_job_patch(c.req.header("Content-Type"), c.req.body, c.path.name, &why);
+  if (!patch) {
+    json st = kube::status_object(why.code, why.message, why.code == 422 ? "Invalid" : "");
+    if (!why.causes.empty()) {
+      json causes = json::array();
+      for (const auto& [field, what] : why.causes)
+        causes.push_back({{"reason", "FieldValueForbidden"}, {"message", what}, {"field", field}});
+      st["details"] = {
+          {"name", c.path.name}, {"group", "batch"}, {"kind", "jobs"}, {"causes", causes}};
+    }
+    return reply(res, why.code, st);
+  }
+  if (c.req.has_param("dryRun"))
+    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
+  if (!may_write(res)) return kube::to_status(res);
+  uint64_t ticket = 0;
+  json out;
+  {
+    std::lock_guard lk(state_->mu());
+    const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
+    if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
+    const JobId id = r->job.id;
+    const TimeNs now = now_ns();
+    std::string err;
+    int status = 200;
+    if (patch->suspend == true && !r->held) {
+      if (r->state == JobState::kPending)
+        status = state_->hold(id, now, &err, &ticket);
+      else if (r->state == JobState::kRunning)
+        status = state_->requeue(id, /*hold=*/true, now, &err, &ticket);
+      else {
+        status = 422;
+        err = "job " + c.path.name + " has ended: there is nothing to suspend";
+      }
+    } else if (patch->suspend == false && r->held) {
+      status = state_->release(id, now, &err, &ticket);
+    }
+    if (status != 200) return kube::fail_status(res, status, err);
+    out = kube::job_object(*state_->find(id), state_->config(), now);
+  }
+  if (ticket && !store_->wait(ticket))
+    return kube::fail_status(res, 503, "the patch could not be written: " + refusal());
+  kick();
+  reply(res, 200, out);
 }
 
 }  // namespace sluice::server

@@ -27,7 +27,7 @@ std::vector<Kind> make_kinds() {
        "job",
        "Job",
        true,
-       {"create", "delete", "get", "list", "watch"},
+       {"create", "delete", "get", "list", "patch", "watch"},
        {},
        {"all"}},
       {kq, kv, "workloads", "workload", "Workload", true, kWatched, {"wl"}, {"kueue"}},
@@ -168,10 +168,10 @@ std::optional<json> openapi_document(const std::string& gv_path) {
     if (prefix != gv_path || std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end())
       continue;
     // kubectl (1.32) reads the fieldValidation parameter off the kind's PATCH operation; sluice
-    // answers PATCH with 405 MethodNotAllowed (docs/kubernetes.md), and validates creations.
+    // validates creations, and a PATCH changes spec.suspend only (docs/kubernetes.md).
     paths["/" + prefix + "/namespaces/{namespace}/" + k.resource] = {
         {"post", operation(k, "post", "create: validated by sluice's job reader")},
-        {"patch", operation(k, "patch", "not served by sluice yet: 405 MethodNotAllowed")}};
+        {"patch", operation(k, "patch", "spec.suspend only: hold and release")}};
   }
   return json{{"openapi", "3.0.0"},
               {"info", {{"title", "sluice"}, {"version", build_version()}}},

@@ -55,10 +55,12 @@ void Server::routes_kube() {
   h.Post(any, handler(&Server::kube_serve));
   h.Put(any, handler(&Server::kube_serve));
   h.Delete(any, handler(&Server::kube_serve));
-  h.Async("PATCH", any, [](net::Request&, net::Responder r) {
-    net::Response res;
-    kube::fail_status(res, 405, "sluice does not serve PATCH (nor server-side apply) yet");
-    r.send(std::move(res));
+  h.Async("PATCH", any, [this](net::Request& req, net::Responder r) {
+    r.to_worker([this, &req, r] {
+      net::Response res;
+      kube_serve(req, res);
+      r.send(std::move(res));
+    });
   });
 }
 
@@ -85,6 +87,7 @@ void Server::kube_serve(const net::Request& req, net::Response& res) {
   const std::string verb = req.method == "GET"      ? (c.path.name.empty() ? "list" : "get")
                            : req.method == "POST"   ? "create"
                            : req.method == "DELETE" ? "delete"
+                           : req.method == "PATCH"  ? "patch"
                                                     : "update";
   if (!c.path.ns.empty() && !c.caller.sees(c.path.ns))
     return reply(res, 403, kube::forbidden(c, verb, c.path.ns));
@@ -99,6 +102,9 @@ void Server::kube_dispatch(kube::Call& c, net::Response& res) {
   if (r == "jobs" && m == "POST" && c.path.name.empty() && !c.path.ns.empty())
     return kube_create_job(c, res);
   if (r == "jobs" && m == "DELETE" && !c.path.name.empty()) return kube_delete_job(c, res);
+  if (r == "jobs" && m == "PATCH" && !c.path.name.empty() && c.path.sub.empty() &&
+      !c.path.ns.empty())
+    return kube_patch_job(c, res);
   if (get && r == "namespaces") return kube_namespaces(c, res);
   if (get && r == "nodes") return kube_nodes(c, res);
   if (get && r == "pods") return kube_pods(c, res);

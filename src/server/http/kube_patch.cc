@@ -1,0 +1,111 @@
+#include "server/http/kube_patch.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::server::kube {
+
+namespace {
+
+using nlohmann::json;
+
+// The deepest nesting of objects and arrays in `text` (strings skipped); stops past `limit`.
+int depth_of(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (ch == '\\')
+        escaped = true;
+      else if (ch == '"')
+        in_string = false;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    if (ch == '{' || ch == '[') deepest = std::max(deepest, ++depth);
+    if (ch == '}' || ch == ']') --depth;
+    if (deepest > limit) break;
+  }
+  return deepest;
+}
+
+// Every leaf under `j` as a field path ("spec.parallelism", "metadata.labels.a").
+void leaves(const json& j, const std::string& at, std::vector<std::string>& out) {
+  if (!j.is_object() || j.empty()) {
+    out.push_back(at);
+    return;
+  }
+  for (const auto& [k, v] : j.items()) leaves(v, at.empty() ? k : at + "." + k, out);
+}
+
+std::string media_type(std::string_view content_type) {
+  std::string t(content_type.substr(0, content_type.find(';')));
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  for (auto& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return t;
+}
+
+}  // namespace
+
+std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
+                                       const std::string& name, PatchRefusal* why) {
+  const std::string type = media_type(content_type);
+  if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json") {
+    *why = {415,
+            "sluice takes a JSON merge patch or a strategic merge patch of a Job (--type merge "
+            "or strategic), not " +
+                (type.empty() ? std::string("a body without a Content-Type") : type),
+            {}};
+    return std::nullopt;
+  }
+  if (depth_of(body, kMaxPatchDepth) > kMaxPatchDepth) {
+    *why = {400, "the patch nests deeper than " + std::to_string(kMaxPatchDepth) + " levels", {}};
+    return std::nullopt;
+  }
+  const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) {
+    *why = {400, "the patch is not a JSON object", {}};
+    return std::nullopt;
+  }
+  JobPatch out;
+  std::vector<std::string> fields;
+  for (const auto& [k, v] : doc.items()) {
+    if ((k == "apiVersion" && v == "batch/v1") || (k == "kind" && v == "Job")) continue;
+    if (k == "metadata" && v.is_object() && v.size() == 1 && v.contains("name") &&
+        v["name"] == name)
+      continue;
+    if (k == "spec" && v.is_object() && v.contains("suspend")) {
+      const json& s = v["suspend"];
+      if (s.is_boolean() || s.is_null()) {
+        out.suspend = s.is_boolean() && s.get<bool>();
+      } else {
+        *why = {422, "spec.suspend: expected true or false", {{"spec.suspend", "not a boolean"}}};
+        return std::nullopt;
+      }
+      json rest = v;
+      rest.erase("suspend");
+      if (!rest.empty()) leaves(rest, "spec", fields);
+      continue;
+    }
+    leaves(v, k, fields);
+  }
+  if (!fields.empty()) {
+    *why = {422,
+            "sluice changes a Job's spec.suspend only (hold and release); the patch also "
+            "changes " +
+                std::to_string(fields.size()) + " other field(s)",
+            {}};
+    for (const auto& f : fields)
+      why->causes.push_back({f,
+                             "sluice does not change this field of a Job; delete and "
+                             "create it again for a different Job"});
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace sluice::server::kube

@@ -1,0 +1,34 @@
+#pragma once
+// The body of a PATCH of a batch/v1 Job through the Kubernetes API (kube_patch.cc,
+// docs/kubernetes.md): a JSON merge patch or a strategic merge patch, which read the same for
+// the one field sluice changes: `spec.suspend`, hold (true) and release (false), as Kueue's
+// users suspend and resume a Job. Every other field a patch would change is refused by name
+// (422 Invalid with a cause per field), never ignored. Pure (nlohmann only): the unit tests
+// and fuzz_kube_patch reach it without a server.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sluice::server::kube {
+
+struct JobPatch {
+  std::optional<bool> suspend;  // spec.suspend (null: false, as merge patch's delete)
+};
+
+struct PatchRefusal {
+  int code = 0;  // 415 UnsupportedMediaType, 400 BadRequest, 422 Invalid
+  std::string message;
+  std::vector<std::pair<std::string, std::string>> causes;  // (field, what is wrong)
+};
+
+// At most this deep a patch's JSON nests.
+inline constexpr int kMaxPatchDepth = 32;
+
+// `content_type`: the request's Content-Type (parameters after ';' ignored); `name`: the
+// Job's, which metadata.name may repeat. nullopt with *why on a refusal.
+std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
+                                       const std::string& name, PatchRefusal* why);
+
+}  // namespace sluice::server::kube

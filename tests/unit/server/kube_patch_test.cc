@@ -1,0 +1,60 @@
+// A Job's PATCH body through the Kubernetes API (server/http/kube_patch.h): spec.suspend in a
+// merge or strategic merge patch, and every other field refused by name.
+#include "server/http/kube_patch.h"
+
+#include <gtest/gtest.h>
+
+namespace sluice::server {
+namespace kube_patch_test {
+
+constexpr const char* kMerge = "application/merge-patch+json";
+constexpr const char* kStrategic = "application/strategic-merge-patch+json";
+
+TEST(KubeJobPatch, ReadsSpecSuspendInAMergeOrStrategicPatch) {
+  kube::PatchRefusal why;
+  auto p = kube::read_job_patch(kMerge, R"({"spec":{"suspend":true}})", "x", &why);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_EQ(p->suspend, true);
+  p = kube::read_job_patch("application/strategic-merge-patch+json; charset=utf-8",
+                           R"({"spec":{"suspend":false}})", "x", &why);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_EQ(p->suspend, false);
+  p = kube::read_job_patch(kMerge, R"({"spec":{"suspend":null}})", "x", &why);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->suspend, false);  // merge patch's null deletes: the default, false
+  p = kube::read_job_patch(
+      kStrategic, R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"x"}})", "x", &why);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_FALSE(p->suspend);  // nothing to change
+}
+
+TEST(KubeJobPatch, RefusesOtherFieldsByNameAndOtherPatchTypes) {
+  kube::PatchRefusal why;
+  EXPECT_FALSE(kube::read_job_patch(
+      kMerge, R"({"spec":{"suspend":true,"parallelism":2},"metadata":{"labels":{"a":"b"}}})", "x",
+      &why));
+  EXPECT_EQ(why.code, 422);
+  ASSERT_EQ(why.causes.size(), 2u);
+  EXPECT_EQ(why.causes[0].first, "metadata.labels.a");
+  EXPECT_EQ(why.causes[1].first, "spec.parallelism");
+  EXPECT_FALSE(kube::read_job_patch(kMerge, R"({"metadata":{"name":"other"}})", "x", &why));
+  EXPECT_EQ(why.code, 422);
+  EXPECT_FALSE(kube::read_job_patch(kMerge, R"({"spec":{"suspend":"yes"}})", "x", &why));
+  EXPECT_EQ(why.code, 422);
+  EXPECT_FALSE(kube::read_job_patch("application/json-patch+json",
+                                    R"([{"op":"replace","path":"/spec/suspend","value":true}])",
+                                    "x", &why));
+  EXPECT_EQ(why.code, 415);
+  EXPECT_FALSE(kube::read_job_patch("application/apply-patch+yaml", "spec: {}", "x", &why));
+  EXPECT_EQ(why.code, 415);
+  EXPECT_FALSE(kube::read_job_patch(kMerge, "[1]", "x", &why));
+  EXPECT_EQ(why.code, 400);
+  EXPECT_FALSE(kube::read_job_patch(kMerge, "{\"spec\":", "x", &why));
+  EXPECT_EQ(why.code, 400);
+  EXPECT_FALSE(
+      kube::read_job_patch(kMerge, std::string(100, '[') + std::string(100, ']'), "x", &why));
+  EXPECT_EQ(why.code, 400);
+}
+
+}  // namespace kube_patch_test
+}  // namespace sluice::server
