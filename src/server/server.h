@@ -212,6 +212,7 @@ class Server {
   void kube_namespaces(const kube::Call& c, net::Response& res);
   void kube_nodes(const kube::Call& c, net::Response& res);
   void kube_pods(const kube::Call& c, net::Response& res);
+  void kube_patch_node(const kube::Call& c, net::Response& res);  // cordon, uncordon
   bool kube_ask_log(const net::Request& req, const net::Responder& r, net::Response& res);
   // kube_batch.cc: batch/v1 Jobs: get, list, create (the native submission's path), delete.
   void kube_jobs(const kube::Call& c, net::Response& res);

@@ -1,6 +1,7 @@
 // The body of a Kubernetes API PATCH of a Job (`kubectl patch job x -p ...`, the server's
-// kube::read_job_patch) on any bytes, under each patch type it is sent with (the first byte
-// picks: merge, strategic merge, JSON patch, server-side apply's YAML).
+// kube::read_job_patch) or of a Node (`kubectl cordon`, kube::read_node_patch) on any bytes,
+// under each patch type it is sent with (the first byte: bits 0-1 merge, strategic merge, JSON
+// patch, server-side apply's YAML; bit 2 a Node).
 //
 // Invariants: no crash, exception or sanitizer report; a refusal is 400, 415 or 422 with a
 // message, and a 422 for other fields names each field; a patch read is one that names
@@ -20,8 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char* type = kTypes[data[0] % 4];
   const std::string body = sluice::fuzz::bytes(data + 1, size - 1);
   kube::PatchRefusal why;
-  auto p = kube::read_job_patch(type, body, "x", &why);
-  if (p) return 0;
+  const bool read = (data[0] & 4) ? kube::read_node_patch(type, body, "x", &why).has_value()
+                                  : kube::read_job_patch(type, body, "x", &why).has_value();
+  if (read) return 0;
   if (why.code != 400 && why.code != 415 && why.code != 422) std::abort();
   if (why.message.empty()) std::abort();
   for (const auto& [field, what] : why.causes)

@@ -87,9 +87,9 @@ def main():
         "gateway_config": [read(p) for p in files("examples/gateway/*.yaml")]
         + raw_strings("tests/gateway/config_test.cc"),
         "http_request": http_requests(),
-        # Mode byte 0: a merge patch, 1: a strategic merge patch.
+        # Mode byte 0: a merge patch of a Job, 1: a strategic merge patch, 5: of a Node.
         "kube_patch": [m + s for s in raw_strings("tests/unit/server/kube_patch_test.cc")
-                       for m in (b"\x00", b"\x01")],
+                       for m in (b"\x00", b"\x01", b"\x05")],
     }
     targets = [os.path.basename(d) for d in sorted(glob.glob(os.path.join(HERE, "seeds", "*")))]
     for t in set(targets) | set(seeds):

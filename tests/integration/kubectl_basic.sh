@@ -3,7 +3,8 @@
 # kubeconfig from `sluice kubeconfig`, `kubectl get nodes`, Kueue's sample batch/v1 Job created
 # as published (generateName, the queue-name label), jobs, pods and workloads listed, the job
 # waited for until Complete, its logs, AlreadyExists, a pending Job's Workload saying why, delete,
-# suspend and resume (spec.suspend), and a token of another namespace Forbidden. kubectl sends a token only over https: a small
+# suspend and resume (spec.suspend), cordon and uncordon, and a token of another namespace
+# Forbidden. kubectl sends a token only over https: a small
 # TLS terminator (tls_proxy.py) stands in front of the server, as nginx would.
 set -euo pipefail
 source "$(dirname "$0")/lib/kubectl_env.sh"
@@ -107,6 +108,27 @@ out=$(refused get job long)
 grep -q 'NotFound' <<<"$out" || fail "deleted job still there: $out"
 k delete job "$job" >/dev/null || fail "delete a finished job"
 [[ -z $(k get jobs -o name) ]] || fail "jobs left: $(k get jobs -o name)"
+
+# Cordon and uncordon (an admin's, as sluice cordon / resume): the node shows
+# SchedulingDisabled and a job waits; uncordoned, it runs. A member may not cordon.
+out=$(refused cordon n0)
+grep -q 'forbidden: User "alice" cannot patch resource "nodes"' <<<"$out" || fail "alice cordons: $out"
+out=$(KUBECONFIG=$tmp/root.kubeconfig k cordon n0 2>&1) || fail "cordon: $out"
+[[ $out == "node/n0 cordoned" ]] || fail "cordon said: $out"
+grep -q "^n0 *Ready,SchedulingDisabled" <<<"$(k get nodes 2>&1)" || fail "cordoned: $(k get nodes 2>&1)"
+sed 's/name: long/name: after-cordon/; s/sleep 300/sleep 1/' "$tmp/long.yaml" >"$tmp/after.yaml"
+k create -f "$tmp/after.yaml" >/dev/null 2>&1 || fail "create after-cordon"
+for _ in $(seq 1 300); do
+  why=$(k get workloads -o jsonpath='{.items[*].status.conditions[?(@.reason=="Pending")].message}')
+  [[ -n $why ]] && break
+  sleep 0.1
+done
+[[ -n $why && $(k get job after-cordon -o jsonpath='{.status.active}') != 3 ]] ||
+  fail "after-cordon on a cordoned node: $(k get job after-cordon -o yaml)"
+out=$(KUBECONFIG=$tmp/root.kubeconfig k uncordon n0 2>&1) || fail "uncordon: $out"
+[[ $out == "node/n0 uncordoned" ]] || fail "uncordon said: $out"
+out=$(k wait --for=condition=Complete job/after-cordon --timeout=60s 2>&1) || fail "after uncordon: $out"
+k delete job after-cordon >/dev/null || fail "delete after-cordon"
 
 # 4. Another namespace's token: Forbidden in default, its own namespace empty.
 export KUBECONFIG=$tmp/bob.kubeconfig

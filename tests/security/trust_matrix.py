@@ -190,6 +190,10 @@ def main():
         ("PATCH jobs.batch a (spec.suspend)", "PATCH",
          url + "/apis/batch/v1/namespaces/team-a/jobs/a", '{"spec":{"suspend":false}}',
          users(403, 200, 200), "application/strategic-merge-patch+json"),
+        # kubectl uncordon of a node that is not cordoned: the admin's only, a no-op here.
+        ("PATCH node (spec.unschedulable)", "PATCH", url + "/api/v1/nodes/" + other,
+         '{"spec":{"unschedulable":null}}', users(403, 403, 200),
+         "application/strategic-merge-patch+json"),
         ("agent GET /healthz", "GET", agent_a + "/healthz", None, anyone),
         ("agent GET /v1/pods", "GET", agent_a + "/v1/pods", None, nobody),
         ("agent GET /v1/logs of b", "GET", agent_a + "/v1/logs/%d/0" % b, None, nobody),

@@ -15,6 +15,7 @@
 #include "core/model/config.h"
 #include "net/message.h"
 #include "server/auth.h"
+#include "server/http/kube_patch.h"
 #include "server/state.h"
 
 namespace sluice::server::kube {
@@ -193,5 +194,7 @@ json single(const Call& c, const std::vector<Column>& columns, json object, json
 std::string resource_text(const Call& c);
 json not_found(const Call& c, const std::string& name);
 json forbidden(const Call& c, const std::string& verb, const std::string& ns);
+// A refused patch as a Status: 422 Invalid with one FieldValueForbidden cause per field.
+json patch_refusal(const Call& c, const PatchRefusal& why);
 
 }  // namespace sluice::server::kube

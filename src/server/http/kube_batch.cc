@@ -144,17 +144,7 @@ void Server::kube_delete_job(const kube::Call& c, net::Response& res) {
 void Server::kube_patch_job(const kube::Call& c, net::Response& res) {
   kube::PatchRefusal why;
   auto patch = kube::read_job_patch(c.req.header("Content-Type"), c.req.body, c.path.name, &why);
-  if (!patch) {
-    json st = kube::status_object(why.code, why.message, why.code == 422 ? "Invalid" : "");
-    if (!why.causes.empty()) {
-      json causes = json::array();
-      for (const auto& [field, what] : why.causes)
-        causes.push_back({{"reason", "FieldValueForbidden"}, {"message", what}, {"field", field}});
-      st["details"] = {
-          {"name", c.path.name}, {"group", "batch"}, {"kind", "jobs"}, {"causes", causes}};
-    }
-    return reply(res, why.code, st);
-  }
+  if (!patch) return reply(res, why.code, kube::patch_refusal(c, why));
   if (c.req.has_param("dryRun"))
     return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
   if (!may_write(res)) return kube::to_status(res);

@@ -198,4 +198,42 @@ void Server::kube_pods(const kube::Call& c, net::Response& res) {
   reply(res, 200, out);
 }
 
+// PATCH /api/v1/nodes/{name} (kubectl cordon, uncordon): spec.unschedulable true is sluice's
+// cordon, false (or null, as uncordon sends it) its resume; an admin's, as POST
+// /v1/nodes/{node}/cordon. A node already held (cordoned or drained) stays as it is when
+// cordoned again. 200 with the Node once written.
+void Server::kube_patch_node(const kube::Call& c, net::Response& res) {
+  kube::PatchRefusal why;
+  auto patch = kube::read_node_patch(c.req.header("Content-Type"), c.req.body, c.path.name, &why);
+  if (!patch) return reply(res, why.code, kube::patch_refusal(c, why));
+  if (!c.caller.admin) return reply(res, 403, kube::forbidden(c, "patch", ""));
+  if (c.req.has_param("dryRun"))
+    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
+  if (!may_write(res)) return kube::to_status(res);
+  uint64_t ticket = 0;
+  {
+    std::lock_guard lk(state_->mu());
+    const json views = state_->nodes_view(now_ns())["nodes"];
+    const json* view = nullptr;
+    for (const auto& v : views)
+      if (v["name"] == c.path.name) view = &v;
+    if (!view) return reply(res, 404, kube::not_found(c, c.path.name));
+    const bool held = !(*view)["hold"].is_null();
+    int status = 200;
+    if (patch->unschedulable == true && !held)
+      status = state_->set_node_hold(c.path.name, "cordon", "kubectl cordon", &ticket);
+    else if (patch->unschedulable == false && held)
+      status = state_->set_node_hold(c.path.name, "", "", &ticket);
+    if (status != 200) return reply(res, 404, kube::not_found(c, c.path.name));
+  }
+  if (ticket && !store_->wait(ticket))
+    return kube::fail_status(res, 503, "the change could not be written: " + refusal());
+  if (ticket) {
+    log("node " + c.path.name + ": " + (*patch->unschedulable ? "cordon" : "resume") + " by " +
+        c.caller.name + " (kubectl)");
+    kick();
+  }
+  kube_nodes(c, res);
+}
+
 }  // namespace sluice::server

@@ -18,7 +18,7 @@ std::vector<Kind> make_kinds() {
   const std::string kq = kKueueGroup, kv = kKueueVersion;
   return {
       {"", "v1", "namespaces", "namespace", "Namespace", false, kRead, {"ns"}, {}},
-      {"", "v1", "nodes", "node", "Node", false, kRead, {"no"}, {}},
+      {"", "v1", "nodes", "node", "Node", false, {"get", "list", "patch"}, {"no"}, {}},
       {"", "v1", "pods", "pod", "Pod", true, kRead, {"po"}, {"all"}},
       {"", "v1", "pods/log", "", "Pod", true, {"get"}, {}, {}},
       {"batch",

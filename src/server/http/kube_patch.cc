@@ -49,15 +49,17 @@ std::string media_type(std::string_view content_type) {
   return t;
 }
 
-}  // namespace
-
-std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
-                                       const std::string& name, PatchRefusal* why) {
+// The one boolean `spec.<field>` a patch of `kind` may change: nullopt on a refusal; inside,
+// nullopt when the patch leaves it alone.
+std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
+                                                  std::string_view body, const std::string& name,
+                                                  const char* api_version, const char* kind,
+                                                  const std::string& field, PatchRefusal* why) {
   const std::string type = media_type(content_type);
   if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json") {
     *why = {415,
-            "sluice takes a JSON merge patch or a strategic merge patch of a Job (--type merge "
-            "or strategic), not " +
+            std::string("sluice takes a JSON merge patch or a strategic merge patch of a ") + kind +
+                " (--type merge or strategic), not " +
                 (type.empty() ? std::string("a body without a Content-Type") : type),
             {}};
     return std::nullopt;
@@ -71,23 +73,24 @@ std::optional<JobPatch> read_job_patch(std::string_view content_type, std::strin
     *why = {400, "the patch is not a JSON object", {}};
     return std::nullopt;
   }
-  JobPatch out;
+  std::optional<bool> out;
   std::vector<std::string> fields;
   for (const auto& [k, v] : doc.items()) {
-    if ((k == "apiVersion" && v == "batch/v1") || (k == "kind" && v == "Job")) continue;
+    if ((k == "apiVersion" && v == api_version) || (k == "kind" && v == kind)) continue;
     if (k == "metadata" && v.is_object() && v.size() == 1 && v.contains("name") &&
         v["name"] == name)
       continue;
-    if (k == "spec" && v.is_object() && v.contains("suspend")) {
-      const json& s = v["suspend"];
-      if (s.is_boolean() || s.is_null()) {
-        out.suspend = s.is_boolean() && s.get<bool>();
-      } else {
-        *why = {422, "spec.suspend: expected true or false", {{"spec.suspend", "not a boolean"}}};
+    if (k == "spec" && v.is_object() && v.contains(field)) {
+      const json& f = v[field];
+      if (!f.is_boolean() && !f.is_null()) {
+        *why = {422,
+                "spec." + field + ": expected true or false",
+                {{"spec." + field, "not a boolean"}}};
         return std::nullopt;
       }
+      out = f.is_boolean() && f.get<bool>();
       json rest = v;
-      rest.erase("suspend");
+      rest.erase(field);
       if (!rest.empty()) leaves(rest, "spec", fields);
       continue;
     }
@@ -95,17 +98,31 @@ std::optional<JobPatch> read_job_patch(std::string_view content_type, std::strin
   }
   if (!fields.empty()) {
     *why = {422,
-            "sluice changes a Job's spec.suspend only (hold and release); the patch also "
-            "changes " +
-                std::to_string(fields.size()) + " other field(s)",
+            std::string("sluice changes a ") + kind + "'s spec." + field +
+                " only; the patch also changes " + std::to_string(fields.size()) +
+                " other field(s)",
             {}};
     for (const auto& f : fields)
-      why->causes.push_back({f,
-                             "sluice does not change this field of a Job; delete and "
-                             "create it again for a different Job"});
+      why->causes.push_back({f, std::string("sluice does not change this field of a ") + kind});
     return std::nullopt;
   }
   return out;
+}
+
+}  // namespace
+
+std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
+                                       const std::string& name, PatchRefusal* why) {
+  auto v = read_spec_bool(content_type, body, name, "batch/v1", "Job", "suspend", why);
+  if (!v) return std::nullopt;
+  return JobPatch{*v};
+}
+
+std::optional<NodePatch> read_node_patch(std::string_view content_type, std::string_view body,
+                                         const std::string& name, PatchRefusal* why) {
+  auto v = read_spec_bool(content_type, body, name, "v1", "Node", "unschedulable", why);
+  if (!v) return std::nullopt;
+  return NodePatch{*v};
 }
 
 }  // namespace sluice::server::kube

@@ -1,9 +1,10 @@
 #pragma once
-// The body of a PATCH of a batch/v1 Job through the Kubernetes API (kube_patch.cc,
-// docs/kubernetes.md): a JSON merge patch or a strategic merge patch, which read the same for
-// the one field sluice changes: `spec.suspend`, hold (true) and release (false), as Kueue's
-// users suspend and resume a Job. Every other field a patch would change is refused by name
-// (422 Invalid with a cause per field), never ignored. Pure (nlohmann only): the unit tests
+// The body of a PATCH through the Kubernetes API (kube_patch.cc, docs/kubernetes.md): a JSON
+// merge patch or a strategic merge patch, which read the same for the one field sluice changes
+// of each kind: a Job's `spec.suspend`, hold (true) and release (false), as Kueue's users
+// suspend and resume a Job; a Node's `spec.unschedulable`, cordon (true) and resume (false), as
+// kubectl cordon and uncordon send it. Every other field a patch would change is refused by
+// name (422 Invalid with a cause per field), never ignored. Pure (nlohmann only): the unit tests
 // and fuzz_kube_patch reach it without a server.
 #include <optional>
 #include <string>
@@ -15,6 +16,10 @@ namespace sluice::server::kube {
 
 struct JobPatch {
   std::optional<bool> suspend;  // spec.suspend (null: false, as merge patch's delete)
+};
+
+struct NodePatch {
+  std::optional<bool> unschedulable;  // spec.unschedulable (null: false; uncordon sends null)
 };
 
 struct PatchRefusal {
@@ -30,5 +35,7 @@ inline constexpr int kMaxPatchDepth = 32;
 // Job's, which metadata.name may repeat. nullopt with *why on a refusal.
 std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
                                        const std::string& name, PatchRefusal* why);
+std::optional<NodePatch> read_node_patch(std::string_view content_type, std::string_view body,
+                                         const std::string& name, PatchRefusal* why);
 
 }  // namespace sluice::server::kube

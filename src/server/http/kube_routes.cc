@@ -105,6 +105,8 @@ void Server::kube_dispatch(kube::Call& c, net::Response& res) {
   if (r == "jobs" && m == "PATCH" && !c.path.name.empty() && c.path.sub.empty() &&
       !c.path.ns.empty())
     return kube_patch_job(c, res);
+  if (r == "nodes" && m == "PATCH" && !c.path.name.empty() && c.path.sub.empty())
+    return kube_patch_node(c, res);
   if (get && r == "namespaces") return kube_namespaces(c, res);
   if (get && r == "nodes") return kube_nodes(c, res);
   if (get && r == "pods") return kube_pods(c, res);

@@ -197,6 +197,19 @@ json not_found(const Call& c, const std::string& name) {
   return s;
 }
 
+json patch_refusal(const Call& c, const PatchRefusal& why) {
+  json st = status_object(why.code, why.message, why.code == 422 ? "Invalid" : "");
+  if (why.causes.empty()) return st;
+  json causes = json::array();
+  for (const auto& [field, what] : why.causes)
+    causes.push_back({{"reason", "FieldValueForbidden"}, {"message", what}, {"field", field}});
+  st["details"] = {{"name", c.path.name},
+                   {"group", c.path.group},
+                   {"kind", c.path.resource},
+                   {"causes", causes}};
+  return st;
+}
+
 json forbidden(const Call& c, const std::string& verb, const std::string& ns) {
   std::string m = resource_text(c) + " is forbidden: User \"" + c.caller.name + "\" cannot " +
                   verb + " resource \"" + c.path.resource + "\" in API group \"" + c.path.group +

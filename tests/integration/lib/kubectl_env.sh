@@ -70,6 +70,7 @@ spec:
   tokens:
   - {name: alice, token: alice-token-0123456789, role: member, namespaces: [default]}
   - {name: bob, token: bob-token-012345678901, role: member, namespaces: [team-b]}
+  - {name: root, token: root-token-0123456789a, role: admin}
 YAML
 
 "$SLUICE_BIN" serve --config "$tmp/config.yaml" --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
@@ -95,5 +96,7 @@ echo bob-token-012345678901 >"$tmp/bob.token"
 "$SLUICE_BIN" kubeconfig --server "https://127.0.0.1:$tls_port" --certificate-authority \
   "$tmp/cert.pem" --token-file "$tmp/bob.token" -n team-b >"$tmp/bob.kubeconfig" 2>/dev/null
 export KUBECONFIG=$tmp/alice.kubeconfig
+"$SLUICE_BIN" kubeconfig --server "https://127.0.0.1:$tls_port" --certificate-authority \
+  "$tmp/cert.pem" --token root-token-0123456789a -n default -o "$tmp/root.kubeconfig" 2>/dev/null
 k() { kubectl --request-timeout=30s "$@"; }
 refused() { k "$@" 2>&1 && echo "(it succeeded)" || true; }  # a call that must fail: its words

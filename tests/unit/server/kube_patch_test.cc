@@ -56,5 +56,23 @@ TEST(KubeJobPatch, RefusesOtherFieldsByNameAndOtherPatchTypes) {
   EXPECT_EQ(why.code, 400);
 }
 
+TEST(KubeNodePatch, ReadsSpecUnschedulableAsCordonAndUncordonSendIt) {
+  kube::PatchRefusal why;
+  auto p = kube::read_node_patch(kStrategic, R"({"spec":{"unschedulable":true}})", "n0", &why);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_EQ(p->unschedulable, true);
+  p = kube::read_node_patch(kStrategic, R"({"spec":{"unschedulable":null}})", "n0", &why);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_EQ(p->unschedulable, false);  // kubectl uncordon
+  EXPECT_FALSE(kube::read_node_patch(
+      kStrategic, R"({"spec":{"unschedulable":true,"taints":[{"key":"a"}]}})", "n0", &why));
+  EXPECT_EQ(why.code, 422);
+  ASSERT_EQ(why.causes.size(), 1u);
+  EXPECT_EQ(why.causes[0].first, "spec.taints");
+  // A Job's field is not a Node's.
+  EXPECT_FALSE(kube::read_node_patch(kMerge, R"({"spec":{"suspend":true}})", "n0", &why));
+  EXPECT_EQ(why.code, 422);
+}
+
 }  // namespace kube_patch_test
 }  // namespace sluice::server
