@@ -4,6 +4,7 @@
 // cancelled, a finished one's record dropped (its history stays).
 #include "server/http/kube.h"
 #include "server/http/kube_patch.h"
+#include "server/http/reply.h"
 #include "server/http/submission.h"
 
 namespace sluice::server {
