@@ -71,7 +71,7 @@ def main():
 
     # 1. alice's interactive session.
     env = dict(os.environ, SLUICE_SERVER=url, SLUICE_TOKEN=TOKENS["alice"], TERM="xterm")
-    s = PtySession([BIN, "run", "--pty", "-n", "team-a", "-q", "q", "--cpu", "1", "--name",
+    s = PtySession([BIN, "run", "--pty", "--namespace", "team-a", "-q", "q", "--cpu", "1", "--name",
                     "alice-shell", "--", "bash", "--norc", "--noprofile", "-i"], env=env, cwd=d)
     try:
         check(s.expect(rb"[$#] ", 90) is not None, "alice's shell prompts: %r" % s.text()[-300:])
