@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Group commit (issue 38): durable one-job submissions/s and writes per commit as the clients
-# grow, on this machine's disk and on a slow one (every fsync 10 ms longer:
+# Group commit (issue 38): durable one-job submissions/s and submissions per commit (acknowledged
+# jobs / sluice_store_commit_seconds_count; ingest only, so nearly every commit holds
+# submissions) as the clients grow, on this machine's disk and on a slow one (every fsync 10 ms longer:
 # bench/e2e/slow_fsync_preload.c), ingest only (no agents: the server's durable submission rate
 # alone). With BEFORE_BIN, the same runs of that build alternate with AFTER_BIN's (before, after,
 # before, after... per cell) and the table gives the after/before ratio. Builds nothing.
@@ -37,12 +38,13 @@ for f in glob.glob(os.path.join(out, "*.log")):
     side, slow, c, r = os.path.basename(f)[:-4].split("-")
     t = open(f).read()
     rate = float(re.search(r"durable submissions/s\s+(\d+)", t)[1])
-    w = re.search(r"sluice_store_commit_writes: \d+ writes in \d+ commits = ([\d.]+)", t)
+    jobs = int(re.search(r"acknowledged jobs\s+(\d+)", t)[1])
+    commits = int(re.search(r"sluice_store_commit_seconds: (\d+) x", t)[1])
     p50 = float(re.search(r"ack p50 ([\d.]+) ms", t)[1])
     cells.setdefault((int(slow), int(c)), {}).setdefault(side, []).append(
-        (rate, float(w[1]) if w else float("nan"), p50))
+        (rate, jobs / commits, p50))
 head = "| fsync + | clients | " + " | ".join(
-    f"{s}: submissions/s | {s}: writes per commit | {s}: ack p50" for s in sides)
+    f"{s}: submissions/s | {s}: submissions per commit | {s}: ack p50" for s in sides)
 print(head + (" | after / before |" if len(sides) == 2 else " |"))
 print("|---|---|" + "---|---|---|" * len(sides) + ("---|" if len(sides) == 2 else ""))
 for (slow, c), by in sorted(cells.items()):
