@@ -158,7 +158,7 @@ class Server {
   // state lock, which the store's writer thread does not take).
   void withdraw_later(const std::vector<JobId>& ids);
   void withdraw_now(TimeNs now);  // with the state lock held
-  SubmitOutcome name_in_use(const std::vector<Job>& jobs) const;
+  SubmitOutcome name_in_use(const std::vector<Job>& jobs, bool all) const;
   void get_job(const net::Request& req, net::Response& res);
   void explain_job(const net::Request& req, net::Response& res);
   void cancel_job(const net::Request& req, net::Response& res);

@@ -185,6 +185,35 @@ def test_submit_notes(url, d):
           "submit prints check's note, with the file's name (%r)" % p.stderr)
 
 
+DUP = """
+apiVersion: batch/v1
+kind: Job
+metadata: {%s: dup, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  template:
+    spec:
+      containers: [{name: w, command: [sleep, "120"], resources: {limits: {cpu: 1}}}]
+"""
+
+
+def test_unique_names(url):
+    first = submit(url, DUP % "name")
+    check(first is not None, "a batch/v1 Job named dup submitted")
+    st, body = http("POST", url + "/v1/jobs", DUP % "name", ctype="application/yaml")
+    check(st == 409 and "already exists" in body,
+          "a second Job named dup while the first is unfinished: 409 AlreadyExists (%d %s)"
+          % (st, body[:200]))
+    gen = [submit(url, DUP % "generateName") for _ in range(2)]
+    check(all(gen), "generateName: dup-xxxxx twice, both accepted (%s)" % gen)
+    for jid in [first] + gen:
+        http("POST", "%s/v1/jobs/%d/cancel" % (url, jid))
+    wait_for(lambda: job_state(url, first) == "cancelled", 30, "the first dup cancelled")
+    again = submit(url, DUP % "name")
+    check(again is not None, "once it has ended, the name can be used again")
+    if again:
+        http("POST", "%s/v1/jobs/%d/cancel" % (url, again))
+
+
 def main():
     d, cfg = workdir("workloads")
     marks = os.path.join(d, "marks")
@@ -201,6 +230,7 @@ def main():
         test_pytorch(serve.url, marks)
         test_indexed(serve.url, marks)
         test_submit_notes(serve.url, d)
+        test_unique_names(serve.url)
         test_partial(serve.url, marks)
     finally:
         for p in AGENTS:
@@ -217,7 +247,8 @@ def main():
                 except OSError:
                     pass
     finish("workloads_e2e",
-           "PyTorchJob gang env, Indexed completions, submit notes, partial admission")
+           "PyTorchJob gang env, Indexed completions, submit notes, unique Job names, "
+           "partial admission")
 
 
 if __name__ == "__main__":

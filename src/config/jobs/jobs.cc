@@ -117,6 +117,7 @@ void JobReader::metadata(const YAML::Node& doc, const YAML::Node* node,
     if (auto v = value_of(node, key))
       d_.name_loc = Loc{r_.where(*v), std::string("metadata.") + key};
   if (!ignored) return;
+  d_.job.unique_name = !m.name.empty();
   // Kubernetes kinds: queue, priority and pod group from labels and annotations.
   auto loc_of = [&](const char* key) {
     auto v = value_of(node, key);
@@ -369,9 +370,9 @@ bool JobReader::check_resources(const ClusterQueue& cq) {
       std::vector<std::string> names;
       for (const auto& g : cq.resource_groups)
         for (ResourceId id : g.covered) names.push_back(c_.resources.name(id));
-      const std::string what = "no resource group of ClusterQueue " + quote(cq.name) +
-                               " covers " + c_.resources.name(res) + " (covered: " +
-                               (names.empty() ? "nothing" : join_list(names)) + ")";
+      const std::string what = "no resource group of ClusterQueue " + quote(cq.name) + " covers " +
+                               c_.resources.name(res) +
+                               " (covered: " + (names.empty() ? "nothing" : join_list(names)) + ")";
       if (c_.policy.ordering != OrderingMode::kKueue) {
         error_at(loc, what);
         return false;

@@ -121,6 +121,9 @@ struct Job {
   int32_t priority = 0;        // resolved value of priority_class
   bool preemptible = true;
   bool interactive = false;
+  // A Kubernetes kind's metadata.name (not generateName): unique among the unfinished jobs of
+  // its namespace, as the API server keeps it (the server refuses a second one, 409).
+  bool unique_name = false;
   std::vector<PodSet> pod_sets;
   std::vector<std::string> allowed_models;  // empty: any GPU model
   TopologyRequest topology;

@@ -103,7 +103,7 @@ std::optional<Server::Admitted> Server::admit_submission(Submission& sub, net::R
       json{{"jobs", json::array()}, {"notes", sub.parsed.notes}, {"warnings", sub.parsed.warnings}};
   {
     std::lock_guard lk(state_->mu());
-    if (sub.unique_names) out = name_in_use(sub.parsed.jobs);
+    out = name_in_use(sub.parsed.jobs, sub.unique_names);
     if (out.status == 202) out = state_->submit(std::move(sub.parsed.jobs), now_ns(), &prepared);
     if (out.status == 202)
       for (JobId id : out.ids) {
@@ -154,18 +154,26 @@ std::vector<JobId> Server::commit_submission(Submission& sub, net::Response& res
   return durable ? a->ids : std::vector<JobId>{};
 }
 
-// 409 when an unfinished job of the same namespace already has one of these names (call with
-// the state lock held).
-SubmitOutcome Server::name_in_use(const std::vector<Job>& jobs) const {
+// 409 when an unfinished job of the same namespace already has the name of one of these jobs
+// that must be unique: all of them (`all`, the Kubernetes API's create) or those whose
+// Kubernetes document named itself (Job::unique_name). Call with the state lock held.
+SubmitOutcome Server::name_in_use(const std::vector<Job>& jobs, bool all) const {
   SubmitOutcome out;
-  for (const auto& j : jobs)
-    if (const auto* ids = state_->jobs_named(j.namespace_, j.name))
-      for (JobId id : *ids)
-        if (const JobRecord* r = state_->find(id); r && !is_terminal(r->state)) {
-          out.status = 409;
-          out.error = "jobs.batch \"" + j.name + "\" already exists";
-          return out;
-        }
+  static const std::set<JobId> none;
+  for (const auto& j : jobs) {
+    const auto* ids = all || j.unique_name ? state_->jobs_named(j.namespace_, j.name) : nullptr;
+    for (JobId id : ids ? *ids : none)
+      if (const JobRecord* r = state_->find(id); r && !is_terminal(r->state)) {
+        out.status = 409;
+        out.error = "jobs.batch \"" + j.name + "\" already exists";
+        if (!all)
+          out.details = {"namespace " + j.namespace_ + " has an unfinished job named " + j.name +
+                         " (job " + std::to_string(id) +
+                         "): a Kubernetes document's metadata.name is unique among them; use "
+                         "metadata.generateName, or cancel that job first"};
+        return out;
+      }
+  }
   return out;
 }
 
