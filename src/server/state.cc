@@ -614,17 +614,27 @@ void ServerState::stop_pods(JobRecord& r, const std::string& reason, TimeNs grac
   }
 }
 
-void ServerState::end_run(JobRecord& r, TimeNs now) {
+void ServerState::end_run(JobRecord& r, TimeNs now, const std::string& why) {
   if (r.admit_ns > 0 && now > r.admit_ns)
     gpu_seconds_[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, *config_)) / 1000.0 *
                                       static_cast<double>(now - r.admit_ns) / 1e9;
+  PastRun run{.admit_ns = r.admit_ns, .end_ns = now, .why = why};
+  bool started = !r.pods.empty();
+  for (const auto& p : r.pods) {
+    run.nodes.push_back(p.node);
+    started = started && p.started;
+    run.start_ns = std::max(run.start_ns, p.started_ns);
+  }
+  if (!started) run.start_ns = 0;
+  r.past_runs.push_back(std::move(run));
+  if (r.past_runs.size() > kMaxPastRuns) r.past_runs.erase(r.past_runs.begin());
   r.admission.reset();
 }
 
 void ServerState::finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now) {
   if (r.state == JobState::kRunning) {
     sched_->finish(r.job.id, now);
-    end_run(r, now);
+    end_run(r, now, std::string(state_name(state)) + (reason.empty() ? "" : ": " + reason));
   } else if (r.state == JobState::kPending) {
     sched_->cancel(r.job.id, now);
   }
@@ -670,7 +680,7 @@ uint64_t ServerState::cycle(TimeNs now, bool full) {
   for (const auto& pr : res.preempted) {
     JobRecord& r = rec(pr.victim);
     stop_pods(r, "preempted", pr.grace_ns);
-    end_run(r, now);
+    end_run(r, now, "preempted by job " + std::to_string(pr.preemptor));
     set_state(r, JobState::kPending);
     r.preemptions += 1;
     r.queued_ns = now;

@@ -85,6 +85,18 @@ inline bool same_run(uint64_t a, uint64_t b) {
   return a == 0 || b == 0 || a == b;
 }
 
+// One ended run of a job (the dashboard's job page lists them, docs/dashboard.md): where its
+// pods ran, when, and why it ended. Kept in memory only: after a restart of the server a job
+// shows its current (or last) run alone.
+struct PastRun {
+  std::vector<std::string> nodes;  // its pods' nodes, in pod order
+  TimeNs admit_ns = 0;
+  TimeNs start_ns = 0;  // every pod running (0: never got that far)
+  TimeNs end_ns = 0;
+  std::string why;  // "preempted by job 7", "succeeded", "failed: ..."
+};
+inline constexpr size_t kMaxPastRuns = 32;  // the newest kept, per job
+
 struct JobRecord {
   Job job;
   uint64_t rv = 0;  // the Kubernetes resourceVersion of its last change (ChangeJournal); not stored
@@ -101,6 +113,8 @@ struct JobRecord {
   std::vector<PodRun> pods;            // current (or last) run, in placement order
   int32_t preemptions = 0;
   int32_t attempts = 0;
+  // Its ended runs, oldest first (the newest kMaxPastRuns; in memory only: PastRun).
+  std::vector<PastRun> past_runs;
   uint64_t launches = 0;  // pods staged so far, every run: the last PodRun::run given out
   std::string reason;     // why it ended, or why it was requeued last
   uint64_t pending_since_cycle = 0;  // ServerState's cycle count when it last became pending
@@ -419,7 +433,8 @@ class ServerState {
   // After pod `pod` of a job with completions succeeded: records it and, when completions are
   // left, starts the next one in the same slot (true).
   bool run_next_completion(JobRecord& r, size_t pod);
-  void end_run(JobRecord& r, TimeNs now);  // accounts GPU-hours of the run that ends
+  // Accounts GPU-hours of the run that ends, and keeps it in r.past_runs with `why`.
+  void end_run(JobRecord& r, TimeNs now, const std::string& why);
   void finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now);
   // state_gates.cc: jobs kept from the scheduler (JobRecord::gated) and when they may go.
   enum class GateVerdict : uint8_t { kOpen, kWait, kNever };

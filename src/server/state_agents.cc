@@ -126,7 +126,7 @@ void ServerState::finish_requeues(TimeNs now) {
 
 void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs now) {
   sched_->requeue(r.job.id, now);
-  end_run(r, now);
+  end_run(r, now, "requeued: " + reason);
   set_state(r, JobState::kPending);
   r.queued_ns = now;
   r.pending_since_cycle = cycles_;

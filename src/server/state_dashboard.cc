@@ -54,7 +54,9 @@ json nodes_sample(const json& view) {
       }
     }
     nodes[n["name"].get<std::string>()] = {
-        {"ready", n["ready"]},
+        // Ready for work: up and not held by an admin (cordoned, draining or drained; "hold").
+        {"ready", n["ready"].get<bool>() && n["hold"].is_null()},
+        {"hold", n["hold"]},
         {"gpus", n["gpu_count"]},
         {"gpu_allocated", alloc},
         {"gpu_util_pct", sampled ? json(util / sampled) : json(nullptr)}};

@@ -138,6 +138,27 @@ std::string ServerState::explain_state(JobId id, const JobRecord* r, TimeNs now)
 
 namespace {
 
+// Every run this server saw, oldest first: the ended ones (PastRun) and the one going on
+// (end and why null). A run: its pods' nodes, admission, start (every pod running), end, why.
+json runs_view(const JobRecord& r, TimeNs start_ns) {
+  json runs = json::array();
+  const auto add = [&](const std::vector<std::string>& nodes, TimeNs admit, TimeNs start,
+                       TimeNs end, const std::string& why) {
+    runs.push_back({{"nodes", nodes},
+                    {"admit_time", time_or_null(admit)},
+                    {"start_time", time_or_null(start)},
+                    {"end_time", time_or_null(end)},
+                    {"why", end ? json(why) : json(nullptr)}});
+  };
+  for (const auto& p : r.past_runs) add(p.nodes, p.admit_ns, p.start_ns, p.end_ns, p.why);
+  if (r.state == JobState::kRunning) {
+    std::vector<std::string> nodes;
+    for (const auto& p : r.pods) nodes.push_back(p.node);
+    add(nodes, r.admit_ns, start_ns, 0, "");
+  }
+  return runs;
+}
+
 // The pods' placement and the exits seen so far, in pod order.
 std::pair<json, json> pods_view(const JobRecord& r) {
   json placement = json::array();
@@ -238,6 +259,7 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
       {"exit_code", r.exit_code ? json(*r.exit_code) : json(nullptr)},
       {"preemptions", r.preemptions},
       {"attempts", r.attempts},
+      {"runs", runs_view(r, started ? start_ns : 0)},
       {"pod_exits", exits},
       // A batch Job's completions (docs/workloads.md): how many of them succeeded.
       {"completions", r.job.completions.total > 0 ? json{{"total", r.job.completions.total},
