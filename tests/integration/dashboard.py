@@ -142,6 +142,26 @@ def test_overview(page, url):
           "the utilisation chart draws its axes (fake GPUs report no NVML samples)")
     check(page.eval("document.querySelectorAll('#nodes tbody tr').length") == 2,
           "the node table lists the demo's 2 nodes")
+    # GPUs allocated per node is stacked: two nodes with the same allocation (the demo's are
+    # both full most of the time) are two bands, not one line drawn over the other.
+    page.wait_for("(() => { const c = window.sluiceCharts.alloc, d = c.data.datasets; return d.length"
+                  " === 2 && d[0].data.some((p, k) => p.y > 0 && d[1].data[k].y > 0); })()", 60,
+                  "a sample where both nodes have GPUs allocated")
+    apart = page.eval("(() => { const c = window.sluiceCharts.alloc, d = c.data.datasets; "
+                      "const m0 = c.getDatasetMeta(0), m1 = c.getDatasetMeta(1); "
+                      "return d[0].data.map((p, k) => [p.y, d[1].data[k].y, m0.data[k].y, m1.data[k].y])"
+                      ".filter(v => v[0] > 0 && v[1] > 0).every(v => Math.abs(v[2] - v[3]) >= 1); })()")
+    check(apart, "each node's allocation line is drawn apart from the other's (stacked)")
+    # Preemptions are counted over the window the history covers, never extrapolated.
+    few = page.eval("Sluice.preemptionsIn([{t: 100, preemptions_total: 0}, {t: 102, "
+                    "preemptions_total: 1}, {t: 105, preemptions_total: 4}], 60)")
+    check(few == {"count": 4, "window": 5}, "4 preemptions in 5 s count as 4 in 5 s (%s)" % few)
+    minute = page.eval("Sluice.preemptionsIn([0, 30, 50, 70, 90].map((t, i) => ({t, "
+                       "preemptions_total: i * 2})), 60)")
+    check(minute == {"count": 6, "window": 60}, "a longer history counts the last minute only (%s)" % minute)
+    card = page.eval("document.querySelector('#card-preempt').textContent")
+    check("preemptions" in card and "/ min" not in card,
+          "the preemption card says the window it counts over: %r" % card)
     check(page.eval("document.querySelector('#card-gpus .v').textContent.endsWith('/ 8')"),
           "the GPU card counts the demo's 8 GPUs")
     check("no tokens" in page.eval("document.getElementById('who').textContent"),
@@ -165,6 +185,18 @@ def test_jobs(page, url):
               "'pending'; f.elements.state.dispatchEvent(new Event('change', {bubbles: true})); })()")
     page.wait_for("location.hash.includes('state=pending') && location.hash.includes('namespace=batch')",
                   20, "the state filter in the address")
+    # A user column, for the user filter: every row shows its submitter.
+    page.eval("location.hash = '#/jobs'")
+    page.wait_for("!location.hash.includes('state') && document.querySelectorAll('#jobs tbody tr a')"
+                  ".length > 5", 30, "all jobs")
+    check(page.eval("document.querySelectorAll('#jobs thead th')[3].textContent") == "user",
+          "the jobs table has a user column")
+    user = page.eval("document.querySelector('#jobs tbody tr').children[3].textContent")
+    check(bool(user), "a job's row names its user (%r)" % user)
+    page.eval("location.hash = '#/jobs?user=' + encodeURIComponent(%s)" % json.dumps(user))
+    page.wait_for("location.hash.includes('user=') && document.querySelectorAll('#jobs tbody tr a')"
+                  ".length > 0 && [...document.querySelectorAll('#jobs tbody tr')].every(r => "
+                  "r.children[3].textContent === %s)" % json.dumps(user), 30, "the user filter")
     page.eval("location.hash = '#/jobs'")
     page.wait_for("document.querySelectorAll('#jobs tbody tr').length > 5", 30, "all jobs again")
     shot(page, "jobs")
@@ -193,8 +225,88 @@ def test_job_page(page, url, waiter_id, done_id):
     check("pod 0/" in log, "a finished job's page shows its log: %r" % log[:80])
     check(page.eval("document.querySelectorAll('.steps li').length") >= 3,
           "a finished job's timeline lists submitted, admitted, started, ended")
+    # The log pane opens at its end and follows while the reader is there; one who scrolled up
+    # stays put. (The demo's logs are short: a long one is put through the page's own code.)
+    follow = page.eval("""(() => {
+      const slot = document.getElementById('log').parentNode, lines = (n) => Array.from(
+        {length: n}, (_, i) => 'line ' + i).join('\\n');
+      const end = (p) => p.scrollTop + p.clientHeight >= p.scrollHeight - 4;
+      slot.replaceChildren();
+      const p = Sluice.showLog(slot, lines(2000));
+      const opened = p.scrollHeight > p.clientHeight && end(p);
+      Sluice.showLog(slot, lines(2100));
+      const followed = end(p);
+      p.scrollTop = 0;
+      Sluice.showLog(slot, lines(2200));
+      return {opened, followed, stayed: p.scrollTop === 0};
+    })()""")
+    check(follow == {"opened": True, "followed": True, "stayed": True},
+          "the log opens at its end, follows it, and leaves a reader who scrolled up (%s)" % follow)
     shot(page, "job")
     no_errors(page, "the job pages")
+
+
+def test_preempted_job(page, url):
+    """The demo's urgent gang preempts sweeps: such a job's page lists every run."""
+    def preempted():
+        st, body = http("GET", url + "/v1/jobs?namespace=batch")
+        jobs = json.loads(body)["jobs"] if st == 200 else []
+        return next((j for j in jobs if j["preemptions"] >= 1), None)
+    job = wait_for(preempted, 120, "a preempted demo job")
+    page.goto(url + "/#/job/%d" % job["id"])
+    rows = page.wait_for("document.querySelectorAll('#runs tbody tr').length >= 1 && "
+                         "[...document.querySelectorAll('#runs tbody tr')].map(r => "
+                         "[...r.children].map(c => c.textContent))", 60, "the runs of a preempted job")
+    print("     runs: %s" % rows, flush=True)
+    check(any("preempted by job" in r[5] and r[1] for r in rows),
+          "a preempted job's page lists the preempted run, its node and why it ended")
+    runs = json.loads(http("GET", url + "/v1/jobs/%d" % job["id"])[1])["runs"]
+    check(len(rows) in (len(runs), len(runs) - 1), "one row per run the server knows (%d, %d)"
+          % (len(rows), len(runs)))
+    shot(page, "job-preempted")
+    no_errors(page, "a preempted job's page")
+
+
+def test_drained_node(page, url):
+    """An admin drains a node from the page (the API's drain): it is not counted as ready, and
+    its reason shows; resume puts it back."""
+    node = json.loads(http("GET", url + "/v1/nodes")[1])["nodes"][0]["name"]
+    page.goto(url + "/")
+    page.wait_for("document.querySelectorAll('#nodes tbody tr').length == 2 && "
+                  "!document.getElementById('node-actions').hidden", 60, "the node actions")
+    page.eval("(() => { document.getElementById('action-node').value = %s; document.getElementById("
+              "'action-reason').value = 'bad DIMM'; document.getElementById('action-drain').click(); })()"
+              % json.dumps(node))
+    page.wait_for("document.getElementById('action-result').textContent.includes('drain done')", 30,
+                  "the drain to be done")
+    hold = json.loads(http("GET", url + "/v1/nodes")[1])["nodes"][0]
+    check(hold["hold"] in ("draining", "drained") and hold["hold_reason"] == "bad DIMM",
+          "the page's drain went through the API with its reason (%s)" % hold)
+    page.wait_for("document.querySelector('#card-nodes .v').textContent === '1 / 2'", 30,
+                  "the drained node left out of the ready count")
+    state = page.eval("[...document.querySelectorAll('#nodes tbody tr')].map(r => "
+                      "r.children[1].textContent).join(' | ')")
+    check("bad DIMM" in state and "drain" in state, "the node table shows the hold and why: %r" % state)
+    shot(page, "overview-drained")
+    page.eval("document.getElementById('action-resume').click()")
+    page.wait_for("document.querySelector('#card-nodes .v').textContent === '2 / 2'", 30,
+                  "the node ready again after resume")
+    no_errors(page, "the overview with a drained node")
+
+
+def test_cancel(page, url, waiter_id):
+    """Cancel from a job's page: a first click asks, the second cancels (through the API)."""
+    page.goto(url + "/#/job/%d" % waiter_id)
+    page.wait_for("!!document.getElementById('cancel-job')", 60, "the cancel button")
+    page.eval("document.getElementById('cancel-job').click()")
+    check(json.loads(http("GET", url + "/v1/jobs/%d" % waiter_id)[1])["state"] == "pending",
+          "one click only asks")
+    page.eval("document.getElementById('cancel-job').click()")
+    page.wait_for("document.getElementById('job-state').textContent === 'cancelled'", 30,
+                  "the cancellation on the page")
+    check(json.loads(http("GET", url + "/v1/jobs/%d" % waiter_id)[1])["state"] == "cancelled",
+          "the job is cancelled")
+    no_errors(page, "cancelling from a job's page")
 
 
 def demo(browser):
@@ -223,6 +335,9 @@ def demo(browser):
     test_overview(page, url)
     test_jobs(page, url)
     test_job_page(page, url, waiter_id, done_id)
+    test_preempted_job(page, url)
+    test_drained_node(page, url)
+    test_cancel(page, url, waiter_id)
 
 
 # --- 2. Tokens -------------------------------------------------------------------------------
@@ -259,6 +374,8 @@ def tokens(browser):
                   "the overview after signing in")
     check("signed in as alice" in page.eval("document.getElementById('who').textContent"),
           "the header names the token's user")
+    check(page.eval("document.getElementById('node-actions').hidden"),
+          "a member is not offered the admin's node actions")
     page.goto(url + "/")  # a reload keeps the session's token
     page.wait_for("document.querySelectorAll('#queues tbody tr').length >= 4", 60,
                   "the overview after a reload")

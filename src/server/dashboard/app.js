@@ -89,6 +89,7 @@ function signOut() {
 Sluice.showCaller = function (info) {
   if (!info || !info.caller) return;
   signedIn = true;
+  Sluice.caller = info.caller; // {name, admin}: the views offer admins the node actions
   document.getElementById('version').textContent = 'sluice ' + info.version;
   document.getElementById('who').textContent = info.auth
     ? 'signed in as ' + info.caller.name + (info.caller.admin ? ' (admin)' : '')
@@ -197,6 +198,29 @@ Sluice.table = function (id, columns, rows, empty) {
         el('tr', { class: r.rowClass }, r.cells.map((v, i) => el('td', { class: columns[i].num ? 'num' : null }, v))))
     : [el('tr', null, el('td', { colspan: columns.length, class: 'note' }, empty || 'none'))];
   return el('table', { id }, el('thead', null, head), el('tbody', null, body));
+};
+
+// A button that acts only on a second click ("Cancel job" -> "Really cancel job 7?"), then
+// runs act(); what act() throws shows beside it. No dialog (confirm() would block the page).
+Sluice.twoStep = function (id, label, really, act) {
+  const el = Sluice.el;
+  const msg = el('span', { class: 'note', id: id + '-result' });
+  const btn = el('button', { type: 'button', id, class: 'action' }, label);
+  btn.addEventListener('click', async () => {
+    if (btn.dataset.armed !== '1') {
+      btn.dataset.armed = '1';
+      btn.textContent = really;
+      return;
+    }
+    btn.disabled = true;
+    try {
+      msg.textContent = (await act()) || '';
+    } catch (e) {
+      msg.textContent = e.message;
+      msg.className = 'error';
+    }
+  });
+  return el('span', null, btn, ' ', msg);
 };
 
 Sluice.jobLink = (id, text) => Sluice.el('a', { href: '#/job/' + id }, text == null ? String(id) : text);

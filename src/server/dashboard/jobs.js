@@ -12,8 +12,13 @@
   // pending job runs nowhere (its last run's placement, if it was preempted, is history).
   function nodesOf(job) {
     if (job.state === 'pending' || !job.placement.length) return '';
+    return nodeList(job.placement.map((p) => p.node));
+  }
+
+  // Pods' nodes, once each: ["n0", "n0", "n1"] -> "n0 x2, n1".
+  function nodeList(nodes) {
     const count = new Map();
-    for (const p of job.placement) count.set(p.node, (count.get(p.node) || 0) + 1);
+    for (const n of nodes) count.set(n, (count.get(n) || 0) + 1);
     return [...count].map(([n, k]) => (k > 1 ? n + ' \u00d7' + k : n)).join(', ');
   }
 
@@ -66,11 +71,11 @@
       count.textContent = res.jobs.length + ' job(s), newest first' +
         (res.truncated ? '; more match: raise "at most" or narrow the filters' : '');
       tableSlot.replaceChildren(S.table('jobs', [
-        { title: 'id', num: 1 }, { title: 'name' }, { title: 'namespace' }, { title: 'queue' },
+        { title: 'id', num: 1 }, { title: 'name' }, { title: 'namespace' }, { title: 'user' }, { title: 'queue' },
         { title: 'priority class' }, { title: 'state' }, { title: 'GPUs', num: 1 }, { title: 'submitted' },
         { title: 'time' }, { title: 'nodes' }, { title: 'reason' }],
       res.jobs.map((j) => ({ rowClass: 'state-' + j.state, cells: [
-        S.jobLink(j.id), S.jobLink(j.id, j.name), j.namespace, j.queue, j.priority_class || '',
+        S.jobLink(j.id), S.jobLink(j.id, j.name), j.namespace, j.user || '', j.queue, j.priority_class || '',
         j.state, j.gpus, S.dateTime(j.submit_time), ageOf(j, now), nodesOf(j), j.reason || ''] })),
       'no job matches'));
     });
@@ -99,8 +104,24 @@
       job.end_time ? step(job.end_time, job.state + (start ? ' after running ' + S.duration(job.end_time - start) : '')) : null,
       !job.end_time && !admit ? el('li', null, el('span', { class: 't' }, 'now'), 'waiting for ' + S.duration(now - t0)) : null,
       job.preemptions ? el('li', { class: 'note' }, 'preempted ' + job.preemptions +
-        ' time(s), ' + job.attempts + ' attempt(s): the times above are of the last run') : null);
+        ' time(s), ' + job.attempts + ' attempt(s): the times above are of the last run; ' +
+        'every run below') : null);
     return [bar, steps];
+  }
+
+  // Every run the server saw (a preempted job has several): its pods' nodes, its start (every
+  // pod running; admitted, where it never got that far), its end and why it ended.
+  function runsTable(job) {
+    const runs = job.runs || [];
+    if (runs.length < 2 && !job.preemptions) return null;
+    return [el('h2', null, 'Runs'), S.table('runs', [
+      { title: 'run', num: 1 }, { title: 'nodes' }, { title: 'started' }, { title: 'ended' },
+      { title: 'ran' }, { title: 'why it ended' }],
+    runs.map((r, i) => ({ cells: [
+      i + 1, nodeList(r.nodes), r.start_time ? S.dateTime(r.start_time) : 'admitted ' + S.dateTime(r.admit_time),
+      r.end_time ? S.dateTime(r.end_time) : 'running',
+      S.duration((r.end_time || Date.now() / 1000) - (r.start_time || r.admit_time)), r.why || ''] })),
+    'no run yet (a restarted server keeps a job\'s current run only)')];
   }
 
   function fields(job) {
@@ -114,6 +135,19 @@
       row('exit code', job.exit_code), row('reason', job.reason));
   }
 
+  // The log pane opens at its end (the latest lines) and follows new lines while the reader is
+  // at the end; one who scrolled up to read stays where they are.
+  S.showLog = function (slot, text) {
+    let pre = slot.querySelector('pre.log');
+    const fresh = !pre;
+    if (fresh) pre = el('pre', { class: 'log', id: 'log' });
+    const atEnd = fresh || pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    if (pre.textContent !== text) pre.textContent = text;
+    if (fresh) slot.replaceChildren(pre);
+    if (atEnd) pre.scrollTop = pre.scrollHeight;
+    return pre;
+  };
+
   async function loadLog(slot, job) {
     if (job.placement.length === 0) {
       slot.replaceChildren(el('p', { class: 'note' }, 'No log yet: the job has not run.'));
@@ -121,7 +155,7 @@
     }
     try {
       const text = await S.api('/v1/jobs/' + job.id + '/logs?tail_bytes=65536');
-      slot.replaceChildren(el('pre', { class: 'log', id: 'log' }, text || '(empty)'));
+      S.showLog(slot, text || '(empty)');
     } catch (e) {
       if (e.status === 401) throw e;
       slot.replaceChildren(el('p', { class: 'note', id: 'log-error' }, 'No log: ' + e.message));
@@ -134,9 +168,11 @@
     const when = el('div', { class: 'panel' });
     const info = el('div', { class: 'panel' });
     const logSlot = el('div');
+    const runsSlot = el('div', { class: 'runs' });
     root.append(head, el('h2', null, 'Why it is where it is'), explain,
-      el('div', { class: 'split' }, when, info), el('h2', null, 'Log (its end, pod 0)'), logSlot);
+      el('div', { class: 'split' }, when, info), runsSlot, el('h2', null, 'Log (its end, pod 0)'), logSlot);
     let logged = false;
+    let cancelEl = null;
     S.every(5000, async () => {
       let job;
       try {
@@ -152,8 +188,16 @@
       const now = Date.now() / 1000;
       head.replaceChildren('Job ' + job.id + ': ' + job.name + ' ',
         el('span', { class: 'state-' + job.state, id: 'job-state' }, job.state));
+      // Cancel, through the API with the signed-in token (POST /v1/jobs/ID/cancel), as
+      // `sluice cancel`: the server decides who may.
+      if (job.state === 'pending' || job.state === 'running') {
+        if (!cancelEl) cancelEl = S.twoStep('cancel-job', 'Cancel job', 'Really cancel job ' + job.id + '?',
+          async () => (await S.api('/v1/jobs/' + job.id + '/cancel', { method: 'POST' })).state);
+        head.append(' ', cancelEl);
+      }
       explain.textContent = ex.explanation;
       when.replaceChildren(el('h2', null, 'Timeline'), ...timeline(job, now));
+      runsSlot.replaceChildren(...(runsTable(job) || []));
       info.replaceChildren(el('h2', null, 'Job'), fields(job));
       // The log: once, then again while the job runs.
       if (!logged || job.state === 'running') {

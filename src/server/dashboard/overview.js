@@ -10,17 +10,20 @@
   const color = (i) => PALETTE[i % PALETTE.length];
 
   // --- Charts (Chart.js, linear time axis in unix seconds: no date adapter needed) -------------
-  function lineChart(name, canvas, yTitle, yMax) {
+  // stacked: each series a band on top of the ones before (a per-node chart where nodes often
+  // hold the same value: plain lines would lie on top of each other, one hiding the rest).
+  function lineChart(name, canvas, yTitle, yMax, stacked) {
     const chart = new Chart(canvas, {
       type: 'line',
       data: { datasets: [] },
       options: {
         animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
         normalized: true, spanGaps: false, elements: { point: { radius: 0 }, line: { borderWidth: 2 } },
-        interaction: { mode: 'nearest', axis: 'x', intersect: false },
+        // 'index': the tooltip lists every series at that time, also those with equal values.
+        interaction: { mode: 'index', axis: 'x', intersect: false },
         scales: {
           x: { type: 'linear', ticks: { callback: (v) => S.clock(v), maxTicksLimit: 6 } },
-          y: { beginAtZero: true, suggestedMax: yMax, title: { display: true, text: yTitle } },
+          y: { beginAtZero: true, suggestedMax: yMax, stacked: !!stacked, title: { display: true, text: yTitle } },
         },
         plugins: {
           legend: { position: 'bottom', labels: { boxWidth: 12 } },
@@ -48,9 +51,11 @@
 
   // series: [{label, points: [{x, y}], dashed?}], in a stable order; colours by position.
   function setLines(chart, series) {
+    const stacked = chart.options.scales.y.stacked;
     chart.data.datasets = series.map((s, i) => ({
       label: s.label, data: s.points, borderColor: s.color || color(i),
-      backgroundColor: s.color || color(i), borderDash: s.dashed ? [5, 4] : [],
+      backgroundColor: stacked ? (s.color || color(i)) + '55' : s.color || color(i),
+      borderDash: s.dashed ? [5, 4] : [], fill: stacked ? (i ? '-1' : 'origin') : false,
     }));
     chart.update('none');
   }
@@ -75,15 +80,22 @@
       return { x: s.t, y: v == null ? null : v };
     });
 
-  // Preemptions per minute between consecutive samples.
-  function preemptionRate(samples) {
-    const out = [];
-    for (let i = 1; i < samples.length; i++) {
-      const dt = samples[i].t - samples[i - 1].t;
-      const dn = samples[i].preemptions_total - samples[i - 1].preemptions_total;
-      out.push({ x: samples[i].t, y: dt > 0 ? Math.max(0, dn) * 60 / dt : null });
-    }
-    return out;
+  // Preemptions counted, not extrapolated: those of the samples within `windowS` seconds
+  // before samples[end] (the count since the oldest of them), and the seconds that covers. A
+  // history shorter than the window gives a shorter one, said as such: 4 preemptions in the
+  // first 5 s are "4 in 5s", never "48/min" (they come in bursts: one admission preempts
+  // several jobs, so a rate from a few seconds says nothing of the next minute).
+  S.preemptionsIn = function (samples, windowS, end = samples.length - 1) {
+    if (end < 0) return { count: 0, window: 0 };
+    let first = end;
+    while (first > 0 && samples[first - 1].t >= samples[end].t - windowS) first--;
+    return { count: Math.max(0, samples[end].preemptions_total - samples[first].preemptions_total),
+      window: samples[end].t - samples[first].t };
+  };
+
+  // Per sample: the preemptions of the minute before it (of what the history holds of it).
+  function preemptionCounts(samples) {
+    return samples.map((s, i) => ({ x: s.t, y: i ? S.preemptionsIn(samples, 60, i).count : null }));
   }
 
   function drawHistory(c, samples) {
@@ -102,7 +114,7 @@
       : 'no utilisation samples: the agents report none (fake GPUs, or no NVML)';
     const queues = keysOf(samples, 'queues');
     setLines(c.debt, queues.map((k) => ({ label: k, points: seriesOf(samples, 'queues', k, (v) => v.fairness_debt) })));
-    setLines(c.preempt, [{ label: 'preemptions / min', points: preemptionRate(samples) }]);
+    setLines(c.preempt, [{ label: 'preemptions in the minute before', points: preemptionCounts(samples) }]);
   }
 
   function drawNow(c, last) {
@@ -124,7 +136,10 @@
   }
 
   // --- Cards and tables of the present ------------------------------------------------------------
-  function cards(root, last, rate, nodes) {
+  // A node takes work when its agent is up and no admin holds it (cordoned, draining, drained).
+  const takesWork = (n) => n.ready && !n.hold;
+
+  function cards(root, last, preempt, nodes) {
     const classes = Object.values(last.classes || {});
     const pending = classes.reduce((a, c) => a + c.pending, 0);
     const running = classes.reduce((a, c) => a + (c.running || 0), 0);
@@ -134,8 +149,10 @@
     root.replaceChildren(
       card(pending, 'jobs pending', 'card-pending'), card(running, 'jobs running', 'card-running'),
       card(S.num(alloc, 1) + ' / ' + gpus, 'GPUs allocated', 'card-gpus'),
-      card(nodes.filter((n) => n.ready).length + ' / ' + nodes.length, 'nodes ready', 'card-nodes'),
-      card(S.num(rate, 1), 'preemptions / min', 'card-preempt'));
+      card(nodes.filter(takesWork).length + ' / ' + nodes.length, 'nodes ready', 'card-nodes'),
+      card(preempt.count, preempt.window >= 59.5 ? 'preemptions in the last minute'
+        : preempt.window > 0 ? 'preemptions in the last ' + S.duration(preempt.window)
+          : 'preemptions (no history yet)', 'card-preempt'));
   }
 
   function queueTable(queues) {
@@ -151,6 +168,13 @@
       S.num(q.drf_share, 3), S.num(q.fairness_debt, 3)] })));
   }
 
+  // "ready", "NotReady", "ready, drained: disk swap" (an admin's hold and the reason given).
+  function nodeState(n) {
+    const up = n.ready ? 'ready' : 'NotReady';
+    if (!n.hold) return up;
+    return [up + ', ', el('span', { class: 'hold' }, n.hold + (n.hold_reason ? ': ' + n.hold_reason : ''))];
+  }
+
   function nodeTable(nodes) {
     return S.table('nodes', [
       { title: 'node' }, { title: 'state' }, { title: 'GPUs', num: 1 }, { title: 'allocated', num: 1 },
@@ -159,11 +183,43 @@
       const util = n.gpus.filter((g) => g.utilization_pct != null);
       const jobs = [...new Set(n.gpus.flatMap((g) => g.jobs))].sort((a, b) => a - b);
       return { cells: [
-        n.name, (n.ready ? 'ready' : 'NotReady') + (n.hold ? ', ' + n.hold : ''), n.gpu_count,
+        n.name, nodeState(n), n.gpu_count,
         S.num(n.gpus_allocated), util.length ? S.num(util.reduce((a, g) => a + g.utilization_pct, 0) / util.length, 0) + '%' : '–',
         jobs.flatMap((id, i) => (i ? [', ', S.jobLink(id)] : [S.jobLink(id)])),
         n.last_seen_s_ago == null ? 'never' : S.duration(n.last_seen_s_ago) + ' ago'] };
     }));
+  }
+
+  // An admin's node actions (POST /v1/nodes/NODE/drain | cordon | resume with the signed-in
+  // token, as `sluice drain`): built once, outside the tables that each poll redraws.
+  function nodeActions() {
+    const node = el('select', { name: 'node', id: 'action-node' });
+    const reason = el('input', { name: 'reason', id: 'action-reason', size: 24, placeholder: 'why (shown with the node)' });
+    const result = el('span', { class: 'note', id: 'action-result' });
+    const act = (verb) => el('button', { type: 'button', id: 'action-' + verb, onclick: async () => {
+      result.className = 'note';
+      try {
+        await S.api('/v1/nodes/' + encodeURIComponent(node.value) + '/' + verb, {
+          method: 'POST', headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(verb === 'resume' ? {} : { reason: reason.value.trim() }) });
+        result.textContent = node.value + ': ' + verb + ' done';
+      } catch (e) {
+        result.textContent = e.message;
+        result.className = 'error';
+      }
+    } }, verb);
+    const form = el('form', { class: 'filters', id: 'node-actions', hidden: true },
+      el('label', null, 'node', node), el('label', null, 'reason', reason),
+      act('drain'), act('cordon'), act('resume'), result);
+    form.addEventListener('submit', (e) => e.preventDefault());
+    form.update = (nodes) => {
+      form.hidden = !(S.caller && S.caller.admin);
+      const names = nodes.map((n) => n.name);
+      if ([...node.options].map((o) => o.value).join() === names.join()) return;
+      const keep = node.value;
+      node.replaceChildren(...names.map((n) => el('option', { value: n, selected: n === keep }, n)));
+    };
+    return form;
   }
 
   // --- The view -------------------------------------------------------------------------------
@@ -176,7 +232,8 @@
     };
     const cardsEl = el('div', { class: 'cards' });
     const tables = el('div');
-    root.append(el('h1', null, 'Cluster'), cardsEl, el('div', { class: 'grid' }), tables);
+    const actions = nodeActions();
+    root.append(el('h1', null, 'Cluster'), cardsEl, el('div', { class: 'grid' }), tables, actions);
     const hasCharts = typeof window.Chart === 'function';
     if (!hasCharts)
       root.querySelector('.grid').append(el('p', { class: 'note', id: 'no-charts' },
@@ -187,12 +244,14 @@
       const w = panel('wait', 'Wait p99 per priority class',
         'solid: admissions of the last minute; dashed: the jobs still waiting');
       c.wait = lineChart('wait', w.canvas, 'seconds');
-      c.alloc = lineChart('alloc', panel('alloc', 'GPUs allocated per node').canvas, 'GPUs');
+      c.alloc = lineChart('alloc', panel('alloc', 'GPUs allocated per node',
+        'stacked: each node a band, the top the cluster\'s total').canvas, 'GPUs', undefined, true);
       const u = panel('util', 'GPU utilisation per node');
       c.util = lineChart('util', u.canvas, '%', 100);
       c.utilNote = u.noteEl;
       c.debt = lineChart('debt', panel('debt', 'Fairness debt per ClusterQueue', 'decayed past usage').canvas, 'debt');
-      c.preempt = lineChart('preempt', panel('preempt', 'Preemption rate').canvas, 'per minute');
+      c.preempt = lineChart('preempt', panel('preempt', 'Preemptions',
+        'counted over the minute before each sample (less where the history is younger)').canvas, 'preemptions');
       c.quota = barChart('quota', panel('quota', 'GPU quota per ClusterQueue: used, borrowed, nominal').canvas, 'GPUs');
       c.hours = barChart('hours', panel('hours', 'GPU-hours per namespace against its budget',
         'allocated since the server started; budget: this period, weighted').canvas, 'GPU-hours');
@@ -207,16 +266,14 @@
       capacity = hist.capacity || capacity;
       samples = samples.concat(hist.samples).slice(-capacity);
       const last = samples.length ? samples[samples.length - 1] : { classes: {}, queues: {}, namespaces: {} };
-      const recent = samples.filter((s) => s.t >= last.t - 60);  // the last minute's rate
-      const rate = recent.length > 1
-        ? Math.max(0, last.preemptions_total - recent[0].preemptions_total) * 60 / (last.t - recent[0].t) : 0;
-      cards(cardsEl, last, rate, nodes.nodes);
+      cards(cardsEl, last, S.preemptionsIn(samples, 60), nodes.nodes);
       if (hasCharts) {
         drawHistory(c, samples);
         drawNow(c, last);
       }
       tables.replaceChildren(el('h2', null, 'ClusterQueues'), queueTable(queues.queues),
         el('h2', null, 'Nodes'), nodeTable(nodes.nodes));
+      actions.update(nodes.nodes);
     });
   };
 })();
