@@ -618,6 +618,10 @@ void ServerState::end_run(JobRecord& r, TimeNs now, const std::string& why) {
   if (r.admit_ns > 0 && now > r.admit_ns)
     gpu_seconds_[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, *config_)) / 1000.0 *
                                       static_cast<double>(now - r.admit_ns) / 1e9;
+  r.admission.reset();
+  // A run that ends with the job still to run again (preempted, requeued) is kept; the last
+  // one stays in the record's own fields (runs_view), so a finished job keeps nothing more.
+  if (why.empty()) return;
   PastRun run{.admit_ns = r.admit_ns, .end_ns = now, .why = why};
   bool started = !r.pods.empty();
   for (const auto& p : r.pods) {
@@ -628,13 +632,12 @@ void ServerState::end_run(JobRecord& r, TimeNs now, const std::string& why) {
   if (!started) run.start_ns = 0;
   r.past_runs.push_back(std::move(run));
   if (r.past_runs.size() > kMaxPastRuns) r.past_runs.erase(r.past_runs.begin());
-  r.admission.reset();
 }
 
 void ServerState::finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now) {
   if (r.state == JobState::kRunning) {
     sched_->finish(r.job.id, now);
-    end_run(r, now, std::string(state_name(state)) + (reason.empty() ? "" : ": " + reason));
+    end_run(r, now, "");  // the job's own fields say how its last run ended
   } else if (r.state == JobState::kPending) {
     sched_->cancel(r.job.id, now);
   }

@@ -433,7 +433,8 @@ class ServerState {
   // After pod `pod` of a job with completions succeeded: records it and, when completions are
   // left, starts the next one in the same slot (true).
   bool run_next_completion(JobRecord& r, size_t pod);
-  // Accounts GPU-hours of the run that ends, and keeps it in r.past_runs with `why`.
+  // Accounts GPU-hours of the run that ends; one that ends with the job going back to the queue
+  // (`why` not empty: preempted, requeued) is kept in r.past_runs.
   void end_run(JobRecord& r, TimeNs now, const std::string& why);
   void finish_job(JobRecord& r, JobState state, const std::string& reason, TimeNs now);
   // state_gates.cc: jobs kept from the scheduler (JobRecord::gated) and when they may go.

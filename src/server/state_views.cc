@@ -138,8 +138,9 @@ std::string ServerState::explain_state(JobId id, const JobRecord* r, TimeNs now)
 
 namespace {
 
-// Every run this server saw, oldest first: the ended ones (PastRun) and the one going on
-// (end and why null). A run: its pods' nodes, admission, start (every pod running), end, why.
+// Every run this server saw, oldest first: the ones that ended with the job requeued
+// (PastRun), then the one going on (end and why null) or the one that ended the job (from its
+// own fields). A run: its pods' nodes, admission, start (every pod running), end, why.
 json runs_view(const JobRecord& r, TimeNs start_ns) {
   json runs = json::array();
   const auto add = [&](const std::vector<std::string>& nodes, TimeNs admit, TimeNs start,
@@ -151,10 +152,16 @@ json runs_view(const JobRecord& r, TimeNs start_ns) {
                     {"why", end ? json(why) : json(nullptr)}});
   };
   for (const auto& p : r.past_runs) add(p.nodes, p.admit_ns, p.start_ns, p.end_ns, p.why);
+  // The last run, unless it is the requeued one above (a job cancelled while pending again).
+  const bool recorded = !r.past_runs.empty() && r.past_runs.back().admit_ns == r.admit_ns;
+  if (r.admit_ns == 0 || r.pods.empty() || recorded || r.state == JobState::kPending) return runs;
+  std::vector<std::string> nodes;
+  for (const auto& p : r.pods) nodes.push_back(p.node);
   if (r.state == JobState::kRunning) {
-    std::vector<std::string> nodes;
-    for (const auto& p : r.pods) nodes.push_back(p.node);
     add(nodes, r.admit_ns, start_ns, 0, "");
+  } else {
+    const std::string why = state_name(r.state) + (r.reason.empty() ? "" : ": " + r.reason);
+    add(nodes, r.admit_ns, start_ns, r.end_ns, why);
   }
   return runs;
 }

@@ -60,7 +60,13 @@ TEST_F(StateDashboardTest, APreemptedJobKeepsEveryRunWithItsNodesAndWhyItEnded) 
   ASSERT_EQ(hruns.size(), 1u) << hruns.dump();
   EXPECT_NE(hruns[0]["why"].get<std::string>().find("cancelled"), std::string::npos)
       << hruns.dump();
+  EXPECT_DOUBLE_EQ(hruns[0]["end_time"].get<double>(), 20.0);
   EXPECT_EQ(st.job_view(*st.find(low), 21 * kS)["runs"].size(), 1u);
+  // low, cancelled while it waits again, lists its one run once (not again as its last).
+  ASSERT_EQ(st.cancel(low, 22 * kS, &error, &ticket), 200) << error;
+  runs = st.job_view(*st.find(low), 23 * kS)["runs"];
+  ASSERT_EQ(runs.size(), 1u) << runs.dump();
+  EXPECT_EQ(runs[0]["why"], "preempted by job " + std::to_string(high));
 }
 
 }  // namespace
