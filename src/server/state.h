@@ -85,9 +85,9 @@ inline bool same_run(uint64_t a, uint64_t b) {
   return a == 0 || b == 0 || a == b;
 }
 
-// One ended run of a job (the dashboard's job page lists them, docs/dashboard.md): where its
-// pods ran, when, and why it ended. Kept in memory only: after a restart of the server a job
-// shows its current (or last) run alone.
+// One run of a job that ended with the job requeued (GET /v1/jobs/ID's "runs", with the last
+// run; the dashboard's job page lists them): where its pods ran, when, and why it ended. Kept
+// in memory only: after a restart of the server a job shows its current (or last) run alone.
 struct PastRun {
   std::vector<std::string> nodes;  // its pods' nodes, in pod order
   TimeNs admit_ns = 0;
@@ -113,7 +113,8 @@ struct JobRecord {
   std::vector<PodRun> pods;            // current (or last) run, in placement order
   int32_t preemptions = 0;
   int32_t attempts = 0;
-  // Its ended runs, oldest first (the newest kMaxPastRuns; in memory only: PastRun).
+  // Its runs that ended with it requeued (preempted, lost), oldest first (the newest
+  // kMaxPastRuns; in memory only: PastRun). The last run is in the fields above.
   std::vector<PastRun> past_runs;
   uint64_t launches = 0;  // pods staged so far, every run: the last PodRun::run given out
   std::string reason;     // why it ended, or why it was requeued last
