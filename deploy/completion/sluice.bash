@@ -47,7 +47,7 @@ _sluice() {
       --wait" ;;
     srun) opts="--ntasks -n --nodes -N --ntasks-per-node" ;;
     jobs) opts="--state -s -t --states --queue -q -p --partition --namespace -n --user -u --me
-      --jobs -j --array -r --limit --wide -w --start" ;;
+      --jobs -j --array -r --limit --wide -w --start --format -o --noheader" ;;
     kubeconfig) opts="--server --token --token-file --namespace -n --name --certificate-authority
       --insecure-skip-tls-verify -o --output" ;;
     history | usage) opts="--user -u --namespace -n --queue -q --state -s --name -J --since -S

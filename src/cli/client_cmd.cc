@@ -15,6 +15,7 @@
 #include "cli/client_pty.h"
 #include "cli/client_run.h"
 #include "cli/client_sbatch.h"
+#include "cli/client_squeue.h"
 #include "cli/client_views.h"
 #include "cli/commands.h"
 #include "config/loader.h"
@@ -252,7 +253,8 @@ void register_jobs(CLI::App& app) {
     std::string state, queue, ns, user;
     std::vector<std::string> ids;
     int limit = 0;
-    bool start = false, me = false, array_tasks = false;
+    bool start = false, me = false, array_tasks = false, no_header = false;
+    std::string format;
   };
   auto f = std::make_shared<Filters>();
   cmd->add_option("--state,-s,-t,--states", f->state,
@@ -271,6 +273,10 @@ void register_jobs(CLI::App& app) {
                   "At most this many jobs (default 500; fetched a page of 1000 at a time)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--wide,-w", c->wide, "Do not shorten long cells (reasons, node lists)");
+  cmd->add_option("--format,-o", f->format,
+                  "squeue's output format, e.g. \"%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R\" "
+                  "(fields %i %A %j %u %a %P %q %t %T %M %D %N %R %b %V %S %e; docs/cli.md)");
+  cmd->add_flag("--noheader", f->no_header, "With --format: no header line (squeue -h)");
   cmd->add_flag("--start", f->start,
                 "A START column: each pending job's predicted start (UTC), forecast from the "
                 "running jobs' walltimes with nothing else submitted (like squeue --start)");
@@ -280,6 +286,8 @@ void register_jobs(CLI::App& app) {
       if (!f->user.empty()) fail({2, "error: --me and --user name the submitter twice"});
       f->user = local_user_name();
     }
+    if (auto why = f->format.empty() ? std::nullopt : squeue_check(f->format))
+      fail({2, "error: --format: " + *why});
     std::string path = "/v1/jobs";
     if (f->start) add_query(path, "start", "1");
     add_query(path, "state", f->state);
@@ -295,6 +303,11 @@ void register_jobs(CLI::App& app) {
     json reply = list_pages(HttpClient(c->conn), path, f->limit > 0 ? f->limit : 500);
     if (c->json) {
       print_json(reply);
+    } else if (!f->format.empty()) {
+      std::fputs(
+          squeue_lines(reply.value("jobs", json::array()), f->format, !f->no_header, now_unix_s())
+              .c_str(),
+          stdout);
     } else {
       print_listing(jobs_table(reply, ViewOptions{now_unix_s(), c->wide, f->start, f->array_tasks}),
                     "jobs");
