@@ -31,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -162,6 +163,12 @@ class Agent {
   void take_runner_events();
   void save_exits();
   std::vector<int32_t> sample_utilization();
+  // Right-sizing (agent_gpu_use.cc): a pod's GPUs from its assignment, its samples since the
+  // last delivered report, taken into a sync and put back when the sync fails.
+  void track_gpu_use(proto::PodRef ref, uint64_t run, const std::vector<int32_t>& gpus);
+  std::vector<proto::PodGpuUse> take_gpu_use(const std::vector<proto::RunningPod>& running,
+                                             const std::vector<proto::PodExit>& exits);
+  void restore_gpu_use(const std::vector<proto::PodGpuUse>& taken);
   void load_exits();
   void wait_for_work(std::chrono::milliseconds d);
   void sleep_unless_quit(std::chrono::milliseconds d);
@@ -224,6 +231,14 @@ class Agent {
   std::mutex util_mu_;  // the last utilisation sample and when it was taken
   std::vector<int32_t> util_;
   std::chrono::steady_clock::time_point util_at_{};
+  struct GpuUseAcc {
+    uint64_t run = 0;
+    std::vector<int32_t> gpus;
+    proto::PodGpuUse pending;  // samples not yet delivered
+  };
+  std::mutex use_mu_;  // guards use_ and use_at_
+  std::map<proto::PodRef, GpuUseAcc> use_;
+  std::chrono::steady_clock::time_point use_at_{};
   StateFile exits_file_{options_.state_dir + "/exits.json"};
   std::vector<proto::StartedPod> started_;
   std::vector<proto::CheckpointReport> checkpoints_;

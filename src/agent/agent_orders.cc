@@ -71,10 +71,12 @@ void Agent::apply_assignments(const std::vector<proto::Assignment>& assign, bool
     launch.walltime_grace_ms = a.grace_ms;
     if (bad.empty()) {
       const PodPaths paths = pod_paths(options_.state_dir, ref);
-      bad = isolation_->prepare(
-          a, {options_.node, address_, paths.checkpoint_file, identity_->checkpoint_token(ref)},
-          environ, launch);
+      PodContext ctx{options_.node, address_, paths.checkpoint_file,
+                     identity_->checkpoint_token(ref)};
+      if (gpus_->kind() == "fake" && !a.gpus.empty()) ctx.gpu_use_file = paths.gpu_use_file;
+      bad = isolation_->prepare(a, ctx, environ, launch);
     }
+    if (bad.empty()) track_gpu_use(ref, a.run, a.gpus);
     if (!bad.empty()) {
       report_unstarted(ref, a.run, "start-failed", bad);
       log("cannot start " + ref_name(ref) + ": " + bad);

@@ -211,6 +211,7 @@ bool Agent::do_sync(net::Client& cli, size_t at, int64_t wait_ms, bool carry, bo
   }
   req.wait_ms = wait_ms;
   req.gpu_utilization_pct = sample_utilization();
+  req.gpu_use = take_gpu_use(req.running, req.exits);
   cli.options().read_timeout = std::chrono::seconds(wait_ms / 1000 + read_margin_s());
   const auto sent = Clock::now();
   std::optional<Awaiting> awaiting(std::in_place, *this, at, sent + milliseconds(wait_ms));
@@ -222,11 +223,13 @@ bool Agent::do_sync(net::Client& cli, size_t at, int64_t wait_ms, bool carry, bo
     // The server does not know us (it restarted, forgot the node, or lost its credential):
     // register again, with the pods we run; the reports stay queued for the next sync.
     log("server answered " + std::to_string(res->status) + " to sync: registering again");
+    restore_gpu_use(req.gpu_use);
     std::lock_guard lock(mu_);
     status_.registered = false;
     return false;
   }
   if (!res || res->status != 200) {
+    restore_gpu_use(req.gpu_use);
     note_error("sync with " + servers_[at] + " failed: " + error_text(res));
     follow_leader(res, at);
     return false;
@@ -283,6 +286,7 @@ void Agent::final_sync() {
   req.exits = exits_;
   req.started = started_;
   req.checkpoints = checkpoints_;
+  req.gpu_use = take_gpu_use(req.running, req.exits);
   cli->options().read_timeout = std::chrono::seconds(kReadMarginS);
   auto res =
       cli->post("/v1/agents/" + options_.node + "/sync", proto::dump_json(nlohmann::json(req)),

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <fstream>
 
 namespace sluice::agent {
 namespace {
@@ -165,6 +166,20 @@ std::string normalize_model(std::string_view name) {
   return model.empty() ? std::string("unknown") : model;
 }
 
+Result<PodGpuSample> parse_gpu_use(std::string_view text) {
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  const size_t space = text.find(' ');
+  int64_t mib = 0, util = 0;
+  if (space == std::string_view::npos || !parse_int64(text.substr(0, space), mib) ||
+      !parse_int64(text.substr(space + 1), util))
+    return Error{"GPU use must be \"USED_MIB UTIL_PCT\" (two integers, e.g. \"11264 35\")"};
+  constexpr int64_t kMaxMib = int64_t{1} << 30;  // a PiB of GPU memory is a typo
+  if (mib < 0 || mib > kMaxMib)
+    return Error{"GPU use: USED_MIB must be 0.." + std::to_string(kMaxMib)};
+  if (util < 0 || util > 100) return Error{"GPU use: UTIL_PCT must be 0..100"};
+  return PodGpuSample{mib, static_cast<int32_t>(util)};
+}
+
 namespace {
 
 class FakeGpuProvider final : public GpuProvider {
@@ -172,6 +187,17 @@ class FakeGpuProvider final : public GpuProvider {
   explicit FakeGpuProvider(std::vector<proto::AgentGpu> gpus) : gpus_(std::move(gpus)) {}
   const std::vector<proto::AgentGpu>& gpus() const override { return gpus_; }
   std::string kind() const override { return "fake"; }
+  // The pod's own report of its simulated use; a missing or malformed file: nothing measured.
+  std::optional<PodGpuSample> pod_sample(const std::vector<int32_t>& gpus,
+                                         const std::string& use_file) override {
+    if (gpus.empty() || use_file.empty()) return std::nullopt;
+    std::ifstream in(use_file);
+    char buf[64] = {};
+    in.read(buf, sizeof buf - 1);
+    auto sample = parse_gpu_use(std::string_view(buf, static_cast<size_t>(in.gcount())));
+    if (!sample) return std::nullopt;
+    return *sample;
+  }
 
  private:
   std::vector<proto::AgentGpu> gpus_;

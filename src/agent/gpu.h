@@ -3,6 +3,7 @@
 // or the real ones through NVML, loaded at run time so the binary has no driver dependency.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,18 @@
 #include "proto/protocol.h"
 
 namespace sluice::agent {
+
+// One sample of a pod's GPU use: the most memory any one of its GPUs holds, and their mean
+// utilisation.
+struct PodGpuSample {
+  int64_t used_mib = 0;
+  int32_t util_pct = 0;
+};
+
+// A pod's simulated use on fake GPUs: the file $SLUICE_GPU_USE_FILE holds "USED_MIB UTIL_PCT"
+// (integers, e.g. "11264 35"; MiB per GPU, 0..100; one trailing newline allowed). Anything
+// else is an error that says why.
+Result<PodGpuSample> parse_gpu_use(std::string_view text);
 
 // What the agent reports about its GPUs; utilisation is sampled per sync where it is known.
 class GpuProvider {
@@ -22,6 +35,14 @@ class GpuProvider {
   virtual std::vector<int32_t> utilization_pct() { return {}; }
   // "fake" or "nvml".
   virtual std::string kind() const = 0;
+  // A pod's GPU use now (`gpus`: its device indices; `use_file`: its $SLUICE_GPU_USE_FILE);
+  // nullopt: nothing measured. NVML reads the devices the pod holds; fake GPUs read the file.
+  virtual std::optional<PodGpuSample> pod_sample(const std::vector<int32_t>& gpus,
+                                                 const std::string& use_file) {
+    (void)gpus;
+    (void)use_file;
+    return std::nullopt;
+  }
 };
 
 // One group of a fake spec: COUNTxMODEL[:MEM].

@@ -3,6 +3,7 @@
 // Only the handful of entry points the agent needs are declared here, with their C signatures.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <mutex>
@@ -100,6 +101,33 @@ class NvmlGpuProvider final : public GpuProvider {
       nvmlUtilization_t u{};
       out.push_back(api_.get_utilization(d, &u) == kNvmlSuccess ? static_cast<int32_t>(u.gpu) : -1);
     }
+    return out;
+  }
+  // A whole GPU belongs to one pod: the memory its processes hold is the device's used memory
+  // (per-process lists need a struct layout that changed across drivers; the device's total
+  // does not). Shared GPUs (gpu_milli < 1000) report the sum of their pods.
+  std::optional<PodGpuSample> pod_sample(const std::vector<int32_t>& gpus,
+                                         const std::string& use_file) override {
+    (void)use_file;
+    std::lock_guard lock(mu_);
+    PodGpuSample out;
+    int64_t util_sum = 0, util_n = 0, mem_n = 0;
+    for (int32_t g : gpus) {
+      if (g < 0 || static_cast<size_t>(g) >= devices_.size()) continue;
+      nvmlMemory_t mem{};
+      if (api_.get_memory(devices_[static_cast<size_t>(g)], &mem) == kNvmlSuccess) {
+        out.used_mib = std::max(out.used_mib, static_cast<int64_t>(mem.used / (1024 * 1024)));
+        ++mem_n;
+      }
+      nvmlUtilization_t u{};
+      if (api_.get_utilization &&
+          api_.get_utilization(devices_[static_cast<size_t>(g)], &u) == kNvmlSuccess) {
+        util_sum += u.gpu;
+        ++util_n;
+      }
+    }
+    if (mem_n == 0) return std::nullopt;
+    out.util_pct = util_n ? static_cast<int32_t>(util_sum / util_n) : 0;
     return out;
   }
 

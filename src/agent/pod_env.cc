@@ -61,6 +61,7 @@ std::vector<std::string> compose_pod_env(const proto::Assignment& a, const PodCo
   env["SLUICE_NODE"] = ctx.node;
   env["SLUICE_AGENT_URL"] = ctx.agent_url;
   env["SLUICE_CHECKPOINT_FILE"] = ctx.checkpoint_file;
+  if (!ctx.gpu_use_file.empty()) env["SLUICE_GPU_USE_FILE"] = ctx.gpu_use_file;
   if (!ctx.checkpoint_token.empty()) env["SLUICE_CHECKPOINT_TOKEN"] = ctx.checkpoint_token;
   if (!a.user.empty()) env["SLUICE_USER"] = a.user;
   std::vector<std::string> out;

@@ -13,6 +13,9 @@ struct PodContext {
   std::string checkpoint_file;  // SLUICE_CHECKPOINT_FILE
   // SLUICE_CHECKPOINT_TOKEN: the bearer token of this pod's own checkpoint report, nothing more.
   std::string checkpoint_token;
+  // SLUICE_GPU_USE_FILE: where a pod on fake GPUs writes its simulated use ("USED_MIB
+  // UTIL_PCT", gpu.h: parse_gpu_use); "": not set.
+  std::string gpu_use_file;
   // A pod that runs as another user (the agent is root) starts from a minimal environment,
   // not the agent's: HOME (its work dir), USER/LOGNAME, SHELL, a standard PATH, and only the
   // locale and time zone variables of the agent's own.

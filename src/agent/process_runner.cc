@@ -56,7 +56,8 @@ std::string exit_message(int status) {
 PodPaths pod_paths(const std::string& state_dir, proto::PodRef ref) {
   const std::string name = std::to_string(ref.job) + "-" + std::to_string(ref.pod);
   return {state_dir + "/logs/" + name + ".log", state_dir + "/work/" + name,
-          state_dir + "/work/" + name + "/.sluice-checkpoint"};
+          state_dir + "/work/" + name + "/.sluice-checkpoint",
+          state_dir + "/work/" + name + "/.sluice-gpu-use"};
 }
 
 ProcessRunner::ProcessRunner(RunnerOptions options)

@@ -79,6 +79,7 @@ struct PodPaths {
   std::string log;
   std::string work_dir;
   std::string checkpoint_file;
+  std::string gpu_use_file;  // $SLUICE_GPU_USE_FILE: the pod's simulated GPU use (fake GPUs)
 };
 PodPaths pod_paths(const std::string& state_dir, proto::PodRef ref);
 

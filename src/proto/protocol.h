@@ -189,6 +189,20 @@ struct TtyInput {
   int32_t cols = 0;
 };
 
+// A pod's measured GPU use since the agent's last delivered report (right-sizing, `sluice
+// advise`): samples taken at most once a second, each the most memory any one of the pod's
+// GPUs held (MiB) and their mean utilisation (percent). The server adds them into the job's
+// peak and mean. Older agents send none; older servers ignore them.
+struct PodGpuUse {
+  uint64_t job = 0;
+  int32_t pod = 0;
+  uint64_t run = 0;
+  int64_t samples = 0;
+  int64_t peak_mib = 0;  // the largest sample
+  int64_t mib_sum = 0;   // the samples' sum (mean: mib_sum / samples)
+  int64_t util_sum = 0;  // utilisation percent, summed over the samples
+};
+
 // POST /v1/agents/{node}/sync: heartbeat, reports and (long-)poll for work in one call.
 struct SyncRequest {
   std::string agent_id;
@@ -200,6 +214,7 @@ struct SyncRequest {
   // GPU utilisation in percent per GPU index (-1: not available for that GPU), sampled at most
   // once a second; empty where the node cannot sample it (fake GPUs).
   std::vector<int32_t> gpu_utilization_pct;
+  std::vector<PodGpuUse> gpu_use;  // per pod with new samples
 };
 
 struct SyncResponse {
@@ -243,8 +258,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Assignment, job, pod, run, attem
                                                 submitter_uid, submitter_gid, output_path,
                                                 error_path, tty)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TtyInput, job, pod, data, rows, cols)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PodGpuUse, job, pod, run, samples, peak_mib,
+                                                mib_sum, util_sum)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncRequest, agent_id, running, exits, checkpoints,
-                                                started, wait_ms, gpu_utilization_pct)
+                                                started, wait_ms, gpu_utilization_pct, gpu_use)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SyncResponse, assign, stop, heartbeat_ms, logs, tty)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ErrorBody, error, details)
 

@@ -615,9 +615,16 @@ void ServerState::stop_pods(JobRecord& r, const std::string& reason, TimeNs grac
 }
 
 void ServerState::end_run(JobRecord& r, TimeNs now, const std::string& why) {
-  if (r.admit_ns > 0 && now > r.admit_ns)
-    gpu_seconds_[r.job.namespace_] += static_cast<double>(job_gpu_milli(r.job, *config_)) / 1000.0 *
-                                      static_cast<double>(now - r.admit_ns) / 1e9;
+  if (r.admit_ns > 0 && now > r.admit_ns) {
+    const double secs = static_cast<double>(job_gpu_milli(r.job, *config_)) / 1000.0 *
+                        static_cast<double>(now - r.admit_ns) / 1e9;
+    gpu_seconds_[r.job.namespace_] += secs;
+    if (r.gpu_use.samples > 0) {
+      auto& [measured, used] = gpu_use_seconds_[r.job.namespace_];
+      measured += secs;
+      used += secs * r.gpu_use.mean_util_pct() / 100.0;
+    }
+  }
   r.admission.reset();
   // A run that ends with the job still to run again (preempted, requeued) is kept; the last
   // one stays in the record's own fields (runs_view), so a finished job keeps nothing more.

@@ -97,6 +97,18 @@ struct PastRun {
 };
 inline constexpr size_t kMaxPastRuns = 32;  // the newest kept, per job
 
+// A job's measured GPU use (JobRecord::gpu_use): what its agents reported, added up.
+struct GpuUseTotals {
+  int64_t samples = 0;
+  int64_t peak_mib = 0;
+  int64_t mib_sum = 0;
+  int64_t util_sum = 0;
+  int64_t mean_mib() const { return samples > 0 ? mib_sum / samples : 0; }
+  int32_t mean_util_pct() const {
+    return samples > 0 ? static_cast<int32_t>(util_sum / samples) : 0;
+  }
+};
+
 struct JobRecord {
   Job job;
   uint64_t rv = 0;  // the Kubernetes resourceVersion of its last change (ChangeJournal); not stored
@@ -134,6 +146,9 @@ struct JobRecord {
   std::string gate_reason;
   // What gates it, for sluice_gated_jobs (kGateKinds); "" until the gates' first pass.
   std::string gate_kind;
+  // Its measured GPU use, every run and pod together (proto::PodGpuUse; `sluice advise`):
+  // samples, the peak per GPU, and the sums the means come from. Stored.
+  GpuUseTotals gpu_use;
 };
 
 // The job as the scheduler ranks it: submitted at aged_from_ns if that is later.
@@ -360,6 +375,9 @@ class ServerState {
   DashboardSample dashboard_sample(TimeNs now) const;
   // Allocated GPU-seconds per namespace: its closed runs plus its open ones up to `now`.
   std::map<std::string, double> namespace_gpu_seconds(TimeNs now) const;
+  // Per namespace: {allocated GPU-seconds of jobs with a measured use, GPU-seconds used}
+  // (allocated x their mean utilisation), closed runs and running ones until `now`.
+  std::map<std::string, std::pair<double, double>> namespace_gpu_use_seconds(TimeNs now) const;
 
   // A node's long poll waits on the node's own condition variable, notified (under mu()) when
   // its outbox gains work: a cycle that assigns to three nodes wakes three polls, not one per
@@ -483,6 +501,8 @@ class ServerState {
   void check_first_sync(NodeState& n, const proto::SyncRequest& req, TimeNs now);
   void release_held(NodeState& n, const proto::PodRef& key);
   void stop_strays(NodeState& n, const std::vector<proto::RunningPod>& running);
+  // Right-sizing: an agent's GPU use reports added into its jobs' totals (JobRecord::gpu_use).
+  void apply_gpu_use(const NodeState& n, const std::vector<proto::PodGpuUse>& uses);
   // The stop order for a run of a pod the node should not run, recorded as stopping there.
   proto::StopOrder stop_unknown(NodeState& n, const proto::PodRef& key, uint64_t run);
   void deliver(NodeState& n, proto::Assignment a);
@@ -526,6 +546,9 @@ class ServerState {
   Write write_;  // queued for the next flush
   std::set<JobId> touched_;
   std::map<std::string, double> gpu_seconds_;  // per namespace, closed runs
+  // Right-sizing, per namespace, closed runs: allocated GPU-seconds of the jobs with a measured
+  // use, and those times their mean utilisation (sluice_namespace_gpu_seconds_used_total).
+  std::map<std::string, std::pair<double, double>> gpu_use_seconds_;
   NodeCredentials node_creds_;   // persisted as meta "node-credential/<node>"; written under both
   mutable std::mutex creds_mu_;  // mu_ and creds_mu_, read under either
   std::map<JobId, std::string> requeueing_;  // begin_requeue'd jobs -> the reason

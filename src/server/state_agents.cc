@@ -2,6 +2,8 @@
 // silent nodes and fencing, and logs fetched through the agents' own channel.
 #include <algorithm>
 
+#include <limits>
+
 #include "server/state.h"
 
 namespace sluice::server {
@@ -310,7 +312,9 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
       touch(r);
     }
   }
-  // 2. Exits (at-least-once: repeats find nothing to do).
+  // 2. GPU use, before the exits that may end its jobs; then exits (at-least-once: repeats find
+  // nothing to do).
+  apply_gpu_use(*n, req.gpu_use);
   for (const auto& e : req.exits) apply_exit(*n, e, now);
   for (const auto& c : req.checkpoints) {
     auto rit = records_.find(c.job);
@@ -329,6 +333,36 @@ ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
   finish_requeues(now);
   out.ticket = flush();
   return out;
+}
+
+// A report is believed only about a pod this node runs (or ran last), and only within bounds
+// that keep the totals from overflowing; anything else is dropped. The record is stored again
+// only when its peak grows (not on every sample): a restart may lose some samples of a mean.
+void ServerState::apply_gpu_use(const NodeState& n, const std::vector<proto::PodGpuUse>& uses) {
+  constexpr int64_t kMaxMib = int64_t{1} << 30;
+  constexpr int64_t kMaxSamples = int64_t{1} << 20;
+  for (const auto& u : uses) {
+    if (u.samples <= 0 || u.samples > kMaxSamples || u.peak_mib < 0 || u.peak_mib > kMaxMib ||
+        u.mib_sum < 0 || u.mib_sum > u.peak_mib * u.samples || u.util_sum < 0 ||
+        u.util_sum > 100 * u.samples)
+      continue;
+    auto rit = records_.find(u.job);
+    if (rit == records_.end()) continue;
+    auto& r = rit->second;
+    if (u.pod < 0 || static_cast<size_t>(u.pod) >= r.pods.size() ||
+        r.pods[static_cast<size_t>(u.pod)].node != n.name)
+      continue;
+    auto& t = r.gpu_use;
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    if (t.mib_sum > kMax - u.mib_sum || t.util_sum > kMax - u.util_sum) continue;  // saturated
+    t.samples += u.samples;
+    t.mib_sum += u.mib_sum;
+    t.util_sum += u.util_sum;
+    if (u.peak_mib > t.peak_mib) {
+      t.peak_mib = u.peak_mib;
+      touch(r);
+    }
+  }
 }
 
 // Every sync, not only a registration: a pod the agent runs that is not the current run of

@@ -239,8 +239,36 @@ std::string ServerState::metrics_text(TimeNs now, const NamespaceFilter& sees) c
   write_node_metrics(w);
   write_quota(w, cfg, sched_->quota());
   write_accounting(w, cfg, *sched_, namespace_gpu_seconds(now), now, sees);
+  // Right-sizing: GPU-hours requested against used, per namespace (bounded labels).
+  const auto use = namespace_gpu_use_seconds(now);
+  w.family("sluice_namespace_gpu_seconds_measured_total", "counter",
+           "Allocated GPU-seconds of jobs whose GPU use the agents measured.");
+  for (const auto& [ns, v] : use)
+    if (!sees || sees(ns))
+      w.sample("sluice_namespace_gpu_seconds_measured_total", {{"namespace", ns}}, v.first);
+  w.family("sluice_namespace_gpu_seconds_used_total", "counter",
+           "Those GPU-seconds times the jobs' measured mean utilisation (compare with "
+           "sluice_namespace_gpu_seconds_measured_total; `sluice advise`).");
+  for (const auto& [ns, v] : use)
+    if (!sees || sees(ns))
+      w.sample("sluice_namespace_gpu_seconds_used_total", {{"namespace", ns}}, v.second);
   write_scheduler(w, metrics_);
   return w.text();
+}
+
+std::map<std::string, std::pair<double, double>> ServerState::namespace_gpu_use_seconds(
+    TimeNs now) const {
+  auto out = gpu_use_seconds_;
+  for (const auto& [id, rj] : sched_->running()) {
+    const JobRecord* r = find(id);
+    if (!r || now <= r->admit_ns || r->gpu_use.samples == 0) continue;
+    const double secs = static_cast<double>(job_gpu_milli(r->job, *config_)) / 1000.0 *
+                        static_cast<double>(now - r->admit_ns) / 1e9;
+    auto& [measured, used] = out[r->job.namespace_];
+    measured += secs;
+    used += secs * r->gpu_use.mean_util_pct() / 100.0;
+  }
+  return out;
 }
 
 std::map<std::string, double> ServerState::namespace_gpu_seconds(TimeNs now) const {

@@ -112,6 +112,12 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   str(out, r.reason);
   put_key(out, "exit_code");
   out += r.exit_code ? std::to_string(*r.exit_code) : "null";
+  if (r.gpu_use.samples > 0) {
+    out += ",\"gpu_use\":{\"samples\":" + std::to_string(r.gpu_use.samples) +
+           ",\"peak_mib\":" + std::to_string(r.gpu_use.peak_mib) +
+           ",\"mib_sum\":" + std::to_string(r.gpu_use.mib_sum) +
+           ",\"util_sum\":" + std::to_string(r.gpu_use.util_sum) + "}";
+  }
   if (r.held) out += ",\"held\":true";
   if (!r.deps_met) out += ",\"deps_met\":false";
   if (r.gated) out += ",\"gated\":true";
@@ -180,6 +186,13 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
     r.held = j.value("held", false);
     r.deps_met = j.value("deps_met", true);
     r.gated = j.value("gated", false);
+    if (const auto u = j.find("gpu_use"); u != j.end() && u->is_object()) {
+      r.gpu_use.samples = u->value("samples", int64_t{0});
+      r.gpu_use.peak_mib = u->value("peak_mib", int64_t{0});
+      r.gpu_use.mib_sum = u->value("mib_sum", int64_t{0});
+      r.gpu_use.util_sum = u->value("util_sum", int64_t{0});
+      if (r.gpu_use.samples < 0) r.gpu_use = {};
+    }
     return r;
   } catch (const json::exception& e) {
     *why = std::string("malformed record: ") + e.what();

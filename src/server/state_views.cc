@@ -268,6 +268,13 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
       {"attempts", r.attempts},
       {"runs", runs_view(r, started ? start_ns : 0)},
       {"pod_exits", exits},
+      // Measured GPU use (right-sizing, `sluice advise`): peak and mean memory per GPU, mean
+      // utilisation; null: nothing measured.
+      {"gpu_use", r.gpu_use.samples > 0 ? json{{"peak_mib", r.gpu_use.peak_mib},
+                                               {"mean_mib", r.gpu_use.mean_mib()},
+                                               {"mean_util_pct", r.gpu_use.mean_util_pct()},
+                                               {"samples", r.gpu_use.samples}}
+                                        : json(nullptr)},
       // A batch Job's completions (docs/workloads.md): how many of them succeeded.
       {"completions", r.job.completions.total > 0 ? json{{"total", r.job.completions.total},
                                                          {"succeeded", r.completed.size()},
@@ -380,9 +387,15 @@ json ServerState::nodes_view(TimeNs now) const {
       alloc_milli += used;
       auto it = on.find({n.name, static_cast<int32_t>(g)});
       const bool sampled = n.ready && g < n.gpu_util_pct.size() && n.gpu_util_pct[g] >= 0;
+      json mig = json::array();  // its MIG slices' profiles ("1g.20gb"), as configured
+      for (const auto& slice : cn.gpus[g].mig) {
+        const std::string& name = cfg.resources.name(slice.profile);  // nvidia.com/mig-1g.20gb
+        mig.push_back(name.substr(std::min(name.size(), std::string_view(kMigPrefix).size())));
+      }
       gpus.push_back({{"index", g},
                       {"model", cn.gpus[g].model},
                       {"memory_mib", cn.gpus[g].memory_mib},
+                      {"mig", mig},
                       {"allocated_milli", used},
                       {"utilization_pct", sampled ? json(n.gpu_util_pct[g]) : json(nullptr)},
                       {"jobs", it == on.end() ? json::array() : json(it->second)}});

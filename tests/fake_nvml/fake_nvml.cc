@@ -80,7 +80,14 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
   if (index_of(d) < 0 || !m) return kInvalidArgument;
   m->total = 81559ULL * 1024 * 1024;
   m->used = 0;
-  m->free = m->total;
+  // SLUICE_FAKE_NVML_USED_MIB: "MIB,MIB,..." per device index (a pod's memory, right-sizing).
+  const char* spec = getenv("SLUICE_FAKE_NVML_USED_MIB");
+  for (int k = 0; spec && k < index_of(d); ++k) {
+    spec = strchr(spec, ',');
+    if (spec) ++spec;
+  }
+  if (spec) m->used = std::strtoull(spec, nullptr, 10) * 1024 * 1024;
+  m->free = m->total - m->used;
   return kSuccess;
 }
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char* uuid, unsigned len) {

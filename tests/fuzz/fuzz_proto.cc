@@ -1,9 +1,13 @@
 // The agent protocol decoder: a body decoded as the server decodes RegisterRequest and
 // SyncRequest and as the agent decodes RegisterResponse, SyncResponse and ErrorBody (a wrong
 // type is a json::exception, answered with 400). What decodes encodes again and decodes to the
-// same JSON.
+// same JSON. The same bytes also go to the other texts an agent or `sluice advise` reads from
+// others: a pod's $SLUICE_GPU_USE_FILE (agent/gpu.h: parse_gpu_use) and a MIG profile name of
+// a node listing (core/model/right_size.h: mig_shape).
 #include <nlohmann/json.hpp>
 
+#include "agent/gpu.h"
+#include "core/model/right_size.h"
 #include "fuzz_util.h"
 #include "proto/protocol.h"
 
@@ -31,6 +35,13 @@ void decode(const json& j) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sluice;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (auto use = agent::parse_gpu_use(text)) {
+    if (use->used_mib < 0 || use->util_pct < 0 || use->util_pct > 100) std::abort();
+  }
+  if (auto mig = mig_shape(text)) {
+    if (mig->memory_mib <= 0 || mig->compute_slices < 1 || mig->compute_slices > 7) std::abort();
+  }
   json j;
   try {
     j = json::parse(data, data + size);

@@ -138,7 +138,39 @@ TEST(AgentGpu, NvmlDiscoversThroughTheDriverLibrary) {
   EXPECT_EQ(p.utilization_pct(), (std::vector<int32_t>{0, 0, 0, 0}));
   ::setenv("SLUICE_FAKE_NVML_UTIL", "35,0,-,100", 1);
   EXPECT_EQ(p.utilization_pct(), (std::vector<int32_t>{35, 0, -1, 100}));
+  // A pod on GPUs 0 and 1: the most memory of one of them, their mean utilisation; the use
+  // file is not NVML's business.
+  ::setenv("SLUICE_FAKE_NVML_USED_MIB", "11264,2048,0,0", 1);
+  auto s = p.pod_sample({0, 1}, "/nonexistent");
+  ::unsetenv("SLUICE_FAKE_NVML_USED_MIB");
   ::unsetenv("SLUICE_FAKE_NVML_UTIL");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->used_mib, 11264);
+  EXPECT_EQ(s->util_pct, 17);           // (35 + 0) / 2
+  EXPECT_FALSE(p.pod_sample({}, ""));   // a CPU-only pod: nothing measured
+  EXPECT_FALSE(p.pod_sample({9}, ""));  // no such device
+}
+
+TEST(AgentGpu, FakeGpusReadThePodsUseFile) {
+  EXPECT_EQ(parse_gpu_use("11264 35\n")->used_mib, 11264);
+  EXPECT_EQ(parse_gpu_use("0 100")->util_pct, 100);
+  for (const char* bad : {"", "11264", "11264 101", "-1 5", "1.5 3", "1  3", "a b", "1 2 3",
+                          "2000000000 1", "11264 35\n\n"})
+    EXPECT_FALSE(parse_gpu_use(bad)) << bad;
+  EXPECT_NE(parse_gpu_use("x").error().find("USED_MIB UTIL_PCT"), std::string::npos);
+  auto r = make_gpu_provider("fake:2xH100", "n1");
+  ASSERT_TRUE(r) << r.error();
+  testing::TempDir dir;
+  const std::string file = dir.path() + "/use";
+  EXPECT_FALSE((*r)->pod_sample({0}, file));  // not written yet
+  std::ofstream(file) << "11264 35\n";
+  auto s = (*r)->pod_sample({0}, file);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->used_mib, 11264);
+  EXPECT_EQ(s->util_pct, 35);
+  EXPECT_FALSE((*r)->pod_sample({}, file));  // a pod without GPUs uses none
+  std::ofstream(file) << "lots";
+  EXPECT_FALSE((*r)->pod_sample({0}, file));
 }
 
 TEST(AgentGpu, NvmlInitFailureSaysWhy) {
