@@ -15,7 +15,7 @@ _sluice() {
     words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
   fi
   local commands="submit run sbatch srun jobs queues nodes cancel hold release requeue logs explain
-    history usage config snapshot plan check serve up agent kubeconfig sim gateway"
+    history usage advise config snapshot plan check serve up agent kubeconfig sim gateway"
   local common="--server --token --json --help"
   local states="pending running succeeded failed cancelled rejected"
   local cmd="" i
@@ -54,6 +54,7 @@ _sluice() {
       --until -E --limit --period --by" ;;
     cancel) opts="--name -J --state -s --user -u --namespace -n --queue -q" ;;
     requeue) opts="--hold -H" ;;
+    advise) opts="--namespace -n --user -u --headroom --limit" ;;
     logs) opts="--pod --tail-bytes --follow -f" ;;
     nodes)
       if [[ ${words[cword-1]} == @(drain|cordon|resume|reset-credential) ]]; then

@@ -36,8 +36,8 @@ std::string content_type_for(const std::string& name, const std::string& text) {
   return "application/yaml";
 }
 
-// GET /v1/jobs page after page (the server gives at most 1000 a page) until `want` jobs or the
-// last page: one reply {"jobs", "truncated", "continue"} as one page would have been.
+}  // namespace
+
 json list_pages(HttpClient http, const std::string& path, size_t want) {
   json out = {{"jobs", json::array()}, {"truncated", false}, {"continue", nullptr}};
   std::string next;
@@ -55,6 +55,8 @@ json list_pages(HttpClient http, const std::string& path, size_t want) {
     next = out["continue"].get<std::string>();
   }
 }
+
+namespace {
 
 // The server reads a body as the source "request"; its messages name the file instead.
 std::string in_file(const std::string& message, const std::string& file) {

@@ -52,6 +52,10 @@ std::optional<unsigned long long> parse_job_id(const std::string& text);
 // The message for a word that is not a job id ("big-out"), naming what to use instead.
 ClientFailure not_a_job_id(const std::string& text);
 
+// GET /v1/jobs page after page (the server gives at most 1000 a page) until `want` jobs or the
+// last page: one reply {"jobs", "truncated", "continue"} as one page would have been.
+nlohmann::json list_pages(HttpClient http, const std::string& path, size_t want);
+
 // `sluice logs` (client_logs.cc).
 void register_logs(CLI::App& app);
 

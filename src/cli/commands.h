@@ -15,6 +15,7 @@ void register_agent(CLI::App& app);       // agent (agent_cmd.cc)
 void register_client(CLI::App& app);      // submit, run, jobs, queues, nodes, cancel, logs, explain
 void register_kubeconfig(CLI::App& app);  // kubeconfig (kubeconfig_cmd.cc)
 void register_step(CLI::App& app);        // srun, a job step inside a job (step_cmd.cc)
+void register_advise(CLI::App& app);      // advise, right-sizing (advise_cmd.cc)
 // `sluice srun WORDS...` (main() calls it before CLI11 parses: the words are srun's own and
 // the command's); its exit status.
 int srun_main(const std::vector<std::string>& words);

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   sluice::cli::register_client(app);
   sluice::cli::register_kubeconfig(app);
   sluice::cli::register_step(app);
+  sluice::cli::register_advise(app);
 #ifdef SLUICE_HAVE_SIM
   sluice::sim::register_commands(app);
 #endif
