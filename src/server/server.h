@@ -213,6 +213,12 @@ class Server {
   void kube_nodes(const kube::Call& c, net::Response& res);
   void kube_pods(const kube::Call& c, net::Response& res);
   void kube_patch_node(const kube::Call& c, net::Response& res);  // cordon, uncordon
+  // kube_drain.cc: pods/eviction (kubectl drain). kube_events.cc: events (kubectl describe).
+  void kube_evict(const kube::Call& c, net::Response& res);
+  void kube_events(const kube::Call& c, net::Response& res);
+  // kube_access.cc: SelfSubjectAccessReview and SelfSubjectRulesReview (kubectl auth can-i).
+  void kube_access_review(const kube::Call& c, net::Response& res);
+  void kube_rules_review(const kube::Call& c, net::Response& res);
   bool kube_ask_log(const net::Request& req, const net::Responder& r, net::Response& res);
   // kube_batch.cc: batch/v1 Jobs: get, list, create (the native submission's path), delete.
   void kube_jobs(const kube::Call& c, net::Response& res);

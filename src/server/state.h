@@ -77,6 +77,9 @@ struct PodRun {
   // This run's number (JobRecord::launches when it was staged; proto::RunningPod): orders and
   // reports about any other run of the pod are not applied to it. 0: a record from before runs.
   uint64_t run = 0;
+  // The Kubernetes API evicted this pod after it ended (kubectl drain): the API shows it no
+  // more, as the API server deletes an evicted pod. Not stored: a restart shows it again.
+  bool deleted = false;
 };
 
 // Whether a message about run `b` of a pod is about its run `a` (0 on either side: a record or
@@ -317,6 +320,22 @@ class ServerState {
   // node runs nothing), or "" to resume. Durable (the store's meta). 404 for an unknown node.
   int set_node_hold(const std::string& node, const std::string& hold, const std::string& reason,
                     uint64_t* ticket);
+  // The node's hold: "cordon", "drain", or "" (none, or no such node).
+  std::string node_hold(const std::string& node) const;
+
+  // --- The Kubernetes API's eviction (state_evict.cc; kubectl drain) -------------------------
+  // Evicts pod `pod` of job `id`. A gang runs whole or not at all: a running job whose pod is
+  // evicted goes back to its queue as a preempted one does (every pod stopped with its grace;
+  // it queues again once none can be alive), with `reason`. A pod that ended (of an ended job,
+  // or a completed pod of a running one) holds nothing and is deleted from the API's view
+  // (PodRun::deleted). A pending job's pod still stopping is left to stop. 200; 404 when the
+  // pod is gone already (or never was).
+  int evict_pod(JobId id, size_t pod, const std::string& reason, TimeNs now, std::string* error,
+                uint64_t* ticket);
+  // Whether pod `pod` of a pending job's last run may still be alive: ordered to stop and not
+  // confirmed gone, or on a node silent for less than the lease and the grace (the test
+  // previous_run_alive makes for each pod). The Kubernetes API shows such a pod Terminating.
+  bool pod_may_be_alive(const JobRecord& r, size_t pod, TimeNs now) const;
 
   // --- Logs through the agents' own channel (the server never dials an agent) ----------------
   struct LogFetch {

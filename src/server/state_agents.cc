@@ -581,6 +581,11 @@ int ServerState::set_node_hold(const std::string& node, const std::string& hold,
   return 200;
 }
 
+std::string ServerState::node_hold(const std::string& node) const {
+  const NodeState* n = node_by_name(node);
+  return n ? n->hold : std::string();
+}
+
 void ServerState::load_node_holds() {
   if (!store_) return;
   const auto text = store_->get_meta("node-holds");

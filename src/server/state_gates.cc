@@ -232,18 +232,21 @@ void ServerState::gate_until_stopped(JobRecord& r, TimeNs now) {
 // stopping entry left with the exit), or when its node has been silent for the lease + the
 // job's grace + the margin (its agent or fencer killed it: docs/agent.md, "Fencing"). A node
 // not registered since this server started counts as silent from then.
+bool ServerState::pod_may_be_alive(const JobRecord& r, size_t pod, TimeNs now) const {
+  const PodRun& p = r.pods[pod];
+  const NodeState* n = node_by_name(p.node);
+  if (p.exited || !n) return false;
+  const bool ordered = n->stopping.count({r.job.id, static_cast<int32_t>(pod)}) > 0;
+  if (!ordered && n->registered) return false;
+  const bool fenced = !n->registered && now - n->last_seen_ns > options_.agent_timeout_ns +
+                                                                    r.job.checkpoint_grace_ns +
+                                                                    options_.fence_margin_ns;
+  return !fenced;
+}
+
 std::string ServerState::previous_run_alive(const JobRecord& r, TimeNs now) const {
-  for (size_t i = 0; i < r.pods.size(); ++i) {
-    const PodRun& p = r.pods[i];
-    const NodeState* n = node_by_name(p.node);
-    if (p.exited || !n) continue;
-    const bool ordered = n->stopping.count({r.job.id, static_cast<int32_t>(i)}) > 0;
-    if (!ordered && n->registered) continue;
-    const bool fenced = !n->registered && now - n->last_seen_ns > options_.agent_timeout_ns +
-                                                                      r.job.checkpoint_grace_ns +
-                                                                      options_.fence_margin_ns;
-    if (!fenced) return p.node;
-  }
+  for (size_t i = 0; i < r.pods.size(); ++i)
+    if (pod_may_be_alive(r, i, now)) return r.pods[i].node;
   return "";
 }
 

@@ -66,6 +66,7 @@ void ServerState::stage_pod(JobRecord& r, size_t i, const std::vector<proto::Pee
   as.job = r.job.id;
   as.pod = static_cast<int32_t>(i);
   r.pods[i].run = ++r.launches;  // a new run: stale orders and reports cannot touch it
+  r.pods[i].deleted = false;     // a new pod in the Kubernetes API's view
   as.run = r.pods[i].run;
   as.attempt = r.attempts;
   as.job_name = r.job.name;

@@ -69,6 +69,45 @@ def http_requests():
     return [bytes([mode]) + r for r in reqs for mode in (0x00, 0x01, 0x07, 0x40, 0x80, 0x85)]
 
 
+# What kubectl 1.32 sends: drain's eviction, auth can-i's review, and can-i --list's.
+KUBECTL_EVICTION = (b'{"kind":"Eviction","apiVersion":"policy/v1","metadata":{"name":"x-0",'
+                    b'"namespace":"ns","creationTimestamp":null},"deleteOptions":{}}')
+KUBECTL_ACCESS_REVIEW = (b'{"kind":"SelfSubjectAccessReview","apiVersion":"authorization.k8s.io/v1",'
+                         b'"metadata":{"creationTimestamp":null},"spec":{"resourceAttributes":'
+                         b'{"namespace":"team-a","verb":"create","group":"batch","resource":"jobs"}},'
+                         b'"status":{"allowed":false}}')
+KUBECTL_RULES_REVIEW = (b'{"kind":"SelfSubjectRulesReview","apiVersion":"authorization.k8s.io/v1",'
+                        b'"metadata":{"creationTimestamp":null},"spec":{"namespace":"team-a"},'
+                        b'"status":{"resourceRules":null,"nonResourceRules":null,"incomplete":false}}')
+
+
+def pb(number, data):
+    """A length-delimited protobuf field."""
+    n, head = len(data), bytes([number << 3 | 2])
+    while n > 0x7f:
+        head += bytes([n & 0x7f | 0x80])
+        n >>= 7
+    return head + bytes([n]) + data
+
+
+def k8s_protobuf(api_version, kind, raw):
+    """Kubernetes' protobuf envelope: "k8s\\0", runtime.Unknown {typeMeta, raw, "", ""}."""
+    return (b"k8s\0" + pb(1, pb(1, api_version) + pb(2, kind)) + pb(2, raw) + pb(3, b"")
+            + pb(4, b""))
+
+
+# The same three in Kubernetes' protobuf encoding, as kubectl's typed clients send them.
+PROTOBUF_BODIES = [
+    k8s_protobuf(b"policy/v1", b"Eviction",
+                 pb(1, pb(1, b"x-0") + pb(3, b"ns")) + pb(2, b"\x08\x1e" + pb(2, pb(1, b"u1")))),
+    k8s_protobuf(b"authorization.k8s.io/v1", b"SelfSubjectAccessReview",
+                 pb(1, b"") + pb(2, pb(1, pb(1, b"team-a") + pb(2, b"create") + pb(3, b"batch")
+                                       + pb(5, b"jobs")))),
+    k8s_protobuf(b"authorization.k8s.io/v1", b"SelfSubjectRulesReview",
+                 pb(1, b"") + pb(2, pb(1, b"team-a"))),
+]
+
+
 def main():
     out_dir = sys.argv[1]
     yaml_docs = files("examples/config/*.yaml", "examples/demo/*.yaml", "examples/philly/*.yaml",
@@ -90,6 +129,14 @@ def main():
         # Mode byte 0: a merge patch of a Job, 1: a strategic merge patch, 5: of a Node.
         "kube_patch": [m + s for s in raw_strings("tests/unit/server/kube_patch_test.cc")
                        for m in (b"\x00", b"\x01", b"\x05")],
+        # Mode byte 0: an Eviction (of pod x-0), 1: a SelfSubjectAccessReview, 2: a
+        # SelfSubjectRulesReview, as JSON; 4, 5, 6: the same in protobuf. kubectl's own bodies,
+        # and the unit tests' strings.
+        "kube_body": [b"\x00" + KUBECTL_EVICTION, b"\x01" + KUBECTL_ACCESS_REVIEW,
+                      b"\x02" + KUBECTL_RULES_REVIEW]
+        + [bytes([4 + i]) + b for i, b in enumerate(PROTOBUF_BODIES)]
+        + [m + s for s in raw_strings("tests/unit/server/kube_review_test.cc")
+           for m in (b"\x00", b"\x01", b"\x02")],
     }
     targets = [os.path.basename(d) for d in sorted(glob.glob(os.path.join(HERE, "seeds", "*")))]
     for t in set(targets) | set(seeds):

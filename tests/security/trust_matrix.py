@@ -67,6 +67,15 @@ def submit(url, token, name, ns, script):
     return json.loads(body)["jobs"][0]["id"] if st == 202 else None
 
 
+EVICTION = '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"nosuch-0"}}'
+
+
+def access_review(ns, verb="create", resource="jobs", group="batch"):
+    return json.dumps({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                       "spec": {"resourceAttributes": {"namespace": ns, "verb": verb,
+                                                       "group": group, "resource": resource}}})
+
+
 def read(path):
     with open(path) as f:
         return f.read().strip()
@@ -194,6 +203,26 @@ def main():
         ("PATCH node (spec.unschedulable)", "PATCH", url + "/api/v1/nodes/" + other,
          '{"spec":{"unschedulable":null}}', users(403, 403, 200),
          "application/strategic-merge-patch+json"),
+        # kubectl drain's eviction (docs/kubernetes.md "Drain") of a pod that does not exist,
+        # so that the cells change nothing: whoever may act in team-a gets as far as 404.
+        ("POST pods/eviction team-a", "POST",
+         url + "/api/v1/namespaces/team-a/pods/nosuch-0/eviction", EVICTION,
+         users(403, 404, 404)),
+        # kubectl describe's events; kubectl drain's list of a node's pods.
+        ("GET events team-a", "GET", url + "/api/v1/namespaces/team-a/events", None,
+         users(403, 200, 200)),
+        ("GET events, every namespace", "GET", url + "/api/v1/events", None,
+         users(200, 200, 200)),
+        ("GET pods on a node", "GET",
+         url + "/api/v1/pods?fieldSelector=spec.nodeName%3D" + node_a, None,
+         users(200, 200, 200)),
+        # kubectl auth can-i: any user may ask about itself (the answers are checked below).
+        ("POST selfsubjectaccessreviews", "POST",
+         url + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", access_review("team-a"),
+         users(201, 201, 201)),
+        ("POST selfsubjectrulesreviews", "POST",
+         url + "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+         '{"spec":{"namespace":"team-a"}}', users(201, 201, 201)),
         ("agent GET /healthz", "GET", agent_a + "/healthz", None, anyone),
         ("agent GET /v1/pods", "GET", agent_a + "/v1/pods", None, nobody),
         ("agent GET /v1/logs of b", "GET", agent_a + "/v1/logs/%d/0" % b, None, nobody),
@@ -216,6 +245,28 @@ def main():
     watched = sorted(json.loads(l)["object"]["metadata"]["name"] for l in body.splitlines()
                      if l.strip()) if st == 200 else None
     check(watched == ["b"], "bob's watch across namespaces shows only team-b's jobs: %s" % watched)
+    # kubectl auth can-i answers as the rules are: a member in its namespace, not in another's.
+    def allowed(token, body):
+        st, text = http("POST", url + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                        body, token=token)
+        return json.loads(text)["status"]["allowed"] if st == 201 else None
+    answers = {(who, ns): allowed(TOKENS[who], access_review(ns))
+               for who in ("alice", "bob") for ns in ("team-a", "team-b")}
+    check(answers == {("alice", "team-a"): True, ("alice", "team-b"): False,
+                      ("bob", "team-a"): False, ("bob", "team-b"): True},
+          "can-i create jobs answers from the tokens' namespaces: %s" % answers)
+    check(allowed(TOKENS["alice"], access_review("", "patch", "nodes", "")) is False and
+          allowed(admin, access_review("", "patch", "nodes", "")) is True,
+          "can-i patch nodes: an admin's only")
+    # Events and a node's pods across namespaces: bob sees team-b's only.
+    st, body = http("GET", url + "/api/v1/events", token=TOKENS["bob"])
+    spaces = sorted({e["metadata"]["namespace"] for e in json.loads(body)["items"]}) if st == 200 else None
+    check(spaces == ["team-b"], "bob's events across namespaces: team-b's only (%s)" % spaces)
+    st, body = http("GET", url + "/api/v1/pods?fieldSelector=spec.nodeName%3D" + node_a,
+                    token=TOKENS["bob"])
+    spaces = {p["metadata"]["namespace"] for p in json.loads(body)["items"]} if st == 200 else None
+    check(spaces is not None and spaces <= {"team-b"},
+          "bob's pods on %s: team-b's only (%s)" % (node_a, spaces))
     # The dashboard's history: no samples without a user token; a member's only its namespaces.
     for who in ("none", "wrong", "join", "other-node"):
         body = json.loads(http("GET", url + "/v1/dashboard", token=callers[who])[1])

@@ -4,6 +4,7 @@
 // paths, Status objects, server-side Tables, object names, label selectors, and the objects
 // built from a job record (batch/v1 Job, its Pods, its Kueue Workload).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "core/model/config.h"
 #include "net/message.h"
 #include "server/auth.h"
+#include "server/http/kube_bodies.h"
 #include "server/http/kube_patch.h"
 #include "server/state.h"
 
@@ -47,6 +49,9 @@ struct Kind {
   std::string group, version, resource, singular, kind;
   bool namespaced = true;
   std::vector<std::string> verbs, short_names, categories;
+  // A subresource of another group's kind (pods/eviction: policy/v1 Eviction): its group and
+  // version, as the resource list says them.
+  std::string sub_group = {}, sub_version = {};
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
 };
 const std::vector<Kind>& kinds();
@@ -103,6 +108,15 @@ struct Selector {
   bool matches(const json& labels) const;
 };
 std::optional<Selector> parse_selector(const std::string& text, std::string* error);
+// A fieldSelector's field of an object, as the API server reads it: a dotted path, "" when
+// absent ("source" is source.component).
+std::string field_value(const json& object, const std::string& field);
+// Whether a fieldSelector may name `field` on `resource`: metadata.name and metadata.namespace
+// on every kind; pods: spec.nodeName (kubectl drain), status.phase, spec.restartPolicy; events:
+// involvedObject.{kind,name,namespace,uid,apiVersion,fieldPath}, reason, type, source,
+// reportingComponent (kubectl describe).
+bool field_supported(const std::string& resource, const std::string& field);
+bool fields_match(const Selector& fields, const json& object);
 // A List of `kind` (e.g. "JobList"), continue token "" for the last page.
 json list_object(const std::string& api_version, const std::string& kind, json items,
                  const std::string& next);
@@ -133,13 +147,54 @@ json condition(const std::string& type, bool status, TimeNs at, const std::strin
                const std::string& message);
 json job_object(const JobRecord& r, const Config& config, TimeNs now);
 json job_row(const JobRecord& r, const json& job, TimeNs now);  // a Table row's cells
-// The job's pods (none before it was admitted, as a suspended Job has none).
-std::vector<json> pod_objects(const JobRecord& r, const Config& config);
+// The pods the API shows of a job (none before it was admitted, as a suspended Job has none):
+// every pod of a running job's run; an ended job's last run, but a pod an eviction deleted
+// (PodRun::deleted); a pending job's last-run pods still stopping (`stopping(i)`: a preempted,
+// requeued or evicted job's), Terminating (metadata.deletionTimestamp), none once gone. A
+// pod's uid names its run: a pod of a later run is another pod (kubectl drain waits on it).
+using PodStopping = std::function<bool(size_t)>;
+bool pod_shown(const JobRecord& r, size_t i, const PodStopping& stopping);
+json pod_object(const JobRecord& r, size_t i, const Config& config);
+std::vector<json> pod_objects(const JobRecord& r, const Config& config,
+                              const PodStopping& stopping = {});
 json pod_row(const JobRecord& r, const json& pod, TimeNs now);
 json workload_object(const JobRecord& r, const Config& config, const std::string& why_pending);
 json workload_row(const JobRecord& r, const json& wl, TimeNs now);
 // Resource requests as Kubernetes quantities ({"cpu": "1", "nvidia.com/gpu": "2"}).
 json quantities(const ResourceVec& v, const Config& config, int64_t times = 1);
+
+// --- Events (kube_events.cc) ----------------------------------------------------------------
+// A job's core/v1 Events, oldest first, derived from what the server keeps: its record, its
+// history row (each run's start and end; null: the record's last run only) and why it waits.
+// Its Job's: CreatedWorkload, Started, Stopped (preempted, requeued, evicted), Pending (why, in
+// sluice's words), Completed or Failed; its Workload's: QuotaReserved, Admitted, Preempted or
+// Evicted, Pending, Finished. At most the last kMaxEventRuns runs.
+inline constexpr size_t kMaxEventRuns = 20;
+struct Event {
+  json object;  // the core/v1 Event
+  TimeNs at = 0;
+};
+std::vector<Event> job_events(const JobRecord& r, const HistoryRow* h,
+                              const std::string& why_pending);
+const std::vector<Column>& event_columns();
+// LAST SEEN TYPE REASON OBJECT MESSAGE, and -o wide's SUBOBJECT SOURCE FIRST SEEN COUNT NAME.
+json event_row(const Event& e, TimeNs now);
+// An event's name is "<object>.<16 hex digits>": the job's id and the event's index in
+// job_events. nullopt: not such a name.
+std::optional<std::pair<JobId, size_t>> split_event_name(const std::string& name);
+
+// --- Access reviews (kube_access.cc): kubectl auth can-i -------------------------------------
+// What a token may do, as sluice's rules say (docs/kubernetes.md "Who may do what"): an admin
+// everything; a member every verb on jobs, pods (their logs, their eviction), events and
+// workloads in its namespaces, reads of those across namespaces (a list shows its namespaces
+// only), reads of nodes, namespaces and Kueue's configuration kinds, and the access reviews.
+struct AccessAnswer {
+  bool allowed = false;
+  std::string reason;
+};
+AccessAnswer decide_access(const Caller& who, const AccessQuestion& q);
+// A SelfSubjectRulesReview's status for namespace `ns`: resourceRules, nonResourceRules.
+json rules_review_status(const Caller& who, const std::string& ns);
 
 // --- One request (kube_routes.cc) ----------------------------------------------------------
 // Pages as the native list's (jobs_list.cc): at most kMaxPage objects, kMaxScan records looked
@@ -154,7 +209,7 @@ struct Call {
   Path path;
   const Kind* kind = nullptr;
   Selector labels;  // labelSelector
-  Selector fields;  // fieldSelector: metadata.name and metadata.namespace only
+  Selector fields;  // fieldSelector: the fields field_supported() names
   size_t limit = kDefaultPage;
   JobId before = 0;  // 0: from the newest record
   bool table = false;

@@ -176,12 +176,16 @@ void Server::kube_pods(const kube::Call& c, net::Response& res) {
   {
     std::lock_guard lk(state_->mu());
     const Config& cfg = state_->config();
+    // A pending job's pods of its last run show while they may still be alive (Terminating).
+    const auto stopping = [&](const JobRecord& r) {
+      return [this, &r, now](size_t i) { return state_->pod_may_be_alive(r, i, now); };
+    };
     if (!c.path.name.empty()) {
       const auto split = kube::split_pod_name(c.path.name);
       const JobRecord* r = split ? kube_job_named(c.path.ns, split->first) : nullptr;
-      if (!r || split->second >= r->pods.size())
+      if (!r || !kube::pod_shown(*r, split->second, stopping(*r)))
         return reply(res, 404, kube::not_found(c, c.path.name));
-      json o = std::move(kube::pod_objects(*r, cfg)[split->second]);
+      json o = kube::pod_object(*r, split->second, cfg);
       json cells = kube::pod_row(*r, o, now);
       out = kube::single(c, pod_columns(), std::move(o), std::move(cells));
     } else {
@@ -189,7 +193,7 @@ void Server::kube_pods(const kube::Call& c, net::Response& res) {
       const auto next = kube_scan(
           c, [&] { return list.full(); },
           [&](const JobRecord& r) {
-            for (auto& o : kube::pod_objects(r, cfg))
+            for (auto& o : kube::pod_objects(r, cfg, stopping(r)))
               list.add(std::move(o), [&] { return kube::pod_row(r, o, now); });
           });
       out = list.done("PodList", next, state_->journal().current());

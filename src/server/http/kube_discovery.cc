@@ -21,6 +21,26 @@ std::vector<Kind> make_kinds() {
       {"", "v1", "nodes", "node", "Node", false, {"get", "list", "patch"}, {"no"}, {}},
       {"", "v1", "pods", "pod", "Pod", true, kRead, {"po"}, {"all"}},
       {"", "v1", "pods/log", "", "Pod", true, {"get"}, {}, {}},
+      {"", "v1", "pods/eviction", "", "Eviction", true, {"create"}, {}, {}, "policy", "v1"},
+      {"", "v1", "events", "event", "Event", true, kRead, {"ev"}, {}},
+      {"authorization.k8s.io",
+       "v1",
+       "selfsubjectaccessreviews",
+       "",
+       "SelfSubjectAccessReview",
+       false,
+       {"create"},
+       {},
+       {}},
+      {"authorization.k8s.io",
+       "v1",
+       "selfsubjectrulesreviews",
+       "",
+       "SelfSubjectRulesReview",
+       false,
+       {"create"},
+       {},
+       {}},
       {"batch",
        "v1",
        "jobs",
@@ -101,8 +121,9 @@ json api_versions(const std::string& host) {
 
 json group_list() {
   json groups = json::array();
-  for (const std::string& g : {std::string("batch"), std::string(kKueueGroup)}) {
-    const std::string v = g == "batch" ? "v1" : kKueueVersion;
+  for (const std::string& g :
+       {std::string("batch"), std::string(kKueueGroup), std::string("authorization.k8s.io")}) {
+    const std::string v = g == kKueueGroup ? kKueueVersion : "v1";
     const json gv = group_version(g + "/" + v, v);
     groups.push_back({{"name", g}, {"versions", json::array({gv})}, {"preferredVersion", gv}});
   }
@@ -120,6 +141,8 @@ std::optional<json> resource_list(const std::string& group, const std::string& v
               {"verbs", k.verbs}};
     if (!k.short_names.empty()) r["shortNames"] = k.short_names;
     if (!k.categories.empty()) r["categories"] = k.categories;
+    if (!k.sub_group.empty()) r["group"] = k.sub_group;
+    if (!k.sub_version.empty()) r["version"] = k.sub_version;
     resources.push_back(std::move(r));
   }
   if (resources.empty()) return std::nullopt;
@@ -165,7 +188,8 @@ std::optional<json> openapi_document(const std::string& gv_path) {
   json paths = json::object();
   for (const auto& k : kinds()) {
     const std::string prefix = k.group.empty() ? "api/" + k.version : "apis/" + k.api_version();
-    if (prefix != gv_path || std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end())
+    if (prefix != gv_path || k.resource.find('/') != std::string::npos ||
+        std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end())
       continue;
     // kubectl (1.32) reads the fieldValidation parameter off the kind's PATCH operation; sluice
     // validates creations, and a PATCH changes spec.suspend only (docs/kubernetes.md).

@@ -216,37 +216,56 @@ const char* pod_phase(const json& state) {
 
 }  // namespace
 
-std::vector<json> pod_objects(const JobRecord& r, const Config& config) {
-  std::vector<json> out;
-  for (size_t i = 0; i < r.pods.size(); ++i) {
-    const PodRun& p = r.pods[i];
-    const size_t s = pod_set_of(r, i);
-    const PodSet empty;
-    const PodSet& ps = s < r.job.pod_sets.size() ? r.job.pod_sets[s] : empty;
-    json labels = pod_labels(r);
-    if (!r.job.queue.empty()) labels[kQueueLabel] = r.job.queue;
-    labels["sluice.dev/job-id"] = std::to_string(r.job.id);
-    json m = meta(pod_name(r.job.name, i), r, uid("pod", r) + "-" + std::to_string(i), r.admit_ns,
-                  std::move(labels));
-    m["ownerReferences"] = owner(r);
-    const json state = container_state(r, p);
-    json cs = {{"name", ps.name},
-               {"image", ps.image},
-               {"imageID", ""},
-               {"ready", state.contains("running")},
-               {"started", state.contains("running")},
-               {"restartCount", 0},
-               {"state", state}};
-    json status = {{"phase", pod_phase(state)}, {"containerStatuses", json::array({cs})}};
-    if (p.started) status["startTime"] = timestamp(p.started_ns);
-    json spec = pod_template(ps, config, json::object())["spec"];
-    spec["nodeName"] = p.node;
-    out.push_back({{"apiVersion", "v1"},
-                   {"kind", "Pod"},
-                   {"metadata", std::move(m)},
-                   {"spec", std::move(spec)},
-                   {"status", std::move(status)}});
+bool pod_shown(const JobRecord& r, size_t i, const PodStopping& stopping) {
+  if (i >= r.pods.size()) return false;
+  if (r.state == JobState::kPending) return stopping && stopping(i);
+  return !r.pods[i].deleted;
+}
+
+json pod_object(const JobRecord& r, size_t i, const Config& config) {
+  const PodRun& p = r.pods[i];
+  const size_t s = pod_set_of(r, i);
+  const PodSet empty;
+  const PodSet& ps = s < r.job.pod_sets.size() ? r.job.pod_sets[s] : empty;
+  json labels = pod_labels(r);
+  if (!r.job.queue.empty()) labels[kQueueLabel] = r.job.queue;
+  labels["sluice.dev/job-id"] = std::to_string(r.job.id);
+  // Each run of a pod is another pod: same name, a new uid (kubectl drain waits for the uid
+  // it evicted to go).
+  std::string u = uid("pod", r) + "-" + std::to_string(i);
+  if (p.run) u += "-" + std::to_string(p.run);
+  json m = meta(pod_name(r.job.name, i), r, u, r.admit_ns, std::move(labels));
+  m["ownerReferences"] = owner(r);
+  if (r.state == JobState::kPending) {
+    // The last run of a job sent back to its queue, still stopping: Terminating.
+    m["deletionTimestamp"] = timestamp(r.queued_ns);
+    m["deletionGracePeriodSeconds"] = r.job.checkpoint_grace_ns / kNsPerSec;
   }
+  const json state = container_state(r, p);
+  json cs = {{"name", ps.name},
+             {"image", ps.image},
+             {"imageID", ""},
+             {"ready", state.contains("running")},
+             {"started", state.contains("running")},
+             {"restartCount", 0},
+             {"state", state}};
+  json status = {{"phase", pod_phase(state)}, {"containerStatuses", json::array({cs})}};
+  if (p.started) status["startTime"] = timestamp(p.started_ns);
+  json spec = pod_template(ps, config, json::object())["spec"];
+  spec["nodeName"] = p.node;
+  spec["terminationGracePeriodSeconds"] = r.job.checkpoint_grace_ns / kNsPerSec;
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", std::move(m)},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+std::vector<json> pod_objects(const JobRecord& r, const Config& config,
+                              const PodStopping& stopping) {
+  std::vector<json> out;
+  for (size_t i = 0; i < r.pods.size(); ++i)
+    if (pod_shown(r, i, stopping)) out.push_back(pod_object(r, i, config));
   return out;
 }
 
@@ -257,6 +276,7 @@ json pod_row(const JobRecord& r, const json& pod, TimeNs now) {
   std::string status = pod["status"]["phase"];
   if (st.contains("terminated")) status = st["terminated"].value("reason", status);
   if (st.contains("waiting")) status = st["waiting"].value("reason", status);
+  if (pod["metadata"].contains("deletionTimestamp")) status = "Terminating";
   return json::array({pod["metadata"]["name"], cs["ready"].get<bool>() ? "1/1" : "0/1", status, "0",
                       human_duration(now - r.admit_ns), "<none>", pod["spec"]["nodeName"], "<none>",
                       "<none>"});

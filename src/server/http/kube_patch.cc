@@ -11,28 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-// The deepest nesting of objects and arrays in `text` (strings skipped); stops past `limit`.
-int depth_of(std::string_view text, int limit) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char ch : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (ch == '\\')
-        escaped = true;
-      else if (ch == '"')
-        in_string = false;
-      continue;
-    }
-    if (ch == '"') in_string = true;
-    if (ch == '{' || ch == '[') deepest = std::max(deepest, ++depth);
-    if (ch == '}' || ch == ']') --depth;
-    if (deepest > limit) break;
-  }
-  return deepest;
-}
-
 // Every leaf under `j` as a field path ("spec.parallelism", "metadata.labels.a").
 void leaves(const json& j, const std::string& at, std::vector<std::string>& out) {
   if (!j.is_object() || j.empty()) {
@@ -64,7 +42,7 @@ std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
             {}};
     return std::nullopt;
   }
-  if (depth_of(body, kMaxPatchDepth) > kMaxPatchDepth) {
+  if (json_depth(body, kMaxPatchDepth) > kMaxPatchDepth) {
     *why = {400, "the patch nests deeper than " + std::to_string(kMaxPatchDepth) + " levels", {}};
     return std::nullopt;
   }
@@ -123,6 +101,27 @@ std::optional<NodePatch> read_node_patch(std::string_view content_type, std::str
   auto v = read_spec_bool(content_type, body, name, "v1", "Node", "unschedulable", why);
   if (!v) return std::nullopt;
   return NodePatch{*v};
+}
+
+int json_depth(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char ch : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (ch == '\\')
+        escaped = true;
+      else if (ch == '"')
+        in_string = false;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    if (ch == '{' || ch == '[') deepest = std::max(deepest, ++depth);
+    if (ch == '}' || ch == ']') --depth;
+    if (deepest > limit) break;
+  }
+  return deepest;
 }
 
 }  // namespace sluice::server::kube

@@ -30,6 +30,9 @@ struct PatchRefusal {
 
 // At most this deep a patch's JSON nests.
 inline constexpr int kMaxPatchDepth = 32;
+// The deepest nesting of objects and arrays in JSON `text` (strings skipped), counted up to
+// just past `limit`: a body is measured before it is parsed.
+int json_depth(std::string_view text, int limit);
 
 // `content_type`: the request's Content-Type (parameters after ';' ignored); `name`: the
 // Job's, which metadata.name may repeat. nullopt with *why on a refusal.

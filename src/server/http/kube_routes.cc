@@ -79,7 +79,8 @@ void Server::kube_serve(const net::Request& req, net::Response& res) {
   }
   kube::Call c{.req = req, .caller = std::move(*caller), .path = std::move(*path)};
   c.kind = kube::find_kind(c.path.group, c.path.version, c.path.resource);
-  if (!c.kind || (!c.path.sub.empty() && c.path.sub != "status"))
+  if (!c.kind || (!c.path.sub.empty() && c.path.sub != "status" &&
+                  !(c.path.sub == "eviction" && c.kind->resource == "pods")))
     return kube::fail_status(res, 404, "the server could not find the requested resource");
   if (!c.path.ns.empty() && !c.kind->namespaced)
     return kube::fail_status(res, 404, "the server could not find the requested resource");
@@ -107,6 +108,13 @@ void Server::kube_dispatch(kube::Call& c, net::Response& res) {
     return kube_patch_job(c, res);
   if (r == "nodes" && m == "PATCH" && !c.path.name.empty() && c.path.sub.empty())
     return kube_patch_node(c, res);
+  if (r == "pods" && m == "POST" && c.path.sub == "eviction" && !c.path.ns.empty())
+    return kube_evict(c, res);
+  if (get && r == "events") return kube_events(c, res);
+  if (m == "POST" && c.path.name.empty() && r == "selfsubjectaccessreviews")
+    return kube_access_review(c, res);
+  if (m == "POST" && c.path.name.empty() && r == "selfsubjectrulesreviews")
+    return kube_rules_review(c, res);
   if (get && r == "namespaces") return kube_namespaces(c, res);
   if (get && r == "nodes") return kube_nodes(c, res);
   if (get && r == "pods") return kube_pods(c, res);

@@ -154,11 +154,11 @@ std::string read_query(Call& c) {
     c.fields = *s;
   else
     return "fieldSelector" + why.substr(why.find(':'));
+  const std::string resource = c.kind ? c.kind->resource : "";
   for (const auto* terms : {&c.fields.equal, &c.fields.not_equal})
     for (const auto& [k, v] : *terms)
-      if (k != "metadata.name" && k != "metadata.namespace")
-        return "fieldSelector: sluice reads metadata.name and metadata.namespace, not \"" + k +
-               "\"";
+      if (!field_supported(resource, k))  // the API server's words
+        return "field label not supported: " + k;
   c.table = wants_table(req);
   c.include = include_object(req);
   return {};
@@ -169,7 +169,47 @@ bool Call::shows(const json& object) const {
   const std::string ns = m.value("namespace", "");
   if (kind && kind->namespaced && !shows(ns)) return false;
   if (!labels.matches(m.value("labels", json::object()))) return false;
-  return fields.matches(json{{"metadata.name", m.value("name", "")}, {"metadata.namespace", ns}});
+  return fields_match(fields, object);
+}
+
+std::string field_value(const json& object, const std::string& field) {
+  const json* at = &object;
+  const std::string path = field == "source" ? std::string("source.component") : field;
+  std::string_view rest = path;
+  while (!rest.empty()) {
+    const size_t dot = rest.find('.');
+    const std::string key(rest.substr(0, dot));
+    rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+    if (!at->is_object()) return "";
+    const auto it = at->find(key);
+    if (it == at->end()) return "";
+    at = &*it;
+  }
+  if (at->is_string()) return at->get<std::string>();
+  if (at->is_boolean()) return at->get<bool>() ? "true" : "false";
+  if (at->is_number()) return at->dump();
+  return "";
+}
+
+bool field_supported(const std::string& resource, const std::string& field) {
+  if (field == "metadata.name" || field == "metadata.namespace") return true;
+  if (resource == "pods")
+    return field == "spec.nodeName" || field == "status.phase" || field == "spec.restartPolicy";
+  if (resource == "events")
+    return field == "involvedObject.kind" || field == "involvedObject.name" ||
+           field == "involvedObject.namespace" || field == "involvedObject.uid" ||
+           field == "involvedObject.apiVersion" || field == "involvedObject.fieldPath" ||
+           field == "involvedObject.resourceVersion" || field == "reason" || field == "type" ||
+           field == "source" || field == "reportingComponent";
+  return false;
+}
+
+bool fields_match(const Selector& fields, const json& object) {
+  for (const auto& [k, v] : fields.equal)
+    if (field_value(object, k) != v) return false;
+  for (const auto& [k, v] : fields.not_equal)
+    if (field_value(object, k) == v) return false;
+  return true;
 }
 
 json Listing::done(const std::string& list_kind, const std::string& next, uint64_t rv) {

@@ -67,8 +67,7 @@ bool Watch::shows(const json& object) const {
   const std::string object_ns = m.value("namespace", "");
   if ((!ns.empty() && object_ns != ns) || !caller.sees(object_ns)) return false;
   if (!labels.matches(m.value("labels", json::object()))) return false;
-  return fields.matches(
-      json{{"metadata.name", m.value("name", "")}, {"metadata.namespace", object_ns}});
+  return fields_match(fields, object);
 }
 
 std::string watch_event(const Watch& w, const char* type, const json& object, const json& cells) {
