@@ -223,6 +223,7 @@ class Server {
   // kube_batch.cc: batch/v1 Jobs: get, list, create (the native submission's path), delete.
   void kube_jobs(const kube::Call& c, net::Response& res);
   void kube_create_job(const kube::Call& c, net::Response& res);
+  bool kube_may_write(const kube::Call& c, net::Response& res, bool dry_run = false);
   void kube_delete_job(const kube::Call& c, net::Response& res);
   void kube_patch_job(const kube::Call& c, net::Response& res);  // spec.suspend
   // kube_kueue.cc: Workloads, and the configuration's Kueue objects.

@@ -77,11 +77,21 @@ void Server::kube_jobs(const kube::Call& c, net::Response& res) {
   reply(res, 200, out);
 }
 
+// A change through the Kubernetes API: false with the answer written when it asks for a dry run
+// (not served yet; `dry_run`: the body asked for one) or the server may not write now.
+bool Server::kube_may_write(const kube::Call& c, net::Response& res, bool dry_run) {
+  if (dry_run || c.req.has_param("dryRun")) {
+    kube::fail_status(res, 400, "sluice does not serve dryRun yet");
+    return false;
+  }
+  if (may_write(res)) return true;
+  kube::to_status(res);
+  return false;
+}
+
 // POST /apis/batch/v1/namespaces/{ns}/jobs: 201 with the Job once it is on disk.
 void Server::kube_create_job(const kube::Call& c, net::Response& res) {
-  if (c.req.has_param("dryRun"))
-    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
-  if (!may_write(res)) return kube::to_status(res);
+  if (!kube_may_write(c, res)) return;
   Submission sub{.caller = c.caller, .default_namespace = c.path.ns, .unique_names = true};
   if (!parse_submission(c.req, res, &sub)) return kube::to_status(res);
   if (auto why = job_body_refusal(c.req); !why.empty()) return kube::fail_status(res, 400, why);
@@ -111,9 +121,7 @@ void Server::kube_create_job(const kube::Call& c, net::Response& res) {
 
 // DELETE .../jobs/{name}: cancels an unfinished job; drops a finished one's record.
 void Server::kube_delete_job(const kube::Call& c, net::Response& res) {
-  if (c.req.has_param("dryRun"))
-    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
-  if (!may_write(res)) return kube::to_status(res);
+  if (!kube_may_write(c, res)) return;
   uint64_t ticket = 0;
   json details;
   {
@@ -146,9 +154,7 @@ void Server::kube_patch_job(const kube::Call& c, net::Response& res) {
   kube::PatchRefusal why;
   auto patch = kube::read_job_patch(c.req.header("Content-Type"), c.req.body, c.path.name, &why);
   if (!patch) return reply(res, why.code, kube::patch_refusal(c, why));
-  if (c.req.has_param("dryRun"))
-    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
-  if (!may_write(res)) return kube::to_status(res);
+  if (!kube_may_write(c, res)) return;
   uint64_t ticket = 0;
   json out;
   {

@@ -211,9 +211,7 @@ void Server::kube_patch_node(const kube::Call& c, net::Response& res) {
   auto patch = kube::read_node_patch(c.req.header("Content-Type"), c.req.body, c.path.name, &why);
   if (!patch) return reply(res, why.code, kube::patch_refusal(c, why));
   if (!c.caller.admin) return reply(res, 403, kube::forbidden(c, "patch", ""));
-  if (c.req.has_param("dryRun"))
-    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
-  if (!may_write(res)) return kube::to_status(res);
+  if (!kube_may_write(c, res)) return;
   uint64_t ticket = 0;
   {
     std::lock_guard lk(state_->mu());

@@ -22,9 +22,7 @@ void Server::kube_evict(const kube::Call& c, net::Response& res) {
   const auto eviction =
       kube::read_eviction(c.req.header("Content-Type"), c.req.body, c.path.name, c.path.ns, &why);
   if (!eviction) return reply(res, why.code, kube::patch_refusal(c, why));
-  if (eviction->dry_run || c.req.has_param("dryRun"))
-    return kube::fail_status(res, 400, "sluice does not serve dryRun yet");
-  if (!may_write(res)) return kube::to_status(res);
+  if (!kube_may_write(c, res, eviction->dry_run)) return;
   uint64_t ticket = 0, hold_ticket = 0;
   std::string node, what;
   {
