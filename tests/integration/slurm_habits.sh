@@ -41,8 +41,8 @@ timeout 60 "$SLUICE_BIN" logs -f "$id1" >"$tmp/log1" || fail "logs -f"
 grep -qx "MYVAR=hello in $tmp/proj" "$tmp/log1" || fail "env and directory: $(cat "$tmp/log1")"
 (cd "$tmp/proj" && sluice run -q default --cpu 1 -- ./relative-script.sh) >"$tmp/run2" ||
   fail "run -q default"
-timeout 60 "$SLUICE_BIN" logs -f "$(job_id "$tmp/run2")" | grep -q "in $tmp/proj" ||
-  fail "run -q default ./relative-script.sh"
+timeout 60 "$SLUICE_BIN" logs -f "$(job_id "$tmp/run2")" >"$tmp/log2" || fail "logs -f run2"
+grep -q "in $tmp/proj" "$tmp/log2" || fail "run -q default ./relative-script.sh"
 
 # 2. The submitter: USER column and --user.
 me=$(id -un)
