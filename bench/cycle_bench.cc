@@ -33,6 +33,25 @@ double cpu_ms() {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+// What a cycle decided, as one number: two runs made the same decisions when they print the
+// same (a change that is meant to be only faster keeps it).
+uint64_t digest(const CycleResult& r, uint64_t h) {
+  auto add = [&h](uint64_t v) {
+    h ^= v;
+    h *= 0x100000001b3ULL;
+  };
+  for (const Admission& a : r.admitted) {
+    add(a.job);
+    for (const PodPlacement& pod : a.placement.pods) {
+      add(static_cast<uint64_t>(pod.node));
+      for (const GpuShare& g : pod.gpus)
+        add(static_cast<uint64_t>(g.gpu) << 32 ^ static_cast<uint64_t>(g.milli));
+    }
+  }
+  add(r.pending.size());
+  return h;
+}
+
 size_t heap_in_use() {
   return mallinfo2().uordblks;
 }
@@ -124,6 +143,8 @@ int main(int argc, char** argv) {
       "baseline (naive first-fit linear scan, no quota/topology): %.1f ms, %zu admitted "
       "-> sluice full cycle is %.2fx its speed\n",
       naive_ms, naive_admitted, naive_ms / full_ms);
+  std::printf("decisions digest:  %016llx (full and incremental cycle)\n",
+              static_cast<unsigned long long>(digest(inc, digest(full, 0xcbf29ce484222325ULL))));
   std::string why;
   if (!s.check_invariants(&why)) {
     std::printf("INVARIANT BROKEN: %s\n", why.c_str());

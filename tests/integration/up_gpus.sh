@@ -81,7 +81,9 @@ pid=$!
 wait_ready "$url" 30 "$pid" || fail "server not ready (labels)"
 grep -q 'labels: {"topology.example.com/zone": "a"}' "$tmp/lab/up-cluster.yaml" ||
   fail "up-cluster.yaml: $(cat "$tmp/lab/up-cluster.yaml")"
-"$SLUICE_BIN" run --server "$url" --cpu 1 -- true >"$tmp/run" || fail "run: $(cat "$tmp/run")"
+# --chdir /tmp: the pod runs as the namespace's uid, which may not enter the checkout (a clone
+# under a 0700 directory).
+"$SLUICE_BIN" run --server "$url" --cpu 1 --chdir /tmp -- true >"$tmp/run" || fail "run: $(cat "$tmp/run")"
 id=$(sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$tmp/run")
 state=
 for _ in $(seq 1 300); do

@@ -43,7 +43,9 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
   hash_.assign(n, 0);
   version_.assign(n, 0);
   w.single_model.assign(n, 1);
+  w.whole_capacity.assign(n, 0);
   ready_ = NodeBits(nn);
+  idle_ = NodeBits(nn);
   w.gpu_nodes = NodeBits(nn);
   mig_free_.assign(kMaxResources, NodeBits(nn));
   partial_.assign(kPartialBuckets, NodeBits(nn));
@@ -71,6 +73,7 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
       w.gpu_mig.push_back(g.mig.empty() ? 0 : 1);
       gpu_free_.push_back(g.mig.empty() ? static_cast<int32_t>(kMilliPerGpu) : 0);
       if (g.mig.empty()) w.gpu_milli_capacity += kMilliPerGpu;
+      if (g.mig.empty()) ++w.whole_capacity[i];
       for (const MigSlice& s : g.mig) {
         slice_used_.push_back(0);
         w.slice_profile.push_back(s.profile);
@@ -101,14 +104,11 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
     }
   }
 
-  // 3. Index every node.
+  // 3. Index every node, all of it free.
   for (size_t i = 0; i < n; ++i) {
-    const auto id = static_cast<NodeId>(i);
-    ready_.assign(id, cluster.nodes[i].ready);
-    whole_free_[i] = 0;
-    for (int g = 0; g < gpu_count(id); ++g)
-      if (!gpu_is_mig(id, g)) ++whole_free_[i];
-    index(id);
+    ready_.assign(static_cast<NodeId>(i), cluster.nodes[i].ready);
+    whole_free_[i] = w.whole_capacity[i];
+    index(static_cast<NodeId>(i));
   }
 }
 
@@ -116,6 +116,17 @@ int ClusterAlloc::model_index(const std::string& name) const {
   for (size_t m = 0; m < L().models.size(); ++m)
     if (L().models[m] == name) return static_cast<int>(m);
   return -1;
+}
+
+bool ClusterAlloc::is_idle(NodeId n) const {
+  const size_t i = idx(n);
+  const Node& node = cluster_->nodes[i];
+  if (!ready_.test(n) || cpu_free_[i] != node.cpu_milli || mem_free_[i] != node.memory_mib ||
+      whole_free_[i] != L().whole_capacity[i])
+    return false;
+  for (int32_t s = slice_begin(n); s < slice_end(n); ++s)
+    if (slice_used_[static_cast<size_t>(s)]) return false;
+  return true;
 }
 
 int32_t ClusterAlloc::partial_max(NodeId n) const {
@@ -147,6 +158,7 @@ void ClusterAlloc::unindex(NodeId n) {
   const size_t i = idx(n);
   const int c = idx_whole_[i];
   whole_eq_[static_cast<size_t>(c)].reset(n);
+  idle_.reset(n);
   if (idx_partial_[i] >= 0) partial_[static_cast<size_t>(idx_partial_[i])].reset(n);
   const int32_t s0 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i])];
   const int32_t s1 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i + 1])];
@@ -188,6 +200,7 @@ void ClusterAlloc::index(NodeId n) {
       ++dom_count_[l][d * (static_cast<size_t>(L().max_gpus) + 1) + static_cast<size_t>(c)];
     }
   }
+  if (is_idle(n)) idle_.set(n);
   hash_[i] = compute_hash(n);
   version_[i] = ++*clock_;
 }
@@ -328,6 +341,7 @@ bool ClusterAlloc::check_invariants(std::string* why) const {
       if (partial_[static_cast<size_t>(b)].test(n) != (pm > 0 && pm / 100 == b))
         return fail(at + "partial-GPU index out of date");
     if (hash_[idx(n)] != compute_hash(n)) return fail(at + "state hash out of date");
+    if (idle_.test(n) != is_idle(n)) return fail(at + "idle index out of date");
     if (ready_.test(n)) {
       total_whole += whole;
       ++by_whole[static_cast<size_t>(whole)];

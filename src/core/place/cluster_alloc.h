@@ -8,6 +8,7 @@
 //   partial_bucket(b)  nodes whose largest partly used GPU has b*100..b*100+99 milli free
 //   mig_free(r)        nodes with at least one free MIG slice of profile r
 //   ready_bits         nodes that may receive new pods
+//   idle_bits          ready nodes with nothing taken: all CPU, memory, GPUs and slices free
 //   model_nodes(m)     nodes with at least one GPU of model m (static)
 //   per topology domain: sum of free whole GPUs and how many nodes have c free whole GPUs, so a
 //   domain that cannot hold a gang is rejected in O(1); counted over ready nodes only.
@@ -99,6 +100,7 @@ class ClusterAlloc {
   // Indexes.
   int32_t max_gpus_per_node() const { return L().max_gpus; }
   const NodeBits& ready_bits() const { return ready_; }
+  const NodeBits& idle_bits() const { return idle_; }
   const NodeBits& whole_eq(int c) const { return whole_eq_[static_cast<size_t>(c)]; }
   const NodeBits& partial_bucket(int b) const { return partial_[static_cast<size_t>(b)]; }
   const NodeBits& mig_free(ResourceId r) const { return mig_free_[r]; }
@@ -127,6 +129,7 @@ class ClusterAlloc {
   void unindex(NodeId n);
   void index(NodeId n);
   int32_t partial_max(NodeId n) const;
+  bool is_idle(NodeId n) const;  // recomputed, for index() and check_invariants
   uint64_t compute_hash(NodeId n) const;
 
   // What never changes after construction, shared by copies (a scheduling cycle copies the
@@ -139,6 +142,7 @@ class ClusterAlloc {
     std::vector<ResourceId> slice_profile;
     std::vector<int32_t> slice_gpu;  // slice -> global GPU index
     std::vector<uint8_t> single_model;
+    std::vector<int16_t> whole_capacity;  // node -> non-MIG GPUs
     NodeBits gpu_nodes;
     std::vector<NodeBits> model_nodes;
     std::vector<std::string> models;
@@ -157,7 +161,7 @@ class ClusterAlloc {
   std::vector<int16_t> idx_partial_;  // partial bucket or -1
   std::vector<uint64_t> hash_;
 
-  NodeBits ready_;
+  NodeBits ready_, idle_;
   std::vector<NodeBits> whole_eq_, partial_, mig_free_;
 
   std::vector<std::vector<int64_t>> dom_whole_;  // [level][domain]

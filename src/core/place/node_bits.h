@@ -20,6 +20,7 @@ class NodeBits {
   int32_t word_count() const { return static_cast<int32_t>(words_.size()); }
   uint64_t word(int32_t i) const { return words_[static_cast<size_t>(i)]; }
   uint64_t& word(int32_t i) { return words_[static_cast<size_t>(i)]; }
+  const uint64_t* data() const { return words_.data(); }
 
   bool test(NodeId n) const { return (words_[static_cast<size_t>(n) >> 6] >> (n & 63)) & 1U; }
   void set(NodeId n) { words_[static_cast<size_t>(n) >> 6] |= uint64_t{1} << (n & 63); }

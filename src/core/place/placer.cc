@@ -27,8 +27,13 @@ Placer::Placer(const Cluster& cluster, std::shared_ptr<GpuScorer> scorer, Placer
   const auto n = static_cast<int32_t>(cluster.nodes.size());
   im.uniform.assign(cluster.nodes.size(), 1);
   im.gpu_capacity.assign(cluster.nodes.size(), 0);
-  for (size_t i = 0; i < cluster.nodes.size(); ++i)
-    for (const Gpu& g : cluster.nodes[i].gpus) im.gpu_capacity[i] += g.mig.empty() ? 1 : 0;
+  for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+    im.gpu_base.push_back(static_cast<int32_t>(im.topo.size()));
+    for (const Gpu& g : cluster.nodes[i].gpus) {
+      im.gpu_capacity[i] += g.mig.empty() ? 1 : 0;
+      im.topo.push_back({g.nvlink_domain, g.numa_node, g.pcie_switch});
+    }
+  }
   for (size_t i = 0; i < cluster.nodes.size(); ++i)
     for (const Gpu& g : cluster.nodes[i].gpus)
       if (g.nvlink_domain != cluster.nodes[i].gpus.front().nvlink_domain) im.uniform[i] = 0;
@@ -70,6 +75,12 @@ Placer::Placer(const Cluster& cluster, std::shared_ptr<GpuScorer> scorer, Placer
       im.static_class[i] = classes.emplace(sig, static_cast<int32_t>(classes.size())).first->second;
     }
     im.seen.resize(std::bit_ceil(2 * cluster.nodes.size() + 2));
+    if (classes.size() <= Impl::kMaxIdleClasses) {
+      im.class_bits.assign(classes.size(), NodeBits(n));
+      for (size_t i = 0; i < cluster.nodes.size(); ++i)
+        im.class_bits[static_cast<size_t>(im.static_class[i])].set(static_cast<NodeId>(i));
+      im.idle_seen = NodeBits(n);
+    }
   }
 }
 

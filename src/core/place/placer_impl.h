@@ -84,8 +84,12 @@ using placer_detail::Tent;
 struct Placer::Impl {
   const Placer* self = nullptr;
   // Static tables.
-  std::vector<uint8_t> uniform;                    // node: all GPUs in one NVLink domain
-  std::vector<int32_t> gpu_capacity;               // node: non-MIG GPUs
+  std::vector<uint8_t> uniform;       // node: all GPUs in one NVLink domain
+  std::vector<int32_t> gpu_capacity;  // node: non-MIG GPUs
+  // GPU topology ids, flat: GPU g of node n at level l (0 NVLink, 1 NUMA, 2 PCIe switch) is
+  // topo[gpu_base[n] + g][l].
+  std::vector<int32_t> gpu_base;
+  std::vector<std::array<int32_t, 3>> topo;
   std::vector<std::vector<NodeBits>> domain_bits;  // [level][domain]
   std::array<uint8_t, kMaxResources> mig_resource{};
   // Node-state grouping for exhaustive scorers whose score is a function of the node's content
@@ -105,6 +109,13 @@ struct Placer::Impl {
   };
   std::vector<Seen> seen;  // open addressing, 2^k >= 2 x nodes slots; valid when epoch matches
   uint32_t epoch = 0;
+  // Idle nodes (ClusterAlloc::idle_bits) of one static class all share one state, so after the
+  // first of them a grouped search skips the rest a word at a time (where each would have been
+  // looked up and found seen): class_bits holds each class's nodes (empty when there are more
+  // than kMaxIdleClasses), idle_seen the classes' nodes whose idle state this call has met.
+  static constexpr size_t kMaxIdleClasses = 256;
+  std::vector<NodeBits> class_bits;
+  NodeBits idle_seen;
   // Per call.
   const ClusterAlloc* alloc = nullptr;
   const Job* job = nullptr;
@@ -125,11 +136,14 @@ struct Placer::Impl {
   SearchOrder order = SearchOrder::kFewestFreeFirst;
   // Scratch (reused between calls; never part of the result's identity).
   NodeBits filter, pref, single, pfit, used_mask, touched_bits, spread;
+  std::vector<uint64_t> scan;  // best_node: one group's candidate words (fill_scan)
   std::vector<Tent> touched;
   std::vector<PodShape> shapes;                   // per pod set
   std::vector<std::pair<int32_t, int32_t>> pods;  // (pod set, pod index), largest first
   std::vector<Group> groups;
   std::vector<int16_t> take, freelist;
+  std::vector<int32_t> group_ids;    // pick_whole: a level's group ids among the free GPUs
+  std::vector<size_t> group_counts;  // ... and their free GPUs
   std::vector<int32_t> used_domains;
   std::vector<PodPlacement> out;
   Cand cur, best;
@@ -182,8 +196,8 @@ struct Placer::Impl {
 
   // GPU topology id of GPU g at locality level 0 (NVLink), 1 (NUMA), 2 (PCIe switch).
   int32_t topo_id(NodeId n, int g, int level) const {
-    const Gpu& gpu = cluster().nodes[static_cast<size_t>(n)].gpus[static_cast<size_t>(g)];
-    return level == 0 ? gpu.nvlink_domain : level == 1 ? gpu.numa_node : gpu.pcie_switch;
+    return topo[static_cast<size_t>(gpu_base[static_cast<size_t>(n)] + g)]
+               [static_cast<size_t>(level)];
   }
 
   // Whole GPUs for a pod: 0 ok, 1 too few free GPUs, 2 free but not in one NVLink domain.
@@ -210,13 +224,23 @@ struct Placer::Impl {
     // 1. The smallest group (NVLink domain, else NUMA node, else PCIe switch) that holds all k:
     //    big groups stay whole for big pods. Ties: lowest id.
     for (int level = 0; level < 3; ++level) {
-      int32_t best_id = 0;
-      size_t best_count = std::numeric_limits<size_t>::max();
+      // The free GPUs per group id of this level, counted in one pass.
+      group_ids.clear();
+      group_counts.clear();
       for (int16_t g : freelist) {
         const int32_t id = topo_id(n, g, level);
-        size_t count = 0;
-        for (int16_t h : freelist)
-          if (topo_id(n, h, level) == id) ++count;
+        const auto at = std::find(group_ids.begin(), group_ids.end(), id) - group_ids.begin();
+        if (static_cast<size_t>(at) == group_ids.size()) {
+          group_ids.push_back(id);
+          group_counts.push_back(0);
+        }
+        ++group_counts[static_cast<size_t>(at)];
+      }
+      int32_t best_id = 0;
+      size_t best_count = std::numeric_limits<size_t>::max();
+      for (size_t j = 0; j < group_ids.size(); ++j) {
+        const int32_t id = group_ids[j];
+        const size_t count = group_counts[j];
         if (count >= k && (count < best_count || (count == best_count && id < best_id))) {
           best_count = count;
           best_id = id;
@@ -435,6 +459,52 @@ struct Placer::Impl {
     }
   }
 
+  // This group's candidates of `mask`, one word per 64 nodes, into `scan`: the switch on the
+  // group's kind is taken once per group, and the loops over plain bitmaps vectorise.
+  void fill_scan(const Group& g, const PodShape& pod, const NodeBits& mask) {
+    const auto words = static_cast<size_t>(mask.word_count());
+    scan.resize(words);
+    const uint64_t* m = mask.data();
+    const uint64_t* t = touched_bits.data();
+    const uint64_t* a = nullptr;
+    if (g.kind == GroupKind::kWhole || g.kind == GroupKind::kWholeNoPartial)
+      a = alloc->whole_eq(g.param).data();
+    else if (g.kind == GroupKind::kPartial)
+      a = alloc->partial_bucket(g.param).data();
+    if (g.kind == GroupKind::kWholeNoPartial) {
+      const uint64_t* p = pfit.data();
+      for (size_t i = 0; i < words; ++i) scan[i] = m[i] & ~t[i] & a[i] & ~p[i];
+    } else if (a != nullptr) {
+      for (size_t i = 0; i < words; ++i) scan[i] = m[i] & ~t[i] & a[i];
+    } else {
+      for (size_t i = 0; i < words; ++i)
+        scan[i] = (m[i] & ~t[i]) ? m[i] & ~t[i] & group_word(g, pod, static_cast<int32_t>(i)) : 0;
+    }
+  }
+
+  // Evaluates node n of the current search; whether it fits (cur.node == n). In a grouped
+  // search a node whose state was seen this call is only compared on end alignment.
+  bool visit(NodeId n, const PodShape& pod, bool grouped) {
+    Seen* entry = nullptr;
+    if (grouped) {
+      bool fresh = false;
+      entry = &state_of(n, fresh);
+      if (!fresh) {
+        consider_same_state(n, pod, *entry);
+        return false;
+      }
+    }
+    cur.node = -1;
+    cur_state = entry;
+    consider(n, pod);
+    cur_state = nullptr;
+    if (entry && cur.node == n) {
+      entry->rank = cur.rank;
+      entry->score = cur.score;
+    }
+    return cur.node == n;
+  }
+
   // The best node for `pod` among `mask`; false when none fits.
   bool best_node(const PodShape& pod, const NodeBits& mask) {
     best.node = -1;
@@ -449,40 +519,34 @@ struct Placer::Impl {
     build_groups(pod);
     const bool grouped = group_states && !monotone && cap <= 0;
     if (grouped) next_epoch();
+    // Only the first idle node of a class counts: the later ones could win only on end
+    // alignment (consider_same_state), which is off without a job end.
+    const bool skip_idle = grouped && job_end <= 0 && !class_bits.empty();
+    if (skip_idle) idle_seen.clear();
     int32_t total = 0;
     for (const Group& g : groups) {
       if (monotone && best.node >= 0 && best.rank < g.rank) break;
+      fill_scan(g, pod, mask);
       int32_t feasible = 0;
       bool stop = false;
       for (int32_t i = 0; i < mask.word_count() && !stop; ++i) {
-        uint64_t w = mask.word(i) & ~touched_bits.word(i);
+        uint64_t w = scan[static_cast<size_t>(i)];
         if (!w) continue;
-        w &= group_word(g, pod, i);
+        const uint64_t idle = skip_idle ? alloc->idle_bits().word(i) : 0;
+        w &= ~(idle & idle_seen.word(i));
         while (w && !stop) {
           const NodeId n = i * 64 + std::countr_zero(w);
           w &= w - 1;
-          Seen* entry = nullptr;
-          if (grouped) {
-            bool fresh = false;
-            entry = &state_of(n, fresh);
-            if (!fresh) {
-              consider_same_state(n, pod, *entry);
-              continue;
-            }
+          if (idle >> (n % 64) & 1) {
+            const NodeBits& same =
+                class_bits[static_cast<size_t>(static_class[static_cast<size_t>(n)])];
+            idle_seen |= same;
+            w &= ~(idle & same.word(i));
           }
-          cur.node = -1;
-          cur_state = entry;
-          consider(n, pod);
-          cur_state = nullptr;
-          if (entry && cur.node == n) {
-            entry->rank = cur.rank;
-            entry->score = cur.score;
-          }
-          if (cur.node == n) {
-            ++feasible;
-            ++total;
-            if (monotone ? feasible >= cap : (cap > 0 && total >= cap)) stop = true;
-          }
+          if (!visit(n, pod, grouped)) continue;
+          ++feasible;
+          ++total;
+          if (monotone ? feasible >= cap : (cap > 0 && total >= cap)) stop = true;
         }
       }
       if (stop || (monotone && best.node >= 0)) break;
@@ -605,6 +669,7 @@ struct Placer::Impl {
   std::vector<std::pair<int32_t, int32_t>> slice_pods;  // (pod set, index): the order slices cut
   std::vector<NodeBits> slice_masks;                    // per slice layer
   std::vector<int32_t> cand_domains;
+  mutable std::vector<std::pair<int64_t, int32_t>> dom_keys;  // candidate_domains' sort
   // Domains of `level` (nodes at the node level) whose free whole GPUs could hold `need` with
   // `max_whole` on one node, fewest free first (most under spread), ties by id; *most_free: the
   // largest free count of one domain.

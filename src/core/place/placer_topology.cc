@@ -39,11 +39,12 @@ void Placer::Impl::candidate_domains(int level, const NodeBits& mask, int64_t ne
       out->push_back(d);
     }
   }
-  std::stable_sort(out->begin(), out->end(), [&](int32_t a, int32_t b) {
-    const int64_t fa = free_of(a), fb = free_of(b);
-    if (fa != fb) return most ? fa > fb : fa < fb;
-    return a < b;
-  });
+  // Fewest free first (most under spread), ties by id: a total order, so a plain sort of
+  // (key, id) pairs gives the one answer.
+  dom_keys.clear();
+  for (int32_t d : *out) dom_keys.emplace_back(most ? -free_of(d) : free_of(d), d);
+  std::sort(dom_keys.begin(), dom_keys.end());
+  for (size_t i = 0; i < dom_keys.size(); ++i) (*out)[i] = dom_keys[i].second;
 }
 
 void Placer::Impl::domain_mask(int level, int32_t d, const NodeBits& mask, NodeBits* out) const {

@@ -159,6 +159,37 @@ TEST(ClusterAlloc, IndexesFollowCommits) {
   EXPECT_FALSE(alloc.partial_bucket(7).test(0));
 }
 
+// idle_bits: ready nodes with nothing taken (the grouped search skips all but the first idle
+// node of a static class). A pod of CPU only takes the node out of it as much as a GPU does.
+TEST(ClusterAlloc, IdleBitsFollowCommitsAndReadiness) {
+  Cluster c;
+  c.nodes.push_back(make_node("a", 4));
+  c.nodes.push_back(make_node("b", 4));
+  ClusterAlloc alloc(c);
+  EXPECT_TRUE(alloc.idle_bits().test(0));
+  EXPECT_TRUE(alloc.idle_bits().test(1));
+  Placement gpu;
+  gpu.pods.push_back({0, 0, 0, {{1, -1, 1000}}});
+  const Job j = make_job(1, 1, 1, 1000);
+  alloc.commit(j, gpu);
+  EXPECT_FALSE(alloc.idle_bits().test(0));
+  alloc.release(j, gpu);
+  EXPECT_TRUE(alloc.idle_bits().test(0));
+  Placement cpu;
+  cpu.pods.push_back({0, 0, 0, {}});
+  Job cpu_only = make_job(2, 1, 0, 1000);
+  alloc.commit(cpu_only, cpu);
+  EXPECT_FALSE(alloc.idle_bits().test(0));
+  alloc.release(cpu_only, cpu);
+  alloc.set_ready(1, false);
+  EXPECT_FALSE(alloc.idle_bits().test(1));
+  alloc.set_ready(1, true);
+  EXPECT_TRUE(alloc.idle_bits().test(0));
+  EXPECT_TRUE(alloc.idle_bits().test(1));
+  std::string why;
+  EXPECT_TRUE(alloc.check_invariants(&why)) << why;
+}
+
 }  // namespace
 }  // namespace cluster_alloc_test
 }  // namespace sluice
