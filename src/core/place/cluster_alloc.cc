@@ -84,6 +84,7 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
   }
   whole_eq_.assign(static_cast<size_t>(w.max_gpus) + 1, NodeBits(nn));
   count_by_whole_.assign(static_cast<size_t>(w.max_gpus) + 1, 0);
+  whole_eq_size_.assign(static_cast<size_t>(w.max_gpus) + 1, 0);
 
   // 2. Topology domains (ids may exceed domain_names; size by the largest seen).
   w.domain_nodes.resize(cluster.levels.size());
@@ -158,8 +159,12 @@ void ClusterAlloc::unindex(NodeId n) {
   const size_t i = idx(n);
   const int c = idx_whole_[i];
   whole_eq_[static_cast<size_t>(c)].reset(n);
+  --whole_eq_size_[static_cast<size_t>(c)];
   idle_.reset(n);
-  if (idx_partial_[i] >= 0) partial_[static_cast<size_t>(idx_partial_[i])].reset(n);
+  if (idx_partial_[i] >= 0) {
+    partial_[static_cast<size_t>(idx_partial_[i])].reset(n);
+    --partial_size_[static_cast<size_t>(idx_partial_[i])];
+  }
   const int32_t s0 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i])];
   const int32_t s1 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i + 1])];
   for (int32_t s = s0; s < s1; ++s) mig_free_[L().slice_profile[static_cast<size_t>(s)]].reset(n);
@@ -181,9 +186,13 @@ void ClusterAlloc::index(NodeId n) {
   const int c = whole_free_[i];
   idx_whole_[i] = static_cast<int16_t>(c);
   whole_eq_[static_cast<size_t>(c)].set(n);
+  ++whole_eq_size_[static_cast<size_t>(c)];
   const int32_t pm = partial_max(n);
   idx_partial_[i] = pm > 0 ? static_cast<int16_t>(pm / 100) : int16_t{-1};
-  if (pm > 0) partial_[static_cast<size_t>(pm / 100)].set(n);
+  if (pm > 0) {
+    partial_[static_cast<size_t>(pm / 100)].set(n);
+    ++partial_size_[static_cast<size_t>(pm / 100)];
+  }
   const int32_t s0 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i])];
   const int32_t s1 = L().gpu_slice_off[static_cast<size_t>(L().gpu_off[i + 1])];
   for (int32_t s = s0; s < s1; ++s)
@@ -349,6 +358,12 @@ bool ClusterAlloc::check_invariants(std::string* why) const {
   }
   if (total_whole != total_whole_free_) return fail("total free whole GPUs out of date");
   if (by_whole != count_by_whole_) return fail("count of nodes by free whole GPUs out of date");
+  for (int c = 0; c <= L().max_gpus; ++c)
+    if (whole_eq_[static_cast<size_t>(c)].count() != whole_eq_size_[static_cast<size_t>(c)])
+      return fail("size of a whole-GPU bucket out of date");
+  for (int b = 0; b < kPartialBuckets; ++b)
+    if (partial_[static_cast<size_t>(b)].count() != partial_size_[static_cast<size_t>(b)])
+      return fail("size of a partial-GPU bucket out of date");
   if (used != gpu_milli_used_) return fail("used GPU milli out of date");
   for (size_t l = 0; l < L().domain_nodes.size(); ++l)
     for (size_t d = 0; d < L().domain_nodes[l].size(); ++d) {

@@ -12,6 +12,7 @@
 //   model_nodes(m)     nodes with at least one GPU of model m (static)
 //   per topology domain: sum of free whole GPUs and how many nodes have c free whole GPUs, so a
 //   domain that cannot hold a gang is rejected in O(1); counted over ready nodes only.
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -102,6 +103,9 @@ class ClusterAlloc {
   const NodeBits& ready_bits() const { return ready_; }
   const NodeBits& idle_bits() const { return idle_; }
   const NodeBits& whole_eq(int c) const { return whole_eq_[static_cast<size_t>(c)]; }
+  // Nodes (ready or not) in whole_eq(c), in partial_bucket(b): a search skips an empty one.
+  int32_t whole_eq_size(int c) const { return whole_eq_size_[static_cast<size_t>(c)]; }
+  int32_t partial_bucket_size(int b) const { return partial_size_[static_cast<size_t>(b)]; }
   const NodeBits& partial_bucket(int b) const { return partial_[static_cast<size_t>(b)]; }
   const NodeBits& mig_free(ResourceId r) const { return mig_free_[r]; }
   const NodeBits& gpu_nodes() const { return L().gpu_nodes; }
@@ -164,9 +168,11 @@ class ClusterAlloc {
   NodeBits ready_, idle_;
   std::vector<NodeBits> whole_eq_, partial_, mig_free_;
 
-  std::vector<std::vector<int64_t>> dom_whole_;  // [level][domain]
-  std::vector<std::vector<int32_t>> dom_count_;  // [level][domain * (max_gpus+1) + c]
-  std::vector<int32_t> count_by_whole_;          // ready nodes with c free whole GPUs
+  std::vector<std::vector<int64_t>> dom_whole_;          // [level][domain]
+  std::vector<std::vector<int32_t>> dom_count_;          // [level][domain * (max_gpus+1) + c]
+  std::vector<int32_t> count_by_whole_;                  // ready nodes with c free whole GPUs
+  std::vector<int32_t> whole_eq_size_;                   // all nodes in whole_eq_[c]
+  std::array<int32_t, kPartialBuckets> partial_size_{};  // all nodes in partial_[b]
   int64_t total_whole_free_ = 0;
   int64_t gpu_milli_used_ = 0;
   // Change tracking for assign_from: a clock shared by an allocation and all its copies, and

@@ -460,8 +460,13 @@ struct Placer::Impl {
   }
 
   // This group's candidates of `mask`, one word per 64 nodes, into `scan`: the switch on the
-  // group's kind is taken once per group, and the loops over plain bitmaps vectorise.
-  void fill_scan(const Group& g, const PodShape& pod, const NodeBits& mask) {
+  // group's kind is taken once per group, and the loops over plain bitmaps vectorise. False
+  // when the group's own index is empty (scan is left as it was).
+  bool fill_scan(const Group& g, const PodShape& pod, const NodeBits& mask) {
+    if (((g.kind == GroupKind::kWhole || g.kind == GroupKind::kWholeNoPartial) &&
+         alloc->whole_eq_size(g.param) == 0) ||
+        (g.kind == GroupKind::kPartial && alloc->partial_bucket_size(g.param) == 0))
+      return false;
     const auto words = static_cast<size_t>(mask.word_count());
     scan.resize(words);
     const uint64_t* m = mask.data();
@@ -480,6 +485,7 @@ struct Placer::Impl {
       for (size_t i = 0; i < words; ++i)
         scan[i] = (m[i] & ~t[i]) ? m[i] & ~t[i] & group_word(g, pod, static_cast<int32_t>(i)) : 0;
     }
+    return true;
   }
 
   // Evaluates node n of the current search; whether it fits (cur.node == n). In a grouped
@@ -526,7 +532,10 @@ struct Placer::Impl {
     int32_t total = 0;
     for (const Group& g : groups) {
       if (monotone && best.node >= 0 && best.rank < g.rank) break;
-      fill_scan(g, pod, mask);
+      if (!fill_scan(g, pod, mask)) {  // an empty group: as if scanned and found nothing
+        if (monotone && best.node >= 0) break;
+        continue;
+      }
       int32_t feasible = 0;
       bool stop = false;
       for (int32_t i = 0; i < mask.word_count() && !stop; ++i) {
