@@ -5,7 +5,8 @@
 #          Chart.js, which the build embeds in the web dashboard (docs/dashboard.md)
 #   test   build + what scripts/test.sh needs: GoogleTest, RapidCheck, clang-16 for the fuzz
 #          targets, and the peers the suite starts as private processes (promtool/prometheus,
-#          chromium, bubblewrap, curl, python3), help2man and dpkg-dev for the package test,
+#          chromium, bubblewrap, curl, python3, python3-kubernetes for kube_python.sh), help2man
+#          and dpkg-dev for the package test,
 #          pip and mypy for the Python client (an offline install, a type check)
 #   bench  build + Google Benchmark, wrk and nginx for the benchmark scripts (bench/), PyYAML
 #          for bench/philly_deadlines.sh
@@ -20,7 +21,7 @@ build=(g++ cmake ninja-build pkg-config
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev libssl-dev
   libjs-chart.js)
 test=(googletest libgtest-dev libgmock-dev librapidcheck-dev
-  curl python3 python3-pip python3-mypy prometheus chromium bubblewrap help2man dpkg-dev
+  curl python3 python3-pip python3-mypy python3-kubernetes prometheus chromium bubblewrap help2man dpkg-dev
   etcd-server etcd-client
   podman runc
   clang-16 libfuzzer-16-dev libclang-rt-16-dev)

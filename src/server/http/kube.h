@@ -100,6 +100,9 @@ json table_row(json cells, const json& object, const std::string& include);
 // Kubernetes' HumanDuration: "5s", "3m20s", "2d4h".
 std::string human_duration(TimeNs ns);
 std::string timestamp(TimeNs unix_ns);  // RFC 3339, "" for 0
+// A metav1.Time field: RFC 3339, null for 0 (as the API server writes a zero time; clients
+// such as the Python one parse every date they are given).
+json time_field(TimeNs unix_ns);
 
 // --- Lists, selectors and paging (kube_table.cc) ---------------------------------------------
 // labelSelector's equality terms (a=b, a==b, a!=b); nullopt (with *error) for set-based ones.

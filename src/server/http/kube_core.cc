@@ -98,10 +98,19 @@ json node_object(const json& view, const Node* cfg) {
             {"allocatable", capacity},
             {"conditions", json::array({cond})},
             {"addresses", json::array({{{"type", "Hostname"}, {"address", view["name"]}}})},
+            // Every field of NodeSystemInfo is required (typed clients such as the Python one
+            // refuse a node without them); sluice's agents do not report these.
             {"nodeInfo",
              {{"kubeletVersion", "v1.32.0-sluice"},
               {"containerRuntimeVersion", "sluice-agent"},
-              {"operatingSystem", "linux"}}}}}};
+              {"operatingSystem", "linux"},
+              {"architecture", "amd64"},
+              {"osImage", "sluice agent"},
+              {"kernelVersion", ""},
+              {"kubeProxyVersion", ""},
+              {"bootID", ""},
+              {"machineID", ""},
+              {"systemUUID", ""}}}}}};
 }
 
 json node_row(const json& view, const json& node) {

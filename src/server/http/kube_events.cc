@@ -40,7 +40,7 @@ class Builder {
            std::string message) {
     if (message.size() > kMaxMessage) message = message.substr(0, kMaxMessage - 3) + "...";
     const size_t seq = out.size();
-    const std::string ts = timestamp(at);
+    const json ts = time_field(at);
     json o = {{"apiVersion", "v1"},
               {"kind", "Event"},
               {"metadata",

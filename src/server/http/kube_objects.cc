@@ -60,7 +60,7 @@ json meta(const std::string& name, const JobRecord& r, const std::string& u, Tim
           {"uid", u},
           {"resourceVersion", std::to_string(r.rv)},
           {"generation", 1},
-          {"creationTimestamp", timestamp(created)},
+          {"creationTimestamp", time_field(created)},
           {"labels", std::move(labels)}};
 }
 
@@ -124,7 +124,7 @@ json condition(const std::string& type, bool status, TimeNs at, const std::strin
                const std::string& message) {
   return {{"type", type},
           {"status", status ? "True" : "False"},
-          {"lastTransitionTime", timestamp(at)},
+          {"lastTransitionTime", time_field(at)},
           {"reason", reason},
           {"message", message}};
 }
@@ -195,14 +195,14 @@ json container_state(const JobRecord& r, const PodRun& p) {
     const bool ok = p.exit.exit_code == 0 && p.exit.signal == 0;
     json t = {{"exitCode", p.exit.signal ? 128 + p.exit.signal : p.exit.exit_code},
               {"reason", ok ? "Completed" : "Error"},
-              {"startedAt", timestamp(p.started_ns)},
-              {"finishedAt", timestamp(p.exit.at_unix_ns)}};
+              {"startedAt", time_field(p.started_ns)},
+              {"finishedAt", time_field(p.exit.at_unix_ns)}};
     if (p.exit.signal) t["signal"] = p.exit.signal;
     if (!p.exit.message.empty()) t["message"] = p.exit.message;
     return {{"terminated", t}};
   }
   if (p.started && !is_terminal(r.state))
-    return {{"running", {{"startedAt", timestamp(p.started_ns)}}}};
+    return {{"running", {{"startedAt", time_field(p.started_ns)}}}};
   if (is_terminal(r.state))
     return {{"terminated", {{"exitCode", 137}, {"reason", "Stopped"}, {"message", r.reason}}}};
   return {{"waiting", {{"reason", "ContainerCreating"}}}};
@@ -238,7 +238,7 @@ json pod_object(const JobRecord& r, size_t i, const Config& config) {
   m["ownerReferences"] = owner(r);
   if (r.state == JobState::kPending) {
     // The last run of a job sent back to its queue, still stopping: Terminating.
-    m["deletionTimestamp"] = timestamp(r.queued_ns);
+    m["deletionTimestamp"] = time_field(r.queued_ns);
     m["deletionGracePeriodSeconds"] = r.job.checkpoint_grace_ns / kNsPerSec;
   }
   const json state = container_state(r, p);

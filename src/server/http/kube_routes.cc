@@ -43,8 +43,7 @@ void Server::routes_kube() {
   const std::string any = R"(/apis?/.+)";
   // A watch holds its connection, not a worker (kube_watch.h); other GETs go to a worker.
   h.Async("GET", any, [this](net::Request& req, net::Responder r) {
-    const std::string watch = req.get_param_value("watch");
-    if (watch == "true" || watch == "1")
+    if (kube::flag_true(req.get_param_value("watch")))
       return r.to_worker([this, &req, r] { kube_watch(req, r); });
     r.to_worker([this, &req, r] {
       net::Response res;

@@ -76,6 +76,11 @@ std::string timestamp(TimeNs unix_ns) {
   return unix_ns > 0 ? format_rfc3339(unix_ns / kNsPerSec * kNsPerSec) : "";
 }
 
+json time_field(TimeNs unix_ns) {
+  if (unix_ns <= 0) return nullptr;
+  return timestamp(unix_ns);
+}
+
 bool Selector::matches(const json& labels) const {
   const auto value = [&](const std::string& key) -> const json* {
     return labels.is_object() && labels.contains(key) ? &labels[key] : nullptr;

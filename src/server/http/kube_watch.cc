@@ -24,14 +24,17 @@ std::optional<int64_t> parse_count(const std::string& text) {
 }
 
 bool flag(const net::Request& req, const char* name) {
-  const std::string v = req.get_param_value(name);
-  return v == "true" || v == "1";
+  return flag_true(req.get_param_value(name));
 }
 
 const std::vector<Column>& columns_of(const Watch& w) {
   return w.kind->resource == "jobs" ? job_columns() : workload_columns();
 }
 }  // namespace
+
+bool flag_true(std::string_view v) {
+  return v == "true" || v == "True" || v == "TRUE" || v == "t" || v == "T" || v == "1";
+}
 
 std::string read_watch_query(const net::Request& req, Watch& w) {
   const std::string rv = req.get_param_value("resourceVersion");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/responder.h"
@@ -59,6 +60,10 @@ struct WatchOut {
   bool expired = false, initial_done = false;
   uint64_t expired_rv = 0;
 };
+
+// A query flag as the API server reads it (Go's strconv.ParseBool): "true", "True", "TRUE",
+// "t", "T" or "1" (the Python client sends watch=True).
+bool flag_true(std::string_view value);
 
 // The query of a watch request into `w`; "" or what is wrong (a 400).
 std::string read_watch_query(const net::Request& req, Watch& w);

@@ -98,7 +98,7 @@ json workload_object(const JobRecord& r, const Config& config, const std::string
             {"uid", "sluice-workload-" + std::to_string(r.job.id)},
             {"resourceVersion", std::to_string(r.rv)},
             {"generation", 1},
-            {"creationTimestamp", timestamp(r.job.submit_ns)},
+            {"creationTimestamp", time_field(r.job.submit_ns)},
             {"labels", {{"kueue.x-k8s.io/job-uid", job_uid}}},
             {"ownerReferences", json::array({{{"apiVersion", "batch/v1"},
                                               {"kind", "Job"},

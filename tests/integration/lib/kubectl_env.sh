@@ -1,9 +1,10 @@
 # Sourced by the kubectl_*.sh tests: `sluice serve` with tokens (alice in default, bob in
 # team-b), one agent (n0, 4 fake H100s), a TLS terminator in front (kubectl sends tokens only
 # over https), a kubeconfig per token, and the helpers k, refused and fail. $here is the
-# test's directory; everything started is stopped by its PID on exit.
+# test's directory; everything started is stopped by its PID on exit. A test that drives
+# another client than kubectl sets KUBE_CLIENT (its name) before sourcing.
 : "${SLUICE_BIN:?}"
-command -v kubectl >/dev/null || { echo "kubectl missing: skip"; exit 77; }
+[[ -n ${KUBE_CLIENT:-} ]] || command -v kubectl >/dev/null || { echo "kubectl missing: skip"; exit 77; }
 command -v openssl >/dev/null || { echo "openssl missing: skip"; exit 77; }
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)

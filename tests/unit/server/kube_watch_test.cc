@@ -81,6 +81,12 @@ TEST(KubeWatchEvents, AreOneJsonLineEachAndATableRowForKubectlGet) {
   EXPECT_EQ(e["object"]["reason"], "Expired");
 }
 
+TEST(KubeWatchQuery, FlagsAreTrueAsGoParsesThem) {
+  for (const char* yes : {"true", "True", "TRUE", "t", "T", "1"}) EXPECT_TRUE(kube::flag_true(yes));
+  for (const char* no : {"", "false", "False", "0", "yes", "on", "tru"})
+    EXPECT_FALSE(kube::flag_true(no)) << no;
+}
+
 TEST(KubeWatchShows, TheCallersNamespacesThePathsAndTheSelectors) {
   kube::Watch w = jobs_watch();
   w.caller.admin = false;
