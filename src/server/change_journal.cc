@@ -28,8 +28,10 @@ uint64_t ChangeJournal::rv_of(JobId id) const {
 }
 
 std::vector<ChangeJournal::Change> ChangeJournal::since(uint64_t rv) const {
-  // The entries after rv: rv_ - rv of them at most, the last ones of the log.
-  const size_t n = static_cast<size_t>(std::min<uint64_t>(rv_ - std::min(rv, rv_), log_.size()));
+  // The entries after rv, the last ones of the log (bump() leaves gaps between versions).
+  const auto after = std::upper_bound(log_.begin(), log_.end(), rv,
+                                      [](uint64_t v, const Change& c) { return v < c.rv; });
+  const auto n = static_cast<size_t>(log_.end() - after);
   std::unordered_map<JobId, size_t> last_at;  // id -> index of its last entry
   std::unordered_map<JobId, bool> added;
   for (size_t i = log_.size() - n; i < log_.size(); ++i) {

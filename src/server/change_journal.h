@@ -38,6 +38,9 @@ class ChangeJournal {
   // The record is dropped from memory: forgets it (a DELETED change unless it was gone).
   void erase(JobId id, const std::string& ns, const std::string& name);
   uint64_t current() const { return rv_; }
+  // The next version for a change the journal does not record (a node's, a queue's: the
+  // Kubernetes API's watch of those kinds, kube_watch.h): later versions stay later.
+  uint64_t bump() { return ++rv_; }
   // The resourceVersion of the job's last change; the first one for a job unchanged since the
   // server started.
   uint64_t rv_of(JobId id) const;

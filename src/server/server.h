@@ -28,6 +28,7 @@ struct Call;
 struct Watch;
 struct Built;
 struct WatchOut;
+struct Snapshots;
 }  // namespace kube
 
 struct ServeOptions {
@@ -240,6 +241,16 @@ class Server {
                           std::vector<std::unique_ptr<kube::Built>>& keep,
                           std::vector<std::pair<const char*, const kube::Built*>>& events) const;
   void kube_watch_send(kube::Watch& w, const kube::WatchOut& out);
+  // kube_watch_kinds.cc: watches of pods (from their jobs' changes), nodes and Kueue's queues
+  // (from snapshots of their lists).
+  void kube_watch_snapshots(std::unique_lock<std::mutex>& lk);
+  void kube_watch_snapshot(kube::Watch& w, kube::WatchOut& out) const;
+  void kube_watch_pods(kube::Watch& w, const ChangeJournal::Change& c, TimeNs now,
+                       std::vector<std::unique_ptr<kube::Built>>& keep, kube::WatchOut& out) const;
+  void kube_watch_initial_pods(
+      kube::Watch& w, const JobRecord& r, TimeNs now,
+      std::vector<std::unique_ptr<kube::Built>>& keep,
+      std::vector<std::pair<const char*, const kube::Built*>>& events) const;
   void loop();
   void loop_body();
   void kick();
@@ -277,6 +288,7 @@ class Server {
 
   std::mutex watch_mu_;                                // after the state lock, never before it
   std::vector<std::shared_ptr<kube::Watch>> watches_;  // at most kube::kMaxWatches
+  std::shared_ptr<kube::Snapshots> snapshots_;         // the watch thread's only
   std::thread watch_thread_;
 
   std::thread loop_thread_;

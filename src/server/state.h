@@ -405,6 +405,7 @@ class ServerState {
   // The job records' changes as the Kubernetes API's resourceVersions (change_journal.h), and
   // the condition variable notified (under mu()) when a flush adds some: watches wait on it.
   const ChangeJournal& journal() const { return journal_; }
+  ChangeJournal& journal() { return journal_; }  // the watch thread's bump() (kube_watch.h)
   std::condition_variable& journal_cv() { return journal_cv_; }
   void wake_polls();  // every node's (shutdown)
 

@@ -4,7 +4,9 @@
 # then a watch from its resourceVersion), `kubectl get jobs -w` and `kubectl get workloads -w`
 # (ADDED, MODIFIED, DELETED as Table rows); then the watch API itself through curl: 410 Expired
 # for a version the server never gave, timeoutSeconds ending the stream, BOOKMARK with
-# allowWatchBookmarks, Forbidden in another namespace, 405 for a kind not watched.
+# allowWatchBookmarks, Forbidden in another namespace, 405 for a kind not watched; then
+# `kubectl get pods -w`, `nodes -w`, `clusterqueues -w` and `localqueues -w`, and a nodes watch
+# through the API from its list's version.
 set -euo pipefail
 source "$(dirname "$0")/lib/kubectl_env.sh"
 
@@ -95,6 +97,63 @@ code=$(curl -sS -o "$tmp/out" -w '%{http_code}' --max-time 30 \
   -H "Authorization: Bearer bob-token-012345678901" "$api?watch=true&timeoutSeconds=1")
 [[ $code == 403 ]] && grep -q Forbidden "$tmp/out" || fail "bob watches default: $code $(cat "$tmp/out")"
 code=$(curl -sS -o "$tmp/out" -w '%{http_code}' --max-time 30 "${alice[@]}" \
-  "$SLUICE_SERVER/api/v1/namespaces/default/pods?watch=true")
-[[ $code == 405 ]] || fail "watch pods: $code $(cat "$tmp/out")"
+  "$SLUICE_SERVER/api/v1/namespaces/default/events?watch=true")
+[[ $code == 405 ]] || fail "watch events: $code $(cat "$tmp/out")"
+
+# 5. kubectl get pods -w, nodes -w, clusterqueues -w, localqueues -w: a new job's pod ADDED
+#    and MODIFIED to Completed, then DELETED with its job; a pending job shows in its queues'
+#    PENDING WORKLOADS; a cordon changes the node's row.
+k get pods -w --output-watch-events >"$tmp/pods.w" 2>&1 &
+pids+=($!)
+k get nodes -w --output-watch-events >"$tmp/nodes.w" 2>&1 &
+pids+=($!)
+k get clusterqueues -w --output-watch-events >"$tmp/cq.w" 2>&1 &
+pids+=($!)
+k get localqueues -w --output-watch-events >"$tmp/lq.w" 2>&1 &
+pids+=($!)
+saw "$tmp/pods.w" '^EVENT +NAME +READY +STATUS'
+saw "$tmp/nodes.w" '^EVENT +NAME +STATUS +ROLES'
+saw "$tmp/cq.w" '^EVENT +NAME +COHORT +PENDING WORKLOADS'
+saw "$tmp/lq.w" '^EVENT +NAME +CLUSTERQUEUE +PENDING WORKLOADS'
+create w5 1 1
+saw "$tmp/pods.w" '^ADDED +w5-0 +'
+saw "$tmp/pods.w" '^MODIFIED +w5-0 +0/1 +Completed'
+k delete job w5 >/dev/null || fail "delete w5"
+saw "$tmp/pods.w" '^DELETED +w5-0 '
+create blocker2 9 300
+for _ in $(seq 1 300); do [[ $(k get job blocker2 -o jsonpath='{.status.active}') == 1 ]] && break; sleep 0.1; done
+create w6 1 1
+saw "$tmp/cq.w" '^MODIFIED +cluster-queue +[^ ]* *1$'
+saw "$tmp/lq.w" '^MODIFIED +user-queue +cluster-queue +1 +1$'
+KUBECONFIG=$tmp/root.kubeconfig k cordon n0 >/dev/null 2>&1 || fail "cordon"
+saw "$tmp/nodes.w" '^MODIFIED +n0 +Ready,SchedulingDisabled'
+KUBECONFIG=$tmp/root.kubeconfig k uncordon n0 >/dev/null 2>&1 || fail "uncordon"
+k delete job blocker2 w6 >/dev/null || fail "delete blocker2 w6"
+saw "$tmp/cq.w" '^MODIFIED +cluster-queue +[^ ]* *0$'
+# The same through the API: a nodes watch from its list's version gets the cordon only, with
+# a resourceVersion; 410 for a version never given; bob may watch nodes (every caller sees
+# them) but not default's pods.
+nodes=$SLUICE_SERVER/api/v1/nodes
+rv=$(curl -sS --max-time 30 "${alice[@]}" "$nodes" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+[[ $rv =~ ^[0-9]+$ ]] || fail "nodes list resourceVersion: '$rv'"
+curl -sS --max-time 60 "${alice[@]}" "$nodes?watch=true&resourceVersion=$rv&timeoutSeconds=4" \
+  >"$tmp/nodes.json" &
+watcher=$!
+curl -fsS -X PATCH --max-time 30 -H "Authorization: Bearer root-token-0123456789a" \
+  -H "Content-Type: application/strategic-merge-patch+json" -d '{"spec":{"unschedulable":true}}' \
+  "$nodes/n0" >/dev/null || fail "cordon through the API"
+wait "$watcher" || fail "nodes watch"
+grep -q '"type":"MODIFIED","object":{"apiVersion":"v1","kind":"Node"' "$tmp/nodes.json" &&
+  grep -q '"unschedulable":true' "$tmp/nodes.json" || fail "nodes watch: $(cat "$tmp/nodes.json")"
+python3 - "$tmp/nodes.json" "$rv" <<'PY' || fail "nodes watch versions: $(cat "$tmp/nodes.json")"
+import json, sys
+events = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+assert events and all(int(e["object"]["metadata"]["resourceVersion"]) > int(sys.argv[2]) for e in events)
+PY
+out=$(curl -sS --max-time 30 "${alice[@]}" "$nodes?watch=true&resourceVersion=1")
+grep -q '"code":410' <<<"$out" || fail "nodes watch from 1: $out"
+code=$(curl -sS -o "$tmp/out" -w '%{http_code}' --max-time 30 \
+  -H "Authorization: Bearer bob-token-012345678901" "$SLUICE_SERVER/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1")
+[[ $code == 403 ]] || fail "bob watches default's pods: $code $(cat "$tmp/out")"
 echo "PASS"

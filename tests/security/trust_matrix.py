@@ -195,6 +195,13 @@ def main():
          "workloads?watch=true&timeoutSeconds=1", None, users(403, 200, 200)),
         ("watch jobs.batch, every namespace", "GET",
          url + "/apis/batch/v1/jobs?watch=true&timeoutSeconds=1", None, users(200, 200, 200)),
+        ("watch pods team-a", "GET",
+         url + "/api/v1/namespaces/team-a/pods?watch=true&timeoutSeconds=1", None,
+         users(403, 200, 200)),
+        ("watch nodes", "GET", url + "/api/v1/nodes?watch=true&timeoutSeconds=1", None,
+         users(200, 200, 200)),
+        ("watch clusterqueues", "GET", url + "/apis/kueue.x-k8s.io/v1beta1/clusterqueues?"
+         "watch=true&timeoutSeconds=1", None, users(200, 200, 200)),
         # kubectl patch job a -p '{"spec":{"suspend":false}}': a has no hold, nothing changes.
         ("PATCH jobs.batch a (spec.suspend)", "PATCH",
          url + "/apis/batch/v1/namespaces/team-a/jobs/a", '{"spec":{"suspend":false}}',

@@ -95,6 +95,7 @@ json table(const std::vector<Column>& columns, json rows, const std::string& inc
 // The columns kubectl prints for Jobs (kube_batch.cc) and Kueue's Workloads (kube_kueue.cc).
 const std::vector<Column>& job_columns();
 const std::vector<Column>& workload_columns();
+const std::vector<Column>& pod_columns();  // kube_core.cc
 // One row: its cells and the object it shows (reduced as `include` says).
 json table_row(json cells, const json& object, const std::string& include);
 // Kubernetes' HumanDuration: "5s", "3m20s", "2d4h".

@@ -34,7 +34,9 @@ const std::vector<kube::Column>& node_columns() {
   return c;
 }
 
-const std::vector<kube::Column>& pod_columns() {
+}  // namespace
+
+const std::vector<kube::Column>& kube::pod_columns() {
   static const std::vector<kube::Column> c = {
       {"Name", "string", "name", "Name must be unique within a namespace."},
       {"Ready", "string", "", "The aggregate readiness state of this pod for accepting traffic."},
@@ -50,6 +52,8 @@ const std::vector<kube::Column>& pod_columns() {
       {"Readiness Gates", "string", "", "The readiness gates of the pod", 1}};
   return c;
 }
+
+namespace {
 
 json namespace_object(const std::string& name) {
   return {{"apiVersion", "v1"},
@@ -152,8 +156,10 @@ void Server::kube_namespaces(const kube::Call& c, net::Response& res) {
 void Server::kube_nodes(const kube::Call& c, net::Response& res) {
   json views;
   std::map<std::string, Node> cfg;
+  uint64_t rv = 0;
   {
     std::lock_guard lk(state_->mu());
+    rv = state_->journal().current();
     views = state_->nodes_view(now_ns())["nodes"];
     for (const auto& n : state_->config().cluster.nodes)
       if (c.path.name.empty() || n.name == c.path.name) cfg.emplace(n.name, n);
@@ -176,7 +182,7 @@ void Server::kube_nodes(const kube::Call& c, net::Response& res) {
     json o = node_object(v, config_of(v));
     list.add(std::move(o), [&] { return node_row(v, o); });
   }
-  reply(res, 200, list.done("NodeList", ""));
+  reply(res, 200, list.done("NodeList", "", rv));
 }
 
 void Server::kube_pods(const kube::Call& c, net::Response& res) {
@@ -196,9 +202,9 @@ void Server::kube_pods(const kube::Call& c, net::Response& res) {
         return reply(res, 404, kube::not_found(c, c.path.name));
       json o = kube::pod_object(*r, split->second, cfg);
       json cells = kube::pod_row(*r, o, now);
-      out = kube::single(c, pod_columns(), std::move(o), std::move(cells));
+      out = kube::single(c, kube::pod_columns(), std::move(o), std::move(cells));
     } else {
-      kube::Listing list(c, pod_columns());
+      kube::Listing list(c, kube::pod_columns());
       const auto next = kube_scan(
           c, [&] { return list.full(); },
           [&](const JobRecord& r) {

@@ -180,8 +180,10 @@ void Server::kube_config_objects(const kube::Call& c, net::Response& res) {
   const std::string& r = c.path.resource;
   json queues, locals;
   std::shared_ptr<const Config> cfg;
+  uint64_t rv = 0;  // where a watch of the list starts (kube_watch_kinds.cc)
   {
     std::lock_guard lk(state_->mu());
+    rv = state_->journal().current();
     cfg = state_->config_ptr();
     if (r == "clusterqueues") queues = state_->queues_view(now_ns())["queues"];
     if (r == "localqueues") locals = state_->local_queues_view(now_ns())["local_queues"];
@@ -234,7 +236,7 @@ void Server::kube_config_objects(const kube::Call& c, net::Response& res) {
     list.add(std::move(o), [&] { return cells; });
   }
   if (!c.path.name.empty()) return reply(res, 404, kube::not_found(c, c.path.name));
-  reply(res, 200, list.done(c.kind->kind + "List", ""));
+  reply(res, 200, list.done(c.kind->kind + "List", "", rv));
 }
 
 }  // namespace sluice::server

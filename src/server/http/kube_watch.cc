@@ -28,6 +28,7 @@ bool flag(const net::Request& req, const char* name) {
 }
 
 const std::vector<Column>& columns_of(const Watch& w) {
+  if (w.kind->resource == "pods") return pod_columns();
   return w.kind->resource == "jobs" ? job_columns() : workload_columns();
 }
 }  // namespace
@@ -68,17 +69,23 @@ std::string read_watch_query(const net::Request& req, Watch& w) {
 bool Watch::shows(const json& object) const {
   const json& m = object["metadata"];
   const std::string object_ns = m.value("namespace", "");
-  if ((!ns.empty() && object_ns != ns) || !caller.sees(object_ns)) return false;
+  if ((!kind || kind->namespaced) && ((!ns.empty() && object_ns != ns) || !caller.sees(object_ns)))
+    return false;
   if (!labels.matches(m.value("labels", json::object()))) return false;
   return fields_match(fields, object);
 }
 
-std::string watch_event(const Watch& w, const char* type, const json& object, const json& cells) {
+std::string watch_event(const Watch& w, const char* type, const json& object, const json& cells,
+                        const json* columns) {
   // Written by hand: "type" first, as the API server writes it, and no copy of the object.
   std::string out = "{\"type\":\"";
   out += type;
   out += "\",\"object\":";
-  if (w.table)
+  if (w.table && columns) {
+    json t = table({}, json::array({table_row(cells, object, w.include)}), w.include);
+    t["columnDefinitions"] = *columns;
+    out += t.dump();
+  } else if (w.table)
     out +=
         table(columns_of(w), json::array({table_row(cells, object, w.include)}), w.include).dump();
   else
@@ -130,9 +137,12 @@ void Server::kube_watch(const net::Request& req, const net::Responder& r) {
   if (!kind || !path->sub.empty() || (!path->ns.empty() && !kind->namespaced))
     return fail(404, "the server could not find the requested resource");
   kube::Call c{.req = req, .caller = *caller, .path = *path, .kind = kind};
-  if (kind->resource != "jobs" && kind->resource != "workloads")
-    return fail(405, "sluice serves watch on jobs and workloads only, not on " +
-                         kube::resource_text(c) + " (docs/kubernetes.md)");
+  if (kind->resource != "jobs" && kind->resource != "workloads" && kind->resource != "pods" &&
+      !kube::snapshot_kind(*kind))
+    return fail(405,
+                "sluice serves watch on jobs, workloads, pods, nodes, clusterqueues and "
+                "localqueues only, not on " +
+                    kube::resource_text(c) + " (docs/kubernetes.md)");
   if (!c.path.ns.empty() && !c.caller.sees(c.path.ns))
     return r.send({.status = 403,
                    .body = kube::forbidden(c, "watch", c.path.ns).dump(),
@@ -148,6 +158,7 @@ void Server::kube_watch(const net::Request& req, const net::Responder& r) {
   if (!c.path.name.empty()) w->fields.equal.emplace_back("metadata.name", c.path.name);
   w->table = c.table;
   w->include = c.include;
+  w->pods_seed = !w->initial;
   {
     std::lock_guard lk(watch_mu_);
     if (watches_.size() >= kube::kMaxWatches) {

@@ -5,9 +5,11 @@
 // and a place among at most kMaxWatches, never a worker or the state lock while it waits.
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "net/responder.h"
@@ -31,7 +33,9 @@ inline constexpr size_t kPerRound = 1'000;
 using WatchClock = std::chrono::steady_clock;
 
 struct Watch {
-  const Kind* kind = nullptr;  // batch/v1 jobs or Kueue workloads
+  // batch/v1 jobs, Kueue workloads, pods (from their jobs' changes); nodes, clusterqueues,
+  // localqueues (from the Snapshots of their lists).
+  const Kind* kind = nullptr;
   Caller caller;
   std::string ns;  // the path's namespace; "" every visible one
   Selector labels, fields;
@@ -46,29 +50,71 @@ struct Watch {
   uint64_t from = 0;  // events after this resourceVersion
   WatchClock::time_point until, last_sent;
   net::Stream out;
+  // A pods watch: per job, the uid of each pod (by index) it sent and has not sent DELETED
+  // for ("" none); a job it never sent seeds it with its last run's pods, which its client may
+  // have listed. Emptied as jobs go.
+  std::unordered_map<JobId, std::vector<std::string>> pods_sent;
+  bool pods_seed = false;  // the watch began after a list (from a version), not with ADDED
 
   bool shows(const json& object) const;  // its namespace visible, the selectors match
 };
 
-// An object a round of the watch thread built, and its Table row.
+// An object a round of the watch thread built, and its Table row. `matched`: already checked
+// against the watch's selectors (a pod's DELETED, which names the pod only).
 struct Built {
   json object, cells;
+  bool matched = false;
+};
+
+// The objects of a kind whose changes the change journal does not record (nodes, ClusterQueues,
+// LocalQueues): each round that a watch of the kind is open (and for kSnapshotLinger after),
+// the watch thread takes the kind's list (the very answer of GET, as a Table with the objects)
+// and gives each object that changed the journal's next version (ChangeJournal::bump). A watch
+// from version N gets the objects whose version is above N: MODIFIED (ADDED when new since the
+// first snapshot), DELETED for one gone. A watch from a version before the first snapshot (the
+// kind was not watched then) gets every object once, MODIFIED: its client's copy is brought up
+// to date, as after a relist.
+inline constexpr auto kSnapshotLinger = std::chrono::minutes(10);
+struct Snapshot {
+  struct Entry {
+    std::string text;  // the object without its resourceVersion: what a change is seen on
+    uint64_t rv = 0;
+    bool added = false;  // new since the first snapshot
+    bool gone = false;
+    Built built;
+  };
+  std::map<std::string, Entry> objects;  // by namespace/name
+  json columns;                          // the Table's columnDefinitions
+  uint64_t first_rv = 0;                 // the first snapshot's version; 0: none taken
+  WatchClock::time_point until;          // taken each round until then
+  // Takes a new list (a Table with includeObject=Object): versions the changes with `bump`.
+  void update(const json& table, const std::function<uint64_t()>& bump);
+};
+struct Snapshots {
+  std::map<std::string, Snapshot> by_kind;  // by resource
+  WatchClock::time_point taken;             // the last round that took lists
 };
 // What one round writes to one watch: its events (type, object), or its 410.
 struct WatchOut {
   std::vector<std::pair<const char*, const Built*>> events;
   bool expired = false, initial_done = false;
   uint64_t expired_rv = 0;
+  const json* columns = nullptr;  // a snapshot kind's Table columns (else the kind's own)
 };
 
 // A query flag as the API server reads it (Go's strconv.ParseBool): "true", "True", "TRUE",
 // "t", "T" or "1" (the Python client sends watch=True).
 bool flag_true(std::string_view value);
 
+// Whether the watch's objects come from a Snapshot (nodes, clusterqueues, localqueues), or
+// from the jobs' changes (jobs, workloads, pods).
+bool snapshot_kind(const Kind& k);
+
 // The query of a watch request into `w`; "" or what is wrong (a 400).
 std::string read_watch_query(const net::Request& req, Watch& w);
 // One watch event as a line; `object` is shown as a Table row when the watch wants one.
-std::string watch_event(const Watch& w, const char* type, const json& object, const json& cells);
+std::string watch_event(const Watch& w, const char* type, const json& object, const json& cells,
+                        const json* columns = nullptr);
 // BOOKMARK (the version reached) and ERROR (410 Expired) events.
 // `initial_end`: the BOOKMARK that ends sendInitialEvents' events.
 std::string bookmark_event(const Watch& w, uint64_t rv, bool initial_end);

@@ -59,6 +59,7 @@ void Server::kube_watch_loop() {
     state_->journal_cv().wait_for(
         lk, more ? std::chrono::milliseconds(20) : std::chrono::milliseconds(1000));
     if (stop_) break;
+    kube_watch_snapshots(lk);
     more = kube_watch_round(lk);
   }
   lk.unlock();
@@ -91,6 +92,10 @@ bool Server::kube_watch_round(std::unique_lock<std::mutex>& lk) {
       more = true;  // the client has not read the last round yet
       continue;
     }
+    if (kube::snapshot_kind(*w.kind) && (w.initial || j.valid(w.from))) {
+      kube_watch_snapshot(w, outs[i]);
+      continue;
+    }
     if (w.initial) {
       if (w.initial_before == 0) w.from = cur;
       more |= kube_watch_initial(w, now, initial, outs[i].events);
@@ -111,6 +116,10 @@ bool Server::kube_watch_round(std::unique_lock<std::mutex>& lk) {
     const bool workloads = w.kind->resource == "workloads";
     for (size_t k = 0; k < n; ++k) {
       const auto& c = changes[k];
+      if (w.kind->resource == "pods") {
+        kube_watch_pods(w, c, now, initial, outs[i]);
+        continue;
+      }
       auto [b, added] = built.try_emplace({c.id, workloads});
       if (added) {
         const JobRecord* r = state_->find(c.id);
@@ -143,6 +152,10 @@ bool Server::kube_watch_initial(
     }
     if (!kube::listed(r) || !w.caller.sees(r.job.namespace_)) continue;
     if (!w.ns.empty() && r.job.namespace_ != w.ns) continue;
+    if (w.kind->resource == "pods") {
+      kube_watch_initial_pods(w, r, now, keep, events);
+      continue;
+    }
     auto b = std::make_unique<kube::Built>(kube_watch_object(w, r, now));
     if (!w.shows(b->object)) continue;
     events.emplace_back("ADDED", b.get());
@@ -161,8 +174,8 @@ void Server::kube_watch_send(kube::Watch& w, const kube::WatchOut& out) {
   }
   std::string text;
   for (const auto& [type, b] : out.events) {
-    if (!w.shows(b->object)) continue;
-    text += kube::watch_event(w, type, b->object, b->cells);
+    if (!b->matched && !w.shows(b->object)) continue;
+    text += kube::watch_event(w, type, b->object, b->cells, out.columns);
     if (text.size() < (64 << 10)) continue;
     w.out.write(std::move(text));
     text.clear();

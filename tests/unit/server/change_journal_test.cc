@@ -65,5 +65,20 @@ TEST(ChangeJournal, VersionsOlderThanTheKeptEntriesOrNewerThanTheLastAreNotValid
   EXPECT_EQ(c.back().rv, 105u);
 }
 
+TEST(ChangeJournal, BumpedVersionsLeaveGapsThatSinceReadsPast) {
+  ChangeJournal j(100);
+  j.record(1, "a", "x", false);  // 101
+  EXPECT_EQ(j.bump(), 102u);     // a node's change: no entry
+  EXPECT_EQ(j.bump(), 103u);
+  j.record(2, "a", "y", false);  // 104
+  EXPECT_EQ(j.current(), 104u);
+  EXPECT_TRUE(j.valid(103));
+  auto c = j.since(102);  // not the entry of 101, though 104 - 102 is two
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].id, 2u);
+  EXPECT_EQ(j.since(100).size(), 2u);
+  EXPECT_TRUE(j.since(104).empty());
+}
+
 }  // namespace change_journal_test
 }  // namespace sluice::server

@@ -81,6 +81,42 @@ TEST(KubeWatchEvents, AreOneJsonLineEachAndATableRowForKubectlGet) {
   EXPECT_EQ(e["object"]["reason"], "Expired");
 }
 
+TEST(KubeWatchSnapshot, VersionsWhatChangedAddedAndGoneWithOneVersionPerUpdate) {
+  uint64_t next = 10;
+  const auto bump = [&] { return ++next; };
+  const auto table = [](std::vector<std::pair<std::string, int>> queues) {
+    json rows = json::array();
+    for (const auto& [name, pending] : queues)
+      rows.push_back({{"cells", {name, pending}},
+                      {"object",
+                       {{"metadata", {{"name", name}, {"resourceVersion", "1"}}},
+                        {"status", {{"pendingWorkloads", pending}}}}}});
+    return json{{"columnDefinitions", json::array({{{"name", "Name"}}})}, {"rows", rows}};
+  };
+  kube::Snapshot s;
+  s.update(table({{"a", 0}, {"b", 0}}), bump);
+  EXPECT_EQ(s.first_rv, 11u);
+  EXPECT_EQ(s.columns[0]["name"], "Name");
+  EXPECT_FALSE(s.objects["/a"].added);  // there before the first snapshot: not new
+  EXPECT_EQ(s.objects["/a"].built.object["metadata"]["resourceVersion"], "11");
+  s.update(table({{"a", 0}, {"b", 0}}), bump);  // nothing changed: no version taken
+  EXPECT_EQ(next, 11u);
+  s.update(table({{"a", 1}, {"c", 0}}), bump);  // a changed, b gone, c new: one version
+  EXPECT_EQ(next, 12u);
+  EXPECT_EQ(s.objects["/a"].rv, 12u);
+  EXPECT_EQ(s.objects["/a"].built.cells[1], 1);
+  EXPECT_TRUE(s.objects["/b"].gone);
+  EXPECT_EQ(s.objects["/b"].rv, 12u);
+  EXPECT_TRUE(s.objects["/c"].added);
+  s.update(table({{"a", 1}, {"b", 0}, {"c", 0}}), bump);  // b back: added again
+  EXPECT_FALSE(s.objects["/b"].gone);
+  EXPECT_TRUE(s.objects["/b"].added);
+  EXPECT_EQ(s.objects["/b"].rv, 13u);
+  EXPECT_TRUE(kube::snapshot_kind(*kube::find_kind("", "v1", "nodes")));
+  EXPECT_TRUE(kube::snapshot_kind(*kube::find_kind("kueue.x-k8s.io", "v1beta1", "localqueues")));
+  EXPECT_FALSE(kube::snapshot_kind(*kube::find_kind("", "v1", "pods")));
+}
+
 TEST(KubeWatchQuery, FlagsAreTrueAsGoParsesThem) {
   for (const char* yes : {"true", "True", "TRUE", "t", "T", "1"}) EXPECT_TRUE(kube::flag_true(yes));
   for (const char* no : {"", "false", "False", "0", "yes", "on", "tru"})
