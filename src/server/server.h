@@ -251,6 +251,8 @@ class Server {
       kube::Watch& w, const JobRecord& r, TimeNs now,
       std::vector<std::unique_ptr<kube::Built>>& keep,
       std::vector<std::pair<const char*, const kube::Built*>>& events) const;
+  // kube_visibility.cc: Kueue's visibility API (pendingworkloads).
+  void kube_pending_workloads(const kube::Call& c, net::Response& res);
   void loop();
   void loop_body();
   void kick();

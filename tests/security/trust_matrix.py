@@ -202,6 +202,14 @@ def main():
          users(200, 200, 200)),
         ("watch clusterqueues", "GET", url + "/apis/kueue.x-k8s.io/v1beta1/clusterqueues?"
          "watch=true&timeoutSeconds=1", None, users(200, 200, 200)),
+        # Kueue's visibility API: a member sees its namespaces' pending workloads only
+        # (docs/kubernetes.md "Pending workloads"); another namespace's LocalQueue is Forbidden.
+        ("GET pendingworkloads of a ClusterQueue", "GET",
+         url + "/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/cq/pendingworkloads", None,
+         users(200, 200, 200)),
+        ("GET pendingworkloads of team-a's LocalQueue", "GET",
+         url + "/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/team-a/localqueues/q/"
+         "pendingworkloads", None, users(403, 200, 200)),
         # kubectl patch job a -p '{"spec":{"suspend":false}}': a has no hold, nothing changes.
         ("PATCH jobs.batch a (spec.suspend)", "PATCH",
          url + "/apis/batch/v1/namespaces/team-a/jobs/a", '{"spec":{"suspend":false}}',

@@ -6,6 +6,8 @@
 
 #include "build_info.h"
 #include "server/http/kube.h"
+#include "server/http/kube_schemas.h"
+#include "server/http/kube_visibility.h"
 
 namespace sluice::server::kube {
 
@@ -79,6 +81,35 @@ std::vector<Kind> make_kinds() {
        kRead,
        {},
        {"kueue"}},
+      // Kueue's visibility API (kube_visibility.cc): GET .../NAME/pendingworkloads.
+      {kVisibilityGroup,
+       kv,
+       "clusterqueues",
+       "clusterqueue",
+       "ClusterQueue",
+       false,
+       {"get"},
+       {},
+       {}},
+      {kVisibilityGroup,
+       kv,
+       "clusterqueues/pendingworkloads",
+       "",
+       "PendingWorkloadsSummary",
+       false,
+       {"get"},
+       {},
+       {}},
+      {kVisibilityGroup, kv, "localqueues", "localqueue", "LocalQueue", true, {"get"}, {}, {}},
+      {kVisibilityGroup,
+       kv,
+       "localqueues/pendingworkloads",
+       "",
+       "PendingWorkloadsSummary",
+       true,
+       {"get"},
+       {},
+       {}},
   };
 }
 
@@ -121,9 +152,11 @@ json api_versions(const std::string& host) {
 
 json group_list() {
   json groups = json::array();
+  // Kueue's group before its visibility group: kubectl maps `clusterqueues` to the first.
   for (const std::string& g :
-       {std::string("batch"), std::string(kKueueGroup), std::string("authorization.k8s.io")}) {
-    const std::string v = g == kKueueGroup ? kKueueVersion : "v1";
+       {std::string("batch"), std::string(kKueueGroup), std::string(kVisibilityGroup),
+        std::string("authorization.k8s.io")}) {
+    const std::string v = g == kKueueGroup || g == kVisibilityGroup ? kKueueVersion : "v1";
     const json gv = group_version(g + "/" + v, v);
     groups.push_back({{"name", g}, {"versions", json::array({gv})}, {"preferredVersion", gv}});
   }
@@ -186,21 +219,30 @@ std::optional<json> openapi_document(const std::string& gv_path) {
   const auto all = group_version_paths();
   if (std::find(all.begin(), all.end(), gv_path) == all.end()) return std::nullopt;
   json paths = json::object();
+  std::string group, version;  // of gv_path: "api/v1", "apis/G/V"
   for (const auto& k : kinds()) {
     const std::string prefix = k.group.empty() ? "api/" + k.version : "apis/" + k.api_version();
-    if (prefix != gv_path || k.resource.find('/') != std::string::npos ||
-        std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end())
-      continue;
+    if (prefix != gv_path || k.resource.find('/') != std::string::npos) continue;
+    group = k.group, version = k.version;
+    json& path =
+        paths["/" + prefix + (k.namespaced ? "/namespaces/{namespace}/" : "/") + k.resource];
+    // kubectl explain finds a resource's kind on its path's operations, then the schema with
+    // that x-kubernetes-group-version-kind.
+    path["get"] = {{"operationId", "list" + k.kind},
+                   {"responses", {{"200", {{"description", "OK"}}}}},
+                   {"x-kubernetes-action", "list"},
+                   {"x-kubernetes-group-version-kind",
+                    {{"group", k.group}, {"version", k.version}, {"kind", k.kind}}}};
+    if (std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end()) continue;
     // kubectl (1.32) reads the fieldValidation parameter off the kind's PATCH operation; sluice
     // validates creations, and a PATCH changes spec.suspend only (docs/kubernetes.md).
-    paths["/" + prefix + "/namespaces/{namespace}/" + k.resource] = {
-        {"post", operation(k, "post", "create: validated by sluice's job reader")},
-        {"patch", operation(k, "patch", "spec.suspend only: hold and release")}};
+    path["post"] = operation(k, "post", "create: validated by sluice's job reader");
+    path["patch"] = operation(k, "patch", "spec.suspend only: hold and release");
   }
   return json{{"openapi", "3.0.0"},
               {"info", {{"title", "sluice"}, {"version", build_version()}}},
               {"paths", paths},
-              {"components", {{"schemas", json::object()}}}};
+              {"components", {{"schemas", openapi_schemas(group, version)}}}};
 }
 
 }  // namespace sluice::server::kube

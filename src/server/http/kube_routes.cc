@@ -3,6 +3,7 @@
 // path's parts, the query) and dispatched by resource. Every error is a Status object; a verb
 // sluice does not serve is 405 MethodNotAllowed, never a pretended success.
 #include "server/http/kube.h"
+#include "server/http/kube_visibility.h"
 #include "server/http/kube_watch.h"
 #include "server/http/reply.h"
 #include "server/server.h"
@@ -79,7 +80,8 @@ void Server::kube_serve(const net::Request& req, net::Response& res) {
   kube::Call c{.req = req, .caller = std::move(*caller), .path = std::move(*path)};
   c.kind = kube::find_kind(c.path.group, c.path.version, c.path.resource);
   if (!c.kind || (!c.path.sub.empty() && c.path.sub != "status" &&
-                  !(c.path.sub == "eviction" && c.kind->resource == "pods")))
+                  !(c.path.sub == "eviction" && c.kind->resource == "pods") &&
+                  !(c.path.sub == "pendingworkloads" && c.kind->group == kube::kVisibilityGroup)))
     return kube::fail_status(res, 404, "the server could not find the requested resource");
   if (!c.path.ns.empty() && !c.kind->namespaced)
     return kube::fail_status(res, 404, "the server could not find the requested resource");
@@ -98,6 +100,7 @@ void Server::kube_dispatch(kube::Call& c, net::Response& res) {
   const std::string& m = c.req.method;
   const std::string& r = c.path.resource;
   const bool get = m == "GET" && c.path.sub.empty();
+  if (c.kind->group == kube::kVisibilityGroup) return kube_pending_workloads(c, res);
   if (r == "jobs" && get) return kube_jobs(c, res);
   if (r == "jobs" && m == "POST" && c.path.name.empty() && !c.path.ns.empty())
     return kube_create_job(c, res);

@@ -115,6 +115,8 @@ TEST(KubeWatchSnapshot, VersionsWhatChangedAddedAndGoneWithOneVersionPerUpdate) 
   EXPECT_TRUE(kube::snapshot_kind(*kube::find_kind("", "v1", "nodes")));
   EXPECT_TRUE(kube::snapshot_kind(*kube::find_kind("kueue.x-k8s.io", "v1beta1", "localqueues")));
   EXPECT_FALSE(kube::snapshot_kind(*kube::find_kind("", "v1", "pods")));
+  EXPECT_FALSE(kube::snapshot_kind(
+      *kube::find_kind("visibility.kueue.x-k8s.io", "v1beta1", "clusterqueues")));
 }
 
 TEST(KubeWatchQuery, FlagsAreTrueAsGoParsesThem) {
