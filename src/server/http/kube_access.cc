@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "server/http/kube.h"
+#include "server/http/kube_visibility.h"
 #include "server/http/reply.h"
 #include "server/server.h"
 
@@ -29,7 +30,8 @@ std::vector<Rule> own_namespace_rules() {
   return {{{"*"}, {"batch"}, {"jobs"}},
           {{"*"}, {""}, {"pods", "pods/log", "pods/eviction", "events"}},
           {{"*"}, {kKueueGroup}, {"workloads"}},
-          {kReads, {kKueueGroup}, {"localqueues"}}};
+          {kReads, {kKueueGroup}, {"localqueues"}},
+          {{"get"}, {kVisibilityGroup}, {"localqueues/pendingworkloads"}}};
 }
 
 // What every member may do, whatever the namespace: read nodes, namespaces and Kueue's
@@ -40,6 +42,8 @@ std::vector<Rule> cluster_rules() {
       {kReads,
        {kKueueGroup},
        {"clusterqueues", "resourceflavors", "workloadpriorityclasses", "cohorts", "topologies"}},
+      // Kueue's visibility API: a member's answer names its namespaces' workloads only.
+      {{"get"}, {kVisibilityGroup}, {"clusterqueues/pendingworkloads"}},
       {{"create"},
        {"authorization.k8s.io"},
        {"selfsubjectaccessreviews", "selfsubjectrulesreviews"}}};

@@ -153,7 +153,8 @@ void Server::kube_watch_initial_pods(
 
 // A pods watch's events for one changed job (under the state lock): each pod it shows now,
 // ADDED when the watch has not sent that pod (that uid) yet, else MODIFIED; DELETED for a pod
-// it sent that is no longer shown (or is another run's now), and for every pod of a job gone.
+// it sent that is no longer shown (or is another run's now, or no longer matches the
+// selectors), and for every pod of a job gone.
 void Server::kube_watch_pods(kube::Watch& w, const ChangeJournal::Change& c, TimeNs now,
                              std::vector<std::unique_ptr<kube::Built>>& keep,
                              kube::WatchOut& out) const {
@@ -189,8 +190,10 @@ void Server::kube_watch_pods(kube::Watch& w, const ChangeJournal::Change& c, Tim
     const bool shown = i < n && kube::pod_shown(*r, i, stopping);
     json o = shown ? kube::pod_object(*r, i, state_->config()) : json();
     const std::string uid = shown ? o["metadata"]["uid"].get<std::string>() : "";
-    if (i < sent.size() && !sent[i].empty() && sent[i] != uid) deleted(i);
-    if (!shown || !w.shows(o)) continue;
+    const bool matches = shown && w.shows(o);
+    // Gone, another run's pod now, or no longer matching the selectors (status.phase=Running).
+    if (i < sent.size() && !sent[i].empty() && (sent[i] != uid || !matches)) deleted(i);
+    if (!matches) continue;
     if (sent.size() <= i) sent.resize(i + 1);
     const char* type = sent[i] == uid ? "MODIFIED" : "ADDED";
     sent[i] = uid;

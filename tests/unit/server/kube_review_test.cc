@@ -231,6 +231,16 @@ TEST(KubeAccess, AnAdminMayDoEverythingAMemberActsInItsNamespaces) {
       kube::decide_access(alice, ask("get", "kueue.x-k8s.io", "localqueues", "team-a")).allowed);
   EXPECT_FALSE(
       kube::decide_access(alice, ask("create", "kueue.x-k8s.io", "localqueues", "team-a")).allowed);
+  // Kueue's visibility API: a ClusterQueue's pending workloads, its own LocalQueues'.
+  const std::string vis = "visibility.kueue.x-k8s.io";
+  EXPECT_TRUE(
+      kube::decide_access(alice, ask("get", vis, "clusterqueues", "", "pendingworkloads")).allowed);
+  EXPECT_TRUE(
+      kube::decide_access(alice, ask("get", vis, "localqueues", "team-a", "pendingworkloads"))
+          .allowed);
+  EXPECT_FALSE(
+      kube::decide_access(alice, ask("get", vis, "localqueues", "team-b", "pendingworkloads"))
+          .allowed);
   EXPECT_FALSE(kube::decide_access(alice, ask("*", "*", "*", "team-a")).allowed);
   EXPECT_FALSE(kube::decide_access(alice, ask("get", "", "secrets", "team-a")).allowed);
   kube::AccessQuestion path;
