@@ -29,6 +29,7 @@ struct Watch;
 struct Built;
 struct WatchOut;
 struct Snapshots;
+struct LogFollow;
 }  // namespace kube
 
 struct ServeOptions {
@@ -181,6 +182,8 @@ class Server {
     bool kube = false;
     int64_t tail_lines = -1;
     int64_t limit_bytes = -1;
+    // kubectl logs -f of a running pod (kube_logs.cc): the answer goes to its stream.
+    std::shared_ptr<kube::LogFollow> follow = {};
   };
   void routes_logs();
   bool ask_for_log(const net::Request& req, const net::Responder& r, net::Response& res);
@@ -251,6 +254,9 @@ class Server {
       kube::Watch& w, const JobRecord& r, TimeNs now,
       std::vector<std::unique_ptr<kube::Built>>& keep,
       std::vector<std::pair<const char*, const kube::Built*>>& events) const;
+  // kube_logs.cc: kubectl logs -f of running pods, driven by the watch thread.
+  void kube_follow_round();
+  void kube_follow_answer(kube::LogFollow& f, int status, const std::string& body, int64_t size);
   // kube_visibility.cc: Kueue's visibility API (pendingworkloads).
   void kube_pending_workloads(const kube::Call& c, net::Response& res);
   void loop();
@@ -288,9 +294,10 @@ class Server {
   std::mutex log_readers_mu_;                  // after the state lock, never before it
   std::map<uint64_t, LogReader> log_readers_;  // by log request; bounded by kMaxLogFetches
 
-  std::mutex watch_mu_;                                // after the state lock, never before it
-  std::vector<std::shared_ptr<kube::Watch>> watches_;  // at most kube::kMaxWatches
-  std::shared_ptr<kube::Snapshots> snapshots_;         // the watch thread's only
+  std::mutex watch_mu_;                                    // after the state lock, never before it
+  std::vector<std::shared_ptr<kube::Watch>> watches_;      // at most kube::kMaxWatches
+  std::shared_ptr<kube::Snapshots> snapshots_;             // the watch thread's only
+  std::vector<std::shared_ptr<kube::LogFollow>> follows_;  // under watch_mu_; kMaxWatches
   std::thread watch_thread_;
 
   std::thread loop_thread_;

@@ -5,8 +5,8 @@
 # (ADDED, MODIFIED, DELETED as Table rows); then the watch API itself through curl: 410 Expired
 # for a version the server never gave, timeoutSeconds ending the stream, BOOKMARK with
 # allowWatchBookmarks, Forbidden in another namespace, 405 for a kind not watched; then
-# `kubectl get pods -w`, `nodes -w`, `clusterqueues -w` and `localqueues -w`, and a nodes watch
-# through the API from its list's version.
+# `kubectl get pods -w`, `nodes -w`, `clusterqueues -w` and `localqueues -w`, a nodes watch
+# through the API from its list's version, and `kubectl logs -f` of a running pod.
 set -euo pipefail
 source "$(dirname "$0")/lib/kubectl_env.sh"
 
@@ -156,4 +156,51 @@ grep -q '"code":410' <<<"$out" || fail "nodes watch from 1: $out"
 code=$(curl -sS -o "$tmp/out" -w '%{http_code}' --max-time 30 \
   -H "Authorization: Bearer bob-token-012345678901" "$SLUICE_SERVER/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1")
 [[ $code == 403 ]] || fail "bob watches default's pods: $code $(cat "$tmp/out")"
+KUBECONFIG=$tmp/root.kubeconfig k uncordon n0 >/dev/null 2>&1 || fail "uncordon after the API's cordon"
+
+# 6. kubectl logs -f of a running pod: the stream carries what the pod writes while it runs,
+#    and ends (kubectl exits 0) once the pod has ended and its log is read to its end.
+cat >"$tmp/chatty.yaml" <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: chatty, namespace: default, labels: {kueue.x-k8s.io/queue-name: user-queue}}
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: busybox
+        command: [sh, -c, "for i in 1 2 3 4 5 6; do echo line $i; sleep 1; done"]
+        resources: {requests: {cpu: 1}}
+      restartPolicy: Never
+YAML
+k create -f "$tmp/chatty.yaml" >/dev/null 2>&1 || fail "create chatty"
+for _ in $(seq 1 300); do
+  [[ $(k logs chatty-0 2>/dev/null) == *"line 1"* ]] && break
+  sleep 0.1
+done
+[[ $(k get pod chatty-0 -o jsonpath='{.status.phase}') == Running ]] ||
+  fail "chatty not running: $(k get pod chatty-0 -o yaml 2>&1)"
+timeout 60 kubectl --request-timeout=0 logs -f chatty-0 >"$tmp/chatty.log" 2>&1 ||
+  fail "logs -f: $? $(cat "$tmp/chatty.log")"
+[[ $(cat "$tmp/chatty.log") == $'line 1\nline 2\nline 3\nline 4\nline 5\nline 6' ]] ||
+  fail "logs -f said: $(cat "$tmp/chatty.log")"
+[[ $(k get pod chatty-0 -o jsonpath='{.status.phase}') == Succeeded ]] ||
+  fail "logs -f ended before the pod: $(k get pod chatty-0 -o yaml 2>&1)"
+# With --tail=1: the last line written so far (line 2 or later), then every line after it.
+sed 's/name: chatty,/name: chatty2,/' "$tmp/chatty.yaml" | k create -f - >/dev/null 2>&1 ||
+  fail "create chatty2"
+for _ in $(seq 1 300); do
+  [[ $(k logs chatty2-0 2>/dev/null) == *"line 2"* ]] && break
+  sleep 0.1
+done
+timeout 60 kubectl --request-timeout=0 logs -f --tail=1 chatty2-0 >"$tmp/chatty2.log" 2>&1 ||
+  fail "logs -f --tail=1: $? $(cat "$tmp/chatty2.log")"
+python3 - "$tmp/chatty2.log" <<'PY' || fail "logs -f --tail=1 said: $(cat "$tmp/chatty2.log")"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[-1] == "", lines
+n = [int(l.split()[1]) for l in lines[:-1]]
+assert n[0] >= 2 and n == list(range(n[0], 7)), n
+PY
 echo "PASS"

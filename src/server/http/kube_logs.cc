@@ -1,9 +1,11 @@
 // GET /api/v1/namespaces/{ns}/pods/{pod}/log (docs/kubernetes.md): the pod's log through the
 // agents' own channel, as GET /v1/jobs/{id}/logs (logs.cc): the reader is parked without a
-// thread until the agent answers. tailLines and limitBytes are applied to the answer;
-// follow=true is served for a pod that ended (its log is complete, as Kubernetes ends the
-// stream there) and refused for a running one: sluice does not stream logs yet.
+// thread until the agent answers. tailLines and limitBytes are applied to the answer.
+// follow=true of a pod that ended is that answer (its log is complete, as Kubernetes ends the
+// stream there); of a running pod, a chunked stream that the watch thread feeds with what the
+// log gains (kube_watch.h: LogFollow) until the pod's run ends.
 #include "server/http/kube.h"
+#include "server/http/kube_watch.h"
 #include "server/http/reply.h"
 #include "server/http/util.h"
 #include "server/server.h"
@@ -78,11 +80,26 @@ bool Server::kube_ask_log(const net::Request& req, const net::Responder& r, net:
     return reply(res, 404, kube::not_found(c, pod)), true;
   const auto index = static_cast<int32_t>(split->second);
   const PodRun& run = rec->pods[split->second];
-  if (q.follow && !run.exited && !is_terminal(rec->state))
-    return kube::fail_status(res, 400,
-                             "follow: sluice does not stream logs yet; read them without -f "
-                             "(docs/kubernetes.md)"),
-           true;
+  if (q.follow && !run.exited && !is_terminal(rec->state)) {
+    if (q.limit_bytes >= 0)
+      return kube::fail_status(res, 400, "limitBytes: not supported with follow by sluice"), true;
+    auto f = std::make_shared<kube::LogFollow>(r);
+    f->job = rec->job.id;
+    f->pod = index;
+    f->run = run.run;
+    f->node = run.node;
+    f->tail_lines = q.tail_lines;
+    std::lock_guard wl(watch_mu_);
+    if (watches_.size() + follows_.size() >= kube::kMaxWatches) {
+      kube::fail_status(res, 429, "too many watches and followed logs open: try again later");
+      res.set_header("Retry-After", "5");
+      return true;
+    }
+    f->out = r.stream({.content_type = "text/plain"});
+    if (f->out) follows_.push_back(std::move(f));
+    state_->journal_cv().notify_all();
+    return false;
+  }
   ServerState::LogPart part{.max_bytes = static_cast<int64_t>(options_.log_max_bytes)};
   if (q.tail_lines >= 0)
     part.tail_bytes = part.max_bytes;  // lines are cut on the answer
@@ -99,6 +116,70 @@ bool Server::kube_ask_log(const net::Request& req, const net::Responder& r, net:
                         .tail_lines = q.tail_lines,
                         .limit_bytes = q.limit_bytes});
   return false;
+}
+
+// Each round of the watch thread (under the state lock): asks for what each followed log
+// gained, or ends the streams whose pod's run ended and was read to its end.
+void Server::kube_follow_round() {
+  std::vector<std::shared_ptr<kube::LogFollow>> fs;
+  {
+    std::lock_guard wl(watch_mu_);
+    std::erase_if(follows_, [](const auto& f) { return !f->out.open(); });
+    fs = follows_;
+  }
+  for (auto& f : fs) {
+    if (f->asking) continue;
+    const JobRecord* r = state_->find(f->job);
+    const auto i = static_cast<size_t>(f->pod);
+    const PodRun* p = r && i < r->pods.size() ? &r->pods[i] : nullptr;
+    if (!p || p->run != f->run || f->drained) {
+      f->out.end();  // gone, another run (a new pod), or read to its end
+      continue;
+    }
+    const bool ended = p->exited || is_terminal(r->state);
+    // The first read with tailLines takes the log's end (its lines are cut on the answer);
+    // every other read what the log gained since the bytes already sent.
+    ServerState::LogPart part{.max_bytes = static_cast<int64_t>(options_.log_max_bytes)};
+    if (f->first && f->tail_lines >= 0)
+      part.tail_bytes = part.max_bytes;
+    else
+      part.offset = f->offset;
+    const auto ask = state_->request_log(f->job, f->pod, part);
+    if (!ask.id) {
+      if (ended) f->out.end();  // its node cannot be asked any more
+      continue;                 // else its node is away: asked again next round
+    }
+    f->asking = true;
+    f->asked_after_end = ended;
+    std::lock_guard wl(log_readers_mu_);
+    log_readers_.emplace(
+        ask.id, LogReader{.responder = f->responder,
+                          .deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10),
+                          .node = f->node,
+                          .kube = true,
+                          .follow = f});
+  }
+}
+
+// The agent's answer to a followed log's request: what the log gained, to its stream.
+void Server::kube_follow_answer(kube::LogFollow& f, int status, const std::string& body,
+                                int64_t size) {
+  std::string text;
+  {
+    std::lock_guard lk(state_->mu());
+    f.asking = false;
+    if (status != 200) return;  // asked again next round
+    const bool tail = f.first && f.tail_lines >= 0;
+    text = tail ? kube::last_lines(body, f.tail_lines) : body;
+    // After a tail, the log's size on the node (X-Sluice-Log-Size) is where the next read
+    // starts; else the bytes from offset on came as they are.
+    f.offset = tail && size >= 0 ? size : f.offset + static_cast<int64_t>(body.size());
+    f.first = false;
+    if (f.asked_after_end && body.empty()) f.drained = true;
+  }
+  if (body.empty()) return;  // asked again next round (at most a second)
+  f.out.write(std::move(text));
+  state_->journal_cv().notify_all();  // more may be there: the next round asks at once
 }
 
 }  // namespace sluice::server

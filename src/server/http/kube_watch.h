@@ -102,6 +102,24 @@ struct WatchOut {
   const json* columns = nullptr;  // a snapshot kind's Table columns (else the kind's own)
 };
 
+// kubectl logs -f of a running pod (kube_logs.cc): each round of the watch thread asks the
+// pod's agent for what its log gained since `offset` (one request in flight), the answer is
+// written to the stream, and the stream ends once the pod's run has ended and a read after
+// that found nothing more (or the pod started another run, or the job is gone). It counts
+// among the kMaxWatches.
+struct LogFollow {
+  JobId job = 0;
+  int32_t pod = 0;
+  uint64_t run = 0;
+  std::string node;
+  int64_t offset = 0;
+  int64_t tail_lines = -1;  // the first answer's lines only
+  bool first = true, asking = false, asked_after_end = false, drained = false;
+  net::Responder responder;  // its stream's: a reader's send() after stream() is ignored
+  net::Stream out;
+  explicit LogFollow(net::Responder r) : responder(std::move(r)) {}
+};
+
 // A query flag as the API server reads it (Go's strconv.ParseBool): "true", "True", "TRUE",
 // "t", "T" or "1" (the Python client sends watch=True).
 bool flag_true(std::string_view value);

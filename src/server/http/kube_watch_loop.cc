@@ -60,12 +60,15 @@ void Server::kube_watch_loop() {
         lk, more ? std::chrono::milliseconds(20) : std::chrono::milliseconds(1000));
     if (stop_) break;
     kube_watch_snapshots(lk);
+    kube_follow_round();
     more = kube_watch_round(lk);
   }
   lk.unlock();
   std::lock_guard wl(watch_mu_);
   for (auto& w : watches_) w->out.end();
   watches_.clear();
+  for (auto& f : follows_) f->out.end();
+  follows_.clear();
 }
 
 // One round (called and returning with `lk` held); true when a watch has initial events left.

@@ -8,6 +8,7 @@
 
 #include "secret/secret.h"
 #include "server/http/kube.h"
+#include "server/http/kube_watch.h"
 #include "server/http/util.h"
 #include "server/server.h"
 
@@ -124,7 +125,9 @@ void Server::deliver_log(const net::Request& req, net::Response& res) {
                               size ? static_cast<int64_t>(*size) : -1);
   }
   if (!got) return fail(res, 404, "no log request " + req.matches[2].str() + " for node " + node);
-  if (auto reader = take_log_reader(*id)) {
+  if (auto reader = take_log_reader(*id); reader && reader->follow) {
+    kube_follow_answer(*reader->follow, got->status, got->body, got->size);
+  } else if (reader) {
     net::Response out;
     out.status = got->status;
     if (got->size >= 0) out.set_header("X-Sluice-Log-Size", std::to_string(got->size));
@@ -164,7 +167,10 @@ void Server::expire_log_readers(bool all) {
   if (expired.empty()) return;
   {
     std::lock_guard lk(state_->mu());
-    for (const auto& [id, reader] : expired) state_->forget_log(id);
+    for (const auto& [id, reader] : expired) {
+      state_->forget_log(id);
+      if (reader.follow) reader.follow->asking = false;  // asked again next round
+    }
   }
   for (auto& [id, reader] : expired) {
     net::Response res;
