@@ -64,66 +64,79 @@ std::vector<Field> join(std::vector<std::vector<Field>> parts) {
   return out;
 }
 
-std::vector<KindSchema> make_table() {
-  const auto pod_spec = [](const std::string& at) {
-    return join(
-        {{{at, "object", "Specification of the desired behavior of the pod."},
-          {at + ".containers", "[]object", "The containers of the pod (sluice: one per pod set)."},
-          {at + ".restartPolicy", "string",
-           "Restart policy for all containers within the pod: Never."}},
-         under(at + ".containers[]", kContainer)});
-  };
-  std::vector<KindSchema> t;
-  t.push_back(
-      {"batch", "v1", "Job", "io.k8s.api.batch.v1.Job",
-       "Job represents the configuration of a single job (sluice: any job it holds).",
-       join({{{"spec", "object", "Specification of the desired behavior of a job."},
-              {"spec.parallelism", "integer", "The number of pods that run at once."},
-              {"spec.completions", "integer", "The number of successful pods the job needs."},
-              {"spec.completionMode", "string", "NonIndexed or Indexed."},
-              {"spec.suspend", "boolean",
-               "Whether the Job's pods should be held back. sluice: true while the job waits for "
-               "admission (as Kueue suspends a queued Job); PATCH it true to hold the job "
-               "(a running one goes back to its queue, held) and false to release it."},
-              {"spec.backoffLimit", "integer", "Retries before the job fails (sluice: 0)."},
-              {"spec.selector", "object", "A label query over the job's pods."},
-              {"spec.template", "object", "The pods' template."},
-              {"spec.template.metadata", "object", kMeta}},
-             pod_spec("spec.template.spec"),
-             {{"status", "object", "Current status of a job."},
-              {"status.active", "integer", "The number of pending and running pods."},
-              {"status.ready", "integer", "The number of running pods."},
-              {"status.succeeded", "integer", "The number of succeeded pods (completions)."},
-              {"status.failed", "integer", "The number of failed pods."},
-              {"status.startTime", "string", "When the job was admitted (RFC 3339)."},
-              {"status.completionTime", "string", "When the job completed (RFC 3339)."},
-              {"status.conditions", "[]object",
-               "Suspended, Complete, SuccessCriteriaMet, Failed, FailureTarget."}}})});
+// A pod's spec at `at` (a Pod's, a Job's template's, a Workload's pod set's).
+std::vector<Field> pod_spec(const std::string& at) {
+  return join(
+      {{{at, "object", "Specification of the desired behavior of the pod."},
+        {at + ".containers", "[]object", "The containers of the pod (sluice: one per pod set)."},
+        {at + ".restartPolicy", "string",
+         "Restart policy for all containers within the pod: Never."}},
+       under(at + ".containers[]", kContainer)});
+}
+
+KindSchema job_schema() {
+  return {
+      "batch",
+      "v1",
+      "Job",
+      "io.k8s.api.batch.v1.Job",
+      "Job represents the configuration of a single job (sluice: any job it holds).",
+      join({{{"spec", "object", "Specification of the desired behavior of a job."},
+             {"spec.parallelism", "integer", "The number of pods that run at once."},
+             {"spec.completions", "integer", "The number of successful pods the job needs."},
+             {"spec.completionMode", "string", "NonIndexed or Indexed."},
+             {"spec.suspend", "boolean",
+              "Whether the Job's pods should be held back. sluice: true while the job waits for "
+              "admission (as Kueue suspends a queued Job); PATCH it true to hold the job "
+              "(a running one goes back to its queue, held) and false to release it."},
+             {"spec.backoffLimit", "integer", "Retries before the job fails (sluice: 0)."},
+             {"spec.selector", "object", "A label query over the job's pods."},
+             {"spec.template", "object", "The pods' template."},
+             {"spec.template.metadata", "object", kMeta}},
+            pod_spec("spec.template.spec"),
+            {{"status", "object", "Current status of a job."},
+             {"status.active", "integer", "The number of pending and running pods."},
+             {"status.ready", "integer", "The number of running pods."},
+             {"status.succeeded", "integer", "The number of succeeded pods (completions)."},
+             {"status.failed", "integer", "The number of failed pods."},
+             {"status.startTime", "string", "When the job was admitted (RFC 3339)."},
+             {"status.completionTime", "string", "When the job completed (RFC 3339)."},
+             {"status.conditions", "[]object",
+              "Suspended, Complete, SuccessCriteriaMet, Failed, FailureTarget."}}})};
+}
+
+KindSchema workload_schema() {
   const std::vector<Field> pod_set = join(
       {{{"name", "string", "The pod set's name."},
         {"count", "integer", "The number of pods of the pod set."},
         {"minCount", "integer", "The fewest pods the pod set may run with (partial admission)."},
         {"template", "object", "The pods' template."}},
        pod_spec("template.spec")});
-  t.push_back(
-      {"kueue.x-k8s.io", "v1beta1", "Workload", "sigs.k8s.io.kueue.apis.kueue.v1beta1.Workload",
-       "Workload is the Schema for the workloads API (sluice: one per job).",
-       join({{{"spec", "object", "WorkloadSpec defines the desired state of Workload."},
-              {"spec.queueName", "string", "The name of the LocalQueue the Workload is queued in."},
-              {"spec.priority", "integer", "The workload's priority (its priority class's value)."},
-              {"spec.priorityClassName", "string", "The WorkloadPriorityClass of the workload."},
-              {"spec.priorityClassSource", "string", "Where the priority class comes from."},
-              {"spec.active", "boolean",
-               "Whether the workload may be admitted (sluice: false while a user holds it)."},
-              {"spec.podSets", "[]object", "The sets of homogeneous pods of the workload."}},
-             under("spec.podSets[]", pod_set),
-             {{"status", "object", "WorkloadStatus defines the observed state of Workload."},
-              {"status.admission", "object", "Where and how the workload was admitted."},
-              {"status.admission.clusterQueue", "string", "The ClusterQueue that admitted it."},
-              {"status.admission.podSetAssignments", "[]object",
-               "Per pod set: its flavors per resource, count and resourceUsage."},
-              {"status.conditions", "[]object",
-               "QuotaReserved, Admitted, Evicted, Finished, with Kueue's reasons."}}})});
+  return {
+      "kueue.x-k8s.io",
+      "v1beta1",
+      "Workload",
+      "sigs.k8s.io.kueue.apis.kueue.v1beta1.Workload",
+      "Workload is the Schema for the workloads API (sluice: one per job).",
+      join({{{"spec", "object", "WorkloadSpec defines the desired state of Workload."},
+             {"spec.queueName", "string", "The name of the LocalQueue the Workload is queued in."},
+             {"spec.priority", "integer", "The workload's priority (its priority class's value)."},
+             {"spec.priorityClassName", "string", "The WorkloadPriorityClass of the workload."},
+             {"spec.priorityClassSource", "string", "Where the priority class comes from."},
+             {"spec.active", "boolean",
+              "Whether the workload may be admitted (sluice: false while a user holds it)."},
+             {"spec.podSets", "[]object", "The sets of homogeneous pods of the workload."}},
+            under("spec.podSets[]", pod_set),
+            {{"status", "object", "WorkloadStatus defines the observed state of Workload."},
+             {"status.admission", "object", "Where and how the workload was admitted."},
+             {"status.admission.clusterQueue", "string", "The ClusterQueue that admitted it."},
+             {"status.admission.podSetAssignments", "[]object",
+              "Per pod set: its flavors per resource, count and resourceUsage."},
+             {"status.conditions", "[]object",
+              "QuotaReserved, Admitted, Evicted, Finished, with Kueue's reasons."}}})};
+}
+
+KindSchema cluster_queue_schema() {
   const std::vector<Field> flavor_quotas = {
       {"name", "string", "The ResourceFlavor's name."},
       {"resources", "[]object", "The quota of each covered resource in this flavor."},
@@ -131,27 +144,34 @@ std::vector<KindSchema> make_table() {
       {"resources[].nominalQuota", "quantity", "The quantity available for admission."},
       {"resources[].borrowingLimit", "quantity", "The most the queue may borrow from its cohort."},
       {"resources[].lendingLimit", "quantity", "The most the queue lends to its cohort."}};
-  t.push_back(
-      {"kueue.x-k8s.io", "v1beta1", "ClusterQueue",
-       "sigs.k8s.io.kueue.apis.kueue.v1beta1.ClusterQueue",
-       "ClusterQueue is the Schema for the clusterQueue API.",
-       join({{{"spec", "object", "ClusterQueueSpec defines the desired state of ClusterQueue."},
-              {"spec.cohort", "string", "The cohort the ClusterQueue borrows and lends within."},
-              {"spec.queueingStrategy", "string", "StrictFIFO or BestEffortFIFO."},
-              {"spec.namespaceSelector", "object", "The namespaces that may use the queue."},
-              {"spec.resourceGroups", "[]object",
-               "The resources the queue covers, grouped, with their flavors and quotas."},
-              {"spec.resourceGroups[].coveredResources", "[]string",
-               "The resources this group covers."},
-              {"spec.resourceGroups[].flavors", "[]object",
-               "The flavors of the group, in the order they are tried, with their quotas."}},
-             under("spec.resourceGroups[].flavors[]", flavor_quotas),
-             {{"status", "object", "ClusterQueueStatus defines the observed state."},
-              {"status.pendingWorkloads", "integer", "The number of pending workloads."},
-              {"status.reservingWorkloads", "integer", "The number of workloads holding quota."},
-              {"status.admittedWorkloads", "integer", "The number of admitted workloads."},
-              {"status.flavorsUsage", "[]object", "The quota used per flavor and resource."},
-              {"status.conditions", "[]object", "Active."}}})});
+  return {"kueue.x-k8s.io",
+          "v1beta1",
+          "ClusterQueue",
+          "sigs.k8s.io.kueue.apis.kueue.v1beta1.ClusterQueue",
+          "ClusterQueue is the Schema for the clusterQueue API.",
+          join({{{"spec", "object", "ClusterQueueSpec defines the desired state of ClusterQueue."},
+                 {"spec.cohort", "string", "The cohort the ClusterQueue borrows and lends within."},
+                 {"spec.queueingStrategy", "string", "StrictFIFO or BestEffortFIFO."},
+                 {"spec.namespaceSelector", "object", "The namespaces that may use the queue."},
+                 {"spec.resourceGroups", "[]object",
+                  "The resources the queue covers, grouped, with their flavors and quotas."},
+                 {"spec.resourceGroups[].coveredResources", "[]string",
+                  "The resources this group covers."},
+                 {"spec.resourceGroups[].flavors", "[]object",
+                  "The flavors of the group, in the order they are tried, with their quotas."}},
+                under("spec.resourceGroups[].flavors[]", flavor_quotas),
+                {{"status", "object", "ClusterQueueStatus defines the observed state."},
+                 {"status.pendingWorkloads", "integer", "The number of pending workloads."},
+                 {"status.reservingWorkloads", "integer", "The number of workloads holding quota."},
+                 {"status.admittedWorkloads", "integer", "The number of admitted workloads."},
+                 {"status.flavorsUsage", "[]object", "The quota used per flavor and resource."},
+                 {"status.conditions", "[]object", "Active."}}})};
+}
+
+// The kinds whose fields are few: Kueue's LocalQueue, ResourceFlavor, WorkloadPriorityClass;
+// the core group's Pod, Node, Namespace.
+std::vector<KindSchema> small_schemas() {
+  std::vector<KindSchema> t;
   t.push_back({"kueue.x-k8s.io",
                "v1beta1",
                "LocalQueue",
@@ -207,6 +227,12 @@ std::vector<KindSchema> make_table() {
                "Namespace provides a scope for Names.",
                {{"status", "object", "Status describes the current status of a Namespace."},
                 {"status.phase", "string", "Active."}}});
+  return t;
+}
+
+std::vector<KindSchema> make_table() {
+  std::vector<KindSchema> t = {job_schema(), workload_schema(), cluster_queue_schema()};
+  for (auto& k : small_schemas()) t.push_back(std::move(k));
   return t;
 }
 
