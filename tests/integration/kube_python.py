@@ -102,6 +102,28 @@ def main():
     if not core.list_pod_for_all_namespaces().items:
         fail("no pods across namespaces")
 
+    # Watches of pods and nodes into typed V1Pod and V1Node: a new job's pod from a list's
+    # version until it Succeeded; the nodes' initial ADDED events.
+    pods_rv = core.list_namespaced_pod(NS).metadata.resource_version
+    batch.create_namespaced_job(NS, job("py-w", 1))
+    phases = []
+    w = watch.Watch()
+    for event in w.stream(core.list_namespaced_pod, NS, label_selector="job-name=py-w",
+                          resource_version=pods_rv, timeout_seconds=120):
+        phases.append((event["type"], event["object"].metadata.name, event["object"].status.phase))
+        if event["object"].status.phase == "Succeeded":
+            w.stop()
+    if not phases or phases[0][:2] != ("ADDED", "py-w-0") or phases[-1][2] != "Succeeded":
+        fail("pods watch: %s" % phases)
+    w = watch.Watch()
+    seen = []
+    for event in w.stream(core.list_node, timeout_seconds=30):
+        seen.append((event["type"], event["object"].metadata.name))
+        w.stop()
+    if seen != [("ADDED", "n0")]:
+        fail("nodes watch: %s" % seen)
+    batch.delete_namespaced_job("py-w", NS)
+
     # Kueue's kinds and the job's Workload.
     cqs = custom.list_cluster_custom_object(*KUEUE, "clusterqueues")["items"]
     lqs = custom.list_namespaced_custom_object(*KUEUE, NS, "localqueues")["items"]

@@ -2,7 +2,7 @@
 # Debian's python3-kubernetes against `sluice serve` (issue 36; docs/kubernetes.md): the
 # server, an agent and the TLS terminator of the kubectl tests (lib/kubectl_env.sh), then
 # kube_python.py with alice's and bob's kubeconfigs: nodes, namespaces, a typed V1Job created
-# and watched to Complete, its pods and a log, Kueue's kinds and Workloads, label selectors,
+# and watched to Complete, its pods and a log, watches of pods and nodes, Kueue's kinds and Workloads, label selectors,
 # limit/continue, delete (404 after), Forbidden for another namespace's member. Skipped (77)
 # where no python3 has the kubernetes module.
 set -euo pipefail
