@@ -6,11 +6,11 @@
 // position in its ClusterQueue and in its LocalQueue, paged by `offset` and `limit`.
 #include "server/http/kube_visibility.h"
 
-#include <charconv>
 #include <map>
 
 #include "server/http/kube.h"
 #include "server/http/reply.h"
+#include "server/http/util.h"
 #include "server/server.h"
 
 namespace sluice::server {
@@ -20,11 +20,13 @@ using nlohmann::json;
 namespace kube {
 
 std::string read_pending_query(const net::Request& req, PendingPage& page) {
+  // The native API's reader of ids and counts (util.h), as pods/log's tailLines.
   const auto count = [&](const char* name, int64_t& out) -> bool {
     if (!req.has_param(name)) return true;
-    const std::string v = req.get_param_value(name);
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    return ec == std::errc() && end == v.data() + v.size() && out >= 0;
+    const auto n = parse_id(req.get_param_value(name));
+    if (!n || *n > (JobId{1} << 62)) return false;
+    out = static_cast<int64_t>(*n);
+    return true;
   };
   if (!count("offset", page.offset)) return "offset: expected a non-negative integer";
   if (!count("limit", page.limit)) return "limit: expected a non-negative integer";
