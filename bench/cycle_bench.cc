@@ -1,11 +1,12 @@
 // The scheduling-cycle benchmark of issue 2 (not a test): prints figures, with a naive
 // first-fit scheduler run in the same process as the baseline.
 //
-//   build/cycle_bench [--jobs 100000] [--nodes 5000] [--seed 42]
+//   build/cycle_bench [--jobs 100000] [--nodes 5000] [--seed 42] [--ordering kueue]
 //
 // Figures: full-cycle decisions/s over the whole backlog (one decision per pending job:
 // admitted with a placement, or a pending reason), admissions/s, the latency of an
-// incremental cycle when 100 jobs arrive into the backlog, and heap bytes per pending job.
+// incremental cycle when 100 jobs arrive into the backlog, heap bytes per pending job, and a
+// digest of the decisions (equal digests: the same decisions).
 #include <malloc.h>
 
 #include <chrono>
@@ -86,12 +87,15 @@ size_t naive_cycle(const Config& c, const std::vector<Job>& jobs) {
 int main(int argc, char** argv) {
   int jobs = 100'000, nodes = 5000;
   uint64_t seed = 42;
+  bool kueue = false;  // --ordering kueue: Kueue's cycle (docs/scheduling.md, "Ordering")
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--jobs")) jobs = std::stoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--nodes")) nodes = std::stoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seed")) seed = std::stoull(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--ordering")) kueue = !std::strcmp(argv[i + 1], "kueue");
   }
   auto config = bench::make_world(nodes);
+  if (kueue) config->policy.ordering = OrderingMode::kKueue;
   std::mt19937_64 rng(seed);
   std::vector<Job> stream;
   stream.reserve(jobs + 100);
@@ -124,8 +128,9 @@ int main(int argc, char** argv) {
   const size_t naive_admitted = naive_cycle(*config, backlog);
   const double naive_ms = ms_since(t0);
 
-  std::printf("cluster: %d nodes x 8 GPUs, 20 ClusterQueues in 4 cohorts, %d pending jobs\n", nodes,
-              jobs);
+  std::printf(
+      "cluster: %d nodes x 8 GPUs, 20 ClusterQueues in 4 cohorts, %d pending jobs (%s order)\n",
+      nodes, jobs, kueue ? "Kueue's" : "sluice's");
   std::printf(
       "full cycle:        %.1f ms, %.1f ms CPU, %zu decisions (%zu admitted, %zu pending)\n",
       full_ms, full_cpu_ms, decided, full.admitted.size(), full.pending.size());
