@@ -30,6 +30,7 @@ struct Built;
 struct WatchOut;
 struct Snapshots;
 struct LogFollow;
+class ConfigVersions;
 }  // namespace kube
 
 struct ServeOptions {
@@ -233,6 +234,14 @@ class Server {
   // kube_kueue.cc: Workloads, and the configuration's Kueue objects.
   void kube_workloads(const kube::Call& c, net::Response& res);
   void kube_config_objects(const kube::Call& c, net::Response& res);
+  // kube_kueue_write.cc: create, update, patch, delete of those (the configuration's path).
+  void kube_config_write(const kube::Call& c, net::Response& res);
+  void kube_config_change(const kube::Call& c, std::optional<nlohmann::json> body, bool dry_run,
+                          net::Response& res);
+  void kube_config_commit(const kube::Call& c, const std::string& name, const std::string& key,
+                          const std::string& text, bool dry_run, bool created, net::Response& res);
+  std::shared_ptr<const kube::ConfigVersions> kube_config_versions();  // under the state lock
+  void kube_config_overlay(const kube::ConfigVersions& v, nlohmann::json& built) const;
   // Why a pending job waits, in words (its Workload's QuotaReserved message); "" otherwise.
   std::string kube_why_pending(const JobRecord& r) const;
   // kube_watch.cc, kube_watch_loop.cc: watches (kube_watch.h), fed by watch_thread_.
@@ -279,6 +288,10 @@ class Server {
   std::unique_ptr<DashboardHistory> history_;
   AuthConfig auth_;
   std::string config_text_;
+  // Kueue's objects in config_text_ and their resourceVersions (under the state lock); changes
+  // through the Kubernetes API one at a time (kube_config_mu_, before the state lock).
+  std::shared_ptr<const kube::ConfigVersions> kube_config_versions_;
+  std::mutex kube_config_mu_;
   // Who replaced the --config files' configuration through the API since it was last read from
   // them ("": nobody); a reload says that it undoes that (under the state lock).
   std::string applied_over_files_;

@@ -137,6 +137,12 @@ def main():
         + [bytes([4 + i]) + b for i, b in enumerate(PROTOBUF_BODIES)]
         + [m + s for s in raw_strings("tests/unit/server/kube_review_test.cc")
            for m in (b"\x00", b"\x01", b"\x02")],
+        # Mode byte 0: an object, 1: a merge patch (5: strategic, 9: JSON patch), 2: a
+        # server-side apply (6: forced), 3: a configuration's text split and joined.
+        "kube_config": [m + s for s in raw_strings("tests/unit/server/kube_config_docs_test.cc",
+                                                   "tests/unit/server/kube_apply_test.cc")
+                        for m in (b"\x00", b"\x01", b"\x05", b"\x09", b"\x02", b"\x06")]
+        + [b"\x03" + read(p) for p in yaml_docs],
     }
     targets = [os.path.basename(d) for d in sorted(glob.glob(os.path.join(HERE, "seeds", "*")))]
     for t in set(targets) | set(seeds):

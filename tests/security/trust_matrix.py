@@ -68,6 +68,11 @@ def submit(url, token, name, ns, script):
 
 
 EVICTION = '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"nosuch-0"}}'
+KUEUE = "/apis/kueue.x-k8s.io/v1beta1/"
+FLAVOR = json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor",
+                     "metadata": {"name": "matrix-flavor"}})
+STALE_CQ = json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+                       "metadata": {"name": "cq", "resourceVersion": "1"}, "spec": {}})
 
 
 def access_review(ns, verb="create", resource="jobs", group="batch"):
@@ -231,6 +236,18 @@ def main():
         ("GET pods on a node", "GET",
          url + "/api/v1/pods?fieldSelector=spec.nodeName%3D" + node_a, None,
          users(200, 200, 200)),
+        # Kueue's configuration through the Kubernetes API (kubectl apply, edit, delete of
+        # ClusterQueues and kin): an admin's only. The cells change nothing: a dry run, an empty
+        # patch, a stale resourceVersion (409 before anything is read), a name that is not there.
+        ("POST resourceflavors dryRun=All", "POST",
+         url + KUEUE + "resourceflavors?dryRun=All", FLAVOR, users(403, 403, 201)),
+        ("PATCH localqueues q team-a (nothing)", "PATCH",
+         url + KUEUE + "namespaces/team-a/localqueues/q", "{}", users(403, 403, 200),
+         "application/merge-patch+json"),
+        ("PUT clusterqueues cq, stale", "PUT", url + KUEUE + "clusterqueues/cq", STALE_CQ,
+         users(403, 403, 409)),
+        ("DELETE clusterqueues nosuch", "DELETE", url + KUEUE + "clusterqueues/nosuch", None,
+         users(403, 403, 404)),
         # kubectl auth can-i: any user may ask about itself (the answers are checked below).
         ("POST selfsubjectaccessreviews", "POST",
          url + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", access_review("team-a"),

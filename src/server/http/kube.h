@@ -78,6 +78,8 @@ void fail_status(net::Response& res, int code, const std::string& message,
                  const std::string& reason = "");
 // Turns a native error body ({"error", "details"}) written by a shared handler into a Status.
 void to_status(net::Response& res);
+// "299 - \"text\"": a Warning header, which kubectl prints as "Warning: text".
+std::string warning(std::string text);
 
 // --- Tables (kube_table.cc) ------------------------------------------------------------------
 struct Column {

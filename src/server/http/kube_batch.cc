@@ -28,17 +28,6 @@ const std::vector<Column>& job_columns() {
 
 namespace {
 
-// "299 - \"text\"": a Warning header, which kubectl prints as "Warning: text".
-std::string warning(std::string text) {
-  if (text.size() > 512) text = text.substr(0, 509) + "...";
-  std::string out = "299 - \"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += (ch == '\n' || ch == '\r') ? ' ' : ch;
-  }
-  return out + "\"";
-}
-
 // What the body must be besides a valid submission: one batch/v1 Job (as JSON, kubectl's).
 std::string job_body_refusal(const net::Request& req) {
   // The reader has bounded the text (size, depth) before this second, shallow look at it.
@@ -116,7 +105,7 @@ void Server::kube_create_job(const kube::Call& c, net::Response& res) {
   }
   reply(res, 201, job);
   for (size_t i = 0; i < sub.parsed.notes.size() && i < 10; ++i)
-    res.headers.emplace_back("Warning", warning(sub.parsed.notes[i]));
+    res.headers.emplace_back("Warning", kube::warning(sub.parsed.notes[i]));
 }
 
 // DELETE .../jobs/{name}: cancels an unfinished job; drops a finished one's record.

@@ -15,6 +15,11 @@ namespace {
 
 const std::vector<std::string> kRead = {"get", "list"};
 const std::vector<std::string> kWatched = {"get", "list", "watch"};
+// Kueue's configuration kinds (kube_kueue_write.cc).
+const std::vector<std::string> kWritten = {"create", "delete", "get", "list", "patch", "update"};
+// ... and watched (kube_watch_kinds.cc): ClusterQueues and LocalQueues.
+const std::vector<std::string> kWrittenWatched = {"create", "delete", "get",   "list",
+                                                  "patch",  "update", "watch"};
 
 std::vector<Kind> make_kinds() {
   const std::string kq = kKueueGroup, kv = kKueueVersion;
@@ -53,14 +58,15 @@ std::vector<Kind> make_kinds() {
        {},
        {"all"}},
       {kq, kv, "workloads", "workload", "Workload", true, kWatched, {"wl"}, {"kueue"}},
-      {kq, kv, "clusterqueues", "clusterqueue", "ClusterQueue", false, kWatched, {"cq"}, {"kueue"}},
+      {kq, kv, "clusterqueues", "clusterqueue", "ClusterQueue", false, kWrittenWatched, {"cq"},
+       {"kueue"}},
       {kq,
        kv,
        "localqueues",
        "localqueue",
        "LocalQueue",
        true,
-       kWatched,
+       kWrittenWatched,
        {"queue", "queues", "lq"},
        {"kueue"}},
       {kq,
@@ -69,7 +75,7 @@ std::vector<Kind> make_kinds() {
        "resourceflavor",
        "ResourceFlavor",
        false,
-       kRead,
+       kWritten,
        {"flavor", "flavors", "rf"},
        {"kueue"}},
       {kq,
@@ -78,7 +84,7 @@ std::vector<Kind> make_kinds() {
        "workloadpriorityclass",
        "WorkloadPriorityClass",
        false,
-       kRead,
+       kWritten,
        {},
        {"kueue"}},
       // Kueue's visibility API (kube_visibility.cc): GET .../NAME/pendingworkloads.
@@ -235,9 +241,15 @@ std::optional<json> openapi_document(const std::string& gv_path) {
                     {{"group", k.group}, {"version", k.version}, {"kind", k.kind}}}};
     if (std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end()) continue;
     // kubectl (1.32) reads the fieldValidation parameter off the kind's PATCH operation; sluice
-    // validates creations, and a PATCH changes spec.suspend only (docs/kubernetes.md).
-    path["post"] = operation(k, "post", "create: validated by sluice's job reader");
-    path["patch"] = operation(k, "patch", "spec.suspend only: hold and release");
+    // validates creations; a Job's PATCH changes spec.suspend only, a Kueue object's is
+    // validated as the configuration (docs/kubernetes.md).
+    const bool config = k.group == kKueueGroup;  // the configuration's kinds
+    path["post"] = operation(k, "post",
+                             config ? "create: validated by sluice's configuration loader"
+                                    : "create: validated by sluice's job reader");
+    path["patch"] = operation(k, "patch",
+                              config ? "merge patch, validated as the configuration"
+                                     : "spec.suspend only: hold and release");
   }
   return json{{"openapi", "3.0.0"},
               {"info", {{"title", "sluice"}, {"version", build_version()}}},

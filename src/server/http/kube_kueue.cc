@@ -1,9 +1,11 @@
 // Kueue's kinds through the Kubernetes API (docs/kubernetes.md): a Workload per job (its
 // admission and conditions, kube_workload.cc), and the configuration's ClusterQueues,
 // LocalQueues, ResourceFlavors and WorkloadPriorityClasses with the status Kueue gives them
-// (pending and admitted workloads, flavors' usage). Read only here: they change through the
-// configuration (PUT /v1/config, sluice config apply).
+// (pending and admitted workloads, flavors' usage), their fields as their documents say them.
+// Read here; they change through the configuration (PUT /v1/config, sluice config apply) and
+// the Kubernetes API's writes (kube_kueue_write.cc).
 #include "server/http/kube.h"
+#include "server/http/kube_config_docs.h"
 #include "server/http/reply.h"
 #include "server/server.h"
 
@@ -181,10 +183,12 @@ void Server::kube_config_objects(const kube::Call& c, net::Response& res) {
   json queues, locals;
   std::shared_ptr<const Config> cfg;
   uint64_t rv = 0;  // where a watch of the list starts (kube_watch_kinds.cc)
+  std::shared_ptr<const kube::ConfigVersions> versions;  // the objects as written
   {
     std::lock_guard lk(state_->mu());
     rv = state_->journal().current();
     cfg = state_->config_ptr();
+    versions = kube_config_versions();
     if (r == "clusterqueues") queues = state_->queues_view(now_ns())["queues"];
     if (r == "localqueues") locals = state_->local_queues_view(now_ns())["local_queues"];
   }
@@ -231,6 +235,7 @@ void Server::kube_config_objects(const kube::Call& c, net::Response& res) {
   kube::Listing list(c, *columns);
   for (auto& [o, cells] : found) {
     if (!c.path.name.empty() && o["metadata"]["name"] != c.path.name) continue;
+    kube_config_overlay(*versions, o);
     if (!c.path.name.empty())
       return reply(res, 200, kube::single(c, *columns, std::move(o), cells));
     list.add(std::move(o), [&] { return cells; });

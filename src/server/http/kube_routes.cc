@@ -122,6 +122,8 @@ void Server::kube_dispatch(kube::Call& c, net::Response& res) {
   if (get && r == "pods") return kube_pods(c, res);
   if (get && r == "workloads") return kube_workloads(c, res);
   if (get && c.kind->group == kube::kKueueGroup) return kube_config_objects(c, res);
+  if (m != "GET" && c.kind->group == kube::kKueueGroup && r != "workloads")
+    return kube_config_write(c, res);
   kube::fail_status(res, 405,
                     "sluice does not serve " + m + " on " + kube::resource_text(c) +
                         (c.path.sub.empty() ? "" : "/" + c.path.sub) + " (docs/kubernetes.md)");

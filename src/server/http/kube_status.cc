@@ -48,6 +48,16 @@ json status_object(int code, const std::string& message, const std::string& reas
   return s;
 }
 
+std::string warning(std::string text) {
+  if (text.size() > 512) text = text.substr(0, 509) + "...";
+  std::string out = "299 - \"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += (ch == '\n' || ch == '\r') ? ' ' : ch;
+  }
+  return out + "\"";
+}
+
 void fail_status(net::Response& res, int code, const std::string& message,
                  const std::string& reason) {
   res.status = code;

@@ -1,8 +1,10 @@
 # Sourced by the kubectl_*.sh tests: `sluice serve` with tokens (alice in default, bob in
 # team-b), one agent (n0, 4 fake H100s), a TLS terminator in front (kubectl sends tokens only
 # over https), a kubeconfig per token, and the helpers k, refused and fail. $here is the
-# test's directory; everything started is stopped by its PID on exit. A test that drives
-# another client than kubectl sets KUBE_CLIENT (its name) before sourcing.
+# test's directory; everything started is stopped by its PID on exit. A test may set, before
+# sourcing: KUBE_CLIENT (the name of a client other than kubectl that it drives),
+# kube_queues=0 (no Kueue objects in the configuration: the test creates them through the API)
+# and agent_extra=(flags) for the agent.
 : "${SLUICE_BIN:?}"
 [[ -n ${KUBE_CLIENT:-} ]] || command -v kubectl >/dev/null || { echo "kubectl missing: skip"; exit 77; }
 command -v openssl >/dev/null || { echo "openssl missing: skip"; exit 77; }
@@ -10,6 +12,7 @@ command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 pids=()
+agent_extra=("${agent_extra[@]+"${agent_extra[@]}"}")
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -33,6 +36,8 @@ metadata: {name: kube}
 spec:
   nodeGroups:
   - {namePrefix: n, count: 1, cpu: 16, memory: 64Gi, gpus: {count: 4, model: H100}}
+YAML
+[[ ${kube_queues:-1} == 0 ]] || cat >>"$tmp/config.yaml" <<'YAML'
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
@@ -62,6 +67,8 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
 metadata: {name: user-queue, namespace: team-b}
 spec: {clusterQueue: cluster-queue}
+YAML
+cat >>"$tmp/config.yaml" <<'YAML'
 ---
 apiVersion: sluice.dev/v1alpha1
 kind: ServerAuth
@@ -80,7 +87,8 @@ pids+=($!)
 for _ in $(seq 1 300); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS "$SLUICE_SERVER/readyz" >/dev/null || fail "server not ready"
 SLUICE_JOIN_TOKEN=join-token-for-kubectl-0123 "$SLUICE_BIN" agent --server "$SLUICE_SERVER" \
-  --name n0 --gpus fake:4xH100 --state-dir "$tmp/agent" --heartbeat-ms 200 >"$tmp/agent.log" 2>&1 &
+  --name n0 --gpus fake:4xH100 --state-dir "$tmp/agent" --heartbeat-ms 200 "${agent_extra[@]}" \
+  >"$tmp/agent.log" 2>&1 &
 pids+=($!)
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 1 \
   -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 || fail "openssl"
