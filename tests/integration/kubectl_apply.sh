@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# kubectl writes Kueue's configuration on sluice (issue 36; docs/kubernetes.md, "Changing Kueue's
-# configuration"): `sluice serve` starts with nodes and tokens only; the real kubectl, with an
-# admin's kubeconfig from `sluice kubeconfig`, applies Kueue's published quick-start setup
-# (single-clusterqueue-setup.yaml) and creates Kueue's sample Job as published; the Workload is
-# Admitted and the Job Complete. Then: the same file applied again is unchanged; a changed
-# quota is applied and read back; an invalid one is 422 with nothing changed; a dry run
-# changes nothing; kubectl edit; a stale update is a Conflict; server-side apply by two field
-# managers, a conflict and --force-conflicts; a member is Forbidden; a
-# LocalQueue with a job in it is not deleted (as `sluice config apply` refuses it); a flavor in
-# use is, with the warning that its ClusterQueue is inactive; delete.
+# kubectl writes Kueue's configuration and applies Jobs on sluice (issue 36; docs/kubernetes.md,
+# "Changing Kueue's configuration"): `sluice serve` starts with nodes and tokens only; the real
+# kubectl, with an admin's kubeconfig from `sluice kubeconfig`, applies Kueue's published
+# quick-start setup (single-clusterqueue-setup.yaml) and creates Kueue's sample Job as
+# published; the Workload is Admitted and the Job Complete. kubectl apply of a Job: again
+# unchanged, spec.suspend from the file, a changed template refused, kubectl edit. Then: the
+# same setup applied again is unchanged; a changed quota is applied and read back; an invalid
+# one is 422 with nothing changed; a dry run changes nothing; kubectl edit; a stale update is a
+# Conflict; server-side apply by two field managers, a conflict and --force-conflicts; a member
+# is Forbidden; a LocalQueue with a job in it is not deleted (as `sluice config apply` refuses
+# it); a flavor in use is, with the warning that its ClusterQueue is inactive; delete.
 # The sample Job names an image (agnhost) and gives it only args: it runs in podman, on a
 # stand-in image of that name built here from the host's sh (this machine reaches no registry),
 # whose entrypoint prints its arguments as agnhost's entrypoint-tester does. Where podman
@@ -142,7 +143,39 @@ else
   echo "podman cannot run a container here: the sample Job's part is skipped"
 fi
 
-# 3. A changed quota, applied and read back with a new resourceVersion; a dry run first.
+# 3. kubectl apply of a Job: the same file again is unchanged; spec.suspend in the file holds
+#    and releases; a changed template is 422, "field is immutable"; kubectl edit suspends.
+cat >"$tmp/job.yaml" <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: applied, namespace: default, labels: {kueue.x-k8s.io/queue-name: user-queue}}
+spec:
+  suspend: false
+  template:
+    spec:
+      containers: [{name: main, command: ["sleep", "300"], resources: {requests: {cpu: 1}}}]
+      restartPolicy: Never
+YAML
+held() { k get job applied -o jsonpath='{.status.conditions[?(@.type=="Suspended")].message}'; }
+k apply -f "$tmp/job.yaml" >"$tmp/out" 2>&1 || fail "apply job: $(cat "$tmp/out")"
+grep -q "^job.batch/applied created" "$tmp/out" || fail "apply job said: $(cat "$tmp/out")"
+k apply -f "$tmp/job.yaml" >"$tmp/out" 2>&1 || fail "apply job again: $(cat "$tmp/out")"
+grep -q "^job.batch/applied unchanged" "$tmp/out" || fail "apply job again said: $(cat "$tmp/out")"
+sed 's/suspend: false/suspend: true/' "$tmp/job.yaml" >"$tmp/job-suspended.yaml"
+k apply -f "$tmp/job-suspended.yaml" >"$tmp/out" 2>&1 || fail "apply suspend: $(cat "$tmp/out")"
+grep -q "^job.batch/applied configured" "$tmp/out" || fail "apply suspend said: $(cat "$tmp/out")"
+[[ $(held) == "held by a user" ]] || fail "not held: $(k get job applied -o yaml)"
+k apply -f "$tmp/job.yaml" >"$tmp/out" 2>&1 || fail "apply resume: $(cat "$tmp/out")"
+[[ $(held) != "held by a user" ]] || fail "still held: $(k get job applied -o yaml)"
+sed 's/"sleep", "300"/"sleep", "301"/' "$tmp/job.yaml" >"$tmp/job-changed.yaml"
+out=$(refused apply -f "$tmp/job-changed.yaml")
+grep -q 'spec.template: .*field is immutable' <<<"$out" || fail "template change: $out"
+KUBE_EDITOR="sed -i s/suspend:\ false/suspend:\ true/" k edit job applied >"$tmp/out" 2>&1 ||
+  fail "edit job: $(cat "$tmp/out")"
+[[ $(held) == "held by a user" ]] || fail "edit did not suspend: $(cat "$tmp/out"; k get job applied -o yaml)"
+k delete job applied >/dev/null 2>&1 || fail "delete applied"
+
+# 4. A changed quota, applied and read back with a new resourceVersion; a dry run first.
 rv=$(k get clusterqueue cluster-queue -o jsonpath='{.metadata.resourceVersion}')
 sed 's/nominalQuota: 9$/nominalQuota: 12/' "$tmp/setup.yaml" >"$tmp/more.yaml"
 k apply --dry-run=server -f "$tmp/more.yaml" >"$tmp/out" 2>&1 || fail "dry run: $(cat "$tmp/out")"
@@ -161,7 +194,7 @@ grep -q '"cluster-queue" is invalid: .*nominalQuota' <<<"$out" ||
   fail "invalid quota: $out"
 [[ $(quota) == 12 ]] || fail "an invalid apply changed the quota: $(cq_yaml)"
 
-# 4. kubectl edit (a JSON merge patch), and a stale update (kubectl replace): Conflict.
+# 5. kubectl edit (a JSON merge patch), and a stale update (kubectl replace): Conflict.
 KUBE_EDITOR="sed -i s/nominalQuota:\ 12/nominalQuota:\ 10/" k edit clusterqueue cluster-queue \
   >"$tmp/out" 2>&1 || fail "edit: $(cat "$tmp/out")"
 grep -q "cluster-queue edited" "$tmp/out" || fail "edit said: $(cat "$tmp/out")"
@@ -173,7 +206,7 @@ k replace -f "$tmp/stale.yaml" >"$tmp/out" 2>&1 || fail "replace: $(cat "$tmp/ou
 out=$(refused replace -f "$tmp/stale.yaml")
 grep -q 'Conflict\|the object has been modified' <<<"$out" || fail "stale replace: $out"
 
-# 5. Server-side apply: two field managers, a conflict, and force. A WorkloadPriorityClass too.
+# 6. Server-side apply: two field managers, a conflict, and force. A WorkloadPriorityClass too.
 cat >"$tmp/ssa.yaml" <<'YAML'
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
@@ -202,7 +235,7 @@ k apply --server-side -f "$tmp/wpc.yaml" >"$tmp/out" 2>&1 || fail "apply wpc: $(
   fail "wpc: $(k get workloadpriorityclass high -o yaml 2>&1)"
 k delete workloadpriorityclass high >/dev/null 2>&1 || fail "delete wpc"
 
-# 6. A member may read Kueue's objects, not change them.
+# 7. A member may read Kueue's objects, not change them.
 KUBECONFIG=$tmp/alice.kubeconfig k get clusterqueues >"$tmp/out" 2>&1 || fail "alice reads: $(cat "$tmp/out")"
 out=$(KUBECONFIG=$tmp/alice.kubeconfig refused apply -f "$tmp/setup.yaml")
 grep -q 'forbidden: User "alice" cannot patch resource "clusterqueues"' <<<"$out" || fail "alice applies: $out"
@@ -210,7 +243,7 @@ out=$(KUBECONFIG=$tmp/alice.kubeconfig refused delete localqueue user-queue)
 grep -q 'forbidden: User "alice" cannot delete resource "localqueues"' <<<"$out" || fail "alice deletes: $out"
 [[ $(quota) == 11 ]] || fail "alice changed the quota: $(cq_yaml)"
 
-# 7. Delete, what refers first. What the configuration still needs stays, as `sluice config
+# 8. Delete, what refers first. What the configuration still needs stays, as `sluice config
 #    apply` keeps it: a LocalQueue that a waiting job is in, a flavor that a ClusterQueue names.
 cat >"$tmp/held.yaml" <<'YAML'
 apiVersion: batch/v1

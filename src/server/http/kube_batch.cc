@@ -50,6 +50,7 @@ void Server::kube_jobs(const kube::Call& c, net::Response& res) {
       const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
       if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
       json o = kube::job_object(*r, cfg, now);
+      kube_applied_overlay(r->job.id, o);  // as kubectl apply wrote it (kube_job_apply.cc)
       json cells = kube::job_row(*r, o, now);
       out = kube::single(c, kube::job_columns(), std::move(o), std::move(cells));
     } else {
@@ -58,6 +59,7 @@ void Server::kube_jobs(const kube::Call& c, net::Response& res) {
           c, [&] { return list.full(); },
           [&](const JobRecord& r) {
             json o = kube::job_object(r, cfg, now);
+            kube_applied_overlay(r.job.id, o);
             list.add(std::move(o), [&] { return kube::job_row(r, o, now); });
           });
       out = list.done("JobList", next, state_->journal().current());

@@ -1,0 +1,157 @@
+// kubectl apply of a batch/v1 Job (docs/kubernetes.md, "kubectl apply of a Job"). kubectl
+// creates the Job with its manifest in the annotation kubectl.kubernetes.io/last-applied-
+// configuration, and later reads the Job back to compute a patch from that annotation, the
+// file and the live object. So the server keeps the annotation of a Job created through the
+// Kubernetes API with one (in memory: a restart forgets it) and shows that Job as applied: the
+// annotation, and the spec's fields as the manifest wrote them (spec.suspend as the job is).
+// Applying the same file again then sends nothing ("unchanged"); a changed file's patch carries
+// the new annotation, which is compared with the kept one: spec.suspend holds or releases as
+// kubectl patch does, a change of another field is 422 ("field is immutable", as Kubernetes
+// says of a Job's template, or sluice's words for fields it does not change), nothing applied.
+#include "server/http/kube.h"
+#include "server/http/reply.h"
+#include "server/server.h"
+
+namespace sluice::server {
+
+using nlohmann::json;
+
+namespace job_apply {
+
+constexpr const char* kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+constexpr size_t kKept = 10'000;  // annotations kept before those of gone jobs are dropped
+
+// The annotation in an object's metadata; nullopt when it has none (or not a string).
+std::optional<std::string> annotation(const json& o) {
+  if (!o.is_object() || !o.contains("metadata") || !o["metadata"].is_object()) return std::nullopt;
+  const json& m = o["metadata"];
+  if (!m.contains("annotations") || !m["annotations"].is_object()) return std::nullopt;
+  const json& a = m["annotations"];
+  if (!a.contains(kLastApplied) || !a[kLastApplied].is_string()) return std::nullopt;
+  return a[kLastApplied].get<std::string>();
+}
+
+// Where two manifests differ, as field paths ("spec.template"), but in spec.suspend and the
+// annotation itself. A Job's template, completions, completion mode and selector are
+// immutable in Kubernetes: a change below one is reported at it.
+void differences(const json& a, const json& b, const std::string& at,
+                 std::vector<std::string>& out) {
+  if (at == "spec.suspend" || at == std::string("metadata.annotations.") + kLastApplied) return;
+  for (const char* whole :
+       {"spec.template", "spec.completions", "spec.completionMode", "spec.selector"})
+    if (at == whole) {
+      if (a != b) out.push_back(at);
+      return;
+    }
+  if (!a.is_object() || !b.is_object()) {
+    if (a != b) out.push_back(at);
+    return;
+  }
+  for (const auto& [k, v] : a.items())
+    differences(v, b.contains(k) ? b[k] : json(), at.empty() ? k : at + "." + k, out);
+  for (const auto& [k, v] : b.items())
+    if (!a.contains(k)) differences(json(), v, at.empty() ? k : at + "." + k, out);
+}
+
+json immutable(const kube::Call& c, const std::vector<std::string>& fields) {
+  std::string text;
+  json causes = json::array();
+  for (const auto& f : fields) {
+    const bool kube_says = f.rfind("spec.", 0) == 0;
+    const std::string what =
+        kube_says ? "field is immutable" : "sluice does not change this field of a Job";
+    text += (text.empty() ? "" : ", ") + f + ": Invalid value: " + what;
+    causes.push_back({{"reason", "FieldValueInvalid"}, {"message", what}, {"field", f}});
+  }
+  if (fields.size() > 1) text = "[" + text + "]";
+  json s =
+      kube::status_object(422, "Job.batch \"" + c.path.name + "\" is invalid: " + text, "Invalid");
+  s["details"] = {{"name", c.path.name}, {"group", "batch"}, {"kind", "Job"}, {"causes", causes}};
+  return s;
+}
+
+}  // namespace job_apply
+
+// Whether a Job's PATCH carries kubectl apply's annotation (kubectl apply or edit of a Job
+// created with it).
+bool Server::kube_applies(const kube::Call& c) const {
+  if (kube::json_depth(c.req.body, kube::kMaxPatchDepth) > kube::kMaxPatchDepth) return false;
+  return job_apply::annotation(json::parse(c.req.body, nullptr, false)).has_value();
+}
+
+// After a create through the API: keeps the annotation of a Job kubectl apply created.
+void Server::kube_remember_applied(const kube::Call& c, net::Response& res) {
+  if (res.status != 201) return;
+  const auto a = job_apply::annotation(json::parse(c.req.body, nullptr, false));
+  if (!a) return;
+  json job = json::parse(res.body, nullptr, false);
+  const json* labels = job.is_object() && job["metadata"]["labels"].is_object()
+                           ? &job["metadata"]["labels"]
+                           : nullptr;
+  if (!labels || !labels->contains("sluice.dev/job-id") ||
+      !(*labels)["sluice.dev/job-id"].is_string())
+    return;
+  const std::string id_text = (*labels)["sluice.dev/job-id"].get<std::string>();
+  if (id_text.empty() || id_text.find_first_not_of("0123456789") != std::string::npos) return;
+  const JobId id = std::stoull(id_text);
+  std::lock_guard lk(state_->mu());
+  if (kube_applied_.size() >= job_apply::kKept)
+    std::erase_if(kube_applied_, [&](const auto& e) { return !state_->find(e.first); });
+  kube_applied_[id] = *a;
+  kube_applied_overlay(id, job);
+  reply(res, 201, job);
+}
+
+// Under the state lock: a Job kubectl apply created, as kubectl apply reads it.
+void Server::kube_applied_overlay(JobId id, json& job) const {
+  auto it = kube_applied_.find(id);
+  if (it == kube_applied_.end()) return;
+  const json m = json::parse(it->second, nullptr, false);
+  job["metadata"]["annotations"][job_apply::kLastApplied] = it->second;
+  if (!m.is_object() || !m.contains("spec") || !m["spec"].is_object()) return;
+  for (const auto& [k, v] : m["spec"].items())
+    if (k != "suspend") job["spec"][k] = v;
+}
+
+// PATCH of a Job with a new annotation: compared with the kept one; spec.suspend as kubectl
+// patch (kube_patch_job) does; any other change refused whole.
+void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
+  const json patch = json::parse(c.req.body, nullptr, false);
+  const json next = json::parse(*job_apply::annotation(patch), nullptr, false);
+  if (!next.is_object())
+    return kube::fail_status(res, 400, "the applied configuration is not JSON");
+  std::string kept;
+  {
+    std::lock_guard lk(state_->mu());
+    const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
+    if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
+    if (auto it = kube_applied_.find(r->job.id); it != kube_applied_.end()) kept = it->second;
+  }
+  if (kept.empty()) return kube_patch_job(c, res);  // not applied here: fields refused by name
+  std::vector<std::string> changed;
+  job_apply::differences(json::parse(kept, nullptr, false), next, "", changed);
+  if (!changed.empty()) return reply(res, 422, job_apply::immutable(c, changed));
+  // What remains is spec.suspend, if the patch sets it.
+  net::Request only;
+  only.method = "PATCH";
+  only.path = c.req.path;
+  only.headers = {{"Content-Type", "application/merge-patch+json"}};
+  only.params = c.req.params;
+  json suspend = json::object();
+  if (patch.contains("spec") && patch["spec"].is_object() && patch["spec"].contains("suspend"))
+    suspend = {{"spec", {{"suspend", patch["spec"]["suspend"]}}}};
+  only.body = suspend.dump();
+  kube::Call sub{.req = only, .caller = c.caller, .path = c.path};
+  sub.kind = c.kind;
+  kube_patch_job(sub, res);
+  if (res.status != 200) return;
+  json job = json::parse(res.body, nullptr, false);
+  std::lock_guard lk(state_->mu());
+  const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
+  if (!r || !job.is_object()) return;
+  kube_applied_[r->job.id] = *job_apply::annotation(patch);
+  kube_applied_overlay(r->job.id, job);
+  reply(res, 200, job);
+}
+
+}  // namespace sluice::server
