@@ -234,7 +234,8 @@ class Server {
   // kube_job_apply.cc: kubectl apply of a Job (its last-applied-configuration, kept here).
   bool kube_applies(const kube::Call& c) const;
   void kube_remember_applied(const kube::Call& c, net::Response& res);
-  void kube_applied_overlay(JobId id, nlohmann::json& job) const;  // under the state lock
+  void kube_applied_overlay(JobId id, nlohmann::json& job) const;   // under the state lock
+  bool kube_keep_applied(JobId id, const std::string& annotation);  // under the state lock
   void kube_apply_job(const kube::Call& c, net::Response& res);
   // kube_kueue.cc: Workloads, and the configuration's Kueue objects.
   void kube_workloads(const kube::Call& c, net::Response& res);

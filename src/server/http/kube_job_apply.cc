@@ -8,6 +8,8 @@
 // the new annotation, which is compared with the kept one: spec.suspend holds or releases as
 // kubectl patch does, a change of another field is 422 ("field is immutable", as Kubernetes
 // says of a Job's template, or sluice's words for fields it does not change), nothing applied.
+#include "server/http/kube_job_apply.h"
+
 #include "server/http/kube.h"
 #include "server/http/reply.h"
 #include "server/server.h"
@@ -16,27 +18,36 @@ namespace sluice::server {
 
 using nlohmann::json;
 
-namespace job_apply {
+namespace kube {
 
-constexpr const char* kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
-constexpr size_t kKept = 10'000;  // annotations kept before those of gone jobs are dropped
-
-// The annotation in an object's metadata; nullopt when it has none (or not a string).
-std::optional<std::string> annotation(const json& o) {
+std::optional<std::string> applied_annotation(const json& o) {
   if (!o.is_object() || !o.contains("metadata") || !o["metadata"].is_object()) return std::nullopt;
   const json& m = o["metadata"];
   if (!m.contains("annotations") || !m["annotations"].is_object()) return std::nullopt;
   const json& a = m["annotations"];
   if (!a.contains(kLastApplied) || !a[kLastApplied].is_string()) return std::nullopt;
-  return a[kLastApplied].get<std::string>();
+  std::string text = a[kLastApplied].get<std::string>();
+  if (text.size() > kMaxApplied) return std::nullopt;
+  return text;
 }
 
-// Where two manifests differ, as field paths ("spec.template"), but in spec.suspend and the
-// annotation itself. A Job's template, completions, completion mode and selector are
-// immutable in Kubernetes: a change below one is reported at it.
+json parse_bounded(std::string_view text) {
+  if (json_depth(text, kMaxPatchDepth) > kMaxPatchDepth) return nullptr;
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? json() : j;
+}
+
+}  // namespace kube
+
+namespace job_apply {
+
+constexpr size_t kKept = 10'000;          // annotations kept at most, and
+constexpr size_t kKeptBytes = 64u << 20;  // their bytes: then those of gone jobs are dropped
+
 void differences(const json& a, const json& b, const std::string& at,
                  std::vector<std::string>& out) {
-  if (at == "spec.suspend" || at == std::string("metadata.annotations.") + kLastApplied) return;
+  if (at == "spec.suspend" || at == std::string("metadata.annotations.") + kube::kLastApplied)
+    return;
   for (const char* whole :
        {"spec.template", "spec.completions", "spec.completionMode", "spec.selector"})
     if (at == whole) {
@@ -72,17 +83,23 @@ json immutable(const kube::Call& c, const std::vector<std::string>& fields) {
 
 }  // namespace job_apply
 
+std::vector<std::string> kube::applied_changes(const json& kept, const json& next) {
+  std::vector<std::string> out;
+  job_apply::differences(kept, next, "", out);
+  return out;
+}
+
 // Whether a Job's PATCH carries kubectl apply's annotation (kubectl apply or edit of a Job
 // created with it).
 bool Server::kube_applies(const kube::Call& c) const {
   if (kube::json_depth(c.req.body, kube::kMaxPatchDepth) > kube::kMaxPatchDepth) return false;
-  return job_apply::annotation(json::parse(c.req.body, nullptr, false)).has_value();
+  return kube::applied_annotation(kube::parse_bounded(c.req.body)).has_value();
 }
 
 // After a create through the API: keeps the annotation of a Job kubectl apply created.
 void Server::kube_remember_applied(const kube::Call& c, net::Response& res) {
   if (res.status != 201) return;
-  const auto a = job_apply::annotation(json::parse(c.req.body, nullptr, false));
+  const auto a = kube::applied_annotation(kube::parse_bounded(c.req.body));
   if (!a) return;
   json job = json::parse(res.body, nullptr, false);
   const json* labels = job.is_object() && job["metadata"]["labels"].is_object()
@@ -95,19 +112,37 @@ void Server::kube_remember_applied(const kube::Call& c, net::Response& res) {
   if (id_text.empty() || id_text.find_first_not_of("0123456789") != std::string::npos) return;
   const JobId id = std::stoull(id_text);
   std::lock_guard lk(state_->mu());
-  if (kube_applied_.size() >= job_apply::kKept)
-    std::erase_if(kube_applied_, [&](const auto& e) { return !state_->find(e.first); });
-  kube_applied_[id] = *a;
+  if (!kube_keep_applied(id, *a)) return;
   kube_applied_overlay(id, job);
   reply(res, 201, job);
+}
+
+// Under the state lock: keeps a Job's annotation within kKept and kKeptBytes (those of jobs
+// that are gone dropped first); false when it cannot be kept (the Job reads as not applied).
+bool Server::kube_keep_applied(JobId id, const std::string& annotation) {
+  auto bytes = [&] {
+    size_t n = annotation.size();
+    for (const auto& [other, text] : kube_applied_) n += other == id ? 0 : text.size();
+    return n;
+  };
+  if (kube_applied_.size() >= job_apply::kKept || bytes() > job_apply::kKeptBytes)
+    std::erase_if(kube_applied_, [&](const auto& e) {
+      const JobRecord* r = state_->find(e.first);
+      return !r || !kube::listed(*r);
+    });
+  if (!kube_applied_.count(id) &&
+      (kube_applied_.size() >= job_apply::kKept || bytes() > job_apply::kKeptBytes))
+    return false;
+  kube_applied_[id] = annotation;
+  return true;
 }
 
 // Under the state lock: a Job kubectl apply created, as kubectl apply reads it.
 void Server::kube_applied_overlay(JobId id, json& job) const {
   auto it = kube_applied_.find(id);
   if (it == kube_applied_.end()) return;
-  const json m = json::parse(it->second, nullptr, false);
-  job["metadata"]["annotations"][job_apply::kLastApplied] = it->second;
+  const json m = kube::parse_bounded(it->second);
+  job["metadata"]["annotations"][kube::kLastApplied] = it->second;
   if (!m.is_object() || !m.contains("spec") || !m["spec"].is_object()) return;
   for (const auto& [k, v] : m["spec"].items())
     if (k != "suspend") job["spec"][k] = v;
@@ -116,10 +151,13 @@ void Server::kube_applied_overlay(JobId id, json& job) const {
 // PATCH of a Job with a new annotation: compared with the kept one; spec.suspend as kubectl
 // patch (kube_patch_job) does; any other change refused whole.
 void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
-  const json patch = json::parse(c.req.body, nullptr, false);
-  const json next = json::parse(*job_apply::annotation(patch), nullptr, false);
+  const json patch = kube::parse_bounded(c.req.body);
+  const json next = kube::parse_bounded(*kube::applied_annotation(patch));
   if (!next.is_object())
-    return kube::fail_status(res, 400, "the applied configuration is not JSON");
+    return kube::fail_status(res, 400,
+                             std::string("the annotation ") + kube::kLastApplied +
+                                 " is not a JSON object (nested at most " +
+                                 std::to_string(kube::kMaxPatchDepth) + " deep)");
   std::string kept;
   {
     std::lock_guard lk(state_->mu());
@@ -128,8 +166,7 @@ void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
     if (auto it = kube_applied_.find(r->job.id); it != kube_applied_.end()) kept = it->second;
   }
   if (kept.empty()) return kube_patch_job(c, res);  // not applied here: fields refused by name
-  std::vector<std::string> changed;
-  job_apply::differences(json::parse(kept, nullptr, false), next, "", changed);
+  const std::vector<std::string> changed = kube::applied_changes(kube::parse_bounded(kept), next);
   if (!changed.empty()) return reply(res, 422, job_apply::immutable(c, changed));
   // What remains is spec.suspend, if the patch sets it.
   net::Request only;
@@ -149,8 +186,8 @@ void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
   std::lock_guard lk(state_->mu());
   const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
   if (!r || !job.is_object()) return;
-  kube_applied_[r->job.id] = *job_apply::annotation(patch);
-  kube_applied_overlay(r->job.id, job);
+  if (kube_keep_applied(r->job.id, *kube::applied_annotation(patch)))
+    kube_applied_overlay(r->job.id, job);
   reply(res, 200, job);
 }
 
