@@ -8,8 +8,9 @@
 # same setup applied again is unchanged; a changed quota is applied and read back; an invalid
 # one is 422 with nothing changed; a dry run changes nothing; kubectl edit; a stale update is a
 # Conflict; server-side apply by two field managers, a conflict and --force-conflicts; a member
-# is Forbidden; a LocalQueue with a job in it is not deleted (as `sluice config apply` refuses
-# it); a flavor in use is, with the warning that its ClusterQueue is inactive; delete.
+# is Forbidden; the changes survive a restart; a LocalQueue with a job in it is not deleted (as
+# `sluice config apply` refuses it); a flavor in use is, with the warning that its ClusterQueue
+# is inactive; delete.
 # The sample Job names an image (agnhost) and gives it only args: it runs in podman, on a
 # stand-in image of that name built here from the host's sh (this machine reaches no registry),
 # whose entrypoint prints its arguments as agnhost's entrypoint-tester does. Where podman
@@ -243,7 +244,17 @@ out=$(KUBECONFIG=$tmp/alice.kubeconfig refused delete localqueue user-queue)
 grep -q 'forbidden: User "alice" cannot delete resource "localqueues"' <<<"$out" || fail "alice deletes: $out"
 [[ $(quota) == 11 ]] || fail "alice changed the quota: $(cq_yaml)"
 
-# 8. Delete, what refers first. What the configuration still needs stays, as `sluice config
+# 8. The changes are the server's stored configuration: restarted without --config files, it
+#    reads them back (tokens included).
+kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null || true
+"$SLUICE_BIN" serve --listen "127.0.0.1:$port" --data-dir "$tmp/data" --heartbeat-ms 200 \
+  --cycle-interval-ms 200 >>"$tmp/server.log" 2>&1 &
+pids[0]=$!
+for _ in $(seq 1 300); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+[[ $(quota) == 11 && $(strategy) == BestEffortFIFO ]] || fail "after a restart: $(cq_yaml)"
+k get localqueue user-queue >/dev/null 2>&1 || fail "user-queue lost in a restart"
+
+# 9. Delete, what refers first. What the configuration still needs stays, as `sluice config
 #    apply` keeps it: a LocalQueue that a waiting job is in, a flavor that a ClusterQueue names.
 cat >"$tmp/held.yaml" <<'YAML'
 apiVersion: batch/v1
