@@ -1,7 +1,6 @@
 #include "server/http/kube_config_docs.h"
 
 #include <algorithm>
-#include <cctype>
 #include <regex>
 #include <stdexcept>
 
@@ -281,13 +280,6 @@ json served_form(const ConfigVersions::Entry& e, const std::string& uid,
 
 namespace config_docs {
 
-std::string media_type(std::string_view content_type) {
-  std::string t(content_type.substr(0, content_type.find(';')));
-  while (!t.empty() && t.back() == ' ') t.pop_back();
-  for (auto& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return t;
-}
-
 // The first "$directive" key under `j`, "" none.
 std::string directive(const json& j) {
   if (j.is_array())
@@ -305,7 +297,7 @@ std::string directive(const json& j) {
 
 std::optional<json> apply_patch(const json& object, std::string_view content_type,
                                 std::string_view body, PatchRefusal* why) {
-  const std::string type = config_docs::media_type(content_type);
+  const std::string type = media_type(content_type);
   const bool json_patch = type == "application/json-patch+json";
   if (!json_patch && type != "application/merge-patch+json" &&
       type != "application/strategic-merge-patch+json") {

@@ -83,9 +83,8 @@ std::string check_object(const kube::Call& c, json& o, const std::string& name) 
 
 // Server-side apply's PATCH (kube_apply.h).
 bool is_apply(const net::Request& req) {
-  std::string t = std::string(req.header("Content-Type"));
-  t = t.substr(0, t.find(';'));
-  return req.method == "PATCH" && t == "application/apply-patch+yaml";
+  return req.method == "PATCH" &&
+         kube::media_type(req.header("Content-Type")) == "application/apply-patch+yaml";
 }
 
 // 409 Conflict as the API server words an apply's: one FieldManagerConflict cause per field.

@@ -20,13 +20,6 @@ void leaves(const json& j, const std::string& at, std::vector<std::string>& out)
   for (const auto& [k, v] : j.items()) leaves(v, at.empty() ? k : at + "." + k, out);
 }
 
-std::string media_type(std::string_view content_type) {
-  std::string t(content_type.substr(0, content_type.find(';')));
-  while (!t.empty() && t.back() == ' ') t.pop_back();
-  for (auto& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return t;
-}
-
 // The one boolean `spec.<field>` a patch of `kind` may change: nullopt on a refusal; inside,
 // nullopt when the patch leaves it alone.
 std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
@@ -88,6 +81,13 @@ std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
 }
 
 }  // namespace
+
+std::string media_type(std::string_view content_type) {
+  std::string t(content_type.substr(0, content_type.find(';')));
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  for (auto& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return t;
+}
 
 std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
                                        const std::string& name, PatchRefusal* why) {

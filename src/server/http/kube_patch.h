@@ -28,6 +28,9 @@ struct PatchRefusal {
   std::vector<std::pair<std::string, std::string>> causes;  // (field, what is wrong)
 };
 
+// A Content-Type's media type, lower case, without its parameters ("; charset=utf-8").
+std::string media_type(std::string_view content_type);
+
 // At most this deep a patch's JSON nests.
 inline constexpr int kMaxPatchDepth = 32;
 // The deepest nesting of objects and arrays in JSON `text` (strings skipped), counted up to
