@@ -40,7 +40,7 @@ _sluice() {
       --parsable --wait -W --gpus --gang --gpu-fraction --cpu --memory
       --priority-class --time -t --walltime --name -J --job-name --chdir -D --export --env -e
       --dependency -d --hold -H --array -a --output -o --error --interactive --pty --preemptible
-      --no-preemptible --dry-run" ;;
+      --no-preemptible --no-spot --dry-run" ;;
     sbatch) opts="--dry-run --namespace -J -p --partition -G --gpus --gpus-per-node --gres -N -n
       --nodes --ntasks --ntasks-per-node --gpus-per-task -c --mem -t --time -a --array -d
       --dependency -o --output -e --error -D --chdir --export -H --hold --parsable -Q --wrap -W
@@ -57,11 +57,11 @@ _sluice() {
     advise) opts="--namespace -n --user -u --headroom --limit" ;;
     logs) opts="--pod --tail-bytes --follow -f" ;;
     nodes)
-      if [[ ${words[cword-1]} == @(drain|cordon|resume|reset-credential) ]]; then
+      if [[ ${words[cword-1]} == @(drain|cordon|resume|reclaim|reset-credential) ]]; then
         COMPREPLY=($(compgen -W "$(sluice nodes 2>/dev/null | awk 'NR > 1 {print $1}')" -- "$cur"))
         return
       fi
-      opts="drain cordon resume reset-credential --wide -w" ;;
+      opts="drain cordon resume reclaim reset-credential --wide -w" ;;
     config) opts="get apply reload" ;;
     submit | check | plan) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac

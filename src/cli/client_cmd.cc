@@ -186,6 +186,9 @@ void register_run(CLI::App& app) {
   auto* pre = cmd->add_flag("--preemptible", a->preemptible, "May be preempted");
   auto* nopre = cmd->add_flag("--no-preemptible", a->no_preemptible, "Must not be preempted");
   pre->excludes(nopre);
+  cmd->add_flag(
+      "--no-spot", a->no_spot,
+      "Never on a spot node of a NodePool (a reclaim would stop it; docs/autoscaling.md)");
   cmd->add_flag("--dry-run", *dry_run, "Print the Job document instead of submitting it");
   cmd->add_option("command", a->command, "The command and its arguments (after --)")->required();
   add_common(cmd, *c, true);
@@ -555,6 +558,31 @@ void register_node_holds(CLI::App& app) {
   }
 }
 
+// `sluice nodes reclaim NODE --notice 30s` (admin): docs/autoscaling.md, "Reclaims".
+void register_node_reclaim(CLI::App& app) {
+  auto* nodes = app.get_subcommand("nodes");
+  auto* cmd = nodes->add_subcommand(
+      "reclaim",
+      "The node is taken back (a spot reclaim): no new pods, its pods get SIGTERM with the "
+      "notice as their grace and go back to their queues; a pool's node is then deleted "
+      "(admin token)");
+  auto c = std::make_shared<Common>();
+  auto node = std::make_shared<std::string>();
+  auto notice = std::make_shared<std::string>("30s");
+  cmd->add_option("node", *node, "Node name")->required();
+  cmd->add_option("--notice", *notice, "How long its pods have (a duration: 30s, 2m)")
+      ->capture_default_str();
+  add_common(cmd, *c, true);
+  cmd->callback([c, node, notice] {
+    const json body{{"notice", *notice}};
+    json reply =
+        need(HttpClient(c->conn).call_json("POST", "/v1/nodes/" + *node + "/reclaim", body.dump()));
+    if (c->json) return print_json(reply);
+    std::cout << "node " << *node << ": reclaimed; its pods have " << *notice
+              << " to stop and go back to their queues\n";
+  });
+}
+
 }  // namespace
 
 void register_client(CLI::App& app) {
@@ -566,6 +594,7 @@ void register_client(CLI::App& app) {
                    nodes_table, "nodes");
   register_node_reset(app);
   register_node_holds(app);
+  register_node_reclaim(app);
   register_cancel(app);
   register_logs(app);
   register_explain(app);

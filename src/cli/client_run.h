@@ -53,6 +53,7 @@ struct RunArgs {
   bool pty = false;
   bool preemptible = false;
   bool no_preemptible = false;
+  bool no_spot = false;  // spec.spot: false: never on a spot node (docs/autoscaling.md)
   std::vector<std::string> command;
 };
 

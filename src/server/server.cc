@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/scale/autoscaler.h"
 #include "secret/secret.h"
 #include "server/http/reply.h"
 
@@ -20,6 +21,15 @@ Result<LoadedConfig> load_server_config(const std::vector<Source>& sources) {
     for (const auto& e : out.errors) msg += (msg.empty() ? "" : "\n") + e;
     return Error{msg};
   }
+  // The pools' nodes join the cluster, NotReady until an agent registers them
+  // (docs/autoscaling.md).
+  for (const NodePool& pool : out.config.node_pools)
+    for (int32_t k = 0; k < pool.max_nodes; ++k)
+      for (const Node& n : out.config.cluster.nodes)
+        if (n.name == pool.name_prefix + std::to_string(k))
+          return Error{"NodePool " + pool.name + ": its node " + n.name +
+                       " is also a Cluster node: give the pool another namePrefix"};
+  scale::add_pool_nodes(out.config.node_pools, out.config.cluster);
   if (out.config.cluster.nodes.empty())
     return Error{
         "the configuration has no Cluster nodes: the server places pods on the nodes "
@@ -54,6 +64,10 @@ Result<std::unique_ptr<Server>> Server::create(ServeOptions options, std::unique
   if (auto ok = s->recover_state(*config); !ok) return Error{ok.error()};
   // 4. The API's routes; its port answers from start().
   s->routes();
+  // 5. The node pools' provisioner calls (their output files in the data directory).
+  Server* self = s.get();
+  s->provisioner_ = std::make_unique<ProvisionRunner>(s->options_.data_dir + "/provisioner", 4,
+                                                      [self] { self->kick(); });
   return s;
 }
 
@@ -235,6 +249,7 @@ void Server::stop() {
   // now, while everything they use is alive.
   if (store_) store_->drain();
   if (loop_thread_.joinable()) loop_thread_.join();
+  if (provisioner_) provisioner_->stop();
 }
 
 namespace {
@@ -367,6 +382,7 @@ void Server::loop_body() {
   using clock = std::chrono::steady_clock;
   auto last_cycle = clock::now() - std::chrono::hours(1);
   auto last_sample = last_cycle;
+  auto last_pool = last_cycle;
   const auto interval = std::chrono::milliseconds(options_.cycle_interval_ms);
   const auto sample_interval = std::chrono::milliseconds(options_.dashboard_sample_ms);
   while (!stop_) {
@@ -386,6 +402,9 @@ void Server::loop_body() {
       store_->wait(t);
       lk.lock();
     }
+    const bool pool_due = clock::now() - last_pool >= std::chrono::seconds(1);
+    pool_tick(lk, now, pool_due);
+    if (pool_due) last_pool = clock::now();
     if (clock::now() - last_sample >= sample_interval) {  // the dashboard's history
       history_->add(state_->dashboard_sample(now));
       last_sample = clock::now();
@@ -416,6 +435,34 @@ void Server::loop_body() {
         log("store commit failed: " + store_->error() + "; new work is refused");
     }
     if (state_->wants_cycle()) kick();
+  }
+}
+
+// Results of the provisioner's calls come in every tick; the pools are looked at (and calls go
+// out) once a second or when a result came. The calls run on the runner's threads: a hanging
+// provisioner never holds this loop.
+void Server::pool_tick(std::unique_lock<std::mutex>& lk, int64_t now, bool look) {
+  if (!provisioner_) return;
+  uint64_t ticket = 0;
+  auto results = provisioner_->take_results();
+  for (const auto& r : results) {
+    log("provisioner " + r.call.op + " " + r.call.pool_name + " " + r.call.node + ": " +
+        (r.ok          ? "ok"
+         : r.timed_out ? "timed out"
+                       : "failed (exit " + std::to_string(r.exit_code) + ")") +
+        (r.ok || r.output.empty() ? "" : ": " + r.output));
+    ticket = std::max(ticket, state_->pool_done(r, now));
+  }
+  if (look || !results.empty()) {
+    auto calls = state_->pool_step(now);
+    for (const auto& c : calls)
+      log("provisioner " + c.op + " " + c.pool_name + " " + c.node + " (" + c.reason + ")");
+    provisioner_->submit(std::move(calls));
+  }
+  if (ticket) {
+    lk.unlock();
+    store_->wait(ticket);
+    lk.lock();
   }
 }
 

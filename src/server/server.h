@@ -17,6 +17,7 @@
 #include "net/http_server.h"
 #include "server/auth.h"
 #include "server/fair_slots.h"
+#include "server/provisioner.h"
 #include "server/sqlite_store.h"
 #include "server/start_predictor.h"
 #include "server/state.h"
@@ -196,6 +197,9 @@ class Server {
   void get_local_queues(const net::Request& req, net::Response& res);
   void reset_node_credential(const net::Request& req, net::Response& res);
   void hold_node(const net::Request& req, net::Response& res);
+  void reclaim_node(const net::Request& req, net::Response& res);
+  // The node pools' step in the loop (docs/autoscaling.md): results in, calls out.
+  void pool_tick(std::unique_lock<std::mutex>& lk, int64_t now, bool look);
   // config.cc: the configuration and the state's export.
   void routes_config();
   // agents.cc: registration, and syncs answered on the I/O thread when nothing blocks.
@@ -321,6 +325,9 @@ class Server {
   std::shared_ptr<kube::Snapshots> snapshots_;             // the watch thread's only
   std::vector<std::shared_ptr<kube::LogFollow>> follows_;  // under watch_mu_; kMaxWatches
   std::thread watch_thread_;
+
+  // The node pools' provisioner calls, run off the loop (provisioner.h); stopped after it.
+  std::unique_ptr<ProvisionRunner> provisioner_;
 
   std::thread loop_thread_;
   std::mutex loop_mu_;

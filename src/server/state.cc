@@ -114,6 +114,7 @@ ServerState::ServerState(std::shared_ptr<const Config> config, Store* store, Ser
       node_creds_.load_entry(key.substr(prefix.size()), sha);
   }
   load_node_holds();
+  pools_.configure(config_->node_pools);
 }
 
 void ServerState::rebuild_nodes(const std::map<std::string, NodeState>& old) {
@@ -294,6 +295,7 @@ Result<bool> ServerState::reconfigure(std::shared_ptr<const Config> config, cons
   }
   sched_ = std::move(s);
   rebuild_nodes(old);
+  pools_.configure(config_->node_pools);
   pending_reasons_.clear();
   dirty_ = true;
   persist_config(text);

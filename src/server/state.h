@@ -25,6 +25,7 @@
 #include "server/metrics.h"
 #include "server/namespace_backpressure.h"
 #include "server/node_auth.h"
+#include "server/node_pools.h"
 #include "server/pending_reasons.h"
 #include "server/store.h"
 #include "server/tracing.h"
@@ -323,6 +324,23 @@ class ServerState {
   // The node's hold: "cordon", "drain", or "" (none, or no such node).
   std::string node_hold(const std::string& node) const;
 
+  // --- Node pools (state_pools.cc; docs/autoscaling.md) ---------------------------------------
+  // Follows the pools' nodes, asks core/scale's decide() what to do, and returns the
+  // provisioner calls to run off the scheduling thread; none without a pool's provisioner.
+  std::vector<ProvisionCall> pool_step(TimeNs now);
+  // A call's result: its slot moves on, an event and a metric; a deleted node's agent and
+  // credential are forgotten (a new agent may join under its name). Ticket or 0.
+  uint64_t pool_done(const ProvisionResult& r, TimeNs now);
+  // A reclaim (a spot provider's notice, or an admin): the node takes no new pods, its pods
+  // get SIGTERM with the notice as their grace and their jobs go back to their queues (not a
+  // failure; a checkpointing job resumes from its checkpoint elsewhere). A pool's node is then
+  // deleted, once its pods are gone or at the notice's end; any other node stays drained. 200,
+  // 404 unknown node.
+  int reclaim_node(const std::string& node, TimeNs notice_ns, TimeNs now, std::string* error,
+                   uint64_t* ticket);
+  nlohmann::json pools_view(TimeNs now) const { return pools_.view(now); }
+  const NodePools& node_pools() const { return pools_; }
+
   // --- The Kubernetes API's eviction (state_evict.cc; kubectl drain) -------------------------
   // Evicts pod `pod` of job `id`. A gang runs whole or not at all: a running job whose pod is
   // evicted goes back to its queue as a preempted one does (every pod stopped with its grace;
@@ -434,9 +452,13 @@ class ServerState {
     // An admin took it out of scheduling (set_node_hold): "cordon" or "drain"; "": none.
     std::string hold;
     std::string hold_reason;
+    // A pool's node on its way out (scaled down, reclaimed): no new pods. Not stored: the
+    // pool's state is rebuilt from the agents that register after a restart.
+    bool leaving = false;
   };
   // Whether the scheduler may place new pods on it.
-  static bool schedulable(const NodeState& n) { return n.ready && n.hold.empty(); }
+  static bool schedulable(const NodeState& n) { return n.ready && n.hold.empty() && !n.leaving; }
+  void set_leaving(NodeState& n, bool leaving);  // state_pools.cc
   void load_node_holds();
 
   JobRecord& rec(JobId id) { return records_.at(id); }
@@ -579,6 +601,7 @@ class ServerState {
   bool gates_dirty_ = false;                    // something a gate waits for may have changed
   std::map<JobId, std::vector<JobId>> arrays_;  // array id -> its tasks' job ids
   History history_;
+  NodePools pools_;
   std::map<uint64_t, LogFetch> log_fetches_;  // bounded: request_log refuses past kMaxLogFetches
   uint64_t next_log_id_ = 1;
 };

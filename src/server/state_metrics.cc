@@ -311,6 +311,21 @@ void ServerState::write_node_metrics(PromWriter& w) const {
                  {{"node", n.name}, {"gpu", std::to_string(g)}},
                  static_cast<double>(n.gpu_util_pct[g]) / 100.0);
   }
+  // The node pools (docs/autoscaling.md).
+  const auto& pools = pools_.pools();
+  if (pools.empty()) return;
+  w.family("sluice_pool_nodes", "gauge",
+           "A node pool's nodes by state: creating, joining, ready, leaving, deleting.");
+  for (size_t p = 0; p < pools.size(); ++p)
+    for (const auto& [state, count] : pools_.count_phases(p))
+      w.sample("sluice_pool_nodes", {{"pool", pools[p].name}, {"state", state}}, count);
+  w.family("sluice_provisioner_calls_total", "counter",
+           "Calls of a node pool's provisioner, by operation (create, delete) and result (ok, "
+           "failed, timeout).");
+  for (const auto& [key, count] : pools_.calls_total())
+    w.sample("sluice_provisioner_calls_total",
+             {{"pool", std::get<0>(key)}, {"op", std::get<1>(key)}, {"result", std::get<2>(key)}},
+             static_cast<double>(count));
 }
 
 }  // namespace sluice::server

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/cycle/scale_input.h"
+
 namespace sluice::sim {
 
 namespace {
@@ -141,37 +143,6 @@ bool Fleet::handle(const Event& e, TimeNs now, Scheduler& sched, EventQueue& eve
   }
 }
 
-std::vector<scale::PendingGang> Fleet::pending_gangs(const Scheduler& sched) const {
-  std::vector<const Scheduler::PendingJob*> order;
-  sched.for_each_pending([&](const Scheduler::PendingJob& p) { order.push_back(&p); });
-  // Rank order as the autoscaler sees it: priority, then submit time, then id (a total order).
-  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    if (a->job.priority != b->job.priority) return a->job.priority > b->job.priority;
-    if (a->job.submit_ns != b->job.submit_ns) return a->job.submit_ns < b->job.submit_ns;
-    return a->job.id < b->job.id;
-  });
-  std::vector<scale::PendingGang> out;
-  out.reserve(order.size());
-  for (const auto* p : order) {
-    if (const auto it = asked_.find(p->job.id); it != asked_.end() && it->second >= kMaxAsks)
-      continue;
-    out.push_back(
-        scale::gang_of(p->job, p->queue, config_.cluster_queues[static_cast<size_t>(p->queue)]));
-  }
-  return out;
-}
-
-std::vector<std::vector<int64_t>> Fleet::headroom(const Scheduler& sched) const {
-  const QuotaTree& q = sched.quota();
-  std::vector<std::vector<int64_t>> h(static_cast<size_t>(q.num_queues()),
-                                      std::vector<int64_t>(static_cast<size_t>(q.num_flavors())));
-  for (QueueId c = 0; c < q.num_queues(); ++c)
-    for (FlavorId f = 0; f < q.num_flavors(); ++f)
-      if (q.managed(c, f, kGpu))
-        h[static_cast<size_t>(c)][static_cast<size_t>(f)] = q.available(c, f, kGpu);
-  return h;
-}
-
 void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look) {
   const ClusterAlloc& alloc = sched.alloc();
   for (size_t p = 0; p < pools_.size(); ++p)
@@ -198,8 +169,11 @@ void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look) {
     }
   }
   if (sched.pending_count() > 0) {
-    in.pending = pending_gangs(sched);
-    in.gpu_headroom = headroom(sched);
+    in.pending = scale::pending_gangs(sched, config_, [&](const Scheduler::PendingJob& p) {
+      const auto it = asked_.find(p.job.id);
+      return it == asked_.end() || it->second < kMaxAsks;
+    });
+    in.gpu_headroom = scale::gpu_headroom(sched.quota());
   }
   const scale::ScaleDecision d = scale::decide(in);
   for (const scale::ScaleUp& u : d.up) {

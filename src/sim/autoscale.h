@@ -64,8 +64,6 @@ class Fleet {
   void request(size_t p, int32_t n, TimeNs now, EventQueue& events);
   void remove(size_t p, size_t k, TimeNs now, Scheduler& sched);
   void note_count(size_t p, TimeNs now);
-  std::vector<scale::PendingGang> pending_gangs(const Scheduler& sched) const;
-  std::vector<std::vector<int64_t>> headroom(const Scheduler& sched) const;
   bool locate(uint64_t node, size_t& p, size_t& k) const;
 
   const Config& config_;

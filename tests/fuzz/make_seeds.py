@@ -143,6 +143,10 @@ def main():
                                                    "tests/unit/server/kube_apply_test.cc")
                         for m in (b"\x00", b"\x01", b"\x05", b"\x09", b"\x02", b"\x06")]
         + [b"\x03" + read(p) for p in yaml_docs],
+        # Mode byte 0: a cordon's or drain's reason, 1: a reclaim's notice.
+        "node_body": [b"\x00" + b'{"reason": "swap GPU 3"}', b"\x00",
+                      b"\x01" + b'{"notice": "30s"}', b"\x01" + b'{"notice": 90}',
+                      b"\x01" + b'{"notice": "1h30m"}'],
     }
     targets = [os.path.basename(d) for d in sorted(glob.glob(os.path.join(HERE, "seeds", "*")))]
     for t in set(targets) | set(seeds):

@@ -22,7 +22,7 @@ ALLOWED = {
     "core/preempt": ["core/model", "core/place", "core/quota", "core/decision", "core/flavor",
                      "core/order"],
     "core/cycle": ["core/model", "core/place", "core/quota", "core/decision", "core/flavor",
-                   "core/order", "core/preempt"],
+                   "core/order", "core/preempt", "core/scale"],
     "core/scale": ["core/model"],
     "config": ["core/*"],
     "proto": ["core/model"],

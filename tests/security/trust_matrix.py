@@ -187,6 +187,10 @@ def main():
         ("PUT /v1/config", "PUT", url + "/v1/config", config_text, users(403, 403, 200)),
         ("POST reset-credential", "POST", url + "/v1/nodes/%s/reset-credential" % node_a, None,
          dict(U, **{"other-member": 403, "member": 403})),  # an admin's reset: unit tests
+        # A reclaim (docs/autoscaling.md) is the admin's; of no node, so that it changes nothing.
+        ("POST reclaim", "POST", url + "/v1/nodes/nosuch/reclaim", '{"notice": "1s"}',
+         users(403, 403, 404)),
+        ("GET /v1/pools", "GET", url + "/v1/pools", None, users(200, 200, 200)),
         ("POST /v1/agents/register as a live node", "POST", url + "/v1/agents/register", reg,
          dict(nobody, join=403)),
         ("POST sync of another node", "POST", url + "/v1/agents/%s/sync" % node_a, "{}", nobody),

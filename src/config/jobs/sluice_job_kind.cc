@@ -4,8 +4,26 @@
 
 #include "config/jobs/job_reader.h"
 #include "core/model/job_control.h"
+#include "core/model/node_pool.h"
 
 namespace sluice::config_detail {
+
+namespace {
+
+// spec.spot: false: every pod set keeps off spot nodes (docs/autoscaling.md, "Reclaims"): a
+// required `sluice.dev/capacity-type NotIn [spot]` in each of its affinity's terms (a node
+// without the label, a Cluster node, matches). The autoscaler then starts no spot node for it.
+void refuse_spot(std::vector<PodSet>& sets) {
+  const NodeRequirement no_spot{kCapacityTypeLabel, NodeOp::kNotIn, {"spot"}};
+  for (PodSet& set : sets) {
+    NodeAffinity a = set.node ? *set.node : NodeAffinity{};
+    if (a.terms.empty()) a.terms.emplace_back();
+    for (auto& term : a.terms) term.push_back(no_spot);
+    set.node = std::make_shared<const NodeAffinity>(std::move(a));
+  }
+}
+
+}  // namespace
 
 void JobReader::sluice_job(const YAML::Node& doc) {
   MapReader top(r_, doc, "", {{"apiVersion", "kind", "metadata", "spec", "status"}});
@@ -46,7 +64,8 @@ void JobReader::sluice_job(const YAML::Node& doc) {
                    "array",
                    "output",
                    "error",
-                   "tty"}});
+                   "tty",
+                   "spot"}});
   if (!spec.is_map()) return fail();
   sluice_spec(spec, *spec_node);
 }
@@ -107,6 +126,11 @@ void JobReader::sluice_spec(MapReader& spec, const YAML::Node& spec_node) {
     } else {
       fail();
     }
+  }
+  if (const YAML::Node* n = spec.find("spot")) {
+    const auto v = r_.boolean(*n, "spec.spot");
+    if (!v) return fail();
+    if (!*v) refuse_spot(job.pod_sets);
   }
   if (const YAML::Node* n = spec.find("fallback")) fallback(*n);
   if (const YAML::Node* n = spec.find("securityContext"))

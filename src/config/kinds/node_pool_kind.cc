@@ -16,6 +16,11 @@
 //     provisioningDelay: 3m    # request -> node ready
 //     scaleDownAfter: 10m      # idle this long -> node removed
 //     spot: {meanLifetime: 8h, notice: 2m}   # spot only: the simulator's reclaims
+//     provisioner:             # the server's (docs/autoscaling.md)
+//       command: [/usr/local/bin/provision]   # called as COMMAND... create|delete POOL NODE
+//       timeout: 60s           # one call
+//       retryAfter: 30s        # a failed call's slot waits this long
+//       joinTimeout: 10m       # created, no agent registered: deleted
 #include <algorithm>
 
 #include "config/internal.h"
@@ -41,6 +46,37 @@ bool read_spot(Reader& r, const YAML::Node& node, SpotReclaim& out) {
     ok = ok && v;
     if (v) out.notice_ns = *v;
   }
+  return ok;
+}
+
+bool read_provisioner(Reader& r, const YAML::Node& node, Provisioner& out) {
+  MapReader m(r, node, "spec.provisioner", {{"command", "timeout", "retryAfter", "joinTimeout"}});
+  if (!m.is_map()) return false;
+  bool ok = true;
+  if (const YAML::Node* n = m.required("command")) {
+    auto argv = r.str_list(*n, m.path("command"));
+    if (argv && (argv->empty() || argv->front().empty())) {
+      r.error(*n, m.path("command"), "must name an executable (a list: [program, args...])");
+      argv.reset();
+    }
+    ok = ok && argv;
+    if (argv) out.command = std::move(*argv);
+  } else {
+    ok = false;
+  }
+  const std::pair<const char*, TimeNs*> times[] = {{"timeout", &out.timeout_ns},
+                                                   {"retryAfter", &out.retry_after_ns},
+                                                   {"joinTimeout", &out.join_timeout_ns}};
+  for (const auto& [key, into] : times)
+    if (const YAML::Node* n = m.find(key)) {
+      auto v = r.duration(*n, m.path(key));
+      if (v && *v <= 0) {
+        r.error(*n, m.path(key), "must be above 0");
+        v.reset();
+      }
+      ok = ok && v;
+      if (v) *into = *v;
+    }
   return ok;
 }
 
@@ -95,10 +131,10 @@ void read_node_pool(Reader& r, const YAML::Node& doc, Builder& b) {
   Metadata meta = read_metadata(r, doc, top.find("metadata"));
   const YAML::Node* spec_node = top.required("spec");
   if (!meta.ok || !spec_node) return;
-  MapReader spec(
-      r, *spec_node, "spec",
-      {{"flavor", "namePrefix", "node", "minNodes", "maxNodes", "initialNodes", "spareNodes",
-        "pricePerHour", "capacityType", "provisioningDelay", "scaleDownAfter", "spot"}});
+  MapReader spec(r, *spec_node, "spec",
+                 {{"flavor", "namePrefix", "node", "minNodes", "maxNodes", "initialNodes",
+                   "spareNodes", "pricePerHour", "capacityType", "provisioningDelay",
+                   "scaleDownAfter", "spot", "provisioner"}});
   if (!spec.is_map()) return;
   NodePool pool;
   pool.name = meta.name;
@@ -129,6 +165,8 @@ void read_node_pool(Reader& r, const YAML::Node& doc, Builder& b) {
       ok = read_spot(r, *n, pool.reclaim) && ok;
     }
   }
+  if (const YAML::Node* n = spec.find("provisioner"))
+    ok = read_provisioner(r, *n, pool.provisioner) && ok;
   if (!ok) return;
   if (pool.min_nodes > pool.max_nodes) {
     r.error(*spec.find("minNodes"), "spec.minNodes",
@@ -175,6 +213,17 @@ void resolve_node_pools(Builder& b, Sink& sink) {
         continue;
       }
       if (!have) pool.node.labels.emplace_back(key, value);
+    }
+    std::sort(pool.node.labels.begin(), pool.node.labels.end());  // find_label searches
+    // Every pool node says what it is: a job refuses spot with a node selector on it.
+    const char* type = pool.capacity == CapacityType::kSpot ? "spot" : "on-demand";
+    if (const std::string* have = find_label(pool.node.labels, kCapacityTypeLabel)) {
+      if (*have != type)
+        sink.error(format(b.pool_flavor_loc[i].where, b.pool_flavor_loc[i].path,
+                          "NodePool " + quote(pool.name) + ": label " + kCapacityTypeLabel + "=" +
+                              *have + " contradicts its capacityType (" + type + ")"));
+    } else {
+      pool.node.labels.emplace_back(kCapacityTypeLabel, type);
     }
     std::sort(pool.node.labels.begin(), pool.node.labels.end());
   }

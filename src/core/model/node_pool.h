@@ -5,6 +5,7 @@
 // takes one back. The decisions live in core/scale; the simulator and the server act on them.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/model/cluster.h"
 #include "core/model/resources.h"
@@ -12,12 +13,25 @@
 namespace sluice {
 
 enum class CapacityType : uint8_t { kOnDemand, kSpot };
+// The label every pool node carries: "spot" or "on-demand" (a job refuses spot by selecting
+// `sluice.dev/capacity-type: on-demand`, or NotIn [spot]).
+inline constexpr const char* kCapacityTypeLabel = "sluice.dev/capacity-type";
 
 // Spot reclaims as the simulator draws them: each node's lifetime is exponential with this
 // mean, and the provider announces the reclaim `notice_ns` before it takes the node.
 struct SpotReclaim {
   TimeNs mean_lifetime_ns = 0;  // 0: never reclaimed
   TimeNs notice_ns = 120 * kNsPerSec;
+};
+
+// How `sluice serve` starts and stops a pool's nodes (docs/autoscaling.md): an executable
+// called as `COMMAND... create|delete POOL NODE`, the node's shape in its environment. Empty
+// command: the server acts on no node of the pool (the simulator needs none).
+struct Provisioner {
+  std::vector<std::string> command;
+  TimeNs timeout_ns = 60 * kNsPerSec;        // one call; past it the command is killed (failed)
+  TimeNs retry_after_ns = 30 * kNsPerSec;    // after a failed call, its slot waits this long
+  TimeNs join_timeout_ns = 600 * kNsPerSec;  // created, but no agent registered: deleted
 };
 
 struct NodePool {
@@ -39,6 +53,7 @@ struct NodePool {
   TimeNs provisioning_delay_ns = 0;              // from the request until the node is ready
   TimeNs scale_down_after_ns = 600 * kNsPerSec;  // idle this long: the node is removed
   SpotReclaim reclaim;                           // spot only
+  Provisioner provisioner;                       // the server's (docs/autoscaling.md)
 };
 
 }  // namespace sluice

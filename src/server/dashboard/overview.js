@@ -190,6 +190,23 @@
     }));
   }
 
+  // The node pools (docs/autoscaling.md): nodes per state, then the provisioner's last calls,
+  // newest first, each a line: when, what, for which node, how it went and what it said.
+  function poolTables(pools) {
+    if (!pools.pools.length) return [];
+    const states = ['creating', 'joining', 'ready', 'leaving', 'deleting'];
+    const summary = S.table('pools', [{ title: 'pool' }, { title: 'capacity' }, { title: 'max', num: 1 }]
+      .concat(states.map((t) => ({ title: t, num: 1 }))),
+    pools.pools.map((p) => ({ cells: [p.name, p.capacity_type, p.max_nodes].concat(states.map((t) => p.nodes[t])) })));
+    const calls = S.table('provisioner-calls', [
+      { title: 'time' }, { title: 'call' }, { title: 'node' }, { title: 'why' }, { title: 'result' }, { title: 'output' }],
+    pools.calls.slice(0, 20).map((c) => ({ cells: [
+      new Date(c.time * 1000).toLocaleTimeString(), c.op, c.node, c.reason,
+      el('span', { class: c.result === 'ok' ? '' : 'error' }, c.result + (c.exit_code > 0 ? ' (exit ' + c.exit_code + ')' : '')),
+      c.output] })));
+    return [el('h2', null, 'Node pools'), summary, el('h3', null, 'Provisioner calls'), calls];
+  }
+
   // An admin's node actions (POST /v1/nodes/NODE/drain | cordon | resume with the signed-in
   // token, as `sluice drain`): built once, outside the tables that each poll redraws.
   function nodeActions() {
@@ -260,8 +277,9 @@
     let capacity = 720;
     S.every(5000, async () => {
       const since = samples.length ? samples[samples.length - 1].t : 0;
-      const [hist, queues, nodes] = await Promise.all([
-        S.api('/v1/dashboard?since=' + since), S.api('/v1/queues'), S.api('/v1/nodes')]);
+      const [hist, queues, nodes, pools] = await Promise.all([
+        S.api('/v1/dashboard?since=' + since), S.api('/v1/queues'), S.api('/v1/nodes'),
+        S.api('/v1/pools')]);
       S.showCaller(hist);
       capacity = hist.capacity || capacity;
       samples = samples.concat(hist.samples).slice(-capacity);
@@ -272,7 +290,7 @@
         drawNow(c, last);
       }
       tables.replaceChildren(el('h2', null, 'ClusterQueues'), queueTable(queues.queues),
-        el('h2', null, 'Nodes'), nodeTable(nodes.nodes));
+        el('h2', null, 'Nodes'), nodeTable(nodes.nodes), ...poolTables(pools));
       actions.update(nodes.nodes);
     });
   };

@@ -1,5 +1,6 @@
 // The cluster as users and admins see it (docs/api.md): queues, LocalQueues and nodes, and the
 // admin's node verbs (cordon, drain, resume, reset-credential).
+#include "server/http/node_bodies.h"
 #include "server/http/reply.h"
 #include "server/server.h"
 
@@ -22,6 +23,13 @@ void Server::routes_cluster() {
   });
   h.Post(R"(/v1/nodes/([^/]+)/reset-credential)", handler(&Server::reset_node_credential));
   h.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|resume))", handler(&Server::hold_node));
+  h.Post(R"(/v1/nodes/([^/]+)/reclaim)", handler(&Server::reclaim_node));
+  // The node pools (docs/autoscaling.md): each pool's slots and the provisioner's last calls.
+  h.Get("/v1/pools", [this](const net::Request& req, net::Response& res) {
+    if (!caller_of(req, res)) return;
+    std::lock_guard lk(state_->mu());
+    reply(res, 200, state_->pools_view(now_ns()));
+  });
 }
 
 // GET /v1/localqueues: the LocalQueues the caller may submit to, with their ClusterQueue's state.
@@ -59,21 +67,6 @@ void Server::reset_node_credential(const net::Request& req, net::Response& res) 
   reply(res, 200, json{{"node", node}, {"reset", true}});
 }
 
-namespace {
-
-// The optional {"reason": "..."} of a cordon or drain; an error message when it is malformed.
-std::string read_hold_reason(const std::string& body, std::string* reason) {
-  if (body.empty()) return {};
-  const auto j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || (j.contains("reason") && !j["reason"].is_string()))
-    return "expected {\"reason\": \"...\"}";
-  *reason = j.value("reason", "");
-  if (reason->size() > 1024) return "reason: at most 1024 bytes";
-  return {};
-}
-
-}  // namespace
-
 // POST /v1/nodes/{node}/cordon | drain | resume: an admin takes a node out of scheduling or
 // puts it back (Slurm's drain / resume).
 void Server::hold_node(const net::Request& req, net::Response& res) {
@@ -96,6 +89,32 @@ void Server::hold_node(const net::Request& req, net::Response& res) {
       (reason.empty() ? "" : " (" + reason + ")"));
   kick();
   reply(res, 200, json{{"node", node}, {"hold", verb == "resume" ? "" : verb}});
+}
+
+// POST /v1/nodes/{node}/reclaim {"notice": "30s"}: the node is taken back (a spot provider's
+// notice, relayed by the provisioner or an admin): its pods get SIGTERM with the notice as their
+// grace and go back to their queues; a pool's node is then deleted (docs/autoscaling.md).
+void Server::reclaim_node(const net::Request& req, net::Response& res) {
+  auto caller = admin_of(req, res, "reclaim a node");
+  if (!caller) return;
+  if (!may_write(res)) return;
+  const std::string node = req.matches[1];
+  TimeNs notice = 0;
+  if (auto why = read_reclaim_notice(req.body, &notice); !why.empty()) return fail(res, 400, why);
+  uint64_t ticket = 0;
+  int status = 0;
+  std::string error;
+  {
+    std::lock_guard lk(state_->mu());
+    status = state_->reclaim_node(node, notice, now_ns(), &error, &ticket);
+  }
+  if (status != 200) return fail(res, status, error);
+  if (ticket && !store_->wait(ticket))
+    return fail(res, 503, "the reclaim could not be written", {refusal()});
+  log("node " + node + ": reclaimed by " + caller->name + " (notice " +
+      std::to_string(notice / kNsPerSec) + "s)");
+  kick();
+  reply(res, 200, json{{"node", node}, {"reclaimed", true}, {"notice_s", notice / kNsPerSec}});
 }
 
 }  // namespace sluice::server

@@ -42,6 +42,7 @@ TEST(ClientRun, FractionImpliesOneGpuAndFlagsAreExplicit) {
   a.gpu_fraction = "500m";
   a.interactive = true;
   a.no_preemptible = true;
+  a.no_spot = true;
   a.name = "alice";
   a.command = {"jupyter", "lab"};
   auto doc = build_run_job(a, "zzz");
@@ -51,6 +52,7 @@ TEST(ClientRun, FractionImpliesOneGpuAndFlagsAreExplicit) {
   EXPECT_EQ(spec["gpuFraction"], "500m");
   EXPECT_EQ(spec["interactive"], true);
   EXPECT_EQ(spec["preemptible"], false);
+  EXPECT_EQ(spec["spot"], false);
   EXPECT_EQ(doc.value["metadata"], json({{"name", "alice"}}));  // no namespace: server default
   EXPECT_FALSE(spec.contains("env"));
   EXPECT_FALSE(spec.contains("distributedEnv"));  // one pod: no torchrun env

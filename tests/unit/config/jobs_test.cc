@@ -108,6 +108,37 @@ spec: {queue: train, gpus: 1, gpuModels: [a100], command: ["true"]}
       << dump(out.warnings);
 }
 
+// spec.spot: false keeps every pod set off spot nodes (docs/autoscaling.md): NotIn [spot] on
+// the capacity-type label, which a node without the label satisfies.
+TEST(ConfigJobs, SpotFalseRefusesSpotNodes) {
+  auto out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: m, namespace: team-a}
+spec: {queue: train, gpus: 1, spot: false, command: ["true"]}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: n, namespace: team-a}
+spec: {queue: train, gpus: 1, spot: true, command: ["true"]}
+)");
+  ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
+  ASSERT_EQ(out.jobs.size(), 2u);
+  const PodSet& ps = out.jobs[0].pod_sets.at(0);
+  ASSERT_TRUE(ps.node);
+  EXPECT_FALSE(node_matches(*ps.node, {{"sluice.dev/capacity-type", "spot"}}));
+  EXPECT_TRUE(node_matches(*ps.node, {{"sluice.dev/capacity-type", "on-demand"}}));
+  EXPECT_TRUE(node_matches(*ps.node, {}));  // a Cluster node
+  EXPECT_FALSE(out.jobs[1].pod_sets.at(0).node);
+  out = jobs(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: m, namespace: team-a}
+spec: {queue: train, gpus: 1, spot: maybe, command: ["true"]}
+)");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.spot"})) << dump(out.errors);
+}
+
 // A pod spec's terminationGracePeriodSeconds is the job's stop grace (SIGTERM, then SIGKILL).
 TEST(ConfigJobs, TerminationGracePeriodIsTheStopGrace) {
   auto with_grace = [](const char* seconds) {

@@ -51,7 +51,9 @@ spec:
   EXPECT_EQ(p.name_prefix, "s-");
   EXPECT_EQ(p.node.gpus.size(), 8u);
   EXPECT_EQ(p.node.cpu_milli, 64000);
-  EXPECT_EQ(p.node.labels, (Labels{{"gpu", "p100"}, {"zone", "a"}}));  // the flavor's label too
+  // The flavor's label too, and the capacity type's.
+  EXPECT_EQ(p.node.labels,
+            (Labels{{"gpu", "p100"}, {"sluice.dev/capacity-type", "spot"}, {"zone", "a"}}));
   EXPECT_EQ(p.min_nodes, 1);
   EXPECT_EQ(p.max_nodes, 40);
   EXPECT_EQ(p.initial_nodes, 4);
@@ -86,6 +88,36 @@ spec:
   EXPECT_EQ(p.price_micro_per_hour, 0);
   EXPECT_EQ(p.provisioning_delay_ns, 0);
   EXPECT_EQ(p.scale_down_after_ns, 600 * kNsPerSec);
+  EXPECT_EQ(*find_label(p.node.labels, kCapacityTypeLabel), "on-demand");
+  EXPECT_TRUE(p.provisioner.command.empty());  // the server starts no node of it
+}
+
+TEST(NodePoolKind, Provisioner) {
+  auto out = load_pool(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: od}
+spec:
+  flavor: p100
+  node: {cpu: 8, memory: 64Gi, gpus: {count: 1, model: T4}}
+  maxNodes: 3
+  provisioner: {command: [/opt/provision, --zone, a], timeout: 20s, retryAfter: 5s, joinTimeout: 3m}
+)");
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Provisioner& p = out.config.node_pools.at(0).provisioner;
+  EXPECT_EQ(p.command, (std::vector<std::string>{"/opt/provision", "--zone", "a"}));
+  EXPECT_EQ(p.timeout_ns, 20 * kNsPerSec);
+  EXPECT_EQ(p.retry_after_ns, 5 * kNsPerSec);
+  EXPECT_EQ(p.join_timeout_ns, 180 * kNsPerSec);
+  out = load_pool(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: od}
+spec: {flavor: p100, node: {cpu: 8, memory: 64Gi}, maxNodes: 3, provisioner: {command: [/p]}}
+)");
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  EXPECT_EQ(out.config.node_pools.at(0).provisioner.timeout_ns, 60 * kNsPerSec);  // defaults
+  EXPECT_EQ(out.config.node_pools.at(0).provisioner.retry_after_ns, 30 * kNsPerSec);
 }
 
 // A pool `a` of flavor `flavor` with `rest` after its node line: the flavor's document takes
@@ -115,6 +147,15 @@ TEST(NodePoolKind, ErrorsNameFileLineAndField) {
   out = pool_with("  maxNodes: 2\n", "h100");
   EXPECT_TRUE(any_contains(out.errors, {"test.yaml:10: spec.flavor", "no ResourceFlavor \"h100\""}))
       << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  provisioner: {command: []}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.provisioner.command", "executable"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  provisioner: {command: [p], timeout: 0s}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.provisioner.timeout", "above 0"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  provisioner: {url: http://x}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.provisioner.command", "required"}))
+      << dump(out.errors);
   out = pool_with("  maxNodes: 2\n  spot: {meanLifetime: 1h}\n");
   EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.spot", "only for capacityType: spot"}))
       << dump(out.errors);
@@ -131,6 +172,17 @@ spec:
   maxNodes: 2
 )");
   EXPECT_TRUE(any_contains(out.errors, {"spec.flavor", "gpu=v100 contradicts"}))
+      << dump(out.errors);
+  out = load_pool(R"(
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: a}
+spec:
+  flavor: p100
+  node: {cpu: 8, memory: 64Gi, labels: {sluice.dev/capacity-type: spot}}
+  maxNodes: 2
+)");
+  EXPECT_TRUE(any_contains(out.errors, {"capacity-type=spot contradicts its capacityType"}))
       << dump(out.errors);
 }
 
