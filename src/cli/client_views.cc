@@ -465,6 +465,9 @@ std::string nodes_table(const json& reply, const ViewOptions& o) {
       ready = r->get<bool>() ? "yes" : "no";
     else if (const json* s = field(n, {"state", "status"}))
       ready = text_of(s);
+    // A node pool's node: "no (pool spot: absent)", "yes (pool spot: leaving)".
+    if (const json* ps = field(n, {"pool_state"}); ps && ps->is_string() && *ps != "ready")
+      ready += " (pool " + text_of(field(n, {"pool"})) + ": " + ps->get<std::string>() + ")";
     // An admin's hold: "yes (drained)" takes no new pods.
     if (const json* h = field(n, {"hold"}); h && h->is_string() && !h->get<std::string>().empty())
       ready += " (" + h->get<std::string>() + ")";

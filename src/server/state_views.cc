@@ -417,6 +417,12 @@ json ServerState::nodes_view(TimeNs now) const {
          {"gpus", gpus},
          {"gpu_count", cn.gpus.size()},
          {"gpus_allocated", static_cast<double>(alloc_milli) / 1000.0}});
+    // A node pool's node (docs/autoscaling.md): its pool, and where its slot stands.
+    size_t p = 0, k = 0;
+    if (pools_.locate(n.name, p, k)) {
+      out.back()["pool"] = pools_.pools()[p].name;
+      out.back()["pool_state"] = phase_name(pools_.phase(p, k));
+    }
   }
   return {{"nodes", out}};
 }

@@ -150,6 +150,9 @@ wait_for "the gang to run" state_is "$gang" running
 [[ $(calls create) == 2 ]] || fail "scale-up made $(calls create) create calls, not 2: $(cat "$tmp/calls.log")"
 grep -q "^create spot sp-0 reason=scale-up gpus=2 model=H100 type=spot" "$tmp/calls.log" ||
   fail "the call's arguments: $(cat "$tmp/calls.log")"
+# `sluice nodes` says where each pool slot stands; the third has no machine.
+"$bin" nodes --server "$url" >"$tmp/nodes.txt"
+grep -q "^sp-2 .*no (pool spot: absent)" "$tmp/nodes.txt" || fail "sluice nodes: $(cat "$tmp/nodes.txt")"
 wait_for "the gang to finish" state_is "$gang" succeeded
 
 # 2. Scale-down: both nodes idle past scaleDownAfter are deleted; their agents are gone.

@@ -100,6 +100,13 @@ TEST_F(PoolsTest, APendingGangGetsTheNodesItNeedsAndTheyGoWhenIdle) {
   std::set<std::string> nodes;
   for (const auto& p : st.find(a)->pods) nodes.insert(p.node);
   EXPECT_EQ(nodes, (std::set<std::string>{"sp-0", "sp-1"}));
+  std::map<std::string, nlohmann::json> by_name;
+  const nlohmann::json listed = st.nodes_view(4 * kS);
+  for (const auto& n : listed["nodes"]) by_name[n["name"].get<std::string>()] = n;
+  EXPECT_EQ(by_name.at("sp-0")["pool_state"], "ready");
+  EXPECT_EQ(by_name.at("sp-2")["pool_state"], "absent");
+  EXPECT_EQ(by_name.at("sp-2")["pool"], "spot");
+  EXPECT_FALSE(by_name.at("n0").contains("pool"));
   for (int32_t pod : {0, 1}) report(a, pod, false, 0, 5 * kS);
   EXPECT_TRUE(st.pool_step(12 * kS).empty());  // busy
   for (int32_t pod : {0, 1}) report(a, pod, true, 0, 13 * kS);
