@@ -340,6 +340,86 @@ def demo(browser):
     test_cancel(page, url, waiter_id)
 
 
+# --- 2. Node pools: the provisioner's calls, a line each ------------------------------------------
+POOLS = """
+apiVersion: sluice.dev/v1alpha1
+kind: Cluster
+metadata: {name: c}
+spec:
+  nodes:
+  - {name: f1, cpu: 4, memory: 8Gi, gpus: {count: 1, model: H100}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: any}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors: [{name: any, resources: [{name: cpu, nominalQuota: 64}, {name: memory, nominalQuota: 64Gi}, {name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: q, namespace: default}
+spec: {clusterQueue: cq}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: spot}
+spec:
+  flavor: any
+  namePrefix: sp-
+  node: {cpu: 4, memory: 8Gi, gpus: {count: 2, model: H100}}
+  maxNodes: 2
+  capacityType: spot
+  provisioner:
+    command: [sh, -c, 'echo "no capacity in this zone" >&2; exit 1', provision]
+    retryAfter: 1s
+"""
+
+POOL_JOB = """
+apiVersion: sluice.dev/v1alpha1
+kind: Job
+metadata: {name: wide, namespace: default}
+spec: {queue: q, gpus: 2, command: ["true"]}
+"""
+
+
+def pools(browser):
+    """A pool whose provisioner fails: the overview lists the pool and each failed call, with
+    its exit status and what it said (docs/dashboard.md, docs/autoscaling.md)."""
+    port = free_port()
+    url = "http://127.0.0.1:%d" % port
+    cfg = os.path.join(TMP, "pools.yaml")
+    with open(cfg, "w") as f:
+        f.write(POOLS)
+    start(["serve", "--config", cfg, "--data-dir", os.path.join(TMP, "pools"), "--listen",
+           "127.0.0.1:%d" % port, "--cycle-interval-ms", "200"], "pools")
+    wait_for(lambda: is_ready(url), 60, "sluice serve with a pool")
+    st, body = http("POST", url + "/v1/jobs", POOL_JOB, ctype="application/yaml")
+    check(st == 202, "a job only a pool node could hold is accepted (%d %s)" % (st, body[:200]))
+
+    def failed_call():
+        calls = json.loads(http("GET", url + "/v1/pools")[1])["calls"]
+        return any(c["result"] == "failed" for c in calls)
+    wait_for(failed_call, 60, "a failed provisioner call")
+    page = browser.new_page(1400, 1000)
+    page.goto(url + "/")
+    page.wait_for("document.querySelectorAll('#provisioner-calls tbody tr').length > 0", 60,
+                  "the provisioner's calls on the overview")
+    row = page.eval("document.querySelector('#provisioner-calls tbody tr').textContent")
+    check("create" in row and "sp-" in row and "failed (exit 1)" in row and
+          "no capacity in this zone" in row, "a call's line: what, which node, how, why (%r)" % row)
+    pool = page.eval("document.querySelector('#pools tbody tr').textContent")
+    check(pool.startswith("spot") and "spot" in pool[4:], "the pool's line (%r)" % pool)
+    shot(page, "overview-pools")
+    no_errors(page, "the overview with a node pool")
+
+
 # --- 2. Tokens -------------------------------------------------------------------------------
 def sign_in(page, token):
     page.eval("(() => { document.getElementById('token').value = %s; document.getElementById("
@@ -403,6 +483,7 @@ def main():
     browser = Browser(os.path.join(TMP, "chromium"))
     try:
         demo(browser)
+        pools(browser)
         tokens(browser)
     except Skip as e:
         print("SKIP: %s" % e)
