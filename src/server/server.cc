@@ -455,6 +455,9 @@ void Server::pool_tick(std::unique_lock<std::mutex>& lk, int64_t now, bool look)
   }
   if (look || !results.empty()) {
     auto calls = state_->pool_step(now);
+    // Where the node's agent finds this server (`sluice agent` reads $SLUICE_SERVER).
+    const std::string server = options_.advertise.empty() ? url() : options_.advertise;
+    for (auto& c : calls) c.env.push_back("SLUICE_SERVER=" + server);
     for (const auto& c : calls)
       log("provisioner " + c.op + " " + c.pool_name + " " + c.node + " (" + c.reason + ")");
     provisioner_->submit(std::move(calls));

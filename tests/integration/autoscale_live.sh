@@ -42,6 +42,7 @@ cat >"$tmp/provision.sh" <<'SH'
 #!/usr/bin/env bash
 set -u
 op=$1 pool=$2 node=$3
+[[ $SLUICE_SERVER == "$PROV_URL" ]] || { echo "SLUICE_SERVER=$SLUICE_SERVER" >&2; exit 3; }
 echo "$op $pool $node reason=$SLUICE_REASON gpus=$SLUICE_NODE_GPUS model=$SLUICE_NODE_GPU_MODEL type=$SLUICE_CAPACITY_TYPE" >>"$PROV_DIR/calls.log"
 if [[ -e $PROV_DIR/fail ]]; then echo "no capacity in this zone" >&2; exit 1; fi
 if [[ -e $PROV_DIR/hang && $op == create ]]; then echo "hanging $node" >>"$PROV_DIR/calls.log"; sleep 600; fi
@@ -49,7 +50,7 @@ pidfile=$PROV_DIR/agents/$node.pid
 case $op in
   create)
     [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null && exit 0  # idempotent
-    "$PROV_BIN" agent --server "$PROV_SERVER" --name "$node" \
+    "$PROV_BIN" agent --server "$SLUICE_SERVER" --name "$node" \
       --gpus "fake:${SLUICE_NODE_GPUS}x$SLUICE_NODE_GPU_MODEL" --state-dir "$PROV_DIR/agents/$node" \
       --heartbeat-ms 200 --pods-as-agent --no-fencer >>"$PROV_DIR/agent-$node.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
@@ -112,7 +113,7 @@ spec:
     joinTimeout: 30s
 YAML
 
-PROV_DIR=$tmp PROV_BIN=$bin PROV_SERVER=$url \
+PROV_DIR=$tmp PROV_BIN=$bin PROV_URL=$url \
   "$bin" serve --config "$tmp/cluster.yaml" --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
   --heartbeat-ms 200 --cycle-interval-ms 200 >>"$tmp/serve.log" 2>&1 &
 pids+=($!)
