@@ -167,6 +167,9 @@ wait_for "the pool to be empty" pool_empty
 [[ $(metric 'sluice_provisioner_calls_total{pool="spot",op="delete",result="ok"}') == 2 ]] ||
   fail "delete metric: $(grep provisioner_calls "$tmp/metrics.txt")"
 [[ $(metric 'sluice_pool_nodes{pool="spot",state="ready"}') == 0 ]] || fail "ready nodes left"
+if command -v promtool >/dev/null 2>&1; then  # the new families are well-formed
+  promtool check metrics <"$tmp/metrics.txt" >"$tmp/promtool.txt" 2>&1 || fail "promtool: $(cat "$tmp/promtool.txt")"
+fi
 grep -q "provisioner create spot sp-0: ok" "$tmp/serve.log" || fail "no log line for the calls"
 
 # 3. A spot reclaim: a job that saves its progress at SIGTERM (and reports a checkpoint) is
