@@ -30,7 +30,7 @@ SLUICE_BIN=$bin POOL_STATE_DIR=$tmp/pool "$bin" serve --config examples/autoscal
   --listen "127.0.0.1:$port" --data-dir "$tmp/data" --cycle-interval-ms 200 >"$tmp/serve.log" 2>&1 &
 pids+=($!)
 wait_ready "$url" 20 "${pids[0]}" || fail "server not ready"
-"$bin" agent --server "$url" --name fixed-0 --gpus fake:1xH100 --state-dir "$tmp/fixed-0" \
+"$bin" agent --server "$url" --name local-0 --gpus fake:1xH100 --state-dir "$tmp/local-0" \
   --pods-as-agent >"$tmp/agent.log" 2>&1 &
 pids+=($!)
 id=$("$bin" run --server "$url" --gpus 2 --gang 2 --cpu 1 -- sleep 1 | sed -n 's/^submitted job \([0-9]*\).*/\1/p')
