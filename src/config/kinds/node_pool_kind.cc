@@ -203,6 +203,7 @@ void resolve_node_pools(Builder& b, Sink& sink) {
       continue;
     }
     pool.flavor_id = *id;
+    Labels added;  // appended after the loop: find_label searches the sorted labels
     for (const auto& [key, value] : b.config.flavors[static_cast<size_t>(*id)].node_labels) {
       const std::string* have = find_label(pool.node.labels, key);
       if (have && *have != value) {
@@ -212,8 +213,9 @@ void resolve_node_pools(Builder& b, Sink& sink) {
                               value));
         continue;
       }
-      if (!have) pool.node.labels.emplace_back(key, value);
+      if (!have) added.emplace_back(key, value);
     }
+    pool.node.labels.insert(pool.node.labels.end(), added.begin(), added.end());
     std::sort(pool.node.labels.begin(), pool.node.labels.end());  // find_label searches
     // Every pool node says what it is: a job refuses spot with a node selector on it.
     const char* type = pool.capacity == CapacityType::kSpot ? "spot" : "on-demand";

@@ -186,6 +186,27 @@ spec:
       << dump(out.errors);
 }
 
+// The flavor's labels are checked against the pool's own labels as written: one the flavor adds
+// first (a) must not hide a contradiction on a later one (zone). The labels were searched
+// while the added ones sat unsorted at their end, and zone=b was missed.
+TEST(NodePoolKind, AContradictionAfterAnAddedLabelIsFound) {
+  auto out = load_one(yaml(R"(
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: zoned}
+spec: {nodeLabels: {a: x, zone: a}}
+---
+apiVersion: sluice.dev/v1alpha1
+kind: NodePool
+metadata: {name: p}
+spec:
+  flavor: zoned
+  node: {cpu: 8, memory: 64Gi, labels: {zone: b}}
+  maxNodes: 2
+)"));
+  EXPECT_TRUE(any_contains(out.errors, {"zone=b contradicts"})) << dump(out.errors);
+}
+
 TEST(NodePoolKind, TwoPoolsOfOneName) {
   auto out = load_pool(R"(
 apiVersion: sluice.dev/v1alpha1
