@@ -128,6 +128,14 @@ saw "$tmp/lq.w" '^MODIFIED +user-queue +cluster-queue +1 +1$'
 KUBECONFIG=$tmp/root.kubeconfig k cordon n0 >/dev/null 2>&1 || fail "cordon"
 saw "$tmp/nodes.w" '^MODIFIED +n0 +Ready,SchedulingDisabled'
 KUBECONFIG=$tmp/root.kubeconfig k uncordon n0 >/dev/null 2>&1 || fail "uncordon"
+# Until the watch thread has seen the uncordon: a cordon again within one of its rounds would
+# be no change at all (docs/kubernetes.md, "Watch": a round's snapshot, not every state).
+for _ in $(seq 1 600); do
+  last=$(grep -E '^MODIFIED +n0 ' "$tmp/nodes.w" | tail -1 || true)
+  [[ $last =~ \ Ready\ + ]] && break
+  sleep 0.1
+done
+[[ $last =~ \ Ready\ + ]] || fail "the uncordon in the nodes watch: $(cat "$tmp/nodes.w")"
 k delete job blocker2 w6 >/dev/null || fail "delete blocker2 w6"
 saw "$tmp/cq.w" '^MODIFIED +cluster-queue +[^ ]* *0$'
 # The same through the API: a nodes watch from its list's version gets the cordon only, with
