@@ -460,8 +460,8 @@ struct Placer::Impl {
   }
 
   // This group's candidates of `mask`, one word per 64 nodes, into `scan`: the switch on the
-  // group's kind is taken once per group, and the loops over plain bitmaps vectorise. False
-  // when the group's own index is empty (scan is left as it was).
+  // group's kind is taken once per group, not once per word. False when the group's own index
+  // is empty (scan is left as it was).
   bool fill_scan(const Group& g, const PodShape& pod, const NodeBits& mask) {
     if (((g.kind == GroupKind::kWhole || g.kind == GroupKind::kWholeNoPartial) &&
          alloc->whole_eq_size(g.param) == 0) ||
