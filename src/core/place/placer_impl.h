@@ -541,8 +541,11 @@ struct Placer::Impl {
       for (int32_t i = 0; i < mask.word_count() && !stop; ++i) {
         uint64_t w = scan[static_cast<size_t>(i)];
         if (!w) continue;
-        const uint64_t idle = skip_idle ? alloc->idle_bits().word(i) : 0;
-        w &= ~(idle & idle_seen.word(i));
+        uint64_t idle = 0;  // idle_seen has no words unless the skip is on
+        if (skip_idle) {
+          idle = alloc->idle_bits().word(i);
+          w &= ~(idle & idle_seen.word(i));
+        }
         while (w && !stop) {
           const NodeId n = i * 64 + std::countr_zero(w);
           w &= w - 1;
