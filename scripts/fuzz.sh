@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 all=(jobs_json jobs_yaml config_load proto trace_philly trace_openb trace_events trace_fgd
-  gateway_config gateway_http gateway_trace http_request kube_patch kube_body node_body)
+  gateway_config gateway_http gateway_trace http_request kube_patch kube_body kube_config
+  node_body)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 cxx=${SLUICE_FUZZ_CXX:-clang++-16}
@@ -27,7 +28,7 @@ fi
 declare -A max_len=([jobs_json]=8192 [jobs_yaml]=8192 [config_load]=16384 [proto]=8192
   [trace_philly]=4096 [trace_openb]=4096 [trace_events]=4096 [trace_fgd]=8192
   [gateway_config]=8192 [gateway_http]=12288 [gateway_trace]=4096 [http_request]=90112
-  [kube_patch]=4096 [kube_body]=4096 [node_body]=1024)
+  [kube_patch]=4096 [kube_body]=4096 [kube_config]=8192 [node_body]=1024)
 for t in "${targets[@]}"; do
   [ -n "${max_len[$t]:-}" ] || { echo "fuzz: unknown target '$t' (one of: ${all[*]})" >&2; exit 2; }
 done
