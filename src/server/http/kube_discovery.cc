@@ -18,7 +18,7 @@ const std::vector<std::string> kWatched = {"get", "list", "watch"};
 // Kueue's configuration kinds (kube_kueue_write.cc).
 const std::vector<std::string> kWritten = {"create", "delete", "get", "list", "patch", "update"};
 // ... and watched (kube_watch_kinds.cc): ClusterQueues and LocalQueues.
-const std::vector<std::string> kWrittenWatched = {"create", "delete", "get",   "list",
+const std::vector<std::string> kWrittenWatched = {"create", "delete", "get",  "list",
                                                   "patch",  "update", "watch"};
 
 std::vector<Kind> make_kinds() {
@@ -58,7 +58,14 @@ std::vector<Kind> make_kinds() {
        {},
        {"all"}},
       {kq, kv, "workloads", "workload", "Workload", true, kWatched, {"wl"}, {"kueue"}},
-      {kq, kv, "clusterqueues", "clusterqueue", "ClusterQueue", false, kWrittenWatched, {"cq"},
+      {kq,
+       kv,
+       "clusterqueues",
+       "clusterqueue",
+       "ClusterQueue",
+       false,
+       kWrittenWatched,
+       {"cq"},
        {"kueue"}},
       {kq,
        kv,
