@@ -210,9 +210,6 @@ void register_verbs(CLI::App& app) {
 // other word is the script, the rest its arguments.
 void split_sbatch_argv(const std::vector<std::string>& words, std::vector<std::string>* options,
                        std::string* script, std::vector<std::string>* args) {
-  static const std::vector<std::string> kFlags = {
-      "-H",         "--hold", "--exclusive", "--requeue", "--no-requeue",
-      "--parsable", "-Q",     "--quiet",     "-W",        "--wait"};
   // (--wrap takes a value: "--wrap CMD" and "--wrap=CMD" both stay options.)
   size_t i = 0;
   for (; i < words.size(); ++i) {
@@ -220,8 +217,7 @@ void split_sbatch_argv(const std::vector<std::string>& words, std::vector<std::s
     if (w.empty() || w[0] != '-' || w == "-") break;
     options->push_back(w);
     const bool attached = w.find('=') != std::string::npos || (w[1] != '-' && w.size() > 2);
-    const bool flag = std::find(kFlags.begin(), kFlags.end(), w) != kFlags.end();
-    if (!attached && !flag && i + 1 < words.size()) options->push_back(words[++i]);
+    if (!attached && sbatch_takes_value(w) && i + 1 < words.size()) options->push_back(words[++i]);
   }
   if (i < words.size()) *script = words[i++];
   args->assign(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
@@ -272,10 +268,15 @@ void register_sbatch(CLI::App& app) {
   add_common(cmd, *c, true);
   cmd->allow_extras();
   cmd->prefix_command();
+  cmd->footer(sbatch_options_text());
   cmd->callback([cmd, c, dry_run, ns] {
     std::vector<std::string> options, args;
     std::string script;
     split_sbatch_argv(cmd->remaining(), &options, &script, &args);
+    // A wrong option is named before the script is looked for (its value could be taken for it).
+    SbatchArgs probe;
+    if (auto why = apply_sbatch_options(options, probe, "the command line"); !why.empty())
+      fail({1, "error: " + why});
     auto src = sbatch_script(options, script);
     if (!src) fail({1, "error: " + src.error()});
     script = src->name;

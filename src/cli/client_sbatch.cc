@@ -1,7 +1,9 @@
 #include "cli/client_sbatch.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 namespace sluice::cli {
 
@@ -250,6 +252,46 @@ std::string apply_sbatch_options(const std::vector<std::string>& words, SbatchAr
     if (auto why = apply_one(it->second, value, a, opt); !why.empty()) return where + ": " + why;
   }
   return {};
+}
+
+bool sbatch_takes_value(const std::string& opt) {
+  return opt == "--wrap" || value_options().count(opt) > 0;
+}
+
+std::string sbatch_options_text() {
+  // Meanings apply_one reads past with a note (see its last branch).
+  static const std::set<std::string> kIgnored = {"ignored", "qos", "account", "constraint"};
+  std::map<std::string, std::vector<std::string>> names;  // meaning -> its option names
+  for (const auto& [opt, key] : value_options()) names[key].push_back(opt);
+  std::vector<std::string> used, ignored = {"--exclusive", "--requeue", "--no-requeue"};
+  for (auto& [key, opts] : names) {
+    std::sort(opts.begin(), opts.end(), [](const std::string& x, const std::string& y) {
+      return x.size() != y.size() ? x.size() < y.size() : x < y;  // -N before --nodes
+    });
+    if (key == "ignored") {  // distinct options (--mail-type, --comment), not one's names
+      ignored.insert(ignored.end(), opts.begin(), opts.end());
+      continue;
+    }
+    std::string both;
+    for (const auto& o : opts) both += (both.empty() ? "" : "/") + o;
+    (kIgnored.count(key) ? ignored : used).push_back(both + (kIgnored.count(key) ? "" : " V"));
+  }
+  used.push_back("--wrap CMD");
+  auto lines = [](const std::vector<std::string>& items) {  // ", "-joined, under 96 columns
+    std::string out = "  ", line;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string item = items[i] + (i + 1 < items.size() ? "," : "");
+      if (!line.empty() && line.size() + 1 + item.size() > 94) {
+        out += line + "\n  ";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + item;
+    }
+    return out + line + "\n";
+  };
+  return "Slurm options read (in #SBATCH lines or before the script; docs/cli.md):\n" +
+         lines(used) + "Flags: -H/--hold, --parsable, -Q/--quiet, -W/--wait\nRead and ignored:\n" +
+         lines(ignored);
 }
 
 std::string wrap_script(const std::string& command) {

@@ -50,6 +50,15 @@ std::string apply_sbatch_options(const std::vector<std::string>& words, SbatchAr
 std::string finish_sbatch(SbatchArgs& args, const std::string& script_path,
                           const std::string& script_text, const std::vector<std::string>& argv);
 
+// Whether OPT (a word before the script: "-N", "--gpus", "--bogus") takes the next word as its
+// value: only options sbatch knows do ("--opt=value" and "-N2" carry their own). An unknown option
+// takes none, so that `sbatch --bogus job.sh` names --bogus instead of reading job.sh as its value.
+bool sbatch_takes_value(const std::string& opt);
+
+// The options `sluice sbatch` reads, for its --help: each value option by its names, then the
+// flags, then those read and ignored.
+std::string sbatch_options_text();
+
 // --dependency, --hold, --array, --output, --error on `sluice run` (and sbatch's own parser).
 void add_job_control(CLI::App* cmd, RunArgs& args);
 

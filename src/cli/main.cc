@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "build_info.h"
+#include "cli/client_parse_errors.h"
 #include "cli/client_pty.h"
 #include "cli/commands.h"
 #include "cli/secret_args.h"
@@ -56,6 +57,16 @@ int main(int argc, char** argv) {
     }
     break;
   }
+  // The command's words ("nodes cordon"), for what a wrong option is told.
+  std::string command;
+  const CLI::App* at = &app;
+  for (size_t i = 1; i < args.size() && at != nullptr; ++i) {
+    if (args[i].rfind('-', 0) == 0) continue;
+    const auto sub = at->get_subcommands([&](const CLI::App* s) { return s->check_name(args[i]); });
+    if (sub.empty()) break;
+    command += (command.empty() ? "" : " ") + args[i];
+    at = sub.front();
+  }
   std::vector<char*> arg_ptrs;
   for (auto& a : args) arg_ptrs.push_back(a.data());
   arg_ptrs.push_back(nullptr);
@@ -63,6 +74,14 @@ int main(int argc, char** argv) {
     app.parse(static_cast<int>(args.size()), arg_ptrs.data());
   } catch (const sluice::cli::ExitStatus& e) {  // `sluice run --pty`: the pod's status
     return e.code;
+  } catch (const CLI::ExtrasError& e) {
+    const std::string text = sluice::cli::unknown_option_text(command, e.what());
+    if (text.empty()) {
+      app.exit(e);
+      return 1;
+    }
+    std::cerr << "error: " << text << "\n";
+    return 1;
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0, a command's own failure keeps its code; a wrong option or a
     // missing file exits 1, as docs/cli.md says, not with CLI11's own codes (100 and up).

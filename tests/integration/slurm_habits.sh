@@ -69,6 +69,12 @@ grep -qE "^ *$idw " "$tmp/jobsj" && grep -qE "^ *$ids .*from-stdin" "$tmp/jobsj"
 [[ $(sluice jobs -t PD,R -j "$idw") == "no jobs" ]] || fail "jobs -t PD,R -j of an ended job"
 sluice jobs -t XX >/dev/null 2>"$tmp/err" && fail "an unknown state is refused"
 grep -q "Slurm's PD, R, CD" "$tmp/err" || fail "the refusal lists the states: $(cat "$tmp/err")"
+# A wrong option is named, in sbatch (before a script it could be taken for a value of) and run.
+sluice sbatch --bogus "$tmp/stdin.sh" >/dev/null 2>"$tmp/err" && fail "sbatch --bogus is refused"
+grep -q "the command line: --bogus is not an sbatch option sluice knows" "$tmp/err" ||
+  fail "sbatch names --bogus: $(cat "$tmp/err")"
+sluice run --bogus -- true >/dev/null 2>"$tmp/err" && fail "run --bogus is refused"
+grep -q "sluice run: unknown option --bogus" "$tmp/err" || fail "run names --bogus: $(cat "$tmp/err")"
 
 # 2c. A GPU type is the model: h100 (any case) runs on the H100s; a100, which no node has, is
 #     warned about and waits rather than run on an H100.

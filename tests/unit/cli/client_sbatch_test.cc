@@ -182,3 +182,26 @@ TEST(Sbatch, RunDocumentCarriesJobControl) {
 
 }  // namespace
 }  // namespace sluice::cli
+
+namespace sluice::cli::sbatch_value_test {
+
+TEST(Sbatch, OnlyKnownOptionsTakeTheNextWord) {
+  EXPECT_TRUE(sbatch_takes_value("-N"));
+  EXPECT_TRUE(sbatch_takes_value("--gpus"));
+  EXPECT_TRUE(sbatch_takes_value("--wrap"));
+  EXPECT_TRUE(sbatch_takes_value("--mail-type"));  // read and ignored, with its value
+  EXPECT_FALSE(sbatch_takes_value("--parsable"));
+  EXPECT_FALSE(sbatch_takes_value("-H"));
+  EXPECT_FALSE(sbatch_takes_value("--bogus"));  // so `sbatch --bogus job.sh` names --bogus
+}
+
+TEST(Sbatch, TheHelpListsEveryOptionRead) {
+  const std::string text = sbatch_options_text();
+  for (const char* o : {"-N/--nodes V", "-G/--gpus V", "--gpus-per-task V", "-t/--time V",
+                        "--wrap CMD", "--parsable", "--mail-type"})
+    EXPECT_NE(text.find(o), std::string::npos) << o << " in\n" << text;
+  // -q/--qos is read past with a note: listed among the ignored, after "Read and ignored".
+  EXPECT_GT(text.find("-q/--qos"), text.find("Read and ignored"));
+}
+
+}  // namespace sluice::cli::sbatch_value_test
