@@ -17,24 +17,22 @@ void fail_with(int code) {
   if (code != 0) throw CLI::RuntimeError(code);
 }
 
-}  // namespace
+// `--trace code|conv`: the Azure trace under $SLUICE_TRACES, else ../shared/traces from the
+// repository root (the binary usually lives in <root>/build), else from the working directory.
+std::string azure_trace(const std::string& name) {
+  std::string root = ".";
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) root = exe.parent_path().parent_path().string();
+  const std::string file = "/inference/AzureLLMInferenceTrace_" + name + ".csv";
+  std::string path = traces_dir(root) + file;
+  if (!std::filesystem::exists(path) && !std::getenv("SLUICE_TRACES"))
+    path = traces_dir(".") + file;
+  return path;
+}
 
-void register_commands(CLI::App& app) {
-  auto* gw = app.add_subcommand(
-      "gateway", "Inference gateway: HTTP reverse proxy with per-pool admission control");
-  struct GatewayArgs {
-    std::string config;
-    std::string listen;
-    std::string port_file;
-    bool check = false;
-  };
-  auto ga = std::make_shared<GatewayArgs>();
-  gw->add_option("-c,--config", ga->config, "gateway.yaml");
-  gw->add_option("--listen", ga->listen, "override `listen` (host:port; port 0 picks a free one)");
-  gw->add_option("--port-file", ga->port_file, "write the bound port to this file");
-  gw->add_flag("--check", ga->check, "validate the configuration and exit");
-
-  // gateway test-backend
+// `gateway test-backend`: a model backend stand-in for tests and benchmarks.
+CLI::App* register_test_backend(CLI::App* gw) {
   auto* tb = gw->add_subcommand("test-backend", "Model backend stand-in for tests and benchmarks");
   auto to = std::make_shared<TestBackendOptions>();
   tb->add_option("--listen", to->listen, "host:port (port 0: any free)")->capture_default_str();
@@ -55,7 +53,11 @@ void register_commands(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   tb->callback([to] { fail_with(run_test_backend(*to)); });
 
-  // gateway replay
+  return tb;
+}
+
+// `gateway replay`: open-loop load.
+CLI::App* register_replay(CLI::App* gw) {
   auto* rp = gw->add_subcommand(
       "replay",
       "Open-loop load: a constant rate, or an inference trace compressed to a multiple "
@@ -110,24 +112,33 @@ void register_commands(CLI::App& app) {
       while (!v.empty() && v.front() == ' ') v.erase(0, 1);
       lo->headers.emplace_back(h.substr(0, colon), v);
     }
-    if (!trace_name->empty()) {
-      lo->trace_file = *trace_name;
-      if (*trace_name == "code" || *trace_name == "conv") {
-        // $SLUICE_TRACES, else ../shared/traces from the repository root (the binary usually
-        // lives in <root>/build), else from the working directory.
-        std::string root = ".";
-        std::error_code ec;
-        auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-        if (!ec) root = exe.parent_path().parent_path().string();
-        std::string file = "/inference/AzureLLMInferenceTrace_" + *trace_name + ".csv";
-        lo->trace_file = traces_dir(root) + file;
-        if (!std::filesystem::exists(lo->trace_file) && !std::getenv("SLUICE_TRACES")) {
-          lo->trace_file = traces_dir(".") + file;
-        }
-      }
-    }
+    if (!trace_name->empty())
+      lo->trace_file =
+          *trace_name == "code" || *trace_name == "conv" ? azure_trace(*trace_name) : *trace_name;
     fail_with(run_load(*lo));
   });
+  return rp;
+}
+
+}  // namespace
+
+void register_commands(CLI::App& app) {
+  auto* gw = app.add_subcommand(
+      "gateway", "Inference gateway: HTTP reverse proxy with per-pool admission control");
+  struct GatewayArgs {
+    std::string config;
+    std::string listen;
+    std::string port_file;
+    bool check = false;
+  };
+  auto ga = std::make_shared<GatewayArgs>();
+  gw->add_option("-c,--config", ga->config, "gateway.yaml");
+  gw->add_option("--listen", ga->listen, "override `listen` (host:port; port 0 picks a free one)");
+  gw->add_option("--port-file", ga->port_file, "write the bound port to this file");
+  gw->add_flag("--check", ga->check, "validate the configuration and exit");
+
+  CLI::App* tb = register_test_backend(gw);
+  CLI::App* rp = register_replay(gw);
 
   gw->callback([gw, tb, rp, ga] {
     if (tb->parsed() || rp->parsed()) return;

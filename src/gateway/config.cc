@@ -312,38 +312,9 @@ bool parse_route(Parser& p, const YAML::Node& n, const std::string& path, RouteC
   return true;
 }
 
-bool parse_root(Parser& p, const YAML::Node& root, GatewayConfig* cfg) {
-  if (!p.check_keys(root, "",
-                    {"listen", "limits", "drainTimeoutMs", "classHeader", "deadlineHeader",
-                     "modelHeader", "apiKeyHeader", "requireApiKey", "anonymous", "pools",
-                     "tenants", "routes", "defaultPool"})) {
-    return false;
-  }
-  std::string listen;
-  if (!p.get_string(root, "", "listen", &listen)) return false;
-  if (!listen.empty()) {
-    auto hp = parse_host_port(listen);
-    if (!hp) return p.fail(root["listen"], 1, "listen", "must be host:port (port 0: any free)");
-    cfg->listen = *hp;
-  }
-  if (root["limits"].IsDefined() && !parse_limits(p, root["limits"], &cfg->limits)) return false;
-  if (!(p.get_int<std::int64_t>(root, "", "drainTimeoutMs", &cfg->drain_timeout_ms, 1,
-                                "must be positive") &&
-        p.get_string(root, "", "classHeader", &cfg->class_header) &&
-        p.get_string(root, "", "deadlineHeader", &cfg->deadline_header) &&
-        p.get_string(root, "", "modelHeader", &cfg->model_header) &&
-        p.get_string(root, "", "apiKeyHeader", &cfg->api_key_header) &&
-        p.get_bool(root, "", "requireApiKey", &cfg->require_api_key) &&
-        p.get_string(root, "", "defaultPool", &cfg->default_pool))) {
-    return false;
-  }
-  if (root["anonymous"].IsDefined() &&
-      !parse_tenant(p, root["anonymous"], "anonymous", &cfg->anonymous, true)) {
-    return false;
-  }
-
-  // 1. Pools: names unique, fallbacks resolve to another pool that has no fallback itself
-  //    (one hop only, so a request can never bounce between pools).
+// 1. Pools: names unique, fallbacks resolve to another pool that has no fallback itself
+//    (one hop only, so a request can never bounce between pools).
+bool parse_pools(Parser& p, const YAML::Node& root, GatewayConfig* cfg) {
   YAML::Node pools = root["pools"];
   if (!pools.IsDefined() || !pools.IsSequence() || pools.size() == 0) {
     return p.fail(pools, 1, "pools", "must be a non-empty list of pools");
@@ -376,8 +347,11 @@ bool parse_root(Parser& p, const YAML::Node& root, GatewayConfig* cfg) {
     }
     pc.fallback_index = idx;
   }
+  return true;
+}
 
-  // 2. Tenants: names and API keys unique.
+// 2. Tenants: names and API keys unique.
+bool parse_tenants(Parser& p, const YAML::Node& root, GatewayConfig* cfg) {
   YAML::Node tenants = root["tenants"];
   if (tenants.IsDefined() && !tenants.IsNull()) {
     if (!tenants.IsSequence()) return p.fail(tenants, 1, "tenants", "must be a list");
@@ -400,7 +374,11 @@ bool parse_root(Parser& p, const YAML::Node& root, GatewayConfig* cfg) {
     }
   }
 
-  // 3. Routes and the default pool resolve to pools.
+  return true;
+}
+
+// 3. Routes and the default pool resolve to pools.
+bool parse_routes(Parser& p, const YAML::Node& root, GatewayConfig* cfg) {
   YAML::Node routes = root["routes"];
   if (routes.IsDefined() && !routes.IsNull()) {
     if (!routes.IsSequence()) return p.fail(routes, 1, "routes", "must be a list");
@@ -426,6 +404,40 @@ bool parse_root(Parser& p, const YAML::Node& root, GatewayConfig* cfg) {
     cfg->default_pool_index = 0;  // a lone pool list with no routes: the first pool serves all
     cfg->default_pool = cfg->pools[0].name;
   }
+  return true;
+}
+
+bool parse_root(Parser& p, const YAML::Node& root, GatewayConfig* cfg) {
+  if (!p.check_keys(root, "",
+                    {"listen", "limits", "drainTimeoutMs", "classHeader", "deadlineHeader",
+                     "modelHeader", "apiKeyHeader", "requireApiKey", "anonymous", "pools",
+                     "tenants", "routes", "defaultPool"})) {
+    return false;
+  }
+  std::string listen;
+  if (!p.get_string(root, "", "listen", &listen)) return false;
+  if (!listen.empty()) {
+    auto hp = parse_host_port(listen);
+    if (!hp) return p.fail(root["listen"], 1, "listen", "must be host:port (port 0: any free)");
+    cfg->listen = *hp;
+  }
+  if (root["limits"].IsDefined() && !parse_limits(p, root["limits"], &cfg->limits)) return false;
+  if (!(p.get_int<std::int64_t>(root, "", "drainTimeoutMs", &cfg->drain_timeout_ms, 1,
+                                "must be positive") &&
+        p.get_string(root, "", "classHeader", &cfg->class_header) &&
+        p.get_string(root, "", "deadlineHeader", &cfg->deadline_header) &&
+        p.get_string(root, "", "modelHeader", &cfg->model_header) &&
+        p.get_string(root, "", "apiKeyHeader", &cfg->api_key_header) &&
+        p.get_bool(root, "", "requireApiKey", &cfg->require_api_key) &&
+        p.get_string(root, "", "defaultPool", &cfg->default_pool))) {
+    return false;
+  }
+  if (root["anonymous"].IsDefined() &&
+      !parse_tenant(p, root["anonymous"], "anonymous", &cfg->anonymous, true)) {
+    return false;
+  }
+  if (!(parse_pools(p, root, cfg) && parse_tenants(p, root, cfg) && parse_routes(p, root, cfg)))
+    return false;
   for (const auto* h :
        {&cfg->class_header, &cfg->deadline_header, &cfg->model_header, &cfg->api_key_header}) {
     if (h->empty()) return p.fail(root, 1, "headers", "header names must not be empty");

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -263,93 +264,65 @@ std::int64_t pct(std::vector<std::int64_t>& v, double q) {
 
 }  // namespace
 
-int run_load(const LoadOptions& o) {
-  std::signal(SIGPIPE, SIG_IGN);
-  auto hp = parse_host_port(o.target);
-  if (!hp || hp->port == 0) {
-    std::fprintf(stderr, "replay: bad --target '%s' (host:port)\n", o.target.c_str());
-    return 2;
-  }
-  std::array<double, kNumClasses> mix{};
-  const bool use_mix = !o.class_mix.empty();
-  if (use_mix && !parse_mix(o.class_mix, &mix)) {
-    std::fprintf(stderr, "replay: bad --class-mix '%s' (e.g. critical=0.2,standard=0.8)\n",
-                 o.class_mix.c_str());
-    return 2;
-  }
-  std::mt19937_64 rng(o.seed);
-  std::discrete_distribution<int> pick_class(mix.begin(), mix.end());
-  std::vector<Planned> plan;
+namespace {
+
+// The requests to send and the rates they were planned for.
+struct Plan {
+  std::vector<Planned> requests;
   double offered_rate = 0, capacity = 0, compression = 0;
-  if (o.trace_file.empty()) {
-    // 1. Constant rate: Poisson (exponential gaps) or uniform arrivals for duration_s.
-    if (o.rate <= 0 || o.duration_s <= 0) {
-      std::fprintf(stderr, "replay: --rate and --duration must be positive\n");
-      return 2;
-    }
-    std::exponential_distribution<double> gap(o.rate);
-    double t = 0;
-    const auto limit = static_cast<std::int64_t>(o.rate * o.duration_s * 2 + 16);  // loop bound
-    for (std::int64_t i = 0; i < limit && i < o.max_requests; ++i) {
-      t += o.poisson ? gap(rng) : 1.0 / o.rate;
-      if (t >= o.duration_s) break;
-      Planned p;
-      p.at_us = static_cast<std::int64_t>(t * 1e6);
-      p.service_us = o.service_us;
-      p.cls = use_mix ? pick_class(rng) : -1;
-      plan.push_back(p);
-    }
-    offered_rate = o.rate;
-  } else {
-    // 2. Trace: compress time so that the trace's mean rate becomes load x capacity, where
-    //    capacity = slots / mean service time of the whole trace under the service model.
-    auto tr = load_inference_trace(o.trace_file);
-    if (!tr.ok()) {
-      std::fprintf(stderr, "replay: %s\n", tr.error.c_str());
-      return 2;
-    }
-    if (o.slots <= 0 || o.load <= 0) {
-      std::fprintf(stderr, "replay: trace mode needs --slots > 0 and --load > 0\n");
-      return 2;
-    }
-    double mean_service_s = 0;
-    for (const auto& r : tr.requests) mean_service_s += o.model.service_us(r) / 1e6;
-    mean_service_s /= static_cast<double>(tr.requests.size());
-    capacity = o.slots / mean_service_s;
-    const double span_s = std::max(1e-3, tr.requests.back().arrival_us / 1e6);
-    const double trace_rate = static_cast<double>(tr.requests.size()) / span_s;
-    offered_rate = o.load * capacity;
-    compression = offered_rate / trace_rate;
-    for (const auto& r : tr.requests) {
-      if (static_cast<std::int64_t>(plan.size()) >= o.max_requests) break;
-      double t = r.arrival_us / 1e6 / compression;
-      if (t >= o.max_duration_s) break;
-      Planned p;
-      p.at_us = static_cast<std::int64_t>(t * 1e6);
-      p.service_us = o.model.service_us(r);
-      p.context_tokens = r.context_tokens;
-      p.generated_tokens = r.generated_tokens;
-      p.cls = use_mix ? pick_class(rng) : -1;
-      plan.push_back(p);
-    }
-  }
+};
 
-  asio::io_context ioc(1);
-  error_code ec;
-  tcp::resolver resolver(ioc);
-  auto results = resolver.resolve(hp->host, std::to_string(hp->port), ec);
-  if (ec || results.empty()) {
-    std::fprintf(stderr, "replay: cannot resolve %s\n", o.target.c_str());
-    return 2;
+// 1. Constant rate: Poisson (exponential gaps) or uniform arrivals for duration_s.
+std::string plan_constant(const LoadOptions& o, std::mt19937_64& rng,
+                          const std::function<int()>& pick, Plan* plan) {
+  if (o.rate <= 0 || o.duration_s <= 0) return "--rate and --duration must be positive";
+  std::exponential_distribution<double> gap(o.rate);
+  double t = 0;
+  const auto limit = static_cast<std::int64_t>(o.rate * o.duration_s * 2 + 16);  // loop bound
+  for (std::int64_t i = 0; i < limit && i < o.max_requests; ++i) {
+    t += o.poisson ? gap(rng) : 1.0 / o.rate;
+    if (t >= o.duration_s) break;
+    Planned p;
+    p.at_us = static_cast<std::int64_t>(t * 1e6);
+    p.service_us = o.service_us;
+    p.cls = pick();
+    plan->requests.push_back(p);
   }
-  Runner runner(ioc, o, results.begin()->endpoint(), plan);
-  runner.start();
-  ioc.run();
-  if (runner.outstanding() > 0) runner.mark_end();
-  Stats& st = runner.stats();
-  const double elapsed = std::max(1e-9, runner.elapsed_s());
+  plan->offered_rate = o.rate;
+  return {};
+}
 
-  // 3. Report: totals, then per class.
+// 2. Trace: compress time so that the trace's mean rate becomes load x capacity, where
+//    capacity = slots / mean service time of the whole trace under the service model.
+std::string plan_trace(const LoadOptions& o, const std::function<int()>& pick, Plan* plan) {
+  auto tr = load_inference_trace(o.trace_file);
+  if (!tr.ok()) return tr.error;
+  if (o.slots <= 0 || o.load <= 0) return "trace mode needs --slots > 0 and --load > 0";
+  double mean_service_s = 0;
+  for (const auto& r : tr.requests) mean_service_s += o.model.service_us(r) / 1e6;
+  mean_service_s /= static_cast<double>(tr.requests.size());
+  plan->capacity = o.slots / mean_service_s;
+  const double span_s = std::max(1e-3, tr.requests.back().arrival_us / 1e6);
+  const double trace_rate = static_cast<double>(tr.requests.size()) / span_s;
+  plan->offered_rate = o.load * plan->capacity;
+  plan->compression = plan->offered_rate / trace_rate;
+  for (const auto& r : tr.requests) {
+    if (static_cast<std::int64_t>(plan->requests.size()) >= o.max_requests) break;
+    double t = r.arrival_us / 1e6 / plan->compression;
+    if (t >= o.max_duration_s) break;
+    Planned p;
+    p.at_us = static_cast<std::int64_t>(t * 1e6);
+    p.service_us = o.model.service_us(r);
+    p.context_tokens = r.context_tokens;
+    p.generated_tokens = r.generated_tokens;
+    p.cls = pick();
+    plan->requests.push_back(p);
+  }
+  return {};
+}
+
+// 3. The report as JSON: totals, then per class.
+nlohmann::json report_json(Stats& st, const Plan& plan, double elapsed, std::uint64_t unanswered) {
   ClassStats all;
   std::vector<std::int64_t> all_lat;
   for (auto& cs : st.by_class) {
@@ -362,8 +335,8 @@ int run_load(const LoadOptions& o) {
     all.errors += cs.errors;
     all_lat.insert(all_lat.end(), cs.ok_latency_us.begin(), cs.ok_latency_us.end());
   }
-  const auto unanswered = runner.outstanding();
-  const double scheduled_s = plan.empty() ? 0 : plan.back().at_us / 1e6;
+  const auto& reqs = plan.requests;
+  const double scheduled_s = reqs.empty() ? 0 : reqs.back().at_us / 1e6;
   nlohmann::json j;
   j["sent"] = all.sent;
   j["ok"] = all.ok;
@@ -378,10 +351,10 @@ int run_load(const LoadOptions& o) {
   j["err_timeout"] = st.err_timeout;
   j["client_overflow"] = st.overflow;
   j["offered_rps"] =
-      plan.empty() ? 0.0 : static_cast<double>(plan.size()) / std::max(scheduled_s, 1e-3);
-  j["target_rps"] = offered_rate;
-  j["capacity_rps"] = capacity;
-  j["compression"] = compression;
+      reqs.empty() ? 0.0 : static_cast<double>(reqs.size()) / std::max(scheduled_s, 1e-3);
+  j["target_rps"] = plan.offered_rate;
+  j["capacity_rps"] = plan.capacity;
+  j["compression"] = plan.compression;
   j["elapsed_s"] = elapsed;
   j["ok_rps"] = static_cast<double>(all.ok) / elapsed;
   j["max_send_lag_ms"] = st.max_send_lag_us / 1000.0;
@@ -404,41 +377,87 @@ int run_load(const LoadOptions& o) {
                           {"ok_p50_ms", pct(cs.ok_latency_us, 0.5) / 1000.0},
                           {"ok_p99_ms", pct(cs.ok_latency_us, 0.99) / 1000.0}};
   }
-  if (o.json) {
-    std::printf("%s\n", j.dump().c_str());
-  } else {
-    std::printf("sent %llu in %.1f s (target %.1f req/s", static_cast<unsigned long long>(all.sent),
-                elapsed, offered_rate);
-    if (capacity > 0)
-      std::printf(", capacity %.1f req/s, time compressed %.1fx", capacity, compression);
-    std::printf(")\n");
-    std::printf(
-        "  2xx %llu (%.1f/s)  429 %llu  503 %llu  504 %llu  other %llu  errors %llu "
-        "(connect %llu, reset %llu, timeout %llu, overflow %llu)  unanswered %llu\n",
-        static_cast<unsigned long long>(all.ok), all.ok / elapsed,
-        static_cast<unsigned long long>(all.r429), static_cast<unsigned long long>(all.r503),
-        static_cast<unsigned long long>(all.r504), static_cast<unsigned long long>(all.other),
-        static_cast<unsigned long long>(all.errors),
-        static_cast<unsigned long long>(st.err_connect),
-        static_cast<unsigned long long>(st.err_reset),
-        static_cast<unsigned long long>(st.err_timeout),
-        static_cast<unsigned long long>(st.overflow), static_cast<unsigned long long>(unanswered));
-    std::printf("  admitted latency ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n",
-                j["ok_p50_ms"].get<double>(), j["ok_p90_ms"].get<double>(),
-                j["ok_p99_ms"].get<double>(), j["ok_max_ms"].get<double>());
-    for (auto& [pool, n] : st.ok_by_pool) {
-      std::printf("  served by pool %s: %llu\n", pool.c_str(), static_cast<unsigned long long>(n));
-    }
-    if (j.contains("classes")) {
-      for (auto& [name, v] : j["classes"].items()) {
-        std::printf("  class %-9s sent %llu ok %llu 429 %llu 503 %llu p99 %.2f ms\n", name.c_str(),
-                    v["sent"].get<unsigned long long>(), v["ok"].get<unsigned long long>(),
-                    v["status_429"].get<unsigned long long>(),
-                    v["status_503"].get<unsigned long long>(), v["ok_p99_ms"].get<double>());
-      }
+  return j;
+}
+
+// The report for a person: what report_json holds, a few lines.
+void print_report(const nlohmann::json& j) {
+  auto n = [&](const char* key) { return j[key].get<unsigned long long>(); };
+  const double elapsed = j["elapsed_s"].get<double>();
+  const double capacity = j["capacity_rps"].get<double>();
+  std::printf("sent %llu in %.1f s (target %.1f req/s", n("sent"), elapsed,
+              j["target_rps"].get<double>());
+  if (capacity > 0)
+    std::printf(", capacity %.1f req/s, time compressed %.1fx", capacity,
+                j["compression"].get<double>());
+  std::printf(")\n");
+  std::printf(
+      "  2xx %llu (%.1f/s)  429 %llu  503 %llu  504 %llu  other %llu  errors %llu "
+      "(connect %llu, reset %llu, timeout %llu, overflow %llu)  unanswered %llu\n",
+      n("ok"), static_cast<double>(n("ok")) / elapsed, n("status_429"), n("status_503"),
+      n("status_504"), n("status_other"), n("errors"), n("err_connect"), n("err_reset"),
+      n("err_timeout"), n("client_overflow"), n("unanswered"));
+  std::printf("  admitted latency ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n",
+              j["ok_p50_ms"].get<double>(), j["ok_p90_ms"].get<double>(),
+              j["ok_p99_ms"].get<double>(), j["ok_max_ms"].get<double>());
+  for (auto& [pool, count] : j["ok_by_pool"].items())
+    std::printf("  served by pool %s: %llu\n", pool.c_str(), count.get<unsigned long long>());
+  if (j.contains("classes")) {
+    for (auto& [name, v] : j["classes"].items()) {
+      std::printf("  class %-9s sent %llu ok %llu 429 %llu 503 %llu p99 %.2f ms\n", name.c_str(),
+                  v["sent"].get<unsigned long long>(), v["ok"].get<unsigned long long>(),
+                  v["status_429"].get<unsigned long long>(),
+                  v["status_503"].get<unsigned long long>(), v["ok_p99_ms"].get<double>());
     }
   }
-  return (all.errors > 0 || unanswered > 0) ? 3 : 0;
+}
+
+}  // namespace
+
+int run_load(const LoadOptions& o) {
+  std::signal(SIGPIPE, SIG_IGN);
+  auto hp = parse_host_port(o.target);
+  if (!hp || hp->port == 0) {
+    std::fprintf(stderr, "replay: bad --target '%s' (host:port)\n", o.target.c_str());
+    return 2;
+  }
+  std::array<double, kNumClasses> mix{};
+  const bool use_mix = !o.class_mix.empty();
+  if (use_mix && !parse_mix(o.class_mix, &mix)) {
+    std::fprintf(stderr, "replay: bad --class-mix '%s' (e.g. critical=0.2,standard=0.8)\n",
+                 o.class_mix.c_str());
+    return 2;
+  }
+  std::mt19937_64 rng(o.seed);  // the gaps and the classes draw from one stream, in turn
+  std::discrete_distribution<int> pick_class(mix.begin(), mix.end());
+  const std::function<int()> pick = [&] { return use_mix ? pick_class(rng) : -1; };
+  Plan plan;
+  const std::string why =
+      o.trace_file.empty() ? plan_constant(o, rng, pick, &plan) : plan_trace(o, pick, &plan);
+  if (!why.empty()) {
+    std::fprintf(stderr, "replay: %s\n", why.c_str());
+    return 2;
+  }
+  asio::io_context ioc(1);
+  error_code ec;
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(hp->host, std::to_string(hp->port), ec);
+  if (ec || results.empty()) {
+    std::fprintf(stderr, "replay: cannot resolve %s\n", o.target.c_str());
+    return 2;
+  }
+  Runner runner(ioc, o, results.begin()->endpoint(), plan.requests);
+  runner.start();
+  ioc.run();
+  if (runner.outstanding() > 0) runner.mark_end();
+  const auto unanswered = runner.outstanding();
+  const nlohmann::json j =
+      report_json(runner.stats(), plan, std::max(1e-9, runner.elapsed_s()), unanswered);
+  if (o.json)
+    std::printf("%s\n", j.dump().c_str());
+  else
+    print_report(j);
+  return (j["errors"].get<std::uint64_t>() > 0 || unanswered > 0) ? 3 : 0;
 }
 
 }  // namespace sluice::gateway
