@@ -47,6 +47,103 @@ std::string str_field(const json& e, const char* key, const std::string& def) {
   return it != e.end() && it->is_string() ? it->get<std::string>() : def;
 }
 
+// A submit line's job; `*bad` says what is wrong with it (the job is kept, marked bad, so that
+// its later events are not reported as events of an unknown job).
+Building read_submit(const json& e, JobId id, TimeNs t, size_t line_index, std::string* bad) {
+  Building b;
+  b.line_index = line_index;
+  Job& j = b.tj.job;
+  j.id = id;
+  j.submit_ns = t;
+  j.name = str_field(e, "name", "job-" + std::to_string(id));
+  j.namespace_ = str_field(e, "namespace", "default");
+  j.queue = str_field(e, "queue", "");
+  j.priority_class = str_field(e, "priority_class", "");
+  const auto pre = e.find("preemptible");
+  j.preemptible = pre == e.end() || !pre->is_boolean() || pre->get<bool>();
+  int32_t pods = 1, gpus = 0, gpu_milli = 1000;
+  int64_t cpu = 0, mem = 0;
+  if (j.queue.empty())
+    *bad = "queue: missing";
+  else if (!int_field<int32_t>(e, "pods", 1, 1, 100000, &pods))
+    *bad = "pods: not 1..100000";
+  else if (!int_field<int32_t>(e, "gpus", 0, 0, 64, &gpus))
+    *bad = "gpus: not 0..64";
+  else if (!int_field<int32_t>(e, "gpu_milli", 1000, 1, 1000, &gpu_milli))
+    *bad = "gpu_milli: not 1..1000";
+  else if (gpu_milli < 1000 && gpus != 1)
+    *bad = "gpu_milli < 1000 needs gpus: 1";
+  else if (!int_field<int64_t>(e, "cpu_milli", 0, 0, int64_t{1} << 40, &cpu))
+    *bad = "cpu_milli: not a non-negative integer";
+  else if (!int_field<int64_t>(e, "memory_mib", 0, 0, int64_t{1} << 40, &mem))
+    *bad = "memory_mib: not a non-negative integer";
+  else if (gpus == 0 && cpu == 0 && mem == 0)
+    *bad = "the job requests nothing";
+  // The server writes `walltime: null` for a job run without one: no estimate.
+  if (e.contains("walltime") && !e["walltime"].is_null()) {
+    const auto w = seconds_field(e, "walltime");
+    if (!w || *w < 0)
+      *bad = "walltime: not a non-negative number of seconds";
+    else
+      j.walltime_ns = *w;
+  }
+  b.bad = !bad->empty();
+  PodSet ps;
+  ps.count = pods;
+  ps.gpus = gpus;
+  ps.gpu_milli = gpu_milli;
+  ps.requests[kGpu] = int64_t{gpus} * gpu_milli;
+  ps.requests[kCpu] = cpu;
+  ps.requests[kMemory] = mem;
+  j.pod_sets = {ps};
+  return b;
+}
+
+// A later event of a submitted job: "" when it applies, else what is wrong.
+std::string apply_event(Building& b, const std::string& kind, TimeNs t) {
+  const std::string job = "job " + std::to_string(b.tj.job.id);
+  if (kind == "requeue") {  // a user requeued an ended job (sluice requeue): it runs again
+    const bool ended = b.ended;
+    b.ended = false;
+    return ended ? "" : job + " is requeued but has not ended";
+  }
+  if (b.ended) return job + " already ended";
+  if (kind == "start") {
+    if (b.running_since >= 0) return job + " is already running";
+    b.running_since = t;
+  } else if (kind == "preempt" || kind == "end") {
+    if (b.running_since >= 0) {
+      b.tj.duration_ns += t - b.running_since;
+      b.running_since = -1;
+    } else if (kind == "preempt") {
+      return job + " is not running";
+    }
+    if (kind == "end") b.ended = true;  // an end without a start: cancelled while pending
+  } else {
+    return "event: '" + kind + "' is not submit, start, preempt, end or requeue";
+  }
+  return {};
+}
+
+// A job is usable when it ended; one still open at the end of the file is reported at its
+// submit line. Jobs keep submit order (the map is by id, so sort by line).
+void finish_jobs(std::map<JobId, Building>& jobs, TraceOutput& out) {
+  std::vector<Building*> order;
+  for (auto& [id, b] : jobs) order.push_back(&b);
+  std::sort(order.begin(), order.end(),
+            [](const Building* x, const Building* y) { return x->line_index < y->line_index; });
+  for (Building* b : order) {
+    if (b->bad) continue;
+    if (!b->ended) {
+      out.errors.push_back(b->tj.where + ": job " + std::to_string(b->tj.job.id) +
+                           " has no end event");
+      continue;
+    }
+    if (b->tj.job.walltime_ns == 0) b->tj.job.walltime_ns = b->tj.duration_ns;
+    out.jobs.push_back(std::move(b->tj));
+  }
+}
+
 }  // namespace
 
 TraceOutput read_sluice_events(const std::string& name, const std::string& text) {
@@ -89,56 +186,9 @@ TraceOutput read_sluice_events(const std::string& name, const std::string& text)
         fail("job " + std::to_string(id) + " submitted twice");
         continue;
       }
-      Building b;
-      b.line_index = static_cast<size_t>(line_no);
-      Job& j = b.tj.job;
-      j.id = id;
-      j.submit_ns = *t;
-      j.name = str_field(e, "name", "job-" + std::to_string(id));
-      j.namespace_ = str_field(e, "namespace", "default");
-      j.queue = str_field(e, "queue", "");
-      j.priority_class = str_field(e, "priority_class", "");
-      const auto pre = e.find("preemptible");
-      j.preemptible = pre == e.end() || !pre->is_boolean() || pre->get<bool>();
-      int32_t pods = 1, gpus = 0, gpu_milli = 1000;
-      int64_t cpu = 0, mem = 0;
       std::string bad;
-      if (j.queue.empty())
-        bad = "queue: missing";
-      else if (!int_field<int32_t>(e, "pods", 1, 1, 100000, &pods))
-        bad = "pods: not 1..100000";
-      else if (!int_field<int32_t>(e, "gpus", 0, 0, 64, &gpus))
-        bad = "gpus: not 0..64";
-      else if (!int_field<int32_t>(e, "gpu_milli", 1000, 1, 1000, &gpu_milli))
-        bad = "gpu_milli: not 1..1000";
-      else if (gpu_milli < 1000 && gpus != 1)
-        bad = "gpu_milli < 1000 needs gpus: 1";
-      else if (!int_field<int64_t>(e, "cpu_milli", 0, 0, int64_t{1} << 40, &cpu))
-        bad = "cpu_milli: not a non-negative integer";
-      else if (!int_field<int64_t>(e, "memory_mib", 0, 0, int64_t{1} << 40, &mem))
-        bad = "memory_mib: not a non-negative integer";
-      else if (gpus == 0 && cpu == 0 && mem == 0)
-        bad = "the job requests nothing";
-      // The server writes `walltime: null` for a job run without one: no estimate.
-      if (e.contains("walltime") && !e["walltime"].is_null()) {
-        const auto w = seconds_field(e, "walltime");
-        if (!w || *w < 0)
-          bad = "walltime: not a non-negative number of seconds";
-        else
-          j.walltime_ns = *w;
-      }
-      if (!bad.empty()) {
-        fail(bad);
-        b.bad = true;
-      }
-      PodSet ps;
-      ps.count = pods;
-      ps.gpus = gpus;
-      ps.gpu_milli = gpu_milli;
-      ps.requests[kGpu] = int64_t{gpus} * gpu_milli;
-      ps.requests[kCpu] = cpu;
-      ps.requests[kMemory] = mem;
-      j.pod_sets = {ps};
+      Building b = read_submit(e, id, *t, static_cast<size_t>(line_no), &bad);
+      if (!bad.empty()) fail(bad);
       b.tj.where = where;
       jobs.emplace(id, std::move(b));
       continue;
@@ -148,50 +198,9 @@ TraceOutput read_sluice_events(const std::string& name, const std::string& text)
       fail("job " + std::to_string(id) + " has no earlier submit event");
       continue;
     }
-    Building& b = it->second;
-    if (kind == "requeue") {  // a user requeued an ended job (sluice requeue): it runs again
-      if (!b.ended) fail("job " + std::to_string(id) + " is requeued but has not ended");
-      b.ended = false;
-      continue;
-    }
-    if (b.ended) {
-      fail("job " + std::to_string(id) + " already ended");
-      continue;
-    }
-    if (kind == "start") {
-      if (b.running_since >= 0)
-        fail("job " + std::to_string(id) + " is already running");
-      else
-        b.running_since = *t;
-    } else if (kind == "preempt" || kind == "end") {
-      if (b.running_since >= 0) {
-        b.tj.duration_ns += *t - b.running_since;
-        b.running_since = -1;
-      } else if (kind == "preempt") {
-        fail("job " + std::to_string(id) + " is not running");
-        continue;
-      }
-      if (kind == "end") b.ended = true;  // an end without a start: cancelled while pending
-    } else {
-      fail("event: '" + kind + "' is not submit, start, preempt, end or requeue");
-    }
+    if (auto why = apply_event(it->second, kind, *t); !why.empty()) fail(why);
   }
-  // A job is usable when it ended; one still open at the end of the file is reported at its
-  // submit line. Jobs keep submit order (the map is by id, so sort by line).
-  std::vector<Building*> order;
-  for (auto& [id, b] : jobs) order.push_back(&b);
-  std::sort(order.begin(), order.end(),
-            [](const Building* x, const Building* y) { return x->line_index < y->line_index; });
-  for (Building* b : order) {
-    if (b->bad) continue;
-    if (!b->ended) {
-      out.errors.push_back(b->tj.where + ": job " + std::to_string(b->tj.job.id) +
-                           " has no end event");
-      continue;
-    }
-    if (b->tj.job.walltime_ns == 0) b->tj.job.walltime_ns = b->tj.duration_ns;
-    out.jobs.push_back(std::move(b->tj));
-  }
+  finish_jobs(jobs, out);
   return out;
 }
 
