@@ -1,5 +1,7 @@
 #include "net/message.h"
 
+#include <cctype>
+
 #include <nlohmann/json.hpp>
 
 namespace sluice::net {
@@ -138,6 +140,36 @@ Fields parse_query(std::string_view query) {
     start = end + 1;
   }
   return out;
+}
+
+namespace {
+
+// "host:port" of an origin or Host value, lower case, with the scheme's port made explicit
+// ("http://a" -> "a:80", Host "a" -> "a:80"); "" for an origin that is not http(s)://authority.
+std::string authority_of(std::string_view value, std::string_view scheme) {
+  std::string out;
+  for (char c : value) out += static_cast<char>(ascii_lower(static_cast<unsigned char>(c)));
+  const bool bracketed = !out.empty() && out.front() == '[';  // [::1]:7070
+  const auto colon = out.rfind(':');
+  const bool has_port = colon != std::string::npos && (!bracketed || out[colon - 1] == ']');
+  if (!has_port) out += scheme == "https" ? ":443" : ":80";
+  return out;
+}
+
+}  // namespace
+
+bool cross_origin(const Request& req) {
+  if (!req.has_header("Origin")) return false;
+  const std::string_view origin = req.header("Origin");
+  const auto sep = origin.find("://");
+  if (sep == std::string_view::npos) return true;  // "null", or not an origin at all
+  const std::string_view scheme = origin.substr(0, sep);
+  if (!iequals(scheme, "http") && !iequals(scheme, "https")) return true;
+  const std::string_view rest = origin.substr(sep + 3);
+  if (rest.empty() || rest.find('/') != std::string_view::npos) return true;
+  const std::string lower_scheme = iequals(scheme, "https") ? "https" : "http";
+  const std::string_view host = req.header("Host");
+  return host.empty() || authority_of(rest, lower_scheme) != authority_of(host, lower_scheme);
 }
 
 }  // namespace sluice::net

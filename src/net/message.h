@@ -64,4 +64,11 @@ Fields parse_query(std::string_view query);
 
 bool iequals(std::string_view a, std::string_view b);
 
+// Whether a browser sent this request from a page of another origin: it carries an Origin header
+// ("null" included) whose host and port are not its Host header's. A request without Origin (curl,
+// kubectl, the CLI, agents) is not. A browser page cannot leave Origin out of a POST, PUT, PATCH
+// or DELETE, so refusing cross-origin writes stops another site's page from acting through a
+// user's browser (a server without tokens takes every caller as its admin).
+bool cross_origin(const Request& req);
+
 }  // namespace sluice::net

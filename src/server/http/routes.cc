@@ -23,6 +23,14 @@ void Server::routes() {
 }
 
 std::optional<Caller> Server::caller_of(const net::Request& req, net::Response& res) const {
+  // Another site's page acting through a user's browser (net::cross_origin): only reads pass.
+  if (req.method != "GET" && req.method != "HEAD" && net::cross_origin(req)) {
+    fail(
+        res, 403,
+        "a " + req.method + " from a page of another origin (" + req.get_header_value("Origin") +
+            ") is refused: use the dashboard this server serves, or a client that sends no Origin");
+    return std::nullopt;
+  }
   auto c = auth_.caller(req.get_header_value("Authorization"));
   if (!c) fail(res, 401, "missing or unknown bearer token");
   return c;
