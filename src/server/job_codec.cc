@@ -46,31 +46,33 @@ const char* gang_env_name(GangEnv e) {
 
 }  // namespace
 
-// Slurm-style job control (job.h): only what is set, so other jobs' records stay as they were.
+// Slurm-style job control (job_exec.h): only what is set, so other jobs' records stay as they were.
 static void encode_control(const Job& job, json& out) {
-  if (!job.dependency.empty()) out["dependency"] = job.dependency;
-  if (job.hold) out["hold"] = true;
-  if (!job.array.empty()) out["array"] = job.array;
-  if (!job.output.empty()) out["output"] = job.output;
-  if (!job.error.empty()) out["error"] = job.error;
-  if (job.tty) out["tty"] = true;
-  if (job.array_task >= 0) {
-    out["array_task"] = job.array_task;
-    out["array_job"] = job.array_job;
-    out["array_throttle"] = job.array_throttle;
+  const JobExec& x = job.exec();
+  if (!x.dependency.empty()) out["dependency"] = x.dependency;
+  if (x.hold) out["hold"] = true;
+  if (!x.array.empty()) out["array"] = x.array;
+  if (!x.output.empty()) out["output"] = x.output;
+  if (!x.error.empty()) out["error"] = x.error;
+  if (x.tty) out["tty"] = true;
+  if (x.array_task >= 0) {
+    out["array_task"] = x.array_task;
+    out["array_job"] = x.array_job;
+    out["array_throttle"] = x.array_throttle;
   }
 }
 
 static void decode_control(const json& j, Job& job) {
-  job.dependency = j.value("dependency", "");
-  job.hold = j.value("hold", false);
-  job.array = j.value("array", "");
-  job.output = j.value("output", "");
-  job.error = j.value("error", "");
-  job.tty = j.value("tty", false);
-  job.array_task = j.value("array_task", -1);
-  job.array_job = j.value("array_job", JobId{0});
-  job.array_throttle = j.value("array_throttle", 0);
+  JobExec& x = job.exec_mut();
+  x.dependency = j.value("dependency", "");
+  x.hold = j.value("hold", false);
+  x.array = j.value("array", "");
+  x.output = j.value("output", "");
+  x.error = j.value("error", "");
+  x.tty = j.value("tty", false);
+  x.array_task = j.value("array_task", -1);
+  x.array_job = j.value("array_job", JobId{0});
+  x.array_throttle = j.value("array_throttle", 0);
 }
 
 json encode_job(const Job& job, const Config& config) {
@@ -81,16 +83,16 @@ json encode_job(const Job& job, const Config& config) {
               {"requests", encode_requests(ps.requests, config)},
               {"gpus", ps.gpus},
               {"gpu_milli", ps.gpu_milli}};
-    if (!ps.command.empty()) p["command"] = ps.command;
-    if (!ps.image.empty()) p["image"] = ps.image;
-    if (ps.image_args_only) p["image_args_only"] = true;
-    if (!ps.env.empty()) p["env"] = encode_env(ps.env);
+    if (!ps.exec().command.empty()) p["command"] = ps.exec().command;
+    if (!ps.exec().image.empty()) p["image"] = ps.exec().image;
+    if (ps.exec().image_args_only) p["image_args_only"] = true;
+    if (!ps.exec().env.empty()) p["env"] = encode_env(ps.exec().env);
     if (ps.indexed_group > 0) p["indexed_group"] = ps.indexed_group;
     if (ps.min_count > 0) p["min_count"] = ps.min_count;
     if (ps.max_per_node > 0) p["max_per_node"] = ps.max_per_node;
     pod_sets.push_back(std::move(p));
   }
-  json env = encode_env(job.env);
+  json env = encode_env(job.exec().env);
   json topo = nullptr;
   const auto& levels = config.cluster.levels;
   auto level_name = [&](int32_t l) {
@@ -111,7 +113,7 @@ json encode_job(const Job& job, const Config& config) {
       {"name", job.name},
       {"namespace", job.namespace_},
       {"queue", job.queue},
-      {"priority_class", job.priority_class},
+      {"priority_class", job.exec().priority_class},
       {"priority", job.priority},
       {"preemptible", job.preemptible},
       {"interactive", job.interactive},
@@ -122,17 +124,17 @@ json encode_job(const Job& job, const Config& config) {
       {"walltime_ns", job.walltime_ns},
       {"checkpoint_grace_ns", job.checkpoint_grace_ns},
       {"submit_ns", job.submit_ns},
-      {"command", job.command},
+      {"command", job.exec().command},
       {"env", env},
-      {"user", job.user},
-      {"run_as_uid", job.run_as_uid},
-      {"run_as_gid", job.run_as_gid},
-      {"submitter_uid", job.submitter_uid},
-      {"submitter_gid", job.submitter_gid},
-      {"working_dir", job.working_dir},
-      {"gang_env", gang_env_name(job.gang_env)},
-      {"completions", job.completions.total},
-      {"indexed", job.completions.indexed}};
+      {"user", job.exec().user},
+      {"run_as_uid", job.exec().run_as_uid},
+      {"run_as_gid", job.exec().run_as_gid},
+      {"submitter_uid", job.exec().submitter_uid},
+      {"submitter_gid", job.exec().submitter_gid},
+      {"working_dir", job.exec().working_dir},
+      {"gang_env", gang_env_name(job.exec().gang_env)},
+      {"completions", job.exec().completions.total},
+      {"indexed", job.exec().completions.indexed}};
   // Only with a deadline (most jobs have none). A body encoded before submission holds
   // completeWithin; decode_job() turns it into completeBy with the submit time.
   if (job.complete_by_ns > 0) out["complete_by_ns"] = job.complete_by_ns;
@@ -183,10 +185,10 @@ Result<PodSet> decode_pod_set(const json& p, const Config& config) {
   ps.requests = *req;
   ps.gpus = p.value("gpus", 0);
   ps.gpu_milli = p.value("gpu_milli", 1000);
-  ps.command = p.value("command", std::vector<std::string>{});
-  ps.image = p.value("image", std::string());
-  ps.image_args_only = p.value("image_args_only", false);
-  decode_env(p, "env", ps.env);
+  ps.exec_mut().command = p.value("command", std::vector<std::string>{});
+  ps.exec_mut().image = p.value("image", std::string());
+  ps.exec_mut().image_args_only = p.value("image_args_only", false);
+  decode_env(p, "env", ps.exec_mut().env);
   ps.indexed_group = p.value("indexed_group", 0);
   ps.min_count = p.value("min_count", 0);
   ps.max_per_node = p.value("max_per_node", 0);
@@ -231,7 +233,7 @@ Result<Job> decode_job(const json& j, const Config& config) {
     job.name = j.value("name", "");
     job.namespace_ = j.value("namespace", "default");
     job.queue = j.value("queue", "default");
-    job.priority_class = j.value("priority_class", "");
+    job.exec_mut().priority_class = j.value("priority_class", "");
     job.priority = j.value("priority", 0);
     job.preemptible = j.value("preemptible", true);
     job.interactive = j.value("interactive", false);
@@ -263,21 +265,21 @@ Result<Job> decode_job(const json& j, const Config& config) {
              {"complete_within_ns", job.complete_within_ns}}))
       return Error{"job " + std::to_string(job.id) + ": " + *why};
     if (j.contains("submit_ns")) resolve_deadline(job);
-    job.command = j.value("command", std::vector<std::string>{});
-    decode_env(j, "env", job.env);
+    job.exec_mut().command = j.value("command", std::vector<std::string>{});
+    decode_env(j, "env", job.exec_mut().env);
     const std::string gang_env = j.value("gang_env", "");
-    job.gang_env = gang_env == "torch" ? GangEnv::kTorch
-                   : gang_env == "mpi" ? GangEnv::kMpi
-                                       : GangEnv::kNone;
-    job.completions.total = j.value("completions", 0);
-    job.completions.indexed = j.value("indexed", false);
+    job.exec_mut().gang_env = gang_env == "torch" ? GangEnv::kTorch
+                              : gang_env == "mpi" ? GangEnv::kMpi
+                                                  : GangEnv::kNone;
+    job.exec_mut().completions.total = j.value("completions", 0);
+    job.exec_mut().completions.indexed = j.value("indexed", false);
     // Records written before issue 14 have none: the agent's per-namespace uid.
-    job.user = j.value("user", "");
-    job.run_as_uid = j.value("run_as_uid", int64_t{-1});
-    job.run_as_gid = j.value("run_as_gid", int64_t{-1});
-    job.submitter_uid = j.value("submitter_uid", int64_t{-1});
-    job.submitter_gid = j.value("submitter_gid", int64_t{-1});
-    job.working_dir = j.value("working_dir", "");
+    job.exec_mut().user = j.value("user", "");
+    job.exec_mut().run_as_uid = j.value("run_as_uid", int64_t{-1});
+    job.exec_mut().run_as_gid = j.value("run_as_gid", int64_t{-1});
+    job.exec_mut().submitter_uid = j.value("submitter_uid", int64_t{-1});
+    job.exec_mut().submitter_gid = j.value("submitter_gid", int64_t{-1});
+    job.exec_mut().working_dir = j.value("working_dir", "");
     decode_control(j, job);
     return job;
   } catch (const json::exception& e) {

@@ -41,7 +41,7 @@ void add_gang_env(const Job& job, const Admission& admission, size_t pod,
   put("PET_MASTER_PORT", std::to_string(master_port));
   put("PET_NNODES", world);
   put("PET_NODE_RANK", std::to_string(rank));
-  if (job.gang_env != GangEnv::kMpi) return;
+  if (job.exec().gang_env != GangEnv::kMpi) return;
   const PodSet* set = set_of(job, admission, pod);
   put("K_MPI_JOB_ROLE", set && set->name == "launcher" ? "launcher" : "worker");
   // The hostfile an OpenMPI launcher reads (mpirun --hostfile): one line per worker pod.
@@ -82,7 +82,7 @@ void add_slurm_tasks(const Job& job, const Admission& admission, size_t pod,
   put("SLURM_JOB_NODELIST", list);
   if (const PodSet* set = set_of(job, admission, pod); set && set->requests[kCpu] >= 1000)
     put("SLURM_CPUS_PER_TASK", std::to_string(set->requests[kCpu] / 1000));
-  if (!job.working_dir.empty()) put("SLURM_SUBMIT_DIR", job.working_dir);
+  if (!job.exec().working_dir.empty()) put("SLURM_SUBMIT_DIR", job.exec().working_dir);
 }
 
 // Step 4 of pod_command_env: what a Slurm user's script reads.
@@ -93,11 +93,11 @@ void add_slurm_env(const Job& job, const Admission& admission, size_t pod,
   put("SLURM_JOB_ID", std::to_string(job.id));
   put("SLURM_JOB_NAME", job.name);
   add_slurm_tasks(job, admission, pod, peers, env);
-  if (job.array_task < 0) return;
+  if (job.exec().array_task < 0) return;
   std::vector<std::pair<std::string, std::string>> vars = {
-      {"ARRAY_JOB_ID", std::to_string(job.array_job)},
-      {"ARRAY_TASK_ID", std::to_string(job.array_task)}};
-  if (auto spec = parse_array_spec(job.array); spec && !spec->tasks.empty()) {
+      {"ARRAY_JOB_ID", std::to_string(job.exec().array_job)},
+      {"ARRAY_TASK_ID", std::to_string(job.exec().array_task)}};
+  if (auto spec = parse_array_spec(job.exec().array); spec && !spec->tasks.empty()) {
     vars.emplace_back("ARRAY_TASK_COUNT", std::to_string(spec->tasks.size()));
     vars.emplace_back("ARRAY_TASK_MIN", std::to_string(spec->tasks.front()));
     vars.emplace_back("ARRAY_TASK_MAX", std::to_string(spec->tasks.back()));
@@ -123,16 +123,16 @@ std::string expand_file_pattern(const std::string& pattern, const Job& job, int3
         out += std::to_string(job.id);
         break;
       case 'A':
-        out += std::to_string(job.array_task >= 0 ? job.array_job : job.id);
+        out += std::to_string(job.exec().array_task >= 0 ? job.exec().array_job : job.id);
         break;
       case 'a':
-        out += std::to_string(job.array_task >= 0 ? job.array_task : 0);
+        out += std::to_string(job.exec().array_task >= 0 ? job.exec().array_task : 0);
         break;
       case 'x':
         out += job.name;
         break;
       case 'u':
-        out += job.user;
+        out += job.exec().user;
         break;
       case 'n':
         out += std::to_string(node);
@@ -187,11 +187,12 @@ void pod_command_env(const Job& job, const Admission& admission, size_t pod,
                      const std::vector<proto::PeerPod>& peers, int32_t master_port,
                      int32_t completion, proto::Assignment& as) {
   const PodSet* set = set_of(job, admission, pod);
-  as.command = set && !set->command.empty() ? set->command : job.command;
-  for (const auto& [k, v] : job.env) as.env[k] = v;
+  as.command = set && !set->exec().command.empty() ? set->exec().command : job.exec().command;
+  for (const auto& [k, v] : job.exec().env) as.env[k] = v;
   if (set)
-    for (const auto& [k, v] : set->env) as.env[k] = v;
-  if (job.gang_env != GangEnv::kNone) add_gang_env(job, admission, pod, peers, master_port, as.env);
+    for (const auto& [k, v] : set->exec().env) as.env[k] = v;
+  if (job.exec().gang_env != GangEnv::kNone)
+    add_gang_env(job, admission, pod, peers, master_port, as.env);
   if (completion >= 0) {
     as.env["JOB_COMPLETION_INDEX"] = std::to_string(completion);
   } else if (set && set->indexed_group > 0 && pod < admission.placement.pods.size()) {
@@ -202,9 +203,11 @@ void pod_command_env(const Job& job, const Admission& admission, size_t pod,
   const auto node_id = as.env.find("SLURM_NODEID");
   const int32_t node = node_id == as.env.end() ? 0 : std::atoi(node_id->second.c_str());
   const int32_t task = pod_rank(admission, pod);
-  if (!job.output.empty()) as.output_path = expand_file_pattern(job.output, job, node, task);
-  if (!job.error.empty()) as.error_path = expand_file_pattern(job.error, job, node, task);
-  as.tty = job.tty;
+  if (!job.exec().output.empty())
+    as.output_path = expand_file_pattern(job.exec().output, job, node, task);
+  if (!job.exec().error.empty())
+    as.error_path = expand_file_pattern(job.exec().error, job, node, task);
+  as.tty = job.exec().tty;
 }
 
 }  // namespace sluice::server

@@ -58,48 +58,50 @@ std::string implied_namespace(const Caller& caller) {
 
 std::string resolve_run_as(Job& job, const Caller& caller, const Config& config) {
   const UnixIdentity& me = caller.unix_id;
+  JobExec& x = job.exec_mut();  // who runs it: what this resolves
   const std::string who = "token " + caller.name;
   // 1. What the manifest asks for, if the token allows it.
-  if (job.run_as_uid >= 0 && !caller.admin && !may_use(job.run_as_uid, me.uid, me.run_as_users))
-    return who + " may not run pods as uid " + std::to_string(job.run_as_uid) +
+  if (x.run_as_uid >= 0 && !caller.admin && !may_use(x.run_as_uid, me.uid, me.run_as_users))
+    return who + " may not run pods as uid " + std::to_string(x.run_as_uid) +
            " (securityContext.runAsUser; allowed: " + id_list(me.uid, me.run_as_users) + ")";
-  if (job.run_as_gid >= 0 && !caller.admin && !may_use(job.run_as_gid, me.gid, me.run_as_groups))
-    return who + " may not run pods as gid " + std::to_string(job.run_as_gid) +
+  if (x.run_as_gid >= 0 && !caller.admin && !may_use(x.run_as_gid, me.gid, me.run_as_groups))
+    return who + " may not run pods as gid " + std::to_string(x.run_as_gid) +
            " (securityContext.runAsGroup; allowed: " + id_list(me.gid, me.run_as_groups) + ")";
   // 2. Else the token's own ids.
-  const bool asked_uid = job.run_as_uid >= 0;
-  if (!asked_uid) job.run_as_uid = me.uid;
-  if (job.run_as_gid < 0) job.run_as_gid = !asked_uid && me.gid >= 0 ? me.gid : job.run_as_uid;
-  if (job.run_as_uid < 0) {
-    if (job.run_as_gid >= 0 && me.gid != job.run_as_gid)
+  const bool asked_uid = x.run_as_uid >= 0;
+  if (!asked_uid) x.run_as_uid = me.uid;
+  if (x.run_as_gid < 0) x.run_as_gid = !asked_uid && me.gid >= 0 ? me.gid : x.run_as_uid;
+  if (x.run_as_uid < 0) {
+    if (x.run_as_gid >= 0 && me.gid != x.run_as_gid)
       return "securityContext.runAsGroup needs a runAsUser (" + who + " has no uid)";
-    job.run_as_gid = -1;  // the agent's per-namespace ids
+    x.run_as_gid = -1;  // the agent's per-namespace ids
   }
   // 3. Root only where the queue allows it.
-  if ((job.run_as_uid == 0 || job.run_as_gid == 0) && !queue_allows_root(job, config))
-    return "pods may not run as root (uid " + std::to_string(job.run_as_uid) + ", gid " +
-           std::to_string(job.run_as_gid) + "): the ClusterQueue of LocalQueue " + job.namespace_ +
+  if ((x.run_as_uid == 0 || x.run_as_gid == 0) && !queue_allows_root(job, config))
+    return "pods may not run as root (uid " + std::to_string(x.run_as_uid) + ", gid " +
+           std::to_string(x.run_as_gid) + "): the ClusterQueue of LocalQueue " + job.namespace_ +
            "/" + job.queue + " does not set spec.sluice.allowRootPods";
-  job.user = caller.name;
+  x.user = caller.name;
   return {};
 }
 
 void set_pod_identity(proto::Assignment& as, const Job& job, const Admission& admission, size_t pod,
                       const Config& config) {
-  as.user = job.user;
-  as.run_as_uid = job.run_as_uid;
-  as.run_as_gid = job.run_as_gid;
+  const JobExec& x = job.exec();
+  as.user = x.user;
+  as.run_as_uid = x.run_as_uid;
+  as.run_as_gid = x.run_as_gid;
   as.allow_root = config.cluster_queues[static_cast<size_t>(admission.queue)].allow_root_pods;
-  as.working_dir = job.working_dir;
-  as.submitter_uid = job.submitter_uid;
-  as.submitter_gid = job.submitter_gid;
+  as.working_dir = x.working_dir;
+  as.submitter_uid = x.submitter_uid;
+  as.submitter_gid = x.submitter_gid;
   if (pod >= admission.placement.pods.size()) return;
   const auto set = static_cast<size_t>(admission.placement.pods[pod].pod_set);
   if (set >= job.pod_sets.size()) return;
   as.cpu_milli = job.pod_sets[set].requests[kCpu];
   as.memory_mib = job.pod_sets[set].requests[kMemory];
-  as.image = job.pod_sets[set].image;
-  as.image_args_only = job.pod_sets[set].image_args_only;
+  as.image = job.pod_sets[set].exec().image;
+  as.image_args_only = job.pod_sets[set].exec().image_args_only;
   as.image_on_host = config.cluster_queues[static_cast<size_t>(admission.queue)].run_images_on_host;
 }
 

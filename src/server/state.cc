@@ -210,7 +210,7 @@ std::vector<std::string> ServerState::recover(const std::vector<StoredJob>& stor
       continue;
     }
     next_id_ = std::max(next_id_, r->job.id + 1);
-    if (r->job.array_task >= 0) arrays_[r->job.array_job].push_back(r->job.id);
+    if (r->job.exec().array_task >= 0) arrays_[r->job.exec().array_job].push_back(r->job.id);
     if (r->gated && r->state == JobState::kPending) gated_.insert(r->job.id);
     history_recovered(*r);
     add_record(std::move(*r));
@@ -313,8 +313,8 @@ std::string submit_event_body(const Job& job, const Config& config) {
   json e = json({{"event", "submit"},
                  {"namespace", job.namespace_},
                  {"queue", job.queue},
-                 {"user", job.user},
-                 {"priority_class", job.priority_class},
+                 {"user", job.exec().user},
+                 {"priority_class", job.exec().priority_class},
                  {"preemptible", job.preemptible},
                  {"pods", total_pods(job)},
                  {"gpus", ps.gpus},
@@ -323,9 +323,9 @@ std::string submit_event_body(const Job& job, const Config& config) {
                  {"memory_mib", ps.requests[kMemory]},
                  {"walltime", job.walltime_ns > 0 ? json(unix_s(job.walltime_ns)) : json(nullptr)},
                  {"job_gpu_milli", job_gpu_milli(job, config)}});
-  if (job.array_task >= 0) {
-    e["array_job"] = job.array_job;
-    e["array_task"] = job.array_task;
+  if (job.exec().array_task >= 0) {
+    e["array_job"] = job.exec().array_job;
+    e["array_task"] = job.exec().array_task;
   }
   return proto::dump_json(e);
 }
@@ -370,19 +370,19 @@ std::string ServerState::image_refusal(const std::vector<Job>& jobs) const {
   };
   for (const Job& job : jobs)
     for (const PodSet& ps : job.pod_sets) {
-      if (ps.image.empty()) continue;
+      if (ps.exec().image.empty()) continue;
       const auto lq = config_->local_queue_of(job);
       if (!lq) continue;  // the scheduler says what is wrong with the queue
       const auto& cq = config_->cluster_queues[static_cast<size_t>(
           config_->local_queues[static_cast<size_t>(*lq)].cluster_queue)];
       if (runtime_somewhere()) continue;
-      if (cq.run_images_on_host && ps.image_args_only)
-        return "job \"" + job.name + "\" gives its image " + ps.image +
+      if (cq.run_images_on_host && ps.exec().image_args_only)
+        return "job \"" + job.name + "\" gives its image " + ps.exec().image +
                " only `args`, which follow the image's entrypoint, but no node runs containers: "
                "on the node itself (spec.sluice.runImagesOnHost) there is no entrypoint; give "
                "the container a `command`";
       if (cq.run_images_on_host) continue;
-      return "job \"" + job.name + "\" asks for image " + ps.image +
+      return "job \"" + job.name + "\" asks for image " + ps.exec().image +
              " but no node runs containers (agents started without --container-runtime), and "
              "ClusterQueue " +
              cq.name +
@@ -406,7 +406,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     return out;
   }
   const bool arrays =
-      std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return !j.array.empty(); });
+      std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return !j.exec().array.empty(); });
   if (arrays) {
     std::string why;
     jobs = expand_arrays(std::move(jobs), &why);
@@ -424,8 +424,8 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     job.submit_ns = now;
     resolve_deadline(job);  // completeWithin: from now
     if (job.name.empty()) job.name = "job-" + std::to_string(job.id);
-    if (job.array_task >= 0)
-      job.array_job = array_ids.try_emplace(job.array_job, job.id).first->second;
+    if (job.exec().array_task >= 0)
+      job.exec_mut().array_job = array_ids.try_emplace(job.exec().array_job, job.id).first->second;
     // A held, dependent or throttled job waits outside the scheduler (state_gates.cc): only
     // its queue is checked now.
     auto res = gated_at_submit(job) ? sched_->resolve(job) : sched_->submit(job);
@@ -489,11 +489,11 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     trace_submit(r, now);
     out.ids.push_back(r.job.id);
     const JobId id = r.job.id;
-    if (r.job.array_task >= 0) arrays_[r.job.array_job].push_back(id);
+    if (r.job.exec().array_task >= 0) arrays_[r.job.exec().array_job].push_back(id);
     if (gated_at_submit(r.job)) {
       r.gated = true;
-      r.held = r.job.hold;
-      r.deps_met = r.job.dependency.empty();
+      r.held = r.job.exec().hold;
+      r.deps_met = r.job.exec().dependency.empty();
       gated_.insert(id);
       gates_dirty_ = true;
     }
@@ -659,7 +659,7 @@ void ServerState::finish_job(JobRecord& r, JobState state, const std::string& re
   if (const char* outcome =
           deadline_outcome(r.job, state == JobState::kSucceeded, state == JobState::kRejected, now))
     metrics_.deadlines[{{"cluster_queue", r.cluster_queue},
-                        {"priority_class", r.job.priority_class},
+                        {"priority_class", r.job.exec().priority_class},
                         {"outcome", outcome}}] += 1;
   end_event(r, now);
   trace_end(r, now);

@@ -48,7 +48,7 @@ inline bool is_terminal(JobState s) {
 }
 // Whether a new job waits outside the scheduler (state_gates.cc) until something lets it go.
 inline bool gated_at_submit(const Job& job) {
-  return job.hold || !job.dependency.empty() || job.array_throttle > 0;
+  return job.exec().hold || !job.exec().dependency.empty() || job.exec().array_throttle > 0;
 }
 
 std::string lower(std::string s);

@@ -78,10 +78,10 @@ DashboardSample ServerState::dashboard_sample(TimeNs now) const {
   std::map<std::string, int64_t> running;
   sched_->for_each_pending([&](const Scheduler::PendingJob& p) {
     const JobRecord* r = find(p.job.id);
-    waiting[class_key(p.job.priority_class)].push_back(r ? unix_s(now - r->queued_ns) : 0.0);
+    waiting[class_key(p.job.exec().priority_class)].push_back(r ? unix_s(now - r->queued_ns) : 0.0);
   });
   for (const auto& [id, rj] : sched_->running())
-    if (const JobRecord* r = find(id)) running[class_key(r->job.priority_class)]++;
+    if (const JobRecord* r = find(id)) running[class_key(r->job.exec().priority_class)]++;
   for (const auto& [pc, w] : waiting)
     classes[pc] = {
         {"pending", w.size()}, {"running", running[pc]}, {"pending_wait_p99_s", quantile(w, 0.99)}};

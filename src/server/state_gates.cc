@@ -25,7 +25,9 @@ std::string job_word(JobId id) {
 std::string gate_kind(const JobRecord& r) {
   if (r.held) return "held";
   if (!r.gate_kind.empty()) return r.gate_kind;
-  return !r.deps_met ? "dependency" : r.job.array_throttle > 0 ? "array-throttle" : "singleton";
+  return !r.deps_met                       ? "dependency"
+         : r.job.exec().array_throttle > 0 ? "array-throttle"
+                                           : "singleton";
 }
 
 // Arrays become one job per task, in task order; a task's array_job is a placeholder (its
@@ -34,11 +36,11 @@ std::vector<Job> ServerState::expand_arrays(std::vector<Job> jobs, std::string* 
   std::vector<Job> out;
   JobId group = 0;
   for (auto& job : jobs) {
-    if (job.array.empty()) {
+    if (job.exec().array.empty()) {
       out.push_back(std::move(job));
       continue;
     }
-    auto spec = parse_array_spec(job.array);
+    auto spec = parse_array_spec(job.exec().array);
     if (!spec) {
       *error = "job \"" + job.name + "\": " + spec.error();
       return {};
@@ -50,9 +52,9 @@ std::vector<Job> ServerState::expand_arrays(std::vector<Job> jobs, std::string* 
     ++group;
     for (int32_t t : spec->tasks) {
       Job task = job;
-      task.array_task = t;
-      task.array_job = group;
-      task.array_throttle = spec->throttle;
+      task.exec_mut().array_task = t;
+      task.exec_mut().array_job = group;
+      task.exec_mut().array_throttle = spec->throttle;
       out.push_back(std::move(task));
     }
   }
@@ -64,8 +66,8 @@ std::vector<Job> ServerState::expand_arrays(std::vector<Job> jobs, std::string* 
 // of its own namespace, and tells nothing about other tenants' jobs (not even that they exist).
 std::string ServerState::unknown_dependency(const std::vector<Job>& jobs) const {
   for (const Job& job : jobs) {
-    if (job.dependency.empty()) continue;
-    auto deps = parse_dependency(job.dependency);
+    if (job.exec().dependency.empty()) continue;
+    auto deps = parse_dependency(job.exec().dependency);
     if (!deps) return "job \"" + job.name + "\": " + deps.error();
     for (const Dependency& d : *deps)
       for (const DepTarget& t : d.targets) {
@@ -105,7 +107,7 @@ std::vector<JobId> ServerState::array_tasks(JobId array, const std::string& ns) 
 
 // Whether every part of r's spec.dependency is met (singleton is judged in judge_gate).
 ServerState::GateVerdict ServerState::judge_dependency(const JobRecord& r, std::string* why) const {
-  auto deps = parse_dependency(r.job.dependency);
+  auto deps = parse_dependency(r.job.exec().dependency);
   if (!deps) {  // checked at submission; a record from elsewhere may differ
     *why = deps.error();
     return GateVerdict::kNever;
@@ -119,7 +121,7 @@ ServerState::GateVerdict ServerState::judge_dependency(const JobRecord& r, std::
       const std::vector<JobId> tasks = array_tasks(t.job, r.job.namespace_);
       if (t.task >= 0 || !tasks.empty()) {
         for (JobId task : tasks)
-          if (t.task < 0 || find(task)->job.array_task == t.task) ids.push_back(task);
+          if (t.task < 0 || find(task)->job.exec().array_task == t.task) ids.push_back(task);
       } else {
         ids.push_back(t.job);
       }
@@ -193,29 +195,30 @@ ServerState::GateVerdict ServerState::judge_gate(JobRecord& r, std::map<JobId, i
     return GateVerdict::kWait;
   }
   *kind = "dependency";
-  if (!r.deps_met && !r.job.dependency.empty()) {
+  if (!r.deps_met && !r.job.exec().dependency.empty()) {
     const GateVerdict v = judge_dependency(r, why);
     if (v != GateVerdict::kOpen) return v;
     r.deps_met = true;
   }
   *kind = "singleton";
-  if (r.job.dependency.find("singleton") != std::string::npos)
+  if (r.job.exec().dependency.find("singleton") != std::string::npos)
     for (const auto& [id, o] : records_) {
       if (id >= r.job.id) break;
-      if (!is_terminal(o.state) && o.job.name == r.job.name && o.job.user == r.job.user) {
+      if (!is_terminal(o.state) && o.job.name == r.job.name &&
+          o.job.exec().user == r.job.exec().user) {
         *why =
             "singleton: " + job_word(id) + " of the same name and user is " + state_name(o.state);
         return GateVerdict::kWait;
       }
     }
   *kind = "array-throttle";
-  if (r.job.array_throttle > 0) {
-    auto [it, fresh] = active.try_emplace(r.job.array_job, 0);
-    if (fresh) it->second = array_active(r.job.array_job);
-    if (it->second >= r.job.array_throttle) {
+  if (r.job.exec().array_throttle > 0) {
+    auto [it, fresh] = active.try_emplace(r.job.exec().array_job, 0);
+    if (fresh) it->second = array_active(r.job.exec().array_job);
+    if (it->second >= r.job.exec().array_throttle) {
       *why = "array throttle: " + std::to_string(it->second) + " of at most " +
-             std::to_string(r.job.array_throttle) + " tasks of array " +
-             std::to_string(r.job.array_job) + " are queued or running";
+             std::to_string(r.job.exec().array_throttle) + " tasks of array " +
+             std::to_string(r.job.exec().array_job) + " are queued or running";
       return GateVerdict::kWait;
     }
   }
@@ -298,7 +301,7 @@ void ServerState::open_gates(TimeNs now) {
         r.gate_reason.clear();
         r.gate_kind.clear();
         r.pending_since_cycle = cycles_;
-        if (r.job.array_throttle > 0) ++active[r.job.array_job];
+        if (r.job.exec().array_throttle > 0) ++active[r.job.exec().array_job];
         touch(r);
         dirty_ = true;
         it = gated_.erase(it);

@@ -43,7 +43,7 @@ void write_pending(PromWriter& w, const Config& cfg, const Scheduler& sched) {
         pending[{{"cluster_queue", cq.name}, {"priority_class", pc}, {"class", c}}] = 0;
   sched.for_each_pending([&](const Scheduler::PendingJob& p) {
     pending[{{"cluster_queue", cfg.cluster_queues[static_cast<size_t>(p.queue)].name},
-             {"priority_class", p.job.priority_class},
+             {"priority_class", p.job.exec().priority_class},
              {"class", workload_class(p.job, cfg)}}]++;
   });
   w.family("sluice_pending_jobs", "gauge", "Jobs waiting in a queue.");

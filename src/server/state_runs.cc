@@ -24,11 +24,11 @@ void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
     run.gpu_milli = pp.gpus.size() == 1 ? pp.gpus.front().milli : 1000;
     r.pods.push_back(run);
   }
-  r.master_port = r.job.gang_env == GangEnv::kNone ? 0 : pick_master_port(r);
+  r.master_port = r.job.exec().gang_env == GangEnv::kNone ? 0 : pick_master_port(r);
   const std::vector<proto::PeerPod> peers = run_peers(r);
   trace_admit(r, now);  // before the pods are staged: they carry the run's TRACEPARENT
   for (size_t i = 0; i < r.pods.size(); ++i) {
-    if (r.job.completions.total > 0) {
+    if (r.job.exec().completions.total > 0) {
       // Completions: each slot takes the next one left; a slot with none left has nothing to
       // run this time (its GPUs stay the job's until the run ends, as Kueue's quota does).
       auto next = next_completion(r);
@@ -44,7 +44,7 @@ void ServerState::start_run(JobRecord& r, const Admission& a, TimeNs now) {
   }
   const double wait_s = unix_s(now - r.queued_ns);
   LabelSet labels{{"cluster_queue", r.cluster_queue},
-                  {"priority_class", r.job.priority_class},
+                  {"priority_class", r.job.exec().priority_class},
                   {"class", workload_class(r.job, cfg)}};
   metrics_.admission_wait.try_emplace(labels, Metrics::wait_histogram())
       .first->second.observe(wait_s);
@@ -102,7 +102,7 @@ int32_t ServerState::pick_master_port(const JobRecord& r) const {
 }
 
 std::optional<int32_t> ServerState::next_completion(const JobRecord& r) const {
-  for (int32_t c = 0; c < r.job.completions.total; ++c) {
+  for (int32_t c = 0; c < r.job.exec().completions.total; ++c) {
     if (std::binary_search(r.completed.begin(), r.completed.end(), c)) continue;
     const bool running = std::any_of(r.pods.begin(), r.pods.end(), [&](const PodRun& p) {
       return !p.exited && p.completion == c;

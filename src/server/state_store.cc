@@ -228,13 +228,13 @@ void ServerState::history_submit(const JobRecord& r) {
   HistoryRow h;
   h.id = r.job.id;
   h.name = r.job.name;
-  h.user = r.job.user;
+  h.user = r.job.exec().user;
   h.namespace_ = r.job.namespace_;
   h.queue = r.job.queue;
   h.submit_ns = r.job.submit_ns;
   h.gpu_milli = job_gpu_milli(r.job, *config_);
-  h.array_job = r.job.array_task >= 0 ? r.job.array_job : 0;
-  h.array_task = r.job.array_task;
+  h.array_job = r.job.exec().array_task >= 0 ? r.job.exec().array_job : 0;
+  h.array_task = r.job.exec().array_task;
   history_.submit(std::move(h));
 }
 

@@ -22,8 +22,8 @@ void ServerState::trace_submit(const JobRecord& r, TimeNs now) {
     std::random_device rd;
     tracer_ = std::make_unique<JobTracer>((static_cast<uint64_t>(rd()) << 32) ^ rd());
   }
-  tracer_->submit(r.job.id, r.job.name, r.job.namespace_, r.cluster_queue, r.job.priority_class,
-                  now);
+  tracer_->submit(r.job.id, r.job.name, r.job.namespace_, r.cluster_queue,
+                  r.job.exec().priority_class, now);
   send_finished(*tracer_, options_);
 }
 

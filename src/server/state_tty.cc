@@ -11,7 +11,7 @@ int ServerState::send_tty(JobId id, const std::string& data, int32_t rows, int32
   const JobRecord* r = find(id);
   const std::string job = "job " + std::to_string(id);
   if (!r) return *error = "no " + job, 404;
-  if (!r->job.tty) {
+  if (!r->job.exec().tty) {
     *error = job +
              " is not interactive (submitted without --pty): it has no terminal to attach to; "
              "`sluice logs -f " +

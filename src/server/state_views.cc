@@ -105,7 +105,7 @@ std::string ServerState::explain_state(JobId id, const JobRecord* r, TimeNs now)
       if (r->gated) {
         // Not the scheduler's to decide yet (state_gates.cc).
         s += ".\nWhy: " + gate_text(*r);
-        if (!r->job.dependency.empty()) s += "\nDependency: " + r->job.dependency;
+        if (!r->job.exec().dependency.empty()) s += "\nDependency: " + r->job.exec().dependency;
         return s;
       }
       if (pd) {
@@ -233,11 +233,11 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
       {"namespace", r.job.namespace_},
       {"queue", r.job.queue},
       {"cluster_queue", r.cluster_queue},
-      {"priority_class", r.job.priority_class},
+      {"priority_class", r.job.exec().priority_class},
       {"priority", r.job.priority},
       {"preemptible", r.job.preemptible},
       {"interactive", r.job.interactive},
-      {"tty", r.job.tty},
+      {"tty", r.job.exec().tty},
       {"state", state_name(r.state)},
       {"timed_out", timed_out(r.state, r.reason)},  // Slurm's TIMEOUT: failed by a walltime kill
       {"started", started},
@@ -253,11 +253,11 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
       {"pods", r.job.pod_count()},
       {"gpus", (gpu_milli + 999) / 1000},
       {"gpu_milli", gpu_milli},
-      {"command", r.job.command},
-      {"user", r.job.user},
-      {"run_as_uid", r.job.run_as_uid >= 0 ? json(r.job.run_as_uid) : json(nullptr)},
-      {"run_as_gid", r.job.run_as_gid >= 0 ? json(r.job.run_as_gid) : json(nullptr)},
-      {"working_dir", r.job.working_dir},
+      {"command", r.job.exec().command},
+      {"user", r.job.exec().user},
+      {"run_as_uid", r.job.exec().run_as_uid >= 0 ? json(r.job.exec().run_as_uid) : json(nullptr)},
+      {"run_as_gid", r.job.exec().run_as_gid >= 0 ? json(r.job.exec().run_as_gid) : json(nullptr)},
+      {"working_dir", r.job.exec().working_dir},
       {"flavors", flavors},
       {"pod_set_flavors", per_pod_set},
       {"borrowing", r.admission ? r.admission->borrowing : false},
@@ -276,15 +276,17 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
                                                {"samples", r.gpu_use.samples}}
                                         : json(nullptr)},
       // A batch Job's completions (docs/workloads.md): how many of them succeeded.
-      {"completions", r.job.completions.total > 0 ? json{{"total", r.job.completions.total},
-                                                         {"succeeded", r.completed.size()},
-                                                         {"indexed", r.job.completions.indexed}}
-                                                  : json(nullptr)},
+      {"completions", r.job.exec().completions.total > 0
+                          ? json{{"total", r.job.exec().completions.total},
+                                 {"succeeded", r.completed.size()},
+                                 {"indexed", r.job.exec().completions.indexed}}
+                          : json(nullptr)},
       // Slurm's job control (state_gates.cc).
       {"held", r.held},
-      {"dependency", r.job.dependency.empty() ? json(nullptr) : json(r.job.dependency)},
-      {"array_job", r.job.array_task >= 0 ? json(r.job.array_job) : json(nullptr)},
-      {"array_task", r.job.array_task >= 0 ? json(r.job.array_task) : json(nullptr)}};
+      {"dependency",
+       r.job.exec().dependency.empty() ? json(nullptr) : json(r.job.exec().dependency)},
+      {"array_job", r.job.exec().array_task >= 0 ? json(r.job.exec().array_job) : json(nullptr)},
+      {"array_task", r.job.exec().array_task >= 0 ? json(r.job.exec().array_task) : json(nullptr)}};
 }
 
 json ServerState::queues_view(TimeNs now) const {
@@ -295,7 +297,7 @@ json ServerState::queues_view(TimeNs now) const {
   std::vector<int64_t> running(cfg.cluster_queues.size(), 0);
   sched_->for_each_pending([&](const Scheduler::PendingJob& p) {
     pending[static_cast<size_t>(p.queue)]
-           [p.job.priority_class.empty() ? "none" : p.job.priority_class]++;
+           [p.job.exec().priority_class.empty() ? "none" : p.job.exec().priority_class]++;
   });
   for (const auto& [id, rj] : sched_->running()) running[static_cast<size_t>(rj.admission.queue)]++;
   json out = json::array();

@@ -89,7 +89,7 @@ class Run {
       const Job& j = jobs_[i].job;
       JobOutcome& o = res_.jobs[i];
       o.id = j.id;
-      o.priority_class = j.priority_class;
+      o.priority_class = j.exec().priority_class;
       o.priority = j.priority;
       o.gpu_milli = j.total_requests()[kGpu];
       o.submit_ns = j.submit_ns;
@@ -102,14 +102,15 @@ class Run {
     if (options_.record_series) {
       std::map<std::string, int32_t> names;
       for (const auto& tj : jobs_)
-        names.emplace(tj.job.priority_class.empty() ? "none" : tj.job.priority_class, 0);
+        names.emplace(tj.job.exec().priority_class.empty() ? "none" : tj.job.exec().priority_class,
+                      0);
       for (auto& [name, idx] : names) {
         idx = static_cast<int32_t>(res_.series.classes.size());
         res_.series.classes.push_back(name);
       }
       class_of_.resize(jobs_.size());
       for (size_t i = 0; i < jobs_.size(); ++i) {
-        const std::string& c = jobs_[i].job.priority_class;
+        const std::string& c = jobs_[i].job.exec().priority_class;
         class_of_[i] = names.at(c.empty() ? "none" : c);
       }
       pending_by_class_.assign(names.size(), 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 namespace sluice::sim {
 
@@ -50,11 +51,23 @@ bool builtin_priority(const std::string& name, int32_t* value) {
   return false;
 }
 
+// A trace's job carries nothing aside but its priority class's name (job_exec.h): the jobs
+// of one class share one JobExec, so that a trace of a million jobs holds a few of them.
+void share_class_only(Job& j, std::map<std::string, SharedBox<JobExec>>& by_class) {
+  JobExec only_class;
+  only_class.priority_class = j.exec().priority_class;
+  if (j.exec() != only_class) return;
+  SharedBox<JobExec>& shared = by_class[only_class.priority_class];
+  if (shared.empty()) shared = j.exec_;
+  j.exec_ = shared;
+}
+
 }  // namespace
 
 void check_against(TraceOutput& trace, const Config& config) {
   // The jobs kept are compacted in place (a second array of 100,000 jobs costs its pages).
   size_t kept = 0;
+  std::map<std::string, SharedBox<JobExec>> by_class;
   for (size_t i = 0; i < trace.jobs.size(); ++i) {
     TraceJob& tj = trace.jobs[i];
     Job& j = tj.job;
@@ -64,16 +77,17 @@ void check_against(TraceOutput& trace, const Config& config) {
                              "that name in namespace '" + j.namespace_ + "')");
       continue;
     }
-    if (j.priority_class.empty())
-      j.priority_class =
+    if (j.exec().priority_class.empty())
+      j.exec_mut().priority_class =
           config.cluster_queues[config.local_queues[*lq].cluster_queue].default_priority_class;
-    if (!j.priority_class.empty()) {
-      if (const auto* pc = config.find_priority_class(j.priority_class)) {
+    if (const std::string& cls = j.exec().priority_class; !cls.empty()) {
+      if (const auto* pc = config.find_priority_class(cls)) {
         j.priority = pc->value;
-      } else if (!builtin_priority(j.priority_class, &j.priority)) {
-        trace.errors.push_back(tj.where + ": unknown priority class '" + j.priority_class + "'");
+      } else if (!builtin_priority(cls, &j.priority)) {
+        trace.errors.push_back(tj.where + ": unknown priority class '" + cls + "'");
         continue;
       }
+      share_class_only(j, by_class);
     }
     if (kept != i) trace.jobs[kept] = std::move(tj);
     ++kept;

@@ -58,7 +58,7 @@ Building read_submit(const json& e, JobId id, TimeNs t, size_t line_index, std::
   j.name = str_field(e, "name", "job-" + std::to_string(id));
   j.namespace_ = str_field(e, "namespace", "default");
   j.queue = str_field(e, "queue", "");
-  j.priority_class = str_field(e, "priority_class", "");
+  j.exec_mut().priority_class = str_field(e, "priority_class", "");
   const auto pre = e.find("preemptible");
   j.preemptible = pre == e.end() || !pre->is_boolean() || pre->get<bool>();
   int32_t pods = 1, gpus = 0, gpu_milli = 1000;

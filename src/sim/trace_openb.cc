@@ -177,7 +177,7 @@ TraceOutput read_openb(const std::string& name, const std::string& text,
     j.name = f[c_name];
     j.namespace_ = options.namespace_;
     j.queue = options.queue;
-    j.priority_class = cls;
+    j.exec_mut().priority_class = cls;
     j.preemptible = preemptible;
     j.submit_ns = submit;
     j.walltime_ns = duration;

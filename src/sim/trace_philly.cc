@@ -125,7 +125,7 @@ std::string parse_row(const std::vector<std::string>& f, const Columns& c,
   j.name = "philly-" + f[c.id];
   j.namespace_ = options.namespace_;
   j.queue = f[c.user];
-  j.priority_class = *be ? options.best_effort_class : options.strict_class;
+  j.exec_mut().priority_class = *be ? options.best_effort_class : options.strict_class;
   j.preemptible = *be != 0;
   j.submit_ns = *submit;
   j.walltime_ns = *dur;

@@ -50,7 +50,7 @@ TraceOutput generate_synthetic(const SyntheticOptions& o, const Config& config, 
     j.name = "syn-" + std::to_string(i + 1);
     j.namespace_ = lq.namespace_ == "*" ? "default" : lq.namespace_;
     j.queue = lq.name;
-    j.priority_class = high ? "high" : "low";
+    j.exec_mut().priority_class = high ? "high" : "low";
     j.preemptible = preemptible;
     j.submit_ns = static_cast<TimeNs>(std::llround(t * 1e9));
     tj.duration_ns = static_cast<TimeNs>(std::llround(dur_s * 1e9));

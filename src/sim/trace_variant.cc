@@ -73,7 +73,7 @@ void shift_vcs(TraceOutput& t, Rng& rng) {
 // one that becomes strict has none to get. (A utility counts from the submission: moving the
 // submit time leaves it alone.)
 void set_class(TraceJob& tj, bool best_effort, const VariantClasses& c) {
-  tj.job.priority_class = best_effort ? c.best_effort : c.strict;
+  tj.job.exec_mut().priority_class = best_effort ? c.best_effort : c.strict;
   tj.job.preemptible = best_effort;
   if (best_effort) {
     tj.complete_by_ns = 0;
@@ -84,13 +84,13 @@ void set_class(TraceJob& tj, bool best_effort, const VariantClasses& c) {
 // Flips jobs at random so that the expected best-effort share is `p`; one draw per job.
 void best_effort_share(TraceOutput& t, double p, const VariantClasses& c, Rng& rng) {
   size_t be = 0;
-  for (const auto& tj : t.jobs) be += tj.job.priority_class == c.best_effort ? 1 : 0;
+  for (const auto& tj : t.jobs) be += tj.job.exec().priority_class == c.best_effort ? 1 : 0;
   const double cur = static_cast<double>(be) / static_cast<double>(t.jobs.size());
   // Probability that a job of the majority-to-shrink class flips.
   const double up = cur < 1 ? std::max(0.0, (p - cur) / (1 - cur)) : 0;  // strict -> BE
   const double down = cur > 0 ? std::max(0.0, (cur - p) / cur) : 0;      // BE -> strict
   for (auto& tj : t.jobs) {
-    const bool is_be = tj.job.priority_class == c.best_effort;
+    const bool is_be = tj.job.exec().priority_class == c.best_effort;
     const double u = rng.uniform();
     if (!is_be && u < up) set_class(tj, true, c);
     if (is_be && u < down) set_class(tj, false, c);

@@ -351,7 +351,7 @@ bool JobReader::resolve_priority(const ClusterQueue& cq) {
                          "; built-in: low, normal, medium, high, critical)");
     return false;
   }
-  job.priority_class = pc;
+  job.exec_mut().priority_class = pc;
   return true;
 }
 

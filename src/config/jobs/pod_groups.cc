@@ -16,14 +16,14 @@ namespace {
 PodSet member_set(Job& pod) {
   PodSet set = std::move(pod.pod_sets.front());
   set.name = pod.name;
-  set.command = std::move(pod.command);
-  set.env = std::move(pod.env);
+  set.exec_mut().command = std::move(pod.exec_mut().command);
+  set.exec_mut().env = std::move(pod.exec_mut().env);
   return set;
 }
 
 bool same_shape(const PodSet& a, const PodSet& b) {
   return a.requests == b.requests && a.gpus == b.gpus && a.gpu_milli == b.gpu_milli &&
-         a.command == b.command && a.env == b.env;
+         a.exec().command == b.exec().command && a.exec().env == b.exec().env;
 }
 
 // Merges group `members` (indices into jobs, document order) into one job; false after
@@ -43,7 +43,7 @@ bool merge_group(std::vector<ReadJob>& jobs, const std::vector<size_t>& members,
       ok = false;
     };
     differs("queue", m.job.queue, first.job.queue);
-    differs("priority class", m.job.priority_class, first.job.priority_class);
+    differs("priority class", m.job.exec().priority_class, first.job.exec().priority_class);
     differs("total count", std::to_string(m.group.total), std::to_string(g.total));
   }
   if (!ok) return false;
@@ -59,8 +59,8 @@ bool merge_group(std::vector<ReadJob>& jobs, const std::vector<size_t>& members,
   out.job = first.job;  // queue, priority, defaults, identity: the first pod's
   out.job.name = g.name;
   out.job.pod_sets.clear();
-  out.job.command.clear();
-  out.job.env.clear();
+  out.job.exec_mut().command.clear();
+  out.job.exec_mut().env.clear();
   for (size_t i : members) {
     PodSet set = member_set(jobs[i].job);
     auto same = std::find_if(out.job.pod_sets.begin(), out.job.pod_sets.end(),

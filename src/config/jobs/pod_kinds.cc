@@ -131,7 +131,7 @@ std::optional<PodSet> JobReader::job_spec(const YAML::Node& node, const std::str
     if (indexed) set.indexed_group = parallelism;
   } else {
     set.count = completions ? std::min(parallelism, *completions) : parallelism;
-    if (completions) d_.job.completions = Completions{*completions, indexed};
+    if (completions) d_.job.exec_mut().completions = Completions{*completions, indexed};
   }
   const YAML::Node* tmpl = spec.required("template");
   if (!tmpl || !pod_template(*tmpl, spec.path("template"), set, ignored)) {
@@ -164,14 +164,15 @@ void hoist_pod_commands(Job& job) {
   auto& sets = job.pod_sets;
   if (sets.empty()) return;
   const bool same = std::all_of(sets.begin(), sets.end(), [&](const PodSet& s) {
-    return s.command == sets.front().command && s.env == sets.front().env;
+    return s.exec().command == sets.front().exec().command &&
+           s.exec().env == sets.front().exec().env;
   });
   if (!same) return;
-  job.command = std::move(sets.front().command);
-  job.env = std::move(sets.front().env);
+  job.exec_mut().command = std::move(sets.front().exec_mut().command);
+  job.exec_mut().env = std::move(sets.front().exec_mut().env);
   for (auto& s : sets) {
-    s.command.clear();
-    s.env.clear();
+    s.exec_mut().command.clear();
+    s.exec_mut().env.clear();
   }
 }
 
@@ -274,13 +275,13 @@ ResourceVec JobReader::container(const YAML::Node& node, const std::string& path
       security_context(*n, c.path("securityContext"), &ignored);
     if (const YAML::Node* n = c.find("image")) {
       if (auto v = r_.str(*n, c.path("image")))
-        set.image = *v;
+        set.exec_mut().image = *v;
       else
         fail();
     }
-    set.command = list("command");
-    set.image_args_only = set.command.empty() && c.find("args");
-    for (auto& a : list("args")) set.command.push_back(std::move(a));
+    set.exec_mut().command = list("command");
+    set.exec_mut().image_args_only = set.exec().command.empty() && c.find("args");
+    for (auto& a : list("args")) set.exec_mut().command.push_back(std::move(a));
     if (const YAML::Node* env = c.find("env")) container_env(*env, c.path("env"), set, ignored);
   }
   return limits;
@@ -303,7 +304,7 @@ void JobReader::container_env(const YAML::Node& env, const std::string& path, Po
       auto s = r_.str(*v, e.path("value"), /*allow_empty=*/true);
       if (s) value = *s;
     }
-    set.env.emplace_back(*n, value);
+    set.exec_mut().env.emplace_back(*n, value);
   }
 }
 
@@ -320,8 +321,8 @@ void JobReader::security_context(const YAML::Node& node, const std::string& path
     r_.error(node, u, "unknown field (sluice reads runAsUser, runAsGroup, runAsNonRoot)");
     fail();
   }
-  for (auto [key, out] :
-       {std::pair{"runAsUser", &d_.job.run_as_uid}, std::pair{"runAsGroup", &d_.job.run_as_gid}}) {
+  for (auto [key, out] : {std::pair{"runAsUser", &d_.job.exec_mut().run_as_uid},
+                          std::pair{"runAsGroup", &d_.job.exec_mut().run_as_gid}}) {
     if (const YAML::Node* n = sc.find(key)) {
       if (auto v = r_.integer(*n, sc.path(key), 0, kMaxUnixId)) {
         *out = *v;
@@ -331,7 +332,7 @@ void JobReader::security_context(const YAML::Node& node, const std::string& path
     }
   }
   if (const YAML::Node* n = sc.find("runAsNonRoot")) {
-    if (r_.boolean(*n, sc.path("runAsNonRoot")).value_or(false) && d_.job.run_as_uid == 0) {
+    if (r_.boolean(*n, sc.path("runAsNonRoot")).value_or(false) && d_.job.exec().run_as_uid == 0) {
       r_.error(*n, sc.path("runAsNonRoot"), "true, but runAsUser is 0");
       fail();
     }

@@ -146,7 +146,7 @@ void JobReader::sluice_run_fields(MapReader& spec) {
     if (auto v = r_.choice<GangEnv>(
             *n, "spec.distributedEnv",
             {{"none", GangEnv::kNone}, {"torch", GangEnv::kTorch}, {"mpi", GangEnv::kMpi}})) {
-      job.gang_env = *v;
+      job.exec_mut().gang_env = *v;
     } else {
       fail();
     }
@@ -165,9 +165,9 @@ void JobReader::sluice_run_fields(MapReader& spec) {
   sluice_deadline(spec);
   if (const YAML::Node* n = spec.find("command")) {
     if (n->IsScalar()) {
-      job.command = {n->Scalar()};
+      job.exec_mut().command = {n->Scalar()};
     } else if (auto v = r_.str_list(*n, "spec.command")) {
-      job.command = *v;
+      job.exec_mut().command = *v;
     } else {
       fail();
     }
@@ -177,7 +177,7 @@ void JobReader::sluice_run_fields(MapReader& spec) {
     for (const auto& [key, value] : env.entries()) {
       auto v = r_.str(value, env.path(key), /*allow_empty=*/true);
       if (v) {
-        job.env.emplace_back(key, *v);
+        job.exec_mut().env.emplace_back(key, *v);
       } else {
         fail();
       }
@@ -194,7 +194,7 @@ void JobReader::sluice_run_fields(MapReader& spec) {
                quote(dir) + " must be an absolute path (at most 4096 bytes)");
       fail();
     } else {
-      job.working_dir = dir;
+      job.exec_mut().working_dir = dir;
     }
   }
   sluice_control_fields(spec);
@@ -236,32 +236,32 @@ void JobReader::sluice_control_fields(MapReader& spec) {
     *out = *v;
     return n;
   };
-  if (const YAML::Node* n = text("dependency", &job.dependency))
-    if (auto d = parse_dependency(job.dependency); !d) {
+  if (const YAML::Node* n = text("dependency", &job.exec_mut().dependency))
+    if (auto d = parse_dependency(job.exec().dependency); !d) {
       r_.error(*n, "spec.dependency", d.error());
       fail();
     }
-  if (const YAML::Node* n = text("array", &job.array))
-    if (auto a = parse_array_spec(job.array); !a) {
+  if (const YAML::Node* n = text("array", &job.exec_mut().array))
+    if (auto a = parse_array_spec(job.exec().array); !a) {
       r_.error(*n, "spec.array", a.error());
       fail();
     }
-  text("output", &job.output);
-  text("error", &job.error);
+  text("output", &job.exec_mut().output);
+  text("error", &job.exec_mut().error);
   if (const YAML::Node* n = spec.find("hold")) {
     auto v = r_.boolean(*n, "spec.hold");
     if (v)
-      job.hold = *v;
+      job.exec_mut().hold = *v;
     else
       fail();
   }
   if (const YAML::Node* n = spec.find("tty")) {
     auto v = r_.boolean(*n, "spec.tty");
     if (!v) return fail();
-    job.tty = *v;
+    job.exec_mut().tty = *v;
     // One terminal: one pod, writing to it (not to files), not a task of an array.
-    if (job.tty &&
-        (job.pod_count() != 1 || !job.array.empty() || !job.output.empty() || !job.error.empty())) {
+    if (job.exec().tty && (job.pod_count() != 1 || !job.exec().array.empty() ||
+                           !job.exec().output.empty() || !job.exec().error.empty())) {
       r_.error(*n, "spec.tty",
                "an interactive job (tty) has one pod, no array and no output or error file");
       fail();

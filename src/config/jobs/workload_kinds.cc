@@ -76,7 +76,7 @@ void JobReader::jobset(const YAML::Node& doc) {
     d_.job.pod_sets.push_back(std::move(*set));
   }
   finish_child_topology();
-  d_.job.gang_env = GangEnv::kTorch;
+  d_.job.exec_mut().gang_env = GangEnv::kTorch;
   hoist_commands();
   ignored_note(doc, ignored);
 }
@@ -128,7 +128,7 @@ void JobReader::kubeflow_job(const YAML::Node& doc, DocKind kind) {
     return fail();
   }
   finish_child_topology();
-  d_.job.gang_env = torch ? GangEnv::kTorch : GangEnv::kMpi;
+  d_.job.exec_mut().gang_env = torch ? GangEnv::kTorch : GangEnv::kMpi;
   hoist_commands();
   ignored_note(doc, ignored);
 }

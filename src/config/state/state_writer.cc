@@ -52,7 +52,7 @@ YAML::Node spec_node(const Job& job, const Config& c) {
   YAML::Node spec;
   spec["id"] = job.id;
   spec["queue"] = job.queue;
-  if (!job.priority_class.empty()) spec["priorityClassName"] = job.priority_class;
+  if (!job.exec().priority_class.empty()) spec["priorityClassName"] = job.exec().priority_class;
   spec["preemptible"] = job.preemptible;
   spec["interactive"] = job.interactive;
   spec["submitTime"] = seconds_text(job.submit_ns);

@@ -6,12 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/model/job_exec.h"
 #include "core/model/node_affinity.h"
 #include "core/model/resources.h"
+#include "core/model/shared_box.h"
 
 namespace sluice {
 
-using JobId = uint64_t;
 using TimeNs = int64_t;  // nanoseconds (time points: since the epoch of the caller's clock)
 inline constexpr TimeNs kNsPerSec = 1'000'000'000;
 // The longest duration read from input (walltimes, grace periods, queue and policy durations;
@@ -32,17 +33,13 @@ struct PodSet {
   ResourceVec requests;
   int32_t gpus = 0;          // GPU devices per pod
   int32_t gpu_milli = 1000;  // per device; < 1000 only with gpus == 1 (a shared fraction)
-  // What this set's pods run where it differs from the job's (Kubeflow replica specs, JobSet
-  // replicated jobs, pod groups): empty command: the job's; env: added to the job's, winning.
-  std::vector<std::string> command;
-  std::vector<std::pair<std::string, std::string>> env;
-  // The first container's image (Kubernetes kinds): run in it where the node has a container
-  // runtime (docs/workloads.md, "Images"). "": the command runs on the node.
-  std::string image;
-  bool image_args_only = false;  // only `args` were given: they follow the image's entrypoint
   // nodeSelector, required node affinity and tolerations of its pods (Kubernetes kinds);
   // null: none. Shared: copies of a job do not copy it.
   std::shared_ptr<const NodeAffinity> node;
+  // What its pods run where it differs from the job's (job_exec.h; not read by the core).
+  const PodSetExec& exec() const { return exec_.get(); }
+  PodSetExec& exec_mut() { return exec_.mut(); }
+  SharedBox<PodSetExec> exec_;
   // Indexed completion within the set (a JobSet's Indexed child Jobs): > 0: the set's pods form
   // child jobs of this many pods each, and a pod's JOB_COMPLETION_INDEX is its index in its
   // child job. 0: none.
@@ -50,22 +47,6 @@ struct PodSet {
   // At most this many of the set's pods on one node (Slurm's `-N`: 1, each pod a node of its
   // own; spec.maxPodsPerNode). 0: no limit.
   int32_t max_per_node = 0;
-};
-
-// The environment a gang's pods get for a distributed launcher, besides sluice's own SLUICE_*
-// (docs/workloads.md): kTorch: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, NODE_RANK
-// and torchrun's PET_* (PyTorchJob, JobSet, `sluice run --gang`); kMpi: the same plus the
-// launcher's hostfile (MPIJob).
-enum class GangEnv : uint8_t { kNone, kTorch, kMpi };
-
-// batch/v1 Job completions (Kubernetes semantics on sluice's slots): the job's pods (its
-// `parallelism`) are admitted and placed together as usual; together they run `total` pod runs,
-// each slot starting the next one as its previous one succeeds. Indexed: run i gets
-// JOB_COMPLETION_INDEX=i. total 0: every pod runs once (a gang).
-struct Completions {
-  int32_t total = 0;
-  bool indexed = false;
-  bool operator==(const Completions&) const = default;
 };
 
 // Slices of a gang (Kueue's podset-slice annotations): its pods, pod set by pod set in index
@@ -117,17 +98,16 @@ struct Job {
   // The LocalQueue's index, resolved once by the job's reader (Config::local_queue_of checks
   // that it is still that queue); -1: not resolved yet.
   int32_t local_queue = -1;
-  std::string priority_class;  // WorkloadPriorityClass name; "" = default (value 0)
-  int32_t priority = 0;        // resolved value of priority_class
+  int32_t priority = 0;  // resolved value of its priority class (exec().priority_class)
   bool preemptible = true;
   bool interactive = false;
   // A Kubernetes kind's metadata.name (not generateName): unique among the unfinished jobs of
   // its namespace, as the API server keeps it (the server refuses a second one, 409).
   bool unique_name = false;
+  GpuLocality gpu_locality = GpuLocality::kPreferred;
   std::vector<PodSet> pod_sets;
   std::vector<std::string> allowed_models;  // empty: any GPU model
   TopologyRequest topology;
-  GpuLocality gpu_locality = GpuLocality::kPreferred;
   TimeNs walltime_ns = 0;          // estimate; 0 = unknown (the queue's default applies)
   TimeNs checkpoint_grace_ns = 0;  // time to checkpoint after the preemption signal
   TimeNs submit_ns = 0;
@@ -138,42 +118,11 @@ struct Job {
   TimeNs complete_by_ns = 0;
   TimeNs complete_within_ns = 0;
   FallbackRequest fallback;
-  // What the agent runs (not used by the core's decisions).
-  std::vector<std::string> command;
-  std::vector<std::pair<std::string, std::string>> env;
-  GangEnv gang_env = GangEnv::kNone;
-  Completions completions;
-  // Who runs it: the submitter (token name, "anonymous" without auth) and the unix ids its pods
-  // run as on a root agent. A submission sets them from securityContext.runAsUser/runAsGroup;
-  // the server then resolves them against the token (-1: none: the agent's per-namespace uid).
-  std::string user;
-  int64_t run_as_uid = -1;
-  int64_t run_as_gid = -1;
-  // The submitter's own unix ids as its client reported them (a server without tokens only;
-  // -1: none). A root agent runs the pods as them when no run_as_uid is set and the job's
-  // working directory exists on its node (the node shares the submitter's filesystem).
-  int64_t submitter_uid = -1;
-  int64_t submitter_gid = -1;
-  // Where the pods start (spec.workingDir, `sluice run`'s directory): absolute; "" = the
-  // agent's per-pod directory.
-  std::string working_dir;
-  // Slurm-style job control, read by the server (the core's decisions ignore it; docs/cli.md):
-  // spec.dependency as given ("afterok:12:13,singleton": job_control.h parses it), spec.hold
-  // (submitted held), spec.array ("0-99%10": the server makes one job per task), and the
-  // spec.output/spec.error file patterns (%j, %a, %A, %x, %u).
-  std::string dependency;
-  bool hold = false;
-  std::string array;
-  std::string output;
-  std::string error;
-  // spec.tty (`sluice run --pty`): its one pod runs under a pseudo-terminal that its owner
-  // attaches to (docs/cli.md, "Interactive sessions").
-  bool tty = false;
-  // A task of an array (set by the server): its index, the array's id (its first task's job
-  // id) and its throttle (%N: at most N tasks pending in the scheduler or running; 0: none).
-  int32_t array_task = -1;
-  JobId array_job = 0;
-  int32_t array_throttle = 0;
+  // What its pods run and who runs them (job_exec.h): the server's, its readers' and the
+  // agents'; the core's decisions never read it. Shared by copies of the job until changed.
+  const JobExec& exec() const { return exec_.get(); }
+  JobExec& exec_mut() { return exec_.mut(); }
+  SharedBox<JobExec> exec_;
 
   // Sum of all pods' requests.
   ResourceVec total_requests() const;

@@ -110,10 +110,10 @@ void Server::type_into_job(const net::Request& req, net::Response& res) {
   std::lock_guard lk(state_->mu());
   const JobRecord* r = visible_job(*caller, req.matches[1], res);
   if (!r) return;
-  if (!caller->admin && caller->name != r->job.user)
-    return fail(
-        res, 403,
-        "only the job's submitter (" + r->job.user + ") or an admin may type into its terminal");
+  if (!caller->admin && caller->name != r->job.exec().user)
+    return fail(res, 403,
+                "only the job's submitter (" + r->job.exec().user +
+                    ") or an admin may type into its terminal");
   std::string err;
   const int status = state_->send_tty(r->job.id, req.body, size[0], size[1], &err);
   if (status != 200) return fail(res, status, err);

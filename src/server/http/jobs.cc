@@ -86,8 +86,8 @@ bool Server::parse_submission(const net::Request& req, net::Response& res, Submi
       fail(res, 403, why);
       return false;
     }
-    j.submitter_uid = sub->claimed.uid;
-    j.submitter_gid = sub->claimed.gid;
+    j.exec_mut().submitter_uid = sub->claimed.uid;
+    j.exec_mut().submitter_gid = sub->claimed.gid;
   }
   return true;
 }

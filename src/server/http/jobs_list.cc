@@ -65,7 +65,7 @@ bool matches(const ListQuery& q, const Caller& caller, const JobRecord& r) {
     return false;
   if (!q.queue.empty() && r.job.queue != q.queue && r.cluster_queue != q.queue) return false;
   if (!q.ns.empty() && r.job.namespace_ != q.ns) return false;
-  return q.user.empty() || r.job.user == q.user;
+  return q.user.empty() || r.job.exec().user == q.user;
 }
 
 }  // namespace

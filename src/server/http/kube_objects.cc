@@ -26,8 +26,9 @@ size_t pod_set_of(const JobRecord& r, size_t i) {
 
 json container(const PodSet& ps, const Config& config) {
   json c = {{"name", ps.name}, {"resources", {{"requests", quantities(ps.requests, config)}}}};
-  if (!ps.image.empty()) c["image"] = ps.image;
-  if (!ps.command.empty()) c[ps.image_args_only ? "args" : "command"] = ps.command;
+  if (!ps.exec().image.empty()) c["image"] = ps.exec().image;
+  if (!ps.exec().command.empty())
+    c[ps.exec().image_args_only ? "args" : "command"] = ps.exec().command;
   return c;
 }
 
@@ -40,7 +41,8 @@ json pod_template(const PodSet& ps, const Config& config, const json& labels) {
 json job_labels(const JobRecord& r) {
   json l = {{"sluice.dev/job-id", std::to_string(r.job.id)}};
   if (!r.job.queue.empty()) l[kQueueLabel] = r.job.queue;
-  if (!r.job.priority_class.empty()) l["kueue.x-k8s.io/priority-class"] = r.job.priority_class;
+  if (!r.job.exec().priority_class.empty())
+    l["kueue.x-k8s.io/priority-class"] = r.job.exec().priority_class;
   return l;
 }
 
@@ -88,7 +90,7 @@ PodCounts pod_counts(const JobRecord& r) {
     if (p.started && (c.started_ns == 0 || p.started_ns < c.started_ns))
       c.started_ns = p.started_ns;
   }
-  if (r.job.completions.total > 0) c.succeeded = static_cast<int64_t>(r.completed.size());
+  if (r.job.exec().completions.total > 0) c.succeeded = static_cast<int64_t>(r.completed.size());
   return c;
 }
 
@@ -145,8 +147,8 @@ json job_object(const JobRecord& r, const Config& config, TimeNs now) {
   const PodSet& ps = r.job.pod_sets.empty() ? empty : r.job.pod_sets.front();
   json spec = {
       {"parallelism", pods},
-      {"completions", r.job.completions.total > 0 ? r.job.completions.total : pods},
-      {"completionMode", r.job.completions.indexed ? "Indexed" : "NonIndexed"},
+      {"completions", r.job.exec().completions.total > 0 ? r.job.exec().completions.total : pods},
+      {"completionMode", r.job.exec().completions.indexed ? "Indexed" : "NonIndexed"},
       {"suspend", r.state == JobState::kPending},
       {"backoffLimit", 0},
       {"selector", {{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid("job", r)}}}}},
@@ -243,7 +245,7 @@ json pod_object(const JobRecord& r, size_t i, const Config& config) {
   }
   const json state = container_state(r, p);
   json cs = {{"name", ps.name},
-             {"image", ps.image},
+             {"image", ps.exec().image},
              {"imageID", ""},
              {"ready", state.contains("running")},
              {"started", state.contains("running")},

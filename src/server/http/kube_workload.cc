@@ -74,7 +74,7 @@ json workload_object(const JobRecord& r, const Config& config, const std::string
   json sets = json::array();
   for (const auto& ps : r.job.pod_sets) {
     json c = {{"name", ps.name}, {"resources", {{"requests", quantities(ps.requests, config)}}}};
-    if (!ps.image.empty()) c["image"] = ps.image;
+    if (!ps.exec().image.empty()) c["image"] = ps.exec().image;
     json set = {
         {"name", ps.name},
         {"count", ps.count},
@@ -86,8 +86,8 @@ json workload_object(const JobRecord& r, const Config& config, const std::string
                {"priority", r.job.priority},
                {"active", !r.held},
                {"podSets", std::move(sets)}};
-  if (!r.job.priority_class.empty()) {
-    spec["priorityClassName"] = r.job.priority_class;
+  if (!r.job.exec().priority_class.empty()) {
+    spec["priorityClassName"] = r.job.exec().priority_class;
     spec["priorityClassSource"] = "kueue.x-k8s.io/workloadpriorityclass";
   }
   json status = {{"conditions", conditions(r, why_pending)}};

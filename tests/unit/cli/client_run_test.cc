@@ -178,7 +178,7 @@ TEST(ClientRun, DocumentLoadsAgainstTheExampleConfig) {
   ASSERT_TRUE(doc.ok);
   JobsOutput jobs = parse_jobs(Source{"run.json", doc.value.dump()}, loaded.config);
   ASSERT_TRUE(jobs.errors.empty()) << jobs.errors.front();
-  EXPECT_EQ(jobs.jobs[0].working_dir, "/home/a/proj");
+  EXPECT_EQ(jobs.jobs[0].exec().working_dir, "/home/a/proj");
   // A relative spec.workingDir is refused with its line.
   doc.value["spec"]["workingDir"] = "proj";
   jobs = parse_jobs(Source{"run.json", doc.value.dump()}, loaded.config);

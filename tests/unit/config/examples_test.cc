@@ -45,7 +45,7 @@ TEST(ConfigExamples, PlaybookLoadsAsIs) {
   const Job& pod = out.jobs[0];
   EXPECT_EQ(pod.name, "llama-finetune-batch-42");
   EXPECT_EQ(pod.queue, "training-high-priority");
-  EXPECT_EQ(pod.priority_class, "high");
+  EXPECT_EQ(pod.exec().priority_class, "high");
   EXPECT_EQ(pod.priority, 1000);
   EXPECT_EQ(pod.pod_sets.at(0).gpus, 8);
   EXPECT_EQ(pod.id, 1u);

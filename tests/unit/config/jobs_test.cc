@@ -195,7 +195,7 @@ spec:
   EXPECT_EQ(j.name, "train-1");
   EXPECT_EQ(j.namespace_, "team-a");
   EXPECT_EQ(j.queue, "train");
-  EXPECT_EQ(j.priority_class, "urgent");
+  EXPECT_EQ(j.exec().priority_class, "urgent");
   EXPECT_EQ(j.priority, 1000);
   EXPECT_FALSE(j.preemptible);
   EXPECT_TRUE(j.interactive);
@@ -216,8 +216,9 @@ spec:
   EXPECT_EQ(j.gpu_locality, GpuLocality::kRequireNvlink);
   EXPECT_EQ(j.walltime_ns, 7200 * kNsPerSec);
   EXPECT_EQ(j.checkpoint_grace_ns, 90 * kNsPerSec);
-  EXPECT_EQ(j.command, (std::vector<std::string>{"python", "train.py"}));
-  EXPECT_EQ(j.env, (std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "two"}}));
+  EXPECT_EQ(j.exec().command, (std::vector<std::string>{"python", "train.py"}));
+  EXPECT_EQ(j.exec().env,
+            (std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", "two"}}));
   EXPECT_EQ(j.submit_ns, 12'500'000'000);
 }
 
@@ -248,7 +249,7 @@ spec: {queue: gpus, gpus: 1, gpuFraction: "250m"}
   EXPECT_EQ(a.pod_sets[0].requests[kMemory], 65536);
   EXPECT_EQ(a.topology.level, 1);  // "node" = levels.size()
   EXPECT_FALSE(a.topology.required);
-  EXPECT_EQ(a.priority_class, "urgent");  // the ClusterQueue's defaultPriorityClass
+  EXPECT_EQ(a.exec().priority_class, "urgent");  // the ClusterQueue's defaultPriorityClass
   EXPECT_TRUE(a.preemptible);
   EXPECT_EQ(a.submit_ns, 0);
   // Ids: b asked for 1, so a and c get 2 and 3 in document order.
@@ -488,8 +489,9 @@ spec:
   EXPECT_EQ(ps.requests[kCpu], 8000);
   // memory: requests (no limit) 8Gi + sidecar 256Mi; init 1Gi is smaller.
   EXPECT_EQ(ps.requests[kMemory], 8 * 1024 + 256);
-  EXPECT_EQ(j.command, (std::vector<std::string>{"python", "train.py", "--lr", "0.1"}));
-  EXPECT_EQ(j.env, (std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", ""}}));
+  EXPECT_EQ(j.exec().command, (std::vector<std::string>{"python", "train.py", "--lr", "0.1"}));
+  EXPECT_EQ(j.exec().env,
+            (std::vector<std::pair<std::string, std::string>>{{"A", "1"}, {"B", ""}}));
   ASSERT_EQ(out.notes.size(), 1u) << dump(out.notes);
   EXPECT_EQ(out.notes[0],
             "jobs.yaml:1: ignored fields: spec.schedulerName, "
@@ -513,8 +515,8 @@ spec:
     securityContext: {runAsUser: 1001, allowPrivilegeEscalation: false}
 )");
   ASSERT_TRUE(pod.errors.empty()) << dump(pod.errors);
-  EXPECT_EQ(pod.jobs[0].run_as_uid, 1001);
-  EXPECT_EQ(pod.jobs[0].run_as_gid, 100);
+  EXPECT_EQ(pod.jobs[0].exec().run_as_uid, 1001);
+  EXPECT_EQ(pod.jobs[0].exec().run_as_gid, 100);
   ASSERT_EQ(pod.notes.size(), 1u);  // fields sluice does not act on are named
   EXPECT_NE(pod.notes[0].find("spec.securityContext.fsGroup"), std::string::npos) << pod.notes[0];
   auto batch = jobs(R"(
@@ -528,8 +530,8 @@ spec:
       containers: [{name: main, command: ["true"], resources: {limits: {cpu: "1"}}}]
 )");
   ASSERT_TRUE(batch.errors.empty()) << dump(batch.errors);
-  EXPECT_EQ(batch.jobs[0].run_as_uid, 2000);
-  EXPECT_EQ(batch.jobs[0].run_as_gid, -1);  // none asked: resolved by the server
+  EXPECT_EQ(batch.jobs[0].exec().run_as_uid, 2000);
+  EXPECT_EQ(batch.jobs[0].exec().run_as_gid, -1);  // none asked: resolved by the server
   auto sluice = jobs(R"(
 apiVersion: sluice.dev/v1alpha1
 kind: Job
@@ -537,15 +539,15 @@ metadata: {name: s, namespace: team-a}
 spec: {queue: train, gpus: 1, securityContext: {runAsUser: 3000, runAsGroup: 3000}}
 )");
   ASSERT_TRUE(sluice.errors.empty()) << dump(sluice.errors);
-  EXPECT_EQ(sluice.jobs[0].run_as_uid, 3000);
-  EXPECT_EQ(sluice.jobs[0].run_as_gid, 3000);
+  EXPECT_EQ(sluice.jobs[0].exec().run_as_uid, 3000);
+  EXPECT_EQ(sluice.jobs[0].exec().run_as_gid, 3000);
   auto none = jobs(R"(
 apiVersion: sluice.dev/v1alpha1
 kind: Job
 metadata: {name: s, namespace: team-a}
 spec: {queue: train, gpus: 1}
 )");
-  EXPECT_EQ(none.jobs[0].run_as_uid, -1);
+  EXPECT_EQ(none.jobs[0].exec().run_as_uid, -1);
   // Errors: a negative id, runAsNonRoot with uid 0, an unknown field in a sluice Job.
   auto bad = jobs(R"(
 apiVersion: sluice.dev/v1alpha1
@@ -597,8 +599,8 @@ spec:
   EXPECT_EQ(out.jobs[0].pod_sets[0].count, 4);
   EXPECT_EQ(out.jobs[0].pod_count(), 4);
   EXPECT_EQ(out.jobs[0].total_requests()[kGpu], 32000);
-  EXPECT_EQ(out.jobs[0].priority_class, "urgent");
-  EXPECT_EQ(out.jobs[0].completions, (Completions{8, false}));  // 8 runs on the 4 pods
+  EXPECT_EQ(out.jobs[0].exec().priority_class, "urgent");
+  EXPECT_EQ(out.jobs[0].exec().completions, (Completions{8, false}));  // 8 runs on the 4 pods
   EXPECT_EQ(out.notes.size(), 1u) << dump(out.notes);
   EXPECT_TRUE(has(out.notes,
                   "jobs.yaml:1: ignored fields: spec.backoffLimit, "
@@ -658,7 +660,7 @@ TEST(ConfigJobs, JsonInput) {
   EXPECT_EQ(out.jobs[0].pod_sets[0].gpus, 4);
   EXPECT_EQ(out.jobs[0].pod_sets[0].requests[kCpu], 2000);
   EXPECT_TRUE(out.notes.empty()) << dump(out.notes);  // the image is read (docs/workloads.md)
-  EXPECT_FALSE(out.jobs[0].pod_sets[0].image.empty());
+  EXPECT_FALSE(out.jobs[0].pod_sets[0].exec().image.empty());
 }
 
 // Several jobs in one document: a JSON array (or YAML sequence) of job documents, or a

@@ -212,7 +212,7 @@ void expect_same_jobs(const JobsOutput& a, const JobsOutput& b) {
     EXPECT_EQ(x.name, y.name);
     EXPECT_EQ(x.namespace_, y.namespace_);
     EXPECT_EQ(x.queue, y.queue);
-    EXPECT_EQ(x.priority_class, y.priority_class);
+    EXPECT_EQ(x.exec().priority_class, y.exec().priority_class);
     EXPECT_EQ(x.priority, y.priority);
     EXPECT_EQ(x.preemptible, y.preemptible);
     EXPECT_EQ(x.interactive, y.interactive);
@@ -233,8 +233,8 @@ void expect_same_jobs(const JobsOutput& a, const JobsOutput& b) {
     EXPECT_EQ(x.submit_ns, y.submit_ns);
     EXPECT_EQ(x.fallback.after_ns, y.fallback.after_ns);
     EXPECT_EQ(x.fallback.shapes, y.fallback.shapes);
-    EXPECT_EQ(x.command, y.command);
-    EXPECT_EQ(x.env, y.env);
+    EXPECT_EQ(x.exec().command, y.exec().command);
+    EXPECT_EQ(x.exec().env, y.exec().env);
   }
 }
 

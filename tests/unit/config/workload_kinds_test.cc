@@ -80,7 +80,7 @@ spec:
   ASSERT_EQ(out.jobs.size(), 1u);
   // 2 slots admitted together (Kueue's pod set count); 4 runs in all, none indexed.
   EXPECT_EQ(out.jobs[0].pod_count(), 2);
-  EXPECT_EQ(out.jobs[0].completions, (Completions{4, false}));
+  EXPECT_EQ(out.jobs[0].exec().completions, (Completions{4, false}));
   EXPECT_TRUE(out.notes.empty()) << dump(out.notes);
 }
 
@@ -146,7 +146,7 @@ spec:
   ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
   // parallelism above completions: only 6 pods (as Kueue counts them), one index each.
   EXPECT_EQ(out.jobs[0].pod_count(), 6);
-  EXPECT_EQ(out.jobs[0].completions, (Completions{6, true}));
+  EXPECT_EQ(out.jobs[0].exec().completions, (Completions{6, true}));
   EXPECT_EQ(out.jobs[0].walltime_ns, 600 * kNsPerSec);
 
   auto bad = jobs(R"(
@@ -297,9 +297,10 @@ spec:
   EXPECT_EQ(j.pod_sets[1].name, "worker");
   EXPECT_EQ(j.pod_sets[1].count, 3);
   EXPECT_EQ(j.total_requests()[kGpu], 8000);
-  EXPECT_EQ(j.gang_env, GangEnv::kTorch);
-  EXPECT_EQ(j.command, (std::vector<std::string>{"python", "train.py"}));  // shared: the job's
-  EXPECT_TRUE(j.pod_sets[0].command.empty());
+  EXPECT_EQ(j.exec().gang_env, GangEnv::kTorch);
+  EXPECT_EQ(j.exec().command,
+            (std::vector<std::string>{"python", "train.py"}));  // shared: the job's
+  EXPECT_TRUE(j.pod_sets[0].exec().command.empty());
 
   auto bad = jobs(R"(
 apiVersion: kubeflow.org/v1
@@ -339,11 +340,11 @@ spec:
   const Job& j = out.jobs[0];
   ASSERT_EQ(j.pod_sets.size(), 2u);
   EXPECT_EQ(j.pod_sets[0].name, "launcher");
-  EXPECT_EQ(j.pod_sets[0].command, (std::vector<std::string>{"mpirun", "hostname"}));
+  EXPECT_EQ(j.pod_sets[0].exec().command, (std::vector<std::string>{"mpirun", "hostname"}));
   EXPECT_EQ(j.pod_sets[1].name, "worker");
   EXPECT_EQ(j.pod_sets[1].count, 2);
-  EXPECT_EQ(j.pod_sets[1].command, (std::vector<std::string>{"/usr/sbin/sshd", "-De"}));
-  EXPECT_EQ(j.gang_env, GangEnv::kMpi);
+  EXPECT_EQ(j.pod_sets[1].exec().command, (std::vector<std::string>{"/usr/sbin/sshd", "-De"}));
+  EXPECT_EQ(j.exec().gang_env, GangEnv::kMpi);
   EXPECT_TRUE(any_contains(out.notes, {"ignored fields: spec.slotsPerWorker"})) << dump(out.notes);
 }
 
@@ -379,8 +380,8 @@ spec:
   EXPECT_EQ(j.pod_sets[1].name, "workers");
   EXPECT_EQ(j.pod_sets[1].count, 6);          // 2 child Jobs x parallelism 3
   EXPECT_EQ(j.pod_sets[1].indexed_group, 3);  // JOB_COMPLETION_INDEX 0..2 in each child
-  EXPECT_EQ(j.gang_env, GangEnv::kTorch);
-  EXPECT_EQ(j.completions.total, 0);
+  EXPECT_EQ(j.exec().gang_env, GangEnv::kTorch);
+  EXPECT_EQ(j.exec().completions.total, 0);
 
   auto bad = jobs(R"(
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -428,7 +429,7 @@ TEST(WorkloadKinds, PodGroupIsOneGangOnceComplete) {
   EXPECT_EQ(j.name, "g");
   ASSERT_EQ(j.pod_sets.size(), 2u);  // two shapes: the driver, the workers
   EXPECT_EQ(j.pod_sets[0].count, 1);
-  EXPECT_EQ(j.pod_sets[0].command, (std::vector<std::string>{"drive"}));
+  EXPECT_EQ(j.pod_sets[0].exec().command, (std::vector<std::string>{"drive"}));
   EXPECT_EQ(j.pod_sets[1].count, 2);
   EXPECT_EQ(j.pod_sets[1].name, "w-0");
 
@@ -483,12 +484,12 @@ spec:
   ASSERT_TRUE(out.errors.empty()) << dump(out.errors);
   ASSERT_EQ(out.jobs.size(), 2u);
   const PodSet& a = out.jobs[0].pod_sets[0];
-  EXPECT_EQ(a.image, "reg.example/x:1");  // the first container's
-  EXPECT_TRUE(a.image_args_only);
-  EXPECT_EQ(out.jobs[0].command, (std::vector<std::string>{"hello", "world"}));
+  EXPECT_EQ(a.exec().image, "reg.example/x:1");  // the first container's
+  EXPECT_TRUE(a.exec().image_args_only);
+  EXPECT_EQ(out.jobs[0].exec().command, (std::vector<std::string>{"hello", "world"}));
   const PodSet& b = out.jobs[1].pod_sets[0];
-  EXPECT_FALSE(b.image_args_only);
-  EXPECT_EQ(out.jobs[1].command, (std::vector<std::string>{"run", "fast"}));
+  EXPECT_FALSE(b.exec().image_args_only);
+  EXPECT_EQ(out.jobs[1].exec().command, (std::vector<std::string>{"run", "fast"}));
   EXPECT_TRUE(any_contains(out.notes, {"containers[1].image"})) << dump(out.notes);
 }
 

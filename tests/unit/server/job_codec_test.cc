@@ -76,8 +76,8 @@ TEST(ServerJobCodec, JobBodyCompletedUnderTheLockReadsLikeTheWholeRecord) {
   Job j;
   j.namespace_ = "nlp";
   j.queue = "train";
-  j.command = {"sh", "-c", "echo \"hé\""};
-  j.env = {{"A", "1"}};
+  j.exec_mut().command = {"sh", "-c", "echo \"hé\""};
+  j.exec_mut().env = {{"A", "1"}};
   j.pod_sets.emplace_back();
   j.pod_sets.front().name = "main";
   j.pod_sets.front().count = 2;
@@ -96,7 +96,7 @@ TEST(ServerJobCodec, JobBodyCompletedUnderTheLockReadsLikeTheWholeRecord) {
   EXPECT_EQ(back->id, 42u);
   EXPECT_EQ(back->name, j.name);
   EXPECT_EQ(back->submit_ns, j.submit_ns);
-  EXPECT_EQ(back->command, j.command);
+  EXPECT_EQ(back->exec().command, j.exec().command);
 }
 
 // Deadlines survive the store: completeBy as written; completeWithin, encoded in a body written

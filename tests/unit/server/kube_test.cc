@@ -146,9 +146,9 @@ JobRecord running_job(Config& cfg) {
   ps.count = 3;
   ps.requests[kCpu] = 1000;
   ps.requests[kMemory] = 200;
-  ps.image = "busybox";
+  ps.exec_mut().image = "busybox";
   r.job.pod_sets = {ps};
-  r.job.completions.total = 3;
+  r.job.exec_mut().completions.total = 3;
   r.job.submit_ns = 1'000 * kNsPerSec;
   r.admit_ns = 1'010 * kNsPerSec;
   r.state = JobState::kRunning;

@@ -14,16 +14,16 @@ struct Fixture {
   std::vector<proto::PeerPod> peers;
   Fixture(GangEnv env) {
     job.id = 7;
-    job.command = {"python", "train.py"};
-    job.env = {{"A", "1"}, {"MASTER_PORT", "1234"}};
-    job.gang_env = env;
+    job.exec_mut().command = {"python", "train.py"};
+    job.exec_mut().env = {{"A", "1"}, {"MASTER_PORT", "1234"}};
+    job.exec_mut().gang_env = env;
     PodSet master, worker;
     master.name = env == GangEnv::kMpi ? "launcher" : "master";
-    master.command =
+    master.exec_mut().command =
         env == GangEnv::kMpi ? std::vector<std::string>{"mpirun"} : std::vector<std::string>{};
     worker.name = "worker";
     worker.count = 2;
-    worker.env = {{"A", "2"}};
+    worker.exec_mut().env = {{"A", "2"}};
     job.pod_sets = {master, worker};
     // placement order: worker 1, master, worker 0
     for (auto [set, index] : {std::pair{1, 1}, std::pair{0, 0}, std::pair{1, 0}}) {
@@ -55,7 +55,7 @@ TEST(PodLaunch, RanksFollowPodSetsNotPlacementOrder) {
 TEST(PodLaunch, SlurmTaskVariables) {
   Fixture f(GangEnv::kNone);
   f.peers[2].node = "n1";  // worker 0 shares master's node
-  f.job.working_dir = "/home/u/proj";
+  f.job.exec_mut().working_dir = "/home/u/proj";
   f.job.pod_sets[1].requests[kCpu] = 4000;
   const auto w1 = f.pod(0);  // worker 1: rank 2, on n0
   EXPECT_EQ(w1.env.at("SLURM_NTASKS"), "3");
@@ -140,13 +140,13 @@ TEST(PodLaunch, SlurmArrayEnvAndOutputPatterns) {
   Job job;
   job.id = 42;
   job.name = "sweep";
-  job.user = "alice";
-  job.array = "0-15:4%2";
-  job.array_job = 40;
-  job.array_task = 8;
-  job.array_throttle = 2;
-  job.output = "out-%A_%a.txt";
-  job.error = "%x-%j.err";
+  job.exec_mut().user = "alice";
+  job.exec_mut().array = "0-15:4%2";
+  job.exec_mut().array_job = 40;
+  job.exec_mut().array_task = 8;
+  job.exec_mut().array_throttle = 2;
+  job.exec_mut().output = "out-%A_%a.txt";
+  job.exec_mut().error = "%x-%j.err";
   job.pod_sets.push_back(PodSet{});
   Admission a;
   a.placement.pods.push_back(PodPlacement{});
@@ -161,12 +161,12 @@ TEST(PodLaunch, SlurmArrayEnvAndOutputPatterns) {
   EXPECT_EQ(as.output_path, "out-40_8.txt");
   EXPECT_EQ(as.error_path, "sweep-42.err");
   EXPECT_EQ(expand_file_pattern("%u/%%j/%q", job), "alice/%j/%q");
-  job.array_task = -1;  // not an array: %A is the job, %a is 0
+  job.exec_mut().array_task = -1;  // not an array: %A is the job, %a is 0
   EXPECT_EQ(expand_file_pattern("slurm-%A_%a.out", job), "slurm-42_0.out");
   // %n the pod's node in the job, %t its rank: a file per pod.
   EXPECT_EQ(expand_file_pattern("o-%j.%n.%t", job, 1, 3), "o-42.1.3");
-  job.output = "per-%t.out";
-  job.error = "";
+  job.exec_mut().output = "per-%t.out";
+  job.exec_mut().error = "";
   a.placement.pods.push_back(PodPlacement{1, 0, 1, {}});
   proto::Assignment second;
   pod_command_env(job, a, 1, {{0, "n0", ""}, {1, "n1", ""}}, 0, -1, second);

@@ -55,8 +55,8 @@ Job job(const std::string& queue, int64_t uid = -1, int64_t gid = -1) {
   Job j;
   j.namespace_ = "nlp";
   j.queue = queue;
-  j.run_as_uid = uid;
-  j.run_as_gid = gid;
+  j.exec_mut().run_as_uid = uid;
+  j.exec_mut().run_as_gid = gid;
   return j;
 }
 
@@ -70,29 +70,29 @@ TEST(ServerRunAs, TokenIdsByDefault) {
   const Config cfg = config();
   Job j = job("train");
   EXPECT_EQ(resolve_run_as(j, member(1000, 100), cfg), "");
-  EXPECT_EQ(j.user, "alice");
-  EXPECT_EQ(j.run_as_uid, 1000);
-  EXPECT_EQ(j.run_as_gid, 100);
+  EXPECT_EQ(j.exec().user, "alice");
+  EXPECT_EQ(j.exec().run_as_uid, 1000);
+  EXPECT_EQ(j.exec().run_as_gid, 100);
   Job k = job("train");
   EXPECT_EQ(resolve_run_as(k, member(1000, -1), cfg), "");
-  EXPECT_EQ(k.run_as_gid, 1000);  // gid defaults to the uid
+  EXPECT_EQ(k.exec().run_as_gid, 1000);  // gid defaults to the uid
   Job none = job("train");
   EXPECT_EQ(resolve_run_as(none, member(-1, -1), cfg), "");
-  EXPECT_EQ(none.run_as_uid, -1);  // the agent's per-namespace uid
-  EXPECT_EQ(none.run_as_gid, -1);
+  EXPECT_EQ(none.exec().run_as_uid, -1);  // the agent's per-namespace uid
+  EXPECT_EQ(none.exec().run_as_gid, -1);
   Job anon = job("train");
   EXPECT_EQ(resolve_run_as(anon, Caller{}, cfg), "");  // auth off
-  EXPECT_EQ(anon.user, "anonymous");
+  EXPECT_EQ(anon.exec().user, "anonymous");
 }
 
 TEST(ServerRunAs, SecurityContextWhereTheTokenAllowsIt) {
   const Config cfg = config();
   Job own = job("train", 1000);
   EXPECT_EQ(resolve_run_as(own, member(1000, 100), cfg), "");
-  EXPECT_EQ(own.run_as_gid, 1000);  // asked for a uid without a group: the uid's
+  EXPECT_EQ(own.exec().run_as_gid, 1000);  // asked for a uid without a group: the uid's
   Job listed = job("train", 1500);
   EXPECT_EQ(resolve_run_as(listed, member(1000, 100, {1500}), cfg), "");
-  EXPECT_EQ(listed.run_as_uid, 1500);
+  EXPECT_EQ(listed.exec().run_as_uid, 1500);
   Job other = job("train", 2000);
   const std::string why = resolve_run_as(other, member(1000, 100, {1500}), cfg);
   EXPECT_EQ(why,
@@ -104,7 +104,7 @@ TEST(ServerRunAs, SecurityContextWhereTheTokenAllowsIt) {
   Job admin_any = job("train", 4242, 4242);
   Caller admin{"ops", true, {}, {}};
   EXPECT_EQ(resolve_run_as(admin_any, admin, cfg), "");
-  EXPECT_EQ(admin_any.run_as_uid, 4242);
+  EXPECT_EQ(admin_any.exec().run_as_uid, 4242);
 }
 
 TEST(ServerRunAs, RootOnlyInAQueueThatAllowsIt) {
@@ -117,15 +117,15 @@ TEST(ServerRunAs, RootOnlyInAQueueThatAllowsIt) {
   EXPECT_NE(resolve_run_as(token_root, member(0, 0), cfg), "");  // a token mapped to root too
   Job allowed = job("ops", 0);
   EXPECT_EQ(resolve_run_as(allowed, admin, cfg), "");
-  EXPECT_EQ(allowed.run_as_uid, 0);
+  EXPECT_EQ(allowed.exec().run_as_uid, 0);
 }
 
 TEST(ServerRunAs, AssignmentCarriesIdentityAndRequests) {
   const Config cfg = config();
   Job j = job("ops");
-  j.user = "alice";
-  j.run_as_uid = 1000;
-  j.run_as_gid = 100;
+  j.exec_mut().user = "alice";
+  j.exec_mut().run_as_uid = 1000;
+  j.exec_mut().run_as_gid = 100;
   PodSet ps;
   ps.requests[kCpu] = 4000;
   ps.requests[kMemory] = 8192;
@@ -153,20 +153,20 @@ TEST(ServerRunAs, StoredJobsKeepTheirIdentityAndOldRecordsStayReadable) {
   const Config cfg = config();
   Job j = job("train", 1000, 100);
   j.id = 7;
-  j.user = "alice";
+  j.exec_mut().user = "alice";
   auto back = decode_job(encode_job(j, cfg), cfg);
   ASSERT_TRUE(back) << back.error();
-  EXPECT_EQ(back->user, "alice");
-  EXPECT_EQ(back->run_as_uid, 1000);
-  EXPECT_EQ(back->run_as_gid, 100);
+  EXPECT_EQ(back->exec().user, "alice");
+  EXPECT_EQ(back->exec().run_as_uid, 1000);
+  EXPECT_EQ(back->exec().run_as_gid, 100);
   // A record written before these fields existed.
   auto old = encode_job(j, cfg);
   for (const char* k : {"user", "run_as_uid", "run_as_gid"}) old.erase(k);
   auto read = decode_job(old, cfg);
   ASSERT_TRUE(read) << read.error();
-  EXPECT_EQ(read->user, "");
-  EXPECT_EQ(read->run_as_uid, -1);
-  EXPECT_EQ(read->run_as_gid, -1);
+  EXPECT_EQ(read->exec().user, "");
+  EXPECT_EQ(read->exec().run_as_uid, -1);
+  EXPECT_EQ(read->exec().run_as_gid, -1);
 }
 
 // A server without tokens believes the client's X-Sluice-User/-Uid/-Gid, within reason.

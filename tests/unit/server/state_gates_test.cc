@@ -116,8 +116,8 @@ TEST_F(GatesTest, ArrayTasksAreJobsAndTheThrottleHolds) {
   ASSERT_EQ(out.ids.size(), 5u);  // one record per task
   const JobId first = out.ids[0];
   for (size_t i = 0; i < 5; ++i) {
-    EXPECT_EQ(st.find(out.ids[i])->job.array_job, first);
-    EXPECT_EQ(st.find(out.ids[i])->job.array_task, static_cast<int32_t>(i));
+    EXPECT_EQ(st.find(out.ids[i])->job.exec().array_job, first);
+    EXPECT_EQ(st.find(out.ids[i])->job.exec().array_task, static_cast<int32_t>(i));
   }
   run_cycle(2 * kS);
   auto running = [&] {

@@ -118,7 +118,7 @@ TEST_F(TtyTest, ATerminalIsOnePodWritingToIt) {
   ASSERT_FALSE(out.errors.empty());
   auto ok = parse_jobs(Source{"jobs.yaml", tty_yaml("shell")}, *cfg);
   ASSERT_TRUE(ok.errors.empty()) << ok.errors.front();
-  EXPECT_TRUE(ok.jobs.front().tty);
+  EXPECT_TRUE(ok.jobs.front().exec().tty);
 }
 
 }  // namespace

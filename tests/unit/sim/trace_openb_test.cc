@@ -34,7 +34,7 @@ TEST(OpenbTrace, PodsBecomeOnePodJobs) {
   EXPECT_EQ(a.name, "p0");
   EXPECT_EQ(a.queue, "openb");
   EXPECT_EQ(a.namespace_, "default");
-  EXPECT_EQ(a.priority_class, "high");
+  EXPECT_EQ(a.exec().priority_class, "high");
   EXPECT_FALSE(a.preemptible);
   EXPECT_EQ(a.pod_sets.size(), 1u);
   EXPECT_EQ(a.pod_sets[0].count, 1);
@@ -46,7 +46,7 @@ TEST(OpenbTrace, PodsBecomeOnePodJobs) {
   EXPECT_EQ(t.jobs[0].where, "pods.csv:2");
   // A shared fraction with a model constraint; run time from scheduled_time.
   const Job& b = t.jobs[1].job;
-  EXPECT_EQ(b.priority_class, "low");
+  EXPECT_EQ(b.exec().priority_class, "low");
   EXPECT_TRUE(b.preemptible);
   EXPECT_EQ(b.pod_sets[0].gpu_milli, 460);
   EXPECT_EQ(b.pod_sets[0].requests[kGpu], 460);
@@ -56,7 +56,7 @@ TEST(OpenbTrace, PodsBecomeOnePodJobs) {
   EXPECT_EQ(b.walltime_ns, 185 * kNsPerSec);
   // CPU-only.
   const Job& c = t.jobs[2].job;
-  EXPECT_EQ(c.priority_class, "normal");
+  EXPECT_EQ(c.exec().priority_class, "normal");
   EXPECT_EQ(c.pod_sets[0].gpus, 0);
   EXPECT_EQ(c.pod_sets[0].requests[kGpu], 0);
   EXPECT_EQ(c.pod_sets[0].requests[kCpu], 4000);
@@ -78,7 +78,7 @@ TEST(OpenbTrace, WithoutTimesPodsArriveOnePerSecond) {
   EXPECT_EQ(t.jobs[0].job.submit_ns, 0);
   EXPECT_EQ(t.jobs[1].job.submit_ns, kNsPerSec);
   EXPECT_EQ(t.jobs[1].duration_ns, 7 * kNsPerSec);
-  EXPECT_EQ(t.jobs[0].job.priority_class, "high");  // no qos column
+  EXPECT_EQ(t.jobs[0].job.exec().priority_class, "high");  // no qos column
 }
 
 TEST(OpenbTrace, BadRowsNameFileAndLine) {

@@ -45,14 +45,14 @@ TEST(PhillyTrace, ReadsRowsIntoGpuJobs) {
   EXPECT_EQ(a.id, 1u);
   EXPECT_EQ(a.name, "philly-7");
   EXPECT_EQ(a.queue, "team");
-  EXPECT_EQ(a.priority_class, "low");  // best_effort = 1
+  EXPECT_EQ(a.exec().priority_class, "low");  // best_effort = 1
   EXPECT_TRUE(a.preemptible);
   EXPECT_EQ(a.submit_ns, 5 * kNsPerSec);
   EXPECT_EQ(t.jobs[0].duration_ns, 60 * kNsPerSec);
   EXPECT_EQ(a.walltime_ns, 60 * kNsPerSec);
   EXPECT_EQ(t.jobs[0].where, "p.csv:2");
   // 16 GPUs on 8-GPU nodes: 2 pods x 8; 12 GPUs: 2 pods x 6.
-  EXPECT_EQ(t.jobs[1].job.priority_class, "high");
+  EXPECT_EQ(t.jobs[1].job.exec().priority_class, "high");
   EXPECT_FALSE(t.jobs[1].job.preemptible);
   EXPECT_EQ(t.jobs[1].job.pod_sets[0].count, 2);
   EXPECT_EQ(t.jobs[1].job.pod_sets[0].gpus, 8);
@@ -117,7 +117,7 @@ TEST(PhillyTrace, ChronusStrictSoftAndBestEffortRows) {
   EXPECT_EQ(t.jobs[0].utility[1].value, 8);
   EXPECT_EQ(t.jobs[0].utility[3].within_ns, 289 * kNsPerSec);
   EXPECT_EQ(t.jobs[0].utility[3].value, 2);
-  EXPECT_EQ(t.jobs[0].job.priority_class, "high");
+  EXPECT_EQ(t.jobs[0].job.exec().priority_class, "high");
   // Strict: one pair, as before.
   EXPECT_EQ(t.jobs[1].complete_by_ns, (200 + 235) * kNsPerSec);
   ASSERT_EQ(t.jobs[1].utility.size(), 1u);
@@ -125,7 +125,7 @@ TEST(PhillyTrace, ChronusStrictSoftAndBestEffortRows) {
   // Best-effort: no deadline, no utility.
   EXPECT_EQ(t.jobs[2].complete_by_ns, 0);
   EXPECT_TRUE(t.jobs[2].utility.empty());
-  EXPECT_EQ(t.jobs[2].job.priority_class, "low");
+  EXPECT_EQ(t.jobs[2].job.exec().priority_class, "low");
   // Empty lists: kept, without a deadline.
   EXPECT_EQ(t.jobs[3].complete_by_ns, 0);
   EXPECT_TRUE(t.jobs[3].utility.empty());
@@ -326,7 +326,7 @@ TEST(Synthetic, MixMatchesTheSpec) {
   for (const auto& tj : t.jobs) {
     ++by_gpus[tj.job.total_requests()[kGpu] / 1000];
     ++by_queue[tj.job.queue];
-    ++by_class[tj.job.priority_class];
+    ++by_class[tj.job.exec().priority_class];
     preemptible += tj.job.preemptible;
     EXPECT_GE(tj.job.submit_ns, last);  // arrivals in time order
     last = tj.job.submit_ns;

@@ -27,7 +27,7 @@ TraceOutput trace100() {
 
 int best_effort(const TraceOutput& t) {
   int n = 0;
-  for (const auto& tj : t.jobs) n += tj.job.priority_class == "low" ? 1 : 0;
+  for (const auto& tj : t.jobs) n += tj.job.exec().priority_class == "low" ? 1 : 0;
   return n;
 }
 
@@ -74,7 +74,7 @@ TEST(TraceVariant, StrictAndBestEffortShares) {
   EXPECT_GT(best_effort(most), 65);
   EXPECT_LT(best_effort(most), 95);
   for (const auto& tj : most.jobs)
-    if (tj.job.priority_class == "low") {
+    if (tj.job.exec().priority_class == "low") {
       EXPECT_TRUE(tj.job.preemptible);
       EXPECT_EQ(tj.complete_by_ns, 0);  // best-effort work has no deadline
       EXPECT_TRUE(tj.utility.empty());  // nor a utility
