@@ -138,7 +138,7 @@ void Scheduler::Walk::collect_fresh() {
     if (it != s_.pending_.end() && seen.insert(id).second)
       fresh_[it->second.queue].push_back(&it->second);
   };
-  for (const auto& [seq, id] : s_.new_jobs_) add(id);
+  for (JobId id : s_.new_jobs_) add(id);
   for (const auto& [deadline, id] : s_.interactive_deadlines_) {
     if (deadline > now_) break;
     add(id);

@@ -115,7 +115,8 @@ SubmitResult Scheduler::submit(Job job) {
   p.queue = res.queue;
   p.job = std::move(job);
   p.key = key_of(p.job);
-  new_jobs_.push_back({++submissions_, p.job.id});
+  ++submissions_;
+  new_jobs_.push_back(p.job.id);
   insert_pending(std::move(p));
   refresh_workload();
   return res;
@@ -531,7 +532,12 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   preempt_stale_ = result.incremental ? (preempt_stale_ || changed) : changed;
   last_preempt_attempted_ = result.preempt_attempted;
   if (!result.incremental) last_preempt_capped_ = result.preempt_capped;
-  std::erase_if(new_jobs_, [&](const auto& e) { return e.first <= result.generation; });
+  // The submissions that cycle saw (sequence numbers up to its generation) are the oldest ones.
+  const uint64_t first = submissions_ - new_jobs_.size();  // new_jobs_[0]'s, less one
+  if (result.generation > first)
+    new_jobs_.erase(new_jobs_.begin(),
+                    new_jobs_.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(
+                                            result.generation - first, new_jobs_.size())));
   // Victims first (their capacity is what the preemptors were placed on), queued as of their
   // eviction; then rejections; then admissions.
   for (const auto& pr : result.preempted) {

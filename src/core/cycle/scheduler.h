@@ -279,7 +279,9 @@ class Scheduler {
   bool need_full_ = true;     // something was freed (or nothing applied yet)
   uint64_t free_epoch_ = 0;   // bumped whenever capacity, quota or a blocker is freed
   uint64_t submissions_ = 0;  // sequence number of the latest submission
-  std::vector<std::pair<uint64_t, JobId>> new_jobs_;  // submitted since the last applied cycle
+  // Submitted since the last applied cycle, in order: every submission adds one, so the last
+  // one's sequence number is submissions_ and the others' follow from their places.
+  std::vector<JobId> new_jobs_;
   TimeNs last_cycle_ns_ = 0;
   std::vector<JobId> last_strict_blockers_;
   JobId last_held_by_ = 0;
