@@ -189,6 +189,10 @@ void register_run(CLI::App& app) {
   cmd->add_flag(
       "--no-spot", a->no_spot,
       "Never on a spot node of a NodePool (a reclaim would stop it; docs/autoscaling.md)");
+  cmd->add_option("--right-size", a->right_size,
+                  "auto: a recurring job (same --name, user and image) may run on the smallest "
+                  "GPU or MIG slice its measured peak fits (docs/scheduling.md)")
+      ->check(CLI::IsMember({"auto", "off"}));
   cmd->add_flag("--dry-run", *dry_run, "Print the Job document instead of submitting it");
   cmd->add_option("command", a->command, "The command and its arguments (after --)")->required();
   add_common(cmd, *c, true);

@@ -194,6 +194,7 @@ Outcome<json> build_run_job(const RunArgs& args, const std::string& name_suffix)
   if (a.preemptible) spec["preemptible"] = true;
   if (a.no_preemptible) spec["preemptible"] = false;
   if (a.no_spot) spec["spot"] = false;
+  if (!a.right_size.empty()) spec["rightSize"] = a.right_size;
   spec["command"] = a.command;
   if (!env.empty()) spec["env"] = env;
   if (!dir.empty()) spec["workingDir"] = dir;

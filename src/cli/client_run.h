@@ -54,6 +54,8 @@ struct RunArgs {
   bool preemptible = false;
   bool no_preemptible = false;
   bool no_spot = false;  // spec.spot: false: never on a spot node (docs/autoscaling.md)
+  // --right-size auto|off: spec.rightSize (docs/scheduling.md, "Right-sizing"); "": not set.
+  std::string right_size;
   std::vector<std::string> command;
 };
 

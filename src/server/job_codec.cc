@@ -55,6 +55,7 @@ static void encode_control(const Job& job, json& out) {
   if (!x.output.empty()) out["output"] = x.output;
   if (!x.error.empty()) out["error"] = x.error;
   if (x.tty) out["tty"] = true;
+  if (job.right_size) out["right_size"] = true;
   if (x.array_task >= 0) {
     out["array_task"] = x.array_task;
     out["array_job"] = x.array_job;
@@ -70,6 +71,7 @@ static void decode_control(const json& j, Job& job) {
   x.output = j.value("output", "");
   x.error = j.value("error", "");
   x.tty = j.value("tty", false);
+  job.right_size = j.value("right_size", false);
   x.array_task = j.value("array_task", -1);
   x.array_job = j.value("array_job", JobId{0});
   x.array_throttle = j.value("array_throttle", 0);

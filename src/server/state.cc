@@ -174,7 +174,8 @@ std::unique_ptr<Scheduler> ServerState::build_scheduler(
       why = a.error();
     } else {
       a->job = id;
-      s->restore_running(aged_job(r), *a, r.admit_ns, r.admit_ns, r.preemptions, &why);
+      s->restore_running(scheduled_job(r, *config), *a, r.admit_ns, r.admit_ns, r.preemptions,
+                         &why);
     }
     if (!why.empty() && !refuse(r, why)) return nullptr;
   }
@@ -186,7 +187,7 @@ std::unique_ptr<Scheduler> ServerState::build_scheduler(
     return std::pair(aged(a), a->job.id) < std::pair(aged(b), b->job.id);
   });
   for (JobRecord* r : pending) {
-    auto res = s->submit(aged_job(*r));
+    auto res = s->submit(scheduled_job(*r, *config));
     if (res.status != SubmitStatus::kAccepted && !refuse(*r, res.message)) return nullptr;
   }
   return s;
@@ -419,6 +420,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
   std::vector<JobId> done;
   std::vector<QueueId> queues;
   std::map<JobId, JobId> array_ids;  // expand_arrays' placeholder -> the first task's id
+  std::vector<std::shared_ptr<RightSizing>> right_sizes;  // per job (spec.rightSize: auto)
   for (auto& job : jobs) {
     job.id = next_id_++;
     job.submit_ns = now;
@@ -428,7 +430,10 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
       job.exec_mut().array_job = array_ids.try_emplace(job.exec().array_job, job.id).first->second;
     // A held, dependent or throttled job waits outside the scheduler (state_gates.cc): only
     // its queue is checked now.
-    auto res = gated_at_submit(job) ? sched_->resolve(job) : sched_->submit(job);
+    right_sizes.push_back(plan_right_size(job));
+    auto res = gated_at_submit(job)
+                   ? sched_->resolve(job)
+                   : sched_->submit(right_sized_job(job, right_sizes.back().get(), *config_));
     queues.push_back(res.queue);
     if (res.status != SubmitStatus::kAccepted) {
       for (JobId id : done) sched_->cancel(id, now);
@@ -478,6 +483,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     r.queued_ns = now;
     r.pending_since_cycle = cycles_;
     r.job = std::move(job);
+    r.right_size = right_sizes[i];
     metrics_.submitted[r.cluster_queue] += 1;
     if (prepared_ok) {
       r.job_json = job_json_with(r.job, prepared->job_bodies[i]);
@@ -498,6 +504,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
       gates_dirty_ = true;
     }
     history_submit(r);
+    right_size_event(r, now);
     backpressure_.count_pending(r.job.namespace_, +1);
     add_record(std::move(r));
     touch(records_.at(id));

@@ -113,6 +113,20 @@ struct GpuUseTotals {
   }
 };
 
+// Right-sizing (state_right_size.cc; docs/scheduling.md, "Right-sizing"): what the server
+// decided for a job with spec.rightSize: auto when it found a measured history. The job itself
+// (JobRecord::job) keeps the request as submitted; the scheduler gets it right-sized
+// (scheduled_job()) until `retried`. Stored with the record.
+struct RightSizing {
+  std::string shape;       // the GPU model or MIG profile it is placed on ("L4", "1g.10gb")
+  bool mig = false;        // shape is a MIG profile (nvidia.com/mig-<shape>)
+  int64_t memory_mib = 0;  // the shape's memory
+  int32_t runs = 0;        // the earlier measured runs it was decided from
+  int64_t peak_mib = 0;    // the largest peak of those runs
+  bool retried = false;    // its right-sized run failed: it runs as requested from then on
+  bool resubmit = false;   // retried, and the scheduler still has it right-sized (not stored)
+};
+
 struct JobRecord {
   Job job;
   uint64_t rv = 0;  // the Kubernetes resourceVersion of its last change (ChangeJournal); not stored
@@ -153,10 +167,17 @@ struct JobRecord {
   // Its measured GPU use, every run and pod together (proto::PodGpuUse; `sluice advise`):
   // samples, the peak per GPU, and the sums the means come from. Stored.
   GpuUseTotals gpu_use;
+  // Right-sizing's decision (spec.rightSize: auto with a history); null: placed as requested.
+  std::shared_ptr<RightSizing> right_size;
 };
 
 // The job as the scheduler ranks it: submitted at aged_from_ns if that is later.
 Job aged_job(const JobRecord& r);
+// What the scheduler gets of a record: aged_job(), right-sized while right-sizing placed it on
+// a shape `config` still has (state_right_size.cc).
+Job scheduled_job(const JobRecord& r, const Config& config);
+// `job` on right-sizing's shape (`rs` null: as it is).
+Job right_sized_job(const Job& job, const RightSizing* rs, const Config& config);
 
 // The reasons a pending job is kept from the scheduler (sluice_gated_jobs, docs/api.md): a
 // user's hold, unmet dependencies, its singleton name, its array's throttle, or a queue that
@@ -533,7 +554,15 @@ class ServerState {
   void recount_pending();
   std::optional<SubmitOutcome> backpressure(const std::map<std::string, int64_t>& per_namespace,
                                             TimeNs now);
-  void begin_requeue(JobRecord& r, const std::string& reason, TimeNs now);
+  void begin_requeue(JobRecord& r, const std::string& reason, TimeNs now,
+                     const char* stop_reason = "node-lost");
+  // Right-sizing (state_right_size.cc): the decision for a job submitted with spec.rightSize:
+  // auto (null: no history, or nothing smaller fits), its event, and the retry of a
+  // right-sized run that failed (true: the job runs again as requested, not failed).
+  std::shared_ptr<RightSizing> plan_right_size(const Job& job) const;
+  void right_size_event(const JobRecord& r, TimeNs now);
+  bool retry_whole(JobRecord& r, const proto::PodExit& e, TimeNs now);
+  void requeue_whole(JobRecord& r, const std::string& reason, TimeNs now);
   void finish_requeues(TimeNs now);
   bool pod_gone(const JobRecord& r, size_t pod, TimeNs now) const;
   void requeue_lost(JobRecord& r, const std::string& reason, TimeNs now);

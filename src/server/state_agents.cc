@@ -88,9 +88,10 @@ void ServerState::credit_stall(TimeNs now) {
     if (!n.lost && n.last_seen_ns > 0) n.last_seen_ns = std::min(now, n.last_seen_ns + credit);
 }
 
-void ServerState::begin_requeue(JobRecord& r, const std::string& reason, TimeNs now) {
+void ServerState::begin_requeue(JobRecord& r, const std::string& reason, TimeNs now,
+                                const char* stop_reason) {
   if (r.state != JobState::kRunning || !requeueing_.emplace(r.job.id, reason).second) return;
-  stop_pods(r, "node-lost", r.job.checkpoint_grace_ns);
+  stop_pods(r, stop_reason, r.job.checkpoint_grace_ns);
   finish_requeues(now);  // nothing left alive (e.g. a one-pod job whose pod was fenced): now
 }
 
@@ -127,6 +128,7 @@ void ServerState::finish_requeues(TimeNs now) {
 }
 
 void ServerState::requeue_lost(JobRecord& r, const std::string& reason, TimeNs now) {
+  if (r.right_size && r.right_size->resubmit) return requeue_whole(r, reason, now);
   sched_->requeue(r.job.id, now);
   end_run(r, now, "requeued: " + reason);
   set_state(r, JobState::kPending);
@@ -439,6 +441,7 @@ void ServerState::apply_exit(NodeState& n, const proto::PodExit& e, TimeNs now) 
     return;
   }
   const bool ok = e.reason == "exited" && e.exit_code == 0;
+  if (!ok && retry_whole(r, e, now)) return;
   if (!ok) {
     r.exit_code = e.reason == "exited" ? e.exit_code : (e.signal ? 128 + e.signal : -1);
     stop_pods(r, "gang-failed", 0);

@@ -295,7 +295,7 @@ void ServerState::open_gates(TimeNs now) {
       continue;
     }
     if (v == GateVerdict::kOpen) {
-      auto res = sched_->submit(aged_job(r));
+      auto res = sched_->submit(scheduled_job(r, *config_));
       if (res.status == SubmitStatus::kAccepted) {
         r.gated = false;
         r.gate_reason.clear();

@@ -118,6 +118,15 @@ std::string ServerState::encode_record(const JobRecord& r) const {
            ",\"mib_sum\":" + std::to_string(r.gpu_use.mib_sum) +
            ",\"util_sum\":" + std::to_string(r.gpu_use.util_sum) + "}";
   }
+  if (r.right_size) {
+    const RightSizing& rs = *r.right_size;
+    out += ",\"right_size\":{\"shape\":";
+    str(out, rs.shape);
+    out += ",\"mig\":" + std::string(rs.mig ? "true" : "false") +
+           ",\"memory_mib\":" + std::to_string(rs.memory_mib) +
+           ",\"runs\":" + std::to_string(rs.runs) + ",\"peak_mib\":" + std::to_string(rs.peak_mib) +
+           ",\"retried\":" + (rs.retried ? "true" : "false") + "}";
+  }
   if (r.held) out += ",\"held\":true";
   if (!r.deps_met) out += ",\"deps_met\":false";
   if (r.gated) out += ",\"gated\":true";
@@ -192,6 +201,16 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
       r.gpu_use.mib_sum = u->value("mib_sum", int64_t{0});
       r.gpu_use.util_sum = u->value("util_sum", int64_t{0});
       if (r.gpu_use.samples < 0) r.gpu_use = {};
+    }
+    if (const auto s = j.find("right_size"); s != j.end() && s->is_object()) {
+      auto rs = std::make_shared<RightSizing>();
+      rs->shape = s->value("shape", "");
+      rs->mig = s->value("mig", false);
+      rs->memory_mib = s->value("memory_mib", int64_t{0});
+      rs->runs = s->value("runs", int32_t{0});
+      rs->peak_mib = s->value("peak_mib", int64_t{0});
+      rs->retried = s->value("retried", false);
+      if (!rs->shape.empty()) r.right_size = std::move(rs);
     }
     return r;
   } catch (const json::exception& e) {

@@ -275,6 +275,15 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
                                                {"mean_util_pct", r.gpu_use.mean_util_pct()},
                                                {"samples", r.gpu_use.samples}}
                                         : json(nullptr)},
+      // Right-sizing (spec.rightSize: auto): the shape it was placed on and why; null: as
+      // requested.
+      {"right_size", r.right_size ? json{{"shape", r.right_size->shape},
+                                         {"mig", r.right_size->mig},
+                                         {"memory_mib", r.right_size->memory_mib},
+                                         {"runs", r.right_size->runs},
+                                         {"peak_mib", r.right_size->peak_mib},
+                                         {"retried", r.right_size->retried}}
+                                  : json(nullptr)},
       // A batch Job's completions (docs/workloads.md): how many of them succeeded.
       {"completions", r.job.exec().completions.total > 0
                           ? json{{"total", r.job.exec().completions.total},

@@ -110,6 +110,9 @@ class JobReader {
   void deadline_annotations(const Metadata& m, const Loc& annotations_loc);
 
   // jobs.cc
+  // spec.rightSize or the annotation sluice.dev/right-size: "auto" (right-size) or "off"; false
+  // after reporting anything else (nullopt: reported already).
+  bool right_size_value(const std::optional<std::string>& text, const Loc& loc);
   void metadata(const YAML::Node& doc, const YAML::Node* node, std::vector<std::string>* ignored);
   void queue_from_metadata(const Metadata& m, const Loc& labels_loc, const Loc& annotations_loc);
   void request(const YAML::Node& value, const std::string& path, const std::string& name,

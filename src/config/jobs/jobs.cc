@@ -59,6 +59,9 @@ std::string generated_name(const std::string& prefix, uint64_t seed, uint64_t n)
   return out;
 }
 
+// Opt-in to right-sizing on Kubernetes kinds (spec.rightSize on a sluice Job).
+const char* kRightSizeAnnotation = "sluice.dev/right-size";
+
 }  // namespace
 
 std::optional<YAML::Node> value_of(const YAML::Node* map, const char* key) {
@@ -105,6 +108,16 @@ std::optional<ReadJob> JobReader::read(const YAML::Node& doc, DocKind kind) {
                  std::exchange(ctx_.admitted, std::nullopt)};
 }
 
+bool JobReader::right_size_value(const std::optional<std::string>& text, const Loc& loc) {
+  if (!text) return false;
+  if (*text != "auto" && *text != "off") {
+    error_at(loc, quote(*text) + " is not a right-sizing mode (want auto or off)");
+    return false;
+  }
+  d_.job.right_size = *text == "auto";
+  return true;
+}
+
 void JobReader::metadata(const YAML::Node& doc, const YAML::Node* node,
                          std::vector<std::string>* ignored) {
   Metadata m = read_metadata(r_, doc, node, ignored);
@@ -125,6 +138,10 @@ void JobReader::metadata(const YAML::Node& doc, const YAML::Node* node,
   };
   queue_from_metadata(m, loc_of("labels"), loc_of("annotations"));
   deadline_annotations(m, loc_of("annotations"));
+  if (const std::string* v = find_label(m.annotations, kRightSizeAnnotation))
+    if (!right_size_value(*v, Loc{loc_of("annotations").where,
+                                  child("metadata.annotations", kRightSizeAnnotation)}))
+      fail();
   const Loc labels_loc = loc_of("labels");
   if (const std::string* p = find_label(m.labels, kPriorityLabel)) {
     d_.priority = *p;

@@ -65,7 +65,8 @@ void JobReader::sluice_job(const YAML::Node& doc) {
                    "output",
                    "error",
                    "tty",
-                   "spot"}});
+                   "spot",
+                   "rightSize"}});
   if (!spec.is_map()) return fail();
   sluice_spec(spec, *spec_node);
 }
@@ -254,6 +255,10 @@ void JobReader::sluice_control_fields(MapReader& spec) {
       job.exec_mut().hold = *v;
     else
       fail();
+  }
+  if (const YAML::Node* n = spec.find("rightSize")) {
+    if (!right_size_value(r_.str(*n, "spec.rightSize"), Loc{r_.where(*n), "spec.rightSize"}))
+      return fail();
   }
   if (const YAML::Node* n = spec.find("tty")) {
     auto v = r_.boolean(*n, "spec.tty");

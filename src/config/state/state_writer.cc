@@ -58,6 +58,7 @@ YAML::Node spec_node(const Job& job, const Config& c) {
   spec["submitTime"] = seconds_text(job.submit_ns);
   for (const auto& ps : job.pod_sets) spec["podSets"].push_back(pod_set_node(ps, c));
   if (!job.allowed_models.empty()) spec["gpuModels"] = flow(YAML::Node(job.allowed_models));
+  if (job.right_size) spec["rightSize"] = "auto";
   if (job.topology.level >= 0) {
     const auto level = static_cast<size_t>(job.topology.level);
     const std::string name = level < c.cluster.levels.size() ? c.cluster.levels[level] : "node";

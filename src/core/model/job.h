@@ -104,6 +104,11 @@ struct Job {
   // A Kubernetes kind's metadata.name (not generateName): unique among the unfinished jobs of
   // its namespace, as the API server keeps it (the server refuses a second one, 409).
   bool unique_name = false;
+  // spec.rightSize: auto (`sluice run --right-size auto`; the annotation sluice.dev/right-size on
+  // Kubernetes kinds): the server may place a recurring job on the smallest GPU model or MIG
+  // slice its measured history fits (core/model/right_size.h; docs/scheduling.md). The
+  // decision and its history live in the server's record, not here.
+  bool right_size = false;
   GpuLocality gpu_locality = GpuLocality::kPreferred;
   std::vector<PodSet> pod_sets;
   std::vector<std::string> allowed_models;  // empty: any GPU model

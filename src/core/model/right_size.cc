@@ -75,6 +75,68 @@ std::optional<GpuShape> smallest_fit(const std::vector<GpuShape>& shapes, int64_
   return *best;
 }
 
+std::vector<GpuShape> cluster_shapes(const Config& config) {
+  std::vector<GpuShape> shapes;
+  std::vector<bool> seen(kMaxResources, false);
+  for (const Node& n : config.cluster.nodes)
+    for (const Gpu& g : n.gpus) {
+      shapes.push_back({g.model, g.memory_mib});
+      for (const MigSlice& m : g.mig) {
+        if (seen[m.profile]) continue;
+        seen[m.profile] = true;
+        if (auto s = mig_shape(config.resources.name(m.profile))) shapes.push_back(*s);
+      }
+    }
+  return distinct_shapes(std::move(shapes));
+}
+
+std::optional<GpuShape> right_size_shape(const Job& job, const std::vector<GpuShape>& shapes,
+                                         int64_t peak_mib, double headroom,
+                                         const std::vector<std::string>& mig_ok) {
+  if (job.pod_sets.empty()) return std::nullopt;
+  bool one_gpu = true;
+  for (const PodSet& ps : job.pod_sets) {
+    if (ps.gpus < 1 || ps.gpu_milli != kMilliPerGpu) return std::nullopt;
+    one_gpu = one_gpu && ps.gpus == 1;
+  }
+  auto has = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  int64_t requested = 0;
+  std::vector<GpuShape> allowed;
+  for (const GpuShape& s : shapes) {
+    if (!s.mig && (job.allowed_models.empty() || has(job.allowed_models, s.name)))
+      requested = std::max(requested, s.memory_mib);
+    if (!s.mig || (one_gpu && has(mig_ok, std::string(kMigPrefix) + s.name))) allowed.push_back(s);
+  }
+  return smallest_fit(allowed, peak_mib, requested, headroom);
+}
+
+Job right_sized(const Job& job, const GpuShape& shape, ResourceId mig_resource) {
+  Job out = job;
+  if (!shape.mig) {
+    out.allowed_models = {shape.name};
+    return out;
+  }
+  out.allowed_models.clear();
+  for (PodSet& ps : out.pod_sets) {
+    ps.requests[kGpu] = 0;
+    ps.gpus = 0;
+    ps.gpu_milli = kMilliPerGpu;
+    ps.requests[mig_resource] = kMilliPerGpu;  // one slice
+  }
+  return out;
+}
+
+std::vector<std::string> covered_mig_profiles(const Config& config, QueueId queue) {
+  std::vector<std::string> out;
+  if (queue < 0 || static_cast<size_t>(queue) >= config.cluster_queues.size()) return out;
+  for (const ResourceGroup& g : config.cluster_queues[static_cast<size_t>(queue)].resource_groups)
+    for (ResourceId r : g.covered)
+      if (config.resources.is_mig(r)) out.push_back(config.resources.name(r));
+  return out;
+}
+
 GpuHours gpu_hours(double gpus, int64_t run_seconds, int32_t mean_util_pct) {
   GpuHours h;
   if (gpus <= 0 || run_seconds <= 0) return h;

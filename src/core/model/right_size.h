@@ -8,6 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/model/config.h"
+#include "core/model/job.h"
+
 namespace sluice {
 
 // A GPU shape a pod could run on: a whole GPU model ("H100", 80 GiB) or a MIG slice
@@ -33,6 +36,38 @@ std::vector<GpuShape> distinct_shapes(std::vector<GpuShape> shapes);
 // GPU (a slice leaves the rest of its GPU to others).
 std::optional<GpuShape> smallest_fit(const std::vector<GpuShape>& shapes, int64_t peak_mib,
                                      int64_t requested_mib, double headroom = 0.2);
+
+// The right-sizing policy (spec.rightSize: auto; docs/scheduling.md, "Right-sizing"): where a
+// recurring job with a measured history goes instead of the GPU it asked for.
+
+// The GPU shapes of the configuration's cluster: each model with its memory and each MIG
+// profile (distinct_shapes()).
+std::vector<GpuShape> cluster_shapes(const Config& config);
+
+// What right-sizing decided for one job: the shape it is placed on, from how many earlier runs,
+// and the peak that decided it. The original request is the job itself.
+struct RightSizeTarget {
+  GpuShape shape;
+  int32_t runs = 0;  // measured earlier runs of the job (its history)
+  int64_t peak_mib = 0;
+};
+
+// The smallest shape of `shapes` that `job` may be moved to with a history peak of `peak_mib`:
+// nullopt when the job cannot be right-sized (a pod set asks for no GPU, a fraction or a MIG
+// slice; a MIG slice only for pods of one GPU, and only one `mig_ok` accepts: its queue covers
+// that resource) or nothing smaller than the GPU it asked for fits. The GPU it asked for: the
+// largest memory among its allowed models (any model: the cluster's largest).
+std::optional<GpuShape> right_size_shape(const Job& job, const std::vector<GpuShape>& shapes,
+                                         int64_t peak_mib, double headroom,
+                                         const std::vector<std::string>& mig_ok);
+
+// `job` as placed on `shape`: a model: its allowed models become that one; a MIG profile
+// (`mig_resource`, the profile's resource id): each pod asks for one slice instead of its GPU.
+Job right_sized(const Job& job, const GpuShape& shape, ResourceId mig_resource);
+
+// The MIG profiles (full resource names, "nvidia.com/mig-1g.10gb") some resource group of
+// ClusterQueue `queue` covers: the slices its jobs may be moved to.
+std::vector<std::string> covered_mig_profiles(const Config& config, QueueId queue);
 
 // GPU-hours of one job: requested = GPUs x run time; used = requested x mean utilisation.
 struct GpuHours {

@@ -82,6 +82,55 @@ TEST(RightSize, MibText) {
   EXPECT_EQ(mib_text(11 * kGi + kGi / 5), "11.2 GiB");
 }
 
+// A one-pod-set job of `pods` pods with `gpus` whole GPUs each, on `models` (empty: any).
+Job gpu_job(int32_t pods, int32_t gpus, std::vector<std::string> models = {}) {
+  Job j;
+  PodSet ps;
+  ps.count = pods;
+  ps.gpus = gpus;
+  ps.requests[kGpu] = gpus * kMilliPerGpu;
+  j.pod_sets.push_back(ps);
+  j.allowed_models = std::move(models);
+  return j;
+}
+
+TEST(RightSizePolicy, SmallestModelOrCoveredSliceBelowTheRequestedGpu) {
+  const auto shapes = h100_cluster();  // H100 80, L4 24, 1g.10gb .. 7g.80gb
+  // 11 GiB + 20% on an H100: a covered 20 GB slice wins; uncovered slices are skipped.
+  auto s = right_size_shape(gpu_job(1, 1, {"H100"}), shapes, 11 * kGi, 0.2,
+                            {"nvidia.com/mig-1g.20gb", "nvidia.com/mig-3g.40gb"});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->name, "1g.20gb");
+  s = right_size_shape(gpu_job(1, 1, {"H100"}), shapes, 11 * kGi, 0.2, {});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->name, "L4");
+  // Pods of two GPUs: never a MIG slice (one process sees one MIG instance), a model still.
+  s = right_size_shape(gpu_job(2, 2), shapes, 11 * kGi, 0.2, {"nvidia.com/mig-1g.20gb"});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->name, "L4");
+  // Already on the smallest that fits: nothing smaller.
+  EXPECT_FALSE(right_size_shape(gpu_job(1, 1, {"L4"}), shapes, 11 * kGi, 0.2, {}));
+  // No GPU, a fraction of one: not right-sized.
+  EXPECT_FALSE(right_size_shape(gpu_job(1, 0), shapes, 1 * kGi, 0.2, {}));
+  Job frac = gpu_job(1, 1);
+  frac.pod_sets[0].gpu_milli = 500;
+  EXPECT_FALSE(right_size_shape(frac, shapes, 1 * kGi, 0.2, {}));
+}
+
+TEST(RightSizePolicy, RightSizedJobAsksForTheModelOrOneSlicePerPod) {
+  const Job j = gpu_job(3, 1, {"H100"});
+  const Job on_l4 = right_sized(j, {"L4", 24 * kGi}, 0);
+  EXPECT_EQ(on_l4.allowed_models, std::vector<std::string>{"L4"});
+  EXPECT_EQ(on_l4.pod_sets[0].requests[kGpu], kMilliPerGpu);
+  const ResourceId mig = 5;
+  const Job sliced = right_sized(j, *mig_shape("1g.10gb"), mig);
+  EXPECT_TRUE(sliced.allowed_models.empty());
+  EXPECT_EQ(sliced.pod_sets[0].gpus, 0);
+  EXPECT_EQ(sliced.pod_sets[0].requests[kGpu], 0);
+  EXPECT_EQ(sliced.pod_sets[0].requests[mig], kMilliPerGpu);
+  EXPECT_EQ(sliced.pod_sets[0].count, 3);
+}
+
 }  // namespace
 }  // namespace right_size_test
 }  // namespace sluice
