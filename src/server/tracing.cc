@@ -5,16 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/splitmix.h"
+
 namespace sluice::server {
 
 namespace {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 std::string hex64(uint64_t v) {
   char b[17];

@@ -302,6 +302,9 @@ nlohmann::json to_json(const Figures& f) {
         {"within_10pct", pr.within_10pct},
         {"early_share", pr.early_share}};
   add_autoscale_json(f, j);
+  if (f.sim.right_size_on)
+    j["right_sizing"] = {{"right_sized_jobs", f.sim.right_sized},
+                         {"retried_whole", f.sim.right_size_retries}};
   return j;
 }
 
@@ -355,6 +358,9 @@ std::string to_table(const Figures& f) {
         << short_dur(pr.abs_error_p90_s) << " (wait p50 " << short_dur(pr.wait_p50_s) << "), "
         << fmt("%.1f%%", 100 * pr.within_10pct) << " within 10% of the wait\n";
   out << autoscale_table(f);
+  if (f.sim.right_size_on)
+    out << "\nright-sizing: " << f.sim.right_sized << " jobs right-sized, "
+        << f.sim.right_size_retries << " retried whole after running out of GPU memory\n";
   return out.str();
 }
 

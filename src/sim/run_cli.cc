@@ -268,6 +268,8 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   so.predict_arrival_window_ns = static_cast<TimeNs>(a.predict_arrivals_s * 1e9);
   so.failures = random_failures(a, *config, trace.jobs, rng);
   so.seed = a.seed ^ 0x5107a7c0ffeeULL;  // spot reclaims: a stream of their own
+  so.right_size = a.right_size == "auto";
+  so.right_size_headroom = a.right_size_headroom_pct / 100.0;
   const auto t0 = std::chrono::steady_clock::now();
   SimResult result = simulate(config, trace.jobs, so);
   const double wall_s =
@@ -446,6 +448,15 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--preemptible-fraction", a->synthetic.preemptible_fraction,
                   "synthetic: share of preemptible jobs")
       ->capture_default_str();
+  cmd->add_option("--right-size", a->right_size,
+                  "auto: every job opts in to right-sizing, GPU memory from the documented "
+                  "model (docs/simulator.md, \"Right-sizing\")")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "off"}));
+  cmd->add_option("--right-size-headroom", a->right_size_headroom_pct,
+                  "Right-sizing: percent over the history's peak")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--node-failures", a->node_failures,
                   "Random node failures spread over the arrival span (seeded)")
       ->capture_default_str();

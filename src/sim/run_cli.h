@@ -35,6 +35,10 @@ struct RunArgs {
   SyntheticOptions synthetic;
   int32_t node_failures = 0;  // random node failures, spread over the arrival span
   double repair_time_s = 3600;
+  // --right-size auto: every job opts in to right-sizing (SimOptions::right_size);
+  // --right-size-headroom: percent over the history's peak.
+  std::string right_size = "off";
+  double right_size_headroom_pct = 20;
 };
 
 struct RunOutcome {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "core/cycle/predict.h"
@@ -9,6 +10,7 @@
 #include "core/model/deadline.h"
 #include "core/scale/autoscaler.h"
 #include "sim/event_queue.h"
+#include "sim/right_size.h"
 
 namespace sluice::sim {
 
@@ -74,6 +76,10 @@ class Run {
         sched_(config_),
         fleet_(*config_, std::move(pool_first), options.seed) {
     sched_.set_summarize_pending(true);  // pending reasons are not reported
+    if (options.right_size) {
+      sizer_.emplace(*config_, jobs, options.right_size_headroom, options.seed);
+      res_.right_size_on = true;
+    }
   }
 
   SimResult go() {
@@ -254,13 +260,8 @@ class Run {
       case EventKind::kArrival: {
         const TraceJob& tj = jobs_[e.a];
         JobOutcome& o = res_.jobs[e.a];
-        // The trace's deadline goes into the job (the scheduler's deadline term acts on it),
-        // unless the scheduler would refuse it (the report still counts it).
-        Job job = tj.job;
-        if (tj.complete_by_ns > 0) {
-          job.complete_by_ns = tj.complete_by_ns;
-          if (!deadline_error(job).empty()) job.complete_by_ns = 0;
-        }
+        Job job = trace_job(tj);
+        if (sizer_) job = right_size(e.a, std::move(job));
         const SubmitResult s = sched_.submit(std::move(job));
         o.queue = s.queue;
         if (s.status != SubmitStatus::kAccepted) {
@@ -281,6 +282,11 @@ class Run {
         // Stale when the job was requeued or preempted after this completion was scheduled.
         if (static_cast<uint64_t>(o.starts) != e.b || !started_at_.count(e.a)) return false;
         if (!sched_.finish(e.a, now)) return false;
+        if (sizer_ && sizer_->runs_out(i)) {
+          retry_whole(i, now);
+          return false;
+        }
+        if (sizer_) sizer_->completed(i);
         o.end_ns = now;
         o.run_ns += now - started_at_[e.a];
         started_at_.erase(e.a);
@@ -374,6 +380,46 @@ class Run {
     }
   }
 
+  // The trace's deadline goes into the job (the scheduler's deadline term acts on it), unless
+  // the scheduler would refuse it (the report still counts it).
+  static Job trace_job(const TraceJob& tj) {
+    Job job = tj.job;
+    if (tj.complete_by_ns > 0) {
+      job.complete_by_ns = tj.complete_by_ns;
+      if (!deadline_error(job).empty()) job.complete_by_ns = 0;
+    }
+    return job;
+  }
+  // Trace job `i` as right-sizing submits it; its GPUs counted as its slice's share.
+  Job right_size(size_t i, Job job) {
+    QueueId q = sched_.resolve(job).queue;
+    job = sizer_->submit(i, job, q);
+    if (!sizer_->right_sized(i)) return job;
+    ++res_.right_sized;
+    if (sizer_->slice_milli(i) >= 0)
+      res_.jobs[i].gpu_milli = sizer_->slice_milli(i) * job.pod_count();
+    return job;
+  }
+  // A right-sized run of trace job `i` ran out of memory (its run has been finished): it is
+  // submitted again as requested; its wait counts to the start of that run.
+  void retry_whole(size_t i, TimeNs now) {
+    JobOutcome& o = res_.jobs[i];
+    const JobId id = jobs_[i].job.id;
+    o.run_ns += now - started_at_[id];
+    started_at_.erase(id);
+    stopped(i);
+    ++res_.right_size_retries;
+    sizer_->retried(i);
+    o.gpu_milli = jobs_[i].job.total_requests()[kGpu];
+    o.first_start_ns = -1;
+    if (sched_.submit(trace_job(jobs_[i])).status == SubmitStatus::kAccepted) {
+      pending_delta(i, 1);
+    } else {
+      o.rejected = true;
+      o.reject_reason = "could not be submitted again after running out of GPU memory";
+    }
+  }
+
   void cycle(TimeNs now) {
     const CycleResult r = sched_.run_cycle(now);
     res_.decision_digest = fold_decisions(res_.decision_digest, r);
@@ -393,8 +439,11 @@ class Run {
       started_at_[a.job] = now;
       used_gpu_milli_ += o.gpu_milli;
       pending_delta(i, -1);
-      events_.push(now + jobs_[i].duration_ns, EventKind::kCompletion, a.job,
-                   static_cast<uint64_t>(o.starts));
+      // Right-sized above its peak: out of memory a minute in (sim/right_size.h).
+      const TimeNs run = sizer_ && sizer_->runs_out(i)
+                             ? std::min(jobs_[i].duration_ns, kOutOfMemoryAfterNs)
+                             : jobs_[i].duration_ns;
+      events_.push(now + run, EventKind::kCompletion, a.job, static_cast<uint64_t>(o.starts));
     }
     if (options_.check_invariants && res_.invariant_failure.empty()) {
       std::string why;
@@ -423,8 +472,10 @@ class Run {
   std::vector<size_t> arrived_;  // accepted arrivals, in order (with expected arrivals only)
   bool cycled_ = false;
   bool cycle_scheduled_ = false;
-  Fleet fleet_;               // the node pools (inactive without)
-  bool fleet_event_ = false;  // a pool event came in this batch
+  static constexpr TimeNs kOutOfMemoryAfterNs = 60 * kNsPerSec;
+  std::optional<RightSizer> sizer_;  // SimOptions::right_size
+  Fleet fleet_;                      // the node pools (inactive without)
+  bool fleet_event_ = false;         // a pool event came in this batch
   TimeNs last_event_ns_ = 0;
 };
 

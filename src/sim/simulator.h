@@ -40,6 +40,10 @@ struct SimOptions {
   TimeNs predict_arrival_window_ns = 0;
   TimeNs predict_arrival_horizon_ns = 24 * 3600 * kNsPerSec;
   uint64_t seed = 1;  // the node pools' spot reclaims (sim/autoscale.h)
+  // Right-sizing (sim/right_size.h): every job opts in (spec.rightSize: auto); its GPU memory
+  // comes from the documented model, seeded by `seed`. Off: no memory is drawn at all.
+  bool right_size = false;
+  double right_size_headroom = 0.2;
 };
 
 // Step functions of the run, one point per batch of events whose values changed: from
@@ -100,6 +104,11 @@ struct SimTotals {
   // Node pools (Config::node_pools; empty without): their node-hours, cost and node counts.
   std::vector<PoolFigures> pools;
   int64_t spot_requeued = 0;  // running jobs sent back by spot reclaims (not failures)
+  // Right-sizing (SimOptions::right_size): jobs placed on a smaller shape than requested, and
+  // those of them that ran out of GPU memory there and were retried whole.
+  bool right_size_on = false;
+  int64_t right_sized = 0;
+  int64_t right_size_retries = 0;
 };
 
 struct SimResult : SimTotals {

@@ -29,6 +29,9 @@ struct TraceJob {
   // first value is the full value). Empty: none. Only the report reads it (earned_value()).
   std::vector<ValueStep> utility;
   std::string where;  // "file:line" of the row, for messages
+  // What the runs of one recurring job share (right-sizing's history key, sim/right_size.h);
+  // Philly: its VC, DL model and GPU count. "": the job does not recur.
+  std::string family;
 };
 
 struct TraceOutput {

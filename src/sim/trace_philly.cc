@@ -17,7 +17,7 @@ constexpr int64_t kMaxValue = 1'000'000'000;
 // Column indexes by header name; -1 when the optional column is absent.
 struct Columns {
   int id = -1, user = -1, gpus = -1, submit = -1, duration = -1;
-  int best_effort = -1, times = -1, values = -1;
+  int best_effort = -1, times = -1, values = -1, model = -1;
 };
 
 // Finds the columns; returns the required ones that are missing ("" when none).
@@ -39,7 +39,8 @@ std::string find_columns(const std::vector<std::string>& header, Columns* c) {
   }
   const std::pair<const char*, int*> kOptional[] = {{"best_effort", &c->best_effort},
                                                     {"expect_time_list", &c->times},
-                                                    {"expect_value_list", &c->values}};
+                                                    {"expect_value_list", &c->values},
+                                                    {"model_name", &c->model}};
   for (const auto& [name, index] : kOptional)
     if (const auto it = col.find(name); it != col.end()) *index = it->second;
   return missing;
@@ -138,6 +139,10 @@ std::string parse_row(const std::vector<std::string>& f, const Columns& c,
     tj->utility = std::move(utility);
   }
   set_gpu_shape(j, static_cast<int32_t>(*gpus), options.gpus_per_node);
+  // A recurring job (right-sizing's history, sim/right_size.h): its VC's runs of one DL model
+  // on as many GPUs.
+  if (c.model >= 0 && !f[c.model].empty())
+    tj->family = f[c.user] + "/" + f[c.model] + "/" + f[c.gpus];
   return "";
 }
 

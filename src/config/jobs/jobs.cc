@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "config/jobs/job_reader.h"
+#include "core/model/splitmix.h"
 
 namespace sluice::config_detail {
 
@@ -41,16 +42,9 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 constexpr std::string_view kNameAlphabet = "bcdfghjklmnpqrstvwxz2456789";
 constexpr size_t kGeneratedSuffix = 5;
 
-uint64_t mix(uint64_t x) {  // splitmix64's finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 std::string generated_name(const std::string& prefix, uint64_t seed, uint64_t n) {
-  uint64_t h = mix(seed ^ mix(n));
-  for (char c : prefix) h = mix(h ^ static_cast<unsigned char>(c));
+  uint64_t h = splitmix64(seed ^ splitmix64(n));
+  for (char c : prefix) h = splitmix64(h ^ static_cast<unsigned char>(c));
   std::string out = prefix.substr(0, 253 - kGeneratedSuffix);
   for (size_t i = 0; i < kGeneratedSuffix; ++i) {
     out += kNameAlphabet[h % kNameAlphabet.size()];
