@@ -123,8 +123,9 @@ struct RightSizing {
   int64_t memory_mib = 0;  // the shape's memory
   int32_t runs = 0;        // the earlier measured runs it was decided from
   int64_t peak_mib = 0;    // the largest peak of those runs
-  bool retried = false;    // its right-sized run failed: it runs as requested from then on
-  bool resubmit = false;   // retried, and the scheduler still has it right-sized (not stored)
+  bool retried = false;    // its right-sized run failed: it was queued again as requested
+  bool resubmit = false;   // it failed; it queues again as requested once its pods are gone
+                           // (requeue_whole; not stored: a restart before then keeps it sized)
 };
 
 struct JobRecord {

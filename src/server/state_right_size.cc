@@ -100,9 +100,9 @@ void ServerState::right_size_event(const JobRecord& r, TimeNs now) {
 // (requeue_whole, once they are gone). Any failure counts: a CUDA out-of-memory error is an
 // exit status like any other, so the smaller GPU is given the benefit of the doubt, once.
 bool ServerState::retry_whole(JobRecord& r, const proto::PodExit& e, TimeNs now) {
-  if (!r.right_size || r.right_size->retried || e.reason == "walltime") return false;
+  if (!r.right_size || r.right_size->retried || r.right_size->resubmit || e.reason == "walltime")
+    return false;
   RightSizing& rs = *r.right_size;
-  rs.retried = true;
   rs.resubmit = true;
   const std::string why = "its right-sized run on " + shape_text(rs) + " failed (" + exit_text(e) +
                           ", peak " + mib_text(r.gpu_use.peak_mib) +
@@ -114,6 +114,7 @@ bool ServerState::retry_whole(JobRecord& r, const proto::PodExit& e, TimeNs now)
 
 void ServerState::requeue_whole(JobRecord& r, const std::string& reason, TimeNs now) {
   r.right_size->resubmit = false;
+  r.right_size->retried = true;  // scheduled_job(): as requested from now on
   sched_->finish(r.job.id, now);
   end_run(r, now, "requeued: " + reason);
   const auto res = sched_->submit(scheduled_job(r, *config_));
