@@ -89,51 +89,63 @@ std::string train(const std::string& name, const std::string& extra,
          (extra.empty() ? "" : ", " + extra) + "}\n";
 }
 
+// The agents of `big` (an 80 GiB H100) and `small` (a 24 GiB L4) register and sync.
+void join_models(ServerState& st, TimeNs now) {
+  for (const auto& [node, model, mib] :
+       {std::tuple{"big", "H100", 81920}, std::tuple{"small", "L4", 24576}}) {
+    auto r = reg(node, 1, model);
+    r.gpus[0].memory_mib = mib;
+    ASSERT_EQ(join(st, r, now).status, 200);
+    proto::SyncRequest s;
+    s.agent_id = std::string("agent-") + node;
+    sync_as(st, node, s, now);
+  }
+}
+
+proto::SyncResponse sync_node(ServerState& st, const std::string& node, proto::SyncRequest s,
+                              TimeNs now) {
+  s.agent_id = "agent-" + node;
+  EXPECT_EQ(sync_as(st, node, s, now).status, 200);
+  return st.take_outbox(node);
+}
+
+JobId submit_to(ServerState& st, const Config& cfg, const std::string& yaml, TimeNs& now) {
+  auto out = st.submit(jobs(cfg, yaml), now += kS);
+  EXPECT_EQ(out.status, 202) << out.error;
+  return out.ids.empty() ? 0 : out.ids[0];
+}
+
+// One run of job `id`: a cycle places it, its pod starts, reports a peak of `peak_mib` and
+// exits with `code`. The node it ran on ("": not placed).
+std::string run_once(ServerState& st, JobId id, int64_t peak_mib, int code, TimeNs& now) {
+  st.cycle(now += kS);
+  st.release_staged();
+  for (const char* node : {"big", "small"}) {
+    const auto out = sync_node(st, node, {}, now);
+    if (out.assign.empty()) continue;
+    const uint64_t r = out.assign[0].run;
+    proto::SyncRequest s;
+    s.started = {{id, 0, r}};
+    s.gpu_use = {{id, 0, r, 1, peak_mib, peak_mib, 50}};
+    proto::PodExit e = pod_exit(id, code);
+    e.run = r;
+    s.exits = {e};
+    sync_node(st, node, s, now += kS);
+    st.cycle(now += kS);  // a retry's requeue completes with the next pass
+    return node;
+  }
+  return "";
+}
+
 struct RightSizeTest : ::testing::Test {
   std::shared_ptr<const Config> cfg = models_config();
   ServerState st{cfg, nullptr, ServerOptions{}};
   TimeNs now = 1 * kS;
 
-  void SetUp() override {
-    for (const auto& [node, model, mib] :
-         {std::tuple{"big", "H100", 81920}, std::tuple{"small", "L4", 24576}}) {
-      auto r = reg(node, 1, model);
-      r.gpus[0].memory_mib = mib;
-      ASSERT_EQ(join(st, r, now).status, 200);
-      sync(node, {});
-    }
-  }
-  proto::SyncResponse sync(const std::string& node, proto::SyncRequest s) {
-    s.agent_id = "agent-" + node;
-    EXPECT_EQ(sync_as(st, node, s, now).status, 200);
-    return st.take_outbox(node);
-  }
-  JobId submit(const std::string& yaml) {
-    auto out = st.submit(jobs(*cfg, yaml), now += kS);
-    EXPECT_EQ(out.status, 202) << out.error;
-    return out.ids.empty() ? 0 : out.ids[0];
-  }
-  // One run of job `id`: a cycle places it, its pod starts, reports a peak of `peak_mib` and
-  // exits with `code`. The node it ran on ("": not placed).
+  void SetUp() override { join_models(st, now); }
+  JobId submit(const std::string& yaml) { return submit_to(st, *cfg, yaml, now); }
   std::string run(JobId id, int64_t peak_mib, int code) {
-    st.cycle(now += kS);
-    st.release_staged();
-    for (const char* node : {"big", "small"}) {
-      const auto out = sync(node, {});
-      if (out.assign.empty()) continue;
-      const uint64_t r = out.assign[0].run;
-      proto::SyncRequest s;
-      s.started = {{id, 0, r}};
-      s.gpu_use = {{id, 0, r, 1, peak_mib, peak_mib, 50}};
-      proto::PodExit e = pod_exit(id, code);
-      e.run = r;
-      s.exits = {e};
-      now += kS;
-      sync(node, s);
-      st.cycle(now += kS);  // a retry's requeue completes with the next pass
-      return node;
-    }
-    return "";
+    return run_once(st, id, peak_mib, code, now);
   }
 };
 
@@ -207,6 +219,38 @@ TEST_F(RightSizeTest, AMigSliceWhereTheQueueCoversIt) {
   const auto view = st.job_view(*r, now);
   EXPECT_EQ(view["right_size"]["shape"], "1g.10gb") << view.dump();
   EXPECT_EQ(view["right_size"]["runs"], 1);
+}
+
+TEST(RightSizeStore, TheDecisionSurvivesARestart) {
+  const auto dir = fresh_dir("right-size");
+  auto cfg = models_config();
+  TimeNs now = 1 * kS;
+  JobId id = 0;
+  {
+    auto store = SqliteStore::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    join_models(st, now);
+    run_once(st, submit_to(st, *cfg, train("train", "rightSize: auto"), now), 5 * 1024, 0, now);
+    id = submit_to(st, *cfg, train("train", "rightSize: auto"), now);
+    ASSERT_TRUE((*store)->wait(st.cycle(now += kS)));  // admitted on the L4
+    ASSERT_EQ(st.find(id)->state, JobState::kRunning);
+  }
+  auto back = restart(dir, cfg, now + kS);
+  ASSERT_NE(back.st, nullptr);
+  EXPECT_TRUE(back.problems.empty()) << back.problems.front();
+  const JobRecord* r = back.st->find(id);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->state, JobState::kRunning);  // restored on the L4 as right-sized
+  ASSERT_NE(r->right_size, nullptr);
+  EXPECT_EQ(r->right_size->shape, "L4");
+  EXPECT_EQ(r->right_size->runs, 1);
+  EXPECT_EQ(r->right_size->peak_mib, 5 * 1024);
+  EXPECT_FALSE(r->right_size->retried);
+  EXPECT_TRUE(r->job.right_size);
+  EXPECT_EQ(r->job.allowed_models, std::vector<std::string>{"H100"});
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RightSizeValue, BadModesAreRefusedWithTheField) {
