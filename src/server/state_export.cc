@@ -1,6 +1,7 @@
 #include "server/state_export.h"
 
 #include <algorithm>
+#include <deque>
 
 #include "config/state/state_writer.h"
 
@@ -10,10 +11,15 @@ std::string export_state(const ServerState& state, const std::string& config_tex
                          const std::string& source) {
   const Scheduler& s = state.scheduler();
   std::vector<StateJob> jobs;
-  // 1. Running jobs, by id: the job as submitted (its record), the admission it runs under.
+  // 1. Running jobs, by id: the job as submitted (its record), the admission it runs under; a
+  // right-sized one on the shape its admission holds (scheduled_job()).
+  std::deque<Job> sized;
   for (const auto& [id, r] : s.running()) {
     const JobRecord* rec = state.find(id);
-    jobs.push_back({rec ? &rec->job : &r.job, &r.admission, r.start_ns});
+    const Job* job = rec ? &rec->job : &r.job;
+    if (rec && rec->right_size && !rec->right_size->retried)
+      job = &sized.emplace_back(right_sized_job(rec->job, rec->right_size.get(), state.config()));
+    jobs.push_back({job, &r.admission, r.start_ns});
   }
   // 2. Pending jobs, in submit order.
   std::vector<const Job*> pending;

@@ -6,6 +6,7 @@
 
 #include "core/model/right_size.h"
 #include "server/state.h"
+#include "server/state_export.h"
 #include "state_fixture.h"
 
 namespace sluice::server {
@@ -162,6 +163,11 @@ TEST_F(RightSizeTest, SecondRunOfARecurringJobGoesToTheSmallestModelItsPeakFits)
   EXPECT_EQ(r->right_size->runs, 1);
   EXPECT_EQ(r->right_size->peak_mib, 5 * 1024);
   EXPECT_EQ(r->job.allowed_models, std::vector<std::string>{"H100"});  // the request as given
+  // Running on the L4, `sluice plan`'s export has it as the L4 job its admission holds.
+  st.cycle(now += kS);
+  const std::string exported = export_state(st, kModels, now, "test");
+  EXPECT_NE(exported.find("gpuModels: [L4]"), std::string::npos) << exported;
+  EXPECT_NE(exported.find("rightSize: auto"), std::string::npos) << exported;
   EXPECT_EQ(run(second, 5 * 1024, 0), "small");
   EXPECT_EQ(st.find(second)->state, JobState::kSucceeded);
   EXPECT_FALSE(st.find(second)->right_size->retried);
