@@ -252,6 +252,13 @@ def main():
          users(403, 403, 409)),
         ("DELETE clusterqueues nosuch", "DELETE", url + KUEUE + "clusterqueues/nosuch", None,
          users(403, 403, 404)),
+        # Cohorts and Topologies (the same path): anyone reads them, an admin writes them.
+        ("GET cohorts", "GET", url + KUEUE + "cohorts", None, users(200, 200, 200)),
+        ("GET topologies", "GET", url + KUEUE + "topologies", None, users(200, 200, 200)),
+        ("DELETE cohorts nosuch", "DELETE", url + KUEUE + "cohorts/nosuch", None,
+         users(403, 403, 404)),
+        ("DELETE topologies nosuch", "DELETE", url + KUEUE + "topologies/nosuch", None,
+         users(403, 403, 404)),
         # kubectl auth can-i: any user may ask about itself (the answers are checked below).
         ("POST selfsubjectaccessreviews", "POST",
          url + "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", access_review("team-a"),

@@ -90,7 +90,7 @@ json scalar(const YAML::Node& node) {
 
 bool written_kind(const std::string& kind) {
   return kind == "ResourceFlavor" || kind == "ClusterQueue" || kind == "LocalQueue" ||
-         kind == "WorkloadPriorityClass";
+         kind == "WorkloadPriorityClass" || kind == "Cohort" || kind == "Topology";
 }
 
 std::string object_key(const std::string& kind, const std::string& ns, const std::string& name) {

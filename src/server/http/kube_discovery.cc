@@ -94,6 +94,8 @@ std::vector<Kind> make_kinds() {
        kWritten,
        {},
        {"kueue"}},
+      {kq, kv, "cohorts", "cohort", "Cohort", false, kWritten, {}, {"kueue"}},
+      {kq, kv, "topologies", "topology", "Topology", false, kWritten, {}, {"kueue"}},
       // Kueue's visibility API (kube_visibility.cc): GET .../NAME/pendingworkloads.
       {kVisibilityGroup,
        kv,

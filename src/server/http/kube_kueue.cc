@@ -1,6 +1,7 @@
 // Kueue's kinds through the Kubernetes API (docs/kubernetes.md): a Workload per job (its
 // admission and conditions, kube_workload.cc), and the configuration's ClusterQueues,
-// LocalQueues, ResourceFlavors and WorkloadPriorityClasses with the status Kueue gives them
+// LocalQueues, ResourceFlavors, WorkloadPriorityClasses, Cohorts and Topologies with the status
+// Kueue gives them
 // (pending and admitted workloads, flavors' usage), their fields as their documents say them.
 // Read here; they change through the configuration (PUT /v1/config, sluice config apply) and
 // the Kubernetes API's writes (kube_kueue_write.cc).
@@ -123,6 +124,26 @@ json flavors_usage(const json& usage) {
   return out;
 }
 
+// A Cohort defined as an object (not one a ClusterQueue only names), as Kueue writes it.
+json cohort_object(const Cohort& co, const Config& cfg) {
+  json spec = json::object();
+  if (co.parent) spec["parentName"] = cfg.cohorts[static_cast<size_t>(*co.parent)].name;
+  if (!co.resource_groups.empty())
+    spec["resourceGroups"] = resource_groups(co.resource_groups, cfg);
+  if (co.fair_weight != 1.0) {
+    char weight[32];
+    std::snprintf(weight, sizeof weight, "%g", co.fair_weight);
+    spec["fairSharing"] = {{"weight", weight}};
+  }
+  return kueue_object("Cohort", co.name, "", std::move(spec), nullptr);
+}
+
+json topology_object(const KueueTopology& t) {
+  json levels = json::array();
+  for (const auto& label : t.node_labels) levels.push_back({{"nodeLabel", label}});
+  return kueue_object("Topology", t.name, "", {{"levels", std::move(levels)}}, nullptr);
+}
+
 // One ClusterQueue as Kueue writes it, from the configuration and the queues view.
 json cluster_queue(const ClusterQueue& cq, const json& view, const Config& cfg) {
   json spec = {{"queueingStrategy",
@@ -176,7 +197,8 @@ void Server::kube_workloads(const kube::Call& c, net::Response& res) {
   reply(res, 200, out);
 }
 
-// ClusterQueues, LocalQueues, ResourceFlavors, WorkloadPriorityClasses: from the configuration
+// ClusterQueues, LocalQueues, ResourceFlavors, WorkloadPriorityClasses, Cohorts (those defined
+// as objects), Topologies: from the configuration
 // (a few hundred objects at most: one page).
 void Server::kube_config_objects(const kube::Call& c, net::Response& res) {
   const std::string& r = c.path.resource;
@@ -223,6 +245,13 @@ void Server::kube_config_objects(const kube::Call& c, net::Response& res) {
       found.emplace_back(kueue_object("ResourceFlavor", f.name, "", spec, nullptr),
                          json::array({f.name, "<unknown>"}));
     }
+  } else if (r == "cohorts") {  // Kueue's columns: NAME AGE
+    for (const auto& co : cfg->cohorts)
+      if (!co.implied)
+        found.emplace_back(cohort_object(co, *cfg), json::array({co.name, "<unknown>"}));
+  } else if (r == "topologies") {
+    for (const auto& t : cfg->topologies)
+      found.emplace_back(topology_object(t), json::array({t.name, "<unknown>"}));
   } else if (r == "workloadpriorityclasses") {
     columns = &priority_class_columns();
     for (const auto& p : cfg->priority_classes) {

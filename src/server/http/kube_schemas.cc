@@ -168,7 +168,8 @@ KindSchema cluster_queue_schema() {
                  {"status.conditions", "[]object", "Active."}}})};
 }
 
-// The kinds whose fields are few: Kueue's LocalQueue, ResourceFlavor, WorkloadPriorityClass;
+// The kinds whose fields are few: Kueue's LocalQueue, ResourceFlavor, Cohort, Topology,
+// WorkloadPriorityClass;
 // the core group's Pod, Node, Namespace.
 std::vector<KindSchema> small_schemas() {
   std::vector<KindSchema> t;
@@ -192,6 +193,26 @@ std::vector<KindSchema> small_schemas() {
                {{"spec", "object", "ResourceFlavorSpec defines the desired state."},
                 {"spec.nodeLabels", "map", "The labels of the nodes of this flavor."},
                 {"spec.topologyName", "string", "The Topology of the flavor's nodes."}}});
+  t.push_back({"kueue.x-k8s.io",
+               "v1beta1",
+               "Cohort",
+               "sigs.k8s.io.kueue.apis.kueue.v1beta1.Cohort",
+               "Cohort defines the Cohorts API (a node of the cohort tree, with its own quota).",
+               {{"spec", "object", "CohortSpec defines the desired state of Cohort."},
+                {"spec.parentName", "string", "The Cohort's parent in the tree; unset: a root."},
+                {"spec.resourceGroups", "[]object",
+                 "The Cohort's own quota, as a ClusterQueue's resourceGroups."},
+                {"spec.fairSharing", "object", "Fair sharing: the Cohort's weight."},
+                {"spec.fairSharing.weight", "quantity", "The Cohort's weight (default 1)."}}});
+  t.push_back({"kueue.x-k8s.io",
+               "v1beta1",
+               "Topology",
+               "sigs.k8s.io.kueue.apis.kueue.v1beta1.Topology",
+               "Topology is the Schema for the topology API (topology-aware scheduling).",
+               {{"spec", "object", "TopologySpec defines the desired state of Topology."},
+                {"spec.levels", "[]object", "The levels, outermost first, the last the node."},
+                {"spec.levels[].nodeLabel", "string",
+                 "The node label of the level (kubernetes.io/hostname: the node)."}}});
   t.push_back({"kueue.x-k8s.io",
                "v1beta1",
                "WorkloadPriorityClass",
