@@ -235,11 +235,11 @@ class Server {
   bool kube_may_write(const kube::Call& c, net::Response& res, bool dry_run = false);
   void kube_delete_job(const kube::Call& c, net::Response& res);
   void kube_patch_job(const kube::Call& c, net::Response& res);  // spec.suspend
-  // kube_job_apply.cc: kubectl apply of a Job (its last-applied-configuration, kept here).
+  // kube_job_kinds.cc: get and list of JobSets, PyTorchJobs, MPIJobs (created as kube_jobs).
+  void kube_kind_jobs(const kube::Call& c, net::Response& res);
+  // kube_job_apply.cc: kubectl apply of a Job (its last-applied-configuration, kept with its
+  // annotations).
   bool kube_applies(const kube::Call& c) const;
-  void kube_remember_applied(const kube::Call& c, net::Response& res);
-  void kube_applied_overlay(JobId id, nlohmann::json& job) const;   // under the state lock
-  bool kube_keep_applied(JobId id, const std::string& annotation);  // under the state lock
   void kube_apply_job(const kube::Call& c, net::Response& res);
   // kube_kueue.cc: Workloads, and the configuration's Kueue objects.
   void kube_workloads(const kube::Call& c, net::Response& res);
@@ -302,9 +302,6 @@ class Server {
   // through the Kubernetes API one at a time (kube_config_mu_, before the state lock).
   std::shared_ptr<const kube::ConfigVersions> kube_config_versions_;
   std::mutex kube_config_mu_;
-  // kubectl apply's annotation of each Job created with one, by job (under the state lock; in
-  // memory only).
-  std::map<JobId, std::string> kube_applied_;
   // Who replaced the --config files' configuration through the API since it was last read from
   // them ("": nobody); a reload says that it undoes that (under the state lock).
   std::string applied_over_files_;

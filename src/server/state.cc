@@ -491,6 +491,7 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     } else {
       write_.events.push_back(submit_event_with(r.job, now, submit_event_body(r.job, *config_)));
     }
+    if (prepared && prepared->kube_meta.size() == jobs.size()) r.kube_meta = prepared->kube_meta[i];
     ++i;
     trace_submit(r, now);
     out.ids.push_back(r.job.id);

@@ -170,6 +170,10 @@ struct JobRecord {
   GpuUseTotals gpu_use;
   // Right-sizing's decision (spec.rightSize: auto with a history); null: placed as requested.
   std::shared_ptr<RightSizing> right_size;
+  // Its own Kubernetes metadata, as the Kubernetes API created or labelled it
+  // (http/kube_meta.h): compact JSON {"labels", "annotations", "template": {"labels",
+  // "annotations"}}; "" none. Stored. Here, not in the core's Job: the scheduler never reads it.
+  std::string kube_meta;
 };
 
 // The job as the scheduler ranks it: submitted at aged_from_ns if that is later.
@@ -203,6 +207,8 @@ struct PreparedSubmission {
   std::shared_ptr<const Config> config;
   std::vector<std::string> job_bodies;    // encode_job_body() per job
   std::vector<std::string> event_bodies;  // the submit event without time, id and name
+  // Per job, its JobRecord::kube_meta (the Kubernetes API's create); empty: none for any.
+  std::vector<std::string> kube_meta;
 };
 
 struct ServerOptions {
@@ -273,6 +279,8 @@ class ServerState {
   // 404 unknown, 409 not finished.
   int forget_finished(JobId id, std::string* error, uint64_t* ticket);
   const JobRecord* find(JobId id) const;
+  // Replaces a job's JobRecord::kube_meta (kubectl label, annotate) and writes it: 200, 404.
+  int set_kube_meta(JobId id, std::string meta, uint64_t* ticket);
   // Slurm's hold / release / requeue (state_gates.cc): 200, 404 unknown, 409 not possible in
   // its state (the error says why). requeue: a running job is stopped and queued again, an
   // ended one queued again; `hold` keeps it held (Slurm's requeuehold).

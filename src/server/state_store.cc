@@ -2,6 +2,7 @@
 // flush, and the finished jobs kept beyond the limit trimmed from memory and store.
 #include <algorithm>
 
+#include "server/http/kube_meta.h"
 #include "server/job_codec.h"
 #include "server/json_text.h"
 #include "server/state.h"
@@ -130,6 +131,10 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   if (r.held) out += ",\"held\":true";
   if (!r.deps_met) out += ",\"deps_met\":false";
   if (r.gated) out += ",\"gated\":true";
+  if (!r.kube_meta.empty()) {
+    put_key(out, "kube_meta");
+    out += r.kube_meta;  // compact JSON, checked when it was kept (http/kube_meta.h)
+  }
   out += '}';
   return out;
 }
@@ -212,11 +217,30 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
       rs->retried = s->value("retried", false);
       if (!rs->shape.empty()) r.right_size = std::move(rs);
     }
+    if (const auto m = j.find("kube_meta"); m != j.end() && !m->is_null()) {
+      auto kept = kube::check_kept_meta(m->dump(-1, ' ', false, json::error_handler_t::replace));
+      if (!kept) {
+        *why = "job " + std::to_string(r.job.id) +
+               ": kube_meta: not the labels and annotations the Kubernetes API keeps";
+        return std::nullopt;
+      }
+      r.kube_meta = std::move(*kept);
+    }
     return r;
   } catch (const json::exception& e) {
     *why = std::string("malformed record: ") + e.what();
     return std::nullopt;
   }
+}
+
+int ServerState::set_kube_meta(JobId id, std::string meta, uint64_t* ticket) {
+  auto it = records_.find(id);
+  if (it == records_.end()) return 404;
+  if (it->second.kube_meta == meta) return 200;
+  it->second.kube_meta = std::move(meta);
+  touch(it->second);
+  *ticket = flush();
+  return 200;
 }
 
 void ServerState::touch(const JobRecord& r) {

@@ -223,6 +223,11 @@ def main():
         ("PATCH jobs.batch a (spec.suspend)", "PATCH",
          url + "/apis/batch/v1/namespaces/team-a/jobs/a", '{"spec":{"suspend":false}}',
          users(403, 200, 200), "application/strategic-merge-patch+json"),
+        # kubectl label job a trust=checked: the Job's own labels (its owner's and an admin's;
+        # the same value each time, so the cells do not depend on their order).
+        ("PATCH jobs.batch a (metadata.labels)", "PATCH",
+         url + "/apis/batch/v1/namespaces/team-a/jobs/a", '{"metadata":{"labels":{"trust":"checked"}}}',
+         users(403, 200, 200), "application/merge-patch+json"),
         # kubectl uncordon of a node that is not cordoned: the admin's only, a no-op here.
         ("PATCH node (spec.unschedulable)", "PATCH", url + "/api/v1/nodes/" + other,
          '{"spec":{"unschedulable":null}}', users(403, 403, 200),
@@ -252,6 +257,15 @@ def main():
          users(403, 403, 409)),
         ("DELETE clusterqueues nosuch", "DELETE", url + KUEUE + "clusterqueues/nosuch", None,
          users(403, 403, 404)),
+        # JobSets, PyTorchJobs, MPIJobs (a member's in its namespaces, as its Jobs).
+        ("GET jobsets team-a", "GET", url + "/apis/jobset.x-k8s.io/v1alpha2/namespaces/team-a/jobsets",
+         None, users(403, 200, 200)),
+        ("DELETE pytorchjobs nosuch team-a", "DELETE",
+         url + "/apis/kubeflow.org/v1/namespaces/team-a/pytorchjobs/nosuch", None,
+         users(403, 404, 404)),
+        ("watch mpijobs team-a", "GET",
+         url + "/apis/kubeflow.org/v2beta1/namespaces/team-a/mpijobs?watch=true&timeoutSeconds=1",
+         None, users(403, 200, 200)),
         # Cohorts and Topologies (the same path): anyone reads them, an admin writes them.
         ("GET cohorts", "GET", url + KUEUE + "cohorts", None, users(200, 200, 200)),
         ("GET topologies", "GET", url + KUEUE + "topologies", None, users(200, 200, 200)),

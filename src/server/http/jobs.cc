@@ -96,7 +96,8 @@ bool Server::parse_submission(const net::Request& req, net::Response& res, Submi
 // refusal and returns none.
 std::optional<Server::Admitted> Server::admit_submission(Submission& sub, net::Response& res) {
   // Records and events encoded here, so that the state lock is held for less.
-  const PreparedSubmission prepared = ServerState::prepare(sub.parsed.jobs, sub.config);
+  PreparedSubmission prepared = ServerState::prepare(sub.parsed.jobs, sub.config);
+  if (!sub.kube_meta.empty()) prepared.kube_meta.assign(sub.parsed.jobs.size(), sub.kube_meta);
   SubmitOutcome out;
   Admitted a;
   a.body =

@@ -169,6 +169,17 @@ json workload_row(const JobRecord& r, const json& wl, TimeNs now);
 // Resource requests as Kubernetes quantities ({"cpu": "1", "nvidia.com/gpu": "2"}).
 json quantities(const ResourceVec& v, const Config& config, int64_t times = 1);
 
+// --- JobSet, PyTorchJob, MPIJob (kube_job_kinds.cc) ------------------------------------------
+// Whether `k` is one of those kinds (created through the batch/v1 Job's path, shown as written).
+bool job_kind(const Kind& k);
+// Whether the job was created through the API as kind `k`.
+bool created_as(const JobRecord& r, const Kind& k);
+// The job as kind `k`: its spec as written, its status (JobSet's, the Kubeflow operators') from
+// its record; and its Table: JobSet's printer columns, the training operator's (State, Age).
+json kind_object(const JobRecord& r, const Kind& k);
+const std::vector<Column>& kind_columns(const Kind& k);
+json kind_row(const JobRecord& r, const Kind& k, const json& object, TimeNs now);
+
 // --- Events (kube_events.cc) ----------------------------------------------------------------
 // A job's core/v1 Events, oldest first, derived from what the server keeps: its record, its
 // history row (each run's start and end; null: the record's last run only) and why it waits.

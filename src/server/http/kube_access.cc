@@ -25,9 +25,12 @@ struct Rule {
 const std::vector<std::string> kReads = {"get", "list", "watch"};
 
 // What a member may do in one of its namespaces: every verb on what it owns there (its jobs,
-// their pods, logs, evictions, events and workloads), reads of its LocalQueues.
+// JobSets, PyTorchJobs and MPIJobs, their pods, logs, evictions, events and workloads), reads
+// of its LocalQueues.
 std::vector<Rule> own_namespace_rules() {
   return {{{"*"}, {"batch"}, {"jobs"}},
+          {{"*"}, {"jobset.x-k8s.io"}, {"jobsets"}},
+          {{"*"}, {"kubeflow.org"}, {"pytorchjobs", "mpijobs"}},
           {{"*"}, {""}, {"pods", "pods/log", "pods/eviction", "events"}},
           {{"*"}, {kKueueGroup}, {"workloads"}},
           {kReads, {kKueueGroup}, {"localqueues"}},

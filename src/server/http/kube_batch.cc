@@ -3,6 +3,7 @@
 // same checks, the store's ticket before the answer), and delete: an unfinished job is
 // cancelled, a finished one's record dropped (its history stays).
 #include "server/http/kube.h"
+#include "server/http/kube_meta.h"
 #include "server/http/kube_patch.h"
 #include "server/http/reply.h"
 #include "server/http/submission.h"
@@ -28,14 +29,32 @@ const std::vector<Column>& job_columns() {
 
 namespace {
 
-// What the body must be besides a valid submission: one batch/v1 Job (as JSON, kubectl's).
-std::string job_body_refusal(const net::Request& req) {
-  // The reader has bounded the text (size, depth) before this second, shallow look at it.
-  const json doc = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) return "expected one batch/v1 Job as a JSON object";
-  if (doc.value("apiVersion", "") != "batch/v1" || doc.value("kind", "") != "Job")
-    return "expected apiVersion batch/v1, kind Job (other kinds: POST /v1/jobs, sluice submit)";
+// What the body must be besides a valid submission: one object of the path's kind (a batch/v1
+// Job, JobSet, PyTorchJob, MPIJob), as JSON (kubectl's).
+std::string job_body_refusal(const json& doc, const kube::Kind& k) {
+  const std::string what = k.api_version() + " " + k.kind;
+  if (!doc.is_object()) return "expected one " + what + " as a JSON object";
+  if (doc.value("apiVersion", "") != k.api_version() || doc.value("kind", "") != k.kind)
+    return "expected apiVersion " + k.api_version() + ", kind " + k.kind +
+           " (other kinds: their own resource, POST /v1/jobs, sluice submit)";
   return {};
+}
+
+// 422 Invalid: the Job's metadata breaks Kubernetes' rules (kube_meta.h), a cause per field.
+json invalid_job(const std::string& name, const kube::MetaCauses& causes) {
+  std::string text;
+  json list = json::array();
+  for (const auto& [field, what] : causes) {
+    text += (text.empty() ? "" : ", ") + field + ": " + what;
+    const char* reason = what.rfind("Too long", 0) == 0    ? "FieldValueTooLong"
+                         : what.rfind("Forbidden", 0) == 0 ? "FieldValueForbidden"
+                                                           : "FieldValueInvalid";
+    list.push_back({{"reason", reason}, {"message", what}, {"field", field}});
+  }
+  if (causes.size() > 1) text = "[" + text + "]";
+  json s = kube::status_object(422, "Job.batch \"" + name + "\" is invalid: " + text, "Invalid");
+  s["details"] = {{"name", name}, {"group", "batch"}, {"kind", "Job"}, {"causes", list}};
+  return s;
 }
 
 }  // namespace
@@ -50,7 +69,6 @@ void Server::kube_jobs(const kube::Call& c, net::Response& res) {
       const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
       if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
       json o = kube::job_object(*r, cfg, now);
-      kube_applied_overlay(r->job.id, o);  // as kubectl apply wrote it (kube_job_apply.cc)
       json cells = kube::job_row(*r, o, now);
       out = kube::single(c, kube::job_columns(), std::move(o), std::move(cells));
     } else {
@@ -59,7 +77,6 @@ void Server::kube_jobs(const kube::Call& c, net::Response& res) {
           c, [&] { return list.full(); },
           [&](const JobRecord& r) {
             json o = kube::job_object(r, cfg, now);
-            kube_applied_overlay(r.job.id, o);
             list.add(std::move(o), [&] { return kube::job_row(r, o, now); });
           });
       out = list.done("JobList", next, state_->journal().current());
@@ -80,12 +97,23 @@ bool Server::kube_may_write(const kube::Call& c, net::Response& res, bool dry_ru
   return false;
 }
 
-// POST /apis/batch/v1/namespaces/{ns}/jobs: 201 with the Job once it is on disk.
+// POST /apis/batch/v1/namespaces/{ns}/jobs: 201 with the Job once it is on disk. And of a
+// JobSet, PyTorchJob or MPIJob (kube_job_kinds.cc): its reader's, the object kept as written.
 void Server::kube_create_job(const kube::Call& c, net::Response& res) {
   if (!kube_may_write(c, res)) return;
   Submission sub{.caller = c.caller, .default_namespace = c.path.ns, .unique_names = true};
   if (!parse_submission(c.req, res, &sub)) return kube::to_status(res);
-  if (auto why = job_body_refusal(c.req); !why.empty()) return kube::fail_status(res, 400, why);
+  // The reader has bounded the text (size, depth) before this second, shallow look at it.
+  const json doc = json::parse(c.req.body, nullptr, /*allow_exceptions=*/false);
+  if (auto why = job_body_refusal(doc, *c.kind); !why.empty())
+    return kube::fail_status(res, 400, why);
+  kube::MetaCauses causes;
+  const bool whole = kube::job_kind(*c.kind);  // a JobSet, PyTorchJob, MPIJob: kept as written
+  auto meta = kube::read_job_meta(doc, &causes, whole);
+  if (!meta)
+    return reply(res, 422,
+                 invalid_job(sub.parsed.jobs.empty() ? "" : sub.parsed.jobs.front().name, causes));
+  sub.kube_meta = std::move(*meta);
   for (const auto& j : sub.parsed.jobs)
     if (j.namespace_ != c.path.ns)
       return kube::fail_status(res, 400,
@@ -103,14 +131,15 @@ void Server::kube_create_job(const kube::Call& c, net::Response& res) {
     std::lock_guard lk(state_->mu());
     const JobRecord* r = state_->find(ids.front());
     if (!r) return kube::fail_status(res, 500, "the job ended before it could be shown");
-    job = kube::job_object(*r, state_->config(), now_ns());
+    job = whole ? kube::kind_object(*r, *c.kind) : kube::job_object(*r, state_->config(), now_ns());
   }
   reply(res, 201, job);
   for (size_t i = 0; i < sub.parsed.notes.size() && i < 10; ++i)
     res.headers.emplace_back("Warning", kube::warning(sub.parsed.notes[i]));
 }
 
-// DELETE .../jobs/{name}: cancels an unfinished job; drops a finished one's record.
+// DELETE .../jobs/{name} (and of a JobSet, PyTorchJob, MPIJob created as one): cancels an
+// unfinished job; drops a finished one's record.
 void Server::kube_delete_job(const kube::Call& c, net::Response& res) {
   if (!kube_may_write(c, res)) return;
   uint64_t ticket = 0;
@@ -118,12 +147,15 @@ void Server::kube_delete_job(const kube::Call& c, net::Response& res) {
   {
     std::lock_guard lk(state_->mu());
     const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
-    if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
+    const bool whole = kube::job_kind(*c.kind);
+    if (!r || (whole && !kube::created_as(*r, *c.kind)))
+      return reply(res, 404, kube::not_found(c, c.path.name));
     const JobId id = r->job.id;
     details = {{"name", c.path.name},
-               {"group", "batch"},
-               {"kind", "jobs"},
-               {"uid", "sluice-job-" + std::to_string(id)}};
+               {"group", c.kind->group},
+               {"kind", c.kind->resource},
+               {"uid", whole ? kube::kind_object(*r, *c.kind)["metadata"]["uid"]
+                             : json("sluice-job-" + std::to_string(id))}};
     std::string err;
     const int status = is_terminal(r->state) ? state_->forget_finished(id, &err, &ticket)
                                              : state_->cancel(id, now_ns(), &err, &ticket);
@@ -137,7 +169,8 @@ void Server::kube_delete_job(const kube::Call& c, net::Response& res) {
   reply(res, 200, s);
 }
 
-// PATCH /apis/batch/v1/namespaces/{ns}/jobs/{name} (kubectl patch, merge or strategic):
+// PATCH /apis/batch/v1/namespaces/{ns}/jobs/{name} (kubectl patch, merge or strategic;
+// kubectl label and annotate): metadata.labels and annotations as kube_meta.h checks them;
 // spec.suspend holds (true) or releases (false) the job, as Kueue's users suspend and resume
 // a Job; a running job suspended goes back to its queue held (Slurm's requeuehold: its pods
 // stop, as Kueue evicts a suspended Job's). 200 with the Job once written.
@@ -154,6 +187,12 @@ void Server::kube_patch_job(const kube::Call& c, net::Response& res) {
     if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
     const JobId id = r->job.id;
     const TimeNs now = now_ns();
+    std::optional<std::string> meta;  // its labels and annotations, when the patch changes them
+    if (!patch->labels.empty() || !patch->annotations.empty()) {
+      kube::MetaCauses causes;
+      meta = kube::patch_meta(r->kube_meta, patch->labels, patch->annotations, &causes);
+      if (!meta) return reply(res, 422, invalid_job(c.path.name, causes));
+    }
     std::string err;
     int status = 200;
     if (patch->suspend == true && !r->held) {
@@ -169,6 +208,11 @@ void Server::kube_patch_job(const kube::Call& c, net::Response& res) {
       status = state_->release(id, now, &err, &ticket);
     }
     if (status != 200) return kube::fail_status(res, status, err);
+    if (meta) {
+      uint64_t written = 0;
+      state_->set_kube_meta(id, std::move(*meta), &written);
+      if (written) ticket = written;  // the store commits in order: the later covers both
+    }
     out = kube::job_object(*state_->find(id), state_->config(), now);
   }
   if (ticket && !store_->wait(ticket))

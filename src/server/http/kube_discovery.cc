@@ -15,6 +15,8 @@ namespace {
 
 const std::vector<std::string> kRead = {"get", "list"};
 const std::vector<std::string> kWatched = {"get", "list", "watch"};
+// JobSets, PyTorchJobs, MPIJobs (kube_job_kinds.cc).
+const std::vector<std::string> kJobKinds = {"create", "delete", "get", "list", "watch"};
 // Kueue's configuration kinds (kube_kueue_write.cc).
 const std::vector<std::string> kWritten = {"create", "delete", "get", "list", "patch", "update"};
 // ... and watched (kube_watch_kinds.cc): ClusterQueues and LocalQueues.
@@ -58,6 +60,10 @@ std::vector<Kind> make_kinds() {
        {},
        {"all"}},
       {kq, kv, "workloads", "workload", "Workload", true, kWatched, {"wl"}, {"kueue"}},
+      // kube_job_kinds.cc: created through the batch/v1 Job's path, shown as written.
+      {"jobset.x-k8s.io", "v1alpha2", "jobsets", "jobset", "JobSet", true, kJobKinds, {}, {}},
+      {"kubeflow.org", "v1", "pytorchjobs", "pytorchjob", "PyTorchJob", true, kJobKinds, {}, {}},
+      {"kubeflow.org", "v2beta1", "mpijobs", "mpijob", "MPIJob", true, kJobKinds, {}, {}},
       {kq,
        kv,
        "clusterqueues",
@@ -128,6 +134,14 @@ std::vector<Kind> make_kinds() {
   };
 }
 
+// A group's versions, the preferred first.
+std::vector<std::string> group_versions(const std::string& g) {
+  if (g == kKueueGroup || g == kVisibilityGroup) return {kKueueVersion};
+  if (g == "jobset.x-k8s.io") return {"v1alpha2"};
+  if (g == "kubeflow.org") return {"v1", "v2beta1"};  // PyTorchJob's, MPIJob's
+  return {"v1"};
+}
+
 json group_version(const std::string& gv, const std::string& v) {
   return {{"groupVersion", gv}, {"version", v}};
 }
@@ -168,12 +182,12 @@ json api_versions(const std::string& host) {
 json group_list() {
   json groups = json::array();
   // Kueue's group before its visibility group: kubectl maps `clusterqueues` to the first.
-  for (const std::string& g :
-       {std::string("batch"), std::string(kKueueGroup), std::string(kVisibilityGroup),
-        std::string("authorization.k8s.io")}) {
-    const std::string v = g == kKueueGroup || g == kVisibilityGroup ? kKueueVersion : "v1";
-    const json gv = group_version(g + "/" + v, v);
-    groups.push_back({{"name", g}, {"versions", json::array({gv})}, {"preferredVersion", gv}});
+  for (const std::string& g : {std::string("batch"), std::string(kKueueGroup),
+                               std::string(kVisibilityGroup), std::string("authorization.k8s.io"),
+                               std::string("jobset.x-k8s.io"), std::string("kubeflow.org")}) {
+    json versions = json::array();
+    for (const auto& v : group_versions(g)) versions.push_back(group_version(g + "/" + v, v));
+    groups.push_back({{"name", g}, {"versions", versions}, {"preferredVersion", versions[0]}});
   }
   return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}};
 }
@@ -204,7 +218,12 @@ namespace {
 
 // "api/v1", "apis/batch/v1", ...: the group-versions served.
 std::vector<std::string> group_version_paths() {
-  return {"api/v1", "apis/batch/v1", std::string("apis/") + kKueueGroup + "/" + kKueueVersion};
+  return {"api/v1",
+          "apis/batch/v1",
+          std::string("apis/") + kKueueGroup + "/" + kKueueVersion,
+          "apis/jobset.x-k8s.io/v1alpha2",
+          "apis/kubeflow.org/v1",
+          "apis/kubeflow.org/v2beta1"};
 }
 
 // The operation kubectl's query-parameter check looks for: the kind's, with fieldValidation.
@@ -250,15 +269,20 @@ std::optional<json> openapi_document(const std::string& gv_path) {
                     {{"group", k.group}, {"version", k.version}, {"kind", k.kind}}}};
     if (std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end()) continue;
     // kubectl (1.32) reads the fieldValidation parameter off the kind's PATCH operation; sluice
-    // validates creations; a Job's PATCH changes spec.suspend only, a Kueue object's is
-    // validated as the configuration (docs/kubernetes.md).
+    // validates creations; a Job's PATCH changes spec.suspend and metadata.labels and
+    // annotations only, a Kueue object's is validated as the configuration, a JobSet's is not
+    // served (docs/kubernetes.md).
     const bool config = k.group == kKueueGroup;  // the configuration's kinds
     path["post"] = operation(k, "post",
                              config ? "create: validated by sluice's configuration loader"
                                     : "create: validated by sluice's job reader");
-    path["patch"] = operation(k, "patch",
-                              config ? "merge patch, validated as the configuration"
-                                     : "spec.suspend only: hold and release");
+    path["patch"] =
+        operation(k, "patch",
+                  config                 ? "merge patch, validated as the configuration"
+                  : k.resource == "jobs" ? "spec.suspend (hold and release), "
+                                           "metadata.labels and metadata.annotations only"
+                                         : "not served (405): create, get, list, watch "
+                                           "and delete only");
   }
   return json{{"openapi", "3.0.0"},
               {"info", {{"title", "sluice"}, {"version", build_version()}}},

@@ -1,16 +1,18 @@
 // kubectl apply of a batch/v1 Job (docs/kubernetes.md, "kubectl apply of a Job"). kubectl
 // creates the Job with its manifest in the annotation kubectl.kubernetes.io/last-applied-
 // configuration, and later reads the Job back to compute a patch from that annotation, the
-// file and the live object. So the server keeps the annotation of a Job created through the
-// Kubernetes API with one (in memory: a restart forgets it) and shows that Job as applied: the
-// annotation, and the spec's fields as the manifest wrote them (spec.suspend as the job is).
-// Applying the same file again then sends nothing ("unchanged"); a changed file's patch carries
-// the new annotation, which is compared with the kept one: spec.suspend holds or releases as
-// kubectl patch does, a change of another field is 422 ("field is immutable", as Kubernetes
-// says of a Job's template, or sluice's words for fields it does not change), nothing applied.
+// file and the live object. The annotation is kept with the Job's other annotations
+// (kube_meta.h: stored, so a restart keeps it), and the Job shows as applied: the annotation,
+// and the spec's fields as the manifest wrote them (kube_objects.cc). Applying the same file
+// again then sends nothing ("unchanged"); a changed file's patch carries the new annotation,
+// which is compared with the kept one: spec.suspend, metadata.labels and annotations change as
+// kubectl patch changes them, a change of another field is 422 ("field is immutable", as
+// Kubernetes says of a Job's template, or sluice's words for fields it does not change),
+// nothing applied.
 #include "server/http/kube_job_apply.h"
 
 #include "server/http/kube.h"
+#include "server/http/kube_meta.h"
 #include "server/http/reply.h"
 #include "server/server.h"
 
@@ -41,13 +43,10 @@ json parse_bounded(std::string_view text) {
 
 namespace job_apply {
 
-constexpr size_t kKept = 10'000;          // annotations kept at most, and
-constexpr size_t kKeptBytes = 64u << 20;  // their bytes: then those of gone jobs are dropped
-
 void differences(const json& a, const json& b, const std::string& at,
                  std::vector<std::string>& out) {
-  if (at == "spec.suspend" || at == std::string("metadata.annotations.") + kube::kLastApplied)
-    return;
+  // Changed as kubectl patch changes them (kube_patch_job).
+  if (at == "spec.suspend" || at == "metadata.labels" || at == "metadata.annotations") return;
   for (const char* whole :
        {"spec.template", "spec.completions", "spec.completionMode", "spec.selector"})
     if (at == whole) {
@@ -96,58 +95,6 @@ bool Server::kube_applies(const kube::Call& c) const {
   return kube::applied_annotation(kube::parse_bounded(c.req.body)).has_value();
 }
 
-// After a create through the API: keeps the annotation of a Job kubectl apply created.
-void Server::kube_remember_applied(const kube::Call& c, net::Response& res) {
-  if (res.status != 201) return;
-  const auto a = kube::applied_annotation(kube::parse_bounded(c.req.body));
-  if (!a) return;
-  json job = json::parse(res.body, nullptr, false);
-  const json* labels = job.is_object() && job["metadata"]["labels"].is_object()
-                           ? &job["metadata"]["labels"]
-                           : nullptr;
-  if (!labels || !labels->contains("sluice.dev/job-id") ||
-      !(*labels)["sluice.dev/job-id"].is_string())
-    return;
-  const std::string id_text = (*labels)["sluice.dev/job-id"].get<std::string>();
-  if (id_text.empty() || id_text.find_first_not_of("0123456789") != std::string::npos) return;
-  const JobId id = std::stoull(id_text);
-  std::lock_guard lk(state_->mu());
-  if (!kube_keep_applied(id, *a)) return;
-  kube_applied_overlay(id, job);
-  reply(res, 201, job);
-}
-
-// Under the state lock: keeps a Job's annotation within kKept and kKeptBytes (those of jobs
-// that are gone dropped first); false when it cannot be kept (the Job reads as not applied).
-bool Server::kube_keep_applied(JobId id, const std::string& annotation) {
-  auto bytes = [&] {
-    size_t n = annotation.size();
-    for (const auto& [other, text] : kube_applied_) n += other == id ? 0 : text.size();
-    return n;
-  };
-  if (kube_applied_.size() >= job_apply::kKept || bytes() > job_apply::kKeptBytes)
-    std::erase_if(kube_applied_, [&](const auto& e) {
-      const JobRecord* r = state_->find(e.first);
-      return !r || !kube::listed(*r);
-    });
-  if (!kube_applied_.count(id) &&
-      (kube_applied_.size() >= job_apply::kKept || bytes() > job_apply::kKeptBytes))
-    return false;
-  kube_applied_[id] = annotation;
-  return true;
-}
-
-// Under the state lock: a Job kubectl apply created, as kubectl apply reads it.
-void Server::kube_applied_overlay(JobId id, json& job) const {
-  auto it = kube_applied_.find(id);
-  if (it == kube_applied_.end()) return;
-  const json m = kube::parse_bounded(it->second);
-  job["metadata"]["annotations"][kube::kLastApplied] = it->second;
-  if (!m.is_object() || !m.contains("spec") || !m["spec"].is_object()) return;
-  for (const auto& [k, v] : m["spec"].items())
-    if (k != "suspend") job["spec"][k] = v;
-}
-
 // PATCH of a Job with a new annotation: compared with the kept one; spec.suspend as kubectl
 // patch (kube_patch_job) does; any other change refused whole.
 void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
@@ -163,32 +110,29 @@ void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
     std::lock_guard lk(state_->mu());
     const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
     if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
-    if (auto it = kube_applied_.find(r->job.id); it != kube_applied_.end()) kept = it->second;
+    const auto a = kube::kept_meta(r->kube_meta).annotations;
+    if (const auto it = a.find(kube::kLastApplied); it != a.end() && it->is_string())
+      kept = it->get<std::string>();
   }
   if (kept.empty()) return kube_patch_job(c, res);  // not applied here: fields refused by name
   const std::vector<std::string> changed = kube::applied_changes(kube::parse_bounded(kept), next);
   if (!changed.empty()) return reply(res, 422, job_apply::immutable(c, changed));
-  // What remains is spec.suspend, if the patch sets it.
+  // What remains is spec.suspend, if the patch sets it, and the metadata's labels and
+  // annotations (the new annotation among them), which kubectl patch changes as well.
   net::Request only;
   only.method = "PATCH";
   only.path = c.req.path;
   only.headers = {{"Content-Type", "application/merge-patch+json"}};
   only.params = c.req.params;
-  json suspend = json::object();
+  json rest = json::object();
   if (patch.contains("spec") && patch["spec"].is_object() && patch["spec"].contains("suspend"))
-    suspend = {{"spec", {{"suspend", patch["spec"]["suspend"]}}}};
-  only.body = suspend.dump();
+    rest["spec"]["suspend"] = patch["spec"]["suspend"];
+  for (const char* key : {"labels", "annotations"})
+    if (patch["metadata"].contains(key)) rest["metadata"][key] = patch["metadata"][key];
+  only.body = rest.dump();
   kube::Call sub{.req = only, .caller = c.caller, .path = c.path};
   sub.kind = c.kind;
   kube_patch_job(sub, res);
-  if (res.status != 200) return;
-  json job = json::parse(res.body, nullptr, false);
-  std::lock_guard lk(state_->mu());
-  const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
-  if (!r || !job.is_object()) return;
-  if (kube_keep_applied(r->job.id, *kube::applied_annotation(patch)))
-    kube_applied_overlay(r->job.id, job);
-  reply(res, 200, job);
 }
 
 }  // namespace sluice::server

@@ -22,9 +22,9 @@ std::optional<std::string> applied_annotation(const nlohmann::json& o);
 // JSON text parsed when it nests at most kMaxPatchDepth deep (the annotation is a string inside
 // a body whose own depth was bounded); null otherwise, or when it is not JSON.
 nlohmann::json parse_bounded(std::string_view text);
-// Where two applied manifests differ, as field paths, but in spec.suspend and the annotation
-// itself. A Job's template, completions, completion mode and selector are immutable in
-// Kubernetes: a change under one is reported at it ("spec.template").
+// Where two applied manifests differ, as field paths, but in spec.suspend, metadata.labels and
+// metadata.annotations. A Job's template, completions, completion mode and selector are immutable
+// in Kubernetes: a change under one is reported at it ("spec.template").
 std::vector<std::string> applied_changes(const nlohmann::json& kept, const nlohmann::json& next);
 
 }  // namespace sluice::server::kube

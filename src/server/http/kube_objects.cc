@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "server/http/kube.h"
+#include "server/http/kube_job_apply.h"
+#include "server/http/kube_meta.h"
 
 namespace sluice::server::kube {
 
@@ -38,8 +40,10 @@ json pod_template(const PodSet& ps, const Config& config, const json& labels) {
       {"spec", {{"containers", json::array({container(ps, config)})}, {"restartPolicy", "Never"}}}};
 }
 
-json job_labels(const JobRecord& r) {
-  json l = {{"sluice.dev/job-id", std::to_string(r.job.id)}};
+// The Job's own labels (kube_meta.h), then those sluice sets, which win.
+json job_labels(const JobRecord& r, const KeptMeta& kept) {
+  json l = kept.labels;
+  l["sluice.dev/job-id"] = std::to_string(r.job.id);
   if (!r.job.queue.empty()) l[kQueueLabel] = r.job.queue;
   if (!r.job.exec().priority_class.empty())
     l["kueue.x-k8s.io/priority-class"] = r.job.exec().priority_class;
@@ -53,6 +57,14 @@ json pod_labels(const JobRecord& r) {
           {"batch.kubernetes.io/job-name", r.job.name},
           {"controller-uid", u},
           {"job-name", r.job.name}};
+}
+
+// A Job's pod template's: its own (kube_meta.h), then those Kubernetes' Job controller sets.
+json template_labels(const JobRecord& r, const KeptMeta& kept) {
+  json l = kept.pod_labels;
+  const json controller = pod_labels(r);  // a named object: items() refers to it
+  for (const auto& [k, v] : controller.items()) l[k] = v;
+  return l;
 }
 
 json meta(const std::string& name, const JobRecord& r, const std::string& u, TimeNs created,
@@ -140,8 +152,25 @@ json quantities(const ResourceVec& v, const Config& config, int64_t times) {
   return out;
 }
 
+namespace {
+
+// A Job kubectl apply created or last applied (its annotation kept with its metadata): its
+// spec's fields as the manifest wrote them (but spec.suspend, which is the job's), so that
+// kubectl apply of the same manifest finds nothing to change (kube_job_apply.cc).
+void applied_overlay(json& job, const KeptMeta& kept) {
+  const auto it = kept.annotations.find(kLastApplied);
+  if (it == kept.annotations.end() || !it->is_string()) return;
+  const json m = parse_bounded(it->get_ref<const std::string&>());
+  if (!m.is_object() || !m.contains("spec") || !m["spec"].is_object()) return;
+  for (const auto& [k, v] : m["spec"].items())
+    if (k != "suspend") job["spec"][k] = v;
+}
+
+}  // namespace
+
 json job_object(const JobRecord& r, const Config& config, TimeNs now) {
   (void)now;
+  const KeptMeta kept = kept_meta(r.kube_meta);
   const int32_t pods = r.job.pod_count();
   const PodSet empty;
   const PodSet& ps = r.job.pod_sets.empty() ? empty : r.job.pod_sets.front();
@@ -152,7 +181,9 @@ json job_object(const JobRecord& r, const Config& config, TimeNs now) {
       {"suspend", r.state == JobState::kPending},
       {"backoffLimit", 0},
       {"selector", {{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid("job", r)}}}}},
-      {"template", pod_template(ps, config, pod_labels(r))}};
+      {"template", pod_template(ps, config, template_labels(r, kept))}};
+  if (!kept.pod_annotations.empty())
+    spec["template"]["metadata"]["annotations"] = kept.pod_annotations;
   const PodCounts c = pod_counts(r);
   json status = {{"active", c.active},
                  {"ready", c.ready},
@@ -161,14 +192,17 @@ json job_object(const JobRecord& r, const Config& config, TimeNs now) {
                  {"conditions", job_conditions(r)}};
   if (r.admit_ns > 0 && r.state != JobState::kPending) status["startTime"] = timestamp(r.admit_ns);
   if (r.state == JobState::kSucceeded) status["completionTime"] = timestamp(r.end_ns);
-  json m = meta(r.job.name, r, uid("job", r), r.job.submit_ns, job_labels(r));
-  m["annotations"] = {{"sluice.dev/state", state_name(r.state)},
-                      {"sluice.dev/cluster-queue", r.cluster_queue}};
-  return {{"apiVersion", "batch/v1"},
-          {"kind", "Job"},
-          {"metadata", std::move(m)},
-          {"spec", std::move(spec)},
-          {"status", std::move(status)}};
+  json m = meta(r.job.name, r, uid("job", r), r.job.submit_ns, job_labels(r, kept));
+  m["annotations"] = kept.annotations;
+  m["annotations"]["sluice.dev/state"] = state_name(r.state);
+  m["annotations"]["sluice.dev/cluster-queue"] = r.cluster_queue;
+  json job = {{"apiVersion", "batch/v1"},
+              {"kind", "Job"},
+              {"metadata", std::move(m)},
+              {"spec", std::move(spec)},
+              {"status", std::move(status)}};
+  applied_overlay(job, kept);
+  return job;
 }
 
 // NAME STATUS COMPLETIONS DURATION AGE (kubectl's printJob).
@@ -229,7 +263,8 @@ json pod_object(const JobRecord& r, size_t i, const Config& config) {
   const size_t s = pod_set_of(r, i);
   const PodSet empty;
   const PodSet& ps = s < r.job.pod_sets.size() ? r.job.pod_sets[s] : empty;
-  json labels = pod_labels(r);
+  const KeptMeta kept = kept_meta(r.kube_meta);
+  json labels = template_labels(r, kept);
   if (!r.job.queue.empty()) labels[kQueueLabel] = r.job.queue;
   labels["sluice.dev/job-id"] = std::to_string(r.job.id);
   // Each run of a pod is another pod: same name, a new uid (kubectl drain waits for the uid
@@ -238,6 +273,7 @@ json pod_object(const JobRecord& r, size_t i, const Config& config) {
   if (p.run) u += "-" + std::to_string(p.run);
   json m = meta(pod_name(r.job.name, i), r, u, r.admit_ns, std::move(labels));
   m["ownerReferences"] = owner(r);
+  if (!kept.pod_annotations.empty()) m["annotations"] = kept.pod_annotations;
   if (r.state == JobState::kPending) {
     // The last run of a job sent back to its queue, still stopping: Terminating.
     m["deletionTimestamp"] = time_field(r.queued_ns);

@@ -22,10 +22,50 @@ void leaves(const json& j, const std::string& at, std::vector<std::string>& out)
 
 // The one boolean `spec.<field>` a patch of `kind` may change: nullopt on a refusal; inside,
 // nullopt when the patch leaves it alone.
+// A patch's metadata.labels or metadata.annotations into `out`: false (with the cause) when it
+// is not a map of strings and nulls.
+bool read_map(const json& m, const std::string& at, MapPatch& out, PatchRefusal* why) {
+  if (!m.is_object()) {
+    *why = {422, at + ": expected a map of strings", {{at, "not a map of strings"}}};
+    return false;
+  }
+  for (const auto& [k, v] : m.items()) {
+    if (!v.is_string() && !v.is_null()) {
+      *why = {422, at + "." + k + ": expected a string or null", {{at + "." + k, "not a string"}}};
+      return false;
+    }
+    out.emplace_back(k, v.is_null() ? std::nullopt : std::optional(v.get<std::string>()));
+  }
+  return true;
+}
+
+// The patch's metadata but its name: the labels and annotations into `maps` (a Job's; null: a
+// Node's, which takes none), other fields into `fields`. False on a refusal.
+bool read_metadata(const json& v, const std::string& name, JobPatch* maps,
+                   std::vector<std::string>& fields, PatchRefusal* why) {
+  if (!v.is_object()) {
+    leaves(v, "metadata", fields);
+    return true;
+  }
+  json rest = v;
+  if (rest.contains("name") && rest["name"] == name) rest.erase("name");
+  if (maps) {
+    for (auto [key, out] :
+         {std::pair{"labels", &maps->labels}, std::pair{"annotations", &maps->annotations}}) {
+      if (!rest.contains(key)) continue;
+      if (!read_map(rest[key], std::string("metadata.") + key, *out, why)) return false;
+      rest.erase(key);
+    }
+  }
+  if (!rest.empty()) leaves(rest, "metadata", fields);
+  return true;
+}
+
 std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
                                                   std::string_view body, const std::string& name,
                                                   const char* api_version, const char* kind,
-                                                  const std::string& field, PatchRefusal* why) {
+                                                  const std::string& field, JobPatch* maps,
+                                                  PatchRefusal* why) {
   const std::string type = media_type(content_type);
   if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json") {
     *why = {415,
@@ -48,9 +88,10 @@ std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
   std::vector<std::string> fields;
   for (const auto& [k, v] : doc.items()) {
     if ((k == "apiVersion" && v == api_version) || (k == "kind" && v == kind)) continue;
-    if (k == "metadata" && v.is_object() && v.size() == 1 && v.contains("name") &&
-        v["name"] == name)
+    if (k == "metadata") {
+      if (!read_metadata(v, name, maps, fields, why)) return std::nullopt;
       continue;
+    }
     if (k == "spec" && v.is_object() && v.contains(field)) {
       const json& f = v[field];
       if (!f.is_boolean() && !f.is_null()) {
@@ -70,6 +111,7 @@ std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
   if (!fields.empty()) {
     *why = {422,
             std::string("sluice changes a ") + kind + "'s spec." + field +
+                (maps ? ", metadata.labels and metadata.annotations" : "") +
                 " only; the patch also changes " + std::to_string(fields.size()) +
                 " other field(s)",
             {}};
@@ -91,14 +133,16 @@ std::string media_type(std::string_view content_type) {
 
 std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
                                        const std::string& name, PatchRefusal* why) {
-  auto v = read_spec_bool(content_type, body, name, "batch/v1", "Job", "suspend", why);
+  JobPatch out;
+  auto v = read_spec_bool(content_type, body, name, "batch/v1", "Job", "suspend", &out, why);
   if (!v) return std::nullopt;
-  return JobPatch{*v};
+  out.suspend = *v;
+  return out;
 }
 
 std::optional<NodePatch> read_node_patch(std::string_view content_type, std::string_view body,
                                          const std::string& name, PatchRefusal* why) {
-  auto v = read_spec_bool(content_type, body, name, "v1", "Node", "unschedulable", why);
+  auto v = read_spec_bool(content_type, body, name, "v1", "Node", "unschedulable", nullptr, why);
   if (!v) return std::nullopt;
   return NodePatch{*v};
 }

@@ -1,11 +1,12 @@
 #pragma once
 // The body of a PATCH through the Kubernetes API (kube_patch.cc, docs/kubernetes.md): a JSON
-// merge patch or a strategic merge patch, which read the same for the one field sluice changes
+// merge patch or a strategic merge patch, which read the same for the fields sluice changes
 // of each kind: a Job's `spec.suspend`, hold (true) and release (false), as Kueue's users
-// suspend and resume a Job; a Node's `spec.unschedulable`, cordon (true) and resume (false), as
-// kubectl cordon and uncordon send it. Every other field a patch would change is refused by
-// name (422 Invalid with a cause per field), never ignored. Pure (nlohmann only): the unit tests
-// and fuzz_kube_patch reach it without a server.
+// suspend and resume a Job, and its metadata.labels and annotations (kubectl label, annotate); a
+// Node's `spec.unschedulable`, cordon (true) and resume (false), as kubectl cordon and uncordon
+// send it. Every other field a patch would change is refused by name (422 Invalid with a cause per
+// field), never ignored. Pure (nlohmann only): the unit tests and fuzz_kube_patch reach it without
+// a server.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,8 +15,12 @@
 
 namespace sluice::server::kube {
 
+// A merge patch of a string map (metadata.labels): each key's new value, nullopt removes it.
+using MapPatch = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
 struct JobPatch {
-  std::optional<bool> suspend;  // spec.suspend (null: false, as merge patch's delete)
+  std::optional<bool> suspend;   // spec.suspend (null: false, as merge patch's delete)
+  MapPatch labels, annotations;  // metadata's (kubectl label, kubectl annotate)
 };
 
 struct NodePatch {

@@ -102,11 +102,11 @@ void Server::kube_dispatch(kube::Call& c, net::Response& res) {
   const bool get = m == "GET" && c.path.sub.empty();
   if (c.kind->group == kube::kVisibilityGroup) return kube_pending_workloads(c, res);
   if (r == "jobs" && get) return kube_jobs(c, res);
-  if (r == "jobs" && m == "POST" && c.path.name.empty() && !c.path.ns.empty()) {
-    kube_create_job(c, res);
-    return kube_remember_applied(c, res);  // kubectl apply's annotation (kube_job_apply.cc)
-  }
-  if (r == "jobs" && m == "DELETE" && !c.path.name.empty()) return kube_delete_job(c, res);
+  const bool jobs = r == "jobs" || kube::job_kind(*c.kind);  // JobSets, ...: kube_job_kinds.cc
+  if (jobs && get) return kube_kind_jobs(c, res);
+  if (jobs && m == "POST" && c.path.name.empty() && !c.path.ns.empty())
+    return kube_create_job(c, res);
+  if (jobs && m == "DELETE" && !c.path.name.empty()) return kube_delete_job(c, res);
   if (r == "jobs" && m == "PATCH" && !c.path.name.empty() && c.path.sub.empty() &&
       !c.path.ns.empty())
     return kube_applies(c) ? kube_apply_job(c, res) : kube_patch_job(c, res);

@@ -29,6 +29,7 @@ bool flag(const net::Request& req, const char* name) {
 
 const std::vector<Column>& columns_of(const Watch& w) {
   if (w.kind->resource == "pods") return pod_columns();
+  if (job_kind(*w.kind)) return kind_columns(*w.kind);
   return w.kind->resource == "jobs" ? job_columns() : workload_columns();
 }
 }  // namespace
@@ -67,6 +68,8 @@ std::string read_watch_query(const net::Request& req, Watch& w) {
 }
 
 bool Watch::shows(const json& object) const {
+  // A JobSet's watch sees the jobs created as JobSets only (kube_watch_object).
+  if (kind && object.value("kind", "") != kind->kind) return false;
   const json& m = object["metadata"];
   const std::string object_ns = m.value("namespace", "");
   if ((!kind || kind->namespaced) && ((!ns.empty() && object_ns != ns) || !caller.sees(object_ns)))
@@ -138,10 +141,10 @@ void Server::kube_watch(const net::Request& req, const net::Responder& r) {
     return fail(404, "the server could not find the requested resource");
   kube::Call c{.req = req, .caller = *caller, .path = *path, .kind = kind};
   if (kind->resource != "jobs" && kind->resource != "workloads" && kind->resource != "pods" &&
-      !kube::snapshot_kind(*kind))
+      !kube::job_kind(*kind) && !kube::snapshot_kind(*kind))
     return fail(405,
-                "sluice serves watch on jobs, workloads, pods, nodes, clusterqueues and "
-                "localqueues only, not on " +
+                "sluice serves watch on jobs, jobsets, pytorchjobs, mpijobs, workloads, pods, "
+                "nodes, clusterqueues and localqueues only, not on " +
                     kube::resource_text(c) + " (docs/kubernetes.md)");
   if (!c.path.ns.empty() && !c.caller.sees(c.path.ns))
     return r.send({.status = 403,

@@ -23,7 +23,8 @@ Built dropped(const kube::Watch& w, const ChangeJournal::Change& c) {
   JobRecord r;
   r.job.id = c.id;
   r.job.name = c.name;
-  const bool jobs = w.kind->resource == "jobs";
+  // A JobSet, PyTorchJob or MPIJob is named as its job is; its kind is not known any more.
+  const bool jobs = w.kind->resource == "jobs" || kube::job_kind(*w.kind);
   Built b;
   b.object["apiVersion"] = w.kind->api_version();
   b.object["kind"] = w.kind->kind;
@@ -31,7 +32,10 @@ Built dropped(const kube::Watch& w, const ChangeJournal::Change& c) {
                           {"namespace", c.ns},
                           {"resourceVersion", std::to_string(c.rv)}};
   b.cells = json::array();
-  const size_t n = (jobs ? kube::job_columns() : kube::workload_columns()).size();
+  const size_t n = (kube::job_kind(*w.kind) ? kube::kind_columns(*w.kind)
+                    : jobs                  ? kube::job_columns()
+                                            : kube::workload_columns())
+                       .size();
   b.cells.push_back(b.object["metadata"]["name"]);
   for (size_t i = 1; i < n; ++i) b.cells.push_back("");
   return b;
@@ -45,6 +49,11 @@ kube::Built Server::kube_watch_object(const kube::Watch& w, const JobRecord& r, 
   if (w.kind->resource == "jobs") {
     b.object = kube::job_object(r, cfg, now);
     b.cells = kube::job_row(r, b.object, now);
+  } else if (kube::job_kind(*w.kind)) {
+    // Another kind's job: no object of this kind (Watch::shows drops it).
+    if (!kube::created_as(r, *w.kind)) return {.object = {{"kind", ""}}};
+    b.object = kube::kind_object(r, *w.kind);
+    b.cells = kube::kind_row(r, *w.kind, b.object, now);
   } else {
     b.object = kube::workload_object(r, cfg, kube_why_pending(r));
     b.cells = kube::workload_row(r, b.object, now);
@@ -86,7 +95,7 @@ bool Server::kube_watch_round(std::unique_lock<std::mutex>& lk) {
   // Per watch: its events' objects (pointers into `built` and `initial`), or its 410.
   std::vector<kube::WatchOut> outs(ws.size());
   std::map<uint64_t, std::vector<ChangeJournal::Change>> by_from;
-  std::map<std::pair<JobId, bool>, Built> built;  // (job, is a workload)
+  std::map<std::pair<JobId, const kube::Kind*>, Built> built;  // (job, the kind it is built as)
   std::vector<std::unique_ptr<Built>> initial;
   bool more = false;
   for (size_t i = 0; i < ws.size(); ++i) {
@@ -116,14 +125,13 @@ bool Server::kube_watch_round(std::unique_lock<std::mutex>& lk) {
     const auto& changes = at->second;
     // The first kPerRound by version: a job whose last change is later comes next round.
     const size_t n = std::min(changes.size(), kube::kPerRound);
-    const bool workloads = w.kind->resource == "workloads";
     for (size_t k = 0; k < n; ++k) {
       const auto& c = changes[k];
       if (w.kind->resource == "pods") {
         kube_watch_pods(w, c, now, initial, outs[i]);
         continue;
       }
-      auto [b, added] = built.try_emplace({c.id, workloads});
+      auto [b, added] = built.try_emplace({c.id, w.kind});
       if (added) {
         const JobRecord* r = state_->find(c.id);
         b->second = r ? kube_watch_object(w, *r, now) : dropped(w, c);

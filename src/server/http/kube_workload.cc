@@ -2,6 +2,7 @@
 // flavors per resource, usage) and the conditions Kueue sets, with Kueue's reasons:
 // QuotaReserved, Admitted, Evicted (Preempted), Finished (Succeeded, Failed).
 #include "server/http/kube.h"
+#include "server/http/kube_meta.h"
 
 namespace sluice::server::kube {
 
@@ -93,13 +94,16 @@ json workload_object(const JobRecord& r, const Config& config, const std::string
   json status = {{"conditions", conditions(r, why_pending)}};
   if (r.admit_ns > 0 && r.state != JobState::kPending) status["admission"] = admission(r, config);
   const std::string job_uid = "sluice-job-" + std::to_string(r.job.id);
+  // The Job's own labels (kube_meta.h), then Kueue's.
+  json labels = kept_meta(r.kube_meta).labels;
+  labels["kueue.x-k8s.io/job-uid"] = job_uid;
   json m = {{"name", workload_name(r)},
             {"namespace", r.job.namespace_},
             {"uid", "sluice-workload-" + std::to_string(r.job.id)},
             {"resourceVersion", std::to_string(r.rv)},
             {"generation", 1},
             {"creationTimestamp", time_field(r.job.submit_ns)},
-            {"labels", {{"kueue.x-k8s.io/job-uid", job_uid}}},
+            {"labels", std::move(labels)},
             {"ownerReferences", json::array({{{"apiVersion", "batch/v1"},
                                               {"kind", "Job"},
                                               {"name", r.job.name},

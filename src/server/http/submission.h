@@ -24,6 +24,7 @@ struct Server::Submission {
   // (409) in the same hold of the state lock that submits.
   std::string default_namespace;
   bool unique_names = false;
+  std::string kube_meta;  // the created Job's own metadata (kube_meta.h); "" none
 };
 
 // A submission admitted into the state, waiting for its commit (http/jobs.cc).

@@ -1,5 +1,6 @@
 // A Job's PATCH body through the Kubernetes API (server/http/kube_patch.h): spec.suspend in a
-// merge or strategic merge patch, and every other field refused by name.
+// merge or strategic merge patch, metadata.labels and annotations, and every other field
+// refused by name.
 #include "server/http/kube_patch.h"
 
 #include <gtest/gtest.h>
@@ -31,12 +32,17 @@ TEST(KubeJobPatch, ReadsSpecSuspendInAMergeOrStrategicPatch) {
 TEST(KubeJobPatch, RefusesOtherFieldsByNameAndOtherPatchTypes) {
   kube::PatchRefusal why;
   EXPECT_FALSE(kube::read_job_patch(
-      kMerge, R"({"spec":{"suspend":true,"parallelism":2},"metadata":{"labels":{"a":"b"}}})", "x",
+      kMerge, R"({"spec":{"suspend":true,"parallelism":2},"metadata":{"finalizers":["a"]}})", "x",
       &why));
   EXPECT_EQ(why.code, 422);
   ASSERT_EQ(why.causes.size(), 2u);
-  EXPECT_EQ(why.causes[0].first, "metadata.labels.a");
+  EXPECT_EQ(why.causes[0].first, "metadata.finalizers");
   EXPECT_EQ(why.causes[1].first, "spec.parallelism");
+  // Labels are a map of strings (null removes one).
+  EXPECT_FALSE(kube::read_job_patch(kMerge, R"({"metadata":{"labels":{"a":1}}})", "x", &why));
+  EXPECT_EQ(why.code, 422);
+  EXPECT_FALSE(kube::read_job_patch(kMerge, R"({"metadata":{"labels":null}})", "x", &why));
+  EXPECT_EQ(why.code, 422);
   EXPECT_FALSE(kube::read_job_patch(kMerge, R"({"metadata":{"name":"other"}})", "x", &why));
   EXPECT_EQ(why.code, 422);
   EXPECT_FALSE(kube::read_job_patch(kMerge, R"({"spec":{"suspend":"yes"}})", "x", &why));
@@ -54,6 +60,31 @@ TEST(KubeJobPatch, RefusesOtherFieldsByNameAndOtherPatchTypes) {
   EXPECT_FALSE(
       kube::read_job_patch(kMerge, std::string(100, '[') + std::string(100, ']'), "x", &why));
   EXPECT_EQ(why.code, 400);
+}
+
+TEST(KubeJobPatch, ReadsLabelsAndAnnotationsAsKubectlLabelSendsThem) {
+  kube::PatchRefusal why;
+  // kubectl label job x team=a stale-: a merge patch of metadata.labels.
+  auto p = kube::read_job_patch(kMerge, R"({"metadata":{"labels":{"team":"a","stale":null}}})", "x",
+                                &why);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_FALSE(p->suspend);
+  ASSERT_EQ(p->labels.size(), 2u);
+  EXPECT_EQ(p->labels[0], (std::pair<std::string, std::optional<std::string>>{"stale", {}}));
+  EXPECT_EQ(p->labels[1], (std::pair<std::string, std::optional<std::string>>{"team", "a"}));
+  p = kube::read_job_patch(
+      kStrategic,
+      R"({"metadata":{"name":"x","annotations":{"note":"hi"}},"spec":{"suspend":true}})", "x",
+      &why);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_EQ(p->suspend, true);
+  ASSERT_EQ(p->annotations.size(), 1u);
+  EXPECT_EQ(p->annotations[0].second, "hi");
+  // A Node's labels are not changed through a patch.
+  EXPECT_FALSE(kube::read_node_patch(kMerge, R"({"metadata":{"labels":{"a":"b"}}})", "n0", &why));
+  EXPECT_EQ(why.code, 422);
+  ASSERT_EQ(why.causes.size(), 1u);
+  EXPECT_EQ(why.causes[0].first, "metadata.labels.a");
 }
 
 TEST(KubeNodePatch, ReadsSpecUnschedulableAsCordonAndUncordonSendIt) {

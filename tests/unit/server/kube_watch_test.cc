@@ -129,10 +129,14 @@ TEST(KubeWatchShows, TheCallersNamespacesThePathsAndTheSelectors) {
   kube::Watch w = jobs_watch();
   w.caller.admin = false;
   w.caller.namespaces = {"a"};
-  const json in_a = {{"metadata", {{"name", "x"}, {"namespace", "a"}, {"labels", {{"k", "v"}}}}}};
-  const json in_b = {{"metadata", {{"name", "x"}, {"namespace", "b"}}}};
+  const json in_a = {{"kind", "Job"},
+                     {"metadata", {{"name", "x"}, {"namespace", "a"}, {"labels", {{"k", "v"}}}}}};
+  const json in_b = {{"kind", "Job"}, {"metadata", {{"name", "x"}, {"namespace", "b"}}}};
+  json other_kind = in_a;
+  other_kind["kind"] = "JobSet";  // a watch of Jobs shows Jobs (one of JobSets, JobSets)
   EXPECT_TRUE(w.shows(in_a));
   EXPECT_FALSE(w.shows(in_b));  // not the caller's
+  EXPECT_FALSE(w.shows(other_kind));
   w.fields.equal.emplace_back("metadata.name", "y");
   EXPECT_FALSE(w.shows(in_a));
   w.fields = {};

@@ -59,5 +59,53 @@ TEST(ServerStore, HistoryOfJobsWhoseEventsWereTrimmed) {
   std::filesystem::remove_all(dir);
 }
 
+// A job's Kubernetes metadata (JobRecord::kube_meta) is written with its record, changed
+// (kubectl label), and read back after a restart; a stored text that is not what the API keeps
+// is refused, not trusted.
+TEST(ServerStore, KubeMetadataSurvivesARestart) {
+  const auto dir = fresh_dir("kube-meta");
+  auto cfg = config();
+  JobId id = 0;
+  {
+    auto store = SqliteStore::open(dir.string());
+    ASSERT_TRUE(store.ok()) << store.error();
+    (*store)->start();
+    ServerState st(cfg, store->get(), ServerOptions{});
+    auto js = jobs(*cfg, job_yaml("labelled", 1, 4));
+    PreparedSubmission prepared = ServerState::prepare(js, cfg);
+    prepared.kube_meta = {R"({"labels":{"team":"a"}})"};
+    const auto out = st.submit(std::move(js), 1 * kS, &prepared);
+    ASSERT_EQ(out.status, 202) << out.error;
+    id = out.ids[0];
+    ASSERT_TRUE((*store)->wait(out.ticket));
+    EXPECT_EQ(st.find(id)->kube_meta, R"({"labels":{"team":"a"}})");
+    uint64_t ticket = 0;
+    ASSERT_EQ(st.set_kube_meta(id, R"({"labels":{"team":"b"},"annotations":{"n":"x"}})", &ticket),
+              200);
+    ASSERT_TRUE((*store)->wait(ticket));
+    EXPECT_EQ(st.set_kube_meta(id + 100, "", &ticket), 404);
+  }
+  auto store = SqliteStore::open(dir.string());
+  ASSERT_TRUE(store.ok()) << store.error();
+  auto stored = (*store)->load_jobs();
+  ASSERT_TRUE(stored.ok());
+  ServerState st(cfg, store->get(), ServerOptions{});
+  EXPECT_TRUE(st.recover(*stored, 10 * kS).empty());
+  ASSERT_NE(st.find(id), nullptr);
+  EXPECT_EQ(st.find(id)->kube_meta, R"({"annotations":{"n":"x"},"labels":{"team":"b"}})");
+  // A record whose metadata is not what the API keeps (a label value too long) is refused.
+  auto tampered = *stored;
+  ASSERT_EQ(tampered.size(), 1u);
+  auto rec = nlohmann::json::parse(tampered[0].record);
+  rec["kube_meta"] = {{"labels", {{"team", std::string(64, 'a')}}}};
+  tampered[0].record = rec.dump();
+  ServerState again(cfg, nullptr, ServerOptions{});
+  const auto problems = again.recover(tampered, 10 * kS);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("kube_meta"), std::string::npos) << problems[0];
+  EXPECT_EQ(again.find(id), nullptr);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sluice::server
