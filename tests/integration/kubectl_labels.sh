@@ -52,6 +52,10 @@ done
   fail "the pod's job-name label: $(k get pod labelled-0 -o yaml)"
 [[ $(k get pod labelled-0 -o jsonpath='{.metadata.annotations.pod-note}') == hi ]] ||
   fail "the pod's annotation: $(k get pod labelled-0 -o yaml)"
+# Its log's times are not known: --since is refused with what is supported.
+out=$(refused logs labelled-0 --since=1m)
+grep -q 'sinceSeconds (kubectl logs --since): not supported: .*supported: tailLines (--tail)' <<<"$out" ||
+  fail "logs --since: $out"
 
 # 2. kubectl label and annotate: add, change, remove.
 k label job other team=a --overwrite >"$tmp/out" 2>&1 || fail "label: $(cat "$tmp/out")"

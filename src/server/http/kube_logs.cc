@@ -41,14 +41,30 @@ struct KubeLogQuery {
   bool follow = false;
 };
 
+// Why sluice cannot honour a pods/log parameter (docs/kubernetes.md, "Logs"). A pod writes its
+// log file itself (O_APPEND, so its agent cannot refuse or delay its bytes): nothing records
+// when a line was written, and a pod's runs on one node write one file.
+constexpr const char* kNoTimes =
+    "sluice's pod logs carry no times (a pod writes its log file itself; nothing records when a "
+    "line was written)";
+struct LogRefusal {
+  const char *param, *flag, *why;
+};
+constexpr LogRefusal kLogRefusals[] = {
+    {"sinceSeconds", "--since", kNoTimes},
+    {"sinceTime", "--since-time", kNoTimes},
+    {"timestamps", "--timestamps", kNoTimes},
+    {"previous", "--previous",
+     "a pod's runs are not kept apart (its log is the file on its current or last run's node, "
+     "which a later run there appends to)"}};
+
 // tailLines, limitBytes, follow (`container` names the pod's one container); what sluice cannot
-// honour is refused, not ignored.
+// honour is refused, not ignored, with what it does take.
 std::string read_kube_log_query(const net::Request& req, KubeLogQuery* q) {
-  for (const char* no : {"sinceSeconds", "sinceTime", "timestamps", "previous"})
-    if (req.has_param(no) && req.get_param_value(no) != "false")
-      return std::string(no) +
-             ": not supported by sluice yet (its logs carry no timestamps, "
-             "and its pods do not restart)";
+  for (const auto& no : kLogRefusals)
+    if (req.has_param(no.param) && req.get_param_value(no.param) != "false")
+      return std::string(no.param) + " (kubectl logs " + no.flag + "): not supported: " + no.why +
+             "; supported: tailLines (--tail), limitBytes (--limit-bytes), follow (-f)";
   for (auto [key, out] : {std::pair{"tailLines", &q->tail_lines}, {"limitBytes", &q->limit_bytes}})
     if (req.has_param(key)) {
       auto n = parse_id(req.get_param_value(key));
