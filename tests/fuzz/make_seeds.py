@@ -127,7 +127,8 @@ def main():
         + raw_strings("tests/gateway/config_test.cc"),
         "http_request": http_requests(),
         # Mode byte 0: a merge patch of a Job, 1: a strategic merge patch, 5: of a Node.
-        "kube_patch": [m + s for s in raw_strings("tests/unit/server/kube_patch_test.cc")
+        "kube_patch": [m + s for s in raw_strings("tests/unit/server/kube_patch_test.cc",
+                                                  "tests/unit/server/kube_meta_test.cc")
                        for m in (b"\x00", b"\x01", b"\x05")],
         # Mode byte 0: an Eviction (of pod x-0), 1: a SelfSubjectAccessReview, 2: a
         # SelfSubjectRulesReview, as JSON; 4, 5, 6: the same in protobuf. kubectl's own bodies,

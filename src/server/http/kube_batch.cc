@@ -34,7 +34,11 @@ namespace {
 std::string job_body_refusal(const json& doc, const kube::Kind& k) {
   const std::string what = k.api_version() + " " + k.kind;
   if (!doc.is_object()) return "expected one " + what + " as a JSON object";
-  if (doc.value("apiVersion", "") != k.api_version() || doc.value("kind", "") != k.kind)
+  const auto text = [&](const char* key) {  // not value(), which throws on a non-string
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (text("apiVersion") != k.api_version() || text("kind") != k.kind)
     return "expected apiVersion " + k.api_version() + ", kind " + k.kind +
            " (other kinds: their own resource, POST /v1/jobs, sluice submit)";
   return {};

@@ -197,7 +197,8 @@ std::optional<std::string> read_job_meta(const json& doc, MetaCauses* causes, bo
   if (!doc.is_object()) return std::string();
   KeptMeta m;
   if (whole) {
-    const std::string kind = doc.value("kind", "");
+    const auto k = doc.find("kind");  // any JSON: not value(), which throws on a non-string
+    const std::string kind = k != doc.end() && k->is_string() ? k->get<std::string>() : "";
     if (!api_version_of(kind)) {
       causes->push_back({"kind", "Unsupported value: " + json_quoted(kind)});
       return std::nullopt;
