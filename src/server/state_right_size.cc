@@ -19,7 +19,7 @@ constexpr double kRightSizeHeadroom = 0.2;
 
 const std::string& image_of(const Job& job) {
   static const std::string kNone;
-  return job.pod_sets.empty() ? kNone : job.pod_sets.front().image;
+  return job.pod_sets.empty() ? kNone : job.pod_sets.front().exec().image;
 }
 
 // `job` on the decision's shape; the job as it is when `config` lacks that MIG profile now.
@@ -59,7 +59,7 @@ std::shared_ptr<RightSizing> ServerState::plan_right_size(const Job& job) const 
   for (auto it = ids->rbegin(); it != ids->rend() && runs < kRightSizeHistory; ++it) {
     const JobRecord* r = find(*it);
     if (!r || r->state != JobState::kSucceeded || r->gpu_use.samples == 0 ||
-        r->job.user != job.user || image_of(r->job) != image_of(job))
+        r->job.exec().user != job.exec().user || image_of(r->job) != image_of(job))
       continue;
     ++runs;
     peak = std::max(peak, r->gpu_use.peak_mib);
