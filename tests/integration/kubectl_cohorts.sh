@@ -13,7 +13,7 @@ k api-resources --api-group=kueue.x-k8s.io >"$tmp/out" 2>&1 || fail "api-resourc
 for r in cohorts topologies; do
   grep -q "^$r .*kueue.x-k8s.io/v1beta1 *false" "$tmp/out" || fail "$r not discovered: $(cat "$tmp/out")"
 done
-k explain cohort.spec.parentName >"$tmp/out" 2>&1 || fail "explain cohort: $(cat "$tmp/out")"
+k explain cohort.spec.parent >"$tmp/out" 2>&1 || fail "explain cohort: $(cat "$tmp/out")"
 grep -q "parent" "$tmp/out" || fail "explain cohort said: $(cat "$tmp/out")"
 k explain topology.spec.levels >"$tmp/out" 2>&1 || fail "explain topology: $(cat "$tmp/out")"
 
@@ -27,7 +27,7 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: Cohort
 metadata: {name: team}
 spec:
-  parentName: org
+  parent: org
   resourceGroups:
   - coveredResources: [cpu]
     flavors:
@@ -49,7 +49,7 @@ k apply -f "$tmp/cohorts.yaml" >"$tmp/out" 2>&1 || fail "apply again: $(cat "$tm
 k get cohorts >"$tmp/out" 2>&1 || fail "get cohorts: $(cat "$tmp/out")"
 grep -q "^NAME *AGE" "$tmp/out" && grep -q "^org " "$tmp/out" && grep -q "^team " "$tmp/out" ||
   fail "get cohorts said: $(cat "$tmp/out")"
-[[ $(k get cohort team -o jsonpath='{.spec.parentName}') == org ]] || fail "parent: $(k get cohort team -o yaml)"
+[[ $(k get cohort team -o jsonpath='{.spec.parent}') == org ]] || fail "parent: $(k get cohort team -o yaml)"
 [[ $(k get topology hosts -o jsonpath='{.spec.levels[0].nodeLabel}') == kubernetes.io/hostname ]] ||
   fail "topology: $(k get topology hosts -o yaml)"
 
@@ -58,7 +58,7 @@ k patch clusterqueue cluster-queue --type merge -p '{"spec":{"cohort":"team"}}' 
   fail "patch cq: $(cat "$tmp/out")"
 k get clusterqueues >"$tmp/out" 2>&1 || fail "get cq: $(cat "$tmp/out")"
 grep -q "^cluster-queue *team " "$tmp/out" || fail "cq's cohort: $(cat "$tmp/out")"
-printf 'apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: bad}\nspec: {parentName: bad}\n' \
+printf 'apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: bad}\nspec: {parent: bad}\n' \
   >"$tmp/bad.yaml"
 out=$(refused apply -f "$tmp/bad.yaml")
 grep -q 'is invalid' <<<"$out" || fail "a cohort that is its own parent: $out"
@@ -77,7 +77,7 @@ kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null || true
   --cycle-interval-ms 200 >>"$tmp/server.log" 2>&1 &
 pids[0]=$!
 for _ in $(seq 1 300); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-[[ $(k get cohort team -o jsonpath='{.spec.parentName}') == org ]] || fail "after a restart: $(k get cohorts 2>&1)"
+[[ $(k get cohort team -o jsonpath='{.spec.parent}') == org ]] || fail "after a restart: $(k get cohorts 2>&1)"
 k get topology hosts >/dev/null 2>&1 || fail "topology lost in a restart"
 k patch clusterqueue cluster-queue --type merge -p '{"spec":{"cohort":null}}' >/dev/null 2>&1 ||
   fail "cq leaves the cohort"

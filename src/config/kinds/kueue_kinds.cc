@@ -477,11 +477,31 @@ void read_cohort(Reader& r, const YAML::Node& doc, Builder& b) {
   raw.cohort.name = t.meta.name;
   raw.name_loc = t.name_loc;
   if (t.spec) {
-    MapReader spec(r, *t.spec, "spec", {{"parentName", "resourceGroups", "fairSharing"}});
-    if (const YAML::Node* n = spec.find("parentName")) {
-      if (auto s = r.str(*n, "spec.parentName")) {
+    // The parent is spec.parent in v1alpha1 and v1beta1, spec.parentName in v1beta2; the other
+    // version's name is read too, with a warning (sluice's files before this used parentName).
+    const bool v2 = kueue_api(doc) == KueueApi::kV1beta2;
+    const char* own = v2 ? "parentName" : "parent";
+    const char* other = v2 ? "parent" : "parentName";
+    MapReader spec(r, *t.spec, "spec", {{own, "resourceGroups", "fairSharing", other}});
+    const YAML::Node* given = spec.find(own);
+    const char* used = own;
+    if (const YAML::Node* o = spec.find(other)) {
+      if (given) {
+        r.error(*o, spec.path(other), std::string("give the parent once, as ") + own);
+      } else {
+        r.warning(*o, spec.path(other),
+                  std::string(v2 ? "kueue.x-k8s.io/v1beta2 calls this field parentName"
+                                 : "kueue.x-k8s.io/v1beta1 and v1alpha1 call this field parent "
+                                   "(parentName is v1beta2's)") +
+                      "; read as it");
+        given = o;
+        used = other;
+      }
+    }
+    if (given) {
+      if (auto s = r.str(*given, spec.path(used))) {
         raw.parent = *s;
-        raw.parent_loc = loc_of(r, *n, "spec.parentName");
+        raw.parent_loc = loc_of(r, *given, spec.path(used));
       }
     }
     if (const YAML::Node* n = spec.find("resourceGroups"))

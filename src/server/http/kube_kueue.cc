@@ -127,7 +127,8 @@ json flavors_usage(const json& usage) {
 // A Cohort defined as an object (not one a ClusterQueue only names), as Kueue writes it.
 json cohort_object(const Cohort& co, const Config& cfg) {
   json spec = json::object();
-  if (co.parent) spec["parentName"] = cfg.cohorts[static_cast<size_t>(*co.parent)].name;
+  // v1beta1, the version served: spec.parent (v1beta2 would say parentName).
+  if (co.parent) spec["parent"] = cfg.cohorts[static_cast<size_t>(*co.parent)].name;
   if (!co.resource_groups.empty())
     spec["resourceGroups"] = resource_groups(co.resource_groups, cfg);
   if (co.fair_weight != 1.0) {

@@ -199,7 +199,7 @@ std::vector<KindSchema> small_schemas() {
                "sigs.k8s.io.kueue.apis.kueue.v1beta1.Cohort",
                "Cohort defines the Cohorts API (a node of the cohort tree, with its own quota).",
                {{"spec", "object", "CohortSpec defines the desired state of Cohort."},
-                {"spec.parentName", "string", "The Cohort's parent in the tree; unset: a root."},
+                {"spec.parent", "string", "The Cohort's parent in the tree; unset: a root."},
                 {"spec.resourceGroups", "[]object",
                  "The Cohort's own quota, as a ClusterQueue's resourceGroups."},
                 {"spec.fairSharing", "object", "Fair sharing: the Cohort's weight."},

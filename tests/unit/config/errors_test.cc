@@ -300,21 +300,21 @@ TEST(ConfigErrors, CohortCycle) {
 apiVersion: kueue.x-k8s.io/v1alpha1
 kind: Cohort
 metadata: {name: a}
-spec: {parentName: b}
+spec: {parent: b}
 ---
 apiVersion: kueue.x-k8s.io/v1alpha1
 kind: Cohort
 metadata: {name: b}
-spec: {parentName: a}
+spec: {parent: a}
 ---
 apiVersion: kueue.x-k8s.io/v1alpha1
 kind: Cohort
 metadata: {name: self}
-spec: {parentName: self}
+spec: {parent: self}
 )"));
-  EXPECT_TRUE(has(out.errors, "test.yaml:4: spec.parentName: cohort cycle: a -> b -> a"))
+  EXPECT_TRUE(has(out.errors, "test.yaml:4: spec.parent: cohort cycle: a -> b -> a"))
       << dump(out.errors);
-  EXPECT_TRUE(has(out.errors, "test.yaml:14: spec.parentName: cohort cycle: self -> self"));
+  EXPECT_TRUE(has(out.errors, "test.yaml:14: spec.parent: cohort cycle: self -> self"));
   EXPECT_EQ(out.errors.size(), 2u) << dump(out.errors);  // each cycle reported once
   // Broken where reported, so walking parents always ends.
   for (const auto& c : out.config.cohorts) {

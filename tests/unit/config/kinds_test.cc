@@ -246,7 +246,7 @@ apiVersion: kueue.x-k8s.io/v1alpha1
 kind: Cohort
 metadata: {name: research}
 spec:
-  parentName: org
+  parent: org
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
     flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: 8}]}]
@@ -288,7 +288,7 @@ TEST(ConfigKinds, ImpliedParentCohort) {
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: Cohort
 metadata: {name: child}
-spec: {parentName: parent}
+spec: {parent: parent}
 )"));
   ASSERT_TRUE(out.ok()) << dump(out.errors);
   auto parent = out.config.find_cohort("parent");

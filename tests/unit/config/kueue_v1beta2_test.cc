@@ -110,6 +110,46 @@ spec:
       << dump(v1.config.warnings);
 }
 
+// A Cohort's parent is spec.parent in v1alpha1 and v1beta1 (Kueue's cohort_types.go) and
+// spec.parentName in v1beta2; the other name is read with a warning, both at once is an error.
+TEST(KueueV1beta2, CohortParentByVersion) {
+  auto cohort = [](const char* api, const char* spec) {
+    const std::string text = std::string("apiVersion: kueue.x-k8s.io/") + api +
+                             "\nkind: Cohort\nmetadata: {name: team}\nspec: " + spec + "\n";
+    return load_one(yaml(text.c_str()));
+  };
+  auto parent_of = [](const auto& out) {  // the parent of cohort "team"
+    for (const auto& c : out.config.cohorts)
+      if (c.name == "team" && c.parent)
+        return out.config.cohorts[static_cast<size_t>(*c.parent)].name;
+    return std::string("none");
+  };
+  for (const char* api : {"v1alpha1", "v1beta1"}) {
+    auto own = cohort(api, "{parent: org}");
+    EXPECT_TRUE(own.ok() && own.config.warnings.empty()) << api << dump(own.config.warnings);
+    EXPECT_EQ(parent_of(own), "org") << api;
+    auto old = cohort(api, "{parentName: org}");
+    EXPECT_TRUE(old.ok()) << dump(old.errors);
+    EXPECT_EQ(parent_of(old), "org") << api;
+    EXPECT_TRUE(any_contains(old.config.warnings,
+                             {"spec.parentName: kueue.x-k8s.io/v1beta1 and v1alpha1 call this "
+                              "field parent"}))
+        << dump(old.config.warnings);
+  }
+  auto v2 = cohort("v1beta2", "{parentName: org}");
+  EXPECT_TRUE(v2.ok() && v2.config.warnings.empty()) << dump(v2.config.warnings);
+  EXPECT_EQ(parent_of(v2), "org");
+  auto v2_old = cohort("v1beta2", "{parent: org}");
+  EXPECT_EQ(parent_of(v2_old), "org");
+  EXPECT_TRUE(any_contains(v2_old.config.warnings,
+                           {"spec.parent: kueue.x-k8s.io/v1beta2 calls this field parentName"}))
+      << dump(v2_old.config.warnings);
+  auto both = cohort("v1beta1", "{parent: org, parentName: org}");
+  EXPECT_FALSE(both.ok());
+  EXPECT_TRUE(any_contains(both.errors, {"spec.parentName: give the parent once, as parent"}))
+      << dump(both.errors);
+}
+
 TEST(KueueV1beta2, FungibilityValuesByVersion) {
   const char* cq = R"(
 kind: ClusterQueue
