@@ -98,17 +98,19 @@ SubmitResult Scheduler::submit(Job job) {
   const auto lq = *config_->local_queue_of(job);
   const auto& lqc = config_->local_queues[lq];
   const auto& cq = config_->cluster_queues[res.queue];
-  auto full = [&](int32_t cap, size_t count, const std::string& what) {
+  // `what` names the full queue; built only when it is full (not on every submission).
+  auto full = [&](int32_t cap, size_t count, const auto& what) {
     if (cap <= 0 || count < static_cast<size_t>(cap)) return false;
     res.status = SubmitStatus::kPendingCap;
-    res.message = what + " has " + std::to_string(count) + " pending jobs (cap " +
+    res.message = what() + " has " + std::to_string(count) + " pending jobs (cap " +
                   std::to_string(cap) + "); retry later";
     return true;
   };
   if (full(lqc.max_pending, static_cast<size_t>(pending_per_local_queue_[lq]),
-           "LocalQueue " + lqc.namespace_ + "/" + lqc.name) ||
-      full(cq.max_pending, by_key_[res.queue].size(), "ClusterQueue " + cq.name) ||
-      full(config_->policy.max_pending_total, pending_.size(), "the cluster"))
+           [&] { return "LocalQueue " + lqc.namespace_ + "/" + lqc.name; }) ||
+      full(cq.max_pending, by_key_[res.queue].size(), [&] { return "ClusterQueue " + cq.name; }) ||
+      full(config_->policy.max_pending_total, pending_.size(),
+           [] { return std::string("the cluster"); }))
     return res;
   resolve_deadline(job);
   PendingJob p;

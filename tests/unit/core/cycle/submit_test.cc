@@ -63,5 +63,29 @@ TEST(Submit, UnknownQueuesAndMalformedJobsAreRefused) {
   EXPECT_EQ(s.pending_count(), 1u);
 }
 
+// The pending caps of a LocalQueue, a ClusterQueue and the cluster: the first one full refuses
+// the job, in words that name it, and keeps nothing.
+TEST(Submit, APendingCapNamesTheQueueThatIsFull) {
+  auto c = std::make_shared<Config>();
+  c->cluster = make_cluster(1, 8);
+  const QueueId q = add_queue(*c, "a", 8);
+  add_queue(*c, "b", 8);
+  c->local_queues[0].max_pending = 1;
+  Scheduler s(c);
+  EXPECT_EQ(s.submit(make_job(1, "a", 1)).status, SubmitStatus::kAccepted);
+  auto r = s.submit(make_job(2, "a", 1));
+  EXPECT_EQ(r.status, SubmitStatus::kPendingCap);
+  EXPECT_EQ(r.message, "LocalQueue default/a has 1 pending jobs (cap 1); retry later");
+  c->local_queues[0].max_pending = 0;
+  c->cluster_queues[q].max_pending = 1;
+  r = s.submit(make_job(3, "a", 1));
+  EXPECT_EQ(r.message, "ClusterQueue a has 1 pending jobs (cap 1); retry later");
+  c->policy.max_pending_total = 1;
+  r = s.submit(make_job(4, "b", 1));
+  EXPECT_EQ(r.status, SubmitStatus::kPendingCap);
+  EXPECT_EQ(r.message, "the cluster has 1 pending jobs (cap 1); retry later");
+  EXPECT_EQ(s.pending_count(), 1u);
+}
+
 }  // namespace
 }  // namespace sluice
