@@ -139,6 +139,47 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   return out;
 }
 
+namespace {
+
+// One pod's run of a stored record; what is wrong with it, if anything.
+std::optional<std::string> decode_pod(const json& p, PodRun* pr) {
+  pr->node = p.value("node", "");
+  pr->gpus = p.value("gpus", std::vector<int32_t>{});
+  pr->gpu_milli = p.value("gpu_milli", 1000);
+  pr->started = p.value("started", false);
+  pr->started_ns = p.value("started_ns", int64_t{0});
+  if (auto bad = time_out_of_bounds({{"pods[].started_ns", pr->started_ns}})) return bad;
+  pr->exited = p.value("exited", false);
+  if (p.contains("exit")) pr->exit = p["exit"].get<proto::PodExit>();
+  pr->completion = p.value("completion", -1);
+  pr->rerun = p.value("rerun", false);
+  pr->run = p.value("run", uint64_t{0});
+  return std::nullopt;
+}
+
+// A record's measured GPU use and right-sizing decision (absent from older records).
+void decode_gpu_use(const json& j, JobRecord& r) {
+  if (const auto u = j.find("gpu_use"); u != j.end() && u->is_object()) {
+    r.gpu_use.samples = u->value("samples", int64_t{0});
+    r.gpu_use.peak_mib = u->value("peak_mib", int64_t{0});
+    r.gpu_use.mib_sum = u->value("mib_sum", int64_t{0});
+    r.gpu_use.util_sum = u->value("util_sum", int64_t{0});
+    if (r.gpu_use.samples < 0) r.gpu_use = {};
+  }
+  if (const auto s = j.find("right_size"); s != j.end() && s->is_object()) {
+    auto rs = std::make_shared<RightSizing>();
+    rs->shape = s->value("shape", "");
+    rs->mig = s->value("mig", false);
+    rs->memory_mib = s->value("memory_mib", int64_t{0});
+    rs->runs = s->value("runs", int32_t{0});
+    rs->peak_mib = s->value("peak_mib", int64_t{0});
+    rs->retried = s->value("retried", false);
+    if (!rs->shape.empty()) r.right_size = std::move(rs);
+  }
+}
+
+}  // namespace
+
 std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* why) const {
   try {
     JobRecord r;
@@ -173,20 +214,10 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
     }
     for (const auto& p : j.value("pods", json::array())) {
       PodRun pr;
-      pr.node = p.value("node", "");
-      pr.gpus = p.value("gpus", std::vector<int32_t>{});
-      pr.gpu_milli = p.value("gpu_milli", 1000);
-      pr.started = p.value("started", false);
-      pr.started_ns = p.value("started_ns", int64_t{0});
-      if (auto bad = time_out_of_bounds({{"pods[].started_ns", pr.started_ns}})) {
+      if (auto bad = decode_pod(p, &pr)) {
         *why = "job " + std::to_string(r.job.id) + ": " + *bad;
         return std::nullopt;
       }
-      pr.exited = p.value("exited", false);
-      if (p.contains("exit")) pr.exit = p["exit"].get<proto::PodExit>();
-      pr.completion = p.value("completion", -1);
-      pr.rerun = p.value("rerun", false);
-      pr.run = p.value("run", uint64_t{0});
       r.pods.push_back(std::move(pr));
     }
     r.completed = j.value("completed", std::vector<int32_t>{});
@@ -200,23 +231,7 @@ std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* 
     r.held = j.value("held", false);
     r.deps_met = j.value("deps_met", true);
     r.gated = j.value("gated", false);
-    if (const auto u = j.find("gpu_use"); u != j.end() && u->is_object()) {
-      r.gpu_use.samples = u->value("samples", int64_t{0});
-      r.gpu_use.peak_mib = u->value("peak_mib", int64_t{0});
-      r.gpu_use.mib_sum = u->value("mib_sum", int64_t{0});
-      r.gpu_use.util_sum = u->value("util_sum", int64_t{0});
-      if (r.gpu_use.samples < 0) r.gpu_use = {};
-    }
-    if (const auto s = j.find("right_size"); s != j.end() && s->is_object()) {
-      auto rs = std::make_shared<RightSizing>();
-      rs->shape = s->value("shape", "");
-      rs->mig = s->value("mig", false);
-      rs->memory_mib = s->value("memory_mib", int64_t{0});
-      rs->runs = s->value("runs", int32_t{0});
-      rs->peak_mib = s->value("peak_mib", int64_t{0});
-      rs->retried = s->value("retried", false);
-      if (!rs->shape.empty()) r.right_size = std::move(rs);
-    }
+    decode_gpu_use(j, r);
     if (const auto m = j.find("kube_meta"); m != j.end() && !m->is_null()) {
       auto kept = kube::check_kept_meta(m->dump(-1, ' ', false, json::error_handler_t::replace));
       if (!kept) {
