@@ -44,25 +44,19 @@ int main(int argc, char** argv) {
   // Its words are the command's, not CLI11's (`srun --batch -- sh -c ...`): read as they are.
   if (args.size() > 1 && args[1] == "srun")
     return sluice::cli::srun_main(std::vector<std::string>(args.begin() + 2, args.end()));
-  // An unknown command is an error with or without --help (CLI11 would print the main help and
-  // exit 0 for `sluice nosuchcommand --help`), so that a script can tell a missing command
-  // from a present one. The first word that is not an option names the command.
+  // The command's words ("nodes cordon"), for what a wrong option is told. An unknown command is
+  // an error with or without --help (CLI11 would print the main help and exit 0 for `sluice
+  // nosuchcommand --help`), so that a script can tell a missing command from a present one: the
+  // first word that is not an option names the command.
+  std::string command;
+  const CLI::App* at = &app;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i].rfind('-', 0) == 0) continue;
-    const auto known =
-        app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(args[i]); });
-    if (known.empty()) {
+    const auto sub = at->get_subcommands([&](const CLI::App* s) { return s->check_name(args[i]); });
+    if (sub.empty() && command.empty()) {
       std::cerr << "sluice: unknown command '" << args[i] << "'; see sluice --help\n";
       return 2;
     }
-    break;
-  }
-  // The command's words ("nodes cordon"), for what a wrong option is told.
-  std::string command;
-  const CLI::App* at = &app;
-  for (size_t i = 1; i < args.size() && at != nullptr; ++i) {
-    if (args[i].rfind('-', 0) == 0) continue;
-    const auto sub = at->get_subcommands([&](const CLI::App* s) { return s->check_name(args[i]); });
     if (sub.empty()) break;
     command += (command.empty() ? "" : " ") + args[i];
     at = sub.front();

@@ -61,6 +61,43 @@ void encode_pod_runs(std::string& out, const std::vector<PodRun>& pods) {
   out += ']';
 }
 
+// One pod's run of a stored record; what is wrong with it, if anything.
+std::optional<std::string> decode_pod(const json& p, PodRun* pr) {
+  pr->node = p.value("node", "");
+  pr->gpus = p.value("gpus", std::vector<int32_t>{});
+  pr->gpu_milli = p.value("gpu_milli", 1000);
+  pr->started = p.value("started", false);
+  pr->started_ns = p.value("started_ns", int64_t{0});
+  if (auto bad = time_out_of_bounds({{"pods[].started_ns", pr->started_ns}})) return bad;
+  pr->exited = p.value("exited", false);
+  if (p.contains("exit")) pr->exit = p["exit"].get<proto::PodExit>();
+  pr->completion = p.value("completion", -1);
+  pr->rerun = p.value("rerun", false);
+  pr->run = p.value("run", uint64_t{0});
+  return std::nullopt;
+}
+
+// A record's measured GPU use and right-sizing decision (absent from older records).
+void decode_gpu_use(const json& j, JobRecord& r) {
+  if (const auto u = j.find("gpu_use"); u != j.end() && u->is_object()) {
+    r.gpu_use.samples = u->value("samples", int64_t{0});
+    r.gpu_use.peak_mib = u->value("peak_mib", int64_t{0});
+    r.gpu_use.mib_sum = u->value("mib_sum", int64_t{0});
+    r.gpu_use.util_sum = u->value("util_sum", int64_t{0});
+    if (r.gpu_use.samples < 0) r.gpu_use = {};
+  }
+  if (const auto s = j.find("right_size"); s != j.end() && s->is_object()) {
+    auto rs = std::make_shared<RightSizing>();
+    rs->shape = s->value("shape", "");
+    rs->mig = s->value("mig", false);
+    rs->memory_mib = s->value("memory_mib", int64_t{0});
+    rs->runs = s->value("runs", int32_t{0});
+    rs->peak_mib = s->value("peak_mib", int64_t{0});
+    rs->retried = s->value("retried", false);
+    if (!rs->shape.empty()) r.right_size = std::move(rs);
+  }
+}
+
 }  // namespace
 
 // Written by hand: a record is rewritten at submission, start and end of every job, and
@@ -138,47 +175,6 @@ std::string ServerState::encode_record(const JobRecord& r) const {
   out += '}';
   return out;
 }
-
-namespace {
-
-// One pod's run of a stored record; what is wrong with it, if anything.
-std::optional<std::string> decode_pod(const json& p, PodRun* pr) {
-  pr->node = p.value("node", "");
-  pr->gpus = p.value("gpus", std::vector<int32_t>{});
-  pr->gpu_milli = p.value("gpu_milli", 1000);
-  pr->started = p.value("started", false);
-  pr->started_ns = p.value("started_ns", int64_t{0});
-  if (auto bad = time_out_of_bounds({{"pods[].started_ns", pr->started_ns}})) return bad;
-  pr->exited = p.value("exited", false);
-  if (p.contains("exit")) pr->exit = p["exit"].get<proto::PodExit>();
-  pr->completion = p.value("completion", -1);
-  pr->rerun = p.value("rerun", false);
-  pr->run = p.value("run", uint64_t{0});
-  return std::nullopt;
-}
-
-// A record's measured GPU use and right-sizing decision (absent from older records).
-void decode_gpu_use(const json& j, JobRecord& r) {
-  if (const auto u = j.find("gpu_use"); u != j.end() && u->is_object()) {
-    r.gpu_use.samples = u->value("samples", int64_t{0});
-    r.gpu_use.peak_mib = u->value("peak_mib", int64_t{0});
-    r.gpu_use.mib_sum = u->value("mib_sum", int64_t{0});
-    r.gpu_use.util_sum = u->value("util_sum", int64_t{0});
-    if (r.gpu_use.samples < 0) r.gpu_use = {};
-  }
-  if (const auto s = j.find("right_size"); s != j.end() && s->is_object()) {
-    auto rs = std::make_shared<RightSizing>();
-    rs->shape = s->value("shape", "");
-    rs->mig = s->value("mig", false);
-    rs->memory_mib = s->value("memory_mib", int64_t{0});
-    rs->runs = s->value("runs", int32_t{0});
-    rs->peak_mib = s->value("peak_mib", int64_t{0});
-    rs->retried = s->value("retried", false);
-    if (!rs->shape.empty()) r.right_size = std::move(rs);
-  }
-}
-
-}  // namespace
 
 std::optional<JobRecord> ServerState::decode_record(const json& j, std::string* why) const {
   try {
