@@ -26,6 +26,7 @@ namespace sluice::server {
 
 namespace kube {
 struct Call;
+struct JobPatch;
 struct Watch;
 struct Built;
 struct WatchOut;
@@ -234,7 +235,14 @@ class Server {
   void kube_create_job(const kube::Call& c, net::Response& res);
   bool kube_may_write(const kube::Call& c, net::Response& res, bool dry_run = false);
   void kube_delete_job(const kube::Call& c, net::Response& res);
-  void kube_patch_job(const kube::Call& c, net::Response& res);  // spec.suspend
+  // kube_job_change.cc: patch (kubectl patch, label, annotate, edit) and update (PUT: kubectl
+  // replace) of a job of any of those kinds; both are a change `build` reads under the lock.
+  using KubeJobChange = std::function<bool(const JobRecord&, const nlohmann::json& shown,
+                                           kube::JobPatch*, net::Response&)>;
+  void kube_change_job(const kube::Call& c, net::Response& res,
+                       const std::optional<std::string>& precondition, const KubeJobChange& build);
+  void kube_patch_job(const kube::Call& c, net::Response& res);
+  void kube_update_job(const kube::Call& c, net::Response& res);
   // kube_job_kinds.cc: get and list of JobSets, PyTorchJobs, MPIJobs (created as kube_jobs).
   void kube_kind_jobs(const kube::Call& c, net::Response& res);
   // kube_job_apply.cc: kubectl apply of a Job (its last-applied-configuration, kept with its

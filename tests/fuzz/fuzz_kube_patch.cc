@@ -1,7 +1,8 @@
 // The body of a Kubernetes API PATCH of a Job (`kubectl patch job x -p ...`, `kubectl label`, the
 // server's kube::read_job_patch) or of a Node (`kubectl cordon`, kube::read_node_patch) on any
 // bytes, under each patch type it is sent with (the first byte: bits 0-1 merge, strategic merge,
-// JSON patch, server-side apply's YAML; bit 2 a Node).
+// JSON patch, server-side apply's YAML; bit 2 a Node; bit 3 a PyTorchJob's, whose suspend flag
+// is spec.runPolicy.suspend).
 //
 // A Job's patch read is applied to a kept metadata (kube::patch_meta, kubectl label), and the
 // bytes are read as a created Job's metadata too, and as a JobSet's kept whole
@@ -9,9 +10,10 @@
 //
 // Invariants: no crash, exception or sanitizer report; a refusal is 400, 415 or 422 with a
 // message, and a 422 for other fields names each field; a patch read is one that names
-// nothing but spec.suspend, metadata.labels and annotations (and apiVersion, kind,
-// metadata.name); metadata kept (by a create or a patch) is what the store reads back as is
-// (kube::check_kept_meta), and a refusal of it has a cause per field, each with its reason.
+// nothing but the kind's suspend flag, metadata.labels and annotations (and apiVersion, kind,
+// metadata.name, metadata.resourceVersion); metadata kept (by a create or a patch) is what the
+// store reads back as is (kube::check_kept_meta), and a refusal of it has a cause per field, each
+// with its reason.
 #include <cstdlib>
 #include <string>
 
@@ -57,7 +59,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool read = false;
   if (data[0] & 4) {
     read = kube::read_node_patch(type, body, "x", &why).has_value();
-  } else if (const auto p = kube::read_job_patch(type, body, "x", &why)) {
+  } else if (const auto p = kube::read_job_patch(
+                 type, body, "x", &why,
+                 data[0] & 8 ? kube::JobShape{"kubeflow.org/v1", "PyTorchJob", true}
+                             : kube::JobShape{})) {
     read = true;
     kube::MetaCauses causes;
     check_kept(kube::patch_meta(R"({"labels":{"team":"a"}})", p->labels, p->annotations, &causes),

@@ -141,8 +141,7 @@ def main():
     if one["metadata"]["uid"] != wl["metadata"]["uid"]:
         fail("get workload: %s" % one)
 
-    # Label selectors (on the labels sluice keeps: a Job's own labels are not kept, see
-    # docs/kubernetes.md), and pages with limit and continue.
+    # Label selectors (on sluice's own labels here), and pages with limit and continue.
     ids = {}
     for i in range(2, 6):
         made = batch.create_namespaced_job(NS, job("py-%d" % i, 0))
@@ -154,6 +153,20 @@ def main():
         NS, label_selector="kueue.x-k8s.io/queue-name=user-queue,sluice.dev/job-id!=" + ids["py-3"])
     if sorted(j.metadata.name for j in others.items) != ["py-1", "py-2", "py-4", "py-5"]:
         fail("label selector job-id!=: %s" % [j.metadata.name for j in others.items])
+    # Update (replace_namespaced_job, a PUT): a Job read, its labels changed, written back;
+    # the same object again is 409 Conflict (its resourceVersion is stale).
+    read = batch.read_namespaced_job("py-2", NS)
+    read.metadata.labels["team"] = "py"
+    replaced = batch.replace_namespaced_job("py-2", NS, read)
+    if replaced.metadata.labels.get("team") != "py" or \
+            replaced.metadata.resource_version == read.metadata.resource_version:
+        fail("replace: %s" % replaced.metadata)
+    if [j.metadata.name for j in batch.list_namespaced_job(NS, label_selector="team=py").items] \
+            != ["py-2"]:
+        fail("label selector after replace")
+    code = status_of(lambda: batch.replace_namespaced_job("py-2", NS, read))
+    if code != 409:
+        fail("a stale replace: %s" % code)
     names, token, pages = [], None, 0
     while True:
         page = batch.list_namespaced_job(NS, limit=2, _continue=token)

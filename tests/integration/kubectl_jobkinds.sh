@@ -3,8 +3,9 @@
 # PyTorchJob and MPIJob"): in discovery; created with kubectl create as written (the readers of
 # these kinds, src/config/jobs), each one gang whose pods run on the agent; listed with their
 # columns and as their Workloads; watched to the end (kubectl wait on JobSet's Completed and
-# the training operator's Succeeded); read back as written; a label selector; another
-# namespace's member is Forbidden; deleted.
+# the training operator's Succeeded); read back as written; a label selector; patched (the
+# suspend flag where each kind keeps it, labels), replaced; another namespace's member is
+# Forbidden; deleted.
 set -euo pipefail
 source "$(dirname "$0")/lib/kubectl_env.sh"
 export KUBECONFIG=$tmp/alice.kubeconfig
@@ -98,6 +99,37 @@ grep -q "^NAME *TERMINALSTATE *RESTARTS *COMPLETED *SUSPENDED *AGE" "$tmp/out" &
 k get mpijobs -w --output-watch-events --request-timeout=3s >"$tmp/watch" 2>&1 || true
 grep -q "^ADDED *mpi " "$tmp/watch" || fail "watch mpijobs: $(cat "$tmp/watch")"
 ! grep -q "js\|pt " "$tmp/watch" || fail "a watch of mpijobs showed another kind: $(cat "$tmp/watch")"
+
+# Changes (patch, label, replace): the MPIJob suspended and resumed through its runPolicy, as
+# Kueue suspends a Kubeflow job; a JobSet labelled and replaced with another label; a field
+# sluice does not change is named; a stale resourceVersion is a Conflict.
+k patch mpijob mpi --type merge -p '{"spec":{"runPolicy":{"suspend":true}}}' >"$tmp/out" 2>&1 ||
+  fail "suspend mpijob: $(cat "$tmp/out")"
+[[ $(k get mpijob mpi -o jsonpath='{.spec.runPolicy.suspend}') == true ]] ||
+  fail "suspended mpijob: $(k get mpijob mpi -o yaml)"
+[[ $(k get job mpi -o jsonpath='{.metadata.annotations.sluice\.dev/state}') == pending ]] ||
+  fail "a suspended mpijob is held: $(k get job mpi -o yaml)"
+k patch mpijob mpi --type merge -p '{"spec":{"runPolicy":{"suspend":false}}}' >"$tmp/out" 2>&1 ||
+  fail "resume mpijob: $(cat "$tmp/out")"
+for _ in $(seq 1 300); do
+  [[ $(k get mpijob mpi -o jsonpath='{.spec.runPolicy.suspend}') == false ]] && break
+  sleep 0.2
+done
+[[ $(k get mpijob mpi -o jsonpath='{.spec.runPolicy.suspend}') == false ]] ||
+  fail "resumed mpijob: $(k get mpijob mpi -o yaml)"
+out=$(refused patch pytorchjob pt --type merge -p '{"spec":{"runPolicy":{"backoffLimit":3}}}')
+grep -q "spec.runPolicy.backoffLimit: sluice does not change this field of a PyTorchJob" <<<"$out" ||
+  fail "patch of another field: $out"
+k label jobset js owner=b >"$tmp/out" 2>&1 || fail "label jobset: $(cat "$tmp/out")"
+k get jobsets -l owner=b -o name >"$tmp/out" 2>&1 || fail "jobsets -l owner=b: $(cat "$tmp/out")"
+[[ $(cat "$tmp/out") == "jobset.jobset.x-k8s.io/js" ]] || fail "after label: $(cat "$tmp/out")"
+k get jobset js -o json >"$tmp/js.json" 2>"$tmp/out" || fail "get js: $(cat "$tmp/out")"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); o["metadata"]["labels"]["owner"]="c"; json.dump(o, open(sys.argv[2], "w"))' \
+  "$tmp/js.json" "$tmp/js-c.json"
+k replace -f "$tmp/js-c.json" >"$tmp/out" 2>&1 || fail "replace jobset: $(cat "$tmp/out")"
+[[ $(k get jobset js -o jsonpath='{.metadata.labels.owner}') == c ]] || fail "replaced: $(k get jobset js -o yaml)"
+out=$(refused replace -f "$tmp/js-c.json")
+grep -q 'Operation cannot be fulfilled on jobsets.jobset.x-k8s.io "js"' <<<"$out" || fail "stale replace: $out"
 
 # Another namespace's member; delete.
 out=$(KUBECONFIG=$tmp/bob.kubeconfig refused get jobset js -n default)

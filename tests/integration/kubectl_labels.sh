@@ -4,8 +4,9 @@
 # label selectors on jobs, workloads and pods find them by those; kubectl label and annotate
 # (merge patches of metadata) add, change and remove them; a label that breaks Kubernetes'
 # rules is 422 with its cause, a label sluice reads is Forbidden to change; kubectl apply of a
-# changed label; another namespace's member is Forbidden; all of it survives a restart of the
-# server.
+# changed label; kubectl replace (an update: labels replaced, a stale resourceVersion 409, a
+# changed template 422); another namespace's member is Forbidden; all of it survives a restart of
+# the server.
 set -euo pipefail
 source "$(dirname "$0")/lib/kubectl_env.sh"
 export KUBECONFIG=$tmp/alice.kubeconfig
@@ -91,6 +92,27 @@ grep -q "^job.batch/applied configured" "$tmp/out" || fail "apply d said: $(cat 
 k apply -f "$tmp/applied-d.yaml" >"$tmp/out" 2>&1 || fail "apply d again: $(cat "$tmp/out")"
 grep -q "^job.batch/applied unchanged" "$tmp/out" || fail "apply d again said: $(cat "$tmp/out")"
 
+# 4b. kubectl replace (PUT) of a Job read back with a label changed: replaced, and the selector
+#     follows; the same file again is 409 Conflict (its resourceVersion is stale); a changed
+#     template is 422 "field is immutable".
+k get job other -o json >"$tmp/other.json" 2>"$tmp/out" || fail "get other: $(cat "$tmp/out")"
+edit() {  # edit IN OUT PYTHON: OUT is IN's object `o` after the statement
+  python3 -c "import json,sys; o=json.load(open(sys.argv[1])); $3; json.dump(o, open(sys.argv[2], 'w'))" "$1" "$2"
+}
+edit "$tmp/other.json" "$tmp/other-e.json" 'o["metadata"]["labels"]["team"] = "e"'
+k replace -f "$tmp/other-e.json" >"$tmp/out" 2>&1 || fail "replace: $(cat "$tmp/out")"
+grep -q "^job.batch/other replaced" "$tmp/out" || fail "replace said: $(cat "$tmp/out")"
+[[ $(names jobs -l team=e) == "job.batch/other " ]] || fail "after replace: $(names jobs -l team=e)"
+out=$(refused replace -f "$tmp/other-e.json")
+grep -q 'Operation cannot be fulfilled on jobs.batch "other": the object has been modified' <<<"$out" ||
+  fail "a stale replace: $out"
+edit "$tmp/other.json" "$tmp/other-t.json" \
+  'o["metadata"].pop("resourceVersion"); o["spec"]["template"]["spec"]["containers"][0]["command"] = ["true"]'
+out=$(refused replace -f "$tmp/other-t.json")
+grep -q 'spec.template.spec.containers\[0\].command: Invalid value: field is immutable' <<<"$out" ||
+  fail "a changed template: $out"
+[[ $(names jobs -l team=e) == "job.batch/other " ]] || fail "refused replaces changed it: $(names jobs -l team=e)"
+
 # 5. A restart of the server keeps them all (they are stored with the jobs), and kubectl apply
 #    still finds its annotation.
 kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null || true
@@ -98,8 +120,8 @@ kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null || true
   --heartbeat-ms 200 --cycle-interval-ms 200 >>"$tmp/server.log" 2>&1 &
 pids[0]=$!
 for _ in $(seq 1 300); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-[[ $(names jobs -l team=a) == "job.batch/labelled job.batch/other " ]] ||
-  fail "after a restart: $(names jobs -l team=a)"
+[[ $(names jobs -l team=a) == "job.batch/labelled " ]] || fail "after a restart: $(names jobs -l team=a)"
+[[ $(names jobs -l team=e) == "job.batch/other " ]] || fail "a replace after a restart: $(names jobs -l team=e)"
 [[ $(names jobs -l tier=gold) == "" ]] || fail "a removed label is back: $(names jobs -l tier=gold)"
 [[ $(k get job labelled -o jsonpath='{.metadata.annotations.reviewed-by}') == alice ]] ||
   fail "annotation after a restart: $(k get job labelled -o yaml)"

@@ -73,6 +73,9 @@ FLAVOR = json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFl
                      "metadata": {"name": "matrix-flavor"}})
 STALE_CQ = json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
                        "metadata": {"name": "cq", "resourceVersion": "1"}, "spec": {}})
+# A Job's update at a resourceVersion the server never reached: 409 whoever may write.
+STALE_JOB = json.dumps({"apiVersion": "batch/v1", "kind": "Job",
+                        "metadata": {"name": "a", "resourceVersion": "999999999"}, "spec": {}})
 
 
 def access_review(ns, verb="create", resource="jobs", group="batch"):
@@ -228,6 +231,10 @@ def main():
         ("PATCH jobs.batch a (metadata.labels)", "PATCH",
          url + "/apis/batch/v1/namespaces/team-a/jobs/a", '{"metadata":{"labels":{"trust":"checked"}}}',
          users(403, 200, 200), "application/merge-patch+json"),
+        # kubectl replace of job a read long ago: its resourceVersion is stale, so 409 before
+        # anything is read or changed (docs/kubernetes.md "Update").
+        ("PUT jobs.batch a, stale", "PUT", url + "/apis/batch/v1/namespaces/team-a/jobs/a",
+         STALE_JOB, users(403, 409, 409), "application/json"),
         # kubectl uncordon of a node that is not cordoned: the admin's only, a no-op here.
         ("PATCH node (spec.unschedulable)", "PATCH", url + "/api/v1/nodes/" + other,
          '{"spec":{"unschedulable":null}}', users(403, 403, 200),
@@ -263,6 +270,10 @@ def main():
         ("DELETE pytorchjobs nosuch team-a", "DELETE",
          url + "/apis/kubeflow.org/v1/namespaces/team-a/pytorchjobs/nosuch", None,
          users(403, 404, 404)),
+        ("PATCH pytorchjobs nosuch team-a (runPolicy.suspend)", "PATCH",
+         url + "/apis/kubeflow.org/v1/namespaces/team-a/pytorchjobs/nosuch",
+         '{"spec":{"runPolicy":{"suspend":true}}}', users(403, 404, 404),
+         "application/merge-patch+json"),
         ("watch mpijobs team-a", "GET",
          url + "/apis/kubeflow.org/v2beta1/namespaces/team-a/mpijobs?watch=true&timeoutSeconds=1",
          None, users(403, 200, 200)),

@@ -177,6 +177,18 @@ bool created_as(const JobRecord& r, const Kind& k);
 // The job as kind `k`: its spec as written, its status (JobSet's, the Kubeflow operators') from
 // its record; and its Table: JobSet's printer columns, the training operator's (State, Age).
 json kind_object(const JobRecord& r, const Kind& k);
+// A job of kind `k` as the API shows it: kind_object of a JobSet, PyTorchJob or MPIJob (created
+// as one), job_object of any job as a batch/v1 Job; null when the job is not of that kind.
+json shown_job(const JobRecord& r, const Kind& k, const Config& config, TimeNs now);
+// `k`'s identity and where it keeps its suspend flag (kube_patch.h).
+JobShape job_shape(const Kind& k);
+// 422 Invalid for a job of kind `k` named `name`, a cause per field (`what` a field's message;
+// "field is immutable" or the like).
+json invalid_job(const Kind& k, const std::string& name,
+                 const std::vector<std::pair<std::string, std::string>>& causes);
+// invalid_job for fields an update or apply may not change (kube_job_apply.cc): a batch/v1
+// Job's spec "field is immutable", as Kubernetes says; other fields in sluice's words.
+json immutable(const Kind& k, const std::string& name, const std::vector<std::string>& fields);
 const std::vector<Column>& kind_columns(const Kind& k);
 json kind_row(const JobRecord& r, const Kind& k, const json& object, TimeNs now);
 
@@ -264,6 +276,9 @@ class Listing {
 json single(const Call& c, const std::vector<Column>& columns, json object, json cells);
 // "jobs.batch \"x\" not found" and its kin.
 std::string resource_text(const Call& c);
+// 409 Conflict's words for a write whose resourceVersion is not the object's
+// (kube_kueue_write.cc).
+std::string conflict_text(const Call& c, const std::string& name);
 json not_found(const Call& c, const std::string& name);
 json forbidden(const Call& c, const std::string& verb, const std::string& ns);
 // A refused patch as a Status: 422 Invalid with one FieldValueForbidden cause per field.

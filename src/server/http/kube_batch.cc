@@ -25,6 +25,24 @@ const std::vector<Column>& job_columns() {
       {"Selector", "string", "", "A label query over pods that should match the pod count.", 1}};
   return c;
 }
+
+json invalid_job(const Kind& k, const std::string& name,
+                 const std::vector<std::pair<std::string, std::string>>& causes) {
+  std::string text;
+  json list = json::array();
+  for (const auto& [field, what] : causes) {
+    text += (text.empty() ? "" : ", ") + field + ": " + what;
+    const char* reason = what.rfind("Too long", 0) == 0    ? "FieldValueTooLong"
+                         : what.rfind("Forbidden", 0) == 0 ? "FieldValueForbidden"
+                                                           : "FieldValueInvalid";
+    list.push_back({{"reason", reason}, {"message", what}, {"field", field}});
+  }
+  if (causes.size() > 1) text = "[" + text + "]";
+  const std::string qualified = k.group.empty() ? k.kind : k.kind + "." + k.group;
+  json s = status_object(422, qualified + " \"" + name + "\" is invalid: " + text, "Invalid");
+  s["details"] = {{"name", name}, {"group", k.group}, {"kind", k.kind}, {"causes", list}};
+  return s;
+}
 }  // namespace kube
 
 namespace {
@@ -42,23 +60,6 @@ std::string job_body_refusal(const json& doc, const kube::Kind& k) {
     return "expected apiVersion " + k.api_version() + ", kind " + k.kind +
            " (other kinds: their own resource, POST /v1/jobs, sluice submit)";
   return {};
-}
-
-// 422 Invalid: the Job's metadata breaks Kubernetes' rules (kube_meta.h), a cause per field.
-json invalid_job(const std::string& name, const kube::MetaCauses& causes) {
-  std::string text;
-  json list = json::array();
-  for (const auto& [field, what] : causes) {
-    text += (text.empty() ? "" : ", ") + field + ": " + what;
-    const char* reason = what.rfind("Too long", 0) == 0    ? "FieldValueTooLong"
-                         : what.rfind("Forbidden", 0) == 0 ? "FieldValueForbidden"
-                                                           : "FieldValueInvalid";
-    list.push_back({{"reason", reason}, {"message", what}, {"field", field}});
-  }
-  if (causes.size() > 1) text = "[" + text + "]";
-  json s = kube::status_object(422, "Job.batch \"" + name + "\" is invalid: " + text, "Invalid");
-  s["details"] = {{"name", name}, {"group", "batch"}, {"kind", "Job"}, {"causes", list}};
-  return s;
 }
 
 }  // namespace
@@ -116,7 +117,8 @@ void Server::kube_create_job(const kube::Call& c, net::Response& res) {
   auto meta = kube::read_job_meta(doc, &causes, whole);
   if (!meta)
     return reply(res, 422,
-                 invalid_job(sub.parsed.jobs.empty() ? "" : sub.parsed.jobs.front().name, causes));
+                 kube::invalid_job(
+                     *c.kind, sub.parsed.jobs.empty() ? "" : sub.parsed.jobs.front().name, causes));
   sub.kube_meta = std::move(*meta);
   for (const auto& j : sub.parsed.jobs)
     if (j.namespace_ != c.path.ns)
@@ -171,58 +173,6 @@ void Server::kube_delete_job(const kube::Call& c, net::Response& res) {
   json s = kube::status_object(200, "");
   s["details"] = details;
   reply(res, 200, s);
-}
-
-// PATCH /apis/batch/v1/namespaces/{ns}/jobs/{name} (kubectl patch, merge or strategic;
-// kubectl label and annotate): metadata.labels and annotations as kube_meta.h checks them;
-// spec.suspend holds (true) or releases (false) the job, as Kueue's users suspend and resume
-// a Job; a running job suspended goes back to its queue held (Slurm's requeuehold: its pods
-// stop, as Kueue evicts a suspended Job's). 200 with the Job once written.
-void Server::kube_patch_job(const kube::Call& c, net::Response& res) {
-  kube::PatchRefusal why;
-  auto patch = kube::read_job_patch(c.req.header("Content-Type"), c.req.body, c.path.name, &why);
-  if (!patch) return reply(res, why.code, kube::patch_refusal(c, why));
-  if (!kube_may_write(c, res)) return;
-  uint64_t ticket = 0;
-  json out;
-  {
-    std::lock_guard lk(state_->mu());
-    const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
-    if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
-    const JobId id = r->job.id;
-    const TimeNs now = now_ns();
-    std::optional<std::string> meta;  // its labels and annotations, when the patch changes them
-    if (!patch->labels.empty() || !patch->annotations.empty()) {
-      kube::MetaCauses causes;
-      meta = kube::patch_meta(r->kube_meta, patch->labels, patch->annotations, &causes);
-      if (!meta) return reply(res, 422, invalid_job(c.path.name, causes));
-    }
-    std::string err;
-    int status = 200;
-    if (patch->suspend == true && !r->held) {
-      if (r->state == JobState::kPending)
-        status = state_->hold(id, now, &err, &ticket);
-      else if (r->state == JobState::kRunning)
-        status = state_->requeue(id, /*hold=*/true, now, &err, &ticket);
-      else {
-        status = 422;
-        err = "job " + c.path.name + " has ended: there is nothing to suspend";
-      }
-    } else if (patch->suspend == false && r->held) {
-      status = state_->release(id, now, &err, &ticket);
-    }
-    if (status != 200) return kube::fail_status(res, status, err);
-    if (meta) {
-      uint64_t written = 0;
-      state_->set_kube_meta(id, std::move(*meta), &written);
-      if (written) ticket = written;  // the store commits in order: the later covers both
-    }
-    out = kube::job_object(*state_->find(id), state_->config(), now);
-  }
-  if (ticket && !store_->wait(ticket))
-    return kube::fail_status(res, 503, "the patch could not be written: " + refusal());
-  kick();
-  reply(res, 200, out);
 }
 
 }  // namespace sluice::server

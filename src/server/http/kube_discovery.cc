@@ -16,7 +16,8 @@ namespace {
 const std::vector<std::string> kRead = {"get", "list"};
 const std::vector<std::string> kWatched = {"get", "list", "watch"};
 // JobSets, PyTorchJobs, MPIJobs (kube_job_kinds.cc).
-const std::vector<std::string> kJobKinds = {"create", "delete", "get", "list", "watch"};
+const std::vector<std::string> kJobKinds = {"create", "delete", "get",  "list",
+                                            "patch",  "update", "watch"};
 // Kueue's configuration kinds (kube_kueue_write.cc).
 const std::vector<std::string> kWritten = {"create", "delete", "get", "list", "patch", "update"};
 // ... and watched (kube_watch_kinds.cc): ClusterQueues and LocalQueues.
@@ -50,15 +51,7 @@ std::vector<Kind> make_kinds() {
        {"create"},
        {},
        {}},
-      {"batch",
-       "v1",
-       "jobs",
-       "job",
-       "Job",
-       true,
-       {"create", "delete", "get", "list", "patch", "watch"},
-       {},
-       {"all"}},
+      {"batch", "v1", "jobs", "job", "Job", true, kJobKinds, {}, {"all"}},
       {kq, kv, "workloads", "workload", "Workload", true, kWatched, {"wl"}, {"kueue"}},
       // kube_job_kinds.cc: created through the batch/v1 Job's path, shown as written.
       {"jobset.x-k8s.io", "v1alpha2", "jobsets", "jobset", "JobSet", true, kJobKinds, {}, {}},
@@ -269,20 +262,19 @@ std::optional<json> openapi_document(const std::string& gv_path) {
                     {{"group", k.group}, {"version", k.version}, {"kind", k.kind}}}};
     if (std::find(k.verbs.begin(), k.verbs.end(), "create") == k.verbs.end()) continue;
     // kubectl (1.32) reads the fieldValidation parameter off the kind's PATCH operation; sluice
-    // validates creations; a Job's PATCH changes spec.suspend and metadata.labels and
-    // annotations only, a Kueue object's is validated as the configuration, a JobSet's is not
-    // served (docs/kubernetes.md).
+    // validates creations; a job's patch and update change its suspend flag and its
+    // metadata.labels and annotations only, a Kueue object's is validated as the configuration
+    // (docs/kubernetes.md).
     const bool config = k.group == kKueueGroup;  // the configuration's kinds
     path["post"] = operation(k, "post",
                              config ? "create: validated by sluice's configuration loader"
                                     : "create: validated by sluice's job reader");
+    const std::string job_change =
+        "the suspend flag (" +
+        JobShape{.run_policy = k.kind == "PyTorchJob" || k.kind == "MPIJob"}.suspend_field() +
+        ": hold and release), metadata.labels and metadata.annotations only";
     path["patch"] =
-        operation(k, "patch",
-                  config                 ? "merge patch, validated as the configuration"
-                  : k.resource == "jobs" ? "spec.suspend (hold and release), "
-                                           "metadata.labels and metadata.annotations only"
-                                         : "not served (405): create, get, list, watch "
-                                           "and delete only");
+        operation(k, "patch", config ? "merge patch, validated as the configuration" : job_change);
   }
   return json{{"openapi", "3.0.0"},
               {"info", {{"title", "sluice"}, {"version", build_version()}}},

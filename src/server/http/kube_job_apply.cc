@@ -43,10 +43,10 @@ json parse_bounded(std::string_view text) {
 
 namespace job_apply {
 
-void differences(const json& a, const json& b, const std::string& at,
+void differences(const json& a, const json& b, const std::string& at, const std::string& suspend,
                  std::vector<std::string>& out) {
   // Changed as kubectl patch changes them (kube_patch_job).
-  if (at == "spec.suspend" || at == "metadata.labels" || at == "metadata.annotations") return;
+  if (at == suspend || at == "metadata.labels" || at == "metadata.annotations") return;
   for (const char* whole :
        {"spec.template", "spec.completions", "spec.completionMode", "spec.selector"})
     if (at == whole) {
@@ -58,33 +58,88 @@ void differences(const json& a, const json& b, const std::string& at,
     return;
   }
   for (const auto& [k, v] : a.items())
-    differences(v, b.contains(k) ? b[k] : json(), at.empty() ? k : at + "." + k, out);
+    differences(v, b.contains(k) ? b[k] : json(), at.empty() ? k : at + "." + k, suspend, out);
   for (const auto& [k, v] : b.items())
-    if (!a.contains(k)) differences(json(), v, at.empty() ? k : at + "." + k, out);
+    if (!a.contains(k)) differences(json(), v, at.empty() ? k : at + "." + k, suspend, out);
 }
 
-json immutable(const kube::Call& c, const std::vector<std::string>& fields) {
-  std::string text;
-  json causes = json::array();
-  for (const auto& f : fields) {
-    const bool kube_says = f.rfind("spec.", 0) == 0;
-    const std::string what =
-        kube_says ? "field is immutable" : "sluice does not change this field of a Job";
-    text += (text.empty() ? "" : ", ") + f + ": Invalid value: " + what;
-    causes.push_back({{"reason", "FieldValueInvalid"}, {"message", what}, {"field", f}});
+bool same_scalar(const json& a, const json& b) {
+  if (a == b) return true;
+  const auto text = [](const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
+  return (a.is_number() && b.is_string()) || (a.is_string() && b.is_number()) ? text(a) == text(b)
+                                                                              : false;
+}
+
+void updated(const json& shown, const json& body, const std::string& at, const std::string& suspend,
+             std::vector<std::string>& out) {
+  if (at == suspend) return;
+  if (shown.is_object() && body.is_object()) {
+    for (const auto& [k, v] : body.items())
+      updated(shown.contains(k) ? shown[k] : json(), v, at + "." + k, suspend, out);
+    return;
   }
-  if (fields.size() > 1) text = "[" + text + "]";
-  json s =
-      kube::status_object(422, "Job.batch \"" + c.path.name + "\" is invalid: " + text, "Invalid");
-  s["details"] = {{"name", c.path.name}, {"group", "batch"}, {"kind", "Job"}, {"causes", causes}};
-  return s;
+  if (shown.is_array() && body.is_array() && shown.size() == body.size()) {
+    for (size_t i = 0; i < body.size(); ++i)
+      updated(shown[i], body[i], at + "[" + std::to_string(i) + "]", suspend, out);
+    return;
+  }
+  if (!same_scalar(shown, body)) out.push_back(at);
 }
 
 }  // namespace job_apply
 
-std::vector<std::string> kube::applied_changes(const json& kept, const json& next) {
+json kube::immutable(const Kind& k, const std::string& name,
+                     const std::vector<std::string>& fields) {
+  std::vector<std::pair<std::string, std::string>> causes;
+  for (const auto& f : fields) {
+    // A batch/v1 Job's spec is immutable in Kubernetes but for a few fields sluice does not
+    // change either; the other kinds' fields are sluice's to refuse.
+    const bool kube_says = k.kind == "Job" && f.rfind("spec.", 0) == 0;
+    causes.emplace_back(f, std::string("Invalid value: ") +
+                               (kube_says ? "field is immutable"
+                                          : "sluice does not change this field of a " + k.kind));
+  }
+  return invalid_job(k, name, causes);
+}
+
+std::vector<std::string> kube::applied_changes(const json& kept, const json& next,
+                                               const std::string& suspend_field) {
   std::vector<std::string> out;
-  job_apply::differences(kept, next, "", out);
+  job_apply::differences(kept, next, "", suspend_field, out);
+  return out;
+}
+
+std::vector<std::string> kube::updated_fields(const json& shown, const json& body,
+                                              const std::string& suspend_field) {
+  std::vector<std::string> out;
+  job_apply::updated(shown, body, "spec", suspend_field, out);
+  return out;
+}
+
+std::optional<json> kube::suspend_in(const json& body, const JobShape& shape) {
+  if (!body.is_object() || !body.contains("spec")) return std::nullopt;
+  const json* at = &body["spec"];
+  if (shape.run_policy)
+    at = at->is_object() && at->contains("runPolicy") ? &(*at)["runPolicy"] : nullptr;
+  if (!at || !at->is_object() || !at->contains("suspend")) return std::nullopt;
+  return (*at)["suspend"];
+}
+
+kube::MapPatch kube::replaced_map(const json& kept, const json& shown, const json& body) {
+  MapPatch out;
+  const json none = json::object();
+  const json& b = body.is_object() ? body : none;
+  if (kept.is_object())
+    for (const auto& [k, v] : kept.items())
+      if (!b.contains(k)) out.emplace_back(k, std::nullopt);
+  for (const auto& [k, v] : b.items()) {
+    if (!v.is_string()) continue;  // the caller refuses a map of other values
+    if (k.rfind("sluice.dev/", 0) == 0) continue;  // sluice's own: shown, never kept
+    const bool same = kept.is_object() && kept.contains(k)
+                          ? kept[k] == v
+                          : shown.is_object() && shown.contains(k) && shown[k] == v;
+    if (!same) out.emplace_back(k, v.get<std::string>());
+  }
   return out;
 }
 
@@ -95,8 +150,9 @@ bool Server::kube_applies(const kube::Call& c) const {
   return kube::applied_annotation(kube::parse_bounded(c.req.body)).has_value();
 }
 
-// PATCH of a Job with a new annotation: compared with the kept one; spec.suspend as kubectl
-// patch (kube_patch_job) does; any other change refused whole.
+// PATCH of a Job (or a JobSet, PyTorchJob, MPIJob) with a new annotation: compared with the
+// kept one; the suspend flag as kubectl patch (kube_patch_job) sets it; any other change refused
+// whole.
 void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
   const json patch = kube::parse_bounded(c.req.body);
   const json next = kube::parse_bounded(*kube::applied_annotation(patch));
@@ -109,15 +165,18 @@ void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
   {
     std::lock_guard lk(state_->mu());
     const JobRecord* r = kube_job_named(c.path.ns, c.path.name);
-    if (!r) return reply(res, 404, kube::not_found(c, c.path.name));
+    if (!r || (kube::job_kind(*c.kind) && !kube::created_as(*r, *c.kind)))
+      return reply(res, 404, kube::not_found(c, c.path.name));
     const auto a = kube::kept_meta(r->kube_meta).annotations;
     if (const auto it = a.find(kube::kLastApplied); it != a.end() && it->is_string())
       kept = it->get<std::string>();
   }
   if (kept.empty()) return kube_patch_job(c, res);  // not applied here: fields refused by name
-  const std::vector<std::string> changed = kube::applied_changes(kube::parse_bounded(kept), next);
-  if (!changed.empty()) return reply(res, 422, job_apply::immutable(c, changed));
-  // What remains is spec.suspend, if the patch sets it, and the metadata's labels and
+  const kube::JobShape shape = kube::job_shape(*c.kind);
+  const std::vector<std::string> changed =
+      kube::applied_changes(kube::parse_bounded(kept), next, shape.suspend_field());
+  if (!changed.empty()) return reply(res, 422, kube::immutable(*c.kind, c.path.name, changed));
+  // What remains is the suspend flag, if the patch sets it, and the metadata's labels and
   // annotations (the new annotation among them), which kubectl patch changes as well.
   net::Request only;
   only.method = "PATCH";
@@ -125,8 +184,9 @@ void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
   only.headers = {{"Content-Type", "application/merge-patch+json"}};
   only.params = c.req.params;
   json rest = json::object();
-  if (patch.contains("spec") && patch["spec"].is_object() && patch["spec"].contains("suspend"))
-    rest["spec"]["suspend"] = patch["spec"]["suspend"];
+  if (const auto flag = kube::suspend_in(patch, shape))
+    rest[json::json_pointer(shape.run_policy ? "/spec/runPolicy/suspend" : "/spec/suspend")] =
+        *flag;
   for (const char* key : {"labels", "annotations"})
     if (patch["metadata"].contains(key)) rest["metadata"][key] = patch["metadata"][key];
   only.body = rest.dump();

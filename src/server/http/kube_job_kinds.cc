@@ -145,6 +145,16 @@ json kind_object(const JobRecord& r, const Kind& k) {
           {"status", is_jobset(k) ? jobset_status(r) : kubeflow_status(r, k.kind)}};
 }
 
+json shown_job(const JobRecord& r, const Kind& k, const Config& config, TimeNs now) {
+  if (!job_kind(k)) return job_object(r, config, now);
+  return created_as(r, k) ? kind_object(r, k) : json();
+}
+
+JobShape job_shape(const Kind& k) {
+  return {
+      .api_version = k.api_version(), .kind = k.kind, .run_policy = job_kind(k) && !is_jobset(k)};
+}
+
 const std::vector<Column>& kind_columns(const Kind& k) {
   // JobSet's printer columns; the Kubeflow training operator's (State: the last condition).
   static const std::vector<Column> jobset = {

@@ -104,13 +104,13 @@ json apply_conflicts(const kube::Call& c, const std::string& name,
   return s;
 }
 
-std::string conflict_text(const kube::Call& c, const std::string& name) {
+}  // namespace kueue_write
+
+std::string kube::conflict_text(const kube::Call& c, const std::string& name) {
   return "Operation cannot be fulfilled on " + kube::resource_text(c) + " \"" + name +
          "\": the object has been modified; please apply your changes to the latest version and "
          "try again";
 }
-
-}  // namespace kueue_write
 
 // Under the state lock: the versions of the configuration in force.
 std::shared_ptr<const kube::ConfigVersions> Server::kube_config_versions() {
@@ -213,7 +213,7 @@ void Server::kube_config_change(const kube::Call& c, std::optional<json> body, b
   if (body && (m == "PUT" || m == "PATCH")) {
     const json& given = (*body)["metadata"]["resourceVersion"];
     if (given.is_string() && !given.get<std::string>().empty() && given != rv)
-      return kube::fail_status(res, 409, kueue_write::conflict_text(c, name), "Conflict");
+      return kube::fail_status(res, 409, kube::conflict_text(c, name), "Conflict");
   }
   if (entry && body && kube::stored_form(*body) == entry->object && !dry_run) {
     // Nothing changes (an apply or a patch of the same values): the object as it is.

@@ -20,8 +20,6 @@ void leaves(const json& j, const std::string& at, std::vector<std::string>& out)
   for (const auto& [k, v] : j.items()) leaves(v, at.empty() ? k : at + "." + k, out);
 }
 
-// The one boolean `spec.<field>` a patch of `kind` may change: nullopt on a refusal; inside,
-// nullopt when the patch leaves it alone.
 // A patch's metadata.labels or metadata.annotations into `out`: false (with the cause) when it
 // is not a map of strings and nulls.
 bool read_map(const json& m, const std::string& at, MapPatch& out, PatchRefusal* why) {
@@ -49,6 +47,10 @@ bool read_metadata(const json& v, const std::string& name, JobPatch* maps,
   }
   json rest = v;
   if (rest.contains("name") && rest["name"] == name) rest.erase("name");
+  if (maps && rest.contains("resourceVersion") && rest["resourceVersion"].is_string()) {
+    maps->resource_version = rest["resourceVersion"].get<std::string>();
+    rest.erase("resourceVersion");
+  }
   if (maps) {
     for (auto [key, out] :
          {std::pair{"labels", &maps->labels}, std::pair{"annotations", &maps->annotations}}) {
@@ -61,15 +63,52 @@ bool read_metadata(const json& v, const std::string& name, JobPatch* maps,
   return true;
 }
 
+// The patch's spec into *out (the one boolean it may change: `field`, inside `nested` when
+// given) and `fields` (any other). False on a refusal.
+bool read_spec(const json& v, const char* nested, const std::string& field,
+               std::optional<bool>* out, std::vector<std::string>& fields, PatchRefusal* why) {
+  const std::string at = nested ? std::string("spec.") + nested : "spec";
+  const json* inner = &v;
+  if (nested) {
+    if (!v.is_object() || !v.contains(nested)) {
+      leaves(v, "spec", fields);
+      return true;
+    }
+    json rest = v;
+    rest.erase(nested);
+    if (!rest.empty()) leaves(rest, "spec", fields);
+    inner = &v[nested];
+  }
+  if (!inner->is_object() || !inner->contains(field)) {
+    leaves(*inner, at, fields);
+    return true;
+  }
+  const json& f = (*inner)[field];
+  if (!f.is_boolean() && !f.is_null()) {
+    *why = {
+        422, at + "." + field + ": expected true or false", {{at + "." + field, "not a boolean"}}};
+    return false;
+  }
+  *out = f.is_boolean() && f.get<bool>();
+  json rest = *inner;
+  rest.erase(field);
+  if (!rest.empty()) leaves(rest, at, fields);
+  return true;
+}
+
+// The one boolean a patch of `kind` may change (spec.<field>, or spec.<nested>.<field>):
+// nullopt on a refusal; inside, nullopt when the patch leaves it alone. `maps`: a job's
+// labels, annotations and precondition (null for a Node, which takes none).
 std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
                                                   std::string_view body, const std::string& name,
-                                                  const char* api_version, const char* kind,
+                                                  const std::string& api_version,
+                                                  const std::string& kind, const char* nested,
                                                   const std::string& field, JobPatch* maps,
                                                   PatchRefusal* why) {
   const std::string type = media_type(content_type);
   if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json") {
     *why = {415,
-            std::string("sluice takes a JSON merge patch or a strategic merge patch of a ") + kind +
+            "sluice takes a JSON merge patch or a strategic merge patch of a " + kind +
                 " (--type merge or strategic), not " +
                 (type.empty() ? std::string("a body without a Content-Type") : type),
             {}};
@@ -90,33 +129,23 @@ std::optional<std::optional<bool>> read_spec_bool(std::string_view content_type,
     if ((k == "apiVersion" && v == api_version) || (k == "kind" && v == kind)) continue;
     if (k == "metadata") {
       if (!read_metadata(v, name, maps, fields, why)) return std::nullopt;
-      continue;
+    } else if (k == "spec") {
+      if (!read_spec(v, nested, field, &out, fields, why)) return std::nullopt;
+    } else {
+      leaves(v, k, fields);
     }
-    if (k == "spec" && v.is_object() && v.contains(field)) {
-      const json& f = v[field];
-      if (!f.is_boolean() && !f.is_null()) {
-        *why = {422,
-                "spec." + field + ": expected true or false",
-                {{"spec." + field, "not a boolean"}}};
-        return std::nullopt;
-      }
-      out = f.is_boolean() && f.get<bool>();
-      json rest = v;
-      rest.erase(field);
-      if (!rest.empty()) leaves(rest, "spec", fields);
-      continue;
-    }
-    leaves(v, k, fields);
   }
   if (!fields.empty()) {
+    const std::string path =
+        std::string("spec.") + (nested ? std::string(nested) + "." : "") + field;
     *why = {422,
-            std::string("sluice changes a ") + kind + "'s spec." + field +
+            "sluice changes a " + kind + "'s " + path +
                 (maps ? ", metadata.labels and metadata.annotations" : "") +
                 " only; the patch also changes " + std::to_string(fields.size()) +
                 " other field(s)",
             {}};
     for (const auto& f : fields)
-      why->causes.push_back({f, std::string("sluice does not change this field of a ") + kind});
+      why->causes.push_back({f, "sluice does not change this field of a " + kind});
     return std::nullopt;
   }
   return out;
@@ -132,9 +161,11 @@ std::string media_type(std::string_view content_type) {
 }
 
 std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
-                                       const std::string& name, PatchRefusal* why) {
+                                       const std::string& name, PatchRefusal* why,
+                                       const JobShape& shape) {
   JobPatch out;
-  auto v = read_spec_bool(content_type, body, name, "batch/v1", "Job", "suspend", &out, why);
+  auto v = read_spec_bool(content_type, body, name, shape.api_version, shape.kind,
+                          shape.run_policy ? "runPolicy" : nullptr, "suspend", &out, why);
   if (!v) return std::nullopt;
   out.suspend = *v;
   return out;
@@ -142,7 +173,8 @@ std::optional<JobPatch> read_job_patch(std::string_view content_type, std::strin
 
 std::optional<NodePatch> read_node_patch(std::string_view content_type, std::string_view body,
                                          const std::string& name, PatchRefusal* why) {
-  auto v = read_spec_bool(content_type, body, name, "v1", "Node", "unschedulable", nullptr, why);
+  auto v = read_spec_bool(content_type, body, name, "v1", "Node", nullptr, "unschedulable", nullptr,
+                          why);
   if (!v) return std::nullopt;
   return NodePatch{*v};
 }

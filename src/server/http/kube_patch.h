@@ -21,6 +21,19 @@ using MapPatch = std::vector<std::pair<std::string, std::optional<std::string>>>
 struct JobPatch {
   std::optional<bool> suspend;   // spec.suspend (null: false, as merge patch's delete)
   MapPatch labels, annotations;  // metadata's (kubectl label, kubectl annotate)
+  // metadata.resourceVersion: a precondition, as the API server takes it (409 Conflict when the
+  // job's is another).
+  std::optional<std::string> resource_version;
+};
+
+// A job kind's identity and where it keeps its suspend flag: spec.suspend (a batch/v1 Job, a
+// JobSet) or spec.runPolicy.suspend (the Kubeflow operators' PyTorchJob and MPIJob).
+struct JobShape {
+  std::string api_version = "batch/v1", kind = "Job";
+  bool run_policy = false;
+  std::string suspend_field() const {
+    return run_policy ? "spec.runPolicy.suspend" : "spec.suspend";
+  }
 };
 
 struct NodePatch {
@@ -43,9 +56,11 @@ inline constexpr int kMaxPatchDepth = 32;
 int json_depth(std::string_view text, int limit);
 
 // `content_type`: the request's Content-Type (parameters after ';' ignored); `name`: the
-// Job's, which metadata.name may repeat. nullopt with *why on a refusal.
+// Job's, which metadata.name may repeat; `shape`: the kind patched (a batch/v1 Job unless
+// said). nullopt with *why on a refusal.
 std::optional<JobPatch> read_job_patch(std::string_view content_type, std::string_view body,
-                                       const std::string& name, PatchRefusal* why);
+                                       const std::string& name, PatchRefusal* why,
+                                       const JobShape& shape = {});
 std::optional<NodePatch> read_node_patch(std::string_view content_type, std::string_view body,
                                          const std::string& name, PatchRefusal* why);
 

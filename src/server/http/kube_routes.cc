@@ -107,9 +107,10 @@ void Server::kube_dispatch(kube::Call& c, net::Response& res) {
   if (jobs && m == "POST" && c.path.name.empty() && !c.path.ns.empty())
     return kube_create_job(c, res);
   if (jobs && m == "DELETE" && !c.path.name.empty()) return kube_delete_job(c, res);
-  if (r == "jobs" && m == "PATCH" && !c.path.name.empty() && c.path.sub.empty() &&
-      !c.path.ns.empty())
+  const bool one_job = jobs && !c.path.name.empty() && c.path.sub.empty() && !c.path.ns.empty();
+  if (one_job && m == "PATCH")
     return kube_applies(c) ? kube_apply_job(c, res) : kube_patch_job(c, res);
+  if (one_job && m == "PUT") return kube_update_job(c, res);
   if (r == "nodes" && m == "PATCH" && !c.path.name.empty() && c.path.sub.empty())
     return kube_patch_node(c, res);
   if (r == "pods" && m == "POST" && c.path.sub == "eviction" && !c.path.ns.empty())

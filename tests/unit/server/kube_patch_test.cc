@@ -87,6 +87,54 @@ TEST(KubeJobPatch, ReadsLabelsAndAnnotationsAsKubectlLabelSendsThem) {
   EXPECT_EQ(why.causes[0].first, "metadata.labels.a");
 }
 
+TEST(KubeJobPatch, ReadsEachKindsSuspendFlagWhereItKeepsIt) {
+  kube::PatchRefusal why;
+  const kube::JobShape pytorch{
+      .api_version = "kubeflow.org/v1", .kind = "PyTorchJob", .run_policy = true};
+  auto p = kube::read_job_patch(kMerge, R"({"spec":{"runPolicy":{"suspend":true}}})", "x", &why,
+                                pytorch);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_EQ(p->suspend, true);
+  // spec.suspend is a batch/v1 Job's (and a JobSet's), not a PyTorchJob's; a PyTorchJob's other
+  // fields are named.
+  EXPECT_FALSE(kube::read_job_patch(kMerge, R"({"spec":{"suspend":true}})", "x", &why, pytorch));
+  EXPECT_EQ(why.code, 422);
+  ASSERT_EQ(why.causes.size(), 1u);
+  EXPECT_EQ(why.causes[0].first, "spec.suspend");
+  EXPECT_FALSE(kube::read_job_patch(
+      kMerge, R"({"spec":{"runPolicy":{"suspend":false,"backoffLimit":3},"nprocPerNode":"2"}})",
+      "x", &why, pytorch));
+  ASSERT_EQ(why.causes.size(), 2u);
+  EXPECT_EQ(why.causes[0].first, "spec.nprocPerNode");
+  EXPECT_EQ(why.causes[1].first, "spec.runPolicy.backoffLimit");
+  EXPECT_NE(why.message.find("PyTorchJob's spec.runPolicy.suspend"), std::string::npos)
+      << why.message;
+  // The kind's apiVersion and kind may be repeated; another's are a change.
+  const kube::JobShape jobset{.api_version = "jobset.x-k8s.io/v1alpha2", .kind = "JobSet"};
+  EXPECT_TRUE(kube::read_job_patch(
+      kMerge,
+      R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","spec":{"suspend":true}})", "x",
+      &why, jobset));
+  EXPECT_FALSE(
+      kube::read_job_patch(kMerge, R"({"kind":"Job","spec":{"suspend":true}})", "x", &why, jobset));
+}
+
+TEST(KubeJobPatch, TakesAResourceVersionAsAPrecondition) {
+  kube::PatchRefusal why;
+  auto p = kube::read_job_patch(kMerge, R"({"metadata":{"resourceVersion":"17"}})", "x", &why);
+  ASSERT_TRUE(p) << why.message;
+  EXPECT_EQ(p->resource_version, "17");
+  p = kube::read_job_patch(kMerge, R"({"spec":{"suspend":true}})", "x", &why);
+  ASSERT_TRUE(p);
+  EXPECT_FALSE(p->resource_version);
+  // Not a string: a field sluice does not change, as before.
+  EXPECT_FALSE(kube::read_job_patch(kMerge, R"({"metadata":{"resourceVersion":17}})", "x", &why));
+  EXPECT_EQ(why.code, 422);
+  // A Node's patch takes none.
+  EXPECT_FALSE(
+      kube::read_node_patch(kMerge, R"({"metadata":{"resourceVersion":"17"}})", "n0", &why));
+}
+
 TEST(KubeNodePatch, ReadsSpecUnschedulableAsCordonAndUncordonSendIt) {
   kube::PatchRefusal why;
   auto p = kube::read_node_patch(kStrategic, R"({"spec":{"unschedulable":true}})", "n0", &why);

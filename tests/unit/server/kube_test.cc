@@ -224,7 +224,7 @@ TEST(KubeDiscovery, ResourceListsNameVerbsAndShortNames) {
   EXPECT_EQ((*batch)["groupVersion"], "batch/v1");
   EXPECT_EQ((*batch)["resources"][0]["name"], "jobs");
   EXPECT_EQ((*batch)["resources"][0]["verbs"],
-            json({"create", "delete", "get", "list", "patch", "watch"}));
+            json({"create", "delete", "get", "list", "patch", "update", "watch"}));
   const auto kueue = kube::resource_list("kueue.x-k8s.io", "v1beta1");
   ASSERT_TRUE(kueue);
   bool wl = false;
