@@ -290,7 +290,9 @@ Server::ApplyOutcome Server::reload_config() {
     if (!src) return refused(400, kInvalid, src.error());
     sources.push_back(std::move(*src));
   }
+  std::unique_lock one(kube_config_mu_);  // as PUT /v1/config (routes_config)
   ApplyOutcome out = apply_config(sources);
+  one.unlock();
   if (out.status == 200) {
     std::lock_guard lk(state_->mu());
     if (!applied_over_files_.empty())

@@ -249,6 +249,7 @@ class Server {
   // annotations).
   bool kube_applies(const kube::Call& c) const;
   void kube_apply_job(const kube::Call& c, net::Response& res);
+  void kube_ssa_job(const kube::Call& c, net::Response& res);  // kubectl apply --server-side
   // kube_kueue.cc: Workloads, and the configuration's Kueue objects.
   void kube_workloads(const kube::Call& c, net::Response& res);
   void kube_config_objects(const kube::Call& c, net::Response& res);
@@ -306,8 +307,10 @@ class Server {
   std::unique_ptr<DashboardHistory> history_;
   AuthConfig auth_;
   std::string config_text_;
-  // Kueue's objects in config_text_ and their resourceVersions (under the state lock); changes
-  // through the Kubernetes API one at a time (kube_config_mu_, before the state lock).
+  // Kueue's objects in config_text_ and their resourceVersions (under the state lock). Every
+  // change of the configuration is one at a time (kube_config_mu_, taken before the state lock):
+  // a write through the Kubernetes API reads the text, changes one object and applies the whole,
+  // so a PUT /v1/config or a reload in between would be undone.
   std::shared_ptr<const kube::ConfigVersions> kube_config_versions_;
   std::mutex kube_config_mu_;
   // Who replaced the --config files' configuration through the API since it was last read from

@@ -5,8 +5,8 @@
 # (merge patches of metadata) add, change and remove them; a label that breaks Kubernetes'
 # rules is 422 with its cause, a label sluice reads is Forbidden to change; kubectl apply of a
 # changed label; kubectl replace (an update: labels replaced, a stale resourceVersion 409, a
-# changed template 422); another namespace's member is Forbidden; all of it survives a restart of
-# the server.
+# changed template 422); kubectl apply --server-side; another namespace's member is Forbidden;
+# all of it survives a restart of the server.
 set -euo pipefail
 source "$(dirname "$0")/lib/kubectl_env.sh"
 export KUBECONFIG=$tmp/alice.kubeconfig
@@ -113,6 +113,34 @@ grep -q 'spec.template.spec.containers\[0\].command: Invalid value: field is imm
   fail "a changed template: $out"
 [[ $(names jobs -l team=e) == "job.batch/other " ]] || fail "refused replaces changed it: $(names jobs -l team=e)"
 
+# 4c. kubectl apply --server-side of a Job: created, shown with its spec as applied; the same
+#     manifest again changes nothing; a changed label is applied and a dropped one removed; a
+#     changed template is 422.
+cat >"$tmp/ssa.yaml" <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ssa
+  labels: {kueue.x-k8s.io/queue-name: user-queue, team: s, keep: x}
+spec:
+  backoffLimit: 4
+  template:
+    spec:
+      containers: [{name: main, command: ["sleep", "300"], resources: {requests: {cpu: 1}}}]
+      restartPolicy: Never
+YAML
+k apply --server-side -f "$tmp/ssa.yaml" >"$tmp/out" 2>&1 || fail "ssa: $(cat "$tmp/out")"
+grep -q "^job.batch/ssa serverside-applied" "$tmp/out" || fail "ssa said: $(cat "$tmp/out")"
+[[ $(k get job ssa -o jsonpath='{.spec.backoffLimit}') == 4 ]] || fail "ssa spec: $(k get job ssa -o yaml)"
+k apply --server-side -f "$tmp/ssa.yaml" >"$tmp/out" 2>&1 || fail "ssa again: $(cat "$tmp/out")"
+sed 's/team: s, keep: x/team: t/' "$tmp/ssa.yaml" >"$tmp/ssa-t.yaml"
+k apply --server-side -f "$tmp/ssa-t.yaml" >"$tmp/out" 2>&1 || fail "ssa t: $(cat "$tmp/out")"
+[[ $(names jobs -l team=t) == "job.batch/ssa " && $(names jobs -l keep=x) == "" ]] ||
+  fail "ssa labels: $(k get job ssa -o yaml)"
+sed 's/"sleep", "300"/"sleep", "301"/' "$tmp/ssa-t.yaml" >"$tmp/ssa-cmd.yaml"
+out=$(refused apply --server-side -f "$tmp/ssa-cmd.yaml")
+grep -q 'spec.template.*field is immutable' <<<"$out" || fail "ssa of a changed template: $out"
+
 # 5. A restart of the server keeps them all (they are stored with the jobs), and kubectl apply
 #    still finds its annotation.
 kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null || true
@@ -128,5 +156,7 @@ for _ in $(seq 1 300); do curl -fsS "$SLUICE_SERVER/readyz" >/dev/null 2>&1 && b
 [[ $(names pods -l role=worker) == "pod/labelled-0 " ]] || fail "pods after a restart: $(names pods)"
 k apply -f "$tmp/applied-d.yaml" >"$tmp/out" 2>&1 || fail "apply after a restart: $(cat "$tmp/out")"
 grep -q "^job.batch/applied unchanged" "$tmp/out" || fail "apply after a restart said: $(cat "$tmp/out")"
-k delete job labelled other applied >/dev/null 2>&1 || fail "delete"
+k apply --server-side -f "$tmp/ssa-t.yaml" >"$tmp/out" 2>&1 || fail "ssa after a restart: $(cat "$tmp/out")"
+[[ $(k get job ssa -o jsonpath='{.spec.backoffLimit}') == 4 ]] || fail "ssa after a restart: $(k get job ssa -o yaml)"
+k delete job labelled other applied ssa >/dev/null 2>&1 || fail "delete"
 echo "kubectl_labels: ok"

@@ -73,7 +73,9 @@ FLAVOR = json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFl
                      "metadata": {"name": "matrix-flavor"}})
 STALE_CQ = json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
                        "metadata": {"name": "cq", "resourceVersion": "1"}, "spec": {}})
-# A Job's update at a resourceVersion the server never reached: 409 whoever may write.
+# A Job's update at a resourceVersion the server never reached: 409 whoever may write; a Job
+# named otherwise than its path.
+OTHER_JOB = json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "b"}})
 STALE_JOB = json.dumps({"apiVersion": "batch/v1", "kind": "Job",
                         "metadata": {"name": "a", "resourceVersion": "999999999"}, "spec": {}})
 
@@ -235,6 +237,11 @@ def main():
         # anything is read or changed (docs/kubernetes.md "Update").
         ("PUT jobs.batch a, stale", "PUT", url + "/apis/batch/v1/namespaces/team-a/jobs/a",
          STALE_JOB, users(403, 409, 409), "application/json"),
+        # kubectl apply --server-side of a manifest named otherwise than the path: 400 before
+        # anything is read or changed.
+        ("PATCH jobs.batch a (server-side apply)", "PATCH",
+         url + "/apis/batch/v1/namespaces/team-a/jobs/a?fieldManager=t", OTHER_JOB,
+         users(403, 400, 400), "application/apply-patch+yaml"),
         # kubectl uncordon of a node that is not cordoned: the admin's only, a no-op here.
         ("PATCH node (spec.unschedulable)", "PATCH", url + "/api/v1/nodes/" + other,
          '{"spec":{"unschedulable":null}}', users(403, 403, 200),

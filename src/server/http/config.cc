@@ -28,7 +28,9 @@ void Server::routes_config() {
   h.Put("/v1/config", [this](const net::Request& req, net::Response& res) {
     auto caller = admin_of(req, res, "change the configuration");
     if (!caller) return;
+    std::unique_lock one(kube_config_mu_);  // not between a Kubernetes write's read and apply
     auto out = apply_config({Source{"request", req.body}});
+    one.unlock();
     if (out.status != 200) return fail(res, out.status, out.error, out.details);
     if (!options_.config_files.empty()) {
       // Files win at a reload (SIGHUP) and a restart: say so now, and again at the reload.

@@ -279,6 +279,10 @@ std::string resource_text(const Call& c);
 // 409 Conflict's words for a write whose resourceVersion is not the object's
 // (kube_kueue_write.cc).
 std::string conflict_text(const Call& c, const std::string& name);
+// What a whole job object in a request (an update's, a server-side apply's) must be besides its
+// fields' values: the path's kind, its name and namespace. "" when it is; else why (400
+// BadRequest, in the API server's words; kube_job_change.cc).
+std::string job_body_mismatch(const json& body, const Call& c, const JobShape& shape);
 json not_found(const Call& c, const std::string& name);
 json forbidden(const Call& c, const std::string& verb, const std::string& ns);
 // A refused patch as a Status: 422 Invalid with one FieldValueForbidden cause per field.

@@ -12,6 +12,7 @@
 #include "server/http/kube_job_apply.h"
 
 #include "server/http/kube.h"
+#include "server/http/kube_config_docs.h"
 #include "server/http/kube_meta.h"
 #include "server/http/reply.h"
 #include "server/server.h"
@@ -133,7 +134,7 @@ kube::MapPatch kube::replaced_map(const json& kept, const json& shown, const jso
     for (const auto& [k, v] : kept.items())
       if (!b.contains(k)) out.emplace_back(k, std::nullopt);
   for (const auto& [k, v] : b.items()) {
-    if (!v.is_string()) continue;  // the caller refuses a map of other values
+    if (!v.is_string()) continue;                  // the caller refuses a map of other values
     if (k.rfind("sluice.dev/", 0) == 0) continue;  // sluice's own: shown, never kept
     const bool same = kept.is_object() && kept.contains(k)
                           ? kept[k] == v
@@ -193,6 +194,118 @@ void Server::kube_apply_job(const kube::Call& c, net::Response& res) {
   kube::Call sub{.req = only, .caller = c.caller, .path = c.path};
   sub.kind = c.kind;
   kube_patch_job(sub, res);
+}
+
+namespace job_apply {
+
+// The change a server-side apply's manifest makes of a job (kube_ssa_job): compared with the
+// last one applied (`last`, null when no server-side apply made the job: then with the job as
+// shown). False with the refusal written.
+bool ssa_change(const kube::Call& c, const json& manifest, const json& last, const json& shown,
+                kube::JobPatch* out, net::Response& res) {
+  const kube::JobShape shape = kube::job_shape(*c.kind);
+  const auto changed =
+      last.is_object()
+          ? kube::applied_changes(last, manifest, shape.suspend_field())
+          : kube::updated_fields(shown.value("spec", json()), manifest.value("spec", json()),
+                                 shape.suspend_field());
+  if (!changed.empty()) {
+    reply(res, 422, kube::immutable(*c.kind, c.path.name, changed));
+    return false;
+  }
+  // The manifest's labels and annotations are set; those the last one had and this one drops
+  // are removed (the manifest is its manager's whole intent).
+  for (auto [key, into] :
+       {std::pair{"labels", &out->labels}, std::pair{"annotations", &out->annotations}}) {
+    const json now = manifest["metadata"].value(key, json::object());
+    const json before =
+        last.is_object() && last.contains("metadata") && last["metadata"].is_object()
+            ? last["metadata"].value(key, json::object())
+            : json::object();
+    if (!now.is_object()) {
+      reply(res, 422,
+            kube::invalid_job(
+                *c.kind, c.path.name,
+                {{std::string("metadata.") + key, "Invalid value: a map of strings is expected"}}));
+      return false;
+    }
+    if (before.is_object())
+      for (const auto& [k, v] : before.items())
+        if (!now.contains(k)) into->emplace_back(k, std::nullopt);
+    for (const auto& [k, v] : now.items()) {
+      if (!v.is_string()) {
+        reply(res, 422,
+              kube::invalid_job(*c.kind, c.path.name,
+                                {{std::string("metadata.") + key + "." + k,
+                                  "Invalid value: a string is expected"}}));
+        return false;
+      }
+      into->emplace_back(k, v.get<std::string>());
+    }
+  }
+  out->annotations.emplace_back(kube::kServerSideApplied, manifest.dump());
+  if (const auto flag = kube::suspend_in(manifest, shape)) {
+    if (!flag->is_boolean() && !flag->is_null()) {
+      reply(res, 422,
+            kube::invalid_job(*c.kind, c.path.name,
+                              {{shape.suspend_field(), "Invalid value: expected true or false"}}));
+      return false;
+    }
+    out->suspend = flag->is_boolean() && flag->get<bool>();
+  }
+  return true;
+}
+
+}  // namespace job_apply
+
+// kubectl apply --server-side of a job (docs/kubernetes.md, "Server-side apply of a job"): a
+// PATCH of Content-Type application/apply-patch+yaml with ?fieldManager=NAME. A job not there
+// is created as a POST creates it (201), its manifest kept (kServerSideApplied); one there
+// changes as its manifest says against the last one applied (job_apply::ssa_change): its
+// suspend flag, its labels and annotations; any other change is refused whole (422).
+// Ownership by field manager is not tracked for jobs: two managers' applies never conflict.
+void Server::kube_ssa_job(const kube::Call& c, net::Response& res) {
+  if (c.req.get_param_value("fieldManager").empty())
+    return reply(
+        res, 422,
+        kube::invalid_job(*c.kind, c.path.name,
+                          {{"fieldManager", "Required value: is required for apply patch"}}));
+  std::string error;
+  auto manifest = kube::read_object_body(c.req.body, &error);
+  if (!manifest) return kube::fail_status(res, 400, error);
+  if (auto why = kube::job_body_mismatch(*manifest, c, kube::job_shape(*c.kind)); !why.empty())
+    return kube::fail_status(res, 400, why);
+  manifest->erase("status");
+  if (auto& m = (*manifest)["metadata"]; m.contains("annotations") && m["annotations"].is_object())
+    m["annotations"].erase(kube::kServerSideApplied);  // never nested in itself
+  bool exists = false;
+  {
+    std::lock_guard lk(state_->mu());
+    exists = kube_job_named(c.path.ns, c.path.name) != nullptr;
+  }
+  if (!exists) {
+    json created = *manifest;
+    created["metadata"]["annotations"][kube::kServerSideApplied] = manifest->dump();
+    net::Request post;
+    post.method = "POST";
+    post.path = c.req.path;
+    post.headers = {{"Content-Type", "application/json"}};
+    post.params = c.req.params;
+    post.body = created.dump();
+    kube::Call sub{.req = post, .caller = c.caller, .path = c.path};
+    sub.kind = c.kind;
+    return kube_create_job(sub, res);
+  }
+  kube_change_job(
+      c, res, std::nullopt,
+      [&](const JobRecord& r, const json& shown, kube::JobPatch* out, net::Response& res) {
+        const auto kept = kube::kept_meta(r.kube_meta).annotations;
+        const auto it = kept.find(kube::kServerSideApplied);
+        const json last = it != kept.end() && it->is_string()
+                              ? kube::parse_bounded(it->get<std::string>())
+                              : json();
+        return job_apply::ssa_change(c, *manifest, last, shown, out, res);
+      });
 }
 
 }  // namespace sluice::server

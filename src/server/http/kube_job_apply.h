@@ -15,6 +15,10 @@
 namespace sluice::server::kube {
 
 inline constexpr const char* kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+// The manifest a server-side apply of a job last applied (kube_job_apply.cc), kept as kubectl's
+// annotation is for a client-side apply: what the next apply is compared with, and the spec's
+// fields as the job shows them.
+inline constexpr const char* kServerSideApplied = "apply.sluice.dev/last-applied";
 // Kubernetes refuses an object whose annotations pass 256 KiB; a longer one is not kept.
 inline constexpr size_t kMaxApplied = 256 * 1024;
 

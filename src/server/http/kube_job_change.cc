@@ -29,28 +29,6 @@ bool string_map(const json& m) {
   return true;
 }
 
-// What an update's body must be besides its fields' values: the path's kind, its name and
-// namespace. "" when it is; else why (400 BadRequest, in the API server's words).
-std::string update_refusal(const json& body, const kube::Call& c, const kube::JobShape& shape) {
-  if (!body.is_object())
-    return "the body is not a JSON object (nested at most " + std::to_string(kube::kMaxPatchDepth) +
-           " deep)";
-  if (body.value("apiVersion", json()) != shape.api_version ||
-      body.value("kind", json()) != shape.kind)
-    return "expected apiVersion " + shape.api_version + ", kind " + shape.kind;
-  const json meta = body.value("metadata", json());
-  if (!meta.is_object() || meta.value("name", json()) != c.path.name)
-    return "the name of the object (" +
-           (meta.is_object() && meta.value("name", json()).is_string()
-                ? meta["name"].get<std::string>()
-                : std::string()) +
-           ") does not match the name on the URL (" + c.path.name + ")";
-  if (meta.contains("namespace") && meta["namespace"] != c.path.ns)
-    return "the namespace of the provided object does not match the namespace sent on the "
-           "request";
-  return {};
-}
-
 // The change an update's body makes of a job as shown (kube_update_job): false with the
 // refusal written.
 bool updated_job(const kube::Call& c, const json& body, const JobRecord& r, const json& shown,
@@ -82,6 +60,26 @@ bool updated_job(const kube::Call& c, const json& body, const JobRecord& r, cons
 }
 
 }  // namespace
+
+std::string kube::job_body_mismatch(const json& body, const Call& c, const JobShape& shape) {
+  if (!body.is_object())
+    return "the body is not a JSON object (nested at most " + std::to_string(kube::kMaxPatchDepth) +
+           " deep)";
+  if (body.value("apiVersion", json()) != shape.api_version ||
+      body.value("kind", json()) != shape.kind)
+    return "expected apiVersion " + shape.api_version + ", kind " + shape.kind;
+  const json meta = body.value("metadata", json());
+  if (!meta.is_object() || meta.value("name", json()) != c.path.name)
+    return "the name of the object (" +
+           (meta.is_object() && meta.value("name", json()).is_string()
+                ? meta["name"].get<std::string>()
+                : std::string()) +
+           ") does not match the name on the URL (" + c.path.name + ")";
+  if (meta.contains("namespace") && meta["namespace"] != c.path.ns)
+    return "the namespace of the provided object does not match the namespace sent on the "
+           "request";
+  return {};
+}
 
 // Under the state lock: the job named by the path, as its kind shows it, at the resourceVersion
 // `precondition` when one is given, turned into a change by `build` (false: it has written its
@@ -162,7 +160,7 @@ void Server::kube_patch_job(const kube::Call& c, net::Response& res) {
 // immutable one).
 void Server::kube_update_job(const kube::Call& c, net::Response& res) {
   const json body = kube::parse_bounded(c.req.body);
-  if (auto why = update_refusal(body, c, kube::job_shape(*c.kind)); !why.empty())
+  if (auto why = kube::job_body_mismatch(body, c, kube::job_shape(*c.kind)); !why.empty())
     return kube::fail_status(res, 400, why);
   const json& meta = body["metadata"];
   if (!string_map(meta.value("labels", json())) || !string_map(meta.value("annotations", json())))

@@ -154,11 +154,13 @@ json quantities(const ResourceVec& v, const Config& config, int64_t times) {
 
 namespace {
 
-// A Job kubectl apply created or last applied (its annotation kept with its metadata): its
+// A Job kubectl apply created or last applied (its annotation kept with its metadata; a
+// server-side apply's, kServerSideApplied, first): its
 // spec's fields as the manifest wrote them (but spec.suspend, which is the job's), so that
 // kubectl apply of the same manifest finds nothing to change (kube_job_apply.cc).
 void applied_overlay(json& job, const KeptMeta& kept) {
-  const auto it = kept.annotations.find(kLastApplied);
+  auto it = kept.annotations.find(kServerSideApplied);  // kubectl apply --server-side's
+  if (it == kept.annotations.end()) it = kept.annotations.find(kLastApplied);
   if (it == kept.annotations.end() || !it->is_string()) return;
   const json m = parse_bounded(it->get_ref<const std::string&>());
   if (!m.is_object() || !m.contains("spec") || !m["spec"].is_object()) return;

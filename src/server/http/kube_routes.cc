@@ -108,6 +108,9 @@ void Server::kube_dispatch(kube::Call& c, net::Response& res) {
     return kube_create_job(c, res);
   if (jobs && m == "DELETE" && !c.path.name.empty()) return kube_delete_job(c, res);
   const bool one_job = jobs && !c.path.name.empty() && c.path.sub.empty() && !c.path.ns.empty();
+  if (one_job && m == "PATCH" &&
+      kube::media_type(c.req.header("Content-Type")) == "application/apply-patch+yaml")
+    return kube_ssa_job(c, res);
   if (one_job && m == "PATCH")
     return kube_applies(c) ? kube_apply_job(c, res) : kube_patch_job(c, res);
   if (one_job && m == "PUT") return kube_update_job(c, res);
