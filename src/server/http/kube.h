@@ -283,6 +283,9 @@ std::string conflict_text(const Call& c, const std::string& name);
 // fields' values: the path's kind, its name and namespace. "" when it is; else why (400
 // BadRequest, in the API server's words; kube_job_change.cc).
 std::string job_body_mismatch(const json& body, const Call& c, const JobShape& shape);
+// The suspend flag of such an object, where its kind keeps it, into out->suspend when it has
+// one: false with 422 written when it is not a boolean (kube_job_change.cc).
+bool read_suspend_flag(const Call& c, const json& body, JobPatch* out, net::Response& res);
 json not_found(const Call& c, const std::string& name);
 json forbidden(const Call& c, const std::string& verb, const std::string& ns);
 // A refused patch as a Status: 422 Invalid with one FieldValueForbidden cause per field.

@@ -244,16 +244,7 @@ bool ssa_change(const kube::Call& c, const json& manifest, const json& last, con
     }
   }
   out->annotations.emplace_back(kube::kServerSideApplied, manifest.dump());
-  if (const auto flag = kube::suspend_in(manifest, shape)) {
-    if (!flag->is_boolean() && !flag->is_null()) {
-      reply(res, 422,
-            kube::invalid_job(*c.kind, c.path.name,
-                              {{shape.suspend_field(), "Invalid value: expected true or false"}}));
-      return false;
-    }
-    out->suspend = flag->is_boolean() && flag->get<bool>();
-  }
-  return true;
+  return kube::read_suspend_flag(c, manifest, out, res);
 }
 
 }  // namespace job_apply

@@ -47,16 +47,7 @@ bool updated_job(const kube::Call& c, const json& body, const JobRecord& r, cons
         std::tuple{"annotations", &kept.annotations, &out->annotations}})
     *into = kube::replaced_map(*kept_map, shown["metadata"].value(key, json()),
                                meta.value(key, json()));
-  if (const auto flag = kube::suspend_in(body, shape)) {
-    if (!flag->is_boolean() && !flag->is_null()) {
-      reply(res, 422,
-            kube::invalid_job(*c.kind, c.path.name,
-                              {{shape.suspend_field(), "Invalid value: expected true or false"}}));
-      return false;
-    }
-    out->suspend = flag->is_boolean() && flag->get<bool>();
-  }
-  return true;
+  return kube::read_suspend_flag(c, body, out, res);
 }
 
 }  // namespace
@@ -79,6 +70,20 @@ std::string kube::job_body_mismatch(const json& body, const Call& c, const JobSh
     return "the namespace of the provided object does not match the namespace sent on the "
            "request";
   return {};
+}
+
+bool kube::read_suspend_flag(const Call& c, const json& body, JobPatch* out, net::Response& res) {
+  const JobShape shape = job_shape(*c.kind);
+  const auto flag = suspend_in(body, shape);
+  if (!flag) return true;
+  if (!flag->is_boolean() && !flag->is_null()) {
+    reply(res, 422,
+          invalid_job(*c.kind, c.path.name,
+                      {{shape.suspend_field(), "Invalid value: expected true or false"}}));
+    return false;
+  }
+  out->suspend = flag->is_boolean() && flag->get<bool>();
+  return true;
 }
 
 // Under the state lock: the job named by the path, as its kind shows it, at the resourceVersion
