@@ -9,7 +9,7 @@
 #
 # Environment: ROUNDS (2), JOBS (10000), BATCH (100), WORK_BASE (/tmp: where the runs' data
 # dirs go; a fresh tmpfs takes the filesystem's drift out, see docs/benchmarks.md), plus what
-# sluice_e2e.sh reads.
+# sluice_e2e.sh reads (IDLE_S=N adds the idle cluster's CPU per second to the table).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 : "${BEFORE_BIN:?set BEFORE_BIN}" "${AFTER_BIN:?set AFTER_BIN}"
@@ -38,12 +38,17 @@ for side in ("before", "after"):
         res = [json.loads(l) for l in open(os.path.join(logs, f"{side}-{r}.jsonl")) if l.strip()]
         text = open(os.path.join(logs, f"{side}-{r}.log")).read()
         cpus = re.findall(r"cpu: (serve|agent): [\d.]+ s = ([\d.]+) ms per job", text)
+        idle = re.findall(r"idle: (serve|agent): ([\d.]+) ms CPU per s", text)
         for i, x in enumerate(res):
             x["serve_cpu_ms"] = float(cpus[2 * i][1]) if len(cpus) > 2 * i else float("nan")
             x["agent_cpu_ms"] = float(cpus[2 * i + 1][1]) if len(cpus) > 2 * i + 1 else float("nan")
+            x["serve_idle"] = float(idle[2 * i][1]) if len(idle) > 2 * i else float("nan")
+            x["agent_idle"] = float(idle[2 * i + 1][1]) if len(idle) > 2 * i + 1 else float("nan")
             rows.setdefault((side, x["batch"]), []).append(x)
 cols = [("durable submissions/s", "durable_submissions_per_s"), ("job starts/s", "job_starts_per_s"),
         ("server CPU ms/job", "serve_cpu_ms"), ("agents CPU ms/job", "agent_cpu_ms")]
+if any(x.get("serve_idle") == x.get("serve_idle") for v in rows.values() for x in v):  # IDLE_S set
+    cols += [("idle server CPU ms/s", "serve_idle"), ("idle agents CPU ms/s", "agent_idle")]
 print("\n| batch | " + " | ".join(f"{c} before | after | after/before" for c, _ in cols) + " |")
 print("|---|" + "---|---|---|" * len(cols))
 for batch in sorted({b for _, b in rows}):
@@ -51,7 +56,7 @@ for batch in sorted({b for _, b in rows}):
     for _, key in cols:
         b = [x[key] for x in rows[("before", batch)]]
         a = [x[key] for x in rows[("after", batch)]]
-        fmt = "{:.0f}" if "per_s" in key else "{:.3f}"
+        fmt = "{:.0f}" if "per_s" in key else "{:.1f}" if key.endswith("_idle") else "{:.3f}"
         cells += ["/".join(fmt.format(v) for v in b), "/".join(fmt.format(v) for v in a),
                   "%.2fx" % (statistics.median(a) / statistics.median(b))]
     print(f"| {batch} | " + " | ".join(cells) + " |")

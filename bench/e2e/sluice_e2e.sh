@@ -20,8 +20,11 @@
 # ETCD (HOST:PORT,...: the server keeps its state in this etcd, under a fresh cluster prefix per
 # run, instead of SQLite; ETCD_OPTS: the store URL's options, e.g. "max-txn-ops=1024"; see
 # bench/ha/store_bench.sh),
+# IDLE_S (N: once the nodes are ready, before submitting, the server's and the agents' CPU over N
+# idle seconds, printed as `idle: serve: X ms CPU per s`; what a cluster with no jobs costs),
 # PERF_OUT (dir: `perf record -g` of serve and of the agent process while serve_bench runs,
-# written as DIR/{serve,agent}-batchN.data; read with `perf report -i FILE --no-children`;
+# written as DIR/{serve,agent}-batchN.data (and {serve,agent}-idle-batchN.data over the IDLE_S
+# window); read with `perf report -i FILE --no-children`;
 # PERF_CALLGRAPH=dwarf for call chains through code built without frame pointers, PERF_FREQ).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -132,24 +135,52 @@ start_cluster() {  # $1: run label
   [[ $ready == "$NODES" ]] || { echo "sluice_e2e: only $ready/$NODES nodes ready" >&2; tail "$d/agent.log" >&2; exit 1; }
 }
 
+cpu_ticks() { local st; read -r -a st < "/proc/$1/stat" && echo $((st[13] + st[14])); }
+perf_start() {  # $1: label; records serve and the agent process into PERF_OUT/{serve,agent}-$1.data
+  perf_pids=()
+  [[ -n ${PERF_OUT:-} ]] || return 0
+  mkdir -p "$PERF_OUT"
+  local who
+  for who in serve:$SERVE_PID agent:$AGENT_PID; do
+    [[ $who == *: ]] && continue
+    perf record -q --call-graph "${PERF_CALLGRAPH:-fp}" -F "${PERF_FREQ:-499}" -p "${who#*:}" -o "$PERF_OUT/${who%%:*}-$1.data" 2>/dev/null &
+    perf_pids+=($!)
+  done
+}
+perf_stop() {
+  local p
+  for p in "${perf_pids[@]}"; do kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+}
+declare -A IDLE_TICKS
+idle_cpu() {  # CPU per second of serve and of the agent process over IDLE_S idle seconds
+  local who pids=() before=() i=0 t
+  for who in serve:$SERVE_PID agent:$AGENT_PID; do
+    [[ $who == *: ]] && continue
+    pids+=("$who") before+=("$(cpu_ticks "${who#*:}")")
+  done
+  perf_start "idle-batch$batch"
+  sleep "$IDLE_S"
+  perf_stop
+  for who in "${pids[@]}"; do
+    t=$(($(cpu_ticks "${who#*:}") - before[i]))
+    IDLE_TICKS[${who%%:*}]=$t  # left out of the run's CPU per job below
+    python3 -c "import os,sys; t=int(sys.argv[1])/os.sysconf('SC_CLK_TCK'); print(f'  idle: {sys.argv[2]}: {1e3*t/float(sys.argv[3]):.1f} ms CPU per s ({sys.argv[3]} s, no jobs)')" \
+      "$t" "${who%%:*}" "$IDLE_S"
+    i=$((i + 1))
+  done
+}
+
 rc=0
 for batch in $BATCHES; do
   start_cluster "batch$batch"
+  [[ ${IDLE_S:-0} -gt 0 ]] && idle_cpu
   nowait=() label=
   [[ $INGEST == 1 ]] && nowait=(--no-wait) label=", ingest only (no agents)"
-  perf_pids=()
-  if [[ -n ${PERF_OUT:-} ]]; then
-    mkdir -p "$PERF_OUT"
-    for who in serve:$SERVE_PID agent:$AGENT_PID; do
-      [[ $who == *: ]] && continue
-      perf record -q --call-graph "${PERF_CALLGRAPH:-fp}" -F "${PERF_FREQ:-499}" -p "${who#*:}" -o "$PERF_OUT/${who%%:*}-batch$batch.data" 2>/dev/null &
-      perf_pids+=($!)
-    done
-  fi
+  perf_start "batch$batch"
   echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}${SLOW_FSYNC_MS:+, fsync +${SLOW_FSYNC_MS} ms}${label}"
   "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "$CLIENTS" --batch "$batch" \
     --namespace bench --queue bench --command true --json "${nowait[@]}" > "$TMP/result.json" || rc=1
-  for p in "${perf_pids[@]}"; do kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+  perf_stop
   python3 - "$TMP/result.json" "$NODES" "${NODELAY:-0}" "$INGEST" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); r["system"] = "sluice"; r["nodes"] = int(sys.argv[2])
@@ -165,13 +196,13 @@ if "ended" in r:
 if r.get("first_error"): print("  first error:", r["first_error"][:300])
 json.dump(r, open(sys.argv[1], "w"))
 PY
-  # CPU seconds (user+system, whole run) of the server and of the 64-agent process, from
-  # /proc: with 2 shared cores, CPU per job is what bounds the rates.
+  # CPU seconds (user+system, whole run, less the IDLE_S window) of the server and of the
+  # 64-agent process, from /proc: with 2 shared cores, CPU per job is what bounds the rates.
   for who in serve:$SERVE_PID agent:$AGENT_PID; do
     [[ $who == *: ]] && continue
-    read -r -a st < "/proc/${who#*:}/stat" || continue
-    python3 -c "import os,sys; t=(int(sys.argv[1])+int(sys.argv[2]))/os.sysconf('SC_CLK_TCK'); print(f'  cpu: {sys.argv[3]}: {t:.1f} s = {1e3*t/int(sys.argv[4]):.2f} ms per job')" \
-      "${st[13]}" "${st[14]}" "${who%%:*}" "$JOBS" || true
+    ticks=$(cpu_ticks "${who#*:}") || continue
+    python3 -c "import os,sys; t=int(sys.argv[1])/os.sysconf('SC_CLK_TCK'); print(f'  cpu: {sys.argv[2]}: {t:.1f} s = {1e3*t/int(sys.argv[3]):.2f} ms per job')" \
+      "$((ticks - ${IDLE_TICKS[${who%%:*}]:-0}))" "${who%%:*}" "$JOBS" || true
   done
   # Where the server's time went: durable commits and scheduling cycles (count, mean, sum).
   curl -fsS "$URL/metrics" 2>/dev/null | python3 -c '
