@@ -97,11 +97,16 @@ bool fencer_running(const std::string& state_dir) {
 }  // namespace
 
 // The monotonic clock starts again at a reboot: a deadline is only read back in the boot that
-// wrote it.
-std::string boot_id() {
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  std::getline(in, id);
+// wrote it. Read once per process (no process outlives its boot): the agent records its lease
+// about 5 times a second per node and each fencer reads it as often, and opening the file each
+// time was half the cost of recording a lease (docs/benchmarks.md, twenty-fifth session).
+const std::string& boot_id() {
+  static const std::string id = [] {
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string s;
+    std::getline(in, s);
+    return s;
+  }();
   return id;
 }
 

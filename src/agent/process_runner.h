@@ -3,7 +3,8 @@
 //
 // Each pod runs in its own session and process group (setsid), with stdout+stderr appended to
 // <state-dir>/logs/<job>-<pod>.log and its working directory <state-dir>/work/<job>-<pod>.
-// One supervisor thread, ticking every tick_ms, does everything that changes a pod:
+// One supervisor thread, ticking every tick_ms while there are pods (asleep until an order
+// when there are none), does everything that changes a pod:
 //   start waiting pods whose GPUs are free, reap exits (waitpid, no zombies), enforce walltimes
 //   and stop graces, notice checkpoint-file touches, and watch adopted pods through /proc.
 // Results come back as events (started, exits, checkpoints) that the caller drains.
@@ -201,6 +202,7 @@ class ProcessRunner {
   StateFile pods_file_;
   bool quit_ = false;
   bool wake_ = false;
+  size_t sweeping_ = 0;  // cgroup removals still to retry: the supervisor keeps ticking
   std::optional<std::chrono::steady_clock::time_point> lease_;  // fencing deadline, once known
   bool fenced_ = false;  // the pods were fenced for the current lease_
   size_t adopted_ = 0;
