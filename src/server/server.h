@@ -207,7 +207,12 @@ class Server {
   struct SyncCall;
   void routes_agents();
   void register_agent(const net::Request& req, net::Response& res);
-  bool sync_step(SyncCall& call, net::Response& res, bool may_block);
+  enum class SyncStep { kAnswered, kWorker, kParked };
+  SyncStep sync_step(const std::shared_ptr<SyncCall>& call, net::Response& res,
+                     const net::Responder* io);
+  void park_sync(const std::shared_ptr<SyncCall>& call, const net::Responder& r,
+                 std::chrono::milliseconds wait);
+  void finish_sync(const std::shared_ptr<SyncCall>& call, const net::Responder& r);
   void routes_dashboard();  // dashboard.cc: the web dashboard at /
   // http/kube_*.cc: the Kubernetes API (docs/kubernetes.md). kube_routes.cc: the routes, one
   // request's reading and its dispatch by resource and verb; a page of job records.

@@ -456,6 +456,11 @@ class ServerState {
   ChangeJournal& journal() { return journal_; }  // the watch thread's bump() (kube_watch.h)
   std::condition_variable& journal_cv() { return journal_cv_; }
   void wake_polls();  // every node's (shutdown)
+  // A long poll parked without a thread (http/agents.cc): `wake` runs once, under mu(), when
+  // the node's outbox gains work or the server stops (wake_polls()); unpark_poll() forgets one
+  // whose wait ended first. Both under mu(); the id is never 0.
+  uint64_t park_poll(const std::string& node, std::function<void()> wake);
+  void unpark_poll(const std::string& node, uint64_t id);
 
  private:
   struct NodeState {
@@ -598,6 +603,9 @@ class ServerState {
   ChangeJournal journal_;
   std::condition_variable journal_cv_;
   std::unordered_map<std::string, std::shared_ptr<std::condition_variable>> outbox_cv_;
+  std::unordered_map<std::string, std::vector<std::pair<uint64_t, std::function<void()>>>>
+      parked_polls_;  // park_poll()
+  uint64_t next_park_id_ = 0;
   void notify_outbox(const std::string& node);
   std::shared_ptr<const Config> config_;  // written under mu_ and config_ptr_mu_
   mutable std::mutex config_ptr_mu_;

@@ -22,10 +22,25 @@ std::shared_ptr<std::condition_variable> ServerState::outbox_cv(const std::strin
 
 void ServerState::notify_outbox(const std::string& node) {
   if (auto it = outbox_cv_.find(node); it != outbox_cv_.end()) it->second->notify_all();
+  if (auto it = parked_polls_.find(node); it != parked_polls_.end() && !it->second.empty())
+    for (auto& [id, wake] : std::exchange(it->second, {})) wake();
 }
 
 void ServerState::wake_polls() {
   for (auto& [node, cv] : outbox_cv_) cv->notify_all();
+  for (auto& [node, polls] : parked_polls_)
+    for (auto& [id, wake] : std::exchange(polls, {})) wake();
+}
+
+uint64_t ServerState::park_poll(const std::string& node, std::function<void()> wake) {
+  parked_polls_[node].emplace_back(++next_park_id_, std::move(wake));
+  return next_park_id_;
+}
+
+void ServerState::unpark_poll(const std::string& node, uint64_t id) {
+  auto it = parked_polls_.find(node);
+  if (it == parked_polls_.end()) return;
+  std::erase_if(it->second, [id](const auto& p) { return p.first == id; });
 }
 
 void ServerState::drop_staged() {

@@ -7,9 +7,16 @@
 // thread that read them, without the hand-off to a worker thread and back, whose two wake-ups
 // cost more CPU than the sync itself (docs/benchmarks.md, "Heartbeats on the I/O thread"). What
 // may block goes on to a worker: a body that is not small to parse, a state lock someone else
-// holds, a long poll, a wait for the store's commit.
+// holds, a wait for the store's commit. An idle long poll holds no thread either: it is parked
+// with the node's outbox, and ends on the I/O thread by a timer when nothing came for it (a
+// worker that waited on a condition variable cost two more wake-ups and a hand-back per
+// heartbeat of every node: docs/benchmarks.md, twenty-fifth session).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "secret/secret.h"
 #include "server/http/reply.h"
@@ -34,6 +41,10 @@ struct Server::SyncCall {
   bool taken = false;    // the node's orders are in `reply`
   uint64_t ticket = 0;
   proto::SyncResponse reply;
+  // A parked long poll (park_sync()): the first of its wake-up and its timer answers it.
+  std::atomic<bool> claimed{false};
+  uint64_t parked = 0;  // its id among the state's parked polls; 0 once forgotten
+  std::unique_ptr<boost::asio::steady_timer> timer;
 };
 
 void Server::routes_agents() {
@@ -51,12 +62,15 @@ void Server::routes_agents() {
                    return r.send(std::move(res));
                  }
                  call->body = std::move(req.body);
-                 if (sync_step(*call, res, false)) return r.send(std::move(res));
-                 r.to_worker([this, call, r] {
-                   net::Response out;
-                   sync_step(*call, out, true);
-                   r.send(std::move(out));
-                 });
+                 switch (sync_step(call, res, &r)) {
+                   case SyncStep::kAnswered:
+                     return r.send(std::move(res));
+                   case SyncStep::kParked:
+                     return;
+                   case SyncStep::kWorker:
+                     break;
+                 }
+                 r.to_worker([this, call, r] { finish_sync(call, r); });
                },
                {.lane = kAgentLane});
 }
@@ -87,44 +101,56 @@ void Server::register_agent(const net::Request& req, net::Response& res) {
   reply(res, 200, out.response);
 }
 
-// Runs the sync as far as it goes; true once `res` holds the answer. Without `may_block` (the
-// I/O thread) it stops where it would block, and a worker calls it again with `may_block` to
-// go on from there: each part (parse, reports, orders, commit) runs once.
-bool Server::sync_step(SyncCall& c, net::Response& res, bool may_block) {
+// Runs the sync as far as it goes: kAnswered once `res` holds the answer. On the I/O thread
+// (`io`) it stops where it would block (kWorker: a worker calls it again without `io` to go on
+// from there; each part, parse, reports, orders, commit, runs once) or parks an idle long poll
+// (kParked: park_sync() answers it).
+Server::SyncStep Server::sync_step(const std::shared_ptr<SyncCall>& call, net::Response& res,
+                                   const net::Responder* io) {
+  SyncCall& c = *call;
   if (!c.parsed) {
-    if (!may_block && c.body.size() > kInlineParseBytes) return false;
+    if (io && c.body.size() > kInlineParseBytes) return SyncStep::kWorker;
     try {
       c.request = nlohmann::json::parse(c.body).get<proto::SyncRequest>();
     } catch (const nlohmann::json::exception& e) {
       fail(res, 400, std::string("bad sync request: ") + e.what());
-      return true;
+      return SyncStep::kAnswered;
     }
     c.parsed = true;
     c.body = std::string();
   }
   if (!c.taken) {
     std::unique_lock lk(state_->mu(), std::defer_lock);
-    if (may_block)
+    if (!io)
       lk.lock();
     else if (!lk.try_lock())
-      return false;
+      return SyncStep::kWorker;
     if (!c.applied) {
       const auto out = state_->sync_reports(c.node, c.bearer, c.request, now_ns());
       if (out.status != 200) {
         fail(res, out.status, out.error);
-        return true;
+        return SyncStep::kAnswered;
       }
       c.applied = true;
       c.ticket = out.ticket;
       if (!c.request.exits.empty()) kick();  // capacity may have been freed
     }
     // Long poll: hold the reply until there is work for this node (bounded), unless half the
-    // agents' lane holds long polls already (the agent then polls a heartbeat later).
+    // agents' lane holds long polls already (the agent then polls a heartbeat later). A parked
+    // poll that woke or whose time is up answers with what there is.
     auto wait = std::chrono::milliseconds(std::clamp<int64_t>(c.request.wait_ms, 0, 30'000));
     if (long_polls_ >= std::max(1, options_.agent_http_threads / 2)) wait = {};
+    if (c.parked) {
+      state_->unpark_poll(c.node, std::exchange(c.parked, 0));
+      wait = {};
+    }
     const auto ready = [&] { return stop_ || state_->has_outbox(c.node); };
     if (wait.count() > 0 && !ready()) {
-      if (!may_block) return false;
+      if (io && c.ticket == 0) {
+        park_sync(call, *io, wait);
+        return SyncStep::kParked;
+      }
+      if (io) return SyncStep::kWorker;
       ++long_polls_;
       state_->outbox_cv(c.node)->wait_for(lk, wait, ready);
       --long_polls_;
@@ -133,14 +159,37 @@ bool Server::sync_step(SyncCall& c, net::Response& res, bool may_block) {
     c.taken = true;
   }
   if (c.ticket) {
-    if (!may_block) return false;
+    if (io) return SyncStep::kWorker;
     if (!store_->wait(c.ticket)) {
       fail(res, 503, "the reports could not be written", {refusal()});
-      return true;
+      return SyncStep::kAnswered;
     }
   }
   reply(res, 200, c.reply);
-  return true;
+  return SyncStep::kAnswered;
+}
+
+// Under the state lock, on the I/O thread: the poll waits with the node's outbox, holding no
+// thread. Work for the node wakes it (a worker takes the orders: the state lock may be busy);
+// else its timer ends it on the I/O thread, which answers at once when the lock is free.
+void Server::park_sync(const std::shared_ptr<SyncCall>& call, const net::Responder& r,
+                       std::chrono::milliseconds wait) {
+  call->parked = state_->park_poll(call->node, [this, call, r] {
+    if (!call->claimed.exchange(true)) r.to_worker([this, call, r] { finish_sync(call, r); });
+  });
+  call->timer = std::make_unique<boost::asio::steady_timer>(http_->io_context(), wait);
+  call->timer->async_wait([this, call, r](const boost::system::error_code& ec) {
+    if (ec || call->claimed.exchange(true)) return;  // woken first
+    net::Response res;
+    if (sync_step(call, res, &r) == SyncStep::kAnswered) return r.send(std::move(res));
+    r.to_worker([this, call, r] { finish_sync(call, r); });
+  });
+}
+
+void Server::finish_sync(const std::shared_ptr<SyncCall>& call, const net::Responder& r) {
+  net::Response out;
+  sync_step(call, out, nullptr);
+  r.send(std::move(out));
 }
 
 }  // namespace sluice::server
