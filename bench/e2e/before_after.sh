@@ -46,7 +46,8 @@ for side in ("before", "after"):
             x["agent_idle"] = float(idle[2 * i + 1][1]) if len(idle) > 2 * i + 1 else float("nan")
             rows.setdefault((side, x["batch"]), []).append(x)
 cols = [("durable submissions/s", "durable_submissions_per_s"), ("job starts/s", "job_starts_per_s"),
-        ("server CPU ms/job", "serve_cpu_ms"), ("agents CPU ms/job", "agent_cpu_ms")]
+        ("server CPU ms/job", "serve_cpu_ms"), ("agents CPU ms/job", "agent_cpu_ms"),
+        ("submit-to-running p99 s", "submit_to_running_p99_s")]
 if any(x.get("serve_idle") == x.get("serve_idle") for v in rows.values() for x in v):  # IDLE_S set
     cols += [("idle server CPU ms/s", "serve_idle"), ("idle agents CPU ms/s", "agent_idle")]
 print("\n| batch | " + " | ".join(f"{c} before | after | after/before" for c, _ in cols) + " |")

@@ -52,10 +52,12 @@ struct ServeOptions {
   // The most of a pod's log one answer carries (`sluice logs`; longer logs come back as their
   // head and tail with a "[... N bytes cut ...]" line). Held in memory once per request.
   size_t log_max_bytes = 16 << 20;
-  // Handler threads. Agents long-poll: each holds one while it waits. At most half of them wait
-  // at once; a sync beyond that is answered at once, and its agent syncs again a heartbeat
-  // later (a short poll): with thousands of nodes, orders reach most nodes at their next
-  // heartbeat, and the other half of the threads serve the API (docs/benchmarks.md).
+  // Handler threads. Agents long-poll: a poll parked on the I/O thread holds none; one that had
+  // to go to a worker (the state lock was busy, a commit to wait for) holds it while it waits.
+  // At most half of them wait at once; a sync beyond that is answered at once, and its agent
+  // syncs again a heartbeat later (a short poll): with thousands of nodes, orders reach most
+  // nodes at their next heartbeat, and the other half of the threads serve the API
+  // (docs/benchmarks.md).
   // Sockets, slow clients and idle keep-alive connections cost no thread (docs/api.md).
   int http_threads = 256;
   // The agents' own lane (register, sync, log uploads): their long polls and the syncs that
