@@ -17,7 +17,8 @@
 # Environment: ROUNDS (3), SIM_JOBS (100000; 0 leaves the sim out), SCORING (unset: each
 # binary's default GPU scoring policy; e.g. fgdpack for both), ONLY (a space-separated subset
 # of: cycle preempt sim), PREEMPT_ARGS (extra arguments for preempt_bench, e.g.
-# "--backfill-samples 15": more samples per median on a loaded machine).
+# "--backfill-samples 15": more samples per median on a loaded machine), CYCLE_ARGS (extra
+# arguments for cycle_bench, e.g. "--ordering kueue": Kueue's cycle).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 2 ] || { sed -n '2,18p' "$0"; exit 2; }
@@ -37,7 +38,8 @@ wants() { [[ " $ONLY " == *" $1 "* ]]; }
 
 run_side() {  # side dir round
   local side=$1 dir=$2 r=$3 out="$logs/$1-$3"
-  if wants cycle; then "$dir/bench/cycle_bench" >"$out.cycle"; fi
+  # shellcheck disable=SC2086 # (CYCLE_ARGS: words)
+  if wants cycle; then "$dir/bench/cycle_bench" ${CYCLE_ARGS:-} >"$out.cycle"; fi
   # shellcheck disable=SC2086 # (PREEMPT_ARGS: words)
   if wants preempt; then "$dir/bench/preempt_bench" ${PREEMPT_ARGS:-} >"$out.preempt"; fi
   if wants sim && [ "$SIM_JOBS" -gt 0 ]; then
@@ -101,6 +103,9 @@ def same(suffix, rx, what):
     if vals:
         print(f"{what}: " + "; ".join(f"{s} {', '.join(sorted(v))}" for s, v in vals.items()))
 same("cycle", r"full cycle:.*?\((\d+) admitted", "cycle bench admitted")
+same("cycle", r"incremental cycle:.*?; (\d+ admitted, \d+ evaluated)", "cycle bench incremental")
+same("cycle", r"decisions digest:\s+([0-9a-f]{16})", "cycle bench decisions digest")
+same("cycle", r"full-cycle digest:\s+([0-9a-f]{16})", "cycle bench full-cycle digest")
 same("preempt", r"\((\d+) victims", "preemption bench victims")
 same("preempt", r"reserved job (\d+, \d+ admitted)", "backfill bench reserved job, admitted")
 same("sim", r"^\| \d+ \|(?:[^|]*\|){6} ([^|]+) \|", "sim preemptions")

@@ -71,9 +71,11 @@ bool Scheduler::Walk::ranks_before(const PendingJob& a, const PendingJob& b) con
 
 void Scheduler::Walk::choose_mode(CycleMode mode) {
   // Incremental when nothing was freed since the last applied cycle and no older job became
-  // starving since (that would change who holds capacity).
-  // (Kueue's order: always full. Its rounds decide on every head; see kueue_rounds.cc.)
-  bool incremental = mode == CycleMode::kAuto && !s_.need_full_ && !kueue_;
+  // starving since (that would change who holds capacity). Kueue's order: also only when the
+  // last cycle left every pending job failing on the state it left (CycleResult::settled), no
+  // budget can reject or downgrade with time, and no queue can preempt (walk_fresh).
+  bool incremental = mode == CycleMode::kAuto && !s_.need_full_ &&
+                     (!kueue_ || (s_.kueue_settled_ && s_.config_->budgets.empty()));
   // Preemption: an older job of a queue that preempts failed its queue's attempt in the last
   // full cycle (or never got one: an older job of its queue had it). The attempt fails again
   // while the running jobs it could evict are the same ones (no admission or eviction since:
@@ -93,6 +95,7 @@ void Scheduler::Walk::choose_mode(CycleMode mode) {
   // With no running job listed as a possible victim every attempt fails, in a full cycle as in
   // an incremental one (a cluster of non-preemptible work decides as without preemption).
   if (s_.victims_.empty()) preempt_pending = false;
+  if (kueue_ && preempt_pending) incremental = false;
   if (incremental && preempt_pending) {
     if (s_.preempt_stale_ || s_.last_preempt_capped_ || !s_.config_->budgets.empty()) {
       incremental = false;
@@ -415,7 +418,7 @@ void Scheduler::Walk::replay(int q) {
 }
 
 bool Scheduler::Walk::walk() {
-  if (kueue_) return walk_rounds();
+  if (kueue_) return incremental_ ? walk_fresh() : walk_rounds();
   while (true) {
     const int q = best_queue();  // 1.
     if (q < 0) return true;
@@ -504,6 +507,9 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   }
   if (!admitted && !known && plain)
     failed_.emplace(fkey, Failed{attempt_.reason, attempt_.failed_flavors});
+  if (!admitted && !known && kueue_ && !incremental_) note_failure(p, fkey, plain);
+  // Kueue's incremental cycle is exact while it admits nothing (walk_fresh).
+  if (admitted && kueue_ && incremental_) return Next::kRestart;
   // 5. Backfill (a preemptor's search already stayed off the reserved nodes where it had to:
   // evict_for; it is not placed again elsewhere, its victims were chosen for where they run).
   if (admitted && !via_preemption) admitted = backfill_allows(p, q, *used);
@@ -513,7 +519,7 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
     commit(q, *used, over);
     return Next::kGo;
   }
-  if (kueue_ && !skipped && attempt_.reason.code == PendingCode::kQuota)
+  if (kueue_ && !incremental_ && !skipped && attempt_.reason.code == PendingCode::kQuota)
     reserve_unreclaimable(p, q);
   return leave_pending(p, q, starving, known, std::move(pd)) ? Next::kStop : Next::kGo;
 }

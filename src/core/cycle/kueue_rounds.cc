@@ -17,6 +17,10 @@
 //                 counts them until they are gone), so nothing else is admitted on it; a head
 //                 that needs preemption within its nominal quota and gets none, in a queue
 //                 that cannot always reclaim, holds that quota back for the rest of the round
+//   4. settle     at the end, each (shape, queue) that failed is tried once more on the state
+//                 the cycle leaves, with nothing held back: when none fits, the cycle is
+//                 settled and the next one, with nothing freed in between, only looks at the
+//                 new jobs (walk_fresh; docs/scheduling.md, "Incremental cycles")
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -93,7 +97,10 @@ bool Scheduler::Walk::walk_rounds() {
     probe_.memo.clear();  // capacity may have grown (evictions) since the last round
     for (int q = 0; q < nq_; ++q)
       if (heads_[q]) round.push_back(round_entry(q, heights));  // 1.
-    if (round.empty()) return true;
+    if (round.empty()) {
+      result_.settled = settled();  // 4.
+      return true;
+    }
     if (!fair) std::sort(round.begin(), round.end(), kueue_less);  // 2.
     done.assign(round.size(), 0);
     for (size_t k = 0; k < round.size(); ++k) {
@@ -110,6 +117,47 @@ bool Scheduler::Walk::walk_rounds() {
     release_reserved();  // (Kueue's next cycle starts from the usage as it is)
     for (const auto& e : round) next_head(e.q);
   }
+}
+
+// Kueue's incremental cycle: the new jobs (and interactive jobs whose timeout passed), queue by
+// queue in rank order, on the state as the last cycle left it, with nothing held back. Exact
+// while none of them is admitted (else a full cycle decides): the last cycle was settled (every
+// older job fails on that state) and nothing was freed since, so every older job fails again
+// in a full cycle, whatever rounds the new jobs shift it into and whatever the heads before it
+// hold back (that only adds usage); the new ones fail on the same state, and a full cycle only
+// adds usage before them. Nothing is admitted, so the order across queues does not matter; a
+// queue's StrictFIFO head is the first job that fails, as in a full cycle.
+bool Scheduler::Walk::walk_fresh() {
+  for (int q = 0; q < nq_; ++q)
+    for (const PendingJob* p : fresh_[q])
+      if (decide(*p, q, false) != Next::kGo) return false;
+  result_.settled = true;
+  return true;
+}
+
+// A full cycle's job that failed on its own: a job of its (shape, queue) is tried again at the
+// end (settled()); a failure that depends on more than the shape leaves the cycle unsettled.
+void Scheduler::Walk::note_failure(const PendingJob& p, uint64_t key, bool plain) {
+  if (!plain || partially_admissible(p.job))
+    unsettled_ = true;
+  else
+    settle_.try_emplace(key, &p);
+}
+
+// Whether every job left pending fails on the state the cycle leaves (its admissions in, nothing
+// held back): each (shape, queue) that failed, tried on every flavor. A failure by the memo is
+// a failure of its shape and queue; a held job stays behind its StrictFIFO head, which fails.
+bool Scheduler::Walk::settled() {
+  if (unsettled_ || !result_.preempted.empty() || !held_.empty()) return false;
+  for (const auto& [key, p] : settle_) {
+    if (!s_.node_end_.empty()) aim_ends(p->queue);
+    const Job* used = &p->job;
+    const Tier tier = s_.assigner_.tier_of(p->job, p->queue, now_);
+    if (s_.assigner_.assign_tiered(*p, tier, quota_, alloc_, now_, attempt_, shaped_, &used,
+                                   /*stop_at_preempt=*/false))
+      return false;
+  }
+  return true;
 }
 
 Scheduler::Walk::RoundEntry Scheduler::Walk::round_entry(int q, const std::vector<int>& heights) {

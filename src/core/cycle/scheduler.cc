@@ -521,6 +521,7 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
   // Bookkeeping for the next incremental cycle.
   need_full_ = result.free_epoch != free_epoch_;
   last_cycle_ns_ = result.now;
+  kueue_settled_ = result.settled;
   last_strict_blockers_ = result.strict_blockers;
   last_held_by_ = result.held_by;
   last_held_root_ = result.held_root;

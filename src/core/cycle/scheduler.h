@@ -283,6 +283,9 @@ class Scheduler {
   // one's sequence number is submissions_ and the others' follow from their places.
   std::vector<JobId> new_jobs_;
   TimeNs last_cycle_ns_ = 0;
+  // Kueue's order: the last applied cycle left every pending job failing on the state it left
+  // (CycleResult::settled); with nothing freed since, they fail again (walk_fresh).
+  bool kueue_settled_ = false;
   std::vector<JobId> last_strict_blockers_;
   JobId last_held_by_ = 0;
   std::vector<JobId> last_held_root_;

@@ -152,6 +152,9 @@ class Scheduler::Walk {
   bool stop_here(bool held);
   // Kueue's order (ordering: kueue), in kueue_rounds.cc.
   bool walk_rounds();
+  bool walk_fresh();
+  void note_failure(const PendingJob& p, uint64_t key, bool plain);
+  bool settled();
   RoundEntry round_entry(int q, const std::vector<int>& heights);
   size_t pick_fair(const std::vector<RoundEntry>& round, const std::vector<char>& done);
   void hold_victims(size_t first);
@@ -177,6 +180,11 @@ class Scheduler::Walk {
   std::vector<std::pair<QueueId, UsageEntry>> held_;  // Kueue's order: victims' quota kept
   // Kueue's order: quota held back for heads that could not reclaim it, until the round ends.
   std::vector<std::pair<QueueId, UsageEntry>> reserved_;
+  // Kueue's order, full cycles: a job per (shape, queue) that failed on its own (not by the
+  // memo), looked at again on the state the cycle leaves (settled()); and whether a job failed
+  // that this does not cover (a fallback tier, partial admission).
+  std::unordered_map<uint64_t, const PendingJob*> settle_;
+  bool unsettled_ = false;
   std::vector<char> may_preempt_;
   std::vector<std::vector<const PendingJob*>> fresh_;
   std::vector<Cursor> cur_;

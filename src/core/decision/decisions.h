@@ -158,6 +158,9 @@ struct CycleResult {
   bool incremental = false;
   uint64_t generation = 0;  // submissions seen by this cycle (Scheduler bookkeeping)
   uint64_t free_epoch = 0;  // releases seen by this cycle (Scheduler bookkeeping)
+  // Kueue's order: every job the cycle left pending fails on the state it leaves, with nothing
+  // held back (Scheduler bookkeeping: the next cycle may then be incremental).
+  bool settled = false;
   // Blockers left at the end of the cycle (Scheduler bookkeeping for the next incremental one).
   std::vector<JobId> strict_blockers;           // per ClusterQueue, 0 = none
   JobId held_by = 0;                            // starving job holding capacity cluster-wide
