@@ -199,6 +199,10 @@ void Scheduler::Walk::start() {
     held_by_ = s_.last_held_by_;
     if (!s_.last_held_root_.empty()) held_root_ = s_.last_held_root_;
     if (!s_.last_held_queue_.empty()) held_queue_ = s_.last_held_queue_;
+    auto any = [](const std::vector<JobId>& v) {
+      return std::any_of(v.begin(), v.end(), [](JobId id) { return id != 0; });
+    };
+    claims_ = held_by_ || any(held_root_) || any(held_queue_);
     for (int q = 0; q < nq_ && q < static_cast<int>(s_.last_strict_blockers_.size()); ++q)
       cur_[q].strict_blocker = s_.last_strict_blockers_[q];
     for (int q = 0; q < nq_ && q < static_cast<int>(s_.last_preempt_attempted_.size()); ++q)
@@ -445,15 +449,17 @@ bool Scheduler::Walk::walk() {
 
 // Steps 2-6 for one job.
 Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool starving) {
-  PendingDecision pd;
-  pd.job = p.job.id;
-  pd.starving = starving;
-  // 2. Held back: behind a StrictFIFO head, or behind a starving job's claim.
-  if (held_reason(p, q, pd.reason)) {
-    result_.pending.push_back(std::move(pd));
-    return stop_here(true) ? Next::kStop : Next::kGo;
+  // 2. Held back: behind a StrictFIFO head, or behind a starving job's claim (looked at only
+  // where there is one: most jobs of a full cycle are in queues with neither).
+  if (cur_[q].strict_blocker || claims_) {
+    PendingDecision pd;
+    pd.job = p.job.id;
+    pd.starving = starving;
+    if (held_reason(p, q, pd.reason)) {
+      result_.pending.push_back(std::move(pd));
+      return stop_here(true) ? Next::kStop : Next::kGo;
+    }
   }
-  pd.reason.queue = q;
   // 3. Budget: a namespace over its GPU-hour budget gets new work in only as preemptible
   // best-effort work, or not at all, as its queue says.
   const bool over = p.budget >= 0 && over_budget_[static_cast<size_t>(p.budget)];
@@ -521,7 +527,7 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   }
   if (kueue_ && !incremental_ && !skipped && attempt_.reason.code == PendingCode::kQuota)
     reserve_unreclaimable(p, q);
-  return leave_pending(p, q, starving, known, std::move(pd)) ? Next::kStop : Next::kGo;
+  return leave_pending(p, q, starving, known) ? Next::kStop : Next::kGo;
 }
 
 void Scheduler::Walk::reject_over_budget(const PendingJob& p, int q) {
@@ -647,31 +653,37 @@ void Scheduler::Walk::align_later(int q, const Job& used, const Placement& place
 
 // 6b. It stays pending: it may block its StrictFIFO queue, reserve for backfill, or (starving)
 // claim capacity. True when the walk stops here, the rest summarised.
-bool Scheduler::Walk::leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
-                                    PendingDecision pd) {
+bool Scheduler::Walk::leave_pending(const PendingJob& p, int q, bool starving,
+                                    const Failed* known) {
+  // (Built where it stays: a full cycle lists every job, a decision's moves were a tenth of it.)
+  PendingDecision& pd = result_.pending.emplace_back();
+  pd.job = p.job.id;
+  pd.starving = starving;
   pd.reason = std::move(attempt_.reason);
+  const PendingReason& reason = pd.reason;  // (the list does not grow until this returns)
   const auto& failed_flavors = known ? known->failed_flavors : attempt_.failed_flavors;
   if (s_.config_->cluster_queues[q].strategy == QueueingStrategy::kStrictFIFO &&
-      !never_fits(pd.reason.code))
+      !never_fits(reason.code))
     cur_[q].strict_blocker = p.job.id;
   // The highest-ranked jobs that cannot be placed reserve what they will get.
   if (policy_.backfill && reservations_.size() < depth() && !starving &&
-      pd.reason.code == PendingCode::kPlacement)
+      reason.code == PendingCode::kPlacement)
     reserve_more(p, failed_flavors);
   // A starving job that could fit some day holds capacity for itself.
-  if (starving && !never_fits(pd.reason.code)) {
-    if (pd.reason.code != PendingCode::kPlacement) {
+  if (starving && !never_fits(reason.code)) {
+    if (reason.code != PendingCode::kPlacement) {
       // Quota: if the queue can borrow, other queues of its cohort tree must stop taking what
       // it needs; if it cannot, only its own queue's usage matters.
-      if (pd.reason.flavor >= 0 && !quota_.can_borrow(q, pd.reason.flavor, pd.reason.resource))
+      if (reason.flavor >= 0 && !quota_.can_borrow(q, reason.flavor, reason.resource))
         held_queue_[q] = p.job.id;
       else
         held_root_[quota_.root(q)] = p.job.id;
+      claims_ = true;
     } else if (fits_idle(p, failed_flavors)) {
       held_by_ = p.job.id;  // fits an idle cluster: worth draining capacity for
+      claims_ = true;
     }
   }
-  result_.pending.push_back(std::move(pd));
   return stop_here(false);
 }
 

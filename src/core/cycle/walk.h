@@ -144,8 +144,7 @@ class Scheduler::Walk {
   void align_later(int q, const Job& used, const Placement& placement);
   void aim_ends(int q);
   bool someone_waits_for_room() const;
-  bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known,
-                     PendingDecision pd);
+  bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known);
   bool fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors);
   bool all_held() const;
   bool summarize_rest(int64_t& cost);
@@ -206,6 +205,7 @@ class Scheduler::Walk {
   int32_t top_priority_ = 0;  // highest class value: its starving jobs' claims hold every job
   std::vector<JobId> held_root_;
   std::vector<JobId> held_queue_;
+  bool claims_ = false;  // whether any of the three above holds a claim
   // The backfill reservations in force, in rank order of their jobs: the first is the
   // highest-ranked job that could not be placed; up to policy backfillDepth in all.
   std::vector<Reservation> reservations_;
