@@ -219,6 +219,8 @@ std::string summarize(const Config& c) {
     << duration(p.interactive_timeout_ns);
   if (p.max_pending_total) o << "; max pending " << p.max_pending_total;
   if (p.cycle_start_flavors) o << "; flavors chosen at the cycle's start";
+  if (p.fairness_yield_percentile)
+    o << "; fairness yields past the class's recent p" << p.fairness_yield_percentile << " wait";
   if (p.ordering == OrderingMode::kKueue) o << "; ordering kueue";
   if (p.fair_sharing.enable) {
     o << "; Kueue fair sharing, preemption";

@@ -15,13 +15,15 @@ OrderingMode read_mode(Reader& r, const YAML::Node& n, const std::string& path) 
       .value_or(OrderingMode::kComposite);
 }
 
-// spec.ordering: `kueue` / `composite`, or a map {mode, weights, agingHorizon}.
+// spec.ordering: `kueue` / `composite`, or a map {mode, weights, agingHorizon,
+// fairnessYieldPercentile}.
 void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
   if (n.IsScalar()) {
     p.ordering = read_mode(r, n, "spec.ordering");
     return;
   }
-  MapReader o(r, n, "spec.ordering", {{"mode", "weights", "agingHorizon"}});
+  MapReader o(r, n, "spec.ordering",
+              {{"mode", "weights", "agingHorizon", "fairnessYieldPercentile"}});
   if (const YAML::Node* m = o.find("mode")) p.ordering = read_mode(r, *m, o.path("mode"));
   if (const YAML::Node* w = o.find("weights")) {
     MapReader wm(r, *w, "spec.ordering.weights", {{"priority", "age", "drf", "debt", "deadline"}});
@@ -35,6 +37,11 @@ void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
     weight("drf", &p.weights.drf);
     weight("debt", &p.weights.debt);
     weight("deadline", &p.weights.deadline);
+  }
+  // Fairness yield (core/order/fairness_yield.h): 0 off, else the class wait percentile.
+  if (const YAML::Node* y = o.find("fairnessYieldPercentile")) {
+    if (auto v = r.integer(*y, o.path("fairnessYieldPercentile"), 0, 99))
+      p.fairness_yield_percentile = static_cast<int32_t>(*v);
   }
   if (const YAML::Node* h = o.find("agingHorizon")) {
     if (auto v = r.duration(*h, "spec.ordering.agingHorizon")) {

@@ -52,6 +52,7 @@ Scheduler::Walk::Walk(const Scheduler& s, TimeNs now)
       aging_(!kueue_ && policy_.aging_horizon_ns > 0),
       fair_(fairness_bounds(*s.config_, s.priority_scale_)),
       fair_terms_(!kueue_ && (policy_.weights.drf != 0 || policy_.weights.debt != 0)),
+      yield_(fair_terms_ && s.waits_.enabled()),
       lease_(s.scratch_.get(), s.quota_, s.alloc_),
       quota_(lease_.quota()),
       alloc_(lease_.alloc()) {
@@ -126,6 +127,9 @@ void Scheduler::Walk::choose_mode(CycleMode mode) {
   if (incremental && fair_terms_ && fair_.window_ns < policy_.aging_horizon_ns &&
       crossed(fair_.window_ns))
     incremental = false;
+  if (incremental && yield_)  // and the narrower windows of fairness yield
+    for (TimeNs window : s_.waits_.windows(fair_.window_ns))
+      if (window < fair_.window_ns && crossed(window)) incremental = false;
   incremental_ = incremental;
   if (incremental_) collect_fresh();
   result_.incremental = incremental_;
@@ -251,7 +255,7 @@ void Scheduler::Walk::advance(int q) {
 void Scheduler::Walk::refresh(int q) {
   dyn_[q] = s_.fairness_penalty(q, quota_);
   if (heads_[q]) {
-    head_key_[q].score = head_score(heads_[q]->key, q, heads_[q]->job.submit_ns);
+    head_key_[q].score = head_score(heads_[q]->key, q, heads_[q]->job.submit_ns, heads_[q]);
     replay(q);
   }
 }
@@ -271,10 +275,10 @@ void Scheduler::Walk::next_head(int q) {
     // else the next is an ancestor, already read): the walk's step to it missed the cache.
     if (const auto* right = c.rest._M_node->_M_right) __builtin_prefetch(right);
 #endif
-    head_key_[q] = {head_score(-c.rest->neg_key, q, c.rest->submit_ns), c.rest->submit_ns,
+    head_key_[q] = {head_score(-c.rest->neg_key, q, c.rest->submit_ns, p), c.rest->submit_ns,
                     c.rest->id, false};
   } else {
-    head_key_[q] = {head_score(p->key, q, p->job.submit_ns), p->job.submit_ns, p->job.id,
+    head_key_[q] = {head_score(p->key, q, p->job.submit_ns, p), p->job.submit_ns, p->job.id,
                     starving(*p)};
   }
   replay(q);

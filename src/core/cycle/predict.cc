@@ -42,6 +42,7 @@ PredictInput predict_input(const Scheduler& sched, TimeNs now) {
   std::sort(in.pending.begin(), in.pending.end(),
             [](const Job& a, const Job& b) { return a.id < b.id; });
   in.debts = sched.debts();
+  in.waits = sched.recent_waits();
   in.budgets = sched.budget_snapshot(now);
   const ClusterAlloc& alloc = sched.alloc();
   for (NodeId n = 0; n < alloc.node_count(); ++n)
@@ -77,6 +78,7 @@ class Forward {
       end_of_[r.job.id] = end;
     }
     sched_.restore_debts(in.debts);
+    sched_.restore_recent_waits(in.waits);
     sched_.restore_budgets(in.budgets, in.now);
     for (const Job& j : in.pending) sched_.submit(j);
   }

@@ -52,6 +52,7 @@ struct PredictInput {
   std::vector<Running> running;     // by id
   std::vector<Job> pending;         // by id
   std::vector<FairnessDebt> debts;  // per ClusterQueue
+  RecentWaits waits;                // per class (fairness yield)
   std::vector<Scheduler::BudgetSnapshot> budgets;
   std::vector<NodeId> not_ready;  // nodes that take no new pods
   // Jobs submitted in [now - arrival_window, now), in any state, as submitted (by submit time,

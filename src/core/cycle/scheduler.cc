@@ -24,7 +24,8 @@ Scheduler::Scheduler(std::shared_ptr<const Config> config)
       assigner_(*config_, placer_),
       preemptor_(*config_, assigner_),
       victims_(config_->cluster_queues.size()),
-      budgets_(*config_) {
+      budgets_(*config_),
+      waits_(config_->policy.fairness_yield_percentile) {
   const auto nq = config_->cluster_queues.size();
   entitlement_.assign(nq, std::vector<int64_t>(kMaxResources, 0));
   for (size_t q = 0; q < nq; ++q)
@@ -487,10 +488,10 @@ double Scheduler::score(JobId id, TimeNs now) const {
   const auto& p = it->second;
   const auto& w = config_->policy.weights;
   const double fairness = fairness_penalty(p.queue, quota_);
+  const FairnessBounds bounds = fairness_bounds(*config_, priority_scale_);
   return w.priority * p.job.priority / priority_scale_ + age_term(p.job, config_->policy, now) +
          deadline_term(p.job, config_->policy, deadline_cap_) +
-         bounded_fairness(fairness, fairness_bounds(*config_, priority_scale_),
-                          now - p.job.submit_ns);
+         bounded_fairness(fairness, bounds, now - p.job.submit_ns, fairness_window(p.job, bounds));
 }
 
 const Scheduler::PendingJob* Scheduler::find_pending(JobId id) const {
@@ -581,6 +582,8 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     if (it == pending_.end()) continue;  // cancelled in between: nothing to apply
     RunningJob r{Job{}, a, now, now};
     erase_pending(a.job, &r.job);  // (moved: a copy of a Job is a dozen strings)
+    // Fairness yield: a class threshold that moved may reorder older pending jobs.
+    if (waits_.record(r.job.priority, now - r.job.submit_ns)) need_full_ = true;
     // It runs as admitted: with the fallback shape it got, as best-effort work if so.
     if (a.shape >= 0 && static_cast<size_t>(a.shape) < r.job.fallback.shapes.size()) {
       r.requested_pod_sets = r.job.pod_sets;

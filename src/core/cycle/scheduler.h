@@ -25,6 +25,8 @@
 #include "core/decision/records.h"
 #include "core/flavor/assigner.h"
 #include "core/model/config.h"
+#include "core/order/fairness_bounds.h"
+#include "core/order/fairness_yield.h"
 #include "core/order/score.h"
 #include "core/place/cluster_alloc.h"
 #include "core/place/node_set.h"
@@ -142,6 +144,16 @@ class Scheduler {
   const std::vector<FairnessDebt>& debts() const { return debt_; }
   void restore_debts(const std::vector<FairnessDebt>& debts) {
     if (debts.size() == debt_.size()) debt_ = debts;
+  }
+  // The classes' recent admitted waits (spec.ordering.fairnessYieldPercentile), and the same put
+  // back into a copy of the state over the same configuration.
+  const RecentWaits& recent_waits() const { return waits_; }
+  void restore_recent_waits(const RecentWaits& waits) {
+    if (waits_.enabled()) waits_ = waits;
+  }
+  // The fairness window of a pending job (fairness_bounds.h; narrower with fairness yield).
+  TimeNs fairness_window(const Job& job, const FairnessBounds& bounds) const {
+    return waits_.window(job.priority, bounds.window_ns);
   }
 
   // Introspection.
@@ -270,6 +282,7 @@ class Scheduler {
   // cycle is not enough once one of them passed (the job may fit now without anything freed).
   std::set<std::pair<TimeNs, JobId>> fallback_opens_;
   std::vector<FairnessDebt> debt_;
+  RecentWaits waits_;  // recent admitted waits per class (fairness yield; off by default)
   std::map<JobId, int32_t> preempt_count_;                    // jobs preempted at least once
   std::set<std::pair<TimeNs, JobId>> interactive_deadlines_;  // pending interactive jobs
   Counters counters_;

@@ -169,6 +169,7 @@ class Scheduler::Walk {
   const bool aging_;  // jobs may be starving (an aging horizon, composite order)
   const FairnessBounds fair_;
   const bool fair_terms_;  // the composite has DRF or debt terms
+  const bool yield_;       // and fairness yield (spec.ordering.fairnessYieldPercentile) is on
   CycleResult result_;
   ScratchLease lease_;
   QuotaTree& quota_;
@@ -189,8 +190,10 @@ class Scheduler::Walk {
   std::vector<Cursor> cur_;
   std::vector<double> dyn_;  // fairness penalty of each queue (>= 0); refreshed when it admits
   // A head's score: its key less its queue's fairness penalty, bounded (fairness_bounds.h).
-  double head_score(double key, int q, TimeNs submit_ns) const {
-    return key + bounded_fairness(dyn_[q], fair_, now_ - submit_ns);
+  // (`p` is read only with fairness yield on: its class picks the window.)
+  double head_score(double key, int q, TimeNs submit_ns, const PendingJob* p) const {
+    const TimeNs window = yield_ ? s_.fairness_window(p->job, fair_) : fair_.window_ns;
+    return key + bounded_fairness(dyn_[q], fair_, now_ - submit_ns, window);
   }
   std::vector<const PendingJob*> heads_;
   std::vector<HeadKey> head_key_;

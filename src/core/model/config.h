@@ -227,6 +227,10 @@ struct SchedulerPolicy {
   OrderingWeights weights;
   TimeNs aging_horizon_ns = 3600 * kNsPerSec;        // a job waiting this long is "starving"
   TimeNs debt_half_life_ns = 24 * 3600 * kNsPerSec;  // fairness-debt decay
+  // spec.ordering.fairnessYieldPercentile: 0 (the default): off. P in 1..99: a job that waited
+  // longer than the P-th percentile of its class's recent admitted waits loses the DRF and debt
+  // terms (it competes by priority and age: arrival order), core/order/fairness_yield.h.
+  int32_t fairness_yield_percentile = 0;
   TimeNs interactive_timeout_ns = 30 * kNsPerSec;
   int32_t max_pending_total = 0;        // cluster-wide cap on pending jobs; 0: none
   int32_t max_preemptions_per_job = 3;  // a job preempted this often is no longer a victim

@@ -27,7 +27,12 @@ FairnessBounds fairness_bounds(const Config& config, double priority_scale) {
 }
 
 double bounded_fairness(double penalty, const FairnessBounds& b, TimeNs waited_ns) {
-  if (waited_ns >= b.window_ns) return 0;
+  return bounded_fairness(penalty, b, waited_ns, b.window_ns);
+}
+
+double bounded_fairness(double penalty, const FairnessBounds& b, TimeNs waited_ns,
+                        TimeNs window_ns) {
+  if (waited_ns >= window_ns) return 0;
   return -std::min(std::max(0.0, penalty), b.cap);
 }
 

@@ -30,5 +30,8 @@ FairnessBounds fairness_bounds(const Config& config, double priority_scale);
 // The fairness part of a score, for a job that has waited `waited_ns`: -min(penalty, cap)
 // while waited < window, else 0. `penalty` = w_drf x drf_share + w_debt x debt (>= 0).
 double bounded_fairness(double penalty, const FairnessBounds& b, TimeNs waited_ns);
+// The same with the window of the job's class (RecentWaits::window, fairness_yield.h).
+double bounded_fairness(double penalty, const FairnessBounds& b, TimeNs waited_ns,
+                        TimeNs window_ns);
 
 }  // namespace sluice

@@ -1,0 +1,43 @@
+// sluice.dev SchedulerPolicy (src/config/kinds/policy_kind.cc): spec.ordering's
+// fairnessYieldPercentile (core/order/fairness_yield.h), and clear errors for bad values.
+#include <gtest/gtest.h>
+
+#include "../config_test_util.h"
+
+namespace sluice {
+namespace policy_kind_test {
+
+using testing_config::any_contains;
+using testing_config::dump;
+using testing_config::load_one;
+
+std::string policy_with_ordering(const std::string& ordering) {
+  return "apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: p}\n"
+         "spec:\n  ordering: {" +
+         ordering + "}\n";
+}
+
+TEST(PolicyKind, FairnessYieldPercentileIsOffByDefault) {
+  auto out = load_one(policy_with_ordering("mode: composite"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  EXPECT_EQ(out.config.policy.fairness_yield_percentile, 0);
+}
+
+TEST(PolicyKind, FairnessYieldPercentileReadsAnIntegerFrom0To99) {
+  for (int v : {0, 1, 50, 99}) {
+    auto out = load_one(policy_with_ordering("fairnessYieldPercentile: " + std::to_string(v)));
+    ASSERT_TRUE(out.ok()) << v << dump(out.errors);
+    EXPECT_EQ(out.config.policy.fairness_yield_percentile, v);
+  }
+  for (const char* bad : {"-1", "100", "p90", "0.5", "[90]"}) {
+    auto out = load_one(policy_with_ordering(std::string("fairnessYieldPercentile: ") + bad));
+    EXPECT_FALSE(out.ok()) << bad;
+    EXPECT_TRUE(any_contains(out.errors, {"test.yaml:5: spec.ordering.fairnessYieldPercentile"}))
+        << dump(out.errors);
+  }
+  auto high = load_one(policy_with_ordering("fairnessYieldPercentile: 100"));
+  EXPECT_TRUE(any_contains(high.errors, {"\"100\" must be at most 99"})) << dump(high.errors);
+}
+
+}  // namespace policy_kind_test
+}  // namespace sluice
