@@ -20,8 +20,9 @@ if [ ! -f "$traces/$trace" ]; then
   exit 77
 fi
 variants=${VARIANTS:-base load=0.7 load=1.3 best-effort=0.2 shift-vcs,seed=2}
-# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE (the policy's `scoring`, the
-# pool's scaleDownAfter and spareNodes).
+# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE[:DEFER] (the policy's `scoring`,
+# the pool's scaleDownAfter and spareNodes, and with DEFER its deferScaleUp: best-effort work,
+# class `low`, asks for nodes only once it has waited DEFER).
 runs=${RUNS:-fgdmix:2m:0 fgdmix:2m:8 fgdmix:2m:16 fgdmix:10m:8 fgdmix:30m:8 binpack:2m:8 spread:2m:8}
 delay=${DELAY:-3m}        # provisioningDelay
 initial=${INITIAL:-176}   # initialNodes: the pool starts as the fixed cluster does
@@ -30,16 +31,18 @@ trap 'rm -rf "$tmp"' EXIT
 queues=examples/philly/queues-sluice.yaml
 pool=examples/philly/autoscale/pool-ondemand.yaml
 # A copy of the queues with `scoring: S` in the SchedulerPolicy, and of the pool with idle time
-# I and S spare nodes.
+# I, N spare nodes and deferScaleUp D (none: empty).
 policy_of() { sed "s/^  alignEnds: true$/  alignEnds: true\n  scoring: $1/" "$queues" >"$tmp/q-$1.yaml"; }
 pool_of() {
-  sed -e "s/^  scaleDownAfter: .*/  scaleDownAfter: $1\n  spareNodes: $2\n  initialNodes: $initial/" \
-      -e "s/^  provisioningDelay: .*/  provisioningDelay: $delay/" "$pool" >"$tmp/p-$1-$2.yaml"
+  local defer=""
+  [ -z "$3" ] || defer="\n  deferScaleUp: {belowPriority: 1000, after: $3}"
+  sed -e "s/^  scaleDownAfter: .*/  scaleDownAfter: $1\n  spareNodes: $2\n  initialNodes: $initial$defer/" \
+      -e "s/^  provisioningDelay: .*/  provisioningDelay: $delay/" "$pool" >"$tmp/p-$1-$2-$3.yaml"
 }
 for r in $runs; do
-  IFS=: read -r s i n <<<"$r"
+  IFS=: read -r s i n d <<<"$r"
   policy_of "$s"
-  pool_of "$i" "$n"
+  pool_of "$i" "$n" "${d:-}"
 done
 run() {  # run VARIANT CONFIG CLUSTER OUT
   local v=()
@@ -78,9 +81,9 @@ for v in $variants; do
   run "$v" "$queues" examples/philly/cluster.yaml "$fixed"
   summary "$fixed" "$v fixed 176 nodes"
   for r in $runs; do
-    IFS=: read -r sc i n <<<"$r"
+    IFS=: read -r sc i n d <<<"$r"
     out="$tmp/a.json"
-    run "$v" "$tmp/q-$sc.yaml" "$tmp/p-$i-$n.yaml" "$out"
-    summary "$out" "$v pool $sc, idle $i, spare $n" "$fixed"
+    run "$v" "$tmp/q-$sc.yaml" "$tmp/p-$i-$n-${d:-}.yaml" "$out"
+    summary "$out" "$v pool $sc, idle $i, spare $n${d:+, defer $d}" "$fixed"
   done
 done

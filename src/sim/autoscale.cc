@@ -176,6 +176,12 @@ void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look) {
     in.gpu_headroom = scale::gpu_headroom(sched.quota());
   }
   const scale::ScaleDecision d = scale::decide(in);
+  // A gang held back (deferScaleUp) is looked at again when its wait ends, even if no other
+  // event comes by then; one check per distinct time.
+  if (d.recheck_ns > now && d.recheck_ns != recheck_ns_) {
+    recheck_ns_ = d.recheck_ns;
+    events.push(d.recheck_ns, EventKind::kScaleCheck);
+  }
   for (const scale::ScaleUp& u : d.up) {
     ++figures_[static_cast<size_t>(u.pool)].requests;
     if (u.job != 0) ++asked_[u.job];

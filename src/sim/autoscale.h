@@ -77,6 +77,7 @@ class Fleet {
   // loop bounded).
   std::map<JobId, int32_t> asked_;
   static constexpr int32_t kMaxAsks = 8;
+  TimeNs recheck_ns_ = 0;  // the last ScaleDecision::recheck_ns pushed as a kScaleCheck
   Rng rng_;
 };
 

@@ -16,12 +16,14 @@
 //     provisioningDelay: 3m    # request -> node ready
 //     scaleDownAfter: 10m      # idle this long -> node removed
 //     spot: {meanLifetime: 8h, notice: 2m}   # spot only: the simulator's reclaims
+//     deferScaleUp: {belowPriority: 1000, after: 10m}   # lower-priority work waits for room
 //     provisioner:             # the server's (docs/autoscaling.md)
 //       command: [/usr/local/bin/provision]   # called as COMMAND... create|delete POOL NODE
 //       timeout: 60s           # one call
 //       retryAfter: 30s        # a failed call's slot waits this long
 //       joinTimeout: 10m       # created, no agent registered: deleted
 #include <algorithm>
+#include <limits>
 
 #include "config/internal.h"
 
@@ -80,6 +82,32 @@ bool read_provisioner(Reader& r, const YAML::Node& node, Provisioner& out) {
   return ok;
 }
 
+bool read_defer(Reader& r, const YAML::Node& node, DeferScaleUp& out) {
+  MapReader m(r, node, "spec.deferScaleUp", {{"belowPriority", "after"}});
+  if (!m.is_map()) return false;
+  bool ok = true;
+  if (const YAML::Node* n = m.required("belowPriority")) {
+    auto v = r.integer(*n, m.path("belowPriority"), std::numeric_limits<int32_t>::min(),
+                       std::numeric_limits<int32_t>::max());
+    ok = ok && v;
+    if (v) out.below_priority = static_cast<int32_t>(*v);
+  } else {
+    ok = false;
+  }
+  if (const YAML::Node* n = m.required("after")) {
+    auto v = r.duration(*n, m.path("after"));
+    if (v && *v <= 0) {
+      r.error(*n, m.path("after"), "must be above 0");
+      v.reset();
+    }
+    ok = ok && v;
+    if (v) out.after_ns = *v;
+  } else {
+    ok = false;
+  }
+  return ok;
+}
+
 bool read_price(Reader& r, const YAML::Node& n, NodePool& pool) {
   const std::string path = "spec.pricePerHour";
   if (!n.IsScalar()) {
@@ -134,7 +162,7 @@ void read_node_pool(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader spec(r, *spec_node, "spec",
                  {{"flavor", "namePrefix", "node", "minNodes", "maxNodes", "initialNodes",
                    "spareNodes", "pricePerHour", "capacityType", "provisioningDelay",
-                   "scaleDownAfter", "spot", "provisioner"}});
+                   "scaleDownAfter", "spot", "provisioner", "deferScaleUp"}});
   if (!spec.is_map()) return;
   NodePool pool;
   pool.name = meta.name;
@@ -167,6 +195,8 @@ void read_node_pool(Reader& r, const YAML::Node& doc, Builder& b) {
   }
   if (const YAML::Node* n = spec.find("provisioner"))
     ok = read_provisioner(r, *n, pool.provisioner) && ok;
+  if (const YAML::Node* n = spec.find("deferScaleUp"))
+    ok = read_defer(r, *n, pool.defer_scale_up) && ok;
   if (!ok) return;
   if (pool.min_nodes > pool.max_nodes) {
     r.error(*spec.find("minNodes"), "spec.minNodes",

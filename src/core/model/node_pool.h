@@ -34,6 +34,16 @@ struct Provisioner {
   TimeNs join_timeout_ns = 600 * kNsPerSec;  // created, but no agent registered: deleted
 };
 
+// Lower-priority work waits for room on the nodes there are before it asks for new ones: a
+// pending gang of priority below `below_priority` counts for scale-up only once it has waited
+// `after_ns` since it was submitted (requeued work keeps its submit time, so it asks at once).
+// Room freed by work that ends goes to it instead of to new nodes; higher-priority work asks at
+// once as before. after_ns 0 (the default): off, every gang asks at once.
+struct DeferScaleUp {
+  int32_t below_priority = 0;
+  TimeNs after_ns = 0;
+};
+
 struct NodePool {
   std::string name;
   std::string flavor;       // the ResourceFlavor whose quota its nodes serve
@@ -53,6 +63,7 @@ struct NodePool {
   TimeNs provisioning_delay_ns = 0;              // from the request until the node is ready
   TimeNs scale_down_after_ns = 600 * kNsPerSec;  // idle this long: the node is removed
   SpotReclaim reclaim;                           // spot only
+  DeferScaleUp defer_scale_up;                   // default: off
   Provisioner provisioner;                       // the server's (docs/autoscaling.md)
 };
 

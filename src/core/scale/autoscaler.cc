@@ -101,6 +101,17 @@ void keep_spare(const std::vector<NodePool>& pools, const std::vector<std::vecto
   }
 }
 
+// Whether `pool`'s deferScaleUp holds `g` back at `now`; when it does, `recheck` is lowered to
+// the time it stops.
+bool deferred(const NodePool& pool, const PendingGang& g, TimeNs now, TimeNs& recheck) {
+  const DeferScaleUp& d = pool.defer_scale_up;
+  if (d.after_ns <= 0 || g.priority >= d.below_priority) return false;
+  const TimeNs at = g.submit_ns + d.after_ns;
+  if (at <= now) return false;
+  recheck = recheck == 0 ? at : std::min(recheck, at);
+  return true;
+}
+
 void scale_up(const ScaleInput& in, ScaleDecision& out) {
   const std::vector<NodePool>& pools = *in.pools;
   std::vector<int32_t> room(pools.size());  // nodes each pool may still add
@@ -137,7 +148,7 @@ void scale_up(const ScaleInput& in, ScaleDecision& out) {
       int64_t* left = headroom_of(headroom, g, f, none);
       if (left && *left < g.gpu_milli) continue;  // its queue has no quota left here
       for (size_t p = 0; p < pools.size() && !done; ++p) {
-        if (pools[p].flavor_id != f) continue;
+        if (pools[p].flavor_id != f || deferred(pools[p], g, in.now, out.recheck_ns)) continue;
         std::vector<Bin> trial = spare[p];
         const int32_t n = pack(g, pools[p], trial, room[p]);
         if (n < 0) continue;
@@ -211,6 +222,8 @@ PendingGang gang_of(const Job& job, QueueId queue, const ClusterQueue& cq) {
     g.pods.push_back(p);
   }
   g.gpu_milli = job.total_requests()[kGpu];
+  g.priority = job.priority;
+  g.submit_ns = job.submit_ns;
   return g;
 }
 

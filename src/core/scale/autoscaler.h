@@ -11,7 +11,8 @@
 // their way and the pool's empty ready nodes are counted first, so a gang asks for no more
 // nodes than it needs beyond them; each gang's GPUs come off its queue's quota
 // headroom, so a queue with no quota left never starts a node. Scale down: a ready node with no
-// pods, idle for the pool's scaleDownAfter, longest idle first, never below minNodes.
+// pods, idle for the pool's scaleDownAfter, longest idle first, never below minNodes. A pool's
+// deferScaleUp holds lower-priority gangs back from its new nodes until they have waited.
 #include <cstdint>
 #include <vector>
 
@@ -47,6 +48,8 @@ struct PendingGang {
   std::vector<FlavorId> flavors;  // its queue's GPU flavors, in the queue's order
   std::vector<PodNeed> pods;
   int64_t gpu_milli = 0;  // whole gang
+  int32_t priority = 0;   // the job's (NodePool::defer_scale_up)
+  TimeNs submit_ns = 0;
 };
 
 struct ScaleInput {
@@ -72,6 +75,9 @@ struct ScaleDown {
 struct ScaleDecision {
   std::vector<ScaleUp> up;
   std::vector<ScaleDown> down;
+  // A gang held back by a pool's deferScaleUp asks at this time (0: none held back); the caller
+  // asks again then.
+  TimeNs recheck_ns = 0;
   bool empty() const { return up.empty() && down.empty(); }
 };
 

@@ -41,6 +41,7 @@ spec:
   provisioningDelay: 3m
   scaleDownAfter: 10m
   spot: {meanLifetime: 8h, notice: 2m}
+  deferScaleUp: {belowPriority: 1000, after: 10m}
 )");
   ASSERT_TRUE(out.ok()) << dump(out.errors);
   ASSERT_EQ(out.config.node_pools.size(), 1u);
@@ -64,6 +65,8 @@ spec:
   EXPECT_EQ(p.scale_down_after_ns, 600 * kNsPerSec);
   EXPECT_EQ(p.reclaim.mean_lifetime_ns, 8 * 3600 * kNsPerSec);
   EXPECT_EQ(p.reclaim.notice_ns, 120 * kNsPerSec);
+  EXPECT_EQ(p.defer_scale_up.below_priority, 1000);
+  EXPECT_EQ(p.defer_scale_up.after_ns, 600 * kNsPerSec);
   // No Cluster document: the pool's nodes are not the cluster's.
   EXPECT_TRUE(out.config.cluster.nodes.empty());
 }
@@ -90,6 +93,7 @@ spec:
   EXPECT_EQ(p.scale_down_after_ns, 600 * kNsPerSec);
   EXPECT_EQ(*find_label(p.node.labels, kCapacityTypeLabel), "on-demand");
   EXPECT_TRUE(p.provisioner.command.empty());  // the server starts no node of it
+  EXPECT_EQ(p.defer_scale_up.after_ns, 0);     // off
 }
 
 TEST(NodePoolKind, Provisioner) {
@@ -155,6 +159,12 @@ TEST(NodePoolKind, ErrorsNameFileLineAndField) {
       << dump(out.errors);
   out = pool_with("  maxNodes: 2\n  provisioner: {url: http://x}\n");
   EXPECT_TRUE(any_contains(out.errors, {"spec.provisioner.command", "required"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  deferScaleUp: {belowPriority: 100, after: 0s}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.deferScaleUp.after", "above 0"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  deferScaleUp: {after: 5m}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.deferScaleUp.belowPriority", "required"}))
       << dump(out.errors);
   out = pool_with("  maxNodes: 2\n  spot: {meanLifetime: 1h}\n");
   EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.spot", "only for capacityType: spot"}))

@@ -171,6 +171,36 @@ TEST(Autoscaler, SpareNodesAreKeptEmptyBesideThePendingWork) {
   EXPECT_EQ(d.up[0].job, 0);
 }
 
+// deferScaleUp: a gang below the priority asks only once it has waited; one above asks at once;
+// the decision says when the held-back gang asks.
+TEST(Autoscaler, DeferScaleUpHoldsLowerPriorityGangsBackUntilTheyHaveWaited) {
+  NodePool p = pool8(10);
+  p.defer_scale_up = DeferScaleUp{1000, 600 * kS};
+  Fixture f(p);
+  PendingGang low = gang(1, 1, 8);
+  low.priority = 100;
+  low.submit_ns = f.in.now - 100 * kS;
+  PendingGang high = gang(2, 1, 8);
+  high.priority = 1000;
+  high.submit_ns = f.in.now;
+  f.in.pending = {high, low};
+  ScaleDecision d = decide(f.in);
+  ASSERT_EQ(d.up.size(), 1u);
+  EXPECT_EQ(d.up[0].job, 2);
+  EXPECT_EQ(d.up[0].nodes, 1);
+  EXPECT_EQ(d.recheck_ns, f.in.now + 500 * kS);
+  // Its wait is over: it asks too, and nothing is held back.
+  f.in.now += 500 * kS;
+  d = decide(f.in);
+  ASSERT_EQ(d.up.size(), 2u);
+  EXPECT_EQ(d.up[1].job, 1);
+  EXPECT_EQ(d.recheck_ns, 0);
+  // Off (the default): the same gang asks at once.
+  f.pools[0].defer_scale_up = DeferScaleUp{};
+  f.in.now -= 500 * kS;
+  EXPECT_EQ(decide(f.in).up.size(), 2u);
+}
+
 TEST(Autoscaler, ScaleDownKeepsTheSpareNodes) {
   NodePool p = pool8(4);
   p.spare_nodes = 2;
