@@ -111,11 +111,12 @@ PROTOBUF_BODIES = [
 def main():
     out_dir = sys.argv[1]
     yaml_docs = files("examples/config/*.yaml", "examples/demo/*.yaml", "examples/philly/*.yaml",
-                      "examples/openb/*.yaml", "tests/scenarios/*.yaml")
+                      "examples/philly/autoscale/*.yaml", "examples/openb/*.yaml",
+                      "tests/scenarios/*.yaml")
     job_files = files("examples/config/jobs.yaml", "examples/demo/jobs.yaml")
     job_tests = raw_strings("tests/unit/config/jobs_test.cc",
                             "tests/unit/config/json_fast_path_test.cc")
-    config_tests = raw_strings("tests/unit/config/*_test.cc")
+    config_tests = raw_strings("tests/unit/config/*_test.cc", "tests/unit/config/kinds/*_test.cc")
     seeds = {
         "jobs_json": [read(p) for p in job_files] + job_tests,
         "jobs_yaml": [read(p) for p in job_files] + job_tests,
