@@ -95,19 +95,10 @@ TEST(SimAutoscale, NodesJoinAfterTheDelayAndLeaveAfterIdleTime) {
   EXPECT_NE(to_table(f).find("autoscaling:"), std::string::npos);
 }
 
-// Priority classes for the trace's best-effort (`low`) and strict (`high`) rows.
-constexpr const char* kClasses = R"(
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
-)";
+// The pool configuration with the trace's priority classes.
+std::string with_classes(const std::string& yaml) {
+  return yaml + "---\n" + testing::kPriorityClassesYaml;
+}
 
 // deferScaleUp: job 1 (strict) holds the initial node 0..100. Job 2 (best-effort, at 10) is held
 // back until 310 and takes node 0 when job 1 leaves it (100..150): no node for it. Without
@@ -120,14 +111,14 @@ TEST(SimAutoscale, DeferredBestEffortWorkTakesRoomThatFreesInsteadOfANewNode) {
   const std::string pool =
       "  maxNodes: 3\n  initialNodes: 1\n  provisioningDelay: 60s\n  scaleDownAfter: 100s";
   auto deferred = load_config(
-      pool_config(pool + "\n  deferScaleUp: {belowPriority: 1000, after: 300s}") + kClasses);
+      with_classes(pool_config(pool + "\n  deferScaleUp: {belowPriority: 1000, after: 300s}")));
   const SimResult r = simulate(deferred, trace(*deferred, csv), SimOptions{});
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_EQ(r.jobs[1].first_start_ns, 100 * kNsPerSec);
   ASSERT_EQ(r.pools.size(), 1u);
   EXPECT_EQ(r.pools[0].nodes_added, 1);
 
-  auto eager = load_config(pool_config(pool) + kClasses);
+  auto eager = load_config(with_classes(pool_config(pool)));
   const SimResult e = simulate(eager, trace(*eager, csv), SimOptions{});
   ASSERT_EQ(e.jobs.size(), 2u);
   EXPECT_EQ(e.jobs[1].first_start_ns, 70 * kNsPerSec);
@@ -138,10 +129,9 @@ TEST(SimAutoscale, DeferredBestEffortWorkTakesRoomThatFreesInsteadOfANewNode) {
 // A held-back job asks when its wait ends even if nothing else happens by then: job 2 waits
 // until 310 (job 1 runs until 1000), its node joins at 370.
 TEST(SimAutoscale, ADeferredJobAsksWhenItsWaitEnds) {
-  auto config = load_config(pool_config("  maxNodes: 2\n  initialNodes: 1\n"
-                                        "  provisioningDelay: 60s\n"
-                                        "  deferScaleUp: {belowPriority: 1000, after: 300s}") +
-                            kClasses);
+  auto config = load_config(
+      with_classes(pool_config("  maxNodes: 2\n  initialNodes: 1\n  provisioningDelay: 60s\n"
+                               "  deferScaleUp: {belowPriority: 1000, after: 300s}")));
   const auto jobs = trace(*config,
                           "job_id,user,num_gpu,submit_time,duration,best_effort\n"
                           "1,team,4,0,1000,0\n"

@@ -11,6 +11,18 @@
 
 namespace sluice::sim::testing {
 
+// The trace's priority classes: `low` (best-effort rows, 100) and `high` (strict rows, 1000).
+inline constexpr const char* kPriorityClassesYaml = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+)";
+
 // One node of `gpus` GPUs, one ClusterQueue `team` (nominal = all GPUs) with LocalQueue `team`
 // in namespace default, a second queue `other` (nominal 0, may borrow), classes low and high.
 inline std::string tiny_config_yaml(int gpus) {
@@ -27,16 +39,8 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
 metadata: {name: default}
 ---
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
----
+)" + std::string(kPriorityClassesYaml) +
+         R"(---
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ClusterQueue
 metadata: {name: team}
