@@ -36,7 +36,8 @@ struct Provisioner {
 
 // Lower-priority work waits for room on the nodes there are before it asks for new ones: a
 // pending gang of priority below `below_priority` counts for scale-up only once it has waited
-// `after_ns` since it was submitted (requeued work keeps its submit time, so it asks at once).
+// `after_ns` since its submit time (Job::submit_ns: the simulator keeps a requeued job's, the
+// server ages a preempted one from its preemptor's).
 // Room freed by work that ends goes to it instead of to new nodes; higher-priority work asks at
 // once as before. after_ns 0 (the default): off, every gang asks at once.
 struct DeferScaleUp {
