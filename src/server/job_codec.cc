@@ -1,6 +1,7 @@
 #include "server/job_codec.h"
 
 #include "core/model/deadline.h"
+#include "core/model/right_size.h"
 #include "proto/protocol.h"
 #include "server/json_text.h"
 
@@ -455,9 +456,18 @@ Result<Admission> decode_admission(const json& j, const Config& config) {
   }
 }
 
-int64_t job_gpu_milli(const Job& job, const Config&) {
+int64_t job_gpu_milli(const Job& job, const Config& config) {
   int64_t total = 0;
-  for (const auto& ps : job.pod_sets) total += ps.requests[kGpu] * ps.count;
+  for (const auto& ps : job.pod_sets) {
+    int64_t milli = ps.requests[kGpu];
+    for (int i = 0; i < config.resources.size(); ++i) {
+      const auto r = static_cast<ResourceId>(i);
+      if (ps.requests[r] <= 0 || !config.resources.is_mig(r)) continue;
+      if (const auto shape = mig_shape(config.resources.name(r)))
+        milli += ps.requests[r] * shape->compute_slices / 7;
+    }
+    total += milli * ps.count;
+  }
   return total;
 }
 

@@ -35,7 +35,8 @@ std::optional<std::string> time_out_of_bounds(TimeFields points, TimeFields dura
 std::string encode_admission(const Admission& a, const Config& config);
 Result<Admission> decode_admission(const nlohmann::json& j, const Config& config);
 
-// GPUs of a job in milli-GPU (whole GPUs x 1000 plus fractions; MIG slices count 1000 each).
+// GPUs of a job in milli-GPU, what its GPU-seconds are charged by: whole GPUs x 1000 plus
+// fractions, and a MIG slice as its share of the GPU's 7 compute slices ("3g.40gb": 3/7).
 int64_t job_gpu_milli(const Job& job, const Config& config);
 
 }  // namespace sluice::server

@@ -161,6 +161,32 @@ TEST(ServerJobCodec, TimesOutsideTheInputBoundsAreRefused) {
   }
 }
 
+// What GPU-seconds are charged by: a MIG slice is its share of the GPU's 7 compute slices (it
+// counted nothing before), a whole GPU 1000, a fraction its milli-GPUs.
+TEST(ServerJobCodec, ChargesAMigSliceItsShareOfTheGpu) {
+  Config cfg;
+  const ResourceId big = *cfg.resources.intern("nvidia.com/mig-3g.40gb");
+  const ResourceId small = *cfg.resources.intern("nvidia.com/mig-1g.10gb+me");
+  const ResourceId other = *cfg.resources.intern("example.com/fpga");
+  Job j;
+  PodSet slices;
+  slices.count = 2;
+  slices.requests[big] = 2000;  // two 3g.40gb slices a pod: 6/7 of a GPU
+  slices.requests[other] = 5000;
+  PodSet whole;
+  whole.count = 1;
+  whole.requests[kGpu] = 1000;
+  whole.requests[small] = 1000;
+  j.pod_sets = {slices, whole};
+  EXPECT_EQ(job_gpu_milli(j, cfg), 2 * (2000 * 3 / 7) + 1000 + 1000 / 7);
+  Job fraction;
+  PodSet half;
+  half.count = 3;
+  half.requests[kGpu] = 500;
+  fraction.pod_sets = {half};
+  EXPECT_EQ(job_gpu_milli(fraction, cfg), 1500);
+}
+
 }  // namespace
 }  // namespace job_codec_test
 }  // namespace sluice::server
