@@ -98,11 +98,8 @@ const char* reclaim(ReclaimPolicy p) {
   return "?";
 }
 
-}  // namespace
-
-std::string summarize(const Config& c) {
-  std::ostringstream o;
-  // 1. Cluster.
+// The cluster: nodes, GPUs by model, node pools, topology levels.
+void summarize_cluster(std::ostringstream& o, const Config& c) {
   const Cluster& cl = c.cluster;
   std::map<std::string, int64_t> models;
   int64_t mig = 0, cpu = 0, mem = 0, ready = 0;
@@ -140,11 +137,14 @@ std::string summarize(const Config& c) {
         << (i < cl.domain_names.size() ? cl.domain_names[i].size() : 0) << ")";
     o << " > node\n";
   }
-  // 2. Flavors.
+}
+
+// The flavors and how many nodes each selects.
+void summarize_flavors(std::ostringstream& o, const Config& c) {
   o << "flavors: " << c.flavors.size() << "\n";
   for (const auto& f : c.flavors) {
     int64_t nodes = 0;
-    for (const auto& n : cl.nodes)
+    for (const auto& n : c.cluster.nodes)
       if (std::all_of(f.node_labels.begin(), f.node_labels.end(), [&](const auto& kv) {
             const std::string* v = find_label(n.labels, kv.first);
             return v && *v == kv.second;
@@ -153,7 +153,10 @@ std::string summarize(const Config& c) {
     o << "  " << f.name << ": " << labels(f.node_labels) << ", " << nodes << " nodes"
       << (f.implied ? " (implied)" : "") << "\n";
   }
-  // 3. Cohorts.
+}
+
+// The cohorts, their members and their own quota.
+void summarize_cohorts(std::ostringstream& o, const Config& c) {
   o << "cohorts: " << c.cohorts.size() << "\n";
   for (const auto& co : c.cohorts) {
     o << "  " << co.name;
@@ -168,7 +171,10 @@ std::string summarize(const Config& c) {
     o << "\n";
     groups(o, c, co.resource_groups, "    ");
   }
-  // 4. Queues.
+}
+
+// The ClusterQueues: cohort, weight, strategy, preemption, the rest of their settings.
+void summarize_cluster_queues(std::ostringstream& o, const Config& c) {
   o << "cluster queues: " << c.cluster_queues.size() << "\n";
   for (const auto& q : c.cluster_queues) {
     o << "  " << q.name;
@@ -195,6 +201,10 @@ std::string summarize(const Config& c) {
     o << "\n";
     groups(o, c, q.resource_groups, "    ");
   }
+}
+
+// The LocalQueues and where they point.
+void summarize_local_queues(std::ostringstream& o, const Config& c) {
   o << "local queues: " << c.local_queues.size() << "\n";
   for (const auto& l : c.local_queues) {
     o << "  " << (l.namespace_ == "*" ? "(every namespace)" : l.namespace_) << "/" << l.name
@@ -202,7 +212,10 @@ std::string summarize(const Config& c) {
     if (l.max_pending) o << " (max pending " << l.max_pending << ")";
     o << "\n";
   }
-  // 5. Priorities and policy.
+}
+
+// The priority classes, lowest first.
+void summarize_priorities(std::ostringstream& o, const Config& c) {
   std::vector<PriorityClass> pcs = c.priority_classes;
   std::sort(pcs.begin(), pcs.end(), [](const auto& a, const auto& b) {
     return a.value != b.value ? a.value < b.value : a.name < b.name;
@@ -210,6 +223,10 @@ std::string summarize(const Config& c) {
   o << "priority classes:";
   for (const auto& p : pcs) o << " " << p.name << "=" << p.value;
   o << (pcs.empty() ? " none\n" : "\n");
+}
+
+// The scheduler's policy: scoring, weights, horizons, modes.
+void summarize_policy(std::ostringstream& o, const Config& c) {
   const SchedulerPolicy& p = c.policy;
   o << "policy: scoring " << scoring_policy_name(p.gpu_scoring) << "; weights priority "
     << number(p.weights.priority) << " age " << number(p.weights.age) << " drf "
@@ -229,6 +246,19 @@ std::string summarize(const Config& c) {
                                                              : " LessThanInitialShare");
   }
   o << "\n";
+}
+
+}  // namespace
+
+std::string summarize(const Config& c) {
+  std::ostringstream o;
+  summarize_cluster(o, c);
+  summarize_flavors(o, c);
+  summarize_cohorts(o, c);
+  summarize_cluster_queues(o, c);
+  summarize_local_queues(o, c);
+  summarize_priorities(o, c);
+  summarize_policy(o, c);
   if (!c.budgets.empty()) {
     o << "budgets: " << c.budgets.size() << "\n";
     for (const auto& b : c.budgets)
