@@ -281,6 +281,68 @@ void read_resource_flavor(Reader& r, const YAML::Node& doc, Builder& b) {
   b.flavor_topology.push_back(std::move(topology));
 }
 
+// spec.sluice.fallback: after how long a pending job may leave its preferred flavors.
+void read_fallback(Reader& r, const YAML::Node& v, const std::string& path, FallbackPolicy* out) {
+  MapReader f(r, v, path, {{"after", "preferredFlavors"}});
+  if (f.is_map()) {
+    if (const YAML::Node* a = f.find("after")) {
+      if (auto x = r.duration(*a, f.path("after"))) out->after_ns = *x;
+    } else {
+      r.error(v, f.path("after"), "required field missing");
+    }
+    if (const YAML::Node* n = f.find("preferredFlavors")) {
+      if (auto x = r.integer(*n, f.path("preferredFlavors"), 1, 64))
+        out->preferred = static_cast<int32_t>(*x);
+    }
+  }
+}
+
+// spec.sluice: what sluice adds to a ClusterQueue (docs/config.md).
+void read_cluster_queue_sluice(Reader& r, const YAML::Node& n, RawClusterQueue& raw) {
+  MapReader s(
+      r, n, "spec.sluice",
+      {{"preemptible", "interactive", "defaultWalltime", "minRuntime", "maxPending",
+        "defaultPriorityClass", "fallback", "overBudget", "allowRootPods", "runImagesOnHost"}});
+  std::optional<bool> preemptible;
+  if (const YAML::Node* v = s.find("preemptible"))
+    preemptible = r.boolean(*v, s.path("preemptible"));
+  if (const YAML::Node* v = s.find("interactive")) {
+    if (auto x = r.boolean(*v, s.path("interactive"))) raw.cq.interactive = *x;
+  }
+  // Interactive queues hold work a person waits for: not preemptible unless said so.
+  raw.cq.preemptible = preemptible.value_or(!raw.cq.interactive);
+  if (const YAML::Node* v = s.find("defaultWalltime")) {
+    if (auto x = r.duration(*v, s.path("defaultWalltime"))) raw.cq.default_walltime_ns = *x;
+  }
+  if (const YAML::Node* v = s.find("minRuntime")) {
+    if (auto x = r.duration(*v, s.path("minRuntime"))) raw.cq.min_runtime_ns = *x;
+  }
+  if (const YAML::Node* v = s.find("maxPending")) {
+    if (auto x = r.integer(*v, s.path("maxPending"), 0, std::numeric_limits<int32_t>::max()))
+      raw.cq.max_pending = static_cast<int32_t>(*x);
+  }
+  if (const YAML::Node* v = s.find("allowRootPods")) {
+    if (auto x = r.boolean(*v, s.path("allowRootPods"))) raw.cq.allow_root_pods = *x;
+  }
+  if (const YAML::Node* v = s.find("runImagesOnHost")) {
+    if (auto x = r.boolean(*v, s.path("runImagesOnHost"))) raw.cq.run_images_on_host = *x;
+  }
+  if (const YAML::Node* v = s.find("fallback"))
+    read_fallback(r, *v, s.path("fallback"), &raw.cq.fallback);
+  if (const YAML::Node* v = s.find("overBudget")) {
+    if (auto x = r.choice<OverBudgetPolicy>(
+            *v, s.path("overBudget"),
+            {{"BestEffort", OverBudgetPolicy::kBestEffort}, {"Reject", OverBudgetPolicy::kReject}}))
+      raw.cq.over_budget = *x;
+  }
+  if (const YAML::Node* v = s.find("defaultPriorityClass")) {
+    if (auto x = r.str(*v, s.path("defaultPriorityClass"))) {
+      raw.default_priority = *x;
+      raw.priority_loc = loc_of(r, *v, s.path("defaultPriorityClass"));
+    }
+  }
+}
+
 void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader top(r, doc, "", {kTopFields});
   Top t = read_top(r, doc, top, /*spec_required=*/true);
@@ -331,62 +393,7 @@ void read_cluster_queue(Reader& r, const YAML::Node& doc, Builder& b) {
       read_concurrent_admission(r, *n, "spec.concurrentAdmissionPolicy");
     if (const YAML::Node* n = spec.find("admissionScope"))
       read_admission_scope(r, *n, "spec.admissionScope");
-    if (const YAML::Node* n = spec.find("sluice")) {
-      MapReader s(
-          r, *n, "spec.sluice",
-          {{"preemptible", "interactive", "defaultWalltime", "minRuntime", "maxPending",
-            "defaultPriorityClass", "fallback", "overBudget", "allowRootPods", "runImagesOnHost"}});
-      std::optional<bool> preemptible;
-      if (const YAML::Node* v = s.find("preemptible"))
-        preemptible = r.boolean(*v, s.path("preemptible"));
-      if (const YAML::Node* v = s.find("interactive")) {
-        if (auto x = r.boolean(*v, s.path("interactive"))) raw.cq.interactive = *x;
-      }
-      // Interactive queues hold work a person waits for: not preemptible unless said so.
-      raw.cq.preemptible = preemptible.value_or(!raw.cq.interactive);
-      if (const YAML::Node* v = s.find("defaultWalltime")) {
-        if (auto x = r.duration(*v, s.path("defaultWalltime"))) raw.cq.default_walltime_ns = *x;
-      }
-      if (const YAML::Node* v = s.find("minRuntime")) {
-        if (auto x = r.duration(*v, s.path("minRuntime"))) raw.cq.min_runtime_ns = *x;
-      }
-      if (const YAML::Node* v = s.find("maxPending")) {
-        if (auto x = r.integer(*v, s.path("maxPending"), 0, std::numeric_limits<int32_t>::max()))
-          raw.cq.max_pending = static_cast<int32_t>(*x);
-      }
-      if (const YAML::Node* v = s.find("allowRootPods")) {
-        if (auto x = r.boolean(*v, s.path("allowRootPods"))) raw.cq.allow_root_pods = *x;
-      }
-      if (const YAML::Node* v = s.find("runImagesOnHost")) {
-        if (auto x = r.boolean(*v, s.path("runImagesOnHost"))) raw.cq.run_images_on_host = *x;
-      }
-      if (const YAML::Node* v = s.find("fallback")) {
-        MapReader f(r, *v, s.path("fallback"), {{"after", "preferredFlavors"}});
-        if (f.is_map()) {
-          if (const YAML::Node* a = f.find("after")) {
-            if (auto x = r.duration(*a, f.path("after"))) raw.cq.fallback.after_ns = *x;
-          } else {
-            r.error(*v, f.path("after"), "required field missing");
-          }
-          if (const YAML::Node* n = f.find("preferredFlavors")) {
-            if (auto x = r.integer(*n, f.path("preferredFlavors"), 1, 64))
-              raw.cq.fallback.preferred = static_cast<int32_t>(*x);
-          }
-        }
-      }
-      if (const YAML::Node* v = s.find("overBudget")) {
-        if (auto x = r.choice<OverBudgetPolicy>(*v, s.path("overBudget"),
-                                                {{"BestEffort", OverBudgetPolicy::kBestEffort},
-                                                 {"Reject", OverBudgetPolicy::kReject}}))
-          raw.cq.over_budget = *x;
-      }
-      if (const YAML::Node* v = s.find("defaultPriorityClass")) {
-        if (auto x = r.str(*v, s.path("defaultPriorityClass"))) {
-          raw.default_priority = *x;
-          raw.priority_loc = loc_of(r, *v, s.path("defaultPriorityClass"));
-        }
-      }
-    }
+    if (const YAML::Node* n = spec.find("sluice")) read_cluster_queue_sluice(r, *n, raw);
   }
   // Kueue rejects limits without a cohort; they are merely meaningless, so warn.
   if (raw.cohort.empty() && any_borrowing_or_lending_limit)
