@@ -113,47 +113,44 @@ void apply_task_layout(const TaskLayout& l, RunArgs& r) {
   }
 }
 
-Outcome<json> build_run_job(const RunArgs& args, const std::string& name_suffix) {
-  RunArgs a = args;
-  // 0. Slurm's tasks: the gang, and a process a task (srun) where a pod holds several.
-  if (a.nodes > 0 || a.ntasks > 0 || a.ntasks_per_node > 0) {
-    if (a.gang > 1) return bad("--gang and --nodes/--ntasks/--ntasks-per-node exclude each other");
-    const TaskLayout l = task_layout(a.nodes, a.ntasks, a.ntasks_per_node);
-    if (!l.error.empty()) return bad(l.error);
-    apply_task_layout(l, a);
-    if (l.per_pod > 1 && !a.command.empty()) a.command.insert(a.command.begin(), {"srun", "--"});
-  }
-  // 1. Options that cannot be right whatever the server's configuration.
-  if (a.command.empty()) return bad("sluice run needs a command after `--`");
-  if (a.gang < 1) return bad("--gang must be at least 1 (pods in the gang)");
-  if (a.gpus < -1) return bad("--gpus must not be negative");
+// Step 1 of build_run_job: options that cannot be right whatever the server's configuration
+// ("": none); `limit`: --time, read.
+std::string check_run_args(const RunArgs& a, std::optional<TimeLimit>* limit) {
+  if (a.command.empty()) return "sluice run needs a command after `--`";
+  if (a.gang < 1) return "--gang must be at least 1 (pods in the gang)";
+  if (a.gpus < -1) return "--gpus must not be negative";
   if (!a.gpu_fraction.empty()) {
     if (!valid_fraction(a.gpu_fraction))
-      return bad("--gpu-fraction \"" + a.gpu_fraction + "\" must be in (0, 1], e.g. 0.5 or 500m");
-    if (a.gpus > 1) return bad("--gpu-fraction is a share of one GPU; drop --gpus or use --gpus 1");
+      return "--gpu-fraction \"" + a.gpu_fraction + "\" must be in (0, 1], e.g. 0.5 or 500m";
+    if (a.gpus > 1) return "--gpu-fraction is a share of one GPU; drop --gpus or use --gpus 1";
   }
   if (a.gpus <= 0 && a.gpu_fraction.empty() && a.cpu.empty() && a.memory.empty())
-    return bad("the job requests nothing: give --gpus N (or --gpu-fraction, --cpu, --memory)");
-  std::optional<TimeLimit> limit;
-  if (!a.walltime.empty() && !(limit = parse_time_limit(a.walltime)))
-    return bad("--time \"" + a.walltime +
-               "\" is not a time limit: minutes (90), MM:SS, HH:MM:SS, D-HH, D-HH:MM, "
-               "D-HH:MM:SS, or with units (90s, 30m, 2h)");
+    return "the job requests nothing: give --gpus N (or --gpu-fraction, --cpu, --memory)";
+  if (!a.walltime.empty() && !(*limit = parse_time_limit(a.walltime)))
+    return "--time \"" + a.walltime +
+           "\" is not a time limit: minutes (90), MM:SS, HH:MM:SS, D-HH, D-HH:MM, "
+           "D-HH:MM:SS, or with units (90s, 30m, 2h)";
   if (a.preemptible && a.no_preemptible)
-    return bad("--preemptible and --no-preemptible exclude each other");
+    return "--preemptible and --no-preemptible exclude each other";
   if (!a.complete_by.empty() && !a.complete_within.empty())
-    return bad("--complete-by and --complete-within exclude each other (one deadline)");
+    return "--complete-by and --complete-within exclude each other (one deadline)";
   if (!a.complete_by.empty() && !parse_rfc3339_ns(a.complete_by))
-    return bad("--complete-by \"" + a.complete_by +
-               "\" is not an RFC 3339 time (e.g. 2026-12-02T18:00:00Z)");
+    return "--complete-by \"" + a.complete_by +
+           "\" is not an RFC 3339 time (e.g. 2026-12-02T18:00:00Z)";
   if (!a.complete_within.empty()) {
     auto d = a.complete_within[0] == '-' ? std::nullopt : parse_duration_ns(a.complete_within);
     if (!d || *d <= 0 || *d > kMaxDeadlineAheadNs)
-      return bad("--complete-within \"" + a.complete_within +
-                 "\" is not a positive duration of at most 10 years (e.g. 90m, 2h, 1d)");
+      return "--complete-within \"" + a.complete_within +
+             "\" is not a positive duration of at most 10 years (e.g. 90m, 2h, 1d)";
   }
   if (a.pty && (a.gang > 1 || !a.array.empty() || !a.output.empty() || !a.error.empty()))
-    return bad("--pty is one terminal: not with --gang, --array, --output or --error");
+    return "--pty is one terminal: not with --gang, --array, --output or --error";
+  return {};
+}
+
+// The job's environment: what --export passes of the caller's, the terminal's TERM for --pty,
+// then each --env KEY=VALUE.
+Outcome<json> run_env(const RunArgs& a) {
   auto exported = exported_env(a.export_spec, a.caller_env);
   if (!exported.ok) return Outcome<json>::fail(exported.failure);
   json env = json::object();
@@ -166,14 +163,22 @@ Outcome<json> build_run_job(const RunArgs& args, const std::string& name_suffix)
     if (eq == std::string::npos || eq == 0) return bad("--env \"" + kv + "\" must be KEY=VALUE");
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  return Outcome<json>::success(env);
+}
 
+// The working directory: --chdir (relative to the caller's) or the caller's own; "": none.
+Outcome<json> run_dir(const RunArgs& a) {
   std::string dir = a.chdir.empty() ? a.cwd : a.chdir;
   if (!dir.empty() && dir.front() != '/') {
     if (a.cwd.empty()) return bad("--chdir \"" + dir + "\": relative, and no current directory");
     dir = a.cwd + (a.cwd.back() == '/' ? "" : "/") + dir;
   }
+  return Outcome<json>::success(dir);
+}
 
-  // 2. The document, in the single-pod-set shorthand (docs/config.md): the gang is `pods`.
+// Step 2: the job's spec, in the single-pod-set shorthand (docs/config.md): the gang is `pods`.
+Outcome<json> run_spec(const RunArgs& a, const std::optional<TimeLimit>& limit, json env,
+                       const std::string& dir) {
   json spec = {{"pods", a.gang}};
   if (a.one_per_node && a.gang > 1) spec["maxPodsPerNode"] = 1;
   if (!a.queue.empty()) spec["queue"] = a.queue;
@@ -211,7 +216,27 @@ Outcome<json> build_run_job(const RunArgs& args, const std::string& name_suffix)
   if (a.hold) spec["hold"] = true;
   if (!a.output.empty()) spec["output"] = a.output;
   if (!a.error.empty()) spec["error"] = a.error;
+  return Outcome<json>::success(spec);
+}
 
+Outcome<json> build_run_job(const RunArgs& args, const std::string& name_suffix) {
+  RunArgs a = args;
+  // 0. Slurm's tasks: the gang, and a process a task (srun) where a pod holds several.
+  if (a.nodes > 0 || a.ntasks > 0 || a.ntasks_per_node > 0) {
+    if (a.gang > 1) return bad("--gang and --nodes/--ntasks/--ntasks-per-node exclude each other");
+    const TaskLayout l = task_layout(a.nodes, a.ntasks, a.ntasks_per_node);
+    if (!l.error.empty()) return bad(l.error);
+    apply_task_layout(l, a);
+    if (l.per_pod > 1 && !a.command.empty()) a.command.insert(a.command.begin(), {"srun", "--"});
+  }
+  std::optional<TimeLimit> limit;
+  if (std::string why = check_run_args(a, &limit); !why.empty()) return bad(why);  // 1.
+  auto env = run_env(a);
+  if (!env.ok) return env;
+  auto dir = run_dir(a);
+  if (!dir.ok) return dir;
+  auto spec = run_spec(a, limit, std::move(env.value), dir.value.get<std::string>());  // 2.
+  if (!spec.ok) return spec;
   std::string name = a.name;
   if (name.empty()) {
     name = name_from_command(a.command);
@@ -222,7 +247,7 @@ Outcome<json> build_run_job(const RunArgs& args, const std::string& name_suffix)
   return Outcome<json>::success(json{{"apiVersion", "sluice.dev/v1alpha1"},
                                      {"kind", "Job"},
                                      {"metadata", metadata},
-                                     {"spec", spec}});
+                                     {"spec", std::move(spec.value)}});
 }
 
 }  // namespace sluice::cli
