@@ -125,6 +125,115 @@ Outcome<int> parse_ntasks(const std::string& v) {
                                     "\" is not a positive number; the namespace is --namespace"});
 }
 
+// sluice run's options of what the job asks for (and --parsable, --wait), in --help's order.
+void add_run_shape_options(CLI::App* cmd, RunArgs& a, std::string& ntasks, bool& parsable,
+                           bool& wait) {
+  cmd->add_option("--queue,-q,-p,--partition", a.queue,
+                  "LocalQueue in the job's namespace (default: its LocalQueue \"default\")");
+  cmd->add_option("--namespace", a.namespace_, "Namespace (server default: default)");
+  cmd->add_option("--gpus", a.gpus, "Whole GPUs per pod");
+  cmd->add_option("--gang", a.gang, "Pods in the gang (all start together), each with --gpus")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--nodes,-N", a.nodes,
+                  "Slurm's -N: this many pods, each on a node of its own, each with --gpus")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ntasks,-n", ntasks,
+                  "Slurm's -n: tasks (a process each); with --nodes split over them, alone a "
+                  "pod a task");
+  cmd->add_option("--ntasks-per-node", a.ntasks_per_node,
+                  "Slurm's --ntasks-per-node: processes a pod (srun starts them)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--parsable", parsable, "Print only the job id (as sbatch --parsable)");
+  cmd->add_flag("--wait,-W", wait,
+                "Wait for the job as srun does: print pod 0's output as it comes, exit with "
+                "the job's status");
+  cmd->add_option("--gpu-fraction", a.gpu_fraction, "A share of one GPU: 0.5 or 500m");
+  cmd->add_option("--gpu-model", a.gpu_models,
+                  "Only these GPU models (comma-separated: H100,A100), in any case")
+      ->delimiter(',');
+  cmd->add_option("--cpu", a.cpu, "CPU per pod: 4 or 500m");
+  cmd->add_option("--memory", a.memory, "Memory per pod: 16Gi");
+  cmd->add_option("--priority-class", a.priority_class, "WorkloadPriorityClass name");
+  cmd->add_option("--time,-t,--walltime", a.walltime,
+                  "Run-time limit and estimate, as Slurm's --time: minutes (90), MM:SS, HH:MM:SS, "
+                  "D-HH, D-HH:MM, D-HH:MM:SS; or 90s, 30m, 2h");
+  cmd->add_option("--complete-by", a.complete_by,
+                  "Deadline: finish by this RFC 3339 time (2026-12-02T18:00:00Z)");
+  cmd->add_option("--complete-within", a.complete_within,
+                  "Deadline: finish within this long after submission (90m, 2h, 1d)");
+}
+
+// sluice run's options of how its pods run: name, directory, environment, job control, kind.
+void add_run_process_options(CLI::App* cmd, RunArgs& a) {
+  cmd->add_option("--name,-J,--job-name", a.name,
+                  "Job name (default: from the command, made unique)");
+  cmd->add_option("--chdir,-D", a.chdir,
+                  "Working directory of the pods (default: the current directory; it must exist "
+                  "on the nodes)");
+  cmd->add_option("--export", a.export_spec,
+                  "Environment the pods get, as Slurm's --export: ALL (default: this shell's, "
+                  "less SLUICE_*), NONE, or NAME,NAME=VALUE,... (after ALL: added)");
+  // One value per -e: a greedy vector option would swallow `--` and the command after it.
+  cmd->add_option("--env,-e", a.env, "KEY=VALUE for the process (repeatable)")
+      ->allow_extra_args(false);
+  add_job_control(cmd, a);
+  cmd->add_flag("--interactive", a.interactive, "Interactive: start now or fail fast");
+  cmd->add_flag("--pty", a.pty,
+                "Run the command (a shell) under a terminal and attach this one to it, as "
+                "srun --pty; exits with its exit status");
+  auto* pre = cmd->add_flag("--preemptible", a.preemptible, "May be preempted");
+  auto* nopre = cmd->add_flag("--no-preemptible", a.no_preemptible, "Must not be preempted");
+  pre->excludes(nopre);
+  cmd->add_flag(
+      "--no-spot", a.no_spot,
+      "Never on a spot node of a NodePool (a reclaim would stop it; docs/autoscaling.md)");
+  cmd->add_option("--right-size", a.right_size,
+                  "auto: a recurring job (same --name, user and image) may run on the smallest "
+                  "GPU or MIG slice its measured peak fits (docs/scheduling.md)")
+      ->check(CLI::IsMember({"auto", "off"}));
+}
+
+// sluice run, once its options are read: the job submitted, then printed, attached or waited
+// for.
+void run_command(const Common& c, RunArgs& a, const std::string& ntasks, bool dry_run,
+                 bool parsable, bool wait) {
+  if (wait && (!a.array.empty() || a.pty))
+    fail({1, "error: --wait waits for one job: not with --array (or --pty, which waits)"});
+  if (!ntasks.empty()) a.ntasks = need(parse_ntasks(ntasks));
+  // The default name's suffix only has to differ between two runs of the same command; the
+  // clock's milliseconds in base 36 do that without a random source.
+  auto ms = static_cast<unsigned long long>(now_unix_s() * 1000) % (36ULL * 36 * 36 * 36 * 36);
+  std::string suffix;
+  for (int i = 0; i < 5; ++i, ms /= 36)
+    suffix.insert(suffix.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[ms % 36]);
+  a.caller_env = environ;
+  std::error_code ec;
+  a.cwd = std::filesystem::current_path(ec).string();
+  json doc = need(build_run_job(a, suffix));
+  if (dry_run) {
+    print_json(doc);
+    return;
+  }
+  json reply = need(HttpClient(c.conn).call_json("POST", "/v1/jobs", doc.dump()));
+  print_submit_warnings(reply);
+  if (a.pty) {  // attached until the pod ends: its exit status is ours
+    const auto id = reply["jobs"].at(0).value("id", 0ULL);
+    if (const int code = attach_pty(c.conn, id); code != 0) throw ExitStatus{code};
+    return;
+  }
+  if (c.json)
+    print_json(reply);
+  else if (parsable)
+    print_out(std::to_string(reply["jobs"].at(0).value("id", 0ULL)) + "\n");
+  else if (wait)  // as srun: the submission on stderr, the job's output on stdout
+    print_err(submitted_text(reply));
+  else
+    print_out(a.array.empty() ? submitted_text(reply) : array_submitted_text(reply));
+  if (wait)
+    if (const int code = wait_for_job(c, reply["jobs"].at(0).value("id", 0ULL)); code != 0)
+      throw ExitStatus{code};
+}
+
 void register_run(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "run", "Submit a command line as a job: sluice run --queue Q --gpus N -- CMD ARGS...");
@@ -132,106 +241,15 @@ void register_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   auto dry_run = std::make_shared<bool>(false);
   auto parsable = std::make_shared<bool>(false);
-  auto ntasks = std::make_shared<std::string>();
-  cmd->add_option("--queue,-q,-p,--partition", a->queue,
-                  "LocalQueue in the job's namespace (default: its LocalQueue \"default\")");
-  cmd->add_option("--namespace", a->namespace_, "Namespace (server default: default)");
-  cmd->add_option("--gpus", a->gpus, "Whole GPUs per pod");
-  cmd->add_option("--gang", a->gang, "Pods in the gang (all start together), each with --gpus")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--nodes,-N", a->nodes,
-                  "Slurm's -N: this many pods, each on a node of its own, each with --gpus")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--ntasks,-n", *ntasks,
-                  "Slurm's -n: tasks (a process each); with --nodes split over them, alone a "
-                  "pod a task");
-  cmd->add_option("--ntasks-per-node", a->ntasks_per_node,
-                  "Slurm's --ntasks-per-node: processes a pod (srun starts them)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_flag("--parsable", *parsable, "Print only the job id (as sbatch --parsable)");
   auto wait = std::make_shared<bool>(false);
-  cmd->add_flag("--wait,-W", *wait,
-                "Wait for the job as srun does: print pod 0's output as it comes, exit with "
-                "the job's status");
-  cmd->add_option("--gpu-fraction", a->gpu_fraction, "A share of one GPU: 0.5 or 500m");
-  cmd->add_option("--gpu-model", a->gpu_models,
-                  "Only these GPU models (comma-separated: H100,A100), in any case")
-      ->delimiter(',');
-  cmd->add_option("--cpu", a->cpu, "CPU per pod: 4 or 500m");
-  cmd->add_option("--memory", a->memory, "Memory per pod: 16Gi");
-  cmd->add_option("--priority-class", a->priority_class, "WorkloadPriorityClass name");
-  cmd->add_option("--time,-t,--walltime", a->walltime,
-                  "Run-time limit and estimate, as Slurm's --time: minutes (90), MM:SS, HH:MM:SS, "
-                  "D-HH, D-HH:MM, D-HH:MM:SS; or 90s, 30m, 2h");
-  cmd->add_option("--complete-by", a->complete_by,
-                  "Deadline: finish by this RFC 3339 time (2026-12-02T18:00:00Z)");
-  cmd->add_option("--complete-within", a->complete_within,
-                  "Deadline: finish within this long after submission (90m, 2h, 1d)");
-  cmd->add_option("--name,-J,--job-name", a->name,
-                  "Job name (default: from the command, made unique)");
-  cmd->add_option("--chdir,-D", a->chdir,
-                  "Working directory of the pods (default: the current directory; it must exist "
-                  "on the nodes)");
-  cmd->add_option("--export", a->export_spec,
-                  "Environment the pods get, as Slurm's --export: ALL (default: this shell's, "
-                  "less SLUICE_*), NONE, or NAME,NAME=VALUE,... (after ALL: added)");
-  // One value per -e: a greedy vector option would swallow `--` and the command after it.
-  cmd->add_option("--env,-e", a->env, "KEY=VALUE for the process (repeatable)")
-      ->allow_extra_args(false);
-  add_job_control(cmd, *a);
-  cmd->add_flag("--interactive", a->interactive, "Interactive: start now or fail fast");
-  cmd->add_flag("--pty", a->pty,
-                "Run the command (a shell) under a terminal and attach this one to it, as "
-                "srun --pty; exits with its exit status");
-  auto* pre = cmd->add_flag("--preemptible", a->preemptible, "May be preempted");
-  auto* nopre = cmd->add_flag("--no-preemptible", a->no_preemptible, "Must not be preempted");
-  pre->excludes(nopre);
-  cmd->add_flag(
-      "--no-spot", a->no_spot,
-      "Never on a spot node of a NodePool (a reclaim would stop it; docs/autoscaling.md)");
-  cmd->add_option("--right-size", a->right_size,
-                  "auto: a recurring job (same --name, user and image) may run on the smallest "
-                  "GPU or MIG slice its measured peak fits (docs/scheduling.md)")
-      ->check(CLI::IsMember({"auto", "off"}));
+  auto ntasks = std::make_shared<std::string>();
+  add_run_shape_options(cmd, *a, *ntasks, *parsable, *wait);
+  add_run_process_options(cmd, *a);
   cmd->add_flag("--dry-run", *dry_run, "Print the Job document instead of submitting it");
   cmd->add_option("command", a->command, "The command and its arguments (after --)")->required();
   add_common(cmd, *c, true);
   cmd->callback([c, a, dry_run, parsable, ntasks, wait] {
-    if (*wait && (!a->array.empty() || a->pty))
-      fail({1, "error: --wait waits for one job: not with --array (or --pty, which waits)"});
-    if (!ntasks->empty()) a->ntasks = need(parse_ntasks(*ntasks));
-    // The default name's suffix only has to differ between two runs of the same command; the
-    // clock's milliseconds in base 36 do that without a random source.
-    auto ms = static_cast<unsigned long long>(now_unix_s() * 1000) % (36ULL * 36 * 36 * 36 * 36);
-    std::string suffix;
-    for (int i = 0; i < 5; ++i, ms /= 36)
-      suffix.insert(suffix.begin(), "0123456789abcdefghijklmnopqrstuvwxyz"[ms % 36]);
-    a->caller_env = environ;
-    std::error_code ec;
-    a->cwd = std::filesystem::current_path(ec).string();
-    json doc = need(build_run_job(*a, suffix));
-    if (*dry_run) {
-      print_json(doc);
-      return;
-    }
-    json reply = need(HttpClient(c->conn).call_json("POST", "/v1/jobs", doc.dump()));
-    print_submit_warnings(reply);
-    if (a->pty) {  // attached until the pod ends: its exit status is ours
-      const auto id = reply["jobs"].at(0).value("id", 0ULL);
-      if (const int code = attach_pty(c->conn, id); code != 0) throw ExitStatus{code};
-      return;
-    }
-    if (c->json)
-      print_json(reply);
-    else if (*parsable)
-      print_out(std::to_string(reply["jobs"].at(0).value("id", 0ULL)) + "\n");
-    else if (*wait)  // as srun: the submission on stderr, the job's output on stdout
-      print_err(submitted_text(reply));
-    else
-      print_out(a->array.empty() ? submitted_text(reply) : array_submitted_text(reply));
-    if (*wait)
-      if (const int code = wait_for_job(*c, reply["jobs"].at(0).value("id", 0ULL)); code != 0)
-        throw ExitStatus{code};
+    run_command(*c, *a, *ntasks, *dry_run, *parsable, *wait);
   });
 }
 
