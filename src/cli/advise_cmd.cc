@@ -1,6 +1,7 @@
-// `sluice advise`: right-sizing from measured GPU use (docs/cli.md). Reads the jobs and nodes
-// the caller may see and prints GPU-hours requested against used per namespace and user, and
-// the jobs whose peak GPU memory would fit a smaller GPU or a MIG slice of this cluster.
+// `sluice advise`: right-sizing from measured GPU use (docs/cli.md). Asks the server for the
+// report of the jobs the caller may see (GET /v1/advise) and prints GPU-hours requested against
+// used per namespace and user, and the jobs whose peak GPU memory would fit a smaller GPU or a
+// MIG slice of this cluster.
 #include <memory>
 
 #include "cli/client_advise.h"
@@ -32,13 +33,12 @@ void register_advise(CLI::App& app) {
       ->capture_default_str();
   add_common(cmd, *c, true);
   cmd->callback([c, a] {
-    std::string path = "/v1/jobs";
+    std::string path = "/v1/advise";
     add_query(path, "namespace", a->ns);
     add_query(path, "user", a->user);
-    const auto jobs = list_pages(HttpClient(c->conn), path, static_cast<size_t>(a->limit));
-    const auto nodes = need(HttpClient(c->conn).call_json("GET", "/v1/nodes"));
-    const auto report =
-        advise_report(jobs, nodes, {static_cast<double>(a->headroom_pct) / 100.0, now_unix_s()});
+    add_query(path, "headroom", std::to_string(a->headroom_pct));
+    add_query(path, "limit", std::to_string(a->limit));
+    const auto report = need(HttpClient(c->conn).call_json("GET", path));
     if (c->json) return print_json(report);
     print_out(advise_text(report));
   });

@@ -142,6 +142,17 @@ def test_overview(page, url):
           "the utilisation chart draws its axes (fake GPUs report no NVML samples)")
     check(page.eval("document.querySelectorAll('#nodes tbody tr').length") == 2,
           "the node table lists the demo's 2 nodes")
+    # Right-sizing (GET /v1/advise): the demo's namespaces with the GPU-hours their jobs held.
+    page.wait_for("document.querySelector('#advise-totals tbody td:not(.note)') !== null", 90,
+                  "the right-sizing table")
+    report = json.loads(http("GET", url + "/v1/advise")[1])
+    shown = page.eval("[...document.querySelectorAll('#advise-totals tbody tr')]"
+                      ".map(r => r.cells[0].textContent + '/' + r.cells[1].textContent)")
+    served = ["%s/%s" % (t["namespace"], t["user"]) for t in report["totals"]]
+    check(shown and all(row in served for row in shown),
+          "the right-sizing rows are GET /v1/advise's (%s; %s)" % (shown, served))
+    check(page.eval("document.querySelector('#advise-none, #advise-jobs') !== null"),
+          "the right-sizing section lists the over-requesting jobs or says there are none")
     # GPUs allocated per node is stacked: two nodes with the same allocation (the demo's are
     # both full most of the time) are two bands, not one line drawn over the other.
     page.wait_for("(() => { const c = window.sluiceCharts.alloc, d = c.data.datasets; return d.length"

@@ -196,6 +196,7 @@ def main():
         ("POST reclaim", "POST", url + "/v1/nodes/nosuch/reclaim", '{"notice": "1s"}',
          users(403, 403, 404)),
         ("GET /v1/pools", "GET", url + "/v1/pools", None, users(200, 200, 200)),
+        ("GET /v1/advise", "GET", url + "/v1/advise", None, users(200, 200, 200)),
         ("POST /v1/agents/register as a live node", "POST", url + "/v1/agents/register", reg,
          dict(nobody, join=403)),
         ("POST sync of another node", "POST", url + "/v1/agents/%s/sync" % node_a, "{}", nobody),
@@ -360,6 +361,14 @@ def main():
     body = json.loads(http("GET", url + "/v1/dashboard", token=TOKENS["bob"])[1])
     seen = set().union(*[set(s["namespaces"]) for s in body["samples"]] or [set()])
     check(seen <= {"team-b"}, "bob's dashboard history: only team-b's GPU-hours (%s)" % sorted(seen))
+    # Right-sizing (GET /v1/advise): a member's report holds its namespaces' jobs only.
+    def advised(token):
+        body = json.loads(http("GET", url + "/v1/advise", token=token)[1])
+        return sorted({t["namespace"] for t in body["totals"]})
+    check(advised(TOKENS["bob"]) == ["team-b"], "bob's /v1/advise: team-b's only (%s)" % advised(TOKENS["bob"]))
+    check("team-a" in advised(admin), "the admin's /v1/advise: team-a's too (%s)" % advised(admin))
+    st, _ = http("GET", url + "/v1/advise?headroom=101", token=admin)
+    check(st == 400, "/v1/advise?headroom=101: 400 (%s)" % st)
 
     # --- Impersonation -------------------------------------------------------------------------
     # A listener where an impostor says it is: the server must never connect to it.

@@ -207,6 +207,27 @@
     return [el('h2', null, 'Node pools'), summary, el('h3', null, 'Provisioner calls'), calls];
   }
 
+  // Right-sizing (GET /v1/advise, what `sluice advise` prints): GPU-hours requested against used
+  // per namespace and user, then the jobs whose measured peak fits a smaller GPU or MIG slice.
+  function adviseTables(report) {
+    const hours = (v) => S.num(v, 3);
+    const totals = S.table('advise-totals', [
+      { title: 'namespace' }, { title: 'user' }, { title: 'jobs', num: 1 }, { title: 'measured', num: 1 },
+      { title: 'GPU-h requested', num: 1 }, { title: 'GPU-h measured', num: 1 }, { title: 'GPU-h used', num: 1 }],
+    report.totals.map((t) => ({ cells: [t.namespace, t.user, t.jobs, t.measured_jobs,
+      hours(t.gpu_hours_requested), hours(t.gpu_hours_measured), hours(t.gpu_hours_used)] })),
+    'no job has held a GPU yet');
+    const over = report.jobs.filter((j) => j.advice);
+    const pct = Math.round(report.headroom * 100);
+    const jobs = over.length
+      ? S.table('advise-jobs', [{ title: 'job' }, { title: 'namespace' }, { title: 'user' }, { title: 'advice' }],
+        over.map((j) => ({ cells: [S.jobLink(j.id, j.id + ' ' + j.name), j.namespace, j.user, j.advice] })))
+      : el('p', { class: 'note', id: 'advise-none' },
+        'No job with a measured use would fit a smaller GPU or MIG slice (' + pct + '% headroom).');
+    return [el('h2', null, 'Right-sizing'), totals,
+      el('h3', null, 'Over-requesting (measured peak + ' + pct + '% fits a smaller GPU or MIG slice)'), jobs];
+  }
+
   // An admin's node actions (POST /v1/nodes/NODE/drain | cordon | resume with the signed-in
   // token, as `sluice drain`): built once, outside the tables that each poll redraws.
   function nodeActions() {
@@ -250,7 +271,8 @@
     const cardsEl = el('div', { class: 'cards' });
     const tables = el('div');
     const actions = nodeActions();
-    root.append(el('h1', null, 'Cluster'), cardsEl, el('div', { class: 'grid' }), tables, actions);
+    const advise = el('div', { id: 'advise' });
+    root.append(el('h1', null, 'Cluster'), cardsEl, el('div', { class: 'grid' }), tables, actions, advise);
     const hasCharts = typeof window.Chart === 'function';
     if (!hasCharts)
       root.querySelector('.grid').append(el('p', { class: 'note', id: 'no-charts' },
@@ -293,5 +315,7 @@
         el('h2', null, 'Nodes'), nodeTable(nodes.nodes), ...poolTables(pools));
       actions.update(nodes.nodes);
     });
+    // The report reads up to 5,000 jobs: every 30 s, not at every poll.
+    S.every(30000, async () => advise.replaceChildren(...adviseTables(await S.api('/v1/advise'))));
   };
 })();

@@ -2,6 +2,7 @@
 // is in jobs_list.cc, Slurm's job control in jobctl.cc, the pods' logs in logs.cc. Every handler:
 // authorize, take the state lock for the shortest time, wait for the store outside it, answer.
 #include "config/loader.h"
+#include "server/http/advise.h"
 #include "server/http/reply.h"
 #include "server/http/submission.h"
 #include "server/http/util.h"
@@ -26,6 +27,10 @@ void Server::routes_jobs() {
   h.Get(R"(/v1/jobs/([^/]+)/explain)", handler(&Server::explain_job));
   h.Post(R"(/v1/jobs/([^/]+)/cancel)", handler(&Server::cancel_job));
   h.Delete(R"(/v1/jobs/([^/]+))", handler(&Server::cancel_job));
+  // Right-sizing (`sluice advise`, the dashboard): GPU-hours requested against used.
+  h.Get("/v1/advise", [this](const net::Request& req, net::Response& res) {
+    if (auto caller = caller_of(req, res)) get_advise(*state_, *caller, req, res, now_ns());
+  });
 }
 
 // POST /v1/jobs: parse, check who may submit what, admit, acknowledge once it is on disk (on a

@@ -1,10 +1,13 @@
-// `sluice advise` (cli/client_advise.h): the report from the server's job and node listings.
-#include "cli/client_advise.h"
+// GET /v1/advise's report (server/advise_report.h) from job and node views, and `sluice advise`'s
+// text of it (cli/client_advise.h).
+#include "server/advise_report.h"
 
 #include <gtest/gtest.h>
 
-namespace sluice::cli {
-namespace client_advise_test {  // a namespace of its own: the unit tests build in unity batches
+#include "cli/client_advise.h"
+
+namespace sluice::server {
+namespace advise_report_test {  // a namespace of its own: the unit tests build in unity batches
 namespace {
 
 using nlohmann::json;
@@ -41,7 +44,7 @@ json job(int id, const std::string& user, int64_t peak_mib, int util, double sta
           {"gpu_use", use}};
 }
 
-TEST(ClientAdvise, OverRequestingJobFitsASlice) {
+TEST(AdviseReport, OverRequestingJobFitsASlice) {
   // Job 1: an hour at 25%, peak 11 GiB; job 2: half an hour, 70 GiB (fits nothing smaller);
   // job 3: measured nothing; job 4 (another user): never started.
   json jobs = {{"jobs",
@@ -63,14 +66,14 @@ TEST(ClientAdvise, OverRequestingJobFitsASlice) {
   EXPECT_DOUBLE_EQ(t["gpu_hours_requested"].get<double>(), 2.0);  // 1 + 0.5 + 0.5
   EXPECT_DOUBLE_EQ(t["gpu_hours_measured"].get<double>(), 1.5);
   EXPECT_DOUBLE_EQ(t["gpu_hours_used"].get<double>(), 0.25 + 0.45);
-  const std::string text = advise_text(r);
+  const std::string text = cli::advise_text(r);
   EXPECT_NE(text.find("team-a     ann"), std::string::npos) << text;
   EXPECT_NE(text.find("1 team-a/j1 (ann): requested 1 H100 80GB, peak 11 GiB: fits 1g.20gb"),
             std::string::npos)
       << text;
 }
 
-TEST(ClientAdvise, HeadroomAndNothingToSay) {
+TEST(AdviseReport, HeadroomAndNothingToSay) {
   json jobs = {{"jobs", {job(1, "ann", 9 * 1024, 50, 1, 3601)}}};
   // 9 GiB: with no headroom a 10 GB slice holds it; with 20% (10.8 GiB) the 20 GB one.
   EXPECT_EQ(advise_report(jobs, nodes(), {0.0, 0})["jobs"][0]["fits"], "1g.10gb");
@@ -80,11 +83,11 @@ TEST(ClientAdvise, HeadroomAndNothingToSay) {
   only_h100["nodes"].erase(1);
   const json r = advise_report(jobs, only_h100, {0.2, 0});
   EXPECT_TRUE(r["jobs"][0]["fits"].is_null());
-  EXPECT_NE(advise_text(r).find("no job with a measured use would fit"), std::string::npos);
+  EXPECT_NE(cli::advise_text(r).find("no job with a measured use would fit"), std::string::npos);
   // Garbage from a server is read leniently, not thrown on.
   EXPECT_TRUE(advise_report(json("x"), json(3), {})["jobs"].empty());
 }
 
 }  // namespace
-}  // namespace client_advise_test
-}  // namespace sluice::cli
+}  // namespace advise_report_test
+}  // namespace sluice::server
