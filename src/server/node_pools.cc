@@ -57,6 +57,29 @@ std::vector<std::string> provision_env(const NodePool& pool, const std::string& 
           "SLUICE_NODE_LABELS=" + labels};
 }
 
+nlohmann::json webhook_body(const NodePool& pool, const std::string& node, const std::string& op,
+                            const std::string& reason) {
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [k, v] : pool.node.labels) labels[k] = v;
+  const Gpu* gpu = pool.node.gpus.empty() ? nullptr : &pool.node.gpus.front();
+  return {{"op", op},
+          {"pool", pool.name},
+          {"node", node},
+          {"reason", reason},
+          {"capacity_type", pool.capacity == CapacityType::kSpot ? "spot" : "on-demand"},
+          {"shape",
+           {{"gpus", pool.node.gpus.size()},
+            {"gpu_model", gpu ? gpu->model : std::string()},
+            {"gpu_memory_mib", gpu ? gpu->memory_mib : 0},
+            {"cpu_milli", pool.node.cpu_milli},
+            {"memory_mib", pool.node.memory_mib},
+            {"labels", std::move(labels)}}}};
+}
+
+const char* result_name(const ProvisionResult& r) {
+  return r.ok ? "ok" : r.timed_out ? "timeout" : "failed";
+}
+
 void NodePools::configure(const std::vector<NodePool>& pools) {
   std::map<std::string, std::vector<Slot>> old;
   for (size_t p = 0; p < pools_.size(); ++p) old[pools_[p].name] = std::move(slots_[p]);
@@ -72,7 +95,7 @@ void NodePools::configure(const std::vector<NodePool>& pools) {
 
 bool NodePools::active() const {
   return std::any_of(pools_.begin(), pools_.end(),
-                     [](const NodePool& p) { return !p.provisioner.command.empty(); });
+                     [](const NodePool& p) { return p.provisioner.configured(); });
 }
 
 bool NodePools::locate(const std::string& node, size_t& pool, size_t& slot) const {
@@ -101,9 +124,15 @@ ProvisionCall NodePools::call(size_t p, size_t k, const std::string& op,
   c.node = node_name(pool, k);
   c.op = op;
   c.reason = reason;
-  c.argv = pool.provisioner.command;
-  c.argv.insert(c.argv.end(), {op, pool.name, c.node});
-  c.env = provision_env(pool, c.node, op, reason);
+  if (pool.provisioner.webhook_url.empty()) {
+    c.argv = pool.provisioner.command;
+    c.argv.insert(c.argv.end(), {op, pool.name, c.node});
+    c.env = provision_env(pool, c.node, op, reason);
+  } else {
+    c.url = pool.provisioner.webhook_url;
+    c.token_file = pool.provisioner.bearer_token_file;
+    c.body = webhook_body(pool, c.node, op, reason);
+  }
   c.timeout_ns = pool.provisioner.timeout_ns;
   return c;
 }
@@ -211,17 +240,15 @@ void NodePools::leave(size_t p, size_t k, const std::string& reason, TimeNs now,
 
 bool NodePools::done(const ProvisionResult& r, TimeNs now) {
   const ProvisionCall& c = r.call;
-  const std::string result = r.ok ? "ok" : r.timed_out ? "timeout" : "failed";
+  const std::string result = result_name(r);
   ++calls_total_[{c.pool_name, c.op, result}];
-  recent_.push_front({{"time", seconds_of(now)},
-                      {"pool", c.pool_name},
-                      {"node", c.node},
-                      {"op", c.op},
-                      {"reason", c.reason},
-                      {"result", result},
-                      {"exit_code", r.exit_code},
-                      {"seconds", r.seconds},
-                      {"output", r.output}});
+  nlohmann::json entry{{"time", seconds_of(now)},  {"pool", c.pool_name},
+                       {"node", c.node},           {"op", c.op},
+                       {"reason", c.reason},       {"result", result},
+                       {"exit_code", r.exit_code}, {"seconds", r.seconds},
+                       {"output", r.output}};
+  if (!c.url.empty()) entry["http_status"] = r.http_status;
+  recent_.push_front(std::move(entry));
   if (recent_.size() > kRecentCalls) recent_.pop_back();
   if (c.pool >= slots_.size() || c.slot >= slots_[c.pool].size() ||
       pools_[c.pool].name != c.pool_name)
@@ -282,7 +309,7 @@ nlohmann::json NodePools::view(TimeNs now) const {
                      {"capacity_type", pool.capacity == CapacityType::kSpot ? "spot" : "on-demand"},
                      {"min_nodes", pool.min_nodes},
                      {"max_nodes", pool.max_nodes},
-                     {"provisioner", !pool.provisioner.command.empty()},
+                     {"provisioner", pool.provisioner.configured()},
                      {"nodes", count_phases(p)},
                      {"slots", std::move(slots)}});
   }

@@ -20,7 +20,8 @@
 namespace sluice::server {
 
 // One call of a pool's provisioner: `argv... create|delete POOL NODE`, with the node's shape
-// in `env` (KEY=VALUE, added to the server's environment).
+// in `env` (KEY=VALUE, added to the server's environment); or, for a webhook, a POST of `body`
+// to `url` (argv empty).
 struct ProvisionCall {
   uint64_t id = 0;
   size_t pool = 0;
@@ -31,13 +32,17 @@ struct ProvisionCall {
   std::string reason;  // delete: idle, reclaim, join-timeout, lost
   std::vector<std::string> argv;
   std::vector<std::string> env;
+  std::string url;         // a webhook's
+  std::string token_file;  // its bearer token's file ("": none)
+  nlohmann::json body;     // what a webhook is sent (webhook_body, and "server")
   TimeNs timeout_ns = 0;
 };
 
 struct ProvisionResult {
   ProvisionCall call;
   bool ok = false;
-  int exit_code = -1;  // -1: killed (timed out) or never started
+  int exit_code = -1;   // -1: killed (timed out), never started, or a webhook
+  int http_status = 0;  // a webhook's answer (0: none)
   bool timed_out = false;
   std::string output;  // the last bytes of its stdout and stderr
   double seconds = 0;
@@ -118,5 +123,11 @@ class NodePools {
 // The environment a call gives the provisioner: the pool, the node and its shape.
 std::vector<std::string> provision_env(const NodePool& pool, const std::string& node,
                                        const std::string& op, const std::string& reason);
+// What a webhook provisioner is POSTed (docs/autoscaling.md, "The webhook"): the same as the
+// command's environment, as JSON; the server adds "server" (where the agent registers).
+nlohmann::json webhook_body(const NodePool& pool, const std::string& node, const std::string& op,
+                            const std::string& reason);
+// "ok", "failed" or "timeout": the result label of a call (metric, event, /v1/pools).
+const char* result_name(const ProvisionResult& r);
 
 }  // namespace sluice::server

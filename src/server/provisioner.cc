@@ -37,10 +37,8 @@ std::vector<std::string> call_environment(const std::vector<std::string>& add) {
 
 std::string tail_of(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.size() > kOutputTail) text = "..." + text.substr(text.size() - kOutputTail);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  return text;
+  return output_tail(
+      std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
 }
 
 // In the child, after fork: only async-signal-safe calls.
@@ -60,8 +58,15 @@ std::string tail_of(const std::string& path) {
 
 }  // namespace
 
+std::string output_tail(std::string text) {
+  if (text.size() > kOutputTail) text = "..." + text.substr(text.size() - kOutputTail);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
 ProvisionResult run_provision_call(const ProvisionCall& call, const std::string& log_path,
                                    const std::atomic<bool>* cancel) {
+  if (!call.url.empty()) return run_webhook_call(call, log_path, cancel);
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   ProvisionResult r;

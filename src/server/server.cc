@@ -449,9 +449,10 @@ void Server::pool_tick(std::unique_lock<std::mutex>& lk, int64_t now, bool look)
   auto results = provisioner_->take_results();
   for (const auto& r : results) {
     log("provisioner " + r.call.op + " " + r.call.pool_name + " " + r.call.node + ": " +
-        (r.ok          ? "ok"
-         : r.timed_out ? "timed out"
-                       : "failed (exit " + std::to_string(r.exit_code) + ")") +
+        (r.ok                 ? "ok"
+         : r.timed_out        ? "timed out"
+         : r.call.url.empty() ? "failed (exit " + std::to_string(r.exit_code) + ")"
+                              : "failed") +
         (r.ok || r.output.empty() ? "" : ": " + r.output));
     ticket = std::max(ticket, state_->pool_done(r, now));
   }
@@ -459,7 +460,10 @@ void Server::pool_tick(std::unique_lock<std::mutex>& lk, int64_t now, bool look)
     auto calls = state_->pool_step(now);
     // Where the node's agent finds this server (`sluice agent` reads $SLUICE_SERVER).
     const std::string server = options_.advertise.empty() ? url() : options_.advertise;
-    for (auto& c : calls) c.env.push_back("SLUICE_SERVER=" + server);
+    for (auto& c : calls) {
+      c.env.push_back("SLUICE_SERVER=" + server);
+      if (!c.url.empty()) c.body["server"] = server;
+    }
     for (const auto& c : calls)
       log("provisioner " + c.op + " " + c.pool_name + " " + c.node + " (" + c.reason + ")");
     provisioner_->submit(std::move(calls));

@@ -39,7 +39,7 @@ std::vector<ProvisionCall> ServerState::pool_step(TimeNs now) {
   };
   // 1. Follow the nodes: joins, silences, leaving nodes that emptied.
   for (size_t p = 0; p < pools.size(); ++p) {
-    if (pools[p].provisioner.command.empty()) continue;
+    if (!pools[p].provisioner.configured()) continue;
     for (size_t k = 0; k < static_cast<size_t>(pools[p].max_nodes); ++k) {
       NodeState* n = node_by_name(NodePools::node_name(pools[p], k));
       if (!n) continue;
@@ -55,8 +55,8 @@ std::vector<ProvisionCall> ServerState::pool_step(TimeNs now) {
   in.now = now;
   in.pools = &pools;
   for (size_t p = 0; p < pools.size(); ++p)
-    in.nodes.push_back(pools[p].provisioner.command.empty() ? std::vector<scale::PoolNode>{}
-                                                            : pools_.scale_view(p, now));
+    in.nodes.push_back(pools[p].provisioner.configured() ? pools_.scale_view(p, now)
+                                                         : std::vector<scale::PoolNode>{});
   if (sched_->pending_count() > 0) {
     in.pending = scale::pending_gangs(*sched_, *config_, [&](const Scheduler::PendingJob& p) {
       const auto pd = pending_decision(p.job.id);
@@ -95,17 +95,13 @@ std::vector<ProvisionCall> ServerState::pool_step(TimeNs now) {
 
 uint64_t ServerState::pool_done(const ProvisionResult& r, TimeNs now) {
   const bool gone = pools_.done(r, now);
-  const std::string result = r.ok ? "ok" : r.timed_out ? "timeout" : "failed";
-  event({{"event", "provisioner"},
-         {"time", unix_s(now)},
-         {"pool", r.call.pool_name},
-         {"node", r.call.node},
-         {"op", r.call.op},
-         {"reason", r.call.reason},
-         {"result", result},
-         {"exit_code", r.exit_code},
-         {"seconds", r.seconds},
-         {"output", r.output}});
+  nlohmann::json e{{"event", "provisioner"},   {"time", unix_s(now)},
+                   {"pool", r.call.pool_name}, {"node", r.call.node},
+                   {"op", r.call.op},          {"reason", r.call.reason},
+                   {"result", result_name(r)}, {"exit_code", r.exit_code},
+                   {"seconds", r.seconds},     {"output", r.output}};
+  if (!r.call.url.empty()) e["http_status"] = r.http_status;  // a webhook's answer
+  event(std::move(e));
   if (gone) {
     if (NodeState* n = node_by_name(r.call.node)) {
       n->registered = false;
@@ -133,7 +129,7 @@ int ServerState::reclaim_node(const std::string& node, TimeNs notice_ns, TimeNs 
   const std::string why =
       "node " + node + " reclaimed (notice " + std::to_string(notice_ns / kNsPerSec) + "s)";
   size_t p = 0, k = 0;
-  if (pools_.locate(node, p, k) && !pools_.pools()[p].provisioner.command.empty()) {
+  if (pools_.locate(node, p, k) && pools_.pools()[p].provisioner.configured()) {
     pools_.leave(p, k, "reclaim", now, now + notice_ns);
     set_leaving(*n, true);
   } else {

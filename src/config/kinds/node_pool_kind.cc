@@ -19,6 +19,7 @@
 //     deferScaleUp: {belowPriority: 1000, after: 10m}   # lower-priority work waits for room
 //     provisioner:             # the server's (docs/autoscaling.md)
 //       command: [/usr/local/bin/provision]   # called as COMMAND... create|delete POOL NODE
+//       # or: webhook: {url: https://host:port/path, bearerTokenFile: /etc/sluice/prov.token}
 //       timeout: 60s           # one call
 //       retryAfter: 30s        # a failed call's slot waits this long
 //       joinTimeout: 10m       # created, no agent registered: deleted
@@ -51,21 +52,92 @@ bool read_spot(Reader& r, const YAML::Node& node, SpotReclaim& out) {
   return ok;
 }
 
-bool read_provisioner(Reader& r, const YAML::Node& node, Provisioner& out) {
-  MapReader m(r, node, "spec.provisioner", {{"command", "timeout", "retryAfter", "joinTimeout"}});
+// A webhook's URL: http(s)://HOST[:PORT]/PATH, nothing the HTTP client would read otherwise
+// (user info, a fragment, spaces). The reason it is not, or "".
+std::string webhook_url_error(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos ||
+      (url.compare(0, scheme, "http") != 0 && url.compare(0, scheme, "https") != 0))
+    return "must be http://HOST:PORT/PATH or https://...";
+  if (std::any_of(url.begin(), url.end(),
+                  [](unsigned char c) { return c <= ' ' || c == 0x7f || c == '#' || c == '@'; }))
+    return "has a space, a control character, '#' or '@' (no user info, no fragment)";
+  const size_t slash = url.find('/', scheme + 3);
+  const std::string authority = url.substr(scheme + 3, slash - (scheme + 3));
+  const size_t colon = authority.rfind(':');
+  const bool bracketed = !authority.empty() && authority.front() == '[';
+  const bool has_port = colon != std::string::npos && (!bracketed || authority[colon - 1] == ']');
+  const std::string host = has_port ? authority.substr(0, colon) : authority;
+  if (host.empty() || host == "[]") return "names no host (http://HOST:PORT/PATH)";
+  if (has_port) {
+    const std::string port = authority.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(),
+                     [](unsigned char c) { return c >= '0' && c <= '9'; }) ||
+        std::stoi(port) < 1 || std::stoi(port) > 65535)
+      return "has a port that is not a number from 1 to 65535";
+  }
+  return "";
+}
+
+bool read_webhook(Reader& r, const YAML::Node& node, Provisioner& out) {
+  MapReader m(r, node, "spec.provisioner.webhook", {{"url", "bearerTokenFile"}});
   if (!m.is_map()) return false;
   bool ok = true;
-  if (const YAML::Node* n = m.required("command")) {
-    auto argv = r.str_list(*n, m.path("command"));
-    if (argv && (argv->empty() || argv->front().empty())) {
-      r.error(*n, m.path("command"), "must name an executable (a list: [program, args...])");
-      argv.reset();
+  if (const YAML::Node* n = m.required("url")) {
+    auto url = r.str(*n, m.path("url"));
+    if (url) {
+      if (const std::string why = webhook_url_error(*url); !why.empty()) {
+        r.error(*n, m.path("url"), quote(*url) + " " + why);
+        url.reset();
+      }
     }
-    ok = ok && argv;
-    if (argv) out.command = std::move(*argv);
+    ok = ok && url;
+    if (url) out.webhook_url = std::move(*url);
   } else {
     ok = false;
   }
+  if (const YAML::Node* n = m.find("bearerTokenFile")) {
+    auto file = r.str(*n, m.path("bearerTokenFile"));
+    if (file && file->empty()) {
+      r.error(*n, m.path("bearerTokenFile"), "must name a file");
+      file.reset();
+    }
+    ok = ok && file;
+    if (file) out.bearer_token_file = std::move(*file);
+  }
+  return ok;
+}
+
+// command or webhook: exactly one.
+bool read_provisioner_target(Reader& r, MapReader& m, const YAML::Node& node, Provisioner& out) {
+  const YAML::Node* command = m.find("command");
+  const YAML::Node* webhook = m.find("webhook");
+  if (command && webhook) {
+    r.error(*webhook, m.path("webhook"),
+            "give command or webhook, not both (one provisioner per pool)");
+    return false;
+  }
+  if (!command && !webhook) {
+    r.error(node, m.path("command"),
+            "required: command (a program) or webhook (a URL), one of the two");
+    return false;
+  }
+  if (webhook) return read_webhook(r, *webhook, out);
+  auto argv = r.str_list(*command, m.path("command"));
+  if (argv && (argv->empty() || argv->front().empty())) {
+    r.error(*command, m.path("command"), "must name an executable (a list: [program, args...])");
+    argv.reset();
+  }
+  if (argv) out.command = std::move(*argv);
+  return static_cast<bool>(argv);
+}
+
+bool read_provisioner(Reader& r, const YAML::Node& node, Provisioner& out) {
+  MapReader m(r, node, "spec.provisioner",
+              {{"command", "webhook", "timeout", "retryAfter", "joinTimeout"}});
+  if (!m.is_map()) return false;
+  bool ok = read_provisioner_target(r, m, node, out);
   const std::pair<const char*, TimeNs*> times[] = {{"timeout", &out.timeout_ns},
                                                    {"retryAfter", &out.retry_after_ns},
                                                    {"joinTimeout", &out.join_timeout_ns}};

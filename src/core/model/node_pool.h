@@ -25,11 +25,15 @@ struct SpotReclaim {
 };
 
 // How `sluice serve` starts and stops a pool's nodes (docs/autoscaling.md): an executable
-// called as `COMMAND... create|delete POOL NODE`, the node's shape in its environment. Empty
-// command: the server acts on no node of the pool (the simulator needs none).
+// called as `COMMAND... create|delete POOL NODE`, the node's shape in its environment, or a
+// webhook (exactly one of the two) that gets the same as a JSON body in a POST. Neither: the
+// server acts on no node of the pool (the simulator needs none).
 struct Provisioner {
   std::vector<std::string> command;
-  TimeNs timeout_ns = 60 * kNsPerSec;        // one call; past it the command is killed (failed)
+  std::string webhook_url;        // http(s)://HOST[:PORT]/PATH
+  std::string bearer_token_file;  // the webhook's token, read at each call; never logged
+  bool configured() const { return !command.empty() || !webhook_url.empty(); }
+  TimeNs timeout_ns = 60 * kNsPerSec;        // one call; past it it is killed (timeout)
   TimeNs retry_after_ns = 30 * kNsPerSec;    // after a failed call, its slot waits this long
   TimeNs join_timeout_ns = 600 * kNsPerSec;  // created, but no agent registered: deleted
 };

@@ -202,7 +202,8 @@
       { title: 'time' }, { title: 'call' }, { title: 'node' }, { title: 'why' }, { title: 'result' }, { title: 'output' }],
     pools.calls.slice(0, 20).map((c) => ({ cells: [
       new Date(c.time * 1000).toLocaleTimeString(), c.op, c.node, c.reason,
-      el('span', { class: c.result === 'ok' ? '' : 'error' }, c.result + (c.exit_code > 0 ? ' (exit ' + c.exit_code + ')' : '')),
+      el('span', { class: c.result === 'ok' ? '' : 'error' }, c.result + (c.exit_code > 0 ? ' (exit ' + c.exit_code + ')' : '') +
+        (c.http_status > 0 && c.result !== 'ok' ? ' (HTTP ' + c.http_status + ')' : '')),
       c.output] })));
     return [el('h2', null, 'Node pools'), summary, el('h3', null, 'Provisioner calls'), calls];
   }

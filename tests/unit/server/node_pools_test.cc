@@ -140,6 +140,43 @@ TEST(NodePools, AReclaimWaitsForThePodsUntilItsNoticeRunsOut) {
   EXPECT_EQ(pools.count_phases(0).at("deleting"), 1);
 }
 
+TEST(NodePools, AWebhookCallCarriesTheSameAsAJsonBody) {
+  NodePool pool = pool_of(2);
+  pool.provisioner.command.clear();
+  pool.provisioner.webhook_url = "http://127.0.0.1:9000/nodes";
+  pool.provisioner.bearer_token_file = "/etc/prov.token";
+  NodePools pools;
+  pools.configure({pool});
+  ASSERT_TRUE(pools.active());
+  auto calls = pools.create(0, 1, 1 * kS);
+  ASSERT_EQ(calls.size(), 1u);
+  const ProvisionCall& c = calls[0];
+  EXPECT_TRUE(c.argv.empty());  // no process
+  EXPECT_EQ(c.url, "http://127.0.0.1:9000/nodes");
+  EXPECT_EQ(c.token_file, "/etc/prov.token");
+  EXPECT_EQ(c.timeout_ns, 20 * kS);
+  // The command's environment, as JSON (the server adds "server"); never a token.
+  const nlohmann::json want = nlohmann::json::parse(R"({
+    "op": "create", "pool": "spot", "node": "sp-0", "reason": "scale-up",
+    "capacity_type": "spot",
+    "shape": {"gpus": 2, "gpu_model": "H100", "gpu_memory_mib": 81920, "cpu_milli": 4500,
+              "memory_mib": 8192, "labels": {"zone": "a"}}})");
+  EXPECT_EQ(c.body, want) << c.body.dump();
+  EXPECT_EQ(webhook_body(pool, "sp-1", "delete", "idle")["reason"], "idle");
+  // Its result is counted and listed as a command's is, with the HTTP status.
+  ProvisionResult r = result(c, false);
+  r.exit_code = -1;
+  r.http_status = 503;
+  r.output = "HTTP 503: no capacity";
+  pools.done(r, 2 * kS);
+  EXPECT_EQ((pools.calls_total().at({"spot", "create", "failed"})), 1);
+  const nlohmann::json last = pools.view(2 * kS)["calls"][0];
+  EXPECT_EQ(last["http_status"], 503);
+  EXPECT_EQ(last["result"], "failed");
+  EXPECT_EQ(last["output"], "HTTP 503: no capacity");
+  EXPECT_EQ(pools.phase(0, 0), SlotPhase::kAbsent);  // waits out retryAfter
+}
+
 TEST(NodePools, ASlotIsFoundByItsNodeNameAndKeptAcrossAReconfiguration) {
   NodePools pools;
   pools.configure({pool_of(3)});

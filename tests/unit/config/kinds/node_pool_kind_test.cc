@@ -133,6 +133,27 @@ LoadOutput pool_with(const std::string& rest, const std::string& flavor = "p100"
                   flavor + "\n  node: {cpu: 8, memory: 64Gi}\n" + rest);
 }
 
+TEST(NodePoolKind, AWebhookProvisioner) {
+  auto out = pool_with(
+      "  maxNodes: 3\n  provisioner:\n    webhook: {url: "
+      "\"https://prov.example:8443/v1/nodes?zone=a\", "
+      "bearerTokenFile: /etc/prov.token}\n    timeout: 15s\n");
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  const Provisioner& p = out.config.node_pools.at(0).provisioner;
+  EXPECT_TRUE(p.command.empty());
+  EXPECT_TRUE(p.configured());
+  EXPECT_EQ(p.webhook_url, "https://prov.example:8443/v1/nodes?zone=a");
+  EXPECT_EQ(p.bearer_token_file, "/etc/prov.token");
+  EXPECT_EQ(p.timeout_ns, 15 * kNsPerSec);
+  // No port, no path, an IPv6 literal: all read as the HTTP client reads them.
+  for (const std::string url : {"http://prov", "http://[::1]:9000/p", "http://127.0.0.1:65535"}) {
+    out = pool_with("  maxNodes: 3\n  provisioner: {webhook: {url: '" + url + "'}}\n");
+    ASSERT_TRUE(out.ok()) << url << ": " << dump(out.errors);
+    EXPECT_EQ(out.config.node_pools.at(0).provisioner.webhook_url, url);
+    EXPECT_TRUE(out.config.node_pools.at(0).provisioner.bearer_token_file.empty());
+  }
+}
+
 TEST(NodePoolKind, ErrorsNameFileLineAndField) {
   auto out = pool_with("  maxNodes: 2\n  capacityType: reserved\n  pricePerHour: cheap\n");
   EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.capacityType", "on-demand or spot"}))
@@ -160,6 +181,37 @@ TEST(NodePoolKind, ErrorsNameFileLineAndField) {
   out = pool_with("  maxNodes: 2\n  provisioner: {url: http://x}\n");
   EXPECT_TRUE(any_contains(out.errors, {"spec.provisioner.command", "required"}))
       << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  provisioner: {timeout: 5s}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.provisioner.command",
+                                        "command (a program) or webhook (a URL)"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  provisioner: {command: [p], webhook: {url: http://h:1/}}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.provisioner.webhook", "not both"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  provisioner: {webhook: {bearerTokenFile: /t}}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.provisioner.webhook.url", "required"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  provisioner: {webhook: {url: http://h/, token: x}}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.provisioner.webhook.token"})) << dump(out.errors);
+  out =
+      pool_with("  maxNodes: 2\n  provisioner: {webhook: {url: http://h/, bearerTokenFile: ''}}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.provisioner.webhook.bearerTokenFile", "name a file"}))
+      << dump(out.errors);
+  for (const auto& [url, why] : std::vector<std::pair<std::string, std::string>>{
+           {"ftp://h:21/p", "must be http://HOST:PORT/PATH"},
+           {"h:8080/p", "must be http://HOST:PORT/PATH"},
+           {"http://:8080/p", "names no host"},
+           {"http:///p", "names no host"},
+           {"http://h:0/p", "port that is not a number"},
+           {"http://h:99999/p", "port that is not a number"},
+           {"http://h:x/p", "port that is not a number"},
+           {"http://user@h:80/p", "no user info"},
+           {"http://h:80/p#frag", "no fragment"},
+           {"http://h:80/a b", "a space"}}) {
+    out = pool_with("  maxNodes: 2\n  provisioner:\n    webhook: {url: '" + url + "'}\n");
+    EXPECT_TRUE(any_contains(out.errors, {"test.yaml:14: spec.provisioner.webhook.url", why}))
+        << url << ": " << dump(out.errors);
+  }
   out = pool_with("  maxNodes: 2\n  deferScaleUp: {belowPriority: 100, after: 0s}\n");
   EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.deferScaleUp.after", "above 0"}))
       << dump(out.errors);
