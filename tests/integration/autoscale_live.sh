@@ -12,7 +12,8 @@
 #     the provisioner works again the waiting job gets its node.
 # Every wait is a bounded loop on a condition, never a duration asserted.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # wait_ready
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"      # wait_ready
+source "$(dirname "${BASH_SOURCE[0]}")/lib/autoscale.sh"  # json_get, wait_for, metric, ...
 bin=${SLUICE_BIN:?}
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 tmp=$(mktemp -d)
@@ -31,7 +32,6 @@ fail() {
   for f in "$tmp"/*.log "$tmp"/work/*.log; do [[ -f $f ]] && { echo "== $f" >&2; tail -30 "$f" >&2; }; done
   exit 1
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 url=http://127.0.0.1:$port
 
@@ -70,32 +70,7 @@ esac
 SH
 chmod +x "$tmp/provision.sh"
 
-cat >"$tmp/cluster.yaml" <<YAML
-apiVersion: sluice.dev/v1alpha1
-kind: Cluster
-metadata: {name: c}
-spec:
-  nodes:
-  - {name: f1, cpu: 4, memory: 8Gi, gpus: {count: 1, model: H100}}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: any}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory, nvidia.com/gpu]
-    flavors: [{name: any, resources: [{name: cpu, nominalQuota: 64}, {name: memory, nominalQuota: 256Gi}, {name: nvidia.com/gpu, nominalQuota: 16}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: q, namespace: default}
-spec: {clusterQueue: cq}
----
+{ fixed_cluster_yaml; cat <<YAML; } >"$tmp/cluster.yaml"
 apiVersion: sluice.dev/v1alpha1
 kind: NodePool
 metadata: {name: spot}
@@ -122,27 +97,7 @@ wait_ready "$url" 20 "${pids[0]}" || fail "server not ready"
   --heartbeat-ms 200 --pods-as-agent >"$tmp/agent-f1.log" 2>&1 &
 pids+=($!)
 
-json_get() {  # $1 path, $2 python expression on j
-  curl -fsS "$url$1" | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"
-}
-job_field() { json_get "/v1/jobs/$1" "(lambda j: $2)(j.get('job', j))"; }
-wait_for() {  # $1 what, $2... a command that succeeds once it holds; 600 tries 0.1 s apart
-  local what=$1; shift
-  for _ in $(seq 1 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  fail "waiting for $what"
-}
-calls() { grep -c "^$1 " "$tmp/calls.log" 2>/dev/null || true; }
-state_is() { [[ $(job_field "$1" 'j["state"]') == "$2" ]]; }
-run_job() {  # $1 name, then sluice run's arguments -> the job id
-  local name=$1; shift
-  "$bin" run --server "$url" -q q --cpu 1 --name "$name" "$@" | sed -n 's/^submitted job \([0-9]*\).*/\1/p'
-}
-metric() {  # the value of one sample of /metrics, 0 when absent
-  curl -fsS "$url/metrics" >"$tmp/metrics.txt"
-  awk -v k="$1" '$1 == k {print $2; found=1} END {if (!found) print 0}' "$tmp/metrics.txt"
-}
-f1_ready() { [[ $(json_get /v1/nodes '[n["ready"] for n in j["nodes"] if n["name"]=="f1"][0]') == True ]]; }
-wait_for "the fixed node" f1_ready
+wait_for "the fixed node" node_ready f1
 
 # 1. Scale-up: a gang of two pods of two GPUs (each a whole pool node; f1 has one GPU).
 gang=$(run_job gang --gang 2 --gpus 2 -- sleep 1)
@@ -160,7 +115,6 @@ wait_for "the gang to finish" state_is "$gang" succeeded
 deleted_both() { [[ $(calls delete) -ge 2 ]]; }
 wait_for "the idle nodes' deletion" deleted_both
 grep -q "^delete spot sp-[01] reason=idle" "$tmp/calls.log" || fail "delete reason: $(cat "$tmp/calls.log")"
-pool_empty() { [[ $(json_get /v1/pools 'sum(j["pools"][0]["nodes"].values())') == 0 ]]; }
 wait_for "the pool to be empty" pool_empty
 [[ $(metric 'sluice_provisioner_calls_total{pool="spot",op="create",result="ok"}') == 2 ]] ||
   fail "create metric: $(grep provisioner_calls "$tmp/metrics.txt")"
@@ -209,25 +163,9 @@ wait_for "the reclaimed node's deletion" reclaimed_deleted
 wait_for "the pool to be empty again" pool_empty
 
 # 4. A failing provisioner, then a hanging one: scheduling on the fixed node goes on.
-touch "$tmp/fail"
-before=$(calls create)
-big=$(run_job big --gpus 2 -- true)
-[[ -n $big ]] || fail "submit big"
-failed_once() { [[ $(metric 'sluice_provisioner_calls_total{pool="spot",op="create",result="failed"}') -ge 1 ]]; }
-wait_for "a failed create" failed_once
-small=$(run_job small1 --gpus 1 -- true)
-wait_for "a job on the fixed node while the provisioner fails" state_is "$small" succeeded
-json_get /v1/pools 'j["calls"][0]["result"] + " " + j["calls"][0]["output"]' >"$tmp/last.txt"
-grep -q "failed no capacity in this zone" "$tmp/last.txt" || fail "/v1/pools: $(cat "$tmp/last.txt")"
-rm "$tmp/fail"
-touch "$tmp/hang"
-hanging() { grep -q "^hanging " "$tmp/calls.log"; }
-wait_for "a hanging create" hanging
-small=$(run_job small2 --gpus 1 -- true)
-wait_for "a job on the fixed node while a create hangs" state_is "$small" succeeded
-timed_out() { [[ $(metric 'sluice_provisioner_calls_total{pool="spot",op="create",result="timeout"}') -ge 1 ]]; }
-wait_for "the hanging create's timeout" timed_out
-rm "$tmp/hang"
-wait_for "the waiting job to get its node once the provisioner works" state_is "$big" succeeded
-[[ $(calls create) -gt $((before + 1)) ]] || fail "no retry after the failures: $(cat "$tmp/calls.log")"
+failed_call_listed() {
+  json_get /v1/pools 'j["calls"][0]["result"] + " " + j["calls"][0]["output"]' >"$tmp/last.txt"
+  grep -q "failed no capacity in this zone" "$tmp/last.txt" || fail "/v1/pools: $(cat "$tmp/last.txt")"
+}
+provisioner_faults spot failed_call_listed true
 echo "ok: autoscale_live"
