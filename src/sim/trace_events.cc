@@ -144,6 +144,10 @@ void finish_jobs(std::map<JobId, Building>& jobs, TraceOutput& out) {
   }
 }
 
+bool is_pool_event(const std::string& kind) {
+  return kind == "scale-up" || kind == "scale-down" || kind == "provisioner" || kind == "reclaim";
+}
+
 }  // namespace
 
 TraceOutput read_sluice_events(const std::string& name, const std::string& text) {
@@ -157,10 +161,12 @@ TraceOutput read_sluice_events(const std::string& name, const std::string& text)
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
+    const json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    // The node pools' events (docs/autoscaling.md) are the cluster's, no job's: not rows.
+    if (e.is_object() && is_pool_event(str_field(e, "event", ""))) continue;
     ++out.rows;
     const std::string where = name + ":" + std::to_string(line_no);
     auto fail = [&](const std::string& what) { out.errors.push_back(where + ": " + what); };
-    const json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (e.is_discarded() || !e.is_object()) {
       fail("not a JSON object");
       continue;

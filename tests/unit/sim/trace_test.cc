@@ -261,6 +261,30 @@ TEST(SluiceEvents, ReadsTheServersOwnSubmitEvents) {
   EXPECT_EQ(huge.errors[0], "e:1: walltime: not a non-negative number of seconds");
 }
 
+// An autoscaled server's log has its node pools' events (no job id): they are not rows.
+TEST(SluiceEvents, SkipsTheNodePoolsEvents) {
+  const std::string text =
+      R"({"event":"submit","time":0,"id":3,"queue":"q","gpus":2,"walltime":null})"
+      "\n"
+      R"({"event":"scale-up","time":0.5,"pool":"p","node":"p-0","for_job":3})"
+      "\n"
+      R"({"event":"provisioner","time":1,"pool":"p","node":"p-0","op":"create","result":"ok"})"
+      "\n"
+      R"({"event":"start","time":2,"id":3})"
+      "\n"
+      R"({"event":"end","time":4,"id":3})"
+      "\n"
+      R"({"event":"scale-down","time":9,"pool":"p","node":"p-0"})"
+      "\n"
+      R"({"event":"reclaim","time":9.5,"node":"p-0","notice_s":30,"jobs":[]})"
+      "\n";
+  const TraceOutput t = read_sluice_events("events.jsonl", text);
+  ASSERT_TRUE(t.errors.empty()) << t.errors.front();
+  EXPECT_EQ(t.rows, 3);  // submit, start, end
+  ASSERT_EQ(t.jobs.size(), 1u);
+  EXPECT_EQ(t.jobs[0].duration_ns, 2 * kNsPerSec);
+}
+
 // `sluice requeue` of an ended job writes a requeue event: the job runs again, its runs add up.
 // The end event's history fields (state, exit_code, reason) and job_gpu_milli are not read.
 TEST(SluiceEvents, RequeuedJobRunsAgain) {
