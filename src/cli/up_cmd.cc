@@ -29,6 +29,7 @@ struct UpArgs {
   int nodes = 1;
   std::string gpus = "fake:8xH100";
   double exit_after_s = 0;
+  bool demo_pool = false;  // the demo's own configuration, with its node pool (up_demo.h)
   std::vector<std::string> pod_uids;  // --pod-uid NS=UID[:GID], as `sluice agent`'s
   bool pods_as_agent = false;
   std::vector<std::string> node_labels;  // --node-label KEY=VALUE, on every local node
@@ -104,8 +105,16 @@ int write_up_config(UpArgs& a) {
   }
   if (own) {
     const std::string path = a.serve.opt.data_dir + "/up-config.yaml";
-    const std::string text = a.demo ? std::string(kDemoCluster) + "---\n" + kDemoQueues
-                                    : local_cluster_yaml(a.nodes, *gpus, *labels);
+    std::string text = local_cluster_yaml(a.nodes, *gpus, *labels);
+    if (a.demo) {
+      const auto pool = demo_pool_config(a.serve.opt.data_dir);
+      if (!pool) {
+        std::cerr << "error: " << pool.error() << "\n";
+        return 1;
+      }
+      text = std::string(kDemoCluster) + "---\n" + kDemoQueues + "---\n" + *pool;
+      a.demo_pool = true;
+    }
     if (!write_up_file(path, text)) return 1;
     a.serve.opt.config_files = {path};
   } else if (!has_cluster_doc(a.serve.opt.config_files)) {
@@ -220,6 +229,7 @@ int run_up(UpArgs& a) {
   status.print_jobs_table();
   for (auto& ag : *agents) ag->stop();
   (*srv)->stop();
+  if (a.demo_pool) stop_demo_pool(a.serve.opt.data_dir);
   return rc;
 }
 
@@ -233,7 +243,7 @@ void register_up(CLI::App& app) {
                                 "process; --demo submits a demo mix");
   up->add_flag("--demo", ua->demo,
                "Three teams, borrowing, a gang and a preemption, within a "
-               "minute (2 nodes x 4 fake H100)");
+               "minute (2 nodes x 4 fake H100), and a node pool that scales up and down");
   up->add_option("--config", ua->serve.opt.config_files, "Use this configuration instead")
       ->check(CLI::ExistingFile);
   up->add_option("--nodes", ua->nodes, "Local nodes (one agent each)")

@@ -140,8 +140,8 @@ def test_overview(page, url):
               "chart %s has data and paints its canvas (%s)" % (n, s))
     check(state.get("util", {}).get("painted", 0) > 500,
           "the utilisation chart draws its axes (fake GPUs report no NVML samples)")
-    check(page.eval("document.querySelectorAll('#nodes tbody tr').length") == 2,
-          "the node table lists the demo's 2 nodes")
+    check(page.eval("document.querySelectorAll('#nodes tbody tr').length") == 4,
+          "the node table lists the demo's 2 nodes and its pool's 2 slots")
     # Right-sizing (GET /v1/advise): the demo's namespaces with the GPU-hours their jobs held.
     page.wait_for("document.querySelector('#advise-totals tbody td:not(.note)') !== null", 90,
                   "the right-sizing table")
@@ -154,9 +154,11 @@ def test_overview(page, url):
     check(page.eval("document.querySelector('#advise-none, #advise-jobs') !== null"),
           "the right-sizing section lists the over-requesting jobs or says there are none")
     # GPUs allocated per node is stacked: two nodes with the same allocation (the demo's are
-    # both full most of the time) are two bands, not one line drawn over the other.
+    # both full most of the time) are two bands, not one line drawn over the other. The first
+    # two series are local-0 and local-1 (sorted before the pool's pool-0 and pool-1).
     page.wait_for("(() => { const c = window.sluiceCharts.alloc, d = c.data.datasets; return d.length"
-                  " === 2 && d[0].data.some((p, k) => p.y > 0 && d[1].data[k].y > 0); })()", 60,
+                  " === 4 && d[0].label === 'local-0' && d[1].label === 'local-1' && "
+                  "d[0].data.some((p, k) => p.y > 0 && d[1].data[k].y > 0); })()", 60,
                   "a sample where both nodes have GPUs allocated")
     apart = page.eval("(() => { const c = window.sluiceCharts.alloc, d = c.data.datasets; "
                       "const m0 = c.getDatasetMeta(0), m1 = c.getDatasetMeta(1); "
@@ -173,8 +175,8 @@ def test_overview(page, url):
     card = page.eval("document.querySelector('#card-preempt').textContent")
     check("preemptions" in card and "/ min" not in card,
           "the preemption card says the window it counts over: %r" % card)
-    check(page.eval("document.querySelector('#card-gpus .v').textContent.endsWith('/ 8')"),
-          "the GPU card counts the demo's 8 GPUs")
+    check(page.eval("document.querySelector('#card-gpus .v').textContent.endsWith('/ 12')"),
+          "the GPU card counts the demo's 8 GPUs and its pool's 4")
     check("no tokens" in page.eval("document.getElementById('who').textContent"),
           "the header says the server needs no token")
     shot(page, "overview")
@@ -280,10 +282,10 @@ def test_preempted_job(page, url):
 
 def test_drained_node(page, url):
     """An admin drains a node from the page (the API's drain): it is not counted as ready, and
-    its reason shows; resume puts it back."""
+    its reason shows; resume puts it back. (The pool's 2 slots are empty by now: 2 of 4 ready.)"""
     node = json.loads(http("GET", url + "/v1/nodes")[1])["nodes"][0]["name"]
     page.goto(url + "/")
-    page.wait_for("document.querySelectorAll('#nodes tbody tr').length == 2 && "
+    page.wait_for("document.querySelectorAll('#nodes tbody tr').length == 4 && "
                   "!document.getElementById('node-actions').hidden", 60, "the node actions")
     page.eval("(() => { document.getElementById('action-node').value = %s; document.getElementById("
               "'action-reason').value = 'bad DIMM'; document.getElementById('action-drain').click(); })()"
@@ -293,14 +295,14 @@ def test_drained_node(page, url):
     hold = json.loads(http("GET", url + "/v1/nodes")[1])["nodes"][0]
     check(hold["hold"] in ("draining", "drained") and hold["hold_reason"] == "bad DIMM",
           "the page's drain went through the API with its reason (%s)" % hold)
-    page.wait_for("document.querySelector('#card-nodes .v').textContent === '1 / 2'", 30,
+    page.wait_for("document.querySelector('#card-nodes .v').textContent === '1 / 4'", 30,
                   "the drained node left out of the ready count")
     state = page.eval("[...document.querySelectorAll('#nodes tbody tr')].map(r => "
                       "r.children[1].textContent).join(' | ')")
     check("bad DIMM" in state and "drain" in state, "the node table shows the hold and why: %r" % state)
     shot(page, "overview-drained")
     page.eval("document.getElementById('action-resume').click()")
-    page.wait_for("document.querySelector('#card-nodes .v').textContent === '2 / 2'", 30,
+    page.wait_for("document.querySelector('#card-nodes .v').textContent === '2 / 4'", 30,
                   "the node ready again after resume")
     no_errors(page, "the overview with a drained node")
 
@@ -318,6 +320,25 @@ def test_cancel(page, url, waiter_id):
     check(json.loads(http("GET", url + "/v1/jobs/%d" % waiter_id)[1])["state"] == "cancelled",
           "the job is cancelled")
     no_errors(page, "cancelling from a job's page")
+
+
+def test_demo_pool(page, url):
+    """The demo's burst gang gets two pool nodes (local agents its provisioner script starts),
+    which go once idle: create and delete calls, each a line on the overview."""
+    def calls(op):
+        got = json.loads(http("GET", url + "/v1/pools")[1])["calls"]
+        return [c for c in got if c["op"] == op and c["result"] == "ok"]
+    wait_for(lambda: len(calls("create")) >= 2, 120, "the demo pool's two create calls")
+    burst = wait_for(lambda: [j for j in json.loads(http("GET", url + "/v1/jobs?state=succeeded")[1])
+                              ["jobs"] if j["name"] == "burst"], 120, "the burst gang to finish")
+    check(len(burst) == 1, "the burst gang ran on the pool's nodes")
+    wait_for(lambda: len(calls("delete")) >= 2, 120, "the demo pool's idle nodes to go")
+    check(all(c["reason"] == "idle" for c in calls("delete")), "deleted because idle")
+    page.goto(url + "/")
+    page.wait_for("document.querySelectorAll('#provisioner-calls tbody tr').length >= 4", 60,
+                  "the pool's calls on the overview")
+    pool = page.eval("document.querySelector('#pools tbody tr').textContent")
+    check(pool.startswith("demo"), "the demo pool's line (%r)" % pool)
 
 
 def demo(browser):
@@ -344,6 +365,7 @@ def demo(browser):
     waiter_id = json.loads(body)["jobs"][0]["id"]
     page = browser.new_page(1400, 1000)
     test_overview(page, url)
+    test_demo_pool(page, url)
     test_jobs(page, url)
     test_job_page(page, url, waiter_id, done_id)
     test_preempted_job(page, url)
