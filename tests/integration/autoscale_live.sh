@@ -102,7 +102,7 @@ wait_for "the fixed node" node_ready f1
 # 1. Scale-up: a gang of two pods of two GPUs (each a whole pool node; f1 has one GPU).
 gang=$(run_job gang --gang 2 --gpus 2 -- sleep 1)
 [[ -n $gang ]] || fail "submit gang"
-wait_for "the gang to run" state_is "$gang" running
+wait_for "the gang to run" state_in "$gang" running succeeded  # `sleep 1` may end between polls
 [[ $(calls create) == 2 ]] || fail "scale-up made $(calls create) create calls, not 2: $(cat "$tmp/calls.log")"
 grep -q "^create spot sp-0 reason=scale-up gpus=2 model=H100 type=spot" "$tmp/calls.log" ||
   fail "the call's arguments: $(cat "$tmp/calls.log")"

@@ -14,6 +14,7 @@ wait_for() {  # $1 what, $2... a command that succeeds once it holds; 600 tries 
 }
 calls() { grep -c "^$1 " "$tmp/calls.log" 2>/dev/null || true; }  # $1 op: calls so far
 state_is() { [[ $(job_field "$1" 'j["state"]') == "$2" ]]; }
+state_in() { local s; s=$(job_field "$1" 'j["state"]'); shift; [[ " $* " == *" $s "* ]]; }
 run_job() {  # $1 name, then sluice run's arguments -> the job id
   local name=$1; shift
   "$bin" run --server "$url" -q q --cpu 1 --name "$name" "$@" | sed -n 's/^submitted job \([0-9]*\).*/\1/p'
