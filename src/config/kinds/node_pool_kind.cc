@@ -17,6 +17,7 @@
 //     scaleDownAfter: 10m      # idle this long -> node removed
 //     spot: {meanLifetime: 8h, notice: 2m}   # spot only: the simulator's reclaims
 //     deferScaleUp: {belowPriority: 1000, after: 10m}   # lower-priority work waits for room
+//     consolidation: {after: 10m, interval: 1m}   # empty busy nodes whose work fits elsewhere
 //     provisioner:             # the server's (docs/autoscaling.md)
 //       command: [/usr/local/bin/provision]   # called as COMMAND... create|delete POOL NODE
 //       # or: webhook: {url: https://host:port/path, bearerTokenFile: /etc/sluice/prov.token}
@@ -34,6 +35,18 @@ namespace {
 
 constexpr int64_t kMaxPoolNodes = 100'000;
 constexpr int64_t kMicroPerUnit = 1'000'000;
+
+// A duration above 0 at `key` of `m` into `out`; false (an error said) when it is not one.
+bool positive_duration(Reader& r, const MapReader& m, const YAML::Node& n, const char* key,
+                       TimeNs& out) {
+  auto v = r.duration(n, m.path(key));
+  if (v && *v <= 0) {
+    r.error(n, m.path(key), "must be above 0");
+    v.reset();
+  }
+  if (v) out = *v;
+  return v.has_value();
+}
 
 bool read_spot(Reader& r, const YAML::Node& node, SpotReclaim& out) {
   MapReader m(r, node, "spec.spot", {{"meanLifetime", "notice"}});
@@ -142,15 +155,7 @@ bool read_provisioner(Reader& r, const YAML::Node& node, Provisioner& out) {
                                                    {"retryAfter", &out.retry_after_ns},
                                                    {"joinTimeout", &out.join_timeout_ns}};
   for (const auto& [key, into] : times)
-    if (const YAML::Node* n = m.find(key)) {
-      auto v = r.duration(*n, m.path(key));
-      if (v && *v <= 0) {
-        r.error(*n, m.path(key), "must be above 0");
-        v.reset();
-      }
-      ok = ok && v;
-      if (v) *into = *v;
-    }
+    if (const YAML::Node* n = m.find(key)) ok = positive_duration(r, m, *n, key, *into) && ok;
   return ok;
 }
 
@@ -166,17 +171,23 @@ bool read_defer(Reader& r, const YAML::Node& node, DeferScaleUp& out) {
   } else {
     ok = false;
   }
-  if (const YAML::Node* n = m.required("after")) {
-    auto v = r.duration(*n, m.path("after"));
-    if (v && *v <= 0) {
-      r.error(*n, m.path("after"), "must be above 0");
-      v.reset();
-    }
-    ok = ok && v;
-    if (v) out.after_ns = *v;
-  } else {
+  if (const YAML::Node* n = m.required("after"))
+    ok = positive_duration(r, m, *n, "after", out.after_ns) && ok;
+  else
     ok = false;
-  }
+  return ok;
+}
+
+bool read_consolidation(Reader& r, const YAML::Node& node, Consolidation& out) {
+  MapReader m(r, node, "spec.consolidation", {{"after", "interval"}});
+  if (!m.is_map()) return false;
+  bool ok = true;
+  if (const YAML::Node* n = m.required("after"))
+    ok = positive_duration(r, m, *n, "after", out.after_ns);
+  else
+    ok = false;
+  if (const YAML::Node* n = m.find("interval"))
+    ok = positive_duration(r, m, *n, "interval", out.interval_ns) && ok;
   return ok;
 }
 
@@ -234,7 +245,7 @@ void read_node_pool(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader spec(r, *spec_node, "spec",
                  {{"flavor", "namePrefix", "node", "minNodes", "maxNodes", "initialNodes",
                    "spareNodes", "pricePerHour", "capacityType", "provisioningDelay",
-                   "scaleDownAfter", "spot", "provisioner", "deferScaleUp"}});
+                   "scaleDownAfter", "spot", "provisioner", "deferScaleUp", "consolidation"}});
   if (!spec.is_map()) return;
   NodePool pool;
   pool.name = meta.name;
@@ -269,6 +280,8 @@ void read_node_pool(Reader& r, const YAML::Node& doc, Builder& b) {
     ok = read_provisioner(r, *n, pool.provisioner) && ok;
   if (const YAML::Node* n = spec.find("deferScaleUp"))
     ok = read_defer(r, *n, pool.defer_scale_up) && ok;
+  if (const YAML::Node* n = spec.find("consolidation"))
+    ok = read_consolidation(r, *n, pool.consolidation) && ok;
   if (!ok) return;
   if (pool.min_nodes > pool.max_nodes) {
     r.error(*spec.find("minNodes"), "spec.minNodes",

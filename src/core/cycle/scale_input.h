@@ -41,4 +41,42 @@ inline std::vector<std::vector<int64_t>> gpu_headroom(const QuotaTree& q) {
   return h;
 }
 
+// The running jobs with a pod on one of `nodes` (per pool: its slots, ScaleInput::nodes), as
+// consolidation sees them (ScaleInput::running), in job id order.
+inline std::vector<RunningGang> running_gangs(const Scheduler& sched,
+                                              const std::vector<std::vector<PoolNode>>& nodes) {
+  std::vector<char> pooled;
+  for (const auto& pool : nodes)
+    for (const PoolNode& n : pool) {
+      if (n.node < 0) continue;
+      if (static_cast<size_t>(n.node) >= pooled.size()) pooled.resize(n.node + 1, 0);
+      pooled[static_cast<size_t>(n.node)] = 1;
+    }
+  const auto on_pool = [&](NodeId n) {
+    return n >= 0 && static_cast<size_t>(n) < pooled.size() && pooled[static_cast<size_t>(n)];
+  };
+  std::vector<RunningGang> out;
+  for (const auto& [id, r] : sched.running()) {
+    const auto& pods = r.admission.placement.pods;
+    if (std::none_of(pods.begin(), pods.end(), [&](const auto& p) { return on_pool(p.node); }))
+      continue;
+    RunningGang& g = out.emplace_back();
+    g.job = id;
+    g.preemptible = r.job.preemptible;
+    g.start_ns = r.start_ns;
+    g.checkpoint_ns = std::max(r.start_ns, r.checkpoint_ns);
+    g.walltime_ns = r.job.walltime_ns;
+    g.gpu_milli = r.job.total_requests()[kGpu];
+    for (const PodPlacement& p : pods) {
+      RunningPod& rp = g.pods.emplace_back();
+      rp.node = p.node;
+      const PodSet& ps = r.job.pod_sets[static_cast<size_t>(p.pod_set)];
+      rp.cpu_milli = ps.requests[kCpu];
+      rp.memory_mib = ps.requests[kMemory];
+      for (const GpuShare& s : p.gpus) rp.gpus.push_back({s.gpu, s.milli, s.mig_slice >= 0});
+    }
+  }
+  return out;
+}
+
 }  // namespace sluice::scale

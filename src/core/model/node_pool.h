@@ -49,6 +49,16 @@ struct DeferScaleUp {
   TimeNs after_ns = 0;
 };
 
+// Consolidation (Karpenter's): a ready node whose running pods could all run now on the pool's
+// other busy nodes is emptied (its jobs go back to pending, as a preemption sends them, and the
+// next cycle places them there) and removed at once. Only preemptible work moves, never a job
+// that started less than `after_ns` ago, and at most one node per pool every `interval_ns`
+// (core/scale/consolidation.h has the rule). after_ns 0 (the default): off.
+struct Consolidation {
+  TimeNs after_ns = 0;
+  TimeNs interval_ns = 60 * kNsPerSec;
+};
+
 struct NodePool {
   std::string name;
   std::string flavor;       // the ResourceFlavor whose quota its nodes serve
@@ -69,6 +79,7 @@ struct NodePool {
   TimeNs scale_down_after_ns = 600 * kNsPerSec;  // idle this long: the node is removed
   SpotReclaim reclaim;                           // spot only
   DeferScaleUp defer_scale_up;                   // default: off
+  Consolidation consolidation;                   // default: off
   Provisioner provisioner;                       // the server's (docs/autoscaling.md)
 };
 

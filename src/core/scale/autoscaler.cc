@@ -2,39 +2,11 @@
 
 #include <algorithm>
 
+#include "core/scale/bin.h"
+
 namespace sluice::scale {
 
 namespace {
-
-// A node's room as the packing sees it: free milli-GPU per device, CPU and memory.
-struct Bin {
-  std::vector<int32_t> gpu_free;
-  int64_t cpu_milli = 0;
-  int64_t memory_mib = 0;
-};
-
-Bin empty_bin(const Node& shape) {
-  Bin b;
-  b.gpu_free.assign(shape.gpus.size(), static_cast<int32_t>(kMilliPerGpu));
-  b.cpu_milli = shape.cpu_milli;
-  b.memory_mib = shape.memory_mib;
-  return b;
-}
-
-// Takes one pod's room from `b`; false (and `b` unchanged) when it does not fit.
-bool take(Bin& b, const PodNeed& p) {
-  if (b.cpu_milli < p.cpu_milli || b.memory_mib < p.memory_mib) return false;
-  const bool fraction = p.gpus == 1 && p.gpu_milli < kMilliPerGpu;
-  std::vector<size_t> picked;
-  for (size_t g = 0; g < b.gpu_free.size() && static_cast<int32_t>(picked.size()) < p.gpus; ++g)
-    if (fraction ? b.gpu_free[g] >= p.gpu_milli : b.gpu_free[g] == kMilliPerGpu)
-      picked.push_back(g);
-  if (static_cast<int32_t>(picked.size()) < p.gpus) return false;
-  for (size_t g : picked) b.gpu_free[g] -= fraction ? p.gpu_milli : kMilliPerGpu;
-  b.cpu_milli -= p.cpu_milli;
-  b.memory_mib -= p.memory_mib;
-  return true;
-}
 
 // Packs the gang's pods first fit onto `spare` (nodes on their way, shared by every gang of the
 // decision), then onto new empty nodes of `pool`, at most `room` of them. Returns the new nodes
@@ -201,6 +173,7 @@ ScaleDecision decide(const ScaleInput& in) {
     return std::any_of(out.up.begin(), out.up.end(),
                        [&](const ScaleUp& u) { return u.pool == d.pool; });
   });
+  consolidate(in, out);
   return out;
 }
 

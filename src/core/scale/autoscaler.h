@@ -13,10 +13,13 @@
 // headroom, so a queue with no quota left never starts a node. Scale down: a ready node with no
 // pods, idle for the pool's scaleDownAfter, longest idle first, never below minNodes. A pool's
 // deferScaleUp holds lower-priority gangs back from its new nodes until they have waited.
+// Consolidation (a pool's `consolidation`, core/scale/consolidation.h): a busy node whose
+// preemptible work fits now on the pool's other busy nodes is emptied and removed.
 #include <cstdint>
 #include <vector>
 
 #include "core/model/config.h"
+#include "core/scale/consolidation.h"
 
 namespace sluice::scale {
 
@@ -59,6 +62,10 @@ struct ScaleInput {
   std::vector<PendingGang> pending;          // capacity-bound gangs, in the cycle's rank order
   // GPU quota headroom in milli-GPU per [queue][flavor] (QuotaTree::available); empty: no check.
   std::vector<std::vector<int64_t>> gpu_headroom;
+  // Consolidation only (pools with `consolidation`): the running jobs with a pod on a pool's
+  // node, and per pool when it last looked for a node to empty (empty: never).
+  std::vector<RunningGang> running;
+  std::vector<TimeNs> consolidation_looked_ns;
 };
 
 struct ScaleUp {
@@ -78,7 +85,11 @@ struct ScaleDecision {
   // A gang held back by a pool's deferScaleUp asks at this time (0: none held back); the caller
   // asks again then.
   TimeNs recheck_ns = 0;
-  bool empty() const { return up.empty() && down.empty(); }
+  // Nodes to empty (their jobs go back to pending) and remove now, and the pools that looked
+  // for one in this decision (the caller notes the time: ScaleInput::consolidation_looked_ns).
+  std::vector<Consolidate> consolidate;
+  std::vector<int32_t> consolidation_looked;
+  bool empty() const { return up.empty() && down.empty() && consolidate.empty(); }
 };
 
 ScaleDecision decide(const ScaleInput& in);

@@ -42,6 +42,7 @@ spec:
   scaleDownAfter: 10m
   spot: {meanLifetime: 8h, notice: 2m}
   deferScaleUp: {belowPriority: 1000, after: 10m}
+  consolidation: {after: 15m, interval: 2m}
 )");
   ASSERT_TRUE(out.ok()) << dump(out.errors);
   ASSERT_EQ(out.config.node_pools.size(), 1u);
@@ -67,6 +68,8 @@ spec:
   EXPECT_EQ(p.reclaim.notice_ns, 120 * kNsPerSec);
   EXPECT_EQ(p.defer_scale_up.below_priority, 1000);
   EXPECT_EQ(p.defer_scale_up.after_ns, 600 * kNsPerSec);
+  EXPECT_EQ(p.consolidation.after_ns, 900 * kNsPerSec);
+  EXPECT_EQ(p.consolidation.interval_ns, 120 * kNsPerSec);
   // No Cluster document: the pool's nodes are not the cluster's.
   EXPECT_TRUE(out.config.cluster.nodes.empty());
 }
@@ -94,6 +97,8 @@ spec:
   EXPECT_EQ(*find_label(p.node.labels, kCapacityTypeLabel), "on-demand");
   EXPECT_TRUE(p.provisioner.command.empty());  // the server starts no node of it
   EXPECT_EQ(p.defer_scale_up.after_ns, 0);     // off
+  EXPECT_EQ(p.consolidation.after_ns, 0);      // off
+  EXPECT_EQ(p.consolidation.interval_ns, 60 * kNsPerSec);
 }
 
 TEST(NodePoolKind, Provisioner) {
@@ -218,6 +223,18 @@ TEST(NodePoolKind, ErrorsNameFileLineAndField) {
   out = pool_with("  maxNodes: 2\n  deferScaleUp: {after: 5m}\n");
   EXPECT_TRUE(any_contains(out.errors, {"spec.deferScaleUp.belowPriority", "required"}))
       << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  consolidation: {interval: 1m}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.consolidation.after", "required"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  consolidation: {after: 0s}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.consolidation.after", "above 0"}))
+      << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  consolidation: {after: 10m, interval: -1s}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.consolidation.interval"})) << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  consolidation: {after: 10m, every: 1m}\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.consolidation", "every"})) << dump(out.errors);
+  out = pool_with("  maxNodes: 2\n  consolidation: 10m\n");
+  EXPECT_TRUE(any_contains(out.errors, {"spec.consolidation"})) << dump(out.errors);
   out = pool_with("  maxNodes: 2\n  spot: {meanLifetime: 1h}\n");
   EXPECT_TRUE(any_contains(out.errors, {"test.yaml:13: spec.spot", "only for capacityType: spot"}))
       << dump(out.errors);
