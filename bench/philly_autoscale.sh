@@ -20,9 +20,11 @@ if [ ! -f "$traces/$trace" ]; then
   exit 77
 fi
 variants=${VARIANTS:-base load=0.7 load=1.3 best-effort=0.2 shift-vcs,seed=2}
-# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE[:DEFER] (the policy's `scoring`,
-# the pool's scaleDownAfter and spareNodes, and with DEFER its deferScaleUp: best-effort work,
-# class `low`, asks for nodes only once it has waited DEFER).
+# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE[:DEFER[:CONS]] (the policy's
+# `scoring`, the pool's scaleDownAfter and spareNodes, with DEFER its deferScaleUp: best-effort
+# work, class `low`, asks for nodes only once it has waited DEFER; with CONS, AFTER or
+# AFTER/INTERVAL, its consolidation: {after: AFTER, interval: INTERVAL}; DEFER may be empty:
+# binpack:2m:8::10m/1m).
 runs=${RUNS:-fgdmix:2m:0 fgdmix:2m:8 fgdmix:2m:16 fgdmix:10m:8 fgdmix:30m:8 binpack:2m:8 spread:2m:8}
 delay=${DELAY:-3m}        # provisioningDelay
 initial=${INITIAL:-176}   # initialNodes: the pool starts as the fixed cluster does
@@ -31,18 +33,24 @@ trap 'rm -rf "$tmp"' EXIT
 queues=examples/philly/queues-sluice.yaml
 pool=examples/philly/autoscale/pool-ondemand.yaml
 # A copy of the queues with `scoring: S` in the SchedulerPolicy, and of the pool with idle time
-# I, N spare nodes and deferScaleUp D (none: empty).
+# I, N spare nodes, deferScaleUp D and consolidation C (none: empty).
 policy_of() { sed "s/^  alignEnds: true$/  alignEnds: true\n  scoring: $1/" "$queues" >"$tmp/q-$1.yaml"; }
+pool_file() { echo "$tmp/p-$1-$2-$3-${4//\//_}.yaml"; }
 pool_of() {
-  local defer=""
+  local defer="" cons=""
   [ -z "$3" ] || defer="\n  deferScaleUp: {belowPriority: 1000, after: $3}"
-  sed -e "s/^  scaleDownAfter: .*/  scaleDownAfter: $1\n  spareNodes: $2\n  initialNodes: $initial$defer/" \
-      -e "s/^  provisioningDelay: .*/  provisioningDelay: $delay/" "$pool" >"$tmp/p-$1-$2-$3.yaml"
+  if [ -n "$4" ]; then
+    local after=${4%%/*} every=""
+    [ "$after" = "$4" ] || every=", interval: ${4#*/}"
+    cons="\n  consolidation: {after: $after$every}"
+  fi
+  sed -e "s/^  scaleDownAfter: .*/  scaleDownAfter: $1\n  spareNodes: $2\n  initialNodes: $initial$defer$cons/" \
+      -e "s/^  provisioningDelay: .*/  provisioningDelay: $delay/" "$pool" >"$(pool_file "$@")"
 }
 for r in $runs; do
-  IFS=: read -r s i n d <<<"$r"
+  IFS=: read -r s i n d c <<<"$r"
   policy_of "$s"
-  pool_of "$i" "$n" "${d:-}"
+  pool_of "$i" "$n" "${d:-}" "${c:-}"
 done
 run() {  # run VARIANT CONFIG CLUSTER OUT
   local v=()
@@ -71,6 +79,11 @@ if len(sys.argv) > 3:
     line += f" {100*saved:.1f}% | {100*paid:.1f}% | {r['busy_span_s']/3600:.2f} h | {'yes' if holds else 'no'} |"
 else:
     line += f" — | {100*paid:.1f}% | {r['busy_span_s']/3600:.2f} h | — |"
+cons = [p["consolidation"] for p in (a or {}).get("pools", []) if "consolidation" in p]
+if cons:
+    c = cons[0]
+    line += (f" {c['nodes_emptied']} nodes emptied, {c['jobs_moved']} jobs moved"
+             f" ({c['jobs_started_late']} late), {c['lost_gpu_hours']:.1f} GPU-h lost |")
 print(line, flush=True)
 PY
 }
@@ -81,9 +94,9 @@ for v in $variants; do
   run "$v" "$queues" examples/philly/cluster.yaml "$fixed"
   summary "$fixed" "$v fixed 176 nodes"
   for r in $runs; do
-    IFS=: read -r sc i n d <<<"$r"
+    IFS=: read -r sc i n d c <<<"$r"
     out="$tmp/a.json"
-    run "$v" "$tmp/q-$sc.yaml" "$tmp/p-$i-$n-${d:-}.yaml" "$out"
-    summary "$out" "$v pool $sc, idle $i, spare $n${d:+, defer $d}" "$fixed"
+    run "$v" "$tmp/q-$sc.yaml" "$(pool_file "$i" "$n" "${d:-}" "${c:-}")" "$out"
+    summary "$out" "$v pool $sc, idle $i, spare $n${d:+, defer $d}${c:+, consolidate $c}" "$fixed"
   done
 done

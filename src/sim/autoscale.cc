@@ -27,9 +27,11 @@ Fleet::Fleet(const Config& config, std::vector<NodeId> first, uint64_t seed)
     f.spot = pool.capacity == CapacityType::kSpot;
     f.gpus_per_node = static_cast<int32_t>(pool.node.gpus.size());
     f.price_per_hour = static_cast<double>(pool.price_micro_per_hour) / 1e6;
+    f.consolidation = pool.consolidation.after_ns > 0;
     figures_.push_back(std::move(f));
   }
   live_.assign(pools_.size(), 0);
+  looked_ns_.assign(pools_.size(), 0);
 }
 
 void Fleet::start(TimeNs now, Scheduler& sched, EventQueue& events) {
@@ -143,7 +145,8 @@ bool Fleet::handle(const Event& e, TimeNs now, Scheduler& sched, EventQueue& eve
   }
 }
 
-void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look) {
+void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look,
+                 const std::function<void(JobId)>& move) {
   const ClusterAlloc& alloc = sched.alloc();
   for (size_t p = 0; p < pools_.size(); ++p)
     for (size_t k = 0; k < slots_[p].size(); ++k) {
@@ -157,7 +160,21 @@ void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look) {
       }
       s.busy = busy;
     }
-  if (!look) return;
+  // Consolidation looks every `interval` whatever happened (a job that ended may leave a node
+  // worth emptying with nothing pending).
+  if (!look && !consolidation_due(now)) return;
+  act(scale::decide(input(now, sched)), now, sched, events, move);
+}
+
+bool Fleet::consolidation_due(TimeNs now) const {
+  for (size_t p = 0; p < pools_.size(); ++p) {
+    const Consolidation& c = pools_[p].consolidation;
+    if (c.after_ns > 0 && (looked_ns_[p] == 0 || now - looked_ns_[p] >= c.interval_ns)) return true;
+  }
+  return false;
+}
+
+scale::ScaleInput Fleet::input(TimeNs now, const Scheduler& sched) const {
   scale::ScaleInput in;
   in.now = now;
   in.pools = &pools_;
@@ -175,7 +192,16 @@ void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look) {
     });
     in.gpu_headroom = scale::gpu_headroom(sched.quota());
   }
-  const scale::ScaleDecision d = scale::decide(in);
+  // The running jobs only when a pool's consolidation may look now (they cost a walk).
+  if (consolidation_due(now)) {
+    in.running = scale::running_gangs(sched, in.nodes);
+    in.consolidation_looked_ns = looked_ns_;
+  }
+  return in;
+}
+
+void Fleet::act(const scale::ScaleDecision& d, TimeNs now, Scheduler& sched, EventQueue& events,
+                const std::function<void(JobId)>& move) {
   // A gang held back (deferScaleUp) is looked at again when its wait ends, even if no other
   // event comes by then; one check per distinct time.
   if (d.recheck_ns > now && d.recheck_ns != recheck_ns_) {
@@ -192,9 +218,35 @@ void Fleet::step(TimeNs now, Scheduler& sched, EventQueue& events, bool look) {
     remove(p, static_cast<size_t>(down.node - first_[p]), now, sched);
     ++figures_[p].nodes_removed;
   }
+  for (int32_t p : d.consolidation_looked) looked_ns_[static_cast<size_t>(p)] = now;
+  // Consolidation: the node's jobs go back to pending, the node goes now, and a cycle at this
+  // same time places the jobs on the room the decision found for them.
+  for (const scale::Consolidate& c : d.consolidate) {
+    const size_t p = static_cast<size_t>(c.pool);
+    PoolFigures& f = figures_[p];
+    for (JobId id : c.jobs) {
+      move(id);
+      moved_[id] = {now, p};
+    }
+    ++f.consolidations;
+    f.moves += static_cast<int64_t>(c.jobs.size());
+    f.moved_lost_gpu_hours += static_cast<double>(c.lost_gpu_milli_ns) / kMilliPerGpu / kNsPerHour;
+    remove(p, static_cast<size_t>(c.node - first_[p]), now, sched);
+    ++f.nodes_removed;
+    events.push(now, EventKind::kScaleCheck);
+  }
+}
+
+void Fleet::started(JobId id, TimeNs now) {
+  asked_.erase(id);
+  const auto it = moved_.find(id);
+  if (it == moved_.end()) return;
+  if (now > it->second.first) ++figures_[it->second.second].moves_late;
+  moved_.erase(it);
 }
 
 std::vector<PoolFigures> Fleet::finish(TimeNs end) {
+  for (const auto& [id, at] : moved_) ++figures_[at.second].moves_late;  // never started again
   for (size_t p = 0; p < pools_.size(); ++p) {
     for (const Slot& s : slots_[p])
       if (s.state != scale::NodeState::kAbsent)

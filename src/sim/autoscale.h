@@ -29,6 +29,12 @@ struct PoolFigures {
   int64_t nodes_added = 0;    // nodes requested
   int64_t nodes_removed = 0;  // idle nodes given back
   int64_t reclaims = 0;       // spot nodes taken back by the provider
+  // Consolidation (the pool's `consolidation`; reported only when it is on).
+  bool consolidation = false;
+  int64_t consolidations = 0;       // busy nodes emptied and removed
+  int64_t moves = 0;                // jobs they sent back to pending
+  int64_t moves_late = 0;           // of those, not started again at the time of the move
+  double moved_lost_gpu_hours = 0;  // the moved jobs' work since their last checkpoints
   // The node-count curve (provisioning + ready + leaving): from t_ns[i], nodes[i] nodes.
   std::vector<TimeNs> t_ns;
   std::vector<int32_t> nodes;
@@ -46,10 +52,12 @@ class Fleet {
   bool handle(const Event& e, TimeNs now, Scheduler& sched, EventQueue& events,
               const std::function<void(NodeId)>& evict);
   // After a batch: notes which nodes went idle, and, when `look` (a cycle ran or a pool event
-  // came), asks decide() and acts on its answer.
-  void step(TimeNs now, Scheduler& sched, EventQueue& events, bool look);
-  // A job started: the asks made for it served (its count starts again).
-  void started(JobId id) { asked_.erase(id); }
+  // came), asks decide() and acts on its answer. `move` sends a running job back to pending
+  // (consolidation; the caller's accounting, then Scheduler::requeue).
+  void step(TimeNs now, Scheduler& sched, EventQueue& events, bool look,
+            const std::function<void(JobId)>& move);
+  // A job started at `now`: the asks made for it served (its count starts again).
+  void started(JobId id, TimeNs now);
   // Bills the nodes still up until `end`; the figures per pool.
   std::vector<PoolFigures> finish(TimeNs end);
 
@@ -65,6 +73,10 @@ class Fleet {
   void remove(size_t p, size_t k, TimeNs now, Scheduler& sched);
   void note_count(size_t p, TimeNs now);
   bool locate(uint64_t node, size_t& p, size_t& k) const;
+  scale::ScaleInput input(TimeNs now, const Scheduler& sched) const;
+  bool consolidation_due(TimeNs now) const;
+  void act(const scale::ScaleDecision& d, TimeNs now, Scheduler& sched, EventQueue& events,
+           const std::function<void(JobId)>& move);
 
   const Config& config_;
   std::vector<NodePool> pools_;
@@ -77,7 +89,10 @@ class Fleet {
   // loop bounded).
   std::map<JobId, int32_t> asked_;
   static constexpr int32_t kMaxAsks = 8;
-  TimeNs recheck_ns_ = 0;  // the last ScaleDecision::recheck_ns pushed as a kScaleCheck
+  TimeNs recheck_ns_ = 0;          // the last ScaleDecision::recheck_ns pushed as a kScaleCheck
+  std::vector<TimeNs> looked_ns_;  // per pool: when consolidation last looked
+  // Jobs a consolidation moved and not started since: when, and the pool they left.
+  std::map<JobId, std::pair<TimeNs, size_t>> moved_;
   Rng rng_;
 };
 

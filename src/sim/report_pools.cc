@@ -39,18 +39,25 @@ void add_autoscale_json(const Figures& f, nlohmann::json& j) {
       t.push_back(static_cast<double>(p.t_ns[i] - f.sim.first_ns) / kNs);
       n.push_back(p.nodes[i]);
     }
-    pools.push_back({{"name", p.name},
-                     {"capacity_type", p.spot ? "spot" : "on-demand"},
-                     {"gpus_per_node", p.gpus_per_node},
-                     {"price_per_hour", p.price_per_hour},
-                     {"node_hours", p.node_hours},
-                     {"cost", p.cost},
-                     {"peak_nodes", p.peak_nodes},
-                     {"requests", p.requests},
-                     {"nodes_added", p.nodes_added},
-                     {"nodes_removed", p.nodes_removed},
-                     {"reclaims", p.reclaims},
-                     {"node_count", {{"t_s", t}, {"nodes", n}}}});
+    nlohmann::json pool = {{"name", p.name},
+                           {"capacity_type", p.spot ? "spot" : "on-demand"},
+                           {"gpus_per_node", p.gpus_per_node},
+                           {"price_per_hour", p.price_per_hour},
+                           {"node_hours", p.node_hours},
+                           {"cost", p.cost},
+                           {"peak_nodes", p.peak_nodes},
+                           {"requests", p.requests},
+                           {"nodes_added", p.nodes_added},
+                           {"nodes_removed", p.nodes_removed},
+                           {"reclaims", p.reclaims},
+                           {"node_count", {{"t_s", t}, {"nodes", n}}}};
+    // Only pools that consolidate have these (the reports of the others keep their bytes).
+    if (p.consolidation)
+      pool["consolidation"] = {{"nodes_emptied", p.consolidations},
+                               {"jobs_moved", p.moves},
+                               {"jobs_started_late", p.moves_late},
+                               {"lost_gpu_hours", p.moved_lost_gpu_hours}};
+    pools.push_back(std::move(pool));
   }
   j["autoscaling"] = {{"node_hours", s.node_hours},
                       {"cost", s.cost},
@@ -79,6 +86,16 @@ std::string autoscale_table(const Figures& f) {
                   p.name.c_str(), p.spot ? "spot" : "on-demand", p.node_hours, p.cost, p.peak_nodes,
                   static_cast<long long>(p.requests), static_cast<long long>(p.nodes_added),
                   static_cast<long long>(p.nodes_removed), static_cast<long long>(p.reclaims));
+    out += line;
+  }
+  for (const PoolFigures& p : f.sim.pools) {
+    if (!p.consolidation) continue;
+    std::snprintf(line, sizeof line,
+                  "%s: consolidation emptied %lld busy nodes, moving %lld jobs (%lld not "
+                  "started again at once), %.1f GPU-hours of their work lost\n",
+                  p.name.c_str(), static_cast<long long>(p.consolidations),
+                  static_cast<long long>(p.moves), static_cast<long long>(p.moves_late),
+                  p.moved_lost_gpu_hours);
     out += line;
   }
   return out;

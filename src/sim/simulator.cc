@@ -179,7 +179,9 @@ class Run {
  private:
   // The node pools after a batch: the autoscaler decides when a cycle ran or a pool event came.
   void scale(TimeNs now, bool cycled) {
-    if (fleet_.active()) fleet_.step(now, sched_, events_, cycled || fleet_event_);
+    if (fleet_.active())
+      fleet_.step(now, sched_, events_, cycled || fleet_event_,
+                  [&](JobId id) { requeue_running(id, now); });
   }
 
   // Running jobs with a pod on `node` go back to pending (they restart from scratch): a node
@@ -193,15 +195,19 @@ class Run {
           break;
         }
     for (JobId id : hit) {
-      sched_.requeue(id, now);
-      const size_t i = index_.at(id);
-      JobOutcome& o = res_.jobs[i];
-      o.run_ns += now - started_at_[id];
-      started_at_.erase(id);
+      requeue_running(id, now);
       ++(failure ? res_.requeued : res_.spot_requeued);
-      stopped(i);
-      pending_delta(i, 1);
     }
+  }
+  // A running job goes back to pending (a node failure, a reclaim, a consolidation's move):
+  // its run so far counts as run time, and it restarts from scratch.
+  void requeue_running(JobId id, TimeNs now) {
+    sched_.requeue(id, now);
+    const size_t i = index_.at(id);
+    res_.jobs[i].run_ns += now - started_at_[id];
+    started_at_.erase(id);
+    stopped(i);
+    pending_delta(i, 1);
   }
 
   // Credits the fairness index measured at the previous batch for the time since.
@@ -435,7 +441,7 @@ class Run {
       JobOutcome& o = res_.jobs[i];
       if (o.first_start_ns < 0) o.first_start_ns = now;
       ++o.starts;
-      if (fleet_.active()) fleet_.started(a.job);
+      if (fleet_.active()) fleet_.started(a.job, now);
       started_at_[a.job] = now;
       used_gpu_milli_ += o.gpu_milli;
       pending_delta(i, -1);

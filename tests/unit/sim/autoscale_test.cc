@@ -178,6 +178,51 @@ TEST(SimAutoscale, SpotReclaimsRequeueWithoutFailuresAndTheSeedDecides) {
   EXPECT_EQ(a.jobs[0].end_ns, b.jobs[0].end_ns);
 }
 
+// Consolidation: jobs 1 (strict, 2 GPUs until 1000 s) and 2 (strict, 2 GPUs until 100 s) fill
+// node 0; job 3 (best-effort, 1 GPU for 600 s) gets node 1. When job 2 ends at 100 s, node 0
+// has room until 1000 s, and job 3 restarted there would end at 700 s: node 1 is emptied and
+// goes at 100 s. Without consolidation node 1 stays until job 3 ends (600 s) and its idle time.
+TEST(SimAutoscale, ConsolidationEmptiesANodeWhoseWorkFitsElsewhere) {
+  const char* csv =
+      "job_id,user,num_gpu,submit_time,duration,best_effort\n"
+      "1,team,2,0,1000,0\n"
+      "2,team,2,0,100,0\n"
+      "3,team,1,0,600,1\n";
+  const std::string pool = "  maxNodes: 3\n  initialNodes: 2\n  scaleDownAfter: 100s";
+  auto on = load_config(
+      with_classes(pool_config(pool + "\n  consolidation: {after: 30s, interval: 30s}")));
+  SimOptions o;
+  o.check_invariants = true;
+  const SimResult r = simulate(on, trace(*on, csv), o);
+  EXPECT_EQ(r.invariant_failure, "");
+  ASSERT_EQ(r.pools.size(), 1u);
+  const PoolFigures& p = r.pools[0];
+  EXPECT_EQ(p.consolidations, 1);
+  EXPECT_EQ(p.moves, 1);
+  EXPECT_EQ(p.moves_late, 0);                               // placed again at once
+  EXPECT_NEAR(p.moved_lost_gpu_hours, 100.0 / 3600, 1e-9);  // 1 GPU x 100 s
+  ASSERT_EQ(r.jobs.size(), 3u);
+  EXPECT_EQ(r.jobs[2].end_ns, 700 * kNsPerSec);  // restarted at 100 s
+  EXPECT_EQ(r.jobs[2].starts, 2);
+  // Node 0: 0..1100 (job 1, then idle 100 s); node 1: 0..100.
+  EXPECT_NEAR(p.node_hours, (1100.0 + 100.0) / 3600, 1e-9);
+  const nlohmann::json j = to_json(compute_figures(r, *on, ReportInputs{}));
+  EXPECT_EQ(j["autoscaling"]["pools"][0]["consolidation"]["jobs_moved"].get<int64_t>(), 1);
+  // Same run twice: same decisions.
+  EXPECT_EQ(simulate(on, trace(*on, csv), o).decision_digest, r.decision_digest);
+
+  auto off = load_config(with_classes(pool_config(pool)));
+  const SimResult w = simulate(off, trace(*off, csv), o);
+  ASSERT_EQ(w.pools.size(), 1u);
+  EXPECT_EQ(w.pools[0].consolidations, 0);
+  EXPECT_EQ(w.jobs[2].end_ns, 600 * kNsPerSec);
+  // Node 0: 0..1100; node 1: 0..700 (job 3 until 600, then idle 100 s).
+  EXPECT_NEAR(w.pools[0].node_hours, (1100.0 + 700.0) / 3600, 1e-9);
+  EXPECT_FALSE(
+      to_json(compute_figures(w, *off, ReportInputs{}))["autoscaling"]["pools"][0].contains(
+          "consolidation"));
+}
+
 TEST(SimAutoscale, WithoutPoolsNothingChanges) {
   auto config = load_config(testing::tiny_config_yaml(4));
   const auto jobs = trace(*config,
