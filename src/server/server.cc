@@ -41,6 +41,13 @@ Result<LoadedConfig> load_server_config(const std::vector<Source>& sources) {
   if (!auth) return Error{auth.error()};
   LoadedConfig lc;
   lc.warnings = out.config.warnings;
+  // Consolidation moves running work: the simulator does it, the server does not yet
+  // (docs/autoscaling.md, "Not done yet"); say so rather than ignore it silently.
+  for (const NodePool& pool : out.config.node_pools)
+    if (pool.consolidation.after_ns > 0)
+      lc.warnings.push_back("NodePool " + pool.name +
+                            ": spec.consolidation acts in the simulator only; sluice serve "
+                            "empties no busy node (docs/autoscaling.md)");
   lc.config = std::make_shared<const Config>(std::move(out.config));
   lc.auth = std::move(*auth);
   for (const auto& s : sources) {

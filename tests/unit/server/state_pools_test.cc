@@ -215,6 +215,21 @@ TEST_F(PoolsTest, AReclaimRequeuesTheJobWithTheNoticeAsGraceAndDeletesTheNode) {
   EXPECT_EQ(st.history().find(a)->preemptions, 1);
 }
 
+// The server does not act on consolidation (the simulator does): it says so when it loads a
+// pool that has it, and otherwise loads it as before.
+TEST(PoolsConfig, ConsolidationIsAcceptedWithAWarningThatOnlyTheSimulatorActs) {
+  auto lc = load_server_config({Source{"test.yaml", std::string(kConfig) + kPool}});
+  ASSERT_TRUE(lc.ok());
+  EXPECT_TRUE(lc->warnings.empty());
+  lc = load_server_config(
+      {Source{"test.yaml", std::string(kConfig) + kPool + "  consolidation: {after: 10m}\n"}});
+  ASSERT_TRUE(lc.ok()) << lc.error();
+  ASSERT_EQ(lc->warnings.size(), 1u);
+  EXPECT_NE(lc->warnings[0].find("NodePool spot: spec.consolidation acts in the simulator only"),
+            std::string::npos)
+      << lc->warnings[0];
+}
+
 }  // namespace
 }  // namespace state_pools_test
 }  // namespace sluice::server
