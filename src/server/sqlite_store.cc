@@ -153,6 +153,7 @@ bool SqliteStore::quick_check() {
 
 SqliteStore::~SqliteStore() {
   stop_writer();
+  finalize_statements();
   if (db_) sqlite3_close(db_);
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
@@ -222,50 +223,67 @@ std::vector<std::pair<std::string, std::string>> SqliteStore::meta_with_prefix(
   return out;
 }
 
+// The commit's statements, once: SQLITE_PREPARE_PERSISTENT keeps them off SQLite's lookaside
+// memory, since they live as long as the store. False with *why when one cannot be prepared.
+bool SqliteStore::prepare_statements(std::string* why) {
+  if (st_.begin) return true;
+  const std::pair<sqlite3_stmt**, const char*> all[] = {
+      {&st_.begin, "BEGIN IMMEDIATE"},
+      {&st_.commit, "COMMIT"},
+      {&st_.job, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)"},
+      {&st_.meta, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"},
+      {&st_.event, "INSERT INTO events (line) VALUES (?)"},
+      {&st_.del, "DELETE FROM jobs WHERE id = ?"}};
+  for (const auto& [stmt, sql] : all) {
+    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr) == SQLITE_OK)
+      continue;
+    *why = std::string(sql) + ": " + sqlite3_errmsg(db_);
+    finalize_statements();
+    return false;
+  }
+  return true;
+}
+
+void SqliteStore::finalize_statements() {
+  for (auto* stmt : {&st_.begin, &st_.commit, &st_.job, &st_.meta, &st_.event, &st_.del}) {
+    sqlite3_finalize(*stmt);  // a no-op for nullptr
+    *stmt = nullptr;
+  }
+}
+
+// Runs one prepared statement to its end and resets it for the next use; false with *why set.
+bool SqliteStore::run(sqlite3_stmt* stmt, std::string* why) {
+  const bool ok = sqlite3_step(stmt) == SQLITE_DONE;
+  if (!ok) *why = sqlite3_errmsg(db_);
+  sqlite3_reset(stmt);
+  return ok;
+}
+
 // The batch's rows, inside the open transaction; false with *why set when one failed.
 bool SqliteStore::write_rows(std::vector<Write>& batch, std::string* why) {
-  sqlite3_stmt *job = nullptr, *meta = nullptr, *ev = nullptr, *del = nullptr;
-  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO jobs (id, state, record) VALUES (?, ?, ?)", -1,
-                     &job, nullptr);
-  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", -1, &meta,
-                     nullptr);
-  sqlite3_prepare_v2(db_, "INSERT INTO events (line) VALUES (?)", -1, &ev, nullptr);
-  sqlite3_prepare_v2(db_, "DELETE FROM jobs WHERE id = ?", -1, &del, nullptr);
-  bool ok = job && meta && ev && del;
-  if (!ok) *why = sqlite3_errmsg(db_);
-  auto step = [&](sqlite3_stmt* st) {
-    ok = sqlite3_step(st) == SQLITE_DONE;
-    if (!ok) *why = sqlite3_errmsg(db_);
-    sqlite3_reset(st);
-  };
   for (auto& w : batch) {
     for (auto& j : w.jobs) {
-      if (!ok) break;
-      sqlite3_bind_int64(job, 1, static_cast<sqlite3_int64>(j.id));
-      sqlite3_bind_text(job, 2, j.state.c_str(), -1, SQLITE_STATIC);
-      sqlite3_bind_text(job, 3, j.record.c_str(), -1, SQLITE_STATIC);
-      step(job);
+      sqlite3_bind_int64(st_.job, 1, static_cast<sqlite3_int64>(j.id));
+      sqlite3_bind_text(st_.job, 2, j.state.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(st_.job, 3, j.record.c_str(), -1, SQLITE_STATIC);
+      if (!run(st_.job, why)) return false;
     }
     for (auto& [k, v] : w.meta) {
-      if (!ok) break;
-      sqlite3_bind_text(meta, 1, k.c_str(), -1, SQLITE_STATIC);
-      sqlite3_bind_text(meta, 2, v.c_str(), -1, SQLITE_STATIC);
-      step(meta);
+      sqlite3_bind_text(st_.meta, 1, k.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(st_.meta, 2, v.c_str(), -1, SQLITE_STATIC);
+      if (!run(st_.meta, why)) return false;
     }
     for (auto& line : w.events) {
-      if (!ok) break;
-      sqlite3_bind_text(ev, 1, line.c_str(), -1, SQLITE_STATIC);
-      step(ev);
+      sqlite3_bind_text(st_.event, 1, line.c_str(), -1, SQLITE_STATIC);
+      if (!run(st_.event, why)) return false;
       since_trim_ += 1;
     }
     for (uint64_t id : w.deleted) {
-      if (!ok) break;
-      sqlite3_bind_int64(del, 1, static_cast<sqlite3_int64>(id));
-      step(del);
+      sqlite3_bind_int64(st_.del, 1, static_cast<sqlite3_int64>(id));
+      if (!run(st_.del, why)) return false;
     }
   }
-  for (auto* st : {job, meta, ev, del}) sqlite3_finalize(st);
-  return ok;
+  return true;
 }
 
 // Deletes the oldest events beyond the newest max_events_ (by sequence number: rows are only
@@ -294,14 +312,18 @@ bool SqliteStore::commit(std::vector<Write>& batch, std::string* error) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return false;
   };
-  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    *error = std::string("begin: ") + sqlite3_errmsg(db_);
+  if (!prepare_statements(&why)) {
+    *error = "prepare: " + why;
+    return false;
+  }
+  if (!run(st_.begin, &why)) {
+    *error = "begin: " + why;
     return false;
   }
   if (!write_rows(batch, &why)) return fail("write");
   if (max_events_ > 0 && since_trim_ >= trim_every_ && !trim_events(&why))
     return fail("trim events");
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return fail("commit");
+  if (!run(st_.commit, &why)) return fail("commit");
   // The event log file mirrors the committed events (the table is the durable copy); open()
   // commits once before it opens the file (check_not_lost), with no events.
   if (events_) {

@@ -8,6 +8,7 @@
 #include "server/store.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace sluice::server {
 
@@ -53,6 +54,9 @@ class SqliteStore final : public Store {
   Result<bool> check_not_lost(bool existed, const StoreOptions& options);
   bool write_rows(std::vector<Write>& batch, std::string* why);
   bool trim_events(std::string* why);
+  bool prepare_statements(std::string* why);
+  void finalize_statements();
+  bool run(sqlite3_stmt* stmt, std::string* why);
 
   // The most events rows one trim deletes (its share of a commit's time is bounded).
   static constexpr int64_t kTrimBatch = 50'000;
@@ -60,6 +64,14 @@ class SqliteStore final : public Store {
   std::string dir_;
   int lock_fd_ = -1;
   sqlite3* db_ = nullptr;
+  // The commit's statements, prepared at the first commit and reused: at one job per request
+  // there is a commit per job or two, and preparing them each time cost more than their rows
+  // (docs/benchmarks.md, issue 38).
+  struct Statements {
+    sqlite3_stmt *begin = nullptr, *commit = nullptr, *job = nullptr, *meta = nullptr,
+                 *event = nullptr, *del = nullptr;
+  };
+  Statements st_;
   std::unique_ptr<EventLogFile> events_;
   int64_t max_events_ = 0;
   int64_t trim_every_ = 1;  // events committed between two trims
