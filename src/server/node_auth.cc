@@ -7,6 +7,7 @@
 namespace sluice::server {
 
 bool NodeCredentials::load(const std::string& json_text) {
+  ++version_;
   sha_.clear();
   if (json_text.empty()) return true;
   try {
@@ -29,6 +30,7 @@ std::string NodeCredentials::entry(const std::string& node) const {
 }
 
 void NodeCredentials::load_entry(const std::string& node, const std::string& sha) {
+  ++version_;
   if (sha.empty())
     sha_.erase(node);
   else
@@ -73,6 +75,7 @@ NodeAdmission NodeCredentials::admit_register(const std::string& node, const std
 }
 
 void NodeCredentials::set(const std::string& node, const std::string& credential) {
+  ++version_;
   sha_[node] = secret::sha256_hex(credential);
 }
 
@@ -83,6 +86,7 @@ bool NodeCredentials::admit(const std::string& node, const std::string& bearer) 
 }
 
 bool NodeCredentials::reset(const std::string& node) {
+  ++version_;
   return sha_.erase(node) != 0;
 }
 

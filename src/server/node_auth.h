@@ -47,9 +47,14 @@ class NodeCredentials {
   // Forgets the node's credential: the next agent registers with the join token.
   bool reset(const std::string& node);
   bool has(const std::string& node) const { return sha_.count(node) != 0; }
+  // Counts every change of any credential: a bearer admitted at version V is still admitted
+  // while version() == V, without hashing it again (a sync is checked before its body is read
+  // and again as its reports are applied: one SHA-256 per sync instead of two).
+  uint64_t version() const { return version_; }
 
  private:
   std::map<std::string, std::string> sha_;  // node -> SHA-256 of its credential, hex
+  uint64_t version_ = 1;                    // 0 is never a version (ServerState: "unchecked")
 };
 
 }  // namespace sluice::server

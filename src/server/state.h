@@ -333,8 +333,10 @@ class ServerState {
     uint64_t ticket = 0;
   };
   // Applies what an agent reports. The reply is taken with take_outbox() (after a long poll).
+  // `admitted`: the credentials' version at which node_admitted() accepted this bearer (0: not
+  // asked); while no credential changed since, the bearer is not hashed again.
   SyncOutcome sync_reports(const std::string& node, const std::string& bearer,
-                           const proto::SyncRequest& req, TimeNs now);
+                           const proto::SyncRequest& req, TimeNs now, uint64_t admitted = 0);
   bool has_outbox(const std::string& node) const;
   // The node's orders, for the agent process `agent_id` (its sync's). A long poll of an agent
   // that has been replaced since (it stopped, a new one registered) gets none: they are for
@@ -342,7 +344,9 @@ class ServerState {
   proto::SyncResponse take_outbox(const std::string& node, const std::string& agent_id = "");
   // Whether `bearer` is the credential of `node` (syncs, log uploads). Thread-safe without
   // mu(): the HTTP layer asks before it reads a body, on its I/O thread.
-  bool node_admitted(const std::string& node, const std::string& bearer) const;
+  // *version (when given): the credentials' version it was checked against (sync_reports).
+  bool node_admitted(const std::string& node, const std::string& bearer,
+                     uint64_t* version = nullptr) const;
   // Forgets a node's credential (an admin, after the node's state directory was lost). 404
   // for a node that is not configured. The ticket makes it durable.
   int reset_node_credential(const std::string& node, uint64_t* ticket);
@@ -463,6 +467,7 @@ class ServerState {
   void unpark_poll(const std::string& node, uint64_t id);
 
  private:
+  bool still_admitted(const std::string& node, const std::string& bearer, uint64_t version) const;
   struct NodeState {
     NodeId id = 0;
     std::string name;

@@ -265,9 +265,21 @@ void ServerState::reconcile_registered(NodeState& n, const proto::RegisterReques
   n.first_sync = true;
 }
 
-bool ServerState::node_admitted(const std::string& node, const std::string& bearer) const {
+bool ServerState::node_admitted(const std::string& node, const std::string& bearer,
+                                uint64_t* version) const {
   std::lock_guard lk(creds_mu_);
+  if (version) *version = node_creds_.version();
   return node_creds_.admit(node, bearer);
+}
+
+// Admitted at `version` and no credential changed since, or admitted now.
+bool ServerState::still_admitted(const std::string& node, const std::string& bearer,
+                                 uint64_t version) const {
+  {
+    std::lock_guard lk(creds_mu_);
+    if (version != 0 && version == node_creds_.version()) return true;
+  }
+  return node_admitted(node, bearer);
 }
 
 int ServerState::reset_node_credential(const std::string& node, uint64_t* ticket) {
@@ -286,9 +298,10 @@ int ServerState::reset_node_credential(const std::string& node, uint64_t* ticket
 
 ServerState::SyncOutcome ServerState::sync_reports(const std::string& node,
                                                    const std::string& bearer,
-                                                   const proto::SyncRequest& req, TimeNs now) {
+                                                   const proto::SyncRequest& req, TimeNs now,
+                                                   uint64_t admitted) {
   SyncOutcome out;
-  if (!node_admitted(node, bearer)) {
+  if (!still_admitted(node, bearer, admitted)) {
     out.status = 401;
     out.error = "missing or wrong credential for node \"" + node + "\"";
     return out;

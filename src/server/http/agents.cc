@@ -35,6 +35,7 @@ constexpr size_t kInlineParseBytes = 16 << 10;
 // One sync, carried from the I/O thread to a worker where it has to go on.
 struct Server::SyncCall {
   std::string node, bearer, body;
+  uint64_t admitted = 0;  // the credentials' version its bearer was checked at
   proto::SyncRequest request;
   bool parsed = false;
   bool applied = false;  // sync_reports() ran; `ticket` makes its writes durable
@@ -57,7 +58,7 @@ void Server::routes_agents() {
                  net::Response res;
                  // Before the body is parsed: strangers cost nothing (no state lock: credentials
                  // have their own).
-                 if (!state_->node_admitted(call->node, call->bearer)) {
+                 if (!state_->node_admitted(call->node, call->bearer, &call->admitted)) {
                    fail(res, 401, "missing or wrong credential for node \"" + call->node + "\"");
                    return r.send(std::move(res));
                  }
@@ -126,7 +127,7 @@ Server::SyncStep Server::sync_step(const std::shared_ptr<SyncCall>& call, net::R
     else if (!lk.try_lock())
       return SyncStep::kWorker;
     if (!c.applied) {
-      const auto out = state_->sync_reports(c.node, c.bearer, c.request, now_ns());
+      const auto out = state_->sync_reports(c.node, c.bearer, c.request, now_ns(), c.admitted);
       if (out.status != 200) {
         fail(res, out.status, out.error);
         return SyncStep::kAnswered;

@@ -38,6 +38,27 @@ TEST(NodeCredentials, AKnownNodeIsWhoeverHoldsItsCredential) {
   EXPECT_FALSE(c.admit("n1", ""));
 }
 
+TEST(NodeCredentials, EveryChangeMovesTheVersion) {
+  NodeCredentials c;
+  uint64_t v = c.version();
+  EXPECT_NE(v, 0u);  // 0 means "not checked" to ServerState::sync_reports
+  auto moved = [&] {
+    const bool m = c.version() != v;
+    v = c.version();
+    return m;
+  };
+  c.set("n1", kCred);
+  EXPECT_TRUE(moved());
+  EXPECT_TRUE(c.admit("n1", kCred));
+  EXPECT_FALSE(moved());  // a check changes nothing
+  c.reset("n1");
+  EXPECT_TRUE(moved());
+  c.load_entry("n2", "00");
+  EXPECT_TRUE(moved());
+  c.load("{}");
+  EXPECT_TRUE(moved());
+}
+
 TEST(NodeCredentials, StoredAsDigestsAndReloaded) {
   NodeCredentials c;
   c.set("n1", kCred);
