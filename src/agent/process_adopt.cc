@@ -42,6 +42,7 @@ void ProcessRunner::save_locked() {
   std::string why;
   if (!pods_file_.save(nlohmann::json{{"version", 1}, {"pods", pods}}, &why)) return log(why);
   dirty_ = false;
+  ended_since_.reset();
 }
 
 void ProcessRunner::adopt_locked() {

@@ -92,7 +92,7 @@ ProcessRunner::~ProcessRunner() {
   {
     std::lock_guard lock(mu_);
     quit_ = true;
-    if (dirty_) save_locked();
+    if (dirty_ || ended_since_) save_locked();
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -280,7 +280,7 @@ void ProcessRunner::run_loop() {
   std::unique_lock lock(mu_);
   while (!quit_) {
     const bool fresh = tick_locked(Clock::now());
-    if (dirty_) save_locked();
+    if (dirty_ || (ended_since_ && Clock::now() >= *ended_since_ + kEndedSaveDelay)) save_locked();
     if (fresh) {
       lock.unlock();
       events_cv_.notify_all();
@@ -294,6 +294,11 @@ void ProcessRunner::run_loop() {
     const auto woken = [&] { return quit_ || wake_; };
     if (!pods_.empty() || sweeping_ > 0 || dirty_)  // dirty_: pods.json could not be written
       cv_.wait_for(lock, milliseconds(options_.tick_ms), woken);
+    else if (ended_since_)  // pods.json lists pods that ended: rewritten at the delay's end
+      cv_.wait_until(lock,
+                     lease_ && !fenced_ ? std::min(*lease_, *ended_since_ + kEndedSaveDelay)
+                                        : *ended_since_ + kEndedSaveDelay,
+                     woken);
     else if (lease_ && !fenced_)
       cv_.wait_until(lock, *lease_, woken);
     else
@@ -350,8 +355,9 @@ void ProcessRunner::finish_locked(Pod& pod, proto::PodExit exit) {
   if (!pod.spec.cleanup.empty()) run_detached(pod.spec.cleanup);
   if (options_.cgroups) options_.cgroups->release(ref);
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), ref), waiting_.end());
+  // Only a pod that ran is in pods.json; it may stay listed a little longer (ended_since_).
+  if (pod.running && !ended_since_) ended_since_ = Clock::now();
   pods_.erase(ref);
-  dirty_ = true;
   retire_locked(ref);
 }
 
@@ -597,12 +603,12 @@ namespace {
 
 const std::string kPtyName = "the pod's pseudo-terminal";
 
-// Descriptors of one launch, closed however it ends.
+// Descriptors of one launch, closed however it ends (not `null`: dev_null()'s).
 struct LaunchFds {
   int log = -1, null = -1, cgroup = -1, pipe_read = -1, pipe_write = -1;
   PtyPair tty;  // an interactive pod's terminal
   ~LaunchFds() {
-    for (int fd : {log, null, cgroup, pipe_read, pipe_write, tty.master, tty.slave})
+    for (int fd : {log, cgroup, pipe_read, pipe_write, tty.master, tty.slave})
       if (fd >= 0) ::close(fd);
   }
 };
@@ -639,9 +645,10 @@ std::string command_line(const PodLaunch& spec, std::vector<std::string>* args, 
 ChildSetup child_setup(const PodLaunch& spec, const std::string& work_dir, const LaunchFds& fds,
                        const std::string& exe, std::vector<char*>& argv, std::vector<char*>& envp,
                        int64_t max_procs) {
-  ChildSetup setup{
-      exe.c_str(), argv.data(), envp.data(),    work_dir.c_str(),
-      fds.null,    fds.log,     fds.pipe_write, std::min<long>(::sysconf(_SC_OPEN_MAX), 65536)};
+  // Only kernels before 5.9 (no close_range) use it: read once, not a getrlimit per pod.
+  static const long max_fd = std::min<long>(::sysconf(_SC_OPEN_MAX), 65536);
+  ChildSetup setup{exe.c_str(), argv.data(), envp.data(),    work_dir.c_str(),
+                   fds.null,    fds.log,     fds.pipe_write, max_fd};
   setup.cgroup_fd = fds.cgroup;
   if (!spec.start_dir.empty()) setup.start_dir = spec.start_dir.c_str();
   if (spec.tty) {  // the terminal is its stdin, stdout and stderr (the pump copies it to the log)
@@ -710,7 +717,7 @@ void ProcessRunner::start_locked(Pod& pod) {
     if (!cg) return fail(cg.error());
     fds.cgroup = *cg;
   }
-  fds.null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  fds.null = dev_null();
   if (spec.tty) {
     const uid_t uid = spec.identity ? spec.identity->uid : static_cast<uid_t>(-1);
     const gid_t gid = spec.identity ? spec.identity->gid : static_cast<gid_t>(-1);

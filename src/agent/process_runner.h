@@ -10,7 +10,8 @@
 // Results come back as events (started, exits, checkpoints) that the caller drains.
 //
 // Running pods are recorded in <state-dir>/pods.json (pid + start time from /proc, so a reused
-// pid is not mistaken for the pod) so that a restarted runner adopts the pods still alive.
+// pid is not mistaken for the pod) so that a restarted runner adopts the pods still alive: a
+// started pod is in it before its start is reported; an ended one leaves it within a second.
 #include <sys/types.h>
 
 #include <chrono>
@@ -198,7 +199,14 @@ class ProcessRunner {
   std::map<proto::PodRef, std::unique_ptr<Pod>> pods_;
   std::vector<proto::PodRef> waiting_;  // arrival order
   RunnerEvents events_;
-  bool dirty_ = false;  // pods.json needs a rewrite
+  bool dirty_ = false;  // pods.json needs a rewrite now (a pod started, or is stopping)
+  // Since when pods.json still lists pods that ended (nullopt: none): written within
+  // kEndedSaveDelay, or with the next start, whichever comes first. A dead pod listed is
+  // harmless (a restarted agent or the fencer finds it gone by its start time; its exit, sent
+  // twice, is ignored by the server for a run already ended), and writing the file for every
+  // exit was half its writes at one pod start a second or more.
+  std::optional<std::chrono::steady_clock::time_point> ended_since_;
+  static constexpr std::chrono::milliseconds kEndedSaveDelay{1000};
   StateFile pods_file_;
   bool quit_ = false;
   bool wake_ = false;

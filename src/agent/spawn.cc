@@ -72,6 +72,11 @@ int open_pod_files(const PodFiles& files, const std::optional<PodIdentity>& iden
   return fd;
 }
 
+int dev_null() {
+  static const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return fd;
+}
+
 const char* child_stage_name(int32_t stage) {
   switch (stage) {
     case 1:

@@ -14,6 +14,7 @@
 
 #include "agent/pod_env.h"
 #include "agent/proc.h"
+#include "agent/state_file.h"
 #include "test_util.h"
 
 extern char** environ;
@@ -418,6 +419,43 @@ TEST_F(ProcessRunnerTest, AdoptedPodThatIsNotOurChildEndsAsLost) {
   auto e = wait_exit({30, 0});
   EXPECT_EQ(e.reason, "lost");
   EXPECT_EQ(e.exit_code, -1);
+}
+
+// The jobs pods.json lists (what a restarted agent adopts and the fencer stops).
+std::vector<uint64_t> listed_jobs(const std::string& state_dir) {
+  StateFile file(state_dir + "/pods.json");
+  std::string why;
+  std::vector<uint64_t> out;
+  if (auto doc = file.load(&why))
+    for (const auto& p : doc->at("pods")) out.push_back(p.at("job").get<uint64_t>());
+  return out;
+}
+
+// A started pod is in pods.json before its start is reported (an agent that dies at once
+// leaves it to the fencer); an ended one leaves the file soon after, though not necessarily
+// with its exit (ended_since_).
+TEST_F(ProcessRunnerTest, PodsFileListsAStartedPodBeforeItsEventAndDropsItAfterItsEnd) {
+  ASSERT_TRUE(runner_->launch(sh(40, "read line")));  // stdin is /dev/null: ends at once...
+  ASSERT_TRUE(runner_->launch(sh(41, "sleep 300")));  // ...this one runs on
+  bool seen = false;
+  ASSERT_TRUE(wait_until([&] {
+    auto ev = runner_->wait_events(100ms);
+    for (auto& e : ev.exits) exits_.push_back(e);  // for wait_exit below
+    for (const auto& s : ev.started)
+      if (s.job == 41) {
+        seen = true;
+        const auto listed = listed_jobs(dir_.path());
+        EXPECT_NE(std::find(listed.begin(), listed.end(), 41u), listed.end());
+      }
+    return seen;
+  }));
+  EXPECT_EQ(wait_exit({40, 0}).exit_code, 1);  // `read` at the end of its input
+  // Pod 40 leaves the file (within ProcessRunner::kEndedSaveDelay); pod 41 stays.
+  ASSERT_TRUE(wait_until([&] { return listed_jobs(dir_.path()) == std::vector<uint64_t>{41}; }));
+  runner_->stop_all(SIGKILL, 0, "stopped");
+  ASSERT_TRUE(runner_->wait_idle(20s));
+  runner_.reset();  // at the latest when the runner is destroyed
+  EXPECT_TRUE(listed_jobs(dir_.path()).empty());
 }
 
 TEST_F(ProcessRunnerTest, RelativeCommandRunsInTheJobsWorkingDirectory) {
