@@ -162,12 +162,12 @@ void Agent::report_loop() {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [&] { return quit_ || (events_pending_ && polling_ && status_.registered); });
       if (quit_) break;
-      if (Clock::now() < poll_since_ + kSettle) {
-        cv_.wait_until(lock, poll_since_ + kSettle, [&] { return quit_; });
-        if (quit_) break;
-      }
-      if (options_.report_delay_ms > 0) {
-        cv_.wait_for(lock, milliseconds(options_.report_delay_ms), [&] { return quit_; });
+      // The settling, then report_delay_ms (reports of pods that start or end meanwhile go
+      // along): one timed wait for both, not two in a row.
+      const auto until = std::max(Clock::now(), poll_since_ + kSettle) +
+                         milliseconds(std::max<int64_t>(options_.report_delay_ms, 0));
+      if (Clock::now() < until) {
+        cv_.wait_until(lock, until, [&] { return quit_; });
         if (quit_) break;
       }
       if (!polling_) continue;  // the sync loop is back and will carry the reports itself
