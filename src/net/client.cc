@@ -106,6 +106,7 @@ struct Client::Conn {
   ClientResult connect(const Url& url, milliseconds timeout);
   ClientResult handshake(const Url& url, milliseconds timeout);
   error_code write(const std::string& head, const std::string& body, milliseconds timeout);
+  size_t send_now(const std::string& head, const std::string& body, error_code* ec);
   ClientResult read(bool head_only, const ClientOptions& o, const BodySink& on_body,
                     bool* got_some);
 
@@ -200,10 +201,35 @@ ClientResult Client::Conn::handshake(const Url& url, milliseconds timeout) {
   return {};
 }
 
+// A plain connection's request goes out with one sendmsg() when the socket takes all of it (a
+// small request on an idle keep-alive connection, the agents' syncs): no deadline timer armed
+// and cancelled, no pass through the io_context (issue 38). The bytes it did not take go the
+// asynchronous way, under the deadline. A cancel() posted meanwhile runs in the read's run().
+size_t Client::Conn::send_now(const std::string& head, const std::string& body, error_code* ec) {
+  if (tls) return 0;
+  iovec iov[2] = {{const_cast<char*>(head.data()), head.size()},
+                  {const_cast<char*>(body.data()), body.size()}};
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = body.empty() ? 1 : 2;
+  ssize_t n = 0;
+  do {
+    n = ::sendmsg(tcp->socket().native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n >= 0) return static_cast<size_t>(n);
+  if (errno != EAGAIN && errno != EWOULDBLOCK)
+    *ec = error_code(errno, boost::system::system_category());
+  return 0;
+}
+
 error_code Client::Conn::write(const std::string& head, const std::string& body,
                                milliseconds timeout) {
   error_code ec;
-  const std::array<asio::const_buffer, 2> bufs = {asio::buffer(head), asio::buffer(body)};
+  const size_t sent = send_now(head, body, &ec);
+  if (ec || sent == head.size() + body.size()) return ec;
+  beast::buffers_suffix<std::array<asio::const_buffer, 2>> bufs(
+      std::array<asio::const_buffer, 2>{asio::buffer(head), asio::buffer(body)});
+  bufs.consume(sent);
   lowest().expires_after(timeout);
   with_stream(
       [&](auto& s) { asio::async_write(s, bufs, [&ec](error_code e, std::size_t) { ec = e; }); });
