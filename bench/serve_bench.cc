@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -41,13 +42,51 @@ struct Args {
   std::string token;
   bool json_out = false;
   bool no_wait = false;
+  // --cpu-pids serve=PID,agent=PID: their CPU time (utime + stime, clock ticks) read once every
+  // job has ended, before the final listing of the job views (--json: "cpu_ticks_at_end"), so
+  // that the figure per job leaves out what only the measuring costs.
+  std::vector<std::pair<std::string, long>> cpu_pids;
 };
+
+[[noreturn]] void usage(const char* msg);
+
+// "serve=12,agent=34" -> {{"serve", 12}, {"agent", 34}}.
+std::vector<std::pair<std::string, long>> parse_pids(const std::string& text) {
+  std::vector<std::pair<std::string, long>> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const size_t eq = item.find('=');
+    const long pid = eq == std::string::npos ? 0 : std::atol(item.c_str() + eq + 1);
+    if (pid <= 0) usage("--cpu-pids: expected NAME=PID,...");
+    out.emplace_back(item.substr(0, eq), pid);
+    at = comma + 1;
+  }
+  return out;
+}
+
+// utime + stime of a process in clock ticks; -1 when it cannot be read.
+long cpu_ticks(long pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return -1;
+  char buf[1024] = {0};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  const char* p = std::strrchr(buf, ')');  // fields after the command name, from 3 (state)
+  if (n == 0 || !p) return -1;
+  unsigned long utime = 0, stime = 0;
+  if (std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) !=
+      2)
+    return -1;
+  return static_cast<long>(utime + stime);
+}
 
 [[noreturn]] void usage(const char* msg) {
   std::cerr << "serve_bench: " << msg
             << "\nusage: serve_bench --server URL [--jobs 10000] [--clients 8] [--batch 1] "
                "[--gpus 1] [--namespace bench] [--queue bench] [--command true] [--wait-s 600] "
-               "[--token T] [--no-wait] [--json]\n";
+               "[--token T] [--no-wait] [--json] [--cpu-pids NAME=PID,...]\n";
   std::exit(2);
 }
 
@@ -90,6 +129,8 @@ Args parse_args(int argc, char** argv) {
       a.json_out = true;
     else if (k == "--no-wait")
       a.no_wait = true;
+    else if (k == "--cpu-pids")
+      a.cpu_pids = parse_pids(val());
     else if (k == "-h" || k == "--help")
       usage("help");
     else
@@ -208,6 +249,7 @@ struct Outcome {
   double starts_per_s_run = 0;   // jobs / (last start - first start): the start engine alone
   double completions_per_s = 0;  // ended / (last end - first submit)
   double lat_p50 = 0, lat_p99 = 0, lat_max = 0;  // start - submit
+  json cpu_ticks_at_end = json::object();        // Args::cpu_pids
 };
 
 std::optional<json> get_json(httplib::Client& cli, const std::string& path,
@@ -253,6 +295,7 @@ Outcome wait_and_measure(const Args& a, const std::vector<long>& ids) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   o.wait_s = now_s() - t0;
+  for (const auto& [name, pid] : a.cpu_pids) o.cpu_ticks_at_end[name] = cpu_ticks(pid);
   const std::unordered_set<long> mine(ids.begin(), ids.end());
   auto j = get_all_jobs(cli, "/v1/jobs?state=succeeded,failed,cancelled,rejected&namespace=" + ns,
                         headers);
@@ -353,7 +396,8 @@ int main(int argc, char** argv) {
                   {"completions_per_s", o.completions_per_s},
                   {"submit_to_running_p50_s", o.lat_p50},
                   {"submit_to_running_p99_s", o.lat_p99},
-                  {"submit_to_running_max_s", o.lat_max}});
+                  {"submit_to_running_max_s", o.lat_max},
+                  {"cpu_ticks_at_end", o.cpu_ticks_at_end}});
     if (!s.first_error.empty()) out["first_error"] = s.first_error;
     std::cout << out.dump() << "\n";
   } else {

@@ -178,8 +178,11 @@ for batch in $BATCHES; do
   [[ $INGEST == 1 ]] && nowait=(--no-wait) label=", ingest only (no agents)"
   perf_start "batch$batch"
   echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}${SLOW_FSYNC_MS:+, fsync +${SLOW_FSYNC_MS} ms}${label}"
+  # --cpu-pids: serve_bench reads both processes' CPU once every job has ended, before it lists
+  # the 3,000+ job views to measure them (8-9% of the server's CPU at batch 1, docs/benchmarks.md).
   "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "$CLIENTS" --batch "$batch" \
-    --namespace bench --queue bench --command true --json "${nowait[@]}" > "$TMP/result.json" || rc=1
+    --namespace bench --queue bench --command true --json "${nowait[@]}" \
+    --cpu-pids "serve=$SERVE_PID${AGENT_PID:+,agent=$AGENT_PID}" > "$TMP/result.json" || rc=1
   perf_stop
   python3 - "$TMP/result.json" "$NODES" "${NODELAY:-0}" "$INGEST" <<'PY'
 import json, sys
@@ -196,11 +199,15 @@ if "ended" in r:
 if r.get("first_error"): print("  first error:", r["first_error"][:300])
 json.dump(r, open(sys.argv[1], "w"))
 PY
-  # CPU seconds (user+system, whole run, less the IDLE_S window) of the server and of the
-  # 64-agent process, from /proc: with 2 shared cores, CPU per job is what bounds the rates.
+  # CPU seconds (user+system, from start-up until every job ended, less the IDLE_S window) of
+  # the server and of the 64-agent process, from /proc: with 2 shared cores, CPU per job is what
+  # bounds the rates. Taken by serve_bench before its final listing (cpu_ticks_at_end); where
+  # it has none (--no-wait, an older serve_bench), now.
   for who in serve:$SERVE_PID agent:$AGENT_PID; do
     [[ $who == *: ]] && continue
-    ticks=$(cpu_ticks "${who#*:}") || continue
+    ticks=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("cpu_ticks_at_end", {}).get(sys.argv[2], -1))' \
+      "$TMP/result.json" "${who%%:*}" 2>/dev/null || echo -1)
+    [[ $ticks -ge 0 ]] || ticks=$(cpu_ticks "${who#*:}") || continue
     python3 -c "import os,sys; t=int(sys.argv[1])/os.sysconf('SC_CLK_TCK'); print(f'  cpu: {sys.argv[2]}: {t:.1f} s = {1e3*t/int(sys.argv[3]):.2f} ms per job')" \
       "$((ticks - ${IDLE_TICKS[${who%%:*}]:-0}))" "${who%%:*}" "$JOBS" || true
   done
