@@ -238,6 +238,8 @@ void summarize_policy(std::ostringstream& o, const Config& c) {
   if (p.cycle_start_flavors) o << "; flavors chosen at the cycle's start";
   if (p.fairness_yield_percentile)
     o << "; fairness yields past the class's recent p" << p.fairness_yield_percentile << " wait";
+  if (p.fairness_within_nominal < 1)
+    o << "; fairness within nominal quota x" << number(p.fairness_within_nominal);
   if (p.ordering == OrderingMode::kKueue) o << "; ordering kueue";
   if (p.fair_sharing.enable) {
     o << "; Kueue fair sharing, preemption";

@@ -16,14 +16,15 @@ OrderingMode read_mode(Reader& r, const YAML::Node& n, const std::string& path) 
 }
 
 // spec.ordering: `kueue` / `composite`, or a map {mode, weights, agingHorizon,
-// fairnessYieldPercentile}.
+// fairnessYieldPercentile, fairnessWithinNominal}.
 void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
   if (n.IsScalar()) {
     p.ordering = read_mode(r, n, "spec.ordering");
     return;
   }
-  MapReader o(r, n, "spec.ordering",
-              {{"mode", "weights", "agingHorizon", "fairnessYieldPercentile"}});
+  MapReader o(
+      r, n, "spec.ordering",
+      {{"mode", "weights", "agingHorizon", "fairnessYieldPercentile", "fairnessWithinNominal"}});
   if (const YAML::Node* m = o.find("mode")) p.ordering = read_mode(r, *m, o.path("mode"));
   if (const YAML::Node* w = o.find("weights")) {
     MapReader wm(r, *w, "spec.ordering.weights", {{"priority", "age", "drf", "debt", "deadline"}});
@@ -42,6 +43,11 @@ void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
   if (const YAML::Node* y = o.find("fairnessYieldPercentile")) {
     if (auto v = r.integer(*y, o.path("fairnessYieldPercentile"), 0, 99))
       p.fairness_yield_percentile = static_cast<int32_t>(*v);
+  }
+  // Fairness within nominal quota (core/order/nominal_fairness.h): 1 off, else the scale.
+  if (const YAML::Node* s = o.find("fairnessWithinNominal")) {
+    if (auto v = r.number(*s, o.path("fairnessWithinNominal"), 0, 1))
+      p.fairness_within_nominal = *v;
   }
   if (const YAML::Node* h = o.find("agingHorizon")) {
     if (auto v = r.duration(*h, "spec.ordering.agingHorizon")) {

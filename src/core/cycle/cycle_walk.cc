@@ -53,6 +53,7 @@ Scheduler::Walk::Walk(const Scheduler& s, TimeNs now)
       fair_(fairness_bounds(*s.config_, s.priority_scale_)),
       fair_terms_(!kueue_ && (policy_.weights.drf != 0 || policy_.weights.debt != 0)),
       yield_(fair_terms_ && s.waits_.enabled()),
+      nominal_(fair_terms_ && policy_.fairness_within_nominal < 1),
       lease_(s.scratch_.get(), s.quota_, s.alloc_),
       quota_(lease_.quota()),
       alloc_(lease_.alloc()) {

@@ -9,6 +9,7 @@
 #include "core/model/job_shape.h"
 #include "core/order/deadline_term.h"
 #include "core/order/fairness_bounds.h"
+#include "core/order/nominal_fairness.h"
 
 namespace sluice {
 
@@ -477,6 +478,12 @@ double Scheduler::fairness_penalty(QueueId q, const QuotaTree& quota) const {
   return w.drf * drf_share(q, quota) + w.debt * fairness_debt(q);
 }
 
+double Scheduler::nominal_factor(QueueId q, const Job& job, const QuotaTree& quota) const {
+  const double scale = config_->policy.fairness_within_nominal;
+  if (scale >= 1) return 1;
+  return nominal_fairness_factor(scale, quota, q, entitlement_[q], job.total_requests());
+}
+
 double Scheduler::key_of(const Job& job) const {
   return queue_key(job, config_->policy, priority_scale_) +
          deadline_term(job, config_->policy, deadline_cap_);
@@ -487,7 +494,8 @@ double Scheduler::score(JobId id, TimeNs now) const {
   if (it == pending_.end()) return 0;
   const auto& p = it->second;
   const auto& w = config_->policy.weights;
-  const double fairness = fairness_penalty(p.queue, quota_);
+  const double fairness =
+      fairness_penalty(p.queue, quota_) * nominal_factor(p.queue, p.job, quota_);
   const FairnessBounds bounds = fairness_bounds(*config_, priority_scale_);
   return w.priority * p.job.priority / priority_scale_ + age_term(p.job, config_->policy, now) +
          deadline_term(p.job, config_->policy, deadline_cap_) +

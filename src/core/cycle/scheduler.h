@@ -205,6 +205,9 @@ class Scheduler {
   // What the fairness terms subtract from a job of queue q before their bounds: w_drf x DRF
   // share + w_debt x fairness debt.
   double fairness_penalty(QueueId q, const QuotaTree& quota) const;
+  // The factor on that penalty for `job` (spec.ordering.fairnessWithinNominal, 1 when off):
+  // the configured scale while queue q would stay within its nominal quota with the job.
+  double nominal_factor(QueueId q, const Job& job, const QuotaTree& quota) const;
   // A pending job's time-free key in its queue: queue_key() plus the deadline term.
   double key_of(const Job& job) const;
   void insert_pending(PendingJob p);

@@ -170,6 +170,7 @@ class Scheduler::Walk {
   const FairnessBounds fair_;
   const bool fair_terms_;  // the composite has DRF or debt terms
   const bool yield_;       // and fairness yield (spec.ordering.fairnessYieldPercentile) is on
+  const bool nominal_;     // and fairness within nominal (spec.ordering.fairnessWithinNominal)
   CycleResult result_;
   ScratchLease lease_;
   QuotaTree& quota_;
@@ -190,10 +191,12 @@ class Scheduler::Walk {
   std::vector<Cursor> cur_;
   std::vector<double> dyn_;  // fairness penalty of each queue (>= 0); refreshed when it admits
   // A head's score: its key less its queue's fairness penalty, bounded (fairness_bounds.h).
-  // (`p` is read only with fairness yield on: its class picks the window.)
+  // (`p` is read only with fairness yield on, where its class picks the window, or fairness
+  // within nominal, where its request scales the penalty.)
   double head_score(double key, int q, TimeNs submit_ns, const PendingJob* p) const {
     const TimeNs window = yield_ ? s_.fairness_window(p->job, fair_) : fair_.window_ns;
-    return key + bounded_fairness(dyn_[q], fair_, now_ - submit_ns, window);
+    const double penalty = nominal_ ? dyn_[q] * s_.nominal_factor(q, p->job, quota_) : dyn_[q];
+    return key + bounded_fairness(penalty, fair_, now_ - submit_ns, window);
   }
   std::vector<const PendingJob*> heads_;
   std::vector<HeadKey> head_key_;

@@ -231,6 +231,11 @@ struct SchedulerPolicy {
   // longer than the P-th percentile of its class's recent admitted waits loses the DRF and debt
   // terms (it competes by priority and age: arrival order), core/order/fairness_yield.h.
   int32_t fairness_yield_percentile = 0;
+  // spec.ordering.fairnessWithinNominal: 1 (the default): off. s in [0, 1): a job whose queue
+  // would stay within its nominal quota with it admitted has its DRF and debt terms scaled by s
+  // (0: by priority, age and arrival, as Kueue admits within-nominal work); the terms keep
+  // arbitrating jobs that would borrow. core/order/nominal_fairness.h.
+  double fairness_within_nominal = 1.0;
   TimeNs interactive_timeout_ns = 30 * kNsPerSec;
   int32_t max_pending_total = 0;        // cluster-wide cap on pending jobs; 0: none
   int32_t max_preemptions_per_job = 3;  // a job preempted this often is no longer a victim

@@ -1,5 +1,6 @@
 // sluice.dev SchedulerPolicy (src/config/kinds/policy_kind.cc): spec.ordering's
-// fairnessYieldPercentile (core/order/fairness_yield.h), and clear errors for bad values.
+// fairnessYieldPercentile (core/order/fairness_yield.h) and fairnessWithinNominal
+// (core/order/nominal_fairness.h), and clear errors for bad values.
 #include <gtest/gtest.h>
 
 #include "../config_test_util.h"
@@ -37,6 +38,28 @@ TEST(PolicyKind, FairnessYieldPercentileReadsAnIntegerFrom0To99) {
   }
   auto high = load_one(policy_with_ordering("fairnessYieldPercentile: 100"));
   EXPECT_TRUE(any_contains(high.errors, {"\"100\" must be at most 99"})) << dump(high.errors);
+}
+
+TEST(PolicyKind, FairnessWithinNominalIsOffByDefault) {
+  auto out = load_one(policy_with_ordering("mode: composite"));
+  ASSERT_TRUE(out.ok()) << dump(out.errors);
+  EXPECT_EQ(out.config.policy.fairness_within_nominal, 1.0);
+}
+
+TEST(PolicyKind, FairnessWithinNominalReadsANumberFrom0To1) {
+  for (const char* v : {"0", "0.25", "1"}) {
+    auto out = load_one(policy_with_ordering(std::string("fairnessWithinNominal: ") + v));
+    ASSERT_TRUE(out.ok()) << v << dump(out.errors);
+    EXPECT_EQ(out.config.policy.fairness_within_nominal, std::stod(v));
+  }
+  for (const char* bad : {"-0.5", "1.5", "half", "[0]", "{s: 0}"}) {
+    auto out = load_one(policy_with_ordering(std::string("fairnessWithinNominal: ") + bad));
+    EXPECT_FALSE(out.ok()) << bad;
+    EXPECT_TRUE(any_contains(out.errors, {"test.yaml:5: spec.ordering.fairnessWithinNominal"}))
+        << bad << dump(out.errors);
+  }
+  auto typo = load_one(policy_with_ordering("fairnesWithinNominal: 0"));
+  EXPECT_FALSE(typo.ok());
 }
 
 }  // namespace policy_kind_test
