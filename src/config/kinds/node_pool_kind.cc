@@ -111,11 +111,7 @@ bool read_webhook(Reader& r, const YAML::Node& node, Provisioner& out) {
     ok = false;
   }
   if (const YAML::Node* n = m.find("bearerTokenFile")) {
-    auto file = r.str(*n, m.path("bearerTokenFile"));
-    if (file && file->empty()) {
-      r.error(*n, m.path("bearerTokenFile"), "must name a file");
-      file.reset();
-    }
+    auto file = r.str(*n, m.path("bearerTokenFile"));  // an empty one is an error there
     ok = ok && file;
     if (file) out.bearer_token_file = std::move(*file);
   }

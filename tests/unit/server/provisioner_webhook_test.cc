@@ -159,7 +159,8 @@ TEST_F(WebhookTest, NoAnswerWithinTheTimeoutIsATimeout) {
   EXPECT_FALSE(r.ok);
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.http_status, 0);
-  EXPECT_NE(r.output.find("no answer within its timeout of 200 ms"), std::string::npos) << r.output;
+  // The client's read deadline or the watchdog's, whichever fires first: both say so.
+  EXPECT_NE(r.output.find("no answer within"), std::string::npos) << r.output;
 }
 
 TEST_F(WebhookTest, ARefusedConnectionOrAMissingTokenFails) {
