@@ -31,8 +31,9 @@ std::string output_tail(std::string text);
 // token of call.token_file; 2xx is ok, another status failed, no answer in time a timeout.
 ProvisionResult run_webhook_call(const ProvisionCall& call, const std::string& log_path,
                                  const std::atomic<bool>* cancel = nullptr);
-// The token of a bearerTokenFile: its first line, printable, at most 8 KiB. None (and *error,
-// which names the file, never its content) when it cannot be read or holds no token.
+// The token of a bearerTokenFile: its content less trailing newlines, printable, no spaces, at
+// most 8 KiB. None (and *error, which names the file, never its content) when it cannot be
+// read or holds no token.
 std::optional<std::string> read_bearer_token(const std::string& path, std::string* error);
 
 class ProvisionRunner {
