@@ -251,11 +251,14 @@ void SqliteStore::finalize_statements() {
   }
 }
 
-// Runs one prepared statement to its end and resets it for the next use; false with *why set.
-bool SqliteStore::run(sqlite3_stmt* stmt, std::string* why) {
+// Runs one prepared statement to its end and resets it for the next use, its parameters
+// cleared (they were bound SQLITE_STATIC to strings of this batch, gone before the next);
+// false with *why set.
+bool SqliteStore::step_once(sqlite3_stmt* stmt, std::string* why) {
   const bool ok = sqlite3_step(stmt) == SQLITE_DONE;
   if (!ok) *why = sqlite3_errmsg(db_);
   sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
   return ok;
 }
 
@@ -266,21 +269,21 @@ bool SqliteStore::write_rows(std::vector<Write>& batch, std::string* why) {
       sqlite3_bind_int64(st_.job, 1, static_cast<sqlite3_int64>(j.id));
       sqlite3_bind_text(st_.job, 2, j.state.c_str(), -1, SQLITE_STATIC);
       sqlite3_bind_text(st_.job, 3, j.record.c_str(), -1, SQLITE_STATIC);
-      if (!run(st_.job, why)) return false;
+      if (!step_once(st_.job, why)) return false;
     }
     for (auto& [k, v] : w.meta) {
       sqlite3_bind_text(st_.meta, 1, k.c_str(), -1, SQLITE_STATIC);
       sqlite3_bind_text(st_.meta, 2, v.c_str(), -1, SQLITE_STATIC);
-      if (!run(st_.meta, why)) return false;
+      if (!step_once(st_.meta, why)) return false;
     }
     for (auto& line : w.events) {
       sqlite3_bind_text(st_.event, 1, line.c_str(), -1, SQLITE_STATIC);
-      if (!run(st_.event, why)) return false;
+      if (!step_once(st_.event, why)) return false;
       since_trim_ += 1;
     }
     for (uint64_t id : w.deleted) {
       sqlite3_bind_int64(st_.del, 1, static_cast<sqlite3_int64>(id));
-      if (!run(st_.del, why)) return false;
+      if (!step_once(st_.del, why)) return false;
     }
   }
   return true;
@@ -316,14 +319,14 @@ bool SqliteStore::commit(std::vector<Write>& batch, std::string* error) {
     *error = "prepare: " + why;
     return false;
   }
-  if (!run(st_.begin, &why)) {
+  if (!step_once(st_.begin, &why)) {
     *error = "begin: " + why;
     return false;
   }
   if (!write_rows(batch, &why)) return fail("write");
   if (max_events_ > 0 && since_trim_ >= trim_every_ && !trim_events(&why))
     return fail("trim events");
-  if (!run(st_.commit, &why)) return fail("commit");
+  if (!step_once(st_.commit, &why)) return fail("commit");
   // The event log file mirrors the committed events (the table is the durable copy); open()
   // commits once before it opens the file (check_not_lost), with no events.
   if (events_) {

@@ -56,7 +56,7 @@ class SqliteStore final : public Store {
   bool trim_events(std::string* why);
   bool prepare_statements(std::string* why);
   void finalize_statements();
-  bool run(sqlite3_stmt* stmt, std::string* why);
+  bool step_once(sqlite3_stmt* stmt, std::string* why);
 
   // The most events rows one trim deletes (its share of a commit's time is bounded).
   static constexpr int64_t kTrimBatch = 50'000;
