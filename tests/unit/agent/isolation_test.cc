@@ -118,7 +118,6 @@ TEST_F(IsolationTest, RootAgentRunsPodsAsTheNamespacesUserWithPrivateFiles) {
   EXPECT_EQ(stat_of(state_ + "/logs").mode, 0711u);
   EXPECT_EQ(stat_of(state_ + "/work").mode, 0711u);
   EXPECT_EQ(stat_of(state_).mode, 0711u);  // created by the agent
-  EXPECT_EQ(stat_of(state_ + "/pods.json.0").mode, 0600u);
   // Namespace b's pod cannot read a's log or work dir, nor signal a's running pod.
   proto::Assignment sleeper;
   sleeper.job = 3;
@@ -135,6 +134,11 @@ TEST_F(IsolationTest, RootAgentRunsPodsAsTheNamespacesUserWithPrivateFiles) {
       if (rp.job == 3) pid = rp.pid;
     return pid > 0;
   }));
+  // pods.json, which lists the running sleeper (a pod that ended leaves it within a second, so
+  // the first pod's may be gone already): the agent's alone.
+  ASSERT_TRUE(
+      testing::wait_until([&] { return ::access((state_ + "/pods.json.0").c_str(), F_OK) == 0; }));
+  EXPECT_EQ(stat_of(state_ + "/pods.json.0").mode, 0600u);
   const auto b =
       run(*iso, *r, 2, "b",
           "cat " + p.log + " || echo no-log; ls " + p.work_dir + " || echo no-dir; kill -STOP " +
