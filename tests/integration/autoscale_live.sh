@@ -20,18 +20,7 @@ tmp=$(mktemp -d)
 chmod 711 "$tmp"
 cd "$tmp"
 mkdir -p "$tmp/agents" "$tmp/work"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  for f in "$tmp"/agents/*.pid; do [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null || true; done
-  rm -rf "$tmp" 2>/dev/null || true
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$tmp"/*.log "$tmp"/work/*.log; do [[ -f $f ]] && { echo "== $f" >&2; tail -30 "$f" >&2; }; done
-  exit 1
-}
+trap cleanup EXIT  # lib/autoscale.sh
 port=$(free_port)
 url=http://127.0.0.1:$port
 

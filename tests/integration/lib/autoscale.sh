@@ -1,6 +1,21 @@
 # Sourced by the autoscaler's integration scripts (autoscale_live.sh, autoscale_webhook.sh): the
-# server's JSON and metrics, jobs by name, bounded waits. The sourcing script sets $url (the
-# server), $bin (sluice), $tmp, and defines fail().
+# server's JSON and metrics, jobs by name, bounded waits, and the scripts' end. The sourcing
+# script sets $url (the server), $bin (sluice), $tmp, adds the PIDs it starts to pids and traps
+# EXIT with cleanup.
+
+pids=()
+# Stops what the script started (pids) and every agent a provisioner started (the PID files it
+# wrote under $tmp/agents), then removes $tmp.
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  for f in "$tmp"/agents/*.pid; do [[ -f $f ]] && kill "$(cat "$f")" 2>/dev/null || true; done
+  rm -rf "$tmp" 2>/dev/null || true
+}
+fail() {  # the reason, then the end of every log the run wrote
+  echo "FAIL: $*" >&2
+  for f in "$tmp"/*.log "$tmp"/work/*.log; do [[ -f $f ]] && { echo "== $f" >&2; tail -30 "$f" >&2; }; done
+  exit 1
+}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 json_get() {  # $1 path, $2 python expression on j
