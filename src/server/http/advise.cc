@@ -15,7 +15,8 @@ namespace {
 
 constexpr size_t kDefaultJobs = 5'000;
 constexpr size_t kMaxJobs = 20'000;
-constexpr size_t kPage = 1'000;  // views built in one hold of the state lock
+constexpr size_t kPage = 1'000;      // views built in one hold of the state lock
+constexpr size_t kMaxScan = 20'000;  // records looked at in one hold (as GET /v1/jobs)
 
 struct AdviseQuery {
   std::string ns, user;
@@ -40,15 +41,17 @@ std::string read_advise_query(const net::Request& req, AdviseQuery* q) {
 }
 
 // One page of views, newest first, of the jobs before `before` (0: from the newest) that the
-// caller sees and the query selects and that ever held GPUs; returns where the next page
-// starts (0: none left).
+// caller sees and the query selects and that ever held GPUs: at most kPage views and kMaxScan
+// records looked at, so that a caller who sees few of many jobs holds the lock for a bounded
+// time; returns where the next page starts (0: none left).
 JobId advise_page(ServerState& state, const Caller& caller, const AdviseQuery& q, JobId before,
                   int64_t now, nlohmann::json& jobs) {
   std::lock_guard lk(state.mu());
   const auto& recs = state.records();
   auto it = std::make_reverse_iterator(before ? recs.lower_bound(before) : recs.end());
-  for (size_t built = 0; it != recs.rend(); ++it) {
+  for (size_t built = 0, scanned = 0; it != recs.rend(); ++it, ++scanned) {
     const JobRecord& r = it->second;
+    if (scanned == kMaxScan) return r.job.id + 1;  // the next page looks from this record on
     if (!caller.sees(r.job.namespace_) || r.admit_ns <= 0) continue;
     if (!q.ns.empty() && r.job.namespace_ != q.ns) continue;
     if (!q.user.empty() && r.job.exec().user != q.user) continue;
