@@ -272,6 +272,12 @@ void ClusterAlloc::assign_from(const ClusterAlloc& src) {
     for (NodeId n = b; n < e; ++n) {
       const size_t i = idx(n);
       if (version_[i] == src.version_[i]) continue;
+      // Changed on both sides to the same state (a cycle's admission, tried on the copy and
+      // then applied to the source): the indexes already agree, only the version moves.
+      if (same_state(src, n)) {
+        version_[i] = src.version_[i];
+        continue;
+      }
       unindex(n);
       cpu_free_[i] = src.cpu_free_[i];
       mem_free_[i] = src.mem_free_[i];
@@ -288,6 +294,17 @@ void ClusterAlloc::assign_from(const ClusterAlloc& src) {
       version_[i] = src.version_[i];
     }
   }
+}
+
+bool ClusterAlloc::same_state(const ClusterAlloc& src, NodeId n) const {
+  const size_t i = idx(n);
+  if (cpu_free_[i] != src.cpu_free_[i] || mem_free_[i] != src.mem_free_[i] ||
+      whole_free_[i] != src.whole_free_[i] || ready_.test(n) != src.ready_.test(n))
+    return false;
+  const auto g0 = static_cast<size_t>(L().gpu_off[i]), g1 = static_cast<size_t>(L().gpu_off[i + 1]);
+  const auto s0 = static_cast<size_t>(slice_begin(n)), s1 = static_cast<size_t>(slice_end(n));
+  return std::equal(gpu_free_.data() + g0, gpu_free_.data() + g1, src.gpu_free_.data() + g0) &&
+         std::equal(slice_used_.data() + s0, slice_used_.data() + s1, src.slice_used_.data() + s0);
 }
 
 int64_t ClusterAlloc::total_gpu_milli_free() const {

@@ -154,6 +154,9 @@ class ClusterAlloc {
     int64_t gpu_milli_capacity = 0;
   };
   const Layout& L() const { return *layout_; }
+  // Whether node n holds what it holds in src (free CPU, memory, GPUs, slices and readiness:
+  // what its index entries are computed from).
+  bool same_state(const ClusterAlloc& src, NodeId n) const;
 
   const Cluster* cluster_;
   std::shared_ptr<const Layout> layout_;
