@@ -115,7 +115,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader spec(r, *spec_node, "spec",
                  {{"scoring", "ordering", "fairness", "fairSharing", "interactive",
                    "maxPendingTotal", "preemption", "backfill", "backfillDepth", "alignEnds",
-                   "alignEndsAfter", "flavorSnapshot"}});
+                   "alignEndsAfter", "alignEndsYieldToSmall", "flavorSnapshot"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
@@ -161,6 +161,13 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
       p.align_ends_after_ns = *v;
       if (!p.align_ends && *v > 0)
         r.warning(*n, "spec.alignEndsAfter", "has no effect without spec.alignEnds: true");
+    }
+  }
+  if (const YAML::Node* n = spec.find("alignEndsYieldToSmall")) {
+    if (auto v = r.boolean(*n, "spec.alignEndsYieldToSmall")) {
+      p.align_ends_yield_small = *v;
+      if (!p.align_ends && *v)
+        r.warning(*n, "spec.alignEndsYieldToSmall", "has no effect without spec.alignEnds: true");
     }
   }
   if (const YAML::Node* n = spec.find("flavorSnapshot")) {

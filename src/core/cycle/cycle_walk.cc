@@ -14,6 +14,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/cycle/align_yield.h"
 #include "core/cycle/walk.h"
 #include "core/order/starvation.h"
 
@@ -627,7 +628,8 @@ void Scheduler::Walk::commit(int q, const Job& used, bool over) {
 // End alignment for the job about to be placed (its queue q gives the default walltime): on
 // the cycle's node ends, or off while spec.alignEndsAfter finds nobody waiting for room.
 void Scheduler::Walk::aim_ends(int q) {
-  const bool on = policy_.align_ends_after_ns <= 0 || someone_waits_for_room();
+  const bool on = (policy_.align_ends_after_ns <= 0 || someone_waits_for_room()) &&
+                  (!policy_.align_ends_yield_small || longest_waiting_needs_a_node());
   const std::vector<TimeNs>* ends = cycle_node_end_.empty() ? &s_.node_end_ : &cycle_node_end_;
   s_.placer_.set_node_ends(on ? ends : nullptr, now_);
   if (on) s_.placer_.set_default_walltime(s_.config_->cluster_queues[q].default_walltime_ns);
@@ -643,6 +645,23 @@ bool Scheduler::Walk::someone_waits_for_room() const {
       return true;
   }
   return false;
+}
+
+// spec.alignEndsYieldToSmall: whether the job pending the longest among those of the highest
+// priority pending has a pod of more than one GPU (align_yield.h). Decided once a cycle, on the
+// jobs pending when it started (a queue's jobs by submit time: its first of the top class is
+// the only one of them that can win).
+bool Scheduler::Walk::longest_waiting_needs_a_node() {
+  if (longest_needs_node_ >= 0) return longest_needs_node_ != 0;
+  AlignYield yield;
+  for (int q = 0; q < nq_; ++q)
+    for (const auto& [submit, id] : s_.by_submit_[q]) {
+      const Job& job = s_.pending_.at(id).job;
+      yield.offer(job);
+      if (job.priority >= top_priority_) break;
+    }
+  longest_needs_node_ = yield.aligns() ? 1 : 0;
+  return longest_needs_node_ != 0;
 }
 
 // End alignment: the later placements of this cycle see this admission's expected end on its

@@ -144,6 +144,7 @@ class Scheduler::Walk {
   void align_later(int q, const Job& used, const Placement& placement);
   void aim_ends(int q);
   bool someone_waits_for_room() const;
+  bool longest_waiting_needs_a_node();
   bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known);
   bool fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors);
   bool all_held() const;
@@ -217,6 +218,8 @@ class Scheduler::Walk {
   std::vector<Reservation> reservations_;
   // End alignment: the scheduler's node ends with this cycle's admissions, once it has one.
   std::vector<TimeNs> cycle_node_end_;
+  // spec.alignEndsYieldToSmall: -1 not yet decided this cycle, else longest_waiting_needs_a_node().
+  int8_t longest_needs_node_ = -1;
   size_t depth() const { return static_cast<size_t>(std::max<int32_t>(1, policy_.backfill_depth)); }
   std::vector<const Reservation*> binding_;  // binding_reservations()'s answer
   std::vector<NodeId> cordoned_;             // reserved nodes taken out for a preemptor's search

@@ -253,6 +253,10 @@ struct SchedulerPolicy {
   // reservation, or as a starving job claims capacity); with none, nodes are left to the GPU
   // scoring alone, and release their GPUs one by one for the next small jobs.
   TimeNs align_ends_after_ns = 0;
+  // spec.alignEndsYieldToSmall: with alignEnds, a placement aligns only while the job pending the
+  // longest among those of the highest priority pending has a pod of more than one GPU; while it
+  // asks for one GPU per pod the GPU scoring alone places (core/cycle/align_yield.h).
+  bool align_ends_yield_small = false;
   // spec.flavorSnapshot: cycleStart: as Kueue, a job's flavors are chosen against the quota as
   // it was when the cycle started, and a job whose choice no longer fits after the cycle's
   // earlier admissions waits for the next cycle (no other flavor is tried). Off (`live`, the

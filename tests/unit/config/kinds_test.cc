@@ -365,7 +365,7 @@ spec:
       out.errors,
       "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, fairSharing, "
       "interactive, maxPendingTotal, preemption, backfill, backfillDepth, alignEnds, "
-      "alignEndsAfter, flavorSnapshot)"))
+      "alignEndsAfter, alignEndsYieldToSmall, flavorSnapshot)"))
       << dump(out.errors);
 }
 

@@ -1,6 +1,7 @@
 // sluice.dev SchedulerPolicy (src/config/kinds/policy_kind.cc): spec.ordering's
 // fairnessYieldPercentile (core/order/fairness_yield.h) and fairnessWithinNominal
-// (core/order/nominal_fairness.h), and clear errors for bad values.
+// (core/order/nominal_fairness.h), spec.alignEndsYieldToSmall (core/cycle/align_yield.h), and
+// clear errors for bad values.
 #include <gtest/gtest.h>
 
 #include "../config_test_util.h"
@@ -60,6 +61,31 @@ TEST(PolicyKind, FairnessWithinNominalReadsANumberFrom0To1) {
   }
   auto typo = load_one(policy_with_ordering("fairnesWithinNominal: 0"));
   EXPECT_FALSE(typo.ok());
+}
+
+TEST(PolicyKind, SchedulerPolicyAlignEndsYieldToSmall) {
+  auto doc = [](const std::string& spec) {
+    return "apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: p}\n"
+           "spec: {" +
+           spec + "}\n";
+  };
+  EXPECT_FALSE(load_one(doc("alignEnds: true")).config.policy.align_ends_yield_small);
+  auto on = load_one(doc("alignEnds: true, alignEndsYieldToSmall: true"));
+  ASSERT_TRUE(on.ok()) << dump(on.errors);
+  EXPECT_TRUE(on.config.policy.align_ends_yield_small);
+  EXPECT_TRUE(on.config.warnings.empty()) << dump(on.config.warnings);
+  // Without alignEnds it does nothing: accepted, with a warning that says so.
+  auto alone = load_one(doc("alignEndsYieldToSmall: true"));
+  ASSERT_TRUE(alone.ok()) << dump(alone.errors);
+  EXPECT_TRUE(
+      any_contains(alone.config.warnings, {"spec.alignEndsYieldToSmall", "without spec.alignEnds"}))
+      << dump(alone.config.warnings);
+  for (const char* bad : {"sometimes", "2", "[true]"}) {
+    auto out = load_one(doc(std::string("alignEnds: true, alignEndsYieldToSmall: ") + bad));
+    EXPECT_FALSE(out.ok()) << bad;
+    EXPECT_TRUE(any_contains(out.errors, {"test.yaml:4: spec.alignEndsYieldToSmall"}))
+        << dump(out.errors);
+  }
 }
 
 }  // namespace policy_kind_test

@@ -134,7 +134,8 @@ TEST(AlignEnds, AFinishedJobsEndIsForgotten) {
 // runs on past its end the least); not aligned, n0.
 struct AlignAfter {
   Scheduler s;
-  explicit AlignAfter(TimeNs after_s) : s(make(after_s)) {
+  explicit AlignAfter(TimeNs after_s) : AlignAfter(make(after_s)) {}
+  explicit AlignAfter(std::shared_ptr<Config> c) : s(std::move(c)) {
     const TimeNs ends[] = {1000, 400, 100};
     for (NodeId n = 0; n < 3; ++n) testing::run_on(s, static_cast<JobId>(n + 1), 2, n, ends[n]);
     testing::run_on(s, 4, 1, 3, 5000);
@@ -166,6 +167,53 @@ TEST(AlignEnds, AfterAWaitWithNobodyWaitingTheScoringAlonePlaces) {
   EXPECT_EQ(place_one(after.s, 10, 300, 70), 0);
   AlignAfter always(0);  // the default: every placement aligns
   EXPECT_EQ(place_one(always.s, 10, 300, 70), 1);
+}
+
+// spec.alignEndsYieldToSmall, on the AlignAfter cluster (every placement may align): job 8, a
+// 1-GPU job ending at 310 s, is placed; bin-packing ties n0 and n1 for it (aligned: n1).
+struct YieldToSmall : AlignAfter {
+  explicit YieldToSmall(bool yield) : AlignAfter(make(yield)) {}
+  static std::shared_ptr<Config> make(bool yield) {
+    auto c = AlignAfter::make(0);
+    c->policy.align_ends_yield_small = yield;
+    c->priority_classes = {{"low", 0}, {"high", 1}};  // the highest class pending decides
+    return c;
+  }
+  // Submits the small job (submitted at `small_s`, priority `small_p`) and a whole-node job
+  // (at `big_s`, priority `big_p`) and returns the node the small one gets at 10 s.
+  NodeId small_node(TimeNs small_s, int32_t small_p, TimeNs big_s, int32_t big_p) {
+    Job big = testing::make_job(9, "q", 4, 1, big_s * kSec, big_p);
+    big.walltime_ns = 100 * kSec;
+    Job small = testing::make_job(8, "q", 1, 1, small_s * kSec, small_p);
+    small.walltime_ns = 300 * kSec;
+    EXPECT_EQ(s.submit(big).status, SubmitStatus::kAccepted);
+    EXPECT_EQ(s.submit(small).status, SubmitStatus::kAccepted);
+    const CycleResult r = s.run_cycle(10 * kSec);
+    s.apply(r, 10 * kSec);
+    for (const auto& a : r.admitted)
+      if (a.job == 8) return a.placement.pods.at(0).node;
+    return -1;
+  }
+};
+
+TEST(AlignEnds, YieldToSmallAlignsWhileAWholeNodeJobWaitsTheLongest) {
+  YieldToSmall y(true);
+  EXPECT_EQ(y.small_node(5, 0, 0, 0), 1);
+  testing::expect_invariants(y.s);
+}
+
+TEST(AlignEnds, YieldToSmallLeavesTheScoringAloneWhileAOneGpuJobWaitsTheLongest) {
+  YieldToSmall y(true);
+  EXPECT_EQ(y.small_node(0, 0, 5, 0), 0);
+  YieldToSmall off(false);  // the default: it aligns whoever waits
+  EXPECT_EQ(off.small_node(0, 0, 5, 0), 1);
+}
+
+TEST(AlignEnds, YieldToSmallLooksAtTheHighestPriorityPending) {
+  YieldToSmall big_first(true);
+  EXPECT_EQ(big_first.small_node(0, 0, 5, 1), 1);  // the older small job is of a lower class
+  YieldToSmall small_first(true);
+  EXPECT_EQ(small_first.small_node(5, 1, 0, 0), 0);
 }
 
 }  // namespace
