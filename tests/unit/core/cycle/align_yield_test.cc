@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "../test_config.h"
 
 namespace sluice {
@@ -15,54 +17,48 @@ Job job(JobId id, int gpus_per_pod, TimeNs submit, int32_t priority = 0, int pod
   return testing::make_job(id, "q", gpus_per_pod, pods, submit, priority);
 }
 
-TEST(AlignYield, NobodyPendingAligns) {
+// The jobs offered in this order.
+AlignYield offered(std::initializer_list<const Job*> jobs) {
   AlignYield y;
+  for (const Job* j : jobs) y.offer(*j);
+  return y;
+}
+
+TEST(AlignYield, NobodyPendingAligns) {
+  const AlignYield y = offered({});
   EXPECT_TRUE(y.aligns());
   EXPECT_EQ(y.longest(), nullptr);
 }
 
 TEST(AlignYield, AOneGpuJobPendingTheLongestTurnsItOff) {
   const Job small = job(1, 1, 10), big = job(2, 8, 20);
-  AlignYield y;
-  y.offer(big);
-  y.offer(small);
+  const AlignYield y = offered({&big, &small});
   EXPECT_EQ(y.longest(), &small);
   EXPECT_FALSE(y.aligns());
 }
 
 TEST(AlignYield, AMultiGpuPodPendingTheLongestKeepsItOn) {
   const Job small = job(1, 1, 20), big = job(2, 2, 10);
-  AlignYield y;
-  y.offer(small);
-  y.offer(big);
-  EXPECT_TRUE(y.aligns());
+  EXPECT_TRUE(offered({&small, &big}).aligns());
 }
 
 TEST(AlignYield, ManyOneGpuPodsAreSmall) {
   const Job wide = job(1, 1, 10, 0, 16);
-  AlignYield y;
-  y.offer(wide);
-  EXPECT_FALSE(y.aligns());  // sixteen single GPUs: each GPU that comes free serves a pod
+  // Sixteen single GPUs: each GPU that comes free serves a pod.
+  EXPECT_FALSE(offered({&wide}).aligns());
 }
 
 TEST(AlignYield, TheHighestPriorityComesBeforeTheWait) {
   const Job old_small = job(1, 1, 0, 100), young_big = job(2, 8, 50, 1000);
-  AlignYield y;
-  y.offer(old_small);
-  y.offer(young_big);
+  const AlignYield y = offered({&old_small, &young_big});
   EXPECT_EQ(y.longest(), &young_big);
   EXPECT_TRUE(y.aligns());
 }
 
 TEST(AlignYield, EqualSubmitTimesGoToTheLowerId) {
   const Job big = job(3, 8, 10), small = job(4, 1, 10);
-  AlignYield first, second;
-  first.offer(small);
-  first.offer(big);
-  second.offer(big);
-  second.offer(small);
-  EXPECT_EQ(first.longest(), &big);
-  EXPECT_EQ(second.longest(), &big);  // the order offered does not matter
+  EXPECT_EQ(offered({&small, &big}).longest(), &big);
+  EXPECT_EQ(offered({&big, &small}).longest(), &big);  // the order offered does not matter
 }
 
 }  // namespace
