@@ -313,6 +313,21 @@ bool Scheduler::report_checkpoint(JobId id, TimeNs at) {
   return true;
 }
 
+bool Scheduler::shorten_pending(JobId id, TimeNs kept_ns) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return false;
+  if (kept_ns <= 0 || it->second.job.walltime_ns <= 0) return true;
+  PendingJob p;
+  p.queue = it->second.queue;
+  erase_pending(id, &p.job);
+  const TimeNs w = p.job.walltime_ns;
+  p.job.walltime_ns = std::max(std::min(kNsPerSec, w), w - kept_ns);
+  p.key = key_of(p.job);
+  insert_pending(std::move(p));
+  need_full_ = true;  // its reservation and backfill fit changed
+  return true;
+}
+
 bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs start_ns,
                                 TimeNs checkpoint_ns, int32_t preemptions, std::string* why) {
   auto fail = [&](std::string m) {

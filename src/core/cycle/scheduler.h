@@ -87,6 +87,11 @@ class Scheduler {
   bool requeue(JobId id, TimeNs now);
   // A running job saved its work at `at`: preempting it now loses only what came after.
   bool report_checkpoint(JobId id, TimeNs at);
+  // A pending job that kept `kept_ns` of its work at its last run's checkpoint restarts with
+  // only the rest to do: its walltime estimate is cut by that much (to at least 1 s; an
+  // unknown walltime stays unknown). False when it is not pending. The simulator's checkpoint
+  // model calls it after a requeue (docs/simulator.md, "Checkpoints").
+  bool shorten_pending(JobId id, TimeNs kept_ns);
   // Puts a job back as running where it already runs (daemon restart, configuration reload):
   // the placement and quota usage are taken as given after checking that they fit the current
   // capacity. Fails (message in *why) when the queue is unknown, the id is taken, or a node or
