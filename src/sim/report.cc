@@ -305,6 +305,15 @@ nlohmann::json to_json(const Figures& f) {
   if (f.sim.right_size_on)
     j["right_sizing"] = {{"right_sized_jobs", f.sim.right_sized},
                          {"retried_whole", f.sim.right_size_retries}};
+  if (f.sim.checkpoint_every_ns > 0) {
+    constexpr double kMilliNsPerGpuHour = 1000.0 * kNs * 3600.0;
+    j["checkpoints"] = {{"interval_s", static_cast<double>(f.sim.checkpoint_every_ns) / kNs},
+                        {"checkpointing_jobs", f.sim.checkpointing_jobs},
+                        {"interrupted_runs", f.sim.interrupted_runs},
+                        {"resumed_runs", f.sim.resumed_runs},
+                        {"kept_gpu_hours", f.sim.kept_gpu_milli_ns / kMilliNsPerGpuHour},
+                        {"lost_gpu_hours", f.sim.lost_gpu_milli_ns / kMilliNsPerGpuHour}};
+  }
   return j;
 }
 
@@ -358,6 +367,10 @@ std::string to_table(const Figures& f) {
         << short_dur(pr.abs_error_p90_s) << " (wait p50 " << short_dur(pr.wait_p50_s) << "), "
         << fmt("%.1f%%", 100 * pr.within_10pct) << " within 10% of the wait\n";
   out << autoscale_table(f);
+  if (f.sim.checkpoint_every_ns > 0)
+    out << "\ncheckpoints every " << short_dur(static_cast<double>(f.sim.checkpoint_every_ns) / kNs)
+        << ": " << f.sim.resumed_runs << " of " << f.sim.interrupted_runs
+        << " interrupted runs resumed from one\n";
   if (f.sim.right_size_on)
     out << "\nright-sizing: " << f.sim.right_sized << " jobs right-sized, "
         << f.sim.right_size_retries << " retried whole after running out of GPU memory\n";

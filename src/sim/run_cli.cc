@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -227,6 +228,31 @@ bool read_trace(const RunArgs& a, const Config& config, Rng& rng, TraceOutput* t
   return true;
 }
 
+// --checkpoint-every and --checkpoint-classes: a class named must be one of the
+// configuration's (or "none"), and classes need an interval. False with the error written.
+bool check_checkpoints(const RunArgs& a, const Config& config, std::ostream& err) {
+  if (a.checkpoint_every_s > 0 && a.checkpoint_every_s < 1) {
+    err << "error: --checkpoint-every: " << a.checkpoint_every_s
+        << " s is under a second (0: no checkpoints)\n";
+    return false;
+  }
+  if (!a.checkpoint_classes.empty() && a.checkpoint_every_s <= 0) {
+    err << "error: --checkpoint-classes needs --checkpoint-every (an interval above 0)\n";
+    return false;
+  }
+  for (const std::string& c : a.checkpoint_classes) {
+    const bool known =
+        c == "none" || std::any_of(config.priority_classes.begin(), config.priority_classes.end(),
+                                   [&](const auto& pc) { return pc.name == c; });
+    if (!known) {
+      err << "error: --checkpoint-classes: '" << c
+          << "' is no priority class of the configuration (nor \"none\")\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 RunOutcome run_once(const RunArgs& a, std::ostream& err) {
@@ -234,7 +260,7 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   res.rc = 1;
   // 1. Configuration, 2. the trace (bad rows fail the run unless skipped).
   const auto config = load_run_config(a, err);
-  if (!config) return res;
+  if (!config || !check_checkpoints(a, *config, err)) return res;
   Rng rng(a.seed);
   TraceOutput trace;
   std::string trace_name;
@@ -270,6 +296,8 @@ RunOutcome run_once(const RunArgs& a, std::ostream& err) {
   so.seed = a.seed ^ 0x5107a7c0ffeeULL;  // spot reclaims: a stream of their own
   so.right_size = a.right_size == "auto";
   so.right_size_headroom = a.right_size_headroom_pct / 100.0;
+  so.checkpoint_every_ns = static_cast<TimeNs>(std::llround(a.checkpoint_every_s * 1e9));
+  so.checkpoint_classes = a.checkpoint_classes;
   const auto t0 = std::chrono::steady_clock::now();
   SimResult result = simulate(config, trace.jobs, so);
   const double wall_s =
@@ -457,6 +485,15 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
                   "Right-sizing: percent over the history's peak")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--checkpoint-every", a->checkpoint_every_s,
+                  "Seconds of run time between a job's checkpoints: an interrupted run keeps its "
+                  "work up to the last one and restarts with the rest (0: off, from scratch)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--checkpoint-classes", a->checkpoint_classes,
+                  "With --checkpoint-every: only jobs of these priority classes checkpoint "
+                  "(comma-separated; none: jobs without a class; default: every job)")
+      ->delimiter(',');
   cmd->add_option("--node-failures", a->node_failures,
                   "Random node failures spread over the arrival span (seeded)")
       ->capture_default_str();

@@ -39,6 +39,9 @@ struct RunArgs {
   // --right-size-headroom: percent over the history's peak.
   std::string right_size = "off";
   double right_size_headroom_pct = 20;
+  // --checkpoint-every (seconds; 0: off) and --checkpoint-classes (SimOptions::checkpoint_*).
+  double checkpoint_every_s = 0;
+  std::vector<std::string> checkpoint_classes;
 };
 
 struct RunOutcome {

@@ -87,6 +87,10 @@ class Run {
     //    equal submit times in that order).
     res_.capacity_gpu_milli = config_->cluster.total_gpus() * kMilliPerGpu;
     res_.jobs.resize(jobs_.size());
+    ckpt_.assign(jobs_.size(), 0);
+    kept_.assign(jobs_.size(), 0);
+    ckpt_at_.assign(jobs_.size(), 0);
+    res_.checkpoint_every_ns = options_.checkpoint_every_ns;
     down_count_.assign(config_->cluster.nodes.size(), 0);
     index_.reserve(jobs_.size());
     std::vector<Event> arrivals;
@@ -102,6 +106,7 @@ class Run {
       o.complete_by_ns = jobs_[i].complete_by_ns;
       o.utility = jobs_[i].utility;
       index_.emplace(j.id, i);
+      if (options_.checkpoint_every_ns > 0 && checkpoints(o.priority_class)) ckpt_[i] = 1;
       arrivals.push_back({j.submit_ns, 0, EventKind::kArrival, i, 0});
     }
     events_.push_all(std::move(arrivals));
@@ -126,6 +131,7 @@ class Run {
       if (f.up_ns > f.down_ns)
         events_.push(f.up_ns, EventKind::kNodeUp, static_cast<uint64_t>(f.node));
     }
+    for (uint8_t c : ckpt_) res_.checkpointing_jobs += c;
     if (!jobs_.empty()) {
       res_.first_ns = jobs_.front().job.submit_ns;
       for (const auto& tj : jobs_) res_.first_ns = std::min(res_.first_ns, tj.job.submit_ns);
@@ -179,9 +185,10 @@ class Run {
  private:
   // The node pools after a batch: the autoscaler decides when a cycle ran or a pool event came.
   void scale(TimeNs now, bool cycled) {
-    if (fleet_.active())
-      fleet_.step(now, sched_, events_, cycled || fleet_event_,
-                  [&](JobId id) { requeue_running(id, now); });
+    if (!fleet_.active()) return;
+    report_checkpoints(now);
+    fleet_.step(now, sched_, events_, cycled || fleet_event_,
+                [&](JobId id) { requeue_running(id, now); });
   }
 
   // Running jobs with a pod on `node` go back to pending (they restart from scratch): a node
@@ -200,14 +207,56 @@ class Run {
     }
   }
   // A running job goes back to pending (a node failure, a reclaim, a consolidation's move):
-  // its run so far counts as run time, and it restarts from scratch.
+  // its run so far counts as run time, and it restarts from its last checkpoint (from scratch
+  // without one).
   void requeue_running(JobId id, TimeNs now) {
     sched_.requeue(id, now);
     const size_t i = index_.at(id);
-    res_.jobs[i].run_ns += now - started_at_[id];
+    const TimeNs ran = now - started_at_[id];
+    res_.jobs[i].run_ns += ran;
+    sched_.shorten_pending(id, interrupted(i, ran));
     started_at_.erase(id);
     stopped(i);
     pending_delta(i, 1);
+  }
+
+  // Whether jobs of priority class `c` checkpoint (SimOptions::checkpoint_classes).
+  bool checkpoints(const std::string& c) const {
+    const auto& cs = options_.checkpoint_classes;
+    return cs.empty() || std::find(cs.begin(), cs.end(), c.empty() ? "none" : c) != cs.end();
+  }
+  // The work a run of `ran` keeps: up to its last checkpoint, within what it had left to do.
+  TimeNs saved(size_t i, TimeNs ran) const {
+    if (!ckpt_[i]) return 0;
+    const TimeNs every = options_.checkpoint_every_ns;
+    return std::min(ran / every * every, std::max<TimeNs>(0, jobs_[i].duration_ns - kept_[i]));
+  }
+  // Trace job `i`'s run of `ran` was interrupted: what it kept is added to its progress and
+  // the counters; returns it.
+  TimeNs interrupted(size_t i, TimeNs ran) {
+    const TimeNs keep = saved(i, ran);
+    kept_[i] += keep;
+    JobOutcome& o = res_.jobs[i];
+    o.kept_run_ns += keep;
+    ++res_.interrupted_runs;
+    res_.resumed_runs += keep > 0 ? 1 : 0;
+    res_.kept_gpu_milli_ns += static_cast<double>(o.gpu_milli) * static_cast<double>(keep);
+    res_.lost_gpu_milli_ns += static_cast<double>(o.gpu_milli) * static_cast<double>(ran - keep);
+    return keep;
+  }
+  // Tells the scheduler of the running jobs' checkpoints up to `now` (what its preemption cost
+  // and the consolidation's moves read): each checkpointing run's last multiple of the interval.
+  void report_checkpoints(TimeNs now) {
+    if (options_.checkpoint_every_ns <= 0) return;
+    const TimeNs every = options_.checkpoint_every_ns;
+    for (const auto& [id, start] : started_at_) {
+      const size_t i = index_.at(id);
+      if (!ckpt_[i] || now - start < every) continue;
+      const TimeNs at = start + (now - start) / every * every;
+      if (at == ckpt_at_[i]) continue;
+      ckpt_at_[i] = at;
+      sched_.report_checkpoint(id, at);
+    }
   }
 
   // Credits the fairness index measured at the previous batch for the time since.
@@ -340,8 +389,11 @@ class Run {
         if (it == started_at_.end()) continue;
         const size_t i = index_.at(pr.victim);
         JobOutcome& o = res_.jobs[i];
-        o.run_ns += now - it->second;
-        o.preempted_run_ns += now - it->second;
+        const TimeNs ran = now - it->second;
+        const TimeNs keep = interrupted(i, ran);
+        o.run_ns += ran;
+        o.preempted_run_ns += ran - keep;
+        sched_.shorten_pending(pr.victim, keep);
         ++o.preemptions;
         stopped(i);
         pending_delta(i, 1);
@@ -415,6 +467,7 @@ class Run {
     started_at_.erase(id);
     stopped(i);
     ++res_.right_size_retries;
+    kept_[i] = 0;  // submitted again whole (its walltime too)
     sizer_->retried(i);
     o.gpu_milli = jobs_[i].job.total_requests()[kGpu];
     o.first_start_ns = -1;
@@ -427,6 +480,7 @@ class Run {
   }
 
   void cycle(TimeNs now) {
+    report_checkpoints(now);
     const CycleResult r = sched_.run_cycle(now);
     res_.decision_digest = fold_decisions(res_.decision_digest, r);
     sched_.apply(r, now);
@@ -445,10 +499,11 @@ class Run {
       started_at_[a.job] = now;
       used_gpu_milli_ += o.gpu_milli;
       pending_delta(i, -1);
-      // Right-sized above its peak: out of memory a minute in (sim/right_size.h).
-      const TimeNs run = sizer_ && sizer_->runs_out(i)
-                             ? std::min(jobs_[i].duration_ns, kOutOfMemoryAfterNs)
-                             : jobs_[i].duration_ns;
+      // Right-sized above its peak: out of memory a minute in (sim/right_size.h). After a
+      // checkpointed interruption only the rest of its work is left.
+      const TimeNs left = jobs_[i].duration_ns - kept_[i];
+      const TimeNs run = sizer_ && sizer_->runs_out(i) ? std::min(left, kOutOfMemoryAfterNs) : left;
+      ckpt_at_[i] = now;
       events_.push(now + run, EventKind::kCompletion, a.job, static_cast<uint64_t>(o.starts));
     }
     if (options_.check_invariants && res_.invariant_failure.empty()) {
@@ -479,6 +534,11 @@ class Run {
   bool cycled_ = false;
   bool cycle_scheduled_ = false;
   static constexpr TimeNs kOutOfMemoryAfterNs = 60 * kNsPerSec;
+  // Checkpoints, per trace index: whether the job checkpoints, the work its interrupted runs
+  // kept, and the last checkpoint reported to the scheduler (its run's start when none).
+  std::vector<uint8_t> ckpt_;
+  std::vector<TimeNs> kept_;
+  std::vector<TimeNs> ckpt_at_;
   std::optional<RightSizer> sizer_;  // SimOptions::right_size
   Fleet fleet_;                      // the node pools (inactive without)
   bool fleet_event_ = false;         // a pool event came in this batch

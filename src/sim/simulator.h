@@ -44,6 +44,13 @@ struct SimOptions {
   // comes from the documented model, seeded by `seed`. Off: no memory is drawn at all.
   bool right_size = false;
   double right_size_headroom = 0.2;
+  // Checkpoints (docs/simulator.md, "Checkpoints"): 0: off, every interruption (preemption,
+  // node failure, spot reclaim, consolidation move) throws the run away. Otherwise a job of
+  // `checkpoint_classes` (empty: every job; "none": jobs without a class) saves its work every
+  // this much run time, at no cost; an interrupted run keeps the work up to its last checkpoint
+  // and the job restarts with only the rest to run (its walltime estimate cut by as much).
+  TimeNs checkpoint_every_ns = 0;
+  std::vector<std::string> checkpoint_classes;
 };
 
 // Step functions of the run, one point per batch of events whose values changed: from
@@ -69,7 +76,8 @@ struct JobOutcome {
   TimeNs run_ns = 0;            // time spent running, interrupted spans included
   int32_t starts = 0;           // > 1 after a node failure or a preemption sent it back
   int32_t preemptions = 0;      // times a scheduling cycle evicted it
-  TimeNs preempted_run_ns = 0;  // run time its preemptions threw away (it restarts from scratch)
+  TimeNs preempted_run_ns = 0;  // run time its preemptions threw away (since the last checkpoint)
+  TimeNs kept_run_ns = 0;       // run time its interruptions kept (checkpoints; 0 without)
   bool rejected = false;        // submit() refused it (pending cap, invalid, ...) or an interactive
                                 // job timed out
   std::string reject_reason;
@@ -109,6 +117,16 @@ struct SimTotals {
   bool right_size_on = false;
   int64_t right_sized = 0;
   int64_t right_size_retries = 0;
+  // Checkpoints (SimOptions::checkpoint_every_ns): the interval, the jobs that checkpoint, the
+  // interrupted runs (any cause) and those that kept work, and the GPU time (milli-GPU x ns)
+  // the interruptions kept and lost (since the last checkpoint; preemptions, failures, spot
+  // reclaims and moves together).
+  TimeNs checkpoint_every_ns = 0;
+  int64_t checkpointing_jobs = 0;
+  int64_t interrupted_runs = 0;
+  int64_t resumed_runs = 0;
+  double kept_gpu_milli_ns = 0;
+  double lost_gpu_milli_ns = 0;
 };
 
 struct SimResult : SimTotals {
