@@ -20,11 +20,15 @@ if [ ! -f "$traces/$trace" ]; then
   exit 77
 fi
 variants=${VARIANTS:-base load=0.7 load=1.3 best-effort=0.2 shift-vcs,seed=2}
-# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE[:DEFER[:CONS]] (the policy's
-# `scoring`, the pool's scaleDownAfter and spareNodes, with DEFER its deferScaleUp: best-effort
-# work, class `low`, asks for nodes only once it has waited DEFER; with CONS, AFTER or
-# AFTER/INTERVAL, its consolidation: {after: AFTER, interval: INTERVAL}; DEFER may be empty:
-# binpack:2m:8::10m/1m).
+# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE[:DEFER[:CONS[:CKPT]]] (the
+# policy's `scoring`, the pool's scaleDownAfter and spareNodes, with DEFER its deferScaleUp:
+# best-effort work, class `low`, asks for nodes only once it has waited DEFER; with CONS, AFTER
+# or AFTER/INTERVAL, its consolidation: {after: AFTER, interval: INTERVAL}; with CKPT (30s, 10m,
+# 1h) the simulator's checkpoint model, `sim run --checkpoint-every`: every job checkpoints
+# every CKPT of run time and a moved or preempted job keeps its work up to the last one; DEFER
+# and CONS may be empty: binpack:2m:8::10m/1m, binpack:2m:8:::10m). For each CKPT the fixed
+# cluster runs with it too (a row of its own; the runs still compare with the fixed cluster
+# without checkpoints, issue 37's baseline).
 runs=${RUNS:-fgdmix:2m:0 fgdmix:2m:8 fgdmix:2m:16 fgdmix:10m:8 fgdmix:30m:8 binpack:2m:8 spread:2m:8}
 delay=${DELAY:-3m}        # provisioningDelay
 initial=${INITIAL:-176}   # initialNodes: the pool starts as the fixed cluster does
@@ -47,16 +51,27 @@ pool_of() {
   sed -e "s/^  scaleDownAfter: .*/  scaleDownAfter: $1\n  spareNodes: $2\n  initialNodes: $initial$defer$cons/" \
       -e "s/^  provisioningDelay: .*/  provisioningDelay: $delay/" "$pool" >"$(pool_file "$@")"
 }
+ckpts=""
 for r in $runs; do
-  IFS=: read -r s i n d c <<<"$r"
+  IFS=: read -r s i n d c k <<<"$r"
   policy_of "$s"
   pool_of "$i" "$n" "${d:-}" "${c:-}"
+  [ -z "${k:-}" ] || [[ " $ckpts " == *" $k "* ]] || ckpts="$ckpts $k"
 done
-run() {  # run VARIANT CONFIG CLUSTER OUT
-  local v=()
+secs() {  # secs 30s|10m|1h: seconds
+  case $1 in
+    *s) echo "${1%s}" ;;
+    *m) echo $((${1%m} * 60)) ;;
+    *h) echo $((${1%h} * 3600)) ;;
+    *) echo "$1" ;;
+  esac
+}
+run() {  # run VARIANT CONFIG CLUSTER OUT [CKPT]
+  local v=() k=()
   [ "$1" = base ] || v=(--variant "$1")
+  [ -z "${5:-}" ] || k=(--checkpoint-every "$(secs "$5")")
   SLUICE_TRACES=$traces "$bin" sim run --quiet --config "$2" --cluster "$3" --trace "$trace" \
-    --skip-bad-rows "${v[@]}" --report "$4" 2>/dev/null
+    --skip-bad-rows "${v[@]}" "${k[@]}" --report "$4" 2>/dev/null
 }
 summary() {  # summary REPORT LABEL [FIXED_REPORT]
   python3 - "$@" <<'PY'
@@ -84,6 +99,10 @@ if cons:
     c = cons[0]
     line += (f" {c['nodes_emptied']} nodes emptied, {c['jobs_moved']} jobs moved"
              f" ({c['jobs_started_late']} late), {c['lost_gpu_hours']:.1f} GPU-h lost |")
+k = r.get("checkpoints")
+if k:
+    line += (f" {k['resumed_runs']} of {k['interrupted_runs']} interrupted runs resumed,"
+             f" {k['kept_gpu_hours']:.1f} GPU-h kept, {k['lost_gpu_hours']:.1f} lost |")
 print(line, flush=True)
 PY
 }
@@ -93,10 +112,14 @@ for v in $variants; do
   fixed="$tmp/fixed.json"
   run "$v" "$queues" examples/philly/cluster.yaml "$fixed"
   summary "$fixed" "$v fixed 176 nodes"
+  for k in $ckpts; do
+    run "$v" "$queues" examples/philly/cluster.yaml "$tmp/fixed-k.json" "$k"
+    summary "$tmp/fixed-k.json" "$v fixed 176 nodes, checkpoint $k" "$fixed"
+  done
   for r in $runs; do
-    IFS=: read -r sc i n d c <<<"$r"
+    IFS=: read -r sc i n d c k <<<"$r"
     out="$tmp/a.json"
-    run "$v" "$tmp/q-$sc.yaml" "$(pool_file "$i" "$n" "${d:-}" "${c:-}")" "$out"
-    summary "$out" "$v pool $sc, idle $i, spare $n${d:+, defer $d}${c:+, consolidate $c}" "$fixed"
+    run "$v" "$tmp/q-$sc.yaml" "$(pool_file "$i" "$n" "${d:-}" "${c:-}")" "$out" "${k:-}"
+    summary "$out" "$v pool $sc, idle $i, spare $n${d:+, defer $d}${c:+, consolidate $c}${k:+, checkpoint $k}" "$fixed"
   done
 done
