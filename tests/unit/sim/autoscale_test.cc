@@ -223,6 +223,45 @@ TEST(SimAutoscale, ConsolidationEmptiesANodeWhoseWorkFitsElsewhere) {
           "consolidation"));
 }
 
+// With checkpoints (SimOptions::checkpoint_every_ns) a long job moves too: job 3 (best-effort,
+// 950 s) restarted from scratch after 100 s would end after node 0's 1000 s, so without
+// checkpoints it never moves; checkpointing every 60 s it keeps its work, its restart runs only
+// the rest, within node 0's run, and node 1 goes.
+TEST(SimAutoscale, CheckpointsLetConsolidationMoveALongJob) {
+  const char* csv =
+      "job_id,user,num_gpu,submit_time,duration,best_effort\n"
+      "1,team,2,0,1000,0\n"
+      "2,team,2,0,100,0\n"
+      "3,team,1,0,950,1\n";
+  auto on = load_config(
+      with_classes(pool_config("  maxNodes: 3\n  initialNodes: 2\n  scaleDownAfter: 100s\n"
+                               "  consolidation: {after: 30s, interval: 30s}")));
+  SimOptions o;
+  o.check_invariants = true;
+  const SimResult scratch = simulate(on, trace(*on, csv), o);
+  EXPECT_EQ(scratch.invariant_failure, "");
+  ASSERT_EQ(scratch.pools.size(), 1u);
+  EXPECT_EQ(scratch.pools[0].moves, 0);
+  EXPECT_EQ(scratch.jobs[2].end_ns, 950 * kNsPerSec);
+
+  o.checkpoint_every_ns = 60 * kNsPerSec;
+  const SimResult r = simulate(on, trace(*on, csv), o);
+  EXPECT_EQ(r.invariant_failure, "");
+  ASSERT_EQ(r.pools.size(), 1u);
+  EXPECT_EQ(r.pools[0].moves, 1);
+  const JobOutcome& j3 = r.jobs[2];
+  EXPECT_EQ(j3.starts, 2);
+  EXPECT_GT(j3.kept_run_ns, 0);
+  EXPECT_LE(j3.end_ns, 1000 * kNsPerSec);  // within node 0's run
+  // Its run: the first run until the move, then the rest (950 s less what it kept).
+  const TimeNs moved_at = j3.run_ns - (950 * kNsPerSec - j3.kept_run_ns);
+  EXPECT_EQ(j3.end_ns, moved_at + 950 * kNsPerSec - j3.kept_run_ns);
+  EXPECT_NEAR(r.pools[0].moved_lost_gpu_hours,
+              static_cast<double>(moved_at - j3.kept_run_ns) / kNsPerSec / 3600, 1e-9);
+  EXPECT_LT(r.pools[0].node_hours, scratch.pools[0].node_hours);
+  EXPECT_EQ(simulate(on, trace(*on, csv), o).decision_digest, r.decision_digest);
+}
+
 TEST(SimAutoscale, WithoutPoolsNothingChanges) {
   auto config = load_config(testing::tiny_config_yaml(4));
   const auto jobs = trace(*config,
