@@ -1,5 +1,6 @@
 #include "net/client.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <boost/asio.hpp>
@@ -109,7 +110,10 @@ struct Client::Conn {
   size_t send_now(const std::string& head, const std::string& body, error_code* ec);
   ClientResult read(bool head_only, const ClientOptions& o, const BodySink& on_body,
                     bool* got_some);
+  error_code read_some(AnswerParser& parser, milliseconds timeout);
+  bool cancel_asked(int poll_fd);
 
+  Client* owner = nullptr;
   bool canceled = false;  // by cancel(), during this request
 };
 
@@ -237,6 +241,92 @@ error_code Client::Conn::write(const std::string& head, const std::string& body,
   return ec;
 }
 
+namespace {
+
+// A plain connection's socket as Beast's synchronous read stream: recv() while bytes are there,
+// poll() for the next ones until the deadline. No timer armed and cancelled per read and no
+// epoll_wait of the io_context (issue 38: 8 timerfd_settime and 8 epoll_wait per agent sync).
+template <class CancelAsked>
+struct PollingReader {
+  int fd;
+  std::chrono::steady_clock::time_point deadline;
+  CancelAsked cancel_asked;  // (fd) true: stop, cancel() was called; fd >= 0: poll()s it next
+
+  template <class Buffers>
+  size_t read_some(const Buffers& buffers, error_code& ec) {
+    const asio::mutable_buffer b = beast::buffers_front(buffers);
+    ec = {};
+    while (true) {
+      const ssize_t n = ::recv(fd, b.data(), b.size(), MSG_DONTWAIT);
+      if (n > 0) return static_cast<size_t>(n);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+        // cancel() shuts the socket down: the EOF that follows is not the server's.
+        const error_code e = n == 0 ? error_code(asio::error::eof) : last_error();
+        ec = cancel_asked(-1) ? asio::error::operation_aborted : e;
+        return 0;
+      }
+      const auto left =
+          std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        ec = beast::error::timeout;
+        return 0;
+      }
+      pollfd p{fd, POLLIN, 0};
+      if (cancel_asked(fd)) {
+        ec = asio::error::operation_aborted;
+        return 0;
+      }
+      const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, INT32_MAX)));
+      const error_code e = r < 0 && errno != EINTR ? last_error() : error_code();
+      if (cancel_asked(-1)) {  // no longer polling: cancel() leaves the socket alone
+        ec = asio::error::operation_aborted;
+        return 0;
+      }
+      if (e) {
+        ec = e;
+        return 0;
+      }
+    }
+  }
+  template <class Buffers>
+  size_t read_some(const Buffers& buffers) {
+    error_code ec;
+    const size_t n = read_some(buffers, ec);
+    if (ec) throw boost::system::system_error(ec);
+    return n;
+  }
+  static error_code last_error() { return error_code(errno, boost::system::system_category()); }
+};
+
+}  // namespace
+
+// Whether cancel() asked this request to end (`canceled` is then set). `poll_fd` >= 0: the
+// requesting thread is about to poll it, and a cancel() meanwhile shuts it down to wake it.
+bool Client::Conn::cancel_asked(int poll_fd) {
+  std::lock_guard lock(owner->mu_);
+  if (owner->cancel_of_ == owner->in_flight_ && owner->in_flight_ != 0) canceled = true;
+  owner->polling_fd_ = canceled ? -1 : poll_fd;
+  return canceled;
+}
+
+// One piece of the answer within `timeout`: the TLS stream's the asynchronous way (a deadline
+// timer), the plain socket's by PollingReader.
+error_code Client::Conn::read_some(AnswerParser& parser, milliseconds timeout) {
+  error_code ec;
+  if (tls) {
+    lowest().expires_after(timeout);
+    http::async_read_some(*tls, buffer, parser, [&ec](error_code e, std::size_t) { ec = e; });
+    run();
+    return ec;
+  }
+  auto asked = [this](int fd) { return cancel_asked(fd); };
+  PollingReader<decltype(asked)> r{tcp->socket().native_handle(),
+                                   std::chrono::steady_clock::now() + timeout, asked};
+  http::read_some(r, buffer, parser, ec);
+  return ec;
+}
+
 // The answer, read piece by piece: each read may wait read_timeout for the next bytes.
 ClientResult Client::Conn::read(bool head_only, const ClientOptions& o, const BodySink& on_body,
                                 bool* got_some) {
@@ -245,11 +335,7 @@ ClientResult Client::Conn::read(bool head_only, const ClientOptions& o, const Bo
   parser.header_limit(64 * 1024);
   error_code ec;
   while (!ec && !parser.is_done()) {
-    lowest().expires_after(o.read_timeout);
-    with_stream([&](auto& s) {
-      http::async_read_some(s, buffer, parser, [&ec](error_code e, std::size_t) { ec = e; });
-    });
-    run();
+    ec = read_some(parser, o.read_timeout);
     *got_some = *got_some || parser.got_some();
     if (ec || !on_body || parser.get().body().empty()) continue;
     if (!on_body(parser.get().body())) {
@@ -328,7 +414,9 @@ Client::Client(const std::string& base_url, ClientOptions options)
     : base_url_(base_url),
       url_(parse_url(base_url)),
       options_(options),
-      conn_(std::make_unique<Conn>()) {}
+      conn_(std::make_unique<Conn>()) {
+  conn_->owner = this;
+}
 
 Client::~Client() = default;
 
@@ -355,6 +443,11 @@ void Client::end() {
 void Client::cancel() {
   std::lock_guard lock(mu_);
   if (in_flight_ == 0) return;
+  // A plain connection's read polls its socket (PollingReader): the shutdown wakes it, and it
+  // sees cancel_of_. The socket stays open (the requesting thread closes it), so the number
+  // cannot have gone to another file meanwhile.
+  cancel_of_ = in_flight_;
+  if (polling_fd_ >= 0) ::shutdown(polling_fd_, SHUT_RDWR);
   // On the requesting thread, inside its run(): closing the socket ends the pending operation.
   asio::post(conn_->ioc, [this, n = in_flight_] {
     if (n != requests_) return;  // that request is over

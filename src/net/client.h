@@ -142,8 +142,10 @@ class Client {
   std::optional<Url> url_;
   ClientOptions options_;
   std::unique_ptr<Conn> conn_;
-  std::mutex mu_;           // in_flight_, for cancel()
+  std::mutex mu_;           // in_flight_, cancel_of_ and polling_fd_, for cancel()
   uint64_t in_flight_ = 0;  // the request's number while one is in flight, else 0
+  uint64_t cancel_of_ = 0;  // the request cancel() was called for
+  int polling_fd_ = -1;     // the socket a plain read polls now (cancel() shuts it down)
   uint64_t requests_ = 0;   // written by the requesting thread only
   std::atomic<uint64_t> connections_{0};
 };
