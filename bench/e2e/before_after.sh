@@ -12,6 +12,7 @@
 # sluice_e2e.sh reads (IDLE_S=N adds the idle cluster's CPU per second to the table).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/ports.sh"
 : "${BEFORE_BIN:?set BEFORE_BIN}" "${AFTER_BIN:?set AFTER_BIN}"
 ROUNDS=${ROUNDS:-2}
 BATCH=${BATCH:-100}
@@ -21,10 +22,11 @@ trap 'rm -rf "$WORK_ROOT"' EXIT
 export WORK_ROOT
 for r in $(seq 1 "$ROUNDS"); do
   for side in before after; do
-    bin=$BEFORE_BIN port=27070
-    [[ $side == after ]] && bin=$AFTER_BIN port=27170
-    # A port per side: a server on cpp-httplib (SO_REUSEPORT) leaves TIME_WAIT sockets that
-    # keep a later SO_REUSEADDR-only bind of the same port refused for up to a minute.
+    bin=$BEFORE_BIN
+    [[ $side == after ]] && bin=$AFTER_BIN
+    # A fresh port per run: a server on cpp-httplib (SO_REUSEPORT) leaves TIME_WAIT sockets
+    # that keep a later SO_REUSEADDR-only bind of the same port refused for up to a minute.
+    port=$(free_port)
     PORT=$port SLUICE_BIN=$bin BATCHES="1 $BATCH" JSON_OUT="$LOGS/$side-$r.jsonl" \
       "$HERE/sluice_e2e.sh" | tee "$LOGS/$side-$r.log"
   done

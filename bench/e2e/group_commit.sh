@@ -12,6 +12,7 @@
 # ROUNDS (1), SERVE_BENCH (build/bench/serve_bench).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/ports.sh"
 AFTER_BIN=${AFTER_BIN:-$HERE/../../build/sluice}
 sides=(after)
 [[ -n ${BEFORE_BIN:-} ]] && sides=(before after)
@@ -21,8 +22,8 @@ for slow in ${SLOW:-0 10}; do
   for c in ${CLIENTS:-1 8 32}; do
     for r in $(seq 1 "${ROUNDS:-1}"); do
       for side in "${sides[@]}"; do
-        bin=$AFTER_BIN port=27270
-        [[ $side == before ]] && bin=$BEFORE_BIN port=27370
+        bin=$AFTER_BIN port=$(free_port)
+        [[ $side == before ]] && bin=$BEFORE_BIN
         PORT=$port SLUICE_BIN=$bin INGEST=1 BATCHES=1 JOBS=${JOBS:-2000} CLIENTS=$c \
           SLOW_FSYNC_MS=$slow "$HERE/sluice_e2e.sh" > "$out/$side-$slow-$c-$r.log" 2>&1 ||
           { cat "$out/$side-$slow-$c-$r.log" >&2; exit 1; }

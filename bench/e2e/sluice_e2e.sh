@@ -8,7 +8,7 @@
 #
 # Environment: JOBS (10000), CLIENTS (8), BATCHES ("1 100": one serve_bench run per batch
 # size, each against a fresh server), NODES (64), GPUS_PER_NODE (8), HEARTBEAT_MS (100),
-# CYCLE_MS (50), PORT (27070), JSON_OUT (file: one JSON line per run), KEEP (1: keep temp dir),
+# CYCLE_MS (50), PORT (a free one), JSON_OUT (file: one JSON line per run), KEEP (1: keep temp dir),
 # WORK_ROOT (/tmp: where the temp dir goes),
 # NODELAY (1: a what-if run; compiles bench/e2e/nodelay_preload.c with cc and LD_PRELOADs it
 # into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md),
@@ -37,7 +37,8 @@ NODES=${NODES:-64}
 GPUS_PER_NODE=${GPUS_PER_NODE:-8}
 HEARTBEAT_MS=${HEARTBEAT_MS:-100}
 CYCLE_MS=${CYCLE_MS:-50}
-PORT=${PORT:-27070}
+source "$(dirname "$0")/ports.sh"
+PORT=${PORT:-$(free_port)}
 JSON_OUT=${JSON_OUT:-}
 for b in "$SLUICE_BIN" "$SERVE_BENCH"; do
   [[ -x $b ]] || { echo "sluice_e2e: $b is not built (set SLUICE_BIN / SERVE_BENCH)" >&2; exit 2; }

@@ -10,9 +10,10 @@
 #     bench/e2e/syscalls_per_job.sh
 #
 # Environment: ROUNDS (3), JOBS (2000), HEARTBEAT_MS (1000: fewer idle syncs, whose count grows
-# with a run's length, in the per-job figures), WORK_BASE (/dev/shm), PORT_BASE (27500).
+# with a run's length, in the per-job figures), WORK_BASE (/dev/shm).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/ports.sh"
 : "${BEFORE_BIN:?set BEFORE_BIN}" "${AFTER_BIN:?set AFTER_BIN}"
 ROUNDS=${ROUNDS:-3}
 JOBS=${JOBS:-2000}
@@ -20,8 +21,8 @@ OUT=$(mktemp -d /tmp/syscalls-per-job.XXXXXX)
 events=raw_syscalls:sys_enter,context-switches,task-clock
 for r in $(seq 1 "$ROUNDS"); do
   for side in before after; do
-    bin=$BEFORE_BIN port=$((${PORT_BASE:-27500} + 2 * r))
-    [[ $side == after ]] && bin=$AFTER_BIN port=$((port + 1))
+    bin=$BEFORE_BIN port=$(free_port)
+    [[ $side == after ]] && bin=$AFTER_BIN
     SLUICE_BIN=$bin JOBS=$JOBS BATCHES=1 HEARTBEAT_MS=${HEARTBEAT_MS:-1000} PORT=$port \
       WORK_ROOT=${WORK_BASE:-/dev/shm} "$HERE/sluice_e2e.sh" > "$OUT/$side-$r.log" 2>&1 &
     e2e=$!
