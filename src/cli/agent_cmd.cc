@@ -118,44 +118,77 @@ int discover(const AgentArgs& args) {
   return 0;
 }
 
-int run_agents(AgentArgs args) {
+// The join token from --join-token-file (a token on the command line is refused). False with
+// the error printed.
+bool take_join_token(AgentArgs& args) {
   if (!args.join_token_flag.empty()) {
     std::cerr << "sluice agent: --join-token: a token on the command line is visible to every "
                  "user of the machine (ps, /proc/PID/cmdline); use --join-token-file FILE "
                  "(mode 600) or $SLUICE_JOIN_TOKEN\n";
-    return 2;
+    return false;
   }
   if (!args.join_token_file.empty()) {
     auto t = read_token_file(args.join_token_file);
     if (!t) {
       std::cerr << "sluice agent: " << t.error() << "\n";
-      return 2;
+      return false;
     }
     args.join_token = *t;
   }
-  // 1. Which agents: --names expands to several, else one named --name or the host name.
-  std::vector<std::string> nodes;
-  if (!args.names.empty()) {
-    auto expanded = agent::expand_node_names(args.names);
-    if (!expanded) {
-      std::cerr << "sluice agent: " << expanded.error() << "\n";
-      return 2;
-    }
-    nodes = std::move(*expanded);
-  } else {
-    nodes.push_back(args.name.empty() ? hostname() : args.name);
-  }
+  return true;
+}
+
+// Which agents: --names expands to several, else one named --name or the host name.
+Result<std::vector<std::string>> agent_nodes(const AgentArgs& args) {
+  if (!args.names.empty()) return agent::expand_node_names(args.names);
+  return std::vector<std::string>{args.name.empty() ? hostname() : args.name};
+}
+
+// The options of agent `i` of `nodes` (several in one process: a state directory and, for a
+// fixed port P, the port P+i each).
+agent::AgentOptions agent_options(const AgentArgs& args, const std::vector<std::string>& nodes,
+                                  size_t i, const agent::IsolationOptions& isolation,
+                                  const std::pair<std::string, int>& listen) {
   const bool multi = !args.names.empty();
+  agent::AgentOptions o;
+  o.server_url = args.server;
+  o.node = nodes[i];
+  o.gpus_spec = args.gpus;
+  o.nvml = args.nvml;
+  o.state_dir = args.state_dir.empty()
+                    ? (multi ? "./sluice-agents/" + nodes[i] : "./sluice-agent-" + nodes[i])
+                    : (multi ? args.state_dir + "/" + nodes[i] : args.state_dir);
+  o.listen = listen.second == 0
+                 ? args.listen
+                 : listen.first + ":" + std::to_string(listen.second + static_cast<int>(i));
+  o.advertise = multi ? "" : args.advertise;
+  o.join_token = args.join_token;
+  if (args.fencer) o.fencer_exe = self_exe();
+  o.heartbeat_ms = args.heartbeat_ms;
+  o.drain = args.drain;
+  o.drain_grace_ms = args.drain_grace_ms;
+  o.report_during_poll = args.report_delay_ms >= 0;
+  o.report_delay_ms = args.report_delay_ms;
+  o.keep_finished = args.keep_finished;
+  o.pod_log_max_bytes = args.pod_log_max_mib << 20;
+  o.pod_max_procs = args.pod_max_procs;
+  o.isolation = isolation;
+  return o;
+}
+
+int run_agents(AgentArgs args) {
+  // 1. The token, the agents, their isolation and ports.
+  if (!take_join_token(args)) return 2;
+  auto bad = [](const std::string& error) {
+    std::cerr << "sluice agent: " << error << "\n";
+    return 2;
+  };
+  auto nodes = agent_nodes(args);
+  if (!nodes) return bad(nodes.error());
   auto isolation = isolation_options(args);
-  if (!isolation) {
-    std::cerr << "sluice agent: " << isolation.error() << "\n";
-    return 2;
-  }
+  if (!isolation) return bad(isolation.error());
   auto listen = agent::parse_listen(args.listen);
-  if (!listen) {
-    std::cerr << "sluice agent: " << listen.error() << "\n";
-    return 2;
-  }
+  if (!listen) return bad(listen.error());
   // 2. SIGINT/SIGTERM are taken with sigwait: block them before any thread exists so every
   //    thread inherits the mask (pods get a clean mask back before exec).
   sigset_t stop_signals;
@@ -165,32 +198,8 @@ int run_agents(AgentArgs args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   std::vector<std::unique_ptr<agent::Agent>> agents;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    agent::AgentOptions o;
-    o.server_url = args.server;
-    o.node = nodes[i];
-    o.gpus_spec = args.gpus;
-    o.nvml = args.nvml;
-    o.state_dir = args.state_dir.empty()
-                      ? (multi ? "./sluice-agents/" + nodes[i] : "./sluice-agent-" + nodes[i])
-                      : (multi ? args.state_dir + "/" + nodes[i] : args.state_dir);
-    // Several agents cannot share one port: a fixed port P gives P, P+1, ...
-    o.listen = listen->second == 0
-                   ? args.listen
-                   : listen->first + ":" + std::to_string(listen->second + static_cast<int>(i));
-    o.advertise = multi ? "" : args.advertise;
-    o.join_token = args.join_token;
-    if (args.fencer) o.fencer_exe = self_exe();
-    o.heartbeat_ms = args.heartbeat_ms;
-    o.drain = args.drain;
-    o.drain_grace_ms = args.drain_grace_ms;
-    o.report_during_poll = args.report_delay_ms >= 0;
-    o.report_delay_ms = args.report_delay_ms;
-    o.keep_finished = args.keep_finished;
-    o.pod_log_max_bytes = args.pod_log_max_mib << 20;
-    o.pod_max_procs = args.pod_max_procs;
-    o.isolation = *isolation;
-    auto a = agent::Agent::create(std::move(o));
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    auto a = agent::Agent::create(agent_options(args, *nodes, i, *isolation, *listen));
     if (!a) {
       std::cerr << "sluice agent: " << a.error() << "\n";
       return 1;
@@ -215,11 +224,10 @@ std::string self_exe() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
-void register_agent(CLI::App& app) {
-  auto* cmd = app.add_subcommand("agent", "Run the node agent: GPUs, pod processes, heartbeats");
-  auto args = std::make_shared<AgentArgs>();
-  args->server = env_or("SLUICE_SERVER", "http://127.0.0.1:7070");
-  args->join_token = take_env_secret("SLUICE_JOIN_TOKEN");
+namespace {
+
+// Who the agent is and how it reaches the server.
+void add_agent_identity_options(CLI::App* cmd, const std::shared_ptr<AgentArgs>& args) {
   cmd->add_option("--server", args->server, "Control-plane URL ($SLUICE_SERVER)")
       ->capture_default_str();
   cmd->add_option("--name", args->name, "Node name as in the Cluster config (default: host name)");
@@ -248,6 +256,10 @@ void register_agent(CLI::App& app) {
   cmd->add_option("--heartbeat-ms", args->heartbeat_ms, "Sync period until the server sets one")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{50}, int64_t{60'000}));
+}
+
+// What it does with its pods: draining, reports, logs, limits.
+void add_agent_pod_options(CLI::App* cmd, const std::shared_ptr<AgentArgs>& args) {
   cmd->add_flag("--drain", args->drain,
                 "On SIGINT/SIGTERM stop the pods too (default: leave them running)");
   cmd->add_option("--drain-grace-ms", args->drain_grace_ms,
@@ -276,6 +288,10 @@ void register_agent(CLI::App& app) {
                   "NVML library for --gpus auto, loaded at run time")
       ->capture_default_str();
   cmd->add_flag("--discover", args->discover, "Print the GPUs found as JSON and exit");
+}
+
+// How pods are kept apart: uids, sandbox, containers, cgroups.
+void add_agent_isolation_options(CLI::App* cmd, const std::shared_ptr<AgentArgs>& args) {
   cmd->add_option("--pod-uid", args->pod_uids,
                   "A root agent runs the pods of namespace NS as UID (and GID, default UID): "
                   "NS=UID[:GID], repeatable")
@@ -305,6 +321,18 @@ void register_agent(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--cgroup-root", args->isolation.cgroups.root,
                   "Parent cgroup of the pods' groups (default: <cgroup2 mount>/sluice)");
+}
+
+}  // namespace
+
+void register_agent(CLI::App& app) {
+  auto* cmd = app.add_subcommand("agent", "Run the node agent: GPUs, pod processes, heartbeats");
+  auto args = std::make_shared<AgentArgs>();
+  args->server = env_or("SLUICE_SERVER", "http://127.0.0.1:7070");
+  args->join_token = take_env_secret("SLUICE_JOIN_TOKEN");
+  add_agent_identity_options(cmd, args);
+  add_agent_pod_options(cmd, args);
+  add_agent_isolation_options(cmd, args);
   cmd->callback([args] {
     const int rc = args->discover ? discover(*args) : run_agents(*args);
     if (rc != 0) throw CLI::RuntimeError(rc);

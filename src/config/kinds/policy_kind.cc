@@ -95,6 +95,41 @@ void read_fair_sharing(Reader& r, const YAML::Node& n, FairSharing& fs) {
   fs.strategies = std::move(out);
 }
 
+// spec.fairness: the fairness debt's half-life.
+void read_fairness(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
+  MapReader f(r, n, "spec.fairness", {{"debtHalfLife"}});
+  if (const YAML::Node* h = f.find("debtHalfLife")) {
+    if (auto v = r.duration(*h, "spec.fairness.debtHalfLife")) {
+      if (*v == 0) {
+        r.error(*h, "spec.fairness.debtHalfLife", quote(h->Scalar()) + " must be positive");
+      } else {
+        p.debt_half_life_ns = *v;
+      }
+    }
+  }
+}
+
+// spec.alignEnds and the two settings that limit it (warned about without it).
+void read_alignment(Reader& r, const MapReader& spec, SchedulerPolicy& p) {
+  if (const YAML::Node* n = spec.find("alignEnds")) {
+    if (auto v = r.boolean(*n, "spec.alignEnds")) p.align_ends = *v;
+  }
+  if (const YAML::Node* n = spec.find("alignEndsAfter")) {
+    if (auto v = r.duration(*n, "spec.alignEndsAfter")) {
+      p.align_ends_after_ns = *v;
+      if (!p.align_ends && *v > 0)
+        r.warning(*n, "spec.alignEndsAfter", "has no effect without spec.alignEnds: true");
+    }
+  }
+  if (const YAML::Node* n = spec.find("alignEndsYieldToSmall")) {
+    if (auto v = r.boolean(*n, "spec.alignEndsYieldToSmall")) {
+      p.align_ends_yield_small = *v;
+      if (!p.align_ends && *v)
+        r.warning(*n, "spec.alignEndsYieldToSmall", "has no effect without spec.alignEnds: true");
+    }
+  }
+}
+
 }  // namespace
 
 void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
@@ -127,18 +162,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
       p.gpu_scoring = *v;
   }
   if (const YAML::Node* n = spec.find("ordering")) read_ordering(r, *n, p);
-  if (const YAML::Node* n = spec.find("fairness")) {
-    MapReader f(r, *n, "spec.fairness", {{"debtHalfLife"}});
-    if (const YAML::Node* h = f.find("debtHalfLife")) {
-      if (auto v = r.duration(*h, "spec.fairness.debtHalfLife")) {
-        if (*v == 0) {
-          r.error(*h, "spec.fairness.debtHalfLife", quote(h->Scalar()) + " must be positive");
-        } else {
-          p.debt_half_life_ns = *v;
-        }
-      }
-    }
-  }
+  if (const YAML::Node* n = spec.find("fairness")) read_fairness(r, *n, p);
   if (const YAML::Node* n = spec.find("fairSharing")) read_fair_sharing(r, *n, p.fair_sharing);
   if (const YAML::Node* n = spec.find("interactive")) {
     MapReader i(r, *n, "spec.interactive", {{"timeout"}});
@@ -153,23 +177,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
     if (auto v = r.integer(*n, "spec.backfillDepth", 1, 64))
       p.backfill_depth = static_cast<int32_t>(*v);
   }
-  if (const YAML::Node* n = spec.find("alignEnds")) {
-    if (auto v = r.boolean(*n, "spec.alignEnds")) p.align_ends = *v;
-  }
-  if (const YAML::Node* n = spec.find("alignEndsAfter")) {
-    if (auto v = r.duration(*n, "spec.alignEndsAfter")) {
-      p.align_ends_after_ns = *v;
-      if (!p.align_ends && *v > 0)
-        r.warning(*n, "spec.alignEndsAfter", "has no effect without spec.alignEnds: true");
-    }
-  }
-  if (const YAML::Node* n = spec.find("alignEndsYieldToSmall")) {
-    if (auto v = r.boolean(*n, "spec.alignEndsYieldToSmall")) {
-      p.align_ends_yield_small = *v;
-      if (!p.align_ends && *v)
-        r.warning(*n, "spec.alignEndsYieldToSmall", "has no effect without spec.alignEnds: true");
-    }
-  }
+  read_alignment(r, spec, p);
   if (const YAML::Node* n = spec.find("flavorSnapshot")) {
     if (auto v = r.choice<bool>(*n, "spec.flavorSnapshot", {{"live", false}, {"cycleStart", true}}))
       p.cycle_start_flavors = *v;
