@@ -202,6 +202,30 @@ std::pair<json, json> flavors_view(const JobRecord& r, const Config& config) {
   return {flavors, per_pod_set};
 }
 
+// Measured GPU use: peak and mean memory per GPU, mean utilisation; null: nothing measured.
+json gpu_use_view(const JobRecord& r) {
+  if (r.gpu_use.samples <= 0) return nullptr;
+  return {{"peak_mib", r.gpu_use.peak_mib},
+          {"mean_mib", r.gpu_use.mean_mib()},
+          {"mean_util_pct", r.gpu_use.mean_util_pct()},
+          {"samples", r.gpu_use.samples}};
+}
+
+// The shape a right-sized job was placed on and why; null: as requested.
+json right_size_view(const JobRecord& r) {
+  if (!r.right_size) return nullptr;
+  return {{"shape", r.right_size->shape},           {"mig", r.right_size->mig},
+          {"memory_mib", r.right_size->memory_mib}, {"runs", r.right_size->runs},
+          {"peak_mib", r.right_size->peak_mib},     {"retried", r.right_size->retried}};
+}
+
+// A batch Job's completions: how many of them succeeded; null: not a batch Job.
+json completions_view(const JobRecord& r) {
+  const auto& c = r.job.exec().completions;
+  if (c.total <= 0) return nullptr;
+  return {{"total", c.total}, {"succeeded", r.completed.size()}, {"indexed", c.indexed}};
+}
+
 }  // namespace
 
 // Why it waits (pending), or why it ended or was requeued last; null: nothing to say.
@@ -268,28 +292,9 @@ json ServerState::job_view(const JobRecord& r, TimeNs now) const {
       {"attempts", r.attempts},
       {"runs", runs_view(r, started ? start_ns : 0)},
       {"pod_exits", exits},
-      // Measured GPU use (right-sizing, `sluice advise`): peak and mean memory per GPU, mean
-      // utilisation; null: nothing measured.
-      {"gpu_use", r.gpu_use.samples > 0 ? json{{"peak_mib", r.gpu_use.peak_mib},
-                                               {"mean_mib", r.gpu_use.mean_mib()},
-                                               {"mean_util_pct", r.gpu_use.mean_util_pct()},
-                                               {"samples", r.gpu_use.samples}}
-                                        : json(nullptr)},
-      // Right-sizing (spec.rightSize: auto): the shape it was placed on and why; null: as
-      // requested.
-      {"right_size", r.right_size ? json{{"shape", r.right_size->shape},
-                                         {"mig", r.right_size->mig},
-                                         {"memory_mib", r.right_size->memory_mib},
-                                         {"runs", r.right_size->runs},
-                                         {"peak_mib", r.right_size->peak_mib},
-                                         {"retried", r.right_size->retried}}
-                                  : json(nullptr)},
-      // A batch Job's completions (docs/workloads.md): how many of them succeeded.
-      {"completions", r.job.exec().completions.total > 0
-                          ? json{{"total", r.job.exec().completions.total},
-                                 {"succeeded", r.completed.size()},
-                                 {"indexed", r.job.exec().completions.indexed}}
-                          : json(nullptr)},
+      {"gpu_use", gpu_use_view(r)},          // right-sizing, `sluice advise`
+      {"right_size", right_size_view(r)},    // spec.rightSize: auto
+      {"completions", completions_view(r)},  // docs/workloads.md
       // Slurm's job control (state_gates.cc).
       {"held", r.held},
       {"dependency",
