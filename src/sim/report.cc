@@ -10,6 +10,11 @@ namespace sluice::sim {
 
 namespace {
 
+// GPU-milli nanoseconds as GPU-hours.
+double gpu_hours_of(double milli_ns) {
+  return milli_ns / 1000.0 / kNs / 3600.0;
+}
+
 // part / whole; 0 when whole is 0.
 double ratio(int64_t part, int64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
@@ -80,14 +85,14 @@ struct Acc {
     s.jct_mean_s = mean(jcts);
     s.jct_p50_s = pct(jcts, 0.50);
     s.jct_p99_s = pct(jcts, 0.99);
-    s.gpu_hours = gpu_ns_milli / 1000.0 / kNs / 3600.0;
+    s.gpu_hours = gpu_hours_of(gpu_ns_milli);
     s.preemptions = preemptions;
     s.deadline_jobs = deadline_jobs;
     s.deadline_met = deadline_met;
     s.value_full = value_full;
     s.value_earned = value_earned;
     s.soft_jobs = soft_jobs;
-    s.lost_gpu_hours = lost_ns_milli / 1000.0 / kNs / 3600.0;
+    s.lost_gpu_hours = gpu_hours_of(lost_ns_milli);
     if (!waits.empty())
       for (int i = 0; i <= 100; ++i) s.wait_q.push_back(pct(waits, i / 100.0));
     return s;
@@ -306,13 +311,12 @@ nlohmann::json to_json(const Figures& f) {
     j["right_sizing"] = {{"right_sized_jobs", f.sim.right_sized},
                          {"retried_whole", f.sim.right_size_retries}};
   if (f.sim.checkpoint_every_ns > 0) {
-    constexpr double kMilliNsPerGpuHour = 1000.0 * kNs * 3600.0;
     j["checkpoints"] = {{"interval_s", static_cast<double>(f.sim.checkpoint_every_ns) / kNs},
                         {"checkpointing_jobs", f.sim.checkpointing_jobs},
                         {"interrupted_runs", f.sim.interrupted_runs},
                         {"resumed_runs", f.sim.resumed_runs},
-                        {"kept_gpu_hours", f.sim.kept_gpu_milli_ns / kMilliNsPerGpuHour},
-                        {"lost_gpu_hours", f.sim.lost_gpu_milli_ns / kMilliNsPerGpuHour}};
+                        {"kept_gpu_hours", gpu_hours_of(f.sim.kept_gpu_milli_ns)},
+                        {"lost_gpu_hours", gpu_hours_of(f.sim.lost_gpu_milli_ns)}};
   }
   return j;
 }

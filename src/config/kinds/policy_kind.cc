@@ -15,6 +15,16 @@ OrderingMode read_mode(Reader& r, const YAML::Node& n, const std::string& path) 
       .value_or(OrderingMode::kComposite);
 }
 
+// A duration above 0 (0 is an error that names the field); nullopt when it is not one.
+std::optional<TimeNs> positive_duration(Reader& r, const YAML::Node& n, const std::string& path) {
+  auto v = r.duration(n, path);
+  if (v && *v == 0) {
+    r.error(n, path, quote(n.Scalar()) + " must be positive");
+    return std::nullopt;
+  }
+  return v;
+}
+
 // spec.ordering: `kueue` / `composite`, or a map {mode, weights, agingHorizon,
 // fairnessYieldPercentile, fairnessWithinNominal}.
 void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
@@ -50,13 +60,7 @@ void read_ordering(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
       p.fairness_within_nominal = *v;
   }
   if (const YAML::Node* h = o.find("agingHorizon")) {
-    if (auto v = r.duration(*h, "spec.ordering.agingHorizon")) {
-      if (*v == 0) {
-        r.error(*h, "spec.ordering.agingHorizon", quote(h->Scalar()) + " must be positive");
-      } else {
-        p.aging_horizon_ns = *v;
-      }
-    }
+    if (auto v = positive_duration(r, *h, "spec.ordering.agingHorizon")) p.aging_horizon_ns = *v;
   }
 }
 
@@ -99,13 +103,7 @@ void read_fair_sharing(Reader& r, const YAML::Node& n, FairSharing& fs) {
 void read_fairness(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
   MapReader f(r, n, "spec.fairness", {{"debtHalfLife"}});
   if (const YAML::Node* h = f.find("debtHalfLife")) {
-    if (auto v = r.duration(*h, "spec.fairness.debtHalfLife")) {
-      if (*v == 0) {
-        r.error(*h, "spec.fairness.debtHalfLife", quote(h->Scalar()) + " must be positive");
-      } else {
-        p.debt_half_life_ns = *v;
-      }
-    }
+    if (auto v = positive_duration(r, *h, "spec.fairness.debtHalfLife")) p.debt_half_life_ns = *v;
   }
 }
 
