@@ -22,6 +22,9 @@
 # bench/ha/store_bench.sh),
 # IDLE_S (N: once the nodes are ready, before submitting, the server's and the agents' CPU over N
 # idle seconds, printed as `idle: serve: X ms CPU per s`; what a cluster with no jobs costs),
+# BUSY_S (N: instead of the run, every GPU gets a job that sleeps, and once all of them run the
+# server's and the agents' CPU over N seconds is printed as `busy: agent: X ms CPU per s`: what
+# a full cluster of long jobs costs while nothing starts or ends),
 # PERF_OUT (dir: `perf record -g` of serve and of the agent process while serve_bench runs,
 # written as DIR/{serve,agent}-batchN.data (and {serve,agent}-idle-batchN.data over the IDLE_S
 # window); read with `perf report -i FILE --no-children`;
@@ -152,29 +155,52 @@ perf_stop() {
   local p
   for p in "${perf_pids[@]}"; do kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
 }
-declare -A IDLE_TICKS
-idle_cpu() {  # CPU per second of serve and of the agent process over IDLE_S idle seconds
+# CPU per second of serve and of the agent process over $1 seconds, printed as `$2: serve: X ms
+# CPU per s ($1 s, $3)`, perf-recorded as $2-batchN; each process's ticks go into WINDOW_TICKS.
+declare -A WINDOW_TICKS IDLE_TICKS
+cpu_per_s() {
   local who pids=() before=() i=0 t
   for who in serve:$SERVE_PID agent:$AGENT_PID; do
     [[ $who == *: ]] && continue
     pids+=("$who") before+=("$(cpu_ticks "${who#*:}")")
   done
-  perf_start "idle-batch$batch"
-  sleep "$IDLE_S"
+  perf_start "$2-batch$batch"
+  sleep "$1"
   perf_stop
   for who in "${pids[@]}"; do
     t=$(($(cpu_ticks "${who#*:}") - before[i]))
-    IDLE_TICKS[${who%%:*}]=$t  # left out of the run's CPU per job below
-    python3 -c "import os,sys; t=int(sys.argv[1])/os.sysconf('SC_CLK_TCK'); print(f'  idle: {sys.argv[2]}: {1e3*t/float(sys.argv[3]):.1f} ms CPU per s ({sys.argv[3]} s, no jobs)')" \
-      "$t" "${who%%:*}" "$IDLE_S"
+    WINDOW_TICKS[${who%%:*}]=$t
+    python3 -c "import os,sys; t=int(sys.argv[1])/os.sysconf('SC_CLK_TCK'); print(f'  {sys.argv[4]}: {sys.argv[2]}: {1e3*t/float(sys.argv[3]):.1f} ms CPU per s ({sys.argv[3]} s, {sys.argv[5]})')" \
+      "$t" "${who%%:*}" "$1" "$2" "$3"
     i=$((i + 1))
   done
+}
+idle_cpu() {  # over IDLE_S idle seconds; left out of the run's CPU per job below
+  cpu_per_s "$IDLE_S" idle "no jobs"
+  local k
+  for k in "${!WINDOW_TICKS[@]}"; do IDLE_TICKS[$k]=${WINDOW_TICKS[$k]}; done
+}
+busy_cpu() {  # over BUSY_S seconds with every GPU busy
+  # Pods may run as another user: the script must be reachable (the directory searchable).
+  chmod 711 "$TMP" && printf '#!/bin/sh\nexec sleep 100000\n' > "$TMP/sleeper" && chmod 755 "$TMP/sleeper"
+  "$SERVE_BENCH" --server "$URL" --jobs "$TOTAL" --clients 4 --batch 64 --namespace bench \
+    --queue bench --command "$TMP/sleeper" --no-wait --json > "$TMP/busy.json" || { rc=1; return; }
+  local n=0
+  for _ in $(seq 1 600); do
+    n=$(pgrep -c -P "$AGENT_PID" -f "sleep 100000" || true)
+    [[ $n -ge $TOTAL ]] && break
+    sleep 0.2
+  done
+  [[ $n -ge $TOTAL ]] || { echo "sluice_e2e: only $n/$TOTAL sleeping pods run" >&2; rc=1; return; }
+  sleep 2  # the starts' reports and pods.json writes settle
+  cpu_per_s "$BUSY_S" busy "$TOTAL pods running"
 }
 
 rc=0
 for batch in $BATCHES; do
   start_cluster "batch$batch"
   [[ ${IDLE_S:-0} -gt 0 ]] && idle_cpu
+  if [[ ${BUSY_S:-0} -gt 0 ]]; then busy_cpu; stop; continue; fi
   nowait=() label=
   [[ $INGEST == 1 ]] && nowait=(--no-wait) label=", ingest only (no agents)"
   perf_start "batch$batch"

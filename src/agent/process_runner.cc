@@ -94,7 +94,7 @@ ProcessRunner::~ProcessRunner() {
     quit_ = true;
     if (dirty_ || ended_since_) save_locked();
   }
-  cv_.notify_all();
+  wake_supervisor();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -115,7 +115,7 @@ bool ProcessRunner::launch(PodLaunch spec) {
     pods_.emplace(pod->spec.ref, std::move(pod));
     wake_ = true;
   }
-  cv_.notify_all();
+  wake_supervisor();
   return true;
 }
 
@@ -134,7 +134,7 @@ bool ProcessRunner::stop(proto::PodRef ref, int sig, int64_t grace_ms, const std
     events_cv_.notify_all();
     if (options_.on_event) options_.on_event();
   }
-  cv_.notify_all();
+  wake_supervisor();
   return true;
 }
 
@@ -173,8 +173,15 @@ void ProcessRunner::set_lease(Clock::time_point deadline) {
   // stopping them already, and the server requeues their jobs; their exits must say "fenced".
   const auto now = Clock::now();
   if (lease_ && now >= *lease_ && !fenced_) fence_locked(now);
+  // The first lease, or one after a fencing: a supervisor asleep on its pods' pidfds does not
+  // know its deadline yet (renewals only move a known one later, which an early wake-up reads).
+  const bool news = !lease_ || fenced_;
   lease_ = deadline;
   if (deadline > Clock::now()) fenced_ = false;
+  if (news) {
+    wake_ = true;
+    wake_supervisor();
+  }
 }
 
 // The lease ran out: stop everything, each pod with its own grace. Pods already stopping on a
@@ -279,7 +286,8 @@ void ProcessRunner::run() {
 void ProcessRunner::run_loop() {
   std::unique_lock lock(mu_);
   while (!quit_) {
-    const bool fresh = tick_locked(Clock::now());
+    last_tick_ = Clock::now();
+    const bool fresh = tick_locked(last_tick_);
     if (dirty_ || (ended_since_ && Clock::now() >= *ended_since_ + kEndedSaveDelay)) save_locked();
     if (fresh) {
       lock.unlock();
@@ -288,22 +296,7 @@ void ProcessRunner::run_loop() {
       lock.lock();
       continue;  // re-check at once: the callback may have queued work
     }
-    // Nothing to watch (no pod, no cgroup to remove, pods.json written): sleep until an order, a
-    // stop, the end or the lease's deadline (renewals move it on: one wake-up per lease at most)
-    // instead of every tick_ms: 64 idle agents of one process woke 1,280 times a second.
-    const auto woken = [&] { return quit_ || wake_; };
-    if (!pods_.empty() || sweeping_ > 0 || dirty_)  // dirty_: pods.json could not be written
-      cv_.wait_for(lock, milliseconds(options_.tick_ms), woken);
-    else if (ended_since_)  // pods.json lists pods that ended: rewritten at the delay's end
-      cv_.wait_until(lock,
-                     lease_ && !fenced_ ? std::min(*lease_, *ended_since_ + kEndedSaveDelay)
-                                        : *ended_since_ + kEndedSaveDelay,
-                     woken);
-    else if (lease_ && !fenced_)
-      cv_.wait_until(lock, *lease_, woken);
-    else
-      cv_.wait(lock, woken);
-    wake_ = false;
+    wait_locked(lock);
   }
 }
 
@@ -535,7 +528,10 @@ void ProcessRunner::watch_running_locked(const proto::PodRef& ref, Pod& pod,
     signal_locked(pod, SIGKILL);
     pod.killed = true;
   }
-  if (const int64_t cut = cap_log(pod.paths.log, options_.log_max_bytes); cut > 0) {
+  int64_t size = 0;
+  const int64_t cut = cap_log(pod.paths.log, options_.log_max_bytes, &size);
+  note_log_growth_locked(pod, size + cut, now);
+  if (cut > 0) {
     if (pod.log_dropped == 0)
       log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) +
           ": its log passed the cap of " + std::to_string(options_.log_max_bytes) +
@@ -777,6 +773,8 @@ void ProcessRunner::record_start_locked(Pod& pod, pid_t pid) {
   pod.pid = pid;
   pod.started_unix_ns = unix_now_ns();
   if (auto st = read_proc_stat(pid)) pod.start_ticks = st->start_ticks;
+  // Our child, not reaped before its exit is seen: the pid names it until then.
+  if (waiter_.usable()) pod.pidfd = open_pidfd(pid);
   if (spec.walltime_ms > 0) pod.walltime_deadline = Clock::now() + milliseconds(spec.walltime_ms);
   events_.started.push_back({spec.ref.job, spec.ref.pod, spec.run});
   dirty_ = true;

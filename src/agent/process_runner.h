@@ -3,8 +3,10 @@
 //
 // Each pod runs in its own session and process group (setsid), with stdout+stderr appended to
 // <state-dir>/logs/<job>-<pod>.log and its working directory <state-dir>/work/<job>-<pod>.
-// One supervisor thread, ticking every tick_ms while there are pods (asleep until an order
-// when there are none), does everything that changes a pod:
+// One supervisor thread does everything that changes a pod. While every running pod is its
+// child it sleeps on their pidfds (an exit is seen at once; logs and checkpoint files are
+// looked at every 10 ticks, deadlines kept to the millisecond); with pods waiting for GPUs or
+// adopted ones it ticks every tick_ms; with none it sleeps until an order. What it does:
 //   start waiting pods whose GPUs are free, reap exits (waitpid, no zombies), enforce walltimes
 //   and stop graces, notice checkpoint-file touches, and watch adopted pods through /proc.
 // Results come back as events (started, exits, checkpoints) that the caller drains.
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "agent/cgroup.h"
+#include "agent/exit_waiter.h"
 #include "agent/pod_identity.h"
 #include "agent/pty_pump.h"
 #include "agent/state_file.h"
@@ -88,6 +91,9 @@ PodPaths pod_paths(const std::string& state_dir, proto::PodRef ref);
 struct RunnerOptions {
   std::string state_dir;
   int64_t tick_ms = 50;
+  // While the supervisor sleeps on its pods' pidfds, an exit wakes it no sooner than this
+  // after its last tick: exits close together are seen, and reported, together.
+  int64_t exit_batch_ms = 50;
   // A pod waits for GPUs held by other pods at most this long (counted from the holders' kill
   // deadline when they are being stopped), then fails with "start-failed".
   int64_t gpu_wait_timeout_ms = 60'000;
@@ -168,6 +174,13 @@ class ProcessRunner {
   explicit ProcessRunner(RunnerOptions options);
   void run();
   void run_loop();
+  // runner_wait.cc: the sleep between ticks, and what wakes it.
+  void wait_locked(std::unique_lock<std::mutex>& lock);
+  std::optional<std::chrono::milliseconds> quiet_timeout_locked(
+      std::chrono::steady_clock::time_point now);
+  void wait_for_exits_locked(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout);
+  void wake_supervisor();
+  void note_log_growth_locked(Pod& pod, int64_t size, std::chrono::steady_clock::time_point now);
   bool tick_locked(std::chrono::steady_clock::time_point now);
   static bool pod_gone(const Pod& pod, std::optional<int>* status);  // tick step 1
   static proto::PodExit exit_of(const Pod& pod, const std::optional<int>& status);
@@ -194,7 +207,10 @@ class ProcessRunner {
 
   RunnerOptions options_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;         // wakes the supervisor
+  std::condition_variable cv_;        // wakes the supervisor (with waiter_: wake_supervisor())
+  ExitWaiter waiter_;                 // its sleep on the pods' pidfds
+  std::vector<proto::PodRef> fired_;  // pods whose pidfd woke the last sleep
+  std::chrono::steady_clock::time_point last_tick_;
   std::condition_variable events_cv_;  // wakes wait_events
   std::map<proto::PodRef, std::unique_ptr<Pod>> pods_;
   std::vector<proto::PodRef> waiting_;  // arrival order

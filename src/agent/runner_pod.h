@@ -2,6 +2,7 @@
 // One pod of a ProcessRunner, and the clock conversions its saved state (pods.json) uses: shared
 // by process_runner.cc (launch, reaping, stops) and process_adopt.cc (save and adopt).
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,11 +17,21 @@
 namespace sluice::agent {
 
 struct ProcessRunner::Pod {
+  Pod() = default;
+  Pod(const Pod&) = delete;
+  Pod& operator=(const Pod&) = delete;
+  ~Pod() {
+    if (pidfd >= 0) ::close(pidfd);
+  }
   PodLaunch spec;
   PodPaths paths;
   bool running = false;  // false: waiting for its GPUs
   bool child = true;     // false: adopted from pods.json (not our child: watched via /proc)
   pid_t pid = 0;
+  // A pidfd of a child pod (exit_waiter.h): the supervisor sleeps on it. -1: none (adopted
+  // pods, kernels without pidfd_open, or one that woke the supervisor while the pod ran on):
+  // the supervisor ticks every tick_ms while such a pod runs.
+  int pidfd = -1;
   uint64_t start_ticks = 0;
   int64_t started_unix_ns = 0;
   std::chrono::steady_clock::time_point queued;
@@ -35,6 +46,12 @@ struct ProcessRunner::Pod {
   int64_t checkpoint_mtime_ns = 0;
   // Bytes its log lost to the cap (log_cap.h), said in its exit's message.
   int64_t log_dropped = 0;
+  // Its log's size when last watched, and whether it grew fast since the watch before (more
+  // than 1/64 of the cap in 10 ticks' time): the supervisor then ticks, so that the log passes
+  // its cap by no more than a tick's worth.
+  int64_t log_size = 0;
+  std::chrono::steady_clock::time_point log_seen;
+  bool log_fast = false;
 };
 
 // A steady-clock time as Unix ns (what pods.json stores: the steady clock restarts with the
