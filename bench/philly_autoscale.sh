@@ -20,7 +20,7 @@ if [ ! -f "$traces/$trace" ]; then
   exit 77
 fi
 variants=${VARIANTS:-base load=0.7 load=1.3 best-effort=0.2 shift-vcs,seed=2}
-# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE[:DEFER[:CONS[:CKPT]]] (the
+# RUNS: the autoscaled runs of each variant, SCORING:IDLE:SPARE[:DEFER[:CONS[:CKPT[:ALIGN]]]] (the
 # policy's `scoring`, the pool's scaleDownAfter and spareNodes, with DEFER its deferScaleUp:
 # best-effort work, class `low`, asks for nodes only once it has waited DEFER; with CONS, AFTER
 # or AFTER/INTERVAL, its consolidation: {after: AFTER, interval: INTERVAL}; with CKPT (30s, 10m,
@@ -28,7 +28,9 @@ variants=${VARIANTS:-base load=0.7 load=1.3 best-effort=0.2 shift-vcs,seed=2}
 # every CKPT of run time and a moved or preempted job keeps its work up to the last one; DEFER
 # and CONS may be empty: binpack:2m:8::10m/1m, binpack:2m:8:::10m). For each CKPT the fixed
 # cluster runs with it too (a row of its own; the runs still compare with the fixed cluster
-# without checkpoints, issue 37's baseline).
+# without checkpoints, issue 37's baseline). With ALIGN (bins) the policy's spec.alignEnds is
+# that instead of true (docs/placement.md, "Runtime bins"), and the fixed cluster runs with it
+# too (a row of its own, without checkpoints; the runs still compare with the shipped policy).
 runs=${RUNS:-fgdmix:2m:0 fgdmix:2m:8 fgdmix:2m:16 fgdmix:10m:8 fgdmix:30m:8 binpack:2m:8 spread:2m:8}
 delay=${DELAY:-3m}        # provisioningDelay
 initial=${INITIAL:-176}   # initialNodes: the pool starts as the fixed cluster does
@@ -36,9 +38,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 queues=examples/philly/queues-sluice.yaml
 pool=examples/philly/autoscale/pool-ondemand.yaml
-# A copy of the queues with `scoring: S` in the SchedulerPolicy, and of the pool with idle time
-# I, N spare nodes, deferScaleUp D and consolidation C (none: empty).
-policy_of() { sed "s/^  alignEnds: true$/  alignEnds: true\n  scoring: $1/" "$queues" >"$tmp/q-$1.yaml"; }
+# A copy of the queues with `scoring: S` (none: the shipped one) and `alignEnds: A` (none: true)
+# in the SchedulerPolicy, and of the pool with idle time I, N spare nodes, deferScaleUp D and
+# consolidation C (none: empty).
+policy_file() { echo "$tmp/q-${1:-fixed}${2:+-$2}.yaml"; }
+policy_of() {
+  local scoring=""
+  [ -z "$1" ] || scoring="\n  scoring: $1"
+  sed "s/^  alignEnds: true$/  alignEnds: ${2:-true}$scoring/" "$queues" >"$(policy_file "$@")"
+}
 pool_file() { echo "$tmp/p-$1-$2-$3-${4//\//_}.yaml"; }
 pool_of() {
   local defer="" cons=""
@@ -51,12 +59,13 @@ pool_of() {
   sed -e "s/^  scaleDownAfter: .*/  scaleDownAfter: $1\n  spareNodes: $2\n  initialNodes: $initial$defer$cons/" \
       -e "s/^  provisioningDelay: .*/  provisioningDelay: $delay/" "$pool" >"$(pool_file "$@")"
 }
-ckpts=""
+ckpts="" aligns=""
 for r in $runs; do
-  IFS=: read -r s i n d c k <<<"$r"
-  policy_of "$s"
+  IFS=: read -r s i n d c k al <<<"$r"
+  policy_of "$s" "${al:-}"
   pool_of "$i" "$n" "${d:-}" "${c:-}"
   [ -z "${k:-}" ] || [[ " $ckpts " == *" $k "* ]] || ckpts="$ckpts $k"
+  [ -z "${al:-}" ] || [[ " $aligns " == *" $al "* ]] || { aligns="$aligns $al" && policy_of "" "$al"; }
 done
 secs() {  # secs 30s|10m|1h: seconds
   case $1 in
@@ -116,10 +125,14 @@ for v in $variants; do
     run "$v" "$queues" examples/philly/cluster.yaml "$tmp/fixed-k.json" "$k"
     summary "$tmp/fixed-k.json" "$v fixed 176 nodes, checkpoint $k" "$fixed"
   done
+  for al in $aligns; do
+    run "$v" "$(policy_file "" "$al")" examples/philly/cluster.yaml "$tmp/fixed-a.json"
+    summary "$tmp/fixed-a.json" "$v fixed 176 nodes, alignEnds $al" "$fixed"
+  done
   for r in $runs; do
-    IFS=: read -r sc i n d c k <<<"$r"
+    IFS=: read -r sc i n d c k al <<<"$r"
     out="$tmp/a.json"
-    run "$v" "$tmp/q-$sc.yaml" "$(pool_file "$i" "$n" "${d:-}" "${c:-}")" "$out" "${k:-}"
-    summary "$out" "$v pool $sc, idle $i, spare $n${d:+, defer $d}${c:+, consolidate $c}${k:+, checkpoint $k}" "$fixed"
+    run "$v" "$(policy_file "$sc" "${al:-}")" "$(pool_file "$i" "$n" "${d:-}" "${c:-}")" "$out" "${k:-}"
+    summary "$out" "$v pool $sc, idle $i, spare $n${d:+, defer $d}${c:+, consolidate $c}${k:+, checkpoint $k}${al:+, alignEnds $al}" "$fixed"
   done
 done

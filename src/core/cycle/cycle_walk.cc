@@ -631,7 +631,7 @@ void Scheduler::Walk::aim_ends(int q) {
   const bool on = (policy_.align_ends_after_ns <= 0 || someone_waits_for_room()) &&
                   (!policy_.align_ends_yield_small || longest_waiting_needs_a_node());
   const std::vector<TimeNs>* ends = cycle_node_end_.empty() ? &s_.node_end_ : &cycle_node_end_;
-  s_.placer_.set_node_ends(on ? ends : nullptr, now_);
+  s_.placer_.set_node_ends(on ? ends : nullptr, now_, policy_.align_ends_bins);
   if (on) s_.placer_.set_default_walltime(s_.config_->cluster_queues[q].default_walltime_ns);
 }
 

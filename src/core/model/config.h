@@ -248,6 +248,11 @@ struct SchedulerPolicy {
   // spec.alignEnds: among nodes the GPU scoring ranks equal, a job with a walltime goes where
   // the running work ends closest after its own expected end (Placer::set_node_ends).
   bool align_ends = false;
+  // spec.alignEnds: bins (align_ends is then true too): runtime bins (Stratus) before the GPU
+  // scoring: a job goes first where it extends the node's busy time least, in power-of-two bins
+  // of minutes (0: the node's running work outlasts the job), then by the GPU scoring, then as
+  // the tie-break above (Placer::set_node_ends).
+  bool align_ends_bins = false;
   // spec.alignEndsAfter: 0 (the default): every placement aligns. Above 0: a placement aligns
   // only while a job that has waited at least this long waits for room (it holds a backfill
   // reservation, or as a starving job claims capacity); with none, nodes are left to the GPU

@@ -133,9 +133,10 @@ void Placer::set_workload_from_counts(const PodShapeCounts& counts, double cover
     fgd->set_workload(typical_pods(counts, coverage));
 }
 
-void Placer::set_node_ends(const std::vector<TimeNs>* node_end, TimeNs now) const {
+void Placer::set_node_ends(const std::vector<TimeNs>* node_end, TimeNs now, bool bins) const {
   impl_->node_end = node_end;
   impl_->now = now;
+  impl_->end_bins = node_end != nullptr && bins;
   if (!node_end) impl_->default_walltime = 0;
 }
 

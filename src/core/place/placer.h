@@ -56,6 +56,9 @@ struct WorkloadShape {
   double freq = 0;                          // 0..1
 };
 
+// spec.alignEnds: bins: the unit of the extension bins (bin k+1 holds [2^(k-1), 2^k) units).
+inline constexpr TimeNs kEndBinNs = 60 * kNsPerSec;
+
 class Placer {
  public:
   Placer(const Cluster& cluster, ScoringPolicy policy, PlacerOptions options = {});
@@ -85,7 +88,11 @@ class Placer {
   // whose end is the closest at or after its own, else to the one that ends the latest before
   // it: nodes then drain together and whole nodes come free for multi-GPU jobs. Null: off.
   // The vector must outlive the calls to place(). Null also forgets the default walltime.
-  void set_node_ends(const std::vector<TimeNs>* node_end, TimeNs now) const;
+  // With `bins` (spec.alignEnds: bins) the alignment comes first: candidates rank by how long
+  // the job would keep the node busy past its running work, in power-of-two bins of minutes
+  // (kEndBinNs; none when the node's work outlasts the job, the first bin), then by the GPU
+  // scoring and the tie-break above; every feasible node is scored, for any scorer.
+  void set_node_ends(const std::vector<TimeNs>* node_end, TimeNs now, bool bins = false) const;
   // The walltime end alignment assumes for a job placed that gives none (its queue's
   // defaultWalltime; 0: such a job is not aligned).
   void set_default_walltime(TimeNs walltime) const;

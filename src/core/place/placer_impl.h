@@ -30,6 +30,7 @@ struct Reasons {
 
 struct Cand {
   NodeId node = -1;
+  int bin = 0;  // extension_bin(node): before the rank with spec.alignEnds: bins, else 0
   int rank = 0;
   double score = 0;
   int16_t shared_gpu = -1;
@@ -37,10 +38,11 @@ struct Cand {
   std::vector<GpuShare> shares;  // whole GPUs and MIG slices
 };
 
-// Total order of candidates: lower rank, then higher score, then better end alignment (with
-// Placer::set_node_ends), then lower NodeId.
+// Total order of candidates: lower extension bin (only with end bins), then lower rank, then
+// higher score, then better end alignment (with Placer::set_node_ends), then lower NodeId.
 inline bool better(const Cand& a, const Cand& b) {
   if (b.node < 0) return true;
+  if (a.bin != b.bin) return a.bin < b.bin;
   if (a.rank != b.rank) return a.rank < b.rank;
   if (a.score != b.score) return a.score > b.score;
   if (a.misaligned != b.misaligned) return a.misaligned < b.misaligned;
@@ -124,6 +126,18 @@ struct Placer::Impl {
   TimeNs now = 0;
   TimeNs default_walltime = 0;  // Placer::set_default_walltime
   TimeNs job_end = 0;
+  bool end_bins = false;  // Placer::set_node_ends(..., bins)
+  // Runtime bins (spec.alignEnds: bins): how much longer node n stays busy if this job goes
+  // there, as a power-of-two bin of kEndBinNs: 0 when its running work ends at or after the
+  // job (the job adds no node time), 1 under one unit, k+1 for [2^(k-1), 2^k) units. An idle
+  // node's extension is the job's whole run, so a busy node is never in a later bin.
+  int extension_bin(NodeId n) const {
+    if (!end_bins || job_end <= 0) return 0;
+    const TimeNs busy_until = std::max((*node_end)[static_cast<size_t>(n)], now);
+    if (busy_until >= job_end) return 0;
+    return 1 + std::bit_width(static_cast<uint64_t>((job_end - busy_until) / kEndBinNs));
+  }
+  bool bins_on() const { return end_bins && job_end > 0; }
   // How badly node n's expected end matches this job's, lower first: running on past the job's
   // end costs the gap; ending before it costs more than any such gap (the job keeps the node
   // busy longer) and then the gap too. 0 when alignment is off.
@@ -415,11 +429,13 @@ struct Placer::Impl {
     if (best_state == &e) {
       Cand c;
       c.node = n;
+      c.bin = extension_bin(n);
       c.rank = best.rank;
       c.score = best.score;
       c.misaligned = misalignment(n);
       if (better(c, best)) {
         best.node = n;
+        best.bin = c.bin;
         best.misaligned = c.misaligned;
       }
     } else if (e.rank == best.rank && e.score == best.score) {
@@ -437,6 +453,7 @@ struct Placer::Impl {
       if (s.mig_slice < 0) take.push_back(s.gpu);
     const Scored sc = self->scorer_->evaluate(v, pod, take);
     cur.node = n;
+    cur.bin = extension_bin(n);
     cur.rank = rank_of(v, pod);
     cur.score = sc.score;
     cur.misaligned = misalignment(n);
@@ -450,6 +467,7 @@ struct Placer::Impl {
     }
     if (better(cur, best)) {
       best.node = cur.node;
+      best.bin = cur.bin;
       best.rank = cur.rank;
       best.score = cur.score;
       best.misaligned = cur.misaligned;
@@ -515,7 +533,8 @@ struct Placer::Impl {
   bool best_node(const PodShape& pod, const NodeBits& mask) {
     best.node = -1;
     best_state = nullptr;
-    const bool monotone = order != SearchOrder::kExhaustive;
+    // End bins come before the rank, so no bucket order can stop the search early.
+    const bool monotone = order != SearchOrder::kExhaustive && !bins_on();
     const int32_t cap = monotone ? std::max(1, self->options_.candidates_per_bucket)
                                  : self->options_.max_candidates;
     // 1. Nodes this gang already touched (their indexed state is stale).
@@ -523,7 +542,7 @@ struct Placer::Impl {
       if (mask.test(t.node)) consider(t.node, pod);
     // 2. Buckets in order (one node per equal state when every feasible node is scored).
     build_groups(pod);
-    const bool grouped = group_states && !monotone && cap <= 0;
+    const bool grouped = group_states && !monotone && cap <= 0 && !bins_on();
     if (grouped) next_epoch();
     // Only the first idle node of a class counts: the later ones could win only on end
     // alignment (consider_same_state), which is off without a job end.

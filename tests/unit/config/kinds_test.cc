@@ -399,10 +399,25 @@ TEST(ConfigKinds, SchedulerPolicyAlignEnds) {
   auto on = load_one(doc("true"));
   ASSERT_TRUE(on.ok()) << dump(on.errors);
   EXPECT_TRUE(on.config.policy.align_ends);
-  auto bad = load_one(doc("sometimes"));
-  EXPECT_FALSE(bad.ok());
-  EXPECT_TRUE(any_contains(bad.errors, {"test.yaml:4: spec.alignEnds", "sometimes"}))
-      << dump(bad.errors);
+  EXPECT_FALSE(on.config.policy.align_ends_bins);
+  // bins: runtime bins before the scoring (the node ends are tracked as with true).
+  auto bins = load_one(doc("bins"));
+  ASSERT_TRUE(bins.ok()) << dump(bins.errors);
+  EXPECT_TRUE(bins.config.policy.align_ends);
+  EXPECT_TRUE(bins.config.policy.align_ends_bins);
+  EXPECT_FALSE(load_one(doc("false")).config.policy.align_ends_bins);
+  for (const char* bad_value : {"sometimes", "Bins", "1"}) {
+    auto bad = load_one(doc(bad_value));
+    EXPECT_FALSE(bad.ok());
+    EXPECT_TRUE(any_contains(
+        bad.errors, {"test.yaml:4: spec.alignEnds", bad_value, "must be true, false or bins"}))
+        << dump(bad.errors);
+  }
+  auto map = load_one(doc("{mode: bins}"));
+  EXPECT_FALSE(map.ok());
+  EXPECT_TRUE(
+      any_contains(map.errors, {"test.yaml:4: spec.alignEnds", "must be true, false or bins"}))
+      << dump(map.errors);
 }
 
 TEST(ConfigKinds, SchedulerPolicyAlignEndsAfter) {

@@ -115,6 +115,25 @@ TEST(AlignEnds, TheScoringStillComesFirst) {
   EXPECT_EQ(place_one(s, 10, 300), 0);
 }
 
+// spec.alignEnds: bins: the end comes before the scoring. The same cluster as above: n0 has
+// one free GPU until 50 s (then two until 100 s), n1 two until 400 s. A job ending at 310 s
+// would keep n0 busy 210 s longer; n1's work outlasts it, so it goes there.
+TEST(AlignEnds, WithBinsTheEndComesBeforeTheScoring) {
+  auto c = world(true);
+  c->policy.align_ends_bins = true;
+  Scheduler s(c);
+  fill(s);
+  testing::run_on(s, 4, 1, 0, 50, 2);
+  EXPECT_EQ(place_one(s, 10, 300), 1);
+  testing::expect_invariants(s);
+  // A job without a walltime (and no queue default) is placed by the scoring alone.
+  c->cluster_queues[0].default_walltime_ns = 0;
+  Scheduler none(c);
+  fill(none);
+  testing::run_on(none, 4, 1, 0, 50, 2);
+  EXPECT_EQ(place_one(none, 11, 0), 0);
+}
+
 TEST(AlignEnds, AFinishedJobsEndIsForgotten) {
   Scheduler s(world(true));
   fill(s);
