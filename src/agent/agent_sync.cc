@@ -125,11 +125,17 @@ bool Agent::sync_round(net::Client& cli, size_t at) {
   const int64_t wait_ms = reports ? 0 : (options_.long_poll_ms > 0 ? options_.long_poll_ms : hb);
   const auto t0 = Clock::now();
   bool work = false;
+  bool missed = false;
   {
     std::lock_guard lock(mu_);
     polling_ = wait_ms > 0;
     poll_since_ = t0;
+    // A pod that started or ended since take_runner_events() above notified the report loop
+    // while no poll was in flight, so it went back to sleep: wake it now, or the report waits
+    // for this long poll to end.
+    missed = polling_ && events_pending_;
   }
+  if (missed) cv_.notify_all();
   const bool ok = do_sync(cli, at, wait_ms, reports, &work);
   {
     std::lock_guard lock(mu_);
