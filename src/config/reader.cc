@@ -152,11 +152,16 @@ std::optional<int64_t> Reader::integer(const YAML::Node& node, const std::string
   return v;
 }
 
+std::optional<bool> Reader::bool_word(const std::string& s) {
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return std::nullopt;
+}
+
 std::optional<bool> Reader::boolean(const YAML::Node& node, const std::string& path) {
   if (node.IsScalar()) {
     const std::string& s = node.Scalar();
-    if (s == "true" || s == "True" || s == "TRUE") return true;
-    if (s == "false" || s == "False" || s == "FALSE") return false;
+    if (auto b = bool_word(s)) return b;
     error(node, path, quote(s) + " must be true or false");
     return std::nullopt;
   }

@@ -74,6 +74,8 @@ class Reader {
   std::optional<int64_t> integer(const YAML::Node& node, const std::string& path, int64_t min,
                                  int64_t max);
   std::optional<bool> boolean(const YAML::Node& node, const std::string& path);
+  // The spellings boolean() takes: true/True/TRUE, false/False/FALSE; nullopt for others.
+  static std::optional<bool> bool_word(const std::string& s);
   std::optional<double> number(const YAML::Node& node, const std::string& path, double min,
                                double max);
   // A Kubernetes quantity in the canonical unit of `resource`; negative is an error.

@@ -107,23 +107,19 @@ void read_fairness(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
   }
 }
 
-// A spelling Reader::boolean takes.
-bool is_bool_word(const std::string& s) {
-  return s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE";
-}
-
 // spec.alignEnds (true, false or bins) and the two settings that limit it (warned about without
 // it).
 void read_alignment(Reader& r, const MapReader& spec, SchedulerPolicy& p) {
   if (const YAML::Node* n = spec.find("alignEnds")) {
     const bool scalar = n->IsScalar();
+    const auto v = scalar ? Reader::bool_word(n->Scalar()) : std::nullopt;
     if (scalar && n->Scalar() == "bins") {
       p.align_ends = p.align_ends_bins = true;
-    } else if (!scalar || !is_bool_word(n->Scalar())) {
+    } else if (v) {
+      p.align_ends = *v;
+    } else {
       r.error(*n, "spec.alignEnds",
               (scalar ? quote(n->Scalar()) + " " : std::string()) + "must be true, false or bins");
-    } else if (auto v = r.boolean(*n, "spec.alignEnds")) {
-      p.align_ends = *v;
     }
   }
   if (const YAML::Node* n = spec.find("alignEndsAfter")) {
