@@ -3,10 +3,11 @@
 //
 // Each pod runs in its own session and process group (setsid), with stdout+stderr appended to
 // <state-dir>/logs/<job>-<pod>.log and its working directory <state-dir>/work/<job>-<pod>.
-// One supervisor thread does everything that changes a pod. While every running pod is its
-// child it sleeps on their pidfds (an exit is seen at once; logs and checkpoint files are
-// looked at every 10 ticks, deadlines kept to the millisecond); with pods waiting for GPUs or
-// adopted ones it ticks every tick_ms; with none it sleeps until an order. What it does:
+// One supervisor thread does everything that changes a pod. While every running pod has a
+// pidfd (its children, and adopted pods once checked) it sleeps on them (an exit is seen at
+// once; logs and checkpoint files are looked at every 10 ticks, deadlines kept to the
+// millisecond); with pods waiting for GPUs or a pod without a pidfd it ticks every tick_ms;
+// with none it sleeps until an order (runner_wait.cc). What it does:
 //   start waiting pods whose GPUs are free, reap exits (waitpid, no zombies), enforce walltimes
 //   and stop graces, notice checkpoint-file touches, and watch adopted pods through /proc.
 // Results come back as events (started, exits, checkpoints) that the caller drains.
@@ -180,6 +181,7 @@ class ProcessRunner {
       std::chrono::steady_clock::time_point now);
   void wait_for_exits_locked(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout);
   void wake_supervisor();
+  void open_adopted_pidfd(Pod& pod);
   void note_log_growth_locked(Pod& pod, int64_t size, std::chrono::steady_clock::time_point now);
   bool tick_locked(std::chrono::steady_clock::time_point now);
   static bool pod_gone(const Pod& pod, std::optional<int>* status);  // tick step 1

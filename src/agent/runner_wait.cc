@@ -68,6 +68,22 @@ void ProcessRunner::note_log_growth_locked(Pod& pod, int64_t size, Clock::time_p
   pod.log_seen = now;
 }
 
+// An adopted pod (pods.json, or found by its environment: not necessarily our child) gets a
+// pidfd too, once: opened, then the process's start time checked again, so that a pid reused
+// by another process since the pod was adopted is never watched in its place (the tick's /proc
+// check then finds the pod gone).
+void ProcessRunner::open_adopted_pidfd(Pod& pod) {
+  pod.pidfd_tried = true;
+  const int fd = open_pidfd(pod.pid);
+  if (fd < 0) return;
+  const auto st = read_proc_stat(pod.pid);
+  if (!st || st->start_ticks != pod.start_ticks) {
+    ::close(fd);
+    return;
+  }
+  pod.pidfd = fd;
+}
+
 // How long the supervisor may sleep on its running pods' pidfds; nullopt where it must tick:
 // without an eventfd, with pods waiting for GPUs, cgroups to remove again, pods.json to write
 // again, a running pod without a pidfd, or one whose log grows fast. The sleep ends at the first
@@ -85,6 +101,7 @@ std::optional<milliseconds> ProcessRunner::quiet_timeout_locked(Clock::time_poin
   if (!waiter_.usable() || !waiting_.empty() || sweeping_ > 0 || dirty_) return std::nullopt;
   auto t = now + milliseconds(options_.tick_ms * kWatchTicks);
   for (const auto& [ref, pod] : pods_) {
+    if (pod->running && !pod->pidfd_tried) open_adopted_pidfd(*pod);
     if (!pod->running || pod->pidfd < 0 || pod->log_fast) return std::nullopt;
     if (pod->stopping && !pod->killed) t = std::min(t, pod->kill_deadline);
     if (!pod->stopping && pod->walltime_deadline) t = std::min(t, *pod->walltime_deadline);

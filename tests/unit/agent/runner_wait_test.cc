@@ -23,13 +23,14 @@ constexpr int64_t kLongTickMs = 600'000;  // 10 min: no test below may wait for 
 
 class RunnerWaitTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { runner_ = make(); }
+  std::unique_ptr<ProcessRunner> make() {
     RunnerOptions o;
     o.state_dir = dir_.path();
     o.tick_ms = kLongTickMs;
     auto r = ProcessRunner::create(o);
-    ASSERT_TRUE(r) << r.error();
-    runner_ = std::move(*r);
+    EXPECT_TRUE(r) << (r ? "" : r.error());
+    return r ? std::move(*r) : nullptr;
   }
   void TearDown() override {
     runner_->stop_all(SIGKILL, 0, "stopped");
@@ -92,6 +93,19 @@ TEST_F(RunnerWaitTest, WalltimeAndKillDeadlinesAreKeptBetweenTicks) {
   ASSERT_TRUE(wait_for([&] { return exit_of(6) != nullptr; }));
   EXPECT_EQ(exit_of(6)->reason, "walltime");
   EXPECT_EQ(exit_of(6)->signal, SIGKILL);
+}
+
+// A runner that adopts a pod from pods.json (an agent restarted) sleeps on its pidfd too.
+TEST_F(RunnerWaitTest, AnAdoptedPodIsWatchedThroughItsPidfd) {
+  ASSERT_TRUE(runner_->launch(sh(7, "sleep 300")));
+  ASSERT_TRUE(wait_for([&] { return std::count(started_.begin(), started_.end(), 7) > 0; }));
+  runner_.reset();  // the pod runs on, listed in pods.json
+  runner_ = make();
+  ASSERT_TRUE(runner_);
+  ASSERT_EQ(runner_->adopted(), 1u);
+  ASSERT_TRUE(runner_->stop({7, 0}, SIGTERM, 60'000, "stopped"));
+  ASSERT_TRUE(wait_for([&] { return exit_of(7) != nullptr; }));
+  EXPECT_EQ(exit_of(7)->reason, "stopped");
 }
 
 TEST(ExitWaiter, WakesOnAChildsExit) {
