@@ -89,8 +89,11 @@ provisioner_faults() {
   small=$(run_job small1 --gpus 1 -- true)
   wait_for "a job on the fixed node while the provisioner fails" state_is "$small" succeeded
   $after_failed
-  rm "$tmp/fail"
+  # hang before fail goes: a retry between the two would find neither, create the node and
+  # run the waiting job on it, and no call would hang (CI, twenty-eighth session). Both
+  # provisioners look at `fail` first.
   touch "$tmp/hang"
+  rm "$tmp/fail"
   wait_for "a hanging create" grep -q "^hanging " "$tmp/calls.log"
   small=$(run_job small2 --gpus 1 -- true)
   wait_for "a job on the fixed node while a create hangs" state_is "$small" succeeded
