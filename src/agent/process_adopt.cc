@@ -100,6 +100,7 @@ void ProcessRunner::adopt_locked() {
         pod->kill_deadline = unix_ns_to_steady(j.value("kill_deadline_unix_ns", unix_now_ns()));
       }
       pod->checkpoint_mtime_ns = mtime_ns(pod->paths.checkpoint_file);
+      open_adopted_pidfd(*pod);
       log("adopted pod " + std::to_string(pod->spec.ref.job) + "/" +
           std::to_string(pod->spec.ref.pod) + " (pid " + std::to_string(pod->pid) + ")");
       ++adopted_;
@@ -168,6 +169,7 @@ void ProcessRunner::rescue_orphans_locked() {
     for (const auto& g : proto::split_list(env["CUDA_VISIBLE_DEVICES"]))
       if (auto n = number(g); n && *n < 1024) pod->spec.gpus.push_back(static_cast<int32_t>(*n));
     pod->checkpoint_mtime_ns = mtime_ns(paths.checkpoint_file);
+    open_adopted_pidfd(*pod);
     log("pod " + std::to_string(ref.job) + "/" + std::to_string(ref.pod) + " (pid " +
         std::to_string(pid) + ") runs from this state directory but no state file lists it (" +
         pods_file_.path() + " lost or wiped?): adopted; the server decides whether it runs on");

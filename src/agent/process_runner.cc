@@ -775,7 +775,6 @@ void ProcessRunner::record_start_locked(Pod& pod, pid_t pid) {
   if (auto st = read_proc_stat(pid)) pod.start_ticks = st->start_ticks;
   // Our child, not reaped before its exit is seen: the pid names it until then.
   if (waiter_.usable()) pod.pidfd = open_pidfd(pid);
-  pod.pidfd_tried = true;
   if (spec.walltime_ms > 0) pod.walltime_deadline = Clock::now() + milliseconds(spec.walltime_ms);
   events_.started.push_back({spec.ref.job, spec.ref.pod, spec.run});
   dirty_ = true;

@@ -28,12 +28,11 @@ struct ProcessRunner::Pod {
   bool running = false;  // false: waiting for its GPUs
   bool child = true;     // false: adopted from pods.json (not our child: watched via /proc)
   pid_t pid = 0;
-  // A pidfd of the pod's process (exit_waiter.h): the supervisor sleeps on it. -1: none (not
-  // yet opened for an adopted pod, a kernel without pidfd_open, a process that was gone, or one
-  // that woke the supervisor while the pod ran on): the supervisor ticks every tick_ms while
-  // such a pod runs. pidfd_tried: one was asked for already (never twice).
+  // A pidfd of the pod's process (exit_waiter.h), opened at its start or adoption: the
+  // supervisor sleeps on it. -1: none (a kernel without pidfd_open, a process that was gone, or
+  // one that woke the supervisor while the pod ran on): the supervisor ticks every tick_ms while
+  // such a pod runs.
   int pidfd = -1;
-  bool pidfd_tried = false;
   uint64_t start_ticks = 0;
   int64_t started_unix_ns = 0;
   std::chrono::steady_clock::time_point queued;

@@ -69,11 +69,11 @@ void ProcessRunner::note_log_growth_locked(Pod& pod, int64_t size, Clock::time_p
 }
 
 // An adopted pod (pods.json, or found by its environment: not necessarily our child) gets a
-// pidfd too, once: opened, then the process's start time checked again, so that a pid reused
-// by another process since the pod was adopted is never watched in its place (the tick's /proc
+// pidfd too: opened, then the process's start time checked again, so that a pid reused by
+// another process since the pod was found is never watched in its place (the tick's /proc
 // check then finds the pod gone).
 void ProcessRunner::open_adopted_pidfd(Pod& pod) {
-  pod.pidfd_tried = true;
+  if (!waiter_.usable()) return;
   const int fd = open_pidfd(pod.pid);
   if (fd < 0) return;
   const auto st = read_proc_stat(pod.pid);
@@ -101,7 +101,6 @@ std::optional<milliseconds> ProcessRunner::quiet_timeout_locked(Clock::time_poin
   if (!waiter_.usable() || !waiting_.empty() || sweeping_ > 0 || dirty_) return std::nullopt;
   auto t = now + milliseconds(options_.tick_ms * kWatchTicks);
   for (const auto& [ref, pod] : pods_) {
-    if (pod->running && !pod->pidfd_tried) open_adopted_pidfd(*pod);
     if (!pod->running || pod->pidfd < 0 || pod->log_fast) return std::nullopt;
     if (pod->stopping && !pod->killed) t = std::min(t, pod->kill_deadline);
     if (!pod->stopping && pod->walltime_deadline) t = std::min(t, *pod->walltime_deadline);
