@@ -86,6 +86,7 @@ struct Server::Impl {
   tcp::acceptor acceptor;            // on its own strand: stop() closes it from another thread
   asio::steady_timer accept_retry;   // after EMFILE: accept again a little later
   asio::steady_timer sweep_timer;    // every connection's deadline, on the acceptor's strand
+  bool sweep_armed = false;          // on the acceptor's strand: off while no connection is open
   std::unique_ptr<WorkerPool> pool;  // the default lane
   std::map<std::string, std::unique_ptr<WorkerPool>> lanes;  // ServerOptions::lanes
   // Requests in flight per tenant (entries with a zero count are erased).
