@@ -4,6 +4,7 @@
 #include "server/sqlite_store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -47,6 +48,39 @@ TEST(Store, OneWriterPerDataDirectory) {
       << second.error();
   first->reset();  // closing releases the lock
   EXPECT_TRUE(SqliteStore::open(dir.string()).ok());
+  fs::remove_all(dir);
+}
+
+// Issue 38: the store is the file's only user (DIR's lock), so SQLite holds its locks for good
+// and keeps the WAL index in the heap: no fcntl lock and unlock per transaction, no -shm file.
+// Its records still reach the file: a reader sees them once the store has closed.
+TEST(Store, HoldsTheDatabaseExclusivelyWhileOpen) {
+  const auto dir = fresh_dir("exclusive");
+  const std::string db = (dir / "sluice.db").string();
+  auto count_jobs = [&](int* rc) {
+    sqlite3* other = nullptr;
+    sqlite3_open_v2(db.c_str(), &other, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* st = nullptr;
+    int n = -1;
+    *rc = sqlite3_prepare_v2(other, "SELECT count(*) FROM jobs", -1, &st, nullptr);
+    if (*rc == SQLITE_OK && (*rc = sqlite3_step(st)) == SQLITE_ROW) n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(other);
+    return n;
+  };
+  {
+    auto s = SqliteStore::open(dir.string());
+    ASSERT_TRUE(s.ok()) << s.error();
+    (*s)->start();
+    ASSERT_TRUE(
+        (*s)->write(Write{{{1, "pending", "{}"}}, {}, {R"({"event":"submit","id":1})"}, {}}));
+    EXPECT_FALSE(fs::exists(dir / "sluice.db-shm"));
+    int rc = 0;
+    EXPECT_EQ(count_jobs(&rc), -1);
+    EXPECT_EQ(rc, SQLITE_BUSY) << sqlite3_errstr(rc);
+  }
+  int rc = 0;
+  EXPECT_EQ(count_jobs(&rc), 1) << sqlite3_errstr(rc);
   fs::remove_all(dir);
 }
 
