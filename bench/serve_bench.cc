@@ -42,6 +42,9 @@ struct Args {
   std::string token;
   bool json_out = false;
   bool no_wait = false;
+  // --rate R: requests a second over all clients, each due at its own time (open loop, so two
+  // builds compare at the same load); 0: each client posts as soon as its last answer came.
+  double rate = 0;
   // --cpu-pids serve=PID,agent=PID: their CPU time (utime + stime, clock ticks) read once every
   // job has ended, before the final listing of the job views (--json: "cpu_ticks_at_end"), so
   // that the figure per job leaves out what only the measuring costs.
@@ -86,7 +89,7 @@ long cpu_ticks(long pid) {
   std::cerr << "serve_bench: " << msg
             << "\nusage: serve_bench --server URL [--jobs 10000] [--clients 8] [--batch 1] "
                "[--gpus 1] [--namespace bench] [--queue bench] [--command true] [--wait-s 600] "
-               "[--token T] [--no-wait] [--json] [--cpu-pids NAME=PID,...]\n";
+               "[--token T] [--no-wait] [--json] [--cpu-pids NAME=PID,...] [--rate R]\n";
   std::exit(2);
 }
 
@@ -129,6 +132,8 @@ Args parse_args(int argc, char** argv) {
       a.json_out = true;
     else if (k == "--no-wait")
       a.no_wait = true;
+    else if (k == "--rate")
+      a.rate = static_cast<double>(num());
     else if (k == "--cpu-pids")
       a.cpu_pids = parse_pids(val());
     else if (k == "-h" || k == "--help")
@@ -206,6 +211,10 @@ SubmitResult submit_all(const Args& a) {
         const long first = b * a.batch;
         const long count = std::min(a.batch, a.jobs - first);
         const std::string body = body_for(a, first, count);
+        if (a.rate > 0)  // batch b is due b / rate seconds after the start
+          std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(t0 + static_cast<double>(b) / a.rate))));
         for (;;) {
           const double s = now_s();
           auto res = cli.Post("/v1/jobs", headers, body, "application/yaml");

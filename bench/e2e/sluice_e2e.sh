@@ -9,7 +9,8 @@
 # Environment: JOBS (10000), CLIENTS (8), BATCHES ("1 100": one serve_bench run per batch
 # size, each against a fresh server), NODES (64), GPUS_PER_NODE (8), HEARTBEAT_MS (100),
 # CYCLE_MS (50), PORT (a free one), JSON_OUT (file: one JSON line per run), KEEP (1: keep temp dir),
-# WORK_ROOT (/tmp: where the temp dir goes),
+# WORK_ROOT (/tmp: where the temp dir goes), RATE (requests a second over all clients, open loop:
+# two builds then compare at the same load; unset: each client posts again once answered),
 # NODELAY (1: a what-if run; compiles bench/e2e/nodelay_preload.c with cc and LD_PRELOADs it
 # into serve and agent, emulating TCP_NODELAY on their sockets; see docs/benchmarks.md),
 # SLOW_FSYNC_MS (N: a slow disk; compiles bench/e2e/slow_fsync_preload.c and LD_PRELOADs it into
@@ -208,7 +209,7 @@ for batch in $BATCHES; do
   # --cpu-pids: serve_bench reads both processes' CPU once every job has ended, before it lists
   # the 3,000+ job views to measure them (8-9% of the server's CPU at batch 1, docs/benchmarks.md).
   "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "$CLIENTS" --batch "$batch" \
-    --namespace bench --queue bench --command true --json "${nowait[@]}" \
+    --namespace bench --queue bench --command true --json "${nowait[@]}" ${RATE:+--rate "$RATE"} \
     --cpu-pids "serve=$SERVE_PID${AGENT_PID:+,agent=$AGENT_PID}" > "$TMP/result.json" || rc=1
   perf_stop
   python3 - "$TMP/result.json" "$NODES" "${NODELAY:-0}" "$INGEST" <<'PY'
