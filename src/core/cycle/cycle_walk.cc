@@ -455,17 +455,7 @@ bool Scheduler::Walk::walk() {
 
 // Steps 2-6 for one job.
 Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool starving) {
-  // 2. Held back: behind a StrictFIFO head, or behind a starving job's claim (looked at only
-  // where there is one: most jobs of a full cycle are in queues with neither).
-  if (cur_[q].strict_blocker || claims_) {
-    PendingDecision pd;
-    pd.job = p.job.id;
-    pd.starving = starving;
-    if (held_reason(p, q, pd.reason)) {
-      result_.pending.push_back(std::move(pd));
-      return stop_here(true) ? Next::kStop : Next::kGo;
-    }
-  }
+  if (Next next; held_back(p, q, starving, &next)) return next;
   // 3. Budget: a namespace over its GPU-hour budget gets new work in only as preemptible
   // best-effort work, or not at all, as its queue says.
   const bool over = p.budget >= 0 && over_budget_[static_cast<size_t>(p.budget)];
@@ -534,6 +524,20 @@ Scheduler::Walk::Next Scheduler::Walk::decide(const PendingJob& p, int q, bool s
   if (kueue_ && !incremental_ && !skipped && attempt_.reason.code == PendingCode::kQuota)
     reserve_unreclaimable(p, q);
   return leave_pending(p, q, starving, known) ? Next::kStop : Next::kGo;
+}
+
+// 2. Held back: behind a StrictFIFO head, or behind a starving job's claim (looked at only
+// where there is one: most jobs of a full cycle are in queues with neither). True with *next
+// set when it is: the job stays pending.
+bool Scheduler::Walk::held_back(const PendingJob& p, int q, bool starving, Next* next) {
+  if (!cur_[q].strict_blocker && !claims_) return false;
+  PendingDecision pd;
+  pd.job = p.job.id;
+  pd.starving = starving;
+  if (!held_reason(p, q, pd.reason)) return false;
+  result_.pending.push_back(std::move(pd));
+  *next = stop_here(true) ? Next::kStop : Next::kGo;
+  return true;
 }
 
 void Scheduler::Walk::reject_over_budget(const PendingJob& p, int q) {

@@ -288,20 +288,27 @@ bool Scheduler::finish(JobId id, TimeNs now) {
 }
 
 bool Scheduler::requeue(JobId id, TimeNs now) {
-  auto it = running_.find(id);
-  if (it == running_.end()) return false;
+  if (!running_.count(id)) return false;
   advance_debt(now);
   budgets_.advance(now);
-  release_running(it->second);
-  const QueueId q = it->second.admission.queue;
-  PendingJob p;
-  p.queue = q;
-  p.job = requested_job(std::move(it->second));
-  running_.erase(it);
-  p.key = key_of(p.job);
-  insert_pending(std::move(p));
+  back_to_pending(id, 0);
   mark_freed();
   return true;
+}
+
+// Running job `id` pending again as it was requested, its age restarting no earlier than
+// `since` (0: as it was).
+void Scheduler::back_to_pending(JobId id, TimeNs since) {
+  auto it = running_.find(id);
+  if (it == running_.end()) return;
+  release_running(it->second);
+  PendingJob p;
+  p.queue = it->second.admission.queue;
+  p.job = requested_job(std::move(it->second));
+  running_.erase(it);
+  p.job.submit_ns = std::max(p.job.submit_ns, since);
+  p.key = key_of(p.job);
+  insert_pending(std::move(p));
 }
 
 bool Scheduler::report_checkpoint(JobId id, TimeNs at) {
@@ -539,10 +546,21 @@ std::vector<JobId> Scheduler::pending_in_queue(QueueId q, TimeNs now) const {
   return out;
 }
 
+// A cycle's decisions into the state, as a pipeline: what the next cycle needs to know of this
+// one; victims first (their capacity is what the preemptors were placed on), queued as of their
+// eviction; then rejections; then admissions.
 void Scheduler::apply(const CycleResult& result, TimeNs now) {
   advance_debt(now);
   budgets_.advance(now);
-  // Bookkeeping for the next incremental cycle.
+  note_cycle(result);
+  for (const auto& pr : result.preempted) requeue_victim(pr, now);
+  for (const auto& rj : result.rejected) drop_rejected(rj);
+  refresh_workload();
+  for (const auto& a : result.admitted) start_admitted(a, now);
+}
+
+// Bookkeeping for the next incremental cycle.
+void Scheduler::note_cycle(const CycleResult& result) {
   need_full_ = result.free_epoch != free_epoch_;
   last_cycle_ns_ = result.now;
   kueue_settled_ = result.settled;
@@ -565,68 +583,59 @@ void Scheduler::apply(const CycleResult& result, TimeNs now) {
     new_jobs_.erase(new_jobs_.begin(),
                     new_jobs_.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(
                                             result.generation - first, new_jobs_.size())));
-  // Victims first (their capacity is what the preemptors were placed on), queued as of their
-  // eviction; then rejections; then admissions.
-  for (const auto& pr : result.preempted) {
-    auto it = running_.find(pr.victim);
-    if (it == running_.end()) continue;
-    ++counters_.preemptions;
-    counters_.lost_gpu_milli_ns += pr.lost_gpu_milli_ns;
-    ++preempt_count_[pr.victim];
-    release_running(it->second);
-    const QueueId q = it->second.admission.queue;
-    PendingJob back;
-    back.queue = q;
-    back.job = requested_job(std::move(it->second));
-    running_.erase(it);
-    // Its age restarts at the eviction (Kueue: requeuingStrategy timestamp Eviction), so work
-    // evicted under overload does not come back aged or starving (docs/scheduling.md).
-    back.job.submit_ns = std::max(back.job.submit_ns, now);
-    back.key = key_of(back.job);
-    insert_pending(std::move(back));
-    need_full_ = true;
+}
+
+void Scheduler::requeue_victim(const Preemption& pr, TimeNs now) {
+  if (!running_.count(pr.victim)) return;
+  ++counters_.preemptions;
+  counters_.lost_gpu_milli_ns += pr.lost_gpu_milli_ns;
+  ++preempt_count_[pr.victim];
+  // Its age restarts at the eviction (Kueue: requeuingStrategy timestamp Eviction), so work
+  // evicted under overload does not come back aged or starving (docs/scheduling.md).
+  back_to_pending(pr.victim, now);
+  need_full_ = true;
+}
+
+void Scheduler::drop_rejected(const Rejection& rj) {
+  if (!pending_.count(rj.job)) return;
+  erase_pending(rj.job);
+  preempt_count_.erase(rj.job);
+  // As a cancellation: it may have been a StrictFIFO head, a starving holder, the backfill
+  // reservation or its queue's preemption attempt, which the next cycle must not keep.
+  need_full_ = true;
+  if (rj.reason.code == PendingCode::kOverBudget) {
+    ++counters_.rejected_over_budget;
+  } else {
+    ++counters_.rejected_interactive;
   }
-  for (const auto& rj : result.rejected) {
-    if (!pending_.count(rj.job)) continue;
-    erase_pending(rj.job);
-    preempt_count_.erase(rj.job);
-    // As a cancellation: it may have been a StrictFIFO head, a starving holder, the backfill
-    // reservation or its queue's preemption attempt, which the next cycle must not keep.
-    need_full_ = true;
-    if (rj.reason.code == PendingCode::kOverBudget) {
-      ++counters_.rejected_over_budget;
-    } else {
-      ++counters_.rejected_interactive;
-    }
+}
+
+void Scheduler::start_admitted(const Admission& a, TimeNs now) {
+  auto it = pending_.find(a.job);
+  if (it == pending_.end()) return;  // cancelled in between: nothing to apply
+  RunningJob r{Job{}, a, now, now};
+  erase_pending(a.job, &r.job);  // (moved: a copy of a Job is a dozen strings)
+  // Fairness yield: a class threshold that moved may reorder older pending jobs.
+  if (waits_.record(r.job.priority, now - r.job.submit_ns)) need_full_ = true;
+  // It runs as admitted: with the fallback shape it got, as best-effort work if so.
+  if (a.shape >= 0 && static_cast<size_t>(a.shape) < r.job.fallback.shapes.size()) {
+    r.requested_pod_sets = r.job.pod_sets;
+    r.job = reshaped(r.job, r.job.fallback.shapes[static_cast<size_t>(a.shape)]);
   }
-  refresh_workload();
-  for (const auto& a : result.admitted) {
-    auto it = pending_.find(a.job);
-    if (it == pending_.end()) continue;  // cancelled in between: nothing to apply
-    RunningJob r{Job{}, a, now, now};
-    erase_pending(a.job, &r.job);  // (moved: a copy of a Job is a dozen strings)
-    // Fairness yield: a class threshold that moved may reorder older pending jobs.
-    if (waits_.record(r.job.priority, now - r.job.submit_ns)) need_full_ = true;
-    // It runs as admitted: with the fallback shape it got, as best-effort work if so.
-    if (a.shape >= 0 && static_cast<size_t>(a.shape) < r.job.fallback.shapes.size()) {
-      r.requested_pod_sets = r.job.pod_sets;
-      r.job = reshaped(r.job, r.job.fallback.shapes[static_cast<size_t>(a.shape)]);
-    }
-    if (!a.pod_set_counts.empty()) {  // partial admission
-      if (r.requested_pod_sets.empty()) r.requested_pod_sets = r.job.pod_sets;
-      r.job = with_counts(r.job, a.pod_set_counts);
-    }
-    if (a.best_effort) {
-      r.requested_priority = r.job.priority;
-      r.requested_preemptible = r.job.preemptible;
-      r.job.priority = best_effort_priority_;
-      r.job.preemptible = true;
-      ++counters_.admitted_best_effort;
-    }
-    if (a.downgraded()) ++counters_.admitted_downgraded;
-    commit_in(r, quota_, alloc_);
-    running_added(running_.emplace(a.job, std::move(r)).first->second);
+  if (!a.pod_set_counts.empty()) {  // partial admission
+    if (r.requested_pod_sets.empty()) r.requested_pod_sets = r.job.pod_sets;
+    r.job = with_counts(r.job, a.pod_set_counts);
   }
+  if (a.best_effort) {
+    r.requested_priority = r.job.priority;
+    r.requested_preemptible = r.job.preemptible;
+    r.job.priority = best_effort_priority_;
+    r.job.preemptible = true;
+    ++counters_.admitted_best_effort;
+  }
+  if (a.downgraded()) ++counters_.admitted_downgraded;
+  commit_in(r, quota_, alloc_);
+  running_added(running_.emplace(a.job, std::move(r)).first->second);
 }
 
 void Scheduler::refresh_workload() {

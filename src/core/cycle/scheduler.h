@@ -221,6 +221,13 @@ class Scheduler {
   // Removes a pending job; its Job is moved into *taken when given.
   void erase_pending(JobId id, Job* taken = nullptr);
   void release_running(const RunningJob& r);
+  // apply(), in its order: this cycle for the next one, victims back to pending, rejected
+  // jobs out, admitted jobs running.
+  void note_cycle(const CycleResult& result);
+  void requeue_victim(const Preemption& pr, TimeNs now);
+  void drop_rejected(const Rejection& rj);
+  void start_admitted(const Admission& a, TimeNs now);
+  void back_to_pending(JobId id, TimeNs since);  // requeue() and requeue_victim()
   void mark_freed() {
     need_full_ = true;
     ++free_epoch_;

@@ -116,6 +116,7 @@ class Scheduler::Walk {
   bool ahead(int a, int b) const;
   void replay(int q);
   Next decide(const PendingJob& p, int q, bool starving);
+  bool held_back(const PendingJob& p, int q, bool starving, Next* next);  // step 2
   bool held_reason(const PendingJob& p, int q, PendingReason& reason) const;
   // Whether the claim of starving job `holder` holds back p (order/starvation.h); holds_all:
   // every job.

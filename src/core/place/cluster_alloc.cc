@@ -50,7 +50,20 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
   mig_free_.assign(kMaxResources, NodeBits(nn));
   partial_.assign(kPartialBuckets, NodeBits(nn));
 
-  // 1. Flatten GPUs and MIG slices; intern models.
+  flatten_gpus(cluster, w);
+  index_domains(cluster, w);
+  // Every node indexed, all of it free.
+  for (size_t i = 0; i < n; ++i) {
+    ready_.assign(static_cast<NodeId>(i), cluster.nodes[i].ready);
+    whole_free_[i] = w.whole_capacity[i];
+    index(static_cast<NodeId>(i));
+  }
+}
+
+// The constructor's step 1: GPUs and MIG slices flattened, models interned.
+void ClusterAlloc::flatten_gpus(const Cluster& cluster, Layout& w) {
+  const auto n = cluster.nodes.size();
+  const auto nn = static_cast<int32_t>(n);
   w.gpu_slice_off.push_back(0);
   for (size_t i = 0; i < n; ++i) {
     const Node& node = cluster.nodes[i];
@@ -85,8 +98,12 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
   whole_eq_.assign(static_cast<size_t>(w.max_gpus) + 1, NodeBits(nn));
   count_by_whole_.assign(static_cast<size_t>(w.max_gpus) + 1, 0);
   whole_eq_size_.assign(static_cast<size_t>(w.max_gpus) + 1, 0);
+}
 
-  // 2. Topology domains (ids may exceed domain_names; size by the largest seen).
+// The constructor's step 2: topology domains (ids may exceed domain_names; sized by the largest
+// seen).
+void ClusterAlloc::index_domains(const Cluster& cluster, Layout& w) {
+  const auto n = cluster.nodes.size();
   w.domain_nodes.resize(cluster.levels.size());
   dom_whole_.resize(cluster.levels.size());
   dom_count_.resize(cluster.levels.size());
@@ -103,13 +120,6 @@ ClusterAlloc::ClusterAlloc(const Cluster& cluster) : cluster_(&cluster) {
       if (l < node.domains.size() && node.domains[l] >= 0)
         w.domain_nodes[l][static_cast<size_t>(node.domains[l])].push_back(static_cast<NodeId>(i));
     }
-  }
-
-  // 3. Index every node, all of it free.
-  for (size_t i = 0; i < n; ++i) {
-    ready_.assign(static_cast<NodeId>(i), cluster.nodes[i].ready);
-    whole_free_[i] = w.whole_capacity[i];
-    index(static_cast<NodeId>(i));
   }
 }
 

@@ -153,6 +153,9 @@ class ClusterAlloc {
     std::vector<std::vector<std::vector<NodeId>>> domain_nodes;  // [level][domain] -> nodes
     int64_t gpu_milli_capacity = 0;
   };
+  // The constructor's first two steps: GPUs and slices flattened, topology domains listed.
+  void flatten_gpus(const Cluster& cluster, Layout& w);
+  void index_domains(const Cluster& cluster, Layout& w);
   const Layout& L() const { return *layout_; }
   // Whether node n holds what it holds in src (free CPU, memory, GPUs, slices and readiness:
   // what its index entries are computed from).
