@@ -4,6 +4,7 @@
 // whole daemon logic is unit-testable and deterministic. The HTTP layer (server/http/) and the
 // loop (server.cc) hold mu() around every call and wait for the returned store ticket before
 // they acknowledge anything.
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -459,6 +460,10 @@ class ServerState {
   const ChangeJournal& journal() const { return journal_; }
   ChangeJournal& journal() { return journal_; }  // the watch thread's bump() (kube_watch.h)
   std::condition_variable& journal_cv() { return journal_cv_; }
+  // Whether the watch thread has a watch or a followed log to serve (Server::kube_watch_loop):
+  // without one a flush does not wake it, which cost a wake-up and a hand-off of the state
+  // lock per flush (issue 38). Shutdown and new watches notify journal_cv() themselves.
+  void set_journal_watched(bool on) { journal_watched_.store(on, std::memory_order_relaxed); }
   void wake_polls();  // every node's (shutdown)
   // A long poll parked without a thread (http/agents.cc): `wake` runs once, under mu(), when
   // the node's outbox gains work or the server stops (wake_polls()); unpark_poll() forgets one
@@ -607,6 +612,7 @@ class ServerState {
   mutable std::mutex mu_;
   ChangeJournal journal_;
   std::condition_variable journal_cv_;
+  std::atomic<bool> journal_watched_{true};  // set_journal_watched()
   std::unordered_map<std::string, std::shared_ptr<std::condition_variable>> outbox_cv_;
   std::unordered_map<std::string, std::vector<std::pair<uint64_t, std::function<void()>>>>
       parked_polls_;  // park_poll()

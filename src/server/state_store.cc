@@ -356,7 +356,8 @@ uint64_t ServerState::flush() {
     journal_.record(id, r.job.namespace_, r.job.name, r.state == JobState::kCancelled);
     r.rv = journal_.rv_of(id);
   }
-  if (!touched_.empty()) journal_cv_.notify_all();
+  if (!touched_.empty() && journal_watched_.load(std::memory_order_relaxed))
+    journal_cv_.notify_all();
   touched_.clear();
   if (write_.empty() || !store_) {
     write_ = Write{};

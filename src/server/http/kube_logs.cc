@@ -113,6 +113,7 @@ bool Server::kube_ask_log(const net::Request& req, const net::Responder& r, net:
     }
     f->out = r.stream({.content_type = "text/plain"});
     if (f->out) follows_.push_back(std::move(f));
+    state_->set_journal_watched(true);
     state_->journal_cv().notify_all();
     return false;
   }

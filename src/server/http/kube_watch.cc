@@ -176,7 +176,11 @@ void Server::kube_watch(const net::Request& req, const net::Responder& r) {
     w->out = r.stream(std::move(head));
     if (!w->out) return;
     watches_.push_back(w);
+    state_->set_journal_watched(true);
   }
+  // Under the state lock: the watch thread is either waiting (and wakes) or has yet to look at
+  // the watches (and finds this one).
+  std::lock_guard lk(state_->mu());
   state_->journal_cv().notify_all();
 }
 

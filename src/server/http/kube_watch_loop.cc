@@ -71,6 +71,8 @@ void Server::kube_watch_loop() {
     kube_watch_snapshots(lk);
     kube_follow_round();
     more = kube_watch_round(lk);
+    std::lock_guard wl(watch_mu_);  // a watch added meanwhile set it itself, under watch_mu_
+    state_->set_journal_watched(!watches_.empty() || !follows_.empty());
   }
   lk.unlock();
   std::lock_guard wl(watch_mu_);
