@@ -23,7 +23,7 @@ fail() {
   for f in "$tmp"/*.log "$tmp"/pool/local/*.log; do [[ -f $f ]] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done
   exit 1
 }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 url=http://127.0.0.1:$port
 cd "$src"
 SLUICE_BIN=$bin POOL_STATE_DIR=$tmp/pool "$bin" serve --config examples/autoscale/local-pool.yaml \

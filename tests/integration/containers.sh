@@ -53,7 +53,6 @@ for rt in "podman $store" "podman $store --runtime runc" \
 done
 [[ -n $runtime ]] || skip "podman cannot run a container on this machine (crun and runc both refused)"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 config() {  # $1: runImagesOnHost
   cat <<YAML
 apiVersion: sluice.dev/v1alpha1

@@ -22,7 +22,7 @@ job_id() { sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$1"; }
 
 # A free port each start: the old one may still be held a moment after a restart.
 start_up() {
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   export SLUICE_SERVER=http://127.0.0.1:$port
   "$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
     --heartbeat-ms 100 >>"$tmp/up.log" 2>&1 &

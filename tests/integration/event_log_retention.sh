@@ -21,7 +21,7 @@ src=${SLUICE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 config=(--config "$src/examples/demo/cluster.yaml" --config "$src/examples/demo/queues.yaml")
 # serve [FLAGS...]: on a fresh port each time (the last one may still be in TIME_WAIT).
 serve() {
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   export SLUICE_SERVER=http://127.0.0.1:$port
   "$SLUICE_BIN" serve "${config[@]}" --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
     --event-log-max-bytes 400 --event-log-keep 2 --events-keep 3 "$@" >>"$tmp/serve.log" 2>&1 &

@@ -13,7 +13,7 @@ cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null;
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; echo "--- server log" >&2; cat "$tmp/up.log" >&2 || true; exit 1; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 url=http://127.0.0.1:$port
 cat >"$tmp/config.yaml" <<'YAML'
 apiVersion: sluice.dev/v1alpha1

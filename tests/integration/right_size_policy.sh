@@ -21,7 +21,6 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$tmp"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 cat >"$tmp/cluster.yaml" <<'YAML'
 apiVersion: sluice.dev/v1alpha1

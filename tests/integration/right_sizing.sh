@@ -20,7 +20,6 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$tmp"/*.log; do echo "== $f" >&2; tail -20 "$f" >&2; done; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # n1: the agent's two H100s; m1: an H100 cut into MIG slices (configured; no agent needed for
 # `sluice advise` to know the cluster offers them).

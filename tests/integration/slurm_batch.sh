@@ -30,7 +30,7 @@ wait_state() {
   fail "job $id is $(state "$id"), not $*"
 }
 start_up() {  # on a fresh port each time: the last server's may still be in TIME_WAIT
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   export SLUICE_SERVER=http://127.0.0.1:$port
   "$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
     --heartbeat-ms 100 --keep-finished-jobs 3 >>"$tmp/up.log" 2>&1 &

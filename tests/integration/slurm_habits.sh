@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*" >&2; echo "--- up log" >&2; cat "$tmp/up.log" >&2 || tr
 sluice() { "$SLUICE_BIN" "$@"; }
 job_id() { sed -n 's/^submitted job \([0-9]*\) .*/\1/p' "$1"; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 export SLUICE_SERVER=http://127.0.0.1:$port
 "$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
   --log-max-bytes 4096 --heartbeat-ms 100 >"$tmp/up.log" 2>&1 &
@@ -162,7 +162,7 @@ sluice sim run --config "$tmp/data/up-config.yaml" --trace "$tmp/data/events.jso
 
 # 7. So does a demo run's (three teams, borrowing, a gang, a preemption), with no bad rows. A
 #    fresh port: the last server's may still be in TIME_WAIT.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$SLUICE_BIN" up --demo --exit-after 30 --listen "127.0.0.1:$port" --data-dir "$tmp/demo" \
   >"$tmp/demo.log" 2>&1 || fail "up --demo: $(tail -5 "$tmp/demo.log")"
 sluice sim run --config "$tmp/demo/up-config.yaml" --trace "$tmp/demo/events.jsonl" \

@@ -32,7 +32,7 @@ wait_state() {  # bounded by a count, not a clock
   fail "job $1 is $(job "$1" state), not $2"
 }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 export SLUICE_SERVER=http://127.0.0.1:$port
 "$SLUICE_BIN" up --nodes 3 --gpus fake:4xH100 --listen "127.0.0.1:$port" --data-dir "$tmp/data" \
   --heartbeat-ms 100 >>"$tmp/up.log" 2>&1 &

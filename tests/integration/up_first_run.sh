@@ -4,6 +4,7 @@
 # from root's own 0700 directory the pod cannot enter it and says so, and `up --pods-as-agent`
 # runs it. As a normal user the pods run as that user and the first run works as it is.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/ready.sh"  # free_port
 bin=${SLUICE_BIN:?}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 tmp=$(mktemp -d)
@@ -15,7 +16,7 @@ fail() { echo "FAIL: $*" >&2; [[ -f $tmp/up.log ]] && tail -20 "$tmp/up.log" >&2
 
 start_up() {  # extra flags for `sluice up`
   local port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   export SLUICE_SERVER=http://127.0.0.1:$port
   rm -rf "$tmp/data"
   "$bin" up --data-dir "$tmp/data" --listen "127.0.0.1:$port" "$@" >"$tmp/up.log" 2>&1 &

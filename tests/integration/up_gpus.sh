@@ -26,7 +26,7 @@ done
 [[ ! -e $tmp/bad/up-config.yaml ]] || fail "a bad spec wrote a configuration"
 
 # 2. Two groups: a list of 3 GPUs in the agent's order, and the agent is admitted with them.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 url=http://127.0.0.1:$port
 "$SLUICE_BIN" up --nodes 1 --gpus fake:2xH100,1xL4:24Gi --listen "127.0.0.1:$port" \
   --data-dir "$tmp/data" --heartbeat-ms 100 >"$tmp/up.log" 2>&1 &
@@ -72,7 +72,7 @@ kind: LocalQueue
 metadata: {name: default, namespace: default}
 spec: {clusterQueue: cq}
 YAML
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 url=http://127.0.0.1:$port
 "$SLUICE_BIN" up --nodes 1 --gpus none --config "$tmp/kueue.yaml" \
   --node-label topology.example.com/zone=a --listen "127.0.0.1:$port" --data-dir "$tmp/lab" \

@@ -11,7 +11,7 @@ pid=
 cleanup() { [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [[ -f $tmp/up.log ]] && tail -20 "$tmp/up.log" >&2; exit 1; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 url=http://127.0.0.1:$port
 
 cat >"$tmp/setup.yaml" <<'YAML'
@@ -98,7 +98,7 @@ kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 
 # A --config with its own Cluster is left as it is (another port: the first one's connections
 # may hold it a while).
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 url=http://127.0.0.1:$port
 cat >"$tmp/cluster.yaml" <<'YAML'
 apiVersion: sluice.dev/v1alpha1

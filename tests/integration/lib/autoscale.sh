@@ -17,7 +17,6 @@ fail() {  # the reason, then the end of every log the run wrote
   exit 1
 }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 json_get() {  # $1 path, $2 python expression on j
   curl -fsS "$url$1" | python3 -c "import json,sys; j=json.load(sys.stdin); print($2)"
 }

@@ -10,6 +10,7 @@
 command -v openssl >/dev/null || { echo "openssl missing: skip"; exit 77; }
 command -v curl >/dev/null || { echo "curl missing: skip"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/ready.sh"  # free_port
 tmp=$(mktemp -d)
 pids=()
 agent_extra=("${agent_extra[@]+"${agent_extra[@]}"}")
@@ -24,7 +25,6 @@ fail() {
   for f in server agent proxy; do echo "--- $f log" >&2; tail -30 "$tmp/$f.log" >&2 || true; done
   exit 1
 }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 tls_port=$(free_port)
 export SLUICE_SERVER=http://127.0.0.1:$port

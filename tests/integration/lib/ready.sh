@@ -1,4 +1,9 @@
-# Sourced by the integration scripts (not a test of its own: ctest runs integration/*.sh only).
+# Sourced by the integration scripts (not a test of its own: ctest runs integration/*.sh only):
+# a server under test, its port and its readiness.
+
+# free_port: a free TCP port on 127.0.0.1, as the kernel picks it (released again before the
+# caller's server binds it).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # wait_ready URL [SECONDS] [PID]: until URL/readyz answers 200 (status 0), polled every 0.1 s;
 # status 1 after SECONDS (default 20) or as soon as process PID, when given, has exited.
