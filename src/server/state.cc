@@ -561,7 +561,7 @@ void ServerState::erase_record(JobId id) {
   auto n = named_.find({it->second.job.namespace_, it->second.job.name});
   if (n != named_.end() && n->second.erase(id) && n->second.empty()) named_.erase(n);
   journal_.erase(id, it->second.job.namespace_, it->second.job.name);
-  if (journal_watched_.load(std::memory_order_relaxed)) journal_cv_.notify_all();
+  journal_changed();
   records_.erase(it);
 }
 

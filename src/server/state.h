@@ -613,6 +613,10 @@ class ServerState {
   ChangeJournal journal_;
   std::condition_variable journal_cv_;
   std::atomic<bool> journal_watched_{true};  // set_journal_watched()
+  // The journal gained changes: the watch thread wakes if it serves anyone (under mu()).
+  void journal_changed() {
+    if (journal_watched_.load(std::memory_order_relaxed)) journal_cv_.notify_all();
+  }
   std::unordered_map<std::string, std::shared_ptr<std::condition_variable>> outbox_cv_;
   std::unordered_map<std::string, std::vector<std::pair<uint64_t, std::function<void()>>>>
       parked_polls_;  // park_poll()

@@ -356,8 +356,7 @@ uint64_t ServerState::flush() {
     journal_.record(id, r.job.namespace_, r.job.name, r.state == JobState::kCancelled);
     r.rv = journal_.rv_of(id);
   }
-  if (!touched_.empty() && journal_watched_.load(std::memory_order_relaxed))
-    journal_cv_.notify_all();
+  if (!touched_.empty()) journal_changed();
   touched_.clear();
   if (write_.empty() || !store_) {
     write_ = Write{};
