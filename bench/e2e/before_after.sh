@@ -2,7 +2,8 @@
 # Two builds of sluice in one script, alternating (A B A B ...) so that drift of the machine
 # falls on both: bench/e2e/sluice_e2e.sh for each (64 agents, 10,000 jobs, batch 1 and BATCH),
 # then one table of durable submissions/s, job starts/s and the server's and agents' CPU per
-# job, with the after/before ratio. Builds nothing.
+# job (whole run, and from the first submission: without the start-up), with the after/before
+# ratio. Builds nothing.
 #
 #   BEFORE_BIN=/path/old/sluice AFTER_BIN=build/sluice SERVE_BENCH=build/bench/serve_bench \
 #     bench/e2e/before_after.sh
@@ -49,6 +50,8 @@ for side in ("before", "after"):
             rows.setdefault((side, x["batch"]), []).append(x)
 cols = [("durable submissions/s", "durable_submissions_per_s"), ("job starts/s", "job_starts_per_s"),
         ("server CPU ms/job", "serve_cpu_ms"), ("agents CPU ms/job", "agent_cpu_ms"),
+        ("server CPU ms/job from submit", "serve_cpu_ms_from_submit"),
+        ("agents CPU ms/job from submit", "agent_cpu_ms_from_submit"),
         ("submit-to-running p99 s", "submit_to_running_p99_s")]
 if any(x.get("serve_idle") == x.get("serve_idle") for v in rows.values() for x in v):  # IDLE_S set
     cols += [("idle server CPU ms/s", "serve_idle"), ("idle agents CPU ms/s", "agent_idle")]
@@ -57,8 +60,8 @@ print("|---|" + "---|---|---|" * len(cols))
 for batch in sorted({b for _, b in rows}):
     cells = []
     for _, key in cols:
-        b = [x[key] for x in rows[("before", batch)]]
-        a = [x[key] for x in rows[("after", batch)]]
+        b = [x.get(key, float("nan")) for x in rows[("before", batch)]]
+        a = [x.get(key, float("nan")) for x in rows[("after", batch)]]
         fmt = "{:.0f}" if "per_s" in key else "{:.1f}" if key.endswith("_idle") else "{:.3f}"
         cells += ["/".join(fmt.format(v) for v in b), "/".join(fmt.format(v) for v in a),
                   "%.2fx" % (statistics.median(a) / statistics.median(b))]

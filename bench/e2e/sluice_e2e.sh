@@ -230,14 +230,28 @@ PY
   # CPU seconds (user+system, from start-up until every job ended, less the IDLE_S window) of
   # the server and of the 64-agent process, from /proc: with 2 shared cores, CPU per job is what
   # bounds the rates. Taken by serve_bench before its final listing (cpu_ticks_at_end); where
-  # it has none (--no-wait, an older serve_bench), now.
+  # it has none (--no-wait, an older serve_bench), now. In brackets, and in the JSON line as
+  # {serve,agent}_cpu_ms_from_submit: from the first submission on (cpu_ticks_at_start), without
+  # the start-up (the 64 agents' scans of /proc, 0.3-0.6 s in all), which a short run divides by
+  # few jobs.
   for who in serve:$SERVE_PID agent:$AGENT_PID; do
     [[ $who == *: ]] && continue
-    ticks=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("cpu_ticks_at_end", {}).get(sys.argv[2], -1))' \
-      "$TMP/result.json" "${who%%:*}" 2>/dev/null || echo -1)
-    [[ $ticks -ge 0 ]] || ticks=$(cpu_ticks "${who#*:}") || continue
-    python3 -c "import os,sys; t=int(sys.argv[1])/os.sysconf('SC_CLK_TCK'); print(f'  cpu: {sys.argv[2]}: {t:.1f} s = {1e3*t/int(sys.argv[3]):.2f} ms per job')" \
-      "$((ticks - ${IDLE_TICKS[${who%%:*}]:-0}))" "${who%%:*}" "$JOBS" || true
+    read -r ticks start_ticks < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r.get("cpu_ticks_at_end", {}).get(sys.argv[2], -1), r.get("cpu_ticks_at_start", {}).get(sys.argv[2], -1))' \
+      "$TMP/result.json" "${who%%:*}" 2>/dev/null || echo -1 -1)
+    [[ ${ticks:--1} -ge 0 ]] || ticks=$(cpu_ticks "${who#*:}") || continue
+    python3 - "$((ticks - ${IDLE_TICKS[${who%%:*}]:-0}))" "${who%%:*}" "$JOBS" "$ticks" "${start_ticks:--1}" "$TMP/result.json" <<'PY' || true
+import json, os, sys
+hz = os.sysconf("SC_CLK_TCK")
+t, who, jobs, end, start = int(sys.argv[1]) / hz, sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+line = f"  cpu: {who}: {t:.1f} s = {1e3 * t / jobs:.2f} ms per job"
+if start >= 0:
+    steady = 1e3 * (end - start) / hz / jobs
+    line += f" ({steady:.2f} ms per job from the first submission)"
+    r = json.load(open(sys.argv[6]))
+    r[f"{who}_cpu_ms_from_submit"] = steady
+    json.dump(r, open(sys.argv[6], "w"))
+print(line)
+PY
   done
   # Where the server's time went: durable commits and scheduling cycles (count, mean, sum).
   curl -fsS "$URL/metrics" 2>/dev/null | python3 -c '
