@@ -24,6 +24,7 @@ void WorkerPool::offer_turn(const std::string& name, Key& k) {
 }
 
 bool WorkerPool::try_post(std::function<void()> job, const std::string& key) {
+  Sleeper* sleeper = nullptr;
   {
     std::lock_guard lk(mu_);
     // Jobs not yet picked up by an idle worker do not count against the bound: a burst that
@@ -34,9 +35,18 @@ bool WorkerPool::try_post(std::function<void()> job, const std::string& key) {
     k.queue.push_back(std::move(job));
     ++queued_;
     offer_turn(key, k);
+    sleeper = wake_one();
   }
-  cv_.notify_one();
+  if (sleeper) sleeper->cv.notify_one();
   return true;
+}
+
+WorkerPool::Sleeper* WorkerPool::wake_one() {
+  if (turns_.empty() || idle_.empty()) return nullptr;
+  Sleeper* s = idle_.back();
+  idle_.pop_back();
+  s->woken = true;
+  return s;
 }
 
 void WorkerPool::stop() {
@@ -48,8 +58,12 @@ void WorkerPool::stop() {
     dropped.swap(keys_);
     turns_.clear();
     queued_ = 0;
+    for (Sleeper* s : idle_) {
+      s->woken = true;
+      s->cv.notify_one();  // under the lock: a woken worker may return and free its Sleeper
+    }
+    idle_.clear();
   }
-  cv_.notify_all();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
@@ -66,48 +80,54 @@ size_t WorkerPool::queued() const {
   return queued_;
 }
 
+size_t WorkerPool::idle() const {
+  std::lock_guard lk(mu_);
+  return idle_.size();
+}
+
 void WorkerPool::run() {
+  Sleeper me;
+  std::unique_lock lk(mu_);
   for (;;) {
-    std::function<void()> job;
-    std::string name;
-    bool more = false;
-    {
-      std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return stopping_ || !turns_.empty(); });
-      if (stopping_) return;
-      name = std::move(turns_.front());
-      turns_.pop_front();
-      Key& k = keys_[name];
-      k.in_turn = false;
-      job = std::move(k.queue.front());
-      k.queue.pop_front();
-      --queued_;
-      ++k.running;
-      ++busy_;
-      offer_turn(name, k);  // its next job waits behind the other keys' turns
-      more = !turns_.empty();
+    // 1. A turn, else sleep on the idle stack until a job (or the stop) wakes this worker.
+    while (!stopping_ && turns_.empty()) {
+      me.woken = false;
+      idle_.push_back(&me);
+      me.cv.wait(lk, [&] { return me.woken; });
     }
-    if (more) cv_.notify_one();
-    // Jobs catch their own exceptions (Connection::run_handler); this is the last line of
+    if (stopping_) return;
+    std::string name = std::move(turns_.front());
+    turns_.pop_front();
+    Key& k = keys_[name];
+    k.in_turn = false;
+    std::function<void()> job = std::move(k.queue.front());
+    k.queue.pop_front();
+    --queued_;
+    ++k.running;
+    ++busy_;
+    offer_turn(name, k);          // its next job waits behind the other keys' turns
+    Sleeper* other = wake_one();  // a turn still waits: another worker takes it meanwhile
+    lk.unlock();
+    if (other) other->cv.notify_one();
+    // 2. Jobs catch their own exceptions (Connection::run_handler); this is the last line of
     // defence, so that nothing escapes a thread.
     try {
       job();
     } catch (...) {
     }
     job = nullptr;
-    std::lock_guard lk(mu_);
+    // 3. Back under the lock: the key's next job may take a turn, which this worker (awake
+    // anyway) takes first in step 1.
+    lk.lock();
     --busy_;
     auto it = keys_.find(name);
     if (it == keys_.end()) continue;  // stopping: the keys were dropped
-    Key& k = it->second;
-    --k.running;
-    if (k.running == 0 && k.queue.empty()) {
+    --it->second.running;
+    if (it->second.running == 0 && it->second.queue.empty()) {
       keys_.erase(it);
       continue;
     }
-    const bool was = k.in_turn;
-    offer_turn(name, k);
-    if (!was && k.in_turn) cv_.notify_one();
+    offer_turn(name, it->second);
   }
 }
 

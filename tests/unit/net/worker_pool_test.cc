@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sluice::net {
@@ -89,6 +90,68 @@ TEST(WorkerPool, UnkeyedJobsHaveNoCapAndTheQueueStaysBounded) {
   EXPECT_TRUE(pool.try_post([] {}));              // one may wait
   EXPECT_FALSE(pool.try_post([] {}));             // the bound
   gate.release();
+}
+
+// One request at a time (a client at batch 1) keeps running on the worker that went idle last,
+// not on the longest idle of many: its stack and caches stay warm, and the other threads stay
+// asleep. With one shared condition variable, notify_one spread the jobs over the pool.
+TEST(WorkerPool, AJobGoesToTheWorkerThatWentIdleLast) {
+  WorkerPool pool(8, 100);
+  std::mutex mu;
+  std::vector<std::thread::id> ran_on;
+  while (pool.idle() != 8) std::this_thread::yield();  // every thread started and asleep
+  for (int i = 0; i < 40; ++i) {
+    std::atomic<bool> done{false};
+    ASSERT_TRUE(pool.try_post([&] {
+      {
+        std::lock_guard lk(mu);
+        ran_on.push_back(std::this_thread::get_id());
+      }
+      done = true;
+    }));
+    // Idle again: a worker counts itself idle only after its job, under the pool's lock.
+    while (!done || pool.busy() != 0) std::this_thread::yield();
+  }
+  // The first job may go to any worker; every later one to that same worker.
+  const std::thread::id first = ran_on.front();
+  size_t same = 0;
+  for (const auto& id : ran_on) same += id == first;
+  EXPECT_EQ(same, ran_on.size());
+}
+
+// A finishing worker takes the next queued job itself: with one worker busy and two jobs
+// queued behind it (one key, so one at a time), all three run on the one thread while the
+// others sleep.
+TEST(WorkerPool, AFinishingWorkerTakesTheNextTurnItself) {
+  WorkerPool pool(4, 100, /*per_key_running=*/1);
+  Gate gate;
+  std::mutex mu;
+  std::vector<std::thread::id> ran_on;
+  std::atomic<int> done{0};
+  auto record = [&] {
+    std::lock_guard lk(mu);
+    ran_on.push_back(std::this_thread::get_id());
+  };
+  ASSERT_TRUE(pool.try_post(
+      [&] {
+        record();
+        gate.pass();
+        ++done;
+      },
+      "a"));
+  while (pool.busy() != 1) std::this_thread::yield();
+  for (int i = 0; i < 2; ++i)
+    ASSERT_TRUE(pool.try_post(
+        [&] {
+          record();
+          ++done;
+        },
+        "a"));
+  gate.release();
+  while (done < 3) std::this_thread::yield();
+  ASSERT_EQ(ran_on.size(), 3u);
+  EXPECT_EQ(ran_on[1], ran_on[0]);
+  EXPECT_EQ(ran_on[2], ran_on[0]);
 }
 
 }  // namespace worker_pool_test
