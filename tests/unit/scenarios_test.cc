@@ -33,7 +33,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -67,6 +69,235 @@ std::string flavor_of(const Admission& a, size_t set, ResourceId r, const Config
   return "";
 }
 
+// One scenario file's run: its configuration, its scheduler, its jobs by name, and what the
+// cycles so far decided. Each step: finish and submit, one cycle, the step's expectations, apply.
+// The checks use ASSERT_* inside these member functions: a fatal failure ends the function, and
+// run_scenario() stops at the end of the check (HasFatalFailure). Under a known difference's
+// intercepting reporter the run goes on to more (intercepted) failures instead; every lookup
+// behind an ASSERT is in the same function as it.
+struct ScenarioRun {
+  std::shared_ptr<const Config> config;
+  std::unique_ptr<Scheduler> s;
+  std::map<std::string, Job> jobs;
+  std::map<std::string, JobId> id_of;
+  std::map<JobId, std::string> name_of;
+  std::set<std::string> submitted;  // admitted ones run from the start
+  // The latest reason of every pending job: an incremental cycle reports new jobs only, so
+  // reasons carry over, as they do in the daemon.
+  std::map<std::string, PendingDecision> pending;
+  std::map<std::string, const Admission*> admitted;  // by this step's cycle
+
+  void start(const LoadOutput& out);
+  void finish_and_submit(const YAML::Node& step, TimeNs now);
+  void cycle(TimeNs now, CycleResult* r);
+  void expect_decisions(const YAML::Node& expect, const CycleResult& r);
+  void expect_admissions(const YAML::Node& expect);
+  void for_each_pod_set(
+      const YAML::Node& by_job,
+      const std::function<void(const Admission&, int32_t, const YAML::Node&)>& each);
+  void expect_pod_sets(const YAML::Node& expect);
+  void expect_placement(const YAML::Node& expect);
+  std::string pending_reasons() const;
+};
+
+void ScenarioRun::start(const LoadOutput& out) {
+  config = std::make_shared<const Config>(out.config);
+  s = std::make_unique<Scheduler>(config);
+  const auto restore_errors = restore_admitted(*s, out);
+  ASSERT_TRUE(restore_errors.empty()) << ::testing::PrintToString(restore_errors);
+  for (auto& j : out.jobs) {
+    id_of[j.name] = j.id;
+    name_of[j.id] = j.name;
+    jobs[j.name] = j;
+    if (out.admitted.count(j.id)) submitted.insert(j.name);
+  }
+}
+
+void ScenarioRun::finish_and_submit(const YAML::Node& step, TimeNs now) {
+  for (const auto& name : names_of(step["finish"])) {
+    ASSERT_TRUE(id_of.count(name)) << name;
+    ASSERT_TRUE(s->finish(id_of[name], now)) << name << " was not running";
+  }
+  for (const auto& [name, job] : jobs) {
+    if (submitted.count(name) || job.submit_ns > now) continue;
+    auto r = s->submit(job);
+    ASSERT_EQ(r.status, SubmitStatus::kAccepted) << name << ": " << r.message;
+    submitted.insert(name);
+  }
+}
+
+// One cycle, checked for determinism; the admitted and pending jobs updated from it.
+void ScenarioRun::cycle(TimeNs now, CycleResult* out) {
+  CycleResult& r = *out;
+  r = s->run_cycle(now);
+  // Same state, same time: byte-identical decisions; and an incremental cycle admits exactly
+  // what a full one would.
+  ASSERT_EQ(r, s->run_cycle(now));
+  // (An incremental cycle keeps the standing backfill reservation; a full one may pick
+  // another holder, so the comparison is made when none is in force.)
+  if (!r.reservation.job) {
+    ASSERT_EQ(r.admitted, s->run_cycle(now, Scheduler::CycleMode::kFull).admitted);
+  }
+  admitted.clear();
+  for (const auto& a : r.admitted) {
+    admitted[name_of[a.job]] = &a;
+    pending.erase(name_of[a.job]);
+  }
+  for (const auto& p : r.pending) pending[name_of[p.job]] = p;
+  for (const auto& x : r.rejected) pending.erase(name_of[x.job]);
+  for (const auto& pr : r.preempted) {  // victims go back to their queue
+    PendingDecision back;
+    back.job = pr.victim;
+    pending[name_of[pr.victim]] = back;
+  }
+}
+
+std::string ScenarioRun::pending_reasons() const {
+  std::string reasons;
+  for (const auto& [n, p] : pending) reasons += "\n  " + n + ": " + describe(p.reason, *config);
+  return reasons;
+}
+
+// admitted, pending, preempted, rejected.
+void ScenarioRun::expect_decisions(const YAML::Node& expect, const CycleResult& r) {
+  if (expect["admitted"]) {
+    std::set<std::string> want;
+    for (const auto& n : names_of(expect["admitted"])) want.insert(n);
+    std::set<std::string> got;
+    for (const auto& [n, a] : admitted) got.insert(n);
+    EXPECT_EQ(got, want) << "pending reasons:" << pending_reasons();
+  }
+  for (const auto& kv : expect["pending"]) {
+    const auto name = kv.first.as<std::string>();
+    const auto text = kv.second.as<std::string>();
+    ASSERT_TRUE(pending.count(name)) << name << " is not pending";
+    const std::string why = describe(pending[name].reason, *config);
+    EXPECT_NE(why.find(text), std::string::npos) << name << ": " << why;
+  }
+  {
+    std::map<std::string, std::string> got, want;
+    for (const auto& pr : r.preempted) got[name_of[pr.victim]] = name_of[pr.preemptor];
+    for (const auto& kv : expect["preempted"])
+      want[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    if (expect["preempted"] || !got.empty()) {
+      EXPECT_EQ(got, want) << "victim -> preemptor";
+    }
+  }
+  for (const auto& kv : expect["rejected"]) {
+    const auto name = kv.first.as<std::string>();
+    auto it = std::find_if(r.rejected.begin(), r.rejected.end(),
+                           [&](const Rejection& x) { return name_of[x.job] == name; });
+    ASSERT_NE(it, r.rejected.end()) << name << " was not rejected";
+    EXPECT_NE(describe(it->reason, *config).find(kv.second.as<std::string>()), std::string::npos)
+        << name << ": " << describe(it->reason, *config);
+    pending.erase(name);
+  }
+}
+
+// flavor, explain, bestEffort, pods, borrowing: one admission each.
+void ScenarioRun::expect_admissions(const YAML::Node& expect) {
+  for (const auto& kv : expect["flavor"]) {
+    const auto name = kv.first.as<std::string>();
+    ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+    std::vector<std::string> fl;
+    for (FlavorId f : admitted[name]->flavors_used()) fl.push_back(config->flavors[f].name);
+    EXPECT_NE(std::find(fl.begin(), fl.end(), kv.second.as<std::string>()), fl.end()) << name;
+  }
+  for (const auto& kv : expect["explain"]) {
+    const auto name = kv.first.as<std::string>();
+    ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+    const std::string text = describe(*admitted[name], *config), want = kv.second.as<std::string>();
+    if (want.empty()) {
+      EXPECT_EQ(text, "") << name;
+    } else {
+      EXPECT_NE(text.find(want), std::string::npos) << name << ": " << text;
+    }
+  }
+  if (expect["bestEffort"]) {
+    std::set<std::string> want, got;
+    for (const auto& n : names_of(expect["bestEffort"])) want.insert(n);
+    for (const auto& [n, a] : admitted)
+      if (a->best_effort) got.insert(n);
+    EXPECT_EQ(got, want) << "best-effort admissions";
+  }
+  for (const auto& kv : expect["pods"]) {
+    const auto name = kv.first.as<std::string>();
+    ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+    EXPECT_EQ(admitted[name]->placement.pods.size(), kv.second.as<size_t>()) << name;
+  }
+  for (const auto& name : names_of(expect["borrowing"])) {
+    ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+    EXPECT_TRUE(admitted[name]->borrowing) << name;
+  }
+}
+
+// Calls each(admission, pod set index, what) for every {job: {pod set: what}} of `by_job`.
+void ScenarioRun::for_each_pod_set(
+    const YAML::Node& by_job,
+    const std::function<void(const Admission&, int32_t, const YAML::Node&)>& each) {
+  for (const auto& kv : by_job) {
+    const auto name = kv.first.as<std::string>();
+    ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+    const Job& job = jobs[name];
+    for (const auto& ps : kv.second) {
+      const auto set = ps.first.as<std::string>();
+      auto it = std::find_if(job.pod_sets.begin(), job.pod_sets.end(),
+                             [&](const PodSet& x) { return x.name == set; });
+      ASSERT_NE(it, job.pod_sets.end()) << name << " has no pod set " << set;
+      SCOPED_TRACE(name + " pod set " + set);
+      each(*admitted[name], static_cast<int32_t>(it - job.pod_sets.begin()), ps.second);
+    }
+  }
+}
+
+// podSetCounts (pods placed) and flavors (per resource): per pod set of an admitted job.
+void ScenarioRun::expect_pod_sets(const YAML::Node& expect) {
+  for_each_pod_set(
+      expect["podSetCounts"], [&](const Admission& a, int32_t set, const YAML::Node& count) {
+        const auto& pods = a.placement.pods;
+        EXPECT_EQ(std::count_if(pods.begin(), pods.end(),
+                                [&](const PodPlacement& p) { return p.pod_set == set; }),
+                  count.as<int64_t>());
+      });
+  if (::testing::Test::HasFatalFailure()) return;
+  for_each_pod_set(expect["flavors"], [&](const Admission& a, int32_t set,
+                                          const YAML::Node& flavors) {
+    for (const auto& rf : flavors) {
+      auto r = config->resources.find(rf.first.as<std::string>());
+      ASSERT_TRUE(r) << rf.first.as<std::string>();
+      EXPECT_EQ(flavor_of(a, static_cast<size_t>(set), *r, *config), rf.second.as<std::string>())
+          << rf.first.as<std::string>();
+    }
+  });
+}
+
+// nodes and sameDomain: where an admitted job's pods go.
+void ScenarioRun::expect_placement(const YAML::Node& expect) {
+  for (const auto& kv : expect["nodes"]) {
+    const auto name = kv.first.as<std::string>();
+    ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+    std::set<std::string> want, got;
+    for (const auto& n : kv.second) want.insert(n.as<std::string>());
+    for (const auto& pod : admitted[name]->placement.pods)
+      got.insert(config->cluster.nodes[pod.node].name);
+    EXPECT_EQ(got, want) << name;
+  }
+  for (const auto& kv : expect["sameDomain"]) {
+    const auto name = kv.first.as<std::string>();
+    ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
+    const int level = config->cluster.level_index(kv.second.as<std::string>());
+    ASSERT_GE(level, 0);
+    std::set<int32_t> domains;
+    for (const auto& pod : admitted[name]->placement.pods) {
+      const auto& node = config->cluster.nodes[pod.node];
+      domains.insert(level == static_cast<int>(config->cluster.levels.size())
+                         ? pod.node
+                         : node.domains[level]);
+    }
+    EXPECT_EQ(domains.size(), 1u) << name << " spans " << domains.size() << " domains";
+  }
+}
+
 void run_scenario(const std::string& dir, const std::string& file) {
   const std::string path = dir + "/" + file;
   auto src = read_source(path);
@@ -81,192 +312,27 @@ void run_scenario(const std::string& dir, const std::string& file) {
     if (doc["kind"] && doc["kind"].as<std::string>() == "Scenario") scenario = doc;
   ASSERT_TRUE(scenario) << "no Scenario document in " << path;
 
-  auto config = std::make_shared<const Config>(out.config);
-  Scheduler s(config);
-  const auto restore_errors = restore_admitted(s, out);
-  ASSERT_TRUE(restore_errors.empty()) << ::testing::PrintToString(restore_errors);
-  std::map<std::string, Job> jobs;
-  std::map<std::string, JobId> id_of;
-  std::map<JobId, std::string> name_of;
-  for (auto& j : out.jobs) {
-    id_of[j.name] = j.id;
-    name_of[j.id] = j.name;
-    jobs[j.name] = j;
-  }
-  std::set<std::string> submitted;  // admitted ones run from the start
-  for (const auto& j : out.jobs)
-    if (out.admitted.count(j.id)) submitted.insert(j.name);
-  // The latest reason of every pending job: an incremental cycle reports new jobs only, so
-  // reasons carry over, as they do in the daemon.
-  std::map<std::string, PendingDecision> pending;
+  ScenarioRun run;
+  run.start(out);
+  if (::testing::Test::HasFatalFailure()) return;
   int step_no = 0;
   for (const auto& step : scenario["spec"]["steps"]) {
     ++step_no;
     const double at_s = step["at"] ? step["at"].as<double>() : 0.0;
     const TimeNs now = static_cast<TimeNs>(at_s * kNsPerSec);
     SCOPED_TRACE(file + " step " + std::to_string(step_no) + " (at " + std::to_string(at_s) + "s)");
-    for (const auto& name : names_of(step["finish"])) {
-      ASSERT_TRUE(id_of.count(name)) << name;
-      ASSERT_TRUE(s.finish(id_of[name], now)) << name << " was not running";
-    }
-    for (const auto& [name, job] : jobs) {
-      if (submitted.count(name) || job.submit_ns > now) continue;
-      auto r = s.submit(job);
-      ASSERT_EQ(r.status, SubmitStatus::kAccepted) << name << ": " << r.message;
-      submitted.insert(name);
-    }
-    CycleResult r = s.run_cycle(now);
-    // Same state, same time: byte-identical decisions; and an incremental cycle admits exactly
-    // what a full one would.
-    ASSERT_EQ(r, s.run_cycle(now));
-    // (An incremental cycle keeps the standing backfill reservation; a full one may pick
-    // another holder, so the comparison is made when none is in force.)
-    if (!r.reservation.job) {
-      ASSERT_EQ(r.admitted, s.run_cycle(now, Scheduler::CycleMode::kFull).admitted);
-    }
-    std::map<std::string, const Admission*> admitted;
-    for (const auto& a : r.admitted) {
-      admitted[name_of[a.job]] = &a;
-      pending.erase(name_of[a.job]);
-    }
-    for (const auto& p : r.pending) pending[name_of[p.job]] = p;
-    for (const auto& x : r.rejected) pending.erase(name_of[x.job]);
-    for (const auto& pr : r.preempted) {  // victims go back to their queue
-      PendingDecision back;
-      back.job = pr.victim;
-      pending[name_of[pr.victim]] = back;
-    }
+    run.finish_and_submit(step, now);
+    CycleResult r;
+    run.cycle(now, &r);
+    if (::testing::Test::HasFatalFailure()) return;
     const YAML::Node expect = step["expect"];
-    if (expect["admitted"]) {
-      std::set<std::string> want;
-      for (const auto& n : names_of(expect["admitted"])) want.insert(n);
-      std::set<std::string> got;
-      for (const auto& [n, a] : admitted) got.insert(n);
-      std::string reasons;
-      for (const auto& [n, p] : pending) reasons += "\n  " + n + ": " + describe(p.reason, *config);
-      EXPECT_EQ(got, want) << "pending reasons:" << reasons;
-    }
-    for (const auto& kv : expect["pending"]) {
-      const auto name = kv.first.as<std::string>();
-      const auto text = kv.second.as<std::string>();
-      ASSERT_TRUE(pending.count(name)) << name << " is not pending";
-      const std::string why = describe(pending[name].reason, *config);
-      EXPECT_NE(why.find(text), std::string::npos) << name << ": " << why;
-    }
-    {
-      std::map<std::string, std::string> got, want;
-      for (const auto& pr : r.preempted) got[name_of[pr.victim]] = name_of[pr.preemptor];
-      for (const auto& kv : expect["preempted"])
-        want[kv.first.as<std::string>()] = kv.second.as<std::string>();
-      if (expect["preempted"] || !got.empty()) {
-        EXPECT_EQ(got, want) << "victim -> preemptor";
-      }
-    }
-    for (const auto& kv : expect["rejected"]) {
-      const auto name = kv.first.as<std::string>();
-      auto it = std::find_if(r.rejected.begin(), r.rejected.end(),
-                             [&](const Rejection& x) { return name_of[x.job] == name; });
-      ASSERT_NE(it, r.rejected.end()) << name << " was not rejected";
-      EXPECT_NE(describe(it->reason, *config).find(kv.second.as<std::string>()), std::string::npos)
-          << name << ": " << describe(it->reason, *config);
-      pending.erase(name);
-    }
-    for (const auto& kv : expect["flavor"]) {
-      const auto name = kv.first.as<std::string>();
-      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
-      std::vector<std::string> fl;
-      for (FlavorId f : admitted[name]->flavors_used()) fl.push_back(config->flavors[f].name);
-      EXPECT_NE(std::find(fl.begin(), fl.end(), kv.second.as<std::string>()), fl.end()) << name;
-    }
-    for (const auto& kv : expect["explain"]) {
-      const auto name = kv.first.as<std::string>();
-      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
-      const std::string text = describe(*admitted[name], *config),
-                        want = kv.second.as<std::string>();
-      if (want.empty()) {
-        EXPECT_EQ(text, "") << name;
-      } else {
-        EXPECT_NE(text.find(want), std::string::npos) << name << ": " << text;
-      }
-    }
-    if (expect["bestEffort"]) {
-      std::set<std::string> want, got;
-      for (const auto& n : names_of(expect["bestEffort"])) want.insert(n);
-      for (const auto& [n, a] : admitted)
-        if (a->best_effort) got.insert(n);
-      EXPECT_EQ(got, want) << "best-effort admissions";
-    }
-    for (const auto& kv : expect["pods"]) {
-      const auto name = kv.first.as<std::string>();
-      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
-      EXPECT_EQ(admitted[name]->placement.pods.size(), kv.second.as<size_t>()) << name;
-    }
-    for (const auto& kv : expect["podSetCounts"]) {
-      const auto name = kv.first.as<std::string>();
-      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
-      const Job& job = jobs[name];
-      for (const auto& ps : kv.second) {
-        const auto set = ps.first.as<std::string>();
-        auto it = std::find_if(job.pod_sets.begin(), job.pod_sets.end(),
-                               [&](const PodSet& x) { return x.name == set; });
-        ASSERT_NE(it, job.pod_sets.end()) << name << " has no pod set " << set;
-        const auto index = static_cast<int32_t>(it - job.pod_sets.begin());
-        const auto& pods = admitted[name]->placement.pods;
-        EXPECT_EQ(std::count_if(pods.begin(), pods.end(),
-                                [&](const PodPlacement& p) { return p.pod_set == index; }),
-                  ps.second.as<int64_t>())
-            << name << " pod set " << set;
-      }
-    }
-    for (const auto& kv : expect["flavors"]) {
-      const auto name = kv.first.as<std::string>();
-      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
-      const Admission& a = *admitted[name];
-      const Job& job = jobs[name];
-      for (const auto& ps : kv.second) {
-        const auto set = ps.first.as<std::string>();
-        auto it = std::find_if(job.pod_sets.begin(), job.pod_sets.end(),
-                               [&](const PodSet& x) { return x.name == set; });
-        ASSERT_NE(it, job.pod_sets.end()) << name << " has no pod set " << set;
-        for (const auto& rf : ps.second) {
-          auto r = config->resources.find(rf.first.as<std::string>());
-          ASSERT_TRUE(r) << rf.first.as<std::string>();
-          const auto set_index = static_cast<size_t>(it - job.pod_sets.begin());
-          EXPECT_EQ(flavor_of(a, set_index, *r, *config), rf.second.as<std::string>())
-              << name << " pod set " << set << " " << rf.first.as<std::string>();
-        }
-      }
-    }
-    for (const auto& name : names_of(expect["borrowing"])) {
-      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
-      EXPECT_TRUE(admitted[name]->borrowing) << name;
-    }
-    for (const auto& kv : expect["nodes"]) {
-      const auto name = kv.first.as<std::string>();
-      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
-      std::set<std::string> want, got;
-      for (const auto& n : kv.second) want.insert(n.as<std::string>());
-      for (const auto& pod : admitted[name]->placement.pods)
-        got.insert(config->cluster.nodes[pod.node].name);
-      EXPECT_EQ(got, want) << name;
-    }
-    for (const auto& kv : expect["sameDomain"]) {
-      const auto name = kv.first.as<std::string>();
-      ASSERT_TRUE(admitted.count(name)) << name << " not admitted";
-      const int level = config->cluster.level_index(kv.second.as<std::string>());
-      ASSERT_GE(level, 0);
-      std::set<int32_t> domains;
-      for (const auto& pod : admitted[name]->placement.pods) {
-        const auto& node = config->cluster.nodes[pod.node];
-        domains.insert(level == static_cast<int>(config->cluster.levels.size())
-                           ? pod.node
-                           : node.domains[level]);
-      }
-      EXPECT_EQ(domains.size(), 1u) << name << " spans " << domains.size() << " domains";
-    }
-    s.apply(r, now);
+    run.expect_decisions(expect, r);
+    run.expect_admissions(expect);
+    run.expect_pod_sets(expect);
+    run.expect_placement(expect);
+    run.s->apply(r, now);
     std::string why;
-    ASSERT_TRUE(s.check_invariants(&why)) << why;
+    ASSERT_TRUE(run.s->check_invariants(&why)) << why;
   }
 }
 
