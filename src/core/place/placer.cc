@@ -144,38 +144,62 @@ void Placer::set_default_walltime(TimeNs walltime) const {
   impl_->default_walltime = walltime;
 }
 
+namespace {
+
+// A failure of `job`: `fit` of its pods placed, and why not.
+PlaceFailure failure(const Job& job, PlaceFailCode code, int32_t fit, std::string detail) {
+  PlaceFailure f;
+  f.code = code;
+  f.pods_needed = job.pod_count();
+  f.pods_fit = fit;
+  f.detail = std::move(detail);
+  return f;
+}
+
+// The job's GPU models as words ("A100/H100 "); "" when any model will do.
+std::string model_words(const Job& job) {
+  std::string words;
+  if (job.allowed_models.empty()) return words;
+  for (const std::string& m : job.allowed_models) words += (words.empty() ? "" : "/") + m;
+  return words + " ";
+}
+
+}  // namespace
+
 std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSet& nodes,
                                                     const ClusterAlloc& alloc) const {
   Impl& im = *impl_;
-  im.alloc = &alloc;
-  im.job = &job;
-  const TimeNs walltime = job.walltime_ns > 0 ? job.walltime_ns : im.default_walltime;
-  im.job_end = im.node_end && walltime > 0 ? im.now + walltime : 0;
-  im.require_nvlink = job.gpu_locality == GpuLocality::kRequireNvlink;
-  im.order = scorer_->order();
-  im.fail_pod_set = -1;
-  im.max_pods_placed = 0;
-  const int levels = static_cast<int>(cluster_->levels.size());
-  auto fail = [&](PlaceFailCode code, int32_t fit, std::string detail) {
-    PlaceFailure f;
-    f.code = code;
-    f.pods_needed = job.pod_count();
-    f.pods_fit = fit;
-    f.detail = std::move(detail);
-    return std::variant<Placement, PlaceFailure>(std::move(f));
-  };
-  const std::string where = nodes.name().empty() ? "" : " in flavor " + nodes.name();
-
-  // 1. Pod shapes, one per pod set.
+  im.begin(job, alloc);
   const uint64_t mask = model_mask(job.allowed_models);
-  im.shapes.clear();
-  bool gpu_job = false;
-  int64_t whole_needed = 0;
-  int32_t max_whole = 0;
-  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
-    const PodSet& ps = job.pod_sets[i];
+  const Impl::Needs needs = im.shape_pods(job, mask);
+  if (job.pod_count() == 0) return Placement{};
+  const std::string where = nodes.name().empty() ? "" : " in flavor " + nodes.name();
+  const std::string models = model_words(job);
+  if (auto f = im.filter_nodes(job, nodes, mask, needs, models, where)) return std::move(*f);
+  im.order_pods(job);
+  if (auto done = im.place_in_topology(job, needs)) return std::move(*done);
+  if (auto done = im.place_anywhere(job, where)) return std::move(*done);
+  return im.why_not(job, models, where);
+}
+
+void Placer::Impl::begin(const Job& j, const ClusterAlloc& a) {
+  alloc = &a;
+  job = &j;
+  const TimeNs walltime = j.walltime_ns > 0 ? j.walltime_ns : default_walltime;
+  job_end = node_end && walltime > 0 ? now + walltime : 0;
+  require_nvlink = j.gpu_locality == GpuLocality::kRequireNvlink;
+  order = self->scorer_->order();
+  fail_pod_set = -1;
+  max_pods_placed = 0;
+}
+
+Placer::Impl::Needs Placer::Impl::shape_pods(const Job& j, uint64_t mask) {
+  Needs needs;
+  shapes.clear();
+  for (size_t i = 0; i < j.pod_sets.size(); ++i) {
+    const PodSet& ps = j.pod_sets[i];
     PodShape s;
-    s.job = job.id;
+    s.job = j.id;
     s.pod_set = static_cast<int32_t>(i);
     s.cpu_milli = ps.requests[kCpu];
     s.memory_mib = ps.requests[kMemory];
@@ -183,7 +207,7 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
     s.gpu_milli = ps.gpus > 0 ? ps.gpu_milli : 0;
     s.model_mask = mask;
     for (int r = 0; r < kMaxResources; ++r) {
-      if (!im.mig_resource[static_cast<size_t>(r)] || ps.requests[static_cast<ResourceId>(r)] <= 0)
+      if (!mig_resource[static_cast<size_t>(r)] || ps.requests[static_cast<ResourceId>(r)] <= 0)
         continue;
       if (s.mig_count == static_cast<int32_t>(s.mig.size())) break;
       const int64_t slices =
@@ -192,135 +216,143 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
                                                    static_cast<int32_t>(slices)};
     }
     s.compute_key();
-    if (s.gpu_pod() && ps.count > 0) gpu_job = true;
+    if (s.gpu_pod() && ps.count > 0) needs.gpu_job = true;
     if (s.gpus > 0 && !s.shared() && ps.count > 0) {
-      whole_needed += int64_t{s.gpus} * ps.count;
-      max_whole = std::max(max_whole, s.gpus);
+      needs.whole_needed += int64_t{s.gpus} * ps.count;
+      needs.max_whole = std::max(needs.max_whole, s.gpus);
     }
-    im.shapes.push_back(s);
+    shapes.push_back(s);
   }
-  if (job.pod_count() == 0) return Placement{};
+  return needs;
+}
 
-  // 2. The candidate mask: node set, readiness, GPU model.
-  std::string model_words;
-  if (!job.allowed_models.empty()) {
-    for (const std::string& m : job.allowed_models)
-      model_words += (model_words.empty() ? "" : "/") + m;
-    model_words += " ";
-  }
-  if (nodes.empty() || nodes.bits().size() != alloc.node_count())
-    return fail(
-        PlaceFailCode::kNoNodes, 0,
+std::optional<PlaceFailure> Placer::Impl::filter_nodes(const Job& j, const NodeSet& nodes,
+                                                       uint64_t mask, const Needs& needs,
+                                                       const std::string& models,
+                                                       const std::string& where) {
+  if (nodes.empty() || nodes.bits().size() != alloc->node_count())
+    return failure(
+        j, PlaceFailCode::kNoNodes, 0,
         "no node matches" + (where.empty() ? std::string(" the node set") : where.substr(3)));
-  im.filter = nodes.bits();
-  im.filter &= alloc.ready_bits();
-  if (!im.filter.any())
-    return fail(PlaceFailCode::kNoNodes, 0,
-                "none of the " + plural(nodes.size(), "node", "nodes") + where +
-                    " takes new pods now (NotReady, cordoned or drained)");
-  if (gpu_job && !job.allowed_models.empty()) {
-    im.pref.clear();
-    for (size_t m = 0; m < models_.size() && m < 64; ++m)
-      if ((mask >> m) & 1U) im.pref |= alloc.model_nodes(static_cast<int>(m));
-    im.filter &= im.pref;
-    if (!im.filter.any())
-      return fail(PlaceFailCode::kNoNodes, 0,
-                  "no ready " + model_words + "node" +
-                      (where.empty() ? std::string(" exists") : " matches" + where.substr(3)));
+  filter = nodes.bits();
+  filter &= alloc->ready_bits();
+  if (!filter.any())
+    return failure(j, PlaceFailCode::kNoNodes, 0,
+                   "none of the " + plural(nodes.size(), "node", "nodes") + where +
+                       " takes new pods now (NotReady, cordoned or drained)");
+  if (needs.gpu_job && !j.allowed_models.empty()) {
+    pref.clear();
+    for (size_t m = 0; m < self->models_.size() && m < 64; ++m)
+      if ((mask >> m) & 1U) pref |= alloc->model_nodes(static_cast<int>(m));
+    filter &= pref;
+    if (!filter.any())
+      return failure(j, PlaceFailCode::kNoNodes, 0,
+                     "no ready " + models + "node" +
+                         (where.empty() ? std::string(" exists") : " matches" + where.substr(3)));
   }
-
   // 3. O(1) rejections from the cluster-wide summaries.
-  if (max_whole > alloc.max_whole_gpus_free())
-    return fail(PlaceFailCode::kInsufficient, 0,
-                "no node has " + plural(max_whole, "free GPU", "free GPUs") +
-                    " (most: " + std::to_string(alloc.max_whole_gpus_free()) + ")");
+  if (needs.max_whole > alloc->max_whole_gpus_free())
+    return failure(j, PlaceFailCode::kInsufficient, 0,
+                   "no node has " + plural(needs.max_whole, "free GPU", "free GPUs") +
+                       " (most: " + std::to_string(alloc->max_whole_gpus_free()) + ")");
+  if (needs.whole_needed > alloc->total_whole_gpus_free())
+    return failure(j, PlaceFailCode::kInsufficient, 0,
+                   "needs " + plural(needs.whole_needed, "free GPU", "free GPUs") +
+                       ", the cluster has " + std::to_string(alloc->total_whole_gpus_free()));
+  return std::nullopt;
+}
 
-  if (whole_needed > alloc.total_whole_gpus_free())
-    return fail(PlaceFailCode::kInsufficient, 0,
-                "needs " + plural(whole_needed, "free GPU", "free GPUs") + ", the cluster has " +
-                    std::to_string(alloc.total_whole_gpus_free()));
-  // 4. Pods, largest first (GPU milli, MIG slices, CPU, memory; then pod set, index).
-  im.pods.clear();
-  for (size_t i = 0; i < job.pod_sets.size(); ++i)
-    for (int32_t k = 0; k < job.pod_sets[i].count; ++k)
-      im.pods.emplace_back(static_cast<int32_t>(i), k);
-  std::stable_sort(im.pods.begin(), im.pods.end(), [&](const auto& a, const auto& b) {
-    const PodShape& x = im.shapes[static_cast<size_t>(a.first)];
-    const PodShape& y = im.shapes[static_cast<size_t>(b.first)];
+void Placer::Impl::order_pods(const Job& j) {
+  pods.clear();
+  for (size_t i = 0; i < j.pod_sets.size(); ++i)
+    for (int32_t k = 0; k < j.pod_sets[i].count; ++k) pods.emplace_back(static_cast<int32_t>(i), k);
+  std::stable_sort(pods.begin(), pods.end(), [&](const auto& a, const auto& b) {
+    const PodShape& x = shapes[static_cast<size_t>(a.first)];
+    const PodShape& y = shapes[static_cast<size_t>(b.first)];
     if (x.gpu_milli_total() != y.gpu_milli_total())
       return x.gpu_milli_total() > y.gpu_milli_total();
     if (x.mig_count != y.mig_count) return x.mig_count > y.mig_count;
     if (x.cpu_milli != y.cpu_milli) return x.cpu_milli > y.cpu_milli;
     return x.memory_mib > y.memory_mib;
   });
+}
 
-  auto success = [&]() {
-    Placement p;
-    p.pods = std::move(im.out);
-    im.out = {};
-    std::sort(p.pods.begin(), p.pods.end(), [](const PodPlacement& a, const PodPlacement& b) {
-      return a.pod_set != b.pod_set ? a.pod_set < b.pod_set : a.pod_index < b.pod_index;
-    });
-    return std::variant<Placement, PlaceFailure>(std::move(p));
-  };
-  const int32_t total_pods = job.pod_count();
-  const int32_t level = job.topology.level;
+Placement Placer::Impl::take_placement() {
+  Placement p;
+  p.pods = std::move(out);
+  out = {};
+  std::sort(p.pods.begin(), p.pods.end(), [](const PodPlacement& a, const PodPlacement& b) {
+    return a.pod_set != b.pod_set ? a.pod_set < b.pod_set : a.pod_index < b.pod_index;
+  });
+  return p;
+}
+
+std::string Placer::Impl::level_name(const Job& j) const {
+  const int32_t level = j.topology.level;
+  const int levels = static_cast<int>(cluster().levels.size());
+  if (level < 0 || level > levels) return "";
+  return level < levels ? cluster().levels[static_cast<size_t>(level)] : "node";
+}
+
+std::optional<Placer::Impl::Outcome> Placer::Impl::place_in_topology(const Job& j,
+                                                                     const Needs& needs) {
+  const int32_t level = j.topology.level;
+  const bool topo = level >= 0 && level <= static_cast<int>(cluster().levels.size());
+  const bool sliced = !j.topology.slices.empty();
+  const int32_t total_pods = j.pod_count();
+  if (!topo || (total_pods <= 1 && !sliced)) return std::nullopt;
+  int32_t domains_tried = 0;
+  int64_t most_free = 0;
+  const int last = j.topology.required ? level : 0;
+  for (int l = level; l >= last; --l)
+    if (place_in_one_domain(l, needs.whole_needed, needs.max_whole, &domains_tried, &most_free))
+      return take_placement();
+  if (!j.topology.required) return std::nullopt;
+  const std::string name = level_name(j);
+  if (domains_tried == 0)
+    return failure(j, PlaceFailCode::kTopology, 0,
+                   "no " + name + " has " + plural(needs.whole_needed, "free GPU", "free GPUs") +
+                       " for all " + std::to_string(total_pods) +
+                       " pods (most: " + std::to_string(most_free) + ")");
+  return failure(j, PlaceFailCode::kTopology, max_pods_placed,
+                 "no " + name + " can hold all " + std::to_string(total_pods) + " pods" +
+                     (sliced ? " in its slices" : "") + " (best " + name + " fits " +
+                     std::to_string(max_pods_placed) + ")");
+}
+
+std::optional<Placer::Impl::Outcome> Placer::Impl::place_anywhere(const Job& j,
+                                                                  const std::string& where) {
+  const int32_t level = j.topology.level;
+  const int levels = static_cast<int>(cluster().levels.size());
   const bool topo = level >= 0 && level <= levels;
-  const std::string level_name = !topo            ? ""
-                                 : level < levels ? cluster_->levels[static_cast<size_t>(level)]
-                                                  : "node";
+  const bool sliced = !j.topology.slices.empty();
+  max_pods_placed = 0;
+  if (sliced ? place_gang(filter) : place_all(filter, topo ? level : -1)) return take_placement();
+  if (!sliced) return std::nullopt;
+  const TopologySlice& inner = j.topology.slices.back();
+  const std::string inner_name =
+      inner.level < levels ? cluster().levels[static_cast<size_t>(inner.level)] : "node";
+  return failure(j, PlaceFailCode::kTopology, max_pods_placed,
+                 "gang needs " + std::to_string(j.pod_count()) + " pods in slices of " +
+                     std::to_string(inner.size) + ", each in one " + inner_name + "; " +
+                     std::to_string(max_pods_placed) + " fit" + where);
+}
 
-  // 5. Topology: one domain of the level (required); preferred: of that level, else of each
-  //    coarser level in turn (Kueue's order), else step 6.
-  const bool sliced = !job.topology.slices.empty();
-  if (topo && (total_pods > 1 || sliced)) {
-    int32_t domains_tried = 0;
-    int64_t most_free = 0;
-    const int last = job.topology.required ? level : 0;
-    for (int l = level; l >= last; --l)
-      if (im.place_in_one_domain(l, whole_needed, max_whole, &domains_tried, &most_free))
-        return success();
-    if (job.topology.required) {
-      if (domains_tried == 0)
-        return fail(PlaceFailCode::kTopology, 0,
-                    "no " + level_name + " has " + plural(whole_needed, "free GPU", "free GPUs") +
-                        " for all " + std::to_string(total_pods) +
-                        " pods (most: " + std::to_string(most_free) + ")");
-      return fail(PlaceFailCode::kTopology, im.max_pods_placed,
-                  "no " + level_name + " can hold all " + std::to_string(total_pods) + " pods" +
-                      (sliced ? " in its slices" : "") + " (best " + level_name + " fits " +
-                      std::to_string(im.max_pods_placed) + ")");
-    }
-  }
-
-  // 6. Unrestricted (or preferred: spill, domains already used first; slices stay whole).
-  im.max_pods_placed = 0;
-  if (sliced ? im.place_gang(im.filter) : im.place_all(im.filter, topo ? level : -1))
-    return success();
-  if (sliced) {
-    const TopologySlice& inner = job.topology.slices.back();
-    const std::string inner_name =
-        inner.level < levels ? cluster_->levels[static_cast<size_t>(inner.level)] : "node";
-    return fail(PlaceFailCode::kTopology, im.max_pods_placed,
-                "gang needs " + std::to_string(total_pods) + " pods in slices of " +
-                    std::to_string(inner.size) + ", each in one " + inner_name + "; " +
-                    std::to_string(im.max_pods_placed) + " fit" + where);
-  }
-
-  // 7. Why not, in words.
-  const PodShape& pod = im.shapes[static_cast<size_t>(im.fail_pod_set)];
-  const PodSet& ps = job.pod_sets[static_cast<size_t>(im.fail_pod_set)];
+PlaceFailure Placer::Impl::why_not(const Job& j, const std::string& models,
+                                   const std::string& where) const {
+  const PodShape& pod = shapes[static_cast<size_t>(fail_pod_set)];
+  const PodSet& ps = j.pod_sets[static_cast<size_t>(fail_pod_set)];
   std::string what;
   if (pod.shared())
-    what = "a " + model_words + "GPU with " + std::to_string(pod.gpu_milli) + " free milli";
+    what = "a " + models + "GPU with " + std::to_string(pod.gpu_milli) + " free milli";
   else if (pod.gpus > 0)
-    what = plural(pod.gpus, "free ", "free ") + model_words + (pod.gpus == 1 ? "GPU" : "GPUs");
+    what = plural(pod.gpus, "free ", "free ") + models + (pod.gpus == 1 ? "GPU" : "GPUs");
   else if (pod.mig_count > 0)
     what = "free MIG slices";
   else
     what = format_canonical(kCpu, pod.cpu_milli) + " CPU and " +
            format_canonical(kMemory, pod.memory_mib) + " memory free";
-  const Reasons& r = im.reasons;
+  const Reasons& r = reasons;
   std::string why;
   PlaceFailCode code = PlaceFailCode::kInsufficient;
   if (r.locality > 0 && r.cpu == 0 && r.mem == 0) {
@@ -336,13 +368,14 @@ std::variant<Placement, PlaceFailure> Placer::place(const Job& job, const NodeSe
     why += ps.max_per_node == 1
                ? " that no other pod of the gang uses"
                : " that holds fewer than " + std::to_string(ps.max_per_node) + " of its pods";
+  const int32_t total_pods = j.pod_count();
   if (total_pods > 1)
-    return fail(code, im.max_pods_placed,
-                "gang needs " + std::to_string(total_pods) + " pods (" + std::to_string(ps.count) +
-                    " with " + what + " each" +
-                    (ps.max_per_node == 1 ? ", each on a node of its own" : "") + "); " +
-                    std::to_string(im.max_pods_placed) + " fit; " + why + where);
-  return fail(code, 0, why + where);
+    return failure(j, code, max_pods_placed,
+                   "gang needs " + std::to_string(total_pods) + " pods (" +
+                       std::to_string(ps.count) + " with " + what + " each" +
+                       (ps.max_per_node == 1 ? ", each on a node of its own" : "") + "); " +
+                       std::to_string(max_pods_placed) + " fit; " + why + where);
+  return failure(j, code, 0, why + where);
 }
 
 }  // namespace sluice

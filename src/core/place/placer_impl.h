@@ -5,7 +5,9 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/place/placer.h"
@@ -719,6 +721,37 @@ struct Placer::Impl {
   bool place_pods(const NodeBits& mask, size_t begin, size_t end);
   // Whole GPUs and the largest whole-GPU pod among slice_pods[begin, end).
   std::pair<int64_t, int32_t> whole_gpus(size_t begin, size_t end) const;
+
+  // Placer::place's steps (placer.cc), in order. `Outcome` is what place() returns.
+  using Outcome = std::variant<Placement, PlaceFailure>;
+  struct Needs {  // of the job's pods, over every pod set
+    bool gpu_job = false;
+    int64_t whole_needed = 0;  // whole GPUs in all
+    int32_t max_whole = 0;     // the most whole GPUs of one pod
+  };
+  // Per-job setup: the job, the allocation, its expected end (end alignment), the search order.
+  void begin(const Job& job, const ClusterAlloc& alloc);
+  // 1. One PodShape per pod set into `shapes`.
+  Needs shape_pods(const Job& job, uint64_t mask);
+  // 2-3. The candidate mask into `filter` (node set, readiness, GPU model), then the O(1)
+  // rejections from the cluster-wide summaries; the failure when nothing can fit.
+  std::optional<PlaceFailure> filter_nodes(const Job& job, const NodeSet& nodes, uint64_t mask,
+                                           const Needs& needs, const std::string& models,
+                                           const std::string& where);
+  // 4. `pods`, largest first (GPU milli, MIG slices, CPU, memory; then pod set, index).
+  void order_pods(const Job& job);
+  // 5. In one domain of the job's topology level (required), or preferred: of that level, else
+  // of each coarser level in turn (Kueue's order); nullopt: go on to step 6.
+  std::optional<Outcome> place_in_topology(const Job& job, const Needs& needs);
+  // 6. Unrestricted (or preferred: spill, domains already used first; slices stay whole);
+  // nullopt: no place, and step 7 says why.
+  std::optional<Outcome> place_anywhere(const Job& job, const std::string& where);
+  // 7. Why not, in words.
+  PlaceFailure why_not(const Job& job, const std::string& models, const std::string& where) const;
+  // The placed pods (out), by pod set and index.
+  Placement take_placement();
+  // The name of the job's topology level ("node" below the cluster's levels); "" without one.
+  std::string level_name(const Job& job) const;
 };
 
 }  // namespace sluice
