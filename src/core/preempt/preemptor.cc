@@ -64,32 +64,134 @@ bool Preemptor::may_end_within_nominal(const PendingRecord& p, const std::vector
                                   });
 }
 
-bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quota,
-                       ClusterAlloc& alloc, const std::vector<Candidate>& cands,
-                       Borrowing borrowing, std::vector<size_t>* chosen,
-                       FlavorAttempt& trial) const {
-  // Evicts on the working state itself and undoes what it does not keep (release and commit
-  // are exact inverses on integers): no copy of 5,000 nodes' state per attempt. Pass one takes
-  // candidates in cost order; when the cheapest ones are scattered (their freed GPUs do not
-  // add up on any node), pass two takes them node by node, the nodes that would free the most
-  // GPUs first, so that capacity comes free where a pod can use it. The placer decides (gang
-  // and topology constraints honoured); no memo: capacity grows here.
-  constexpr size_t kMaxCandidates = 128;
-  chosen->clear();
+namespace {
+
+// Sorts the first n of v by `less` (a total order: the same prefix as a full sort) and drops
+// the rest.
+template <class Less>
+void keep_first(std::vector<size_t>& v, size_t n, Less&& less) {
+  const auto end = v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size()));
+  if (end != v.end()) std::nth_element(v.begin(), end, v.end(), less);
+  std::sort(v.begin(), end, less);
+  v.erase(end, v.end());
+}
+
+std::vector<size_t> indexes(size_t n) {
+  std::vector<size_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+}  // namespace
+
+// One victim search (Preemptor::search) on the working state itself: the candidates taken so
+// far (*chosen) are released from quota and alloc, and undo() commits them again (release and
+// commit are exact inverses on integers): no copy of 5,000 nodes' state per attempt.
+class Preemptor::VictimSearch {
+ public:
+  static constexpr size_t kMaxCandidates = 128;
+
+  VictimSearch(const PendingRecord& p, const Tier& tier, const FlavorAssigner& assigner,
+               const Config& config, QuotaTree& quota, ClusterAlloc& alloc,
+               const std::vector<Candidate>& cands, Borrowing borrowing,
+               std::vector<size_t>* chosen, FlavorAttempt& trial)
+      : p_(p),
+        tier_(tier),
+        assigner_(assigner),
+        quota_(quota),
+        alloc_(alloc),
+        cands_(cands),
+        borrowing_(borrowing),
+        chosen_(*chosen),
+        trial_(trial),
+        room_(p.job, alloc),
+        // With the deadline term on, the cost order looks at slack (cheaper()).
+        by_slack_(config.policy.weights.deadline > 0 &&
+                  config.policy.ordering != OrderingMode::kKueue) {}
+
   // 0. Necessary conditions, checked on the packed records without touching the cluster
   // state: evicting every candidate at once must free enough GPUs, in all (free GPUs of ready
   // nodes plus the candidates') and per node (PodRoom's bound). When either fails, no subset
   // can succeed either: the search fails as it would after trying them all.
-  int64_t gpu_need = 0, gpu_room = 0;
-  for (const auto& ps : p.job.pod_sets) gpu_need += ps.requests[kGpu] * ps.count;
-  if (gpu_need > 0) {
-    for (const auto& c : cands) gpu_room += c.v->gpu_milli;
-    if (gpu_room < gpu_need) gpu_room += alloc.total_gpu_milli_free();
-    if (gpu_room < gpu_need) return false;
+  bool may_succeed() {
+    int64_t gpu_need = 0, gpu_room = 0;
+    for (const auto& ps : p_.job.pod_sets) gpu_need += ps.requests[kGpu] * ps.count;
+    if (gpu_need > 0) {
+      for (const auto& c : cands_) gpu_room += c.v->gpu_milli;
+      if (gpu_room < gpu_need) gpu_room += alloc_.total_gpu_milli_free();
+      if (gpu_room < gpu_need) return false;
+    }
+    return room_.may_fit_if_released([&](auto&& add) { each_release(add); });
   }
-  // (node, GPU milli) of every candidate's pods: from the packed record for one pod.
-  auto each_release = [&](auto&& add) {
-    for (const auto& c : cands) {
+
+  // Cost order: jobs of other ClusterQueues first (they run on quota their queue borrowed: as
+  // Kueue, take lent quota back before evicting the preemptor's own queue's work), then lower
+  // priority, then (with the deadline term on) no deadline or the most slack, then least work
+  // lost, then most recently started, then id (a total order). Only the passes' prefixes are
+  // ordered: most searches end at the necessary conditions above or within a few candidates,
+  // so sorting every candidate is wasted.
+  std::vector<size_t> cost_order() const {
+    std::vector<size_t> order = indexes(cands_.size());
+    keep_first(order, kMaxCandidates, [&](size_t a, size_t b) { return cheaper(a, b); });
+    return order;
+  }
+
+  // Node by node, for when the cheapest candidates are scattered (their freed GPUs do not add
+  // up on any node): the nodes that would free the most GPUs first, so that capacity comes
+  // free where a pod can use it; within a node, cost order.
+  std::vector<size_t> node_order() const;
+
+  // Takes the candidates of `seq` in turn (skipping those whose queue no longer borrows) until
+  // the preemptor fits; all put back when it does not.
+  void run_pass(const std::vector<size_t>& seq) {
+    for (size_t i = 0; i < seq.size() && !fits_; ++i) {
+      const Candidate& c = cands_[seq[i]];
+      if (!still_borrowing(c)) continue;
+      release_in(*c.r, quota_, alloc_);
+      room_.touch(c.r->admission.placement);
+      chosen_.push_back(seq[i]);
+      if (room_.may_fit()) fits_ = admit();
+    }
+    if (!fits_) undo();
+  }
+  bool fits() const { return fits_; }
+
+  // Minimal set: puts back every victim (most expensive first) the preemptor can do without.
+  void minimize() {
+    for (size_t k = chosen_.size(); k-- > 0 && chosen_.size() > 1;) {
+      const RunningRecord& r = *cands_[chosen_[k]].r;
+      commit_in(r, quota_, alloc_);
+      room_.touch(r.admission.placement);
+      if (room_.may_fit() && admit()) {
+        chosen_.erase(chosen_.begin() + static_cast<std::ptrdiff_t>(k));
+      } else {
+        release_in(r, quota_, alloc_);
+        room_.touch(r.admission.placement);
+      }
+    }
+  }
+
+  // The preemptor's admission into trial, on the state as it is now.
+  bool admit() {
+    trial_.memo.clear();
+    return assigner_.assign(p_.job, p_.queue, quota_, alloc_, trial_, tier_.open,
+                            tier_.preferred) &&
+           !(trial_.admission.borrowing && !may_borrow());
+  }
+
+  void undo() {
+    for (size_t k = chosen_.size(); k-- > 0;) {
+      commit_in(*cands_[chosen_[k]].r, quota_, alloc_);
+      room_.touch(cands_[chosen_[k]].r->admission.placement);
+    }
+    chosen_.clear();
+  }
+
+ private:
+  // add(node, GPU milli) for every candidate's pods: from the packed record for one pod.
+  template <class Add>
+  void each_release(Add&& add) const {
+    for (const auto& c : cands_) {
       if (c.v->node >= 0) {
         add(c.v->node, c.v->node_gpu_milli);
         continue;
@@ -100,132 +202,105 @@ bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quot
         add(pod.node, milli);
       }
     }
-  };
-  PodRoom room(p.job, alloc);
-  if (!room.may_fit_if_released(each_release)) return false;
-  bool fits = false;
+  }
+
   // Whether the preemptor may still borrow: never (kForbidden), always (kAllowed), or until a
   // victim of another queue above the borrowWithinCohort threshold is among the chosen.
-  auto may_borrow = [&]() {
-    if (borrowing != Borrowing::kBelowThreshold) return borrowing == Borrowing::kAllowed;
-    for (size_t i : *chosen)
-      if (cands[i].other_queue && !cands[i].borrow_victim) return false;
+  bool may_borrow() const {
+    if (borrowing_ != Borrowing::kBelowThreshold) return borrowing_ == Borrowing::kAllowed;
+    for (size_t i : chosen_)
+      if (cands_[i].other_queue && !cands_[i].borrow_victim) return false;
     return true;
-  };
-  auto admit = [&]() {
-    trial.memo.clear();
-    return assigner_.assign(p.job, p.queue, quota, alloc, trial, tier.open, tier.preferred) &&
-           !(trial.admission.borrowing && !may_borrow());
-  };
+  }
+
   // A victim of another queue helps only while that queue still borrows (Kueue skips it once
   // earlier evictions brought the queue back within its nominal quota).
-  auto still_borrowing = [&](const Candidate& c) {
+  bool still_borrowing(const Candidate& c) const {
     if (!c.other_queue) return true;
     const QueueId vq = c.r->admission.queue;
     for (const auto& u : c.r->admission.usage)
-      if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
+      if (quota_.usage(vq, u.flavor, u.resource) > quota_.nominal(vq, u.flavor, u.resource))
         return true;
     return false;
-  };
-  auto undo = [&]() {
-    for (size_t k = chosen->size(); k-- > 0;) {
-      commit_in(*cands[(*chosen)[k]].r, quota, alloc);
-      room.touch(cands[(*chosen)[k]].r->admission.placement);
-    }
-    chosen->clear();
-  };
-  auto run_pass = [&](const std::vector<size_t>& seq) {
-    for (size_t i = 0; i < seq.size() && !fits; ++i) {
-      const Candidate& c = cands[seq[i]];
-      if (!still_borrowing(c)) continue;
-      release_in(*c.r, quota, alloc);
-      room.touch(c.r->admission.placement);
-      chosen->push_back(seq[i]);
-      if (room.may_fit()) fits = admit();
-    }
-    if (!fits) undo();
-  };
-  // Cost order: jobs of other ClusterQueues first (they run on quota their queue borrowed: as
-  // Kueue, take lent quota back before evicting the preemptor's own queue's work), then lower
-  // priority, then (with the deadline term on) no deadline or the most slack, then least work
-  // lost, then most recently started, then id (a total order). Only the passes' prefixes are
-  // ordered: most searches end at the necessary conditions above or within a few candidates,
-  // so sorting every candidate is wasted.
-  const bool by_slack =
-      config_.policy.weights.deadline > 0 && config_.policy.ordering != OrderingMode::kKueue;
-  auto cheaper = [&](size_t a, size_t b) {
-    const Candidate& x = cands[a];
-    const Candidate& y = cands[b];
+  }
+
+  bool cheaper(size_t a, size_t b) const {
+    const Candidate& x = cands_[a];
+    const Candidate& y = cands_[b];
     if (x.other_queue != y.other_queue) return x.other_queue;
     if (x.v->priority != y.v->priority) return x.v->priority < y.v->priority;
-    if (by_slack && x.v->latest_start_ns != y.v->latest_start_ns)
+    if (by_slack_ && x.v->latest_start_ns != y.v->latest_start_ns)
       return x.v->latest_start_ns > y.v->latest_start_ns;
     if (x.lost != y.lost) return x.lost < y.lost;
     if (x.v->start_ns != y.v->start_ns) return x.v->start_ns > y.v->start_ns;
     return x.v->id < y.v->id;
-  };
-  std::vector<size_t> order(cands.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto first = [](std::vector<size_t>& v, size_t n, auto&& less) {
-    const auto end = v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size()));
-    if (end != v.end()) std::nth_element(v.begin(), end, v.end(), less);  // (a total order:
-    std::sort(v.begin(), end, less);  // the same prefix as a full sort)
-    v.erase(end, v.end());
-  };
-  first(order, kMaxCandidates, cheaper);
-  run_pass(order);
-  if (!fits && cands.size() > 1) {
-    // GPU milli a node would have free after all its candidates' evictions.
-    std::vector<int64_t> gain(static_cast<size_t>(alloc.node_count()), -1);
-    std::vector<NodeId> touched;
-    auto add_gain = [&](NodeId node, int64_t milli) {
-      auto& g = gain[static_cast<size_t>(node)];
-      if (g < 0) {
-        g = 0;
-        touched.push_back(node);
-        for (int k = 0; k < alloc.gpu_count(node); ++k) g += alloc.gpu_free_milli(node, k);
-      }
-      g += milli;
-    };
-    each_release(add_gain);
-    std::vector<std::pair<int64_t, NodeId>> nodes;
-    for (NodeId n : touched) nodes.push_back({-gain[static_cast<size_t>(n)], n});
-    std::sort(nodes.begin(), nodes.end());
-    std::vector<size_t> rank(static_cast<size_t>(alloc.node_count()), nodes.size());
-    for (size_t i = 0; i < nodes.size(); ++i) rank[static_cast<size_t>(nodes[i].second)] = i;
-    // Each candidate's best node rank, then cost order within a node.
-    std::vector<size_t> first_node(cands.size());
-    for (size_t i = 0; i < cands.size(); ++i) {
-      size_t best = nodes.size();
-      if (cands[i].v->node >= 0)
-        best = rank[static_cast<size_t>(cands[i].v->node)];
-      else
-        for (const auto& pod : cands[i].r->admission.placement.pods)
-          best = std::min(best, rank[static_cast<size_t>(pod.node)]);
-      first_node[i] = best;
-    }
-    std::vector<size_t> by_node(cands.size());
-    for (size_t i = 0; i < by_node.size(); ++i) by_node[i] = i;
-    first(by_node, 2 * kMaxCandidates, [&](size_t a, size_t b) {
-      return first_node[a] != first_node[b] ? first_node[a] < first_node[b] : cheaper(a, b);
-    });
-    run_pass(by_node);
   }
-  if (!fits) return false;
-  // Minimal set: put back every victim (most expensive first) the preemptor can do without.
-  for (size_t k = chosen->size(); k-- > 0 && chosen->size() > 1;) {
-    const RunningRecord& r = *cands[(*chosen)[k]].r;
-    commit_in(r, quota, alloc);
-    room.touch(r.admission.placement);
-    if (room.may_fit() && admit()) {
-      chosen->erase(chosen->begin() + static_cast<std::ptrdiff_t>(k));
-    } else {
-      release_in(r, quota, alloc);
-      room.touch(r.admission.placement);
+
+  const PendingRecord& p_;
+  const Tier& tier_;
+  const FlavorAssigner& assigner_;
+  QuotaTree& quota_;
+  ClusterAlloc& alloc_;
+  const std::vector<Candidate>& cands_;
+  const Borrowing borrowing_;
+  std::vector<size_t>& chosen_;
+  FlavorAttempt& trial_;
+  PodRoom room_;
+  const bool by_slack_;
+  bool fits_ = false;
+};
+
+std::vector<size_t> Preemptor::VictimSearch::node_order() const {
+  // GPU milli a node would have free after all its candidates' evictions.
+  std::vector<int64_t> gain(static_cast<size_t>(alloc_.node_count()), -1);
+  std::vector<NodeId> touched;
+  each_release([&](NodeId node, int64_t milli) {
+    auto& g = gain[static_cast<size_t>(node)];
+    if (g < 0) {
+      g = 0;
+      touched.push_back(node);
+      for (int k = 0; k < alloc_.gpu_count(node); ++k) g += alloc_.gpu_free_milli(node, k);
     }
+    g += milli;
+  });
+  std::vector<std::pair<int64_t, NodeId>> nodes;
+  for (NodeId n : touched) nodes.push_back({-gain[static_cast<size_t>(n)], n});
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<size_t> rank(static_cast<size_t>(alloc_.node_count()), nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) rank[static_cast<size_t>(nodes[i].second)] = i;
+  // Each candidate's best node rank, then cost order within a node.
+  std::vector<size_t> first_node(cands_.size());
+  for (size_t i = 0; i < cands_.size(); ++i) {
+    size_t best = nodes.size();
+    if (cands_[i].v->node >= 0)
+      best = rank[static_cast<size_t>(cands_[i].v->node)];
+    else
+      for (const auto& pod : cands_[i].r->admission.placement.pods)
+        best = std::min(best, rank[static_cast<size_t>(pod.node)]);
+    first_node[i] = best;
   }
-  if (admit()) return true;
-  undo();  // cannot happen; be safe
+  std::vector<size_t> by_node = indexes(cands_.size());
+  keep_first(by_node, 2 * kMaxCandidates, [&](size_t a, size_t b) {
+    return first_node[a] != first_node[b] ? first_node[a] < first_node[b] : cheaper(a, b);
+  });
+  return by_node;
+}
+
+// Pass one takes candidates in cost order; when that fails, pass two takes them node by node.
+// The placer decides (gang and topology constraints honoured); no memo: capacity grows here.
+bool Preemptor::search(const PendingRecord& p, const Tier& tier, QuotaTree& quota,
+                       ClusterAlloc& alloc, const std::vector<Candidate>& cands,
+                       Borrowing borrowing, std::vector<size_t>* chosen,
+                       FlavorAttempt& trial) const {
+  chosen->clear();
+  VictimSearch s(p, tier, assigner_, config_, quota, alloc, cands, borrowing, chosen, trial);
+  if (!s.may_succeed()) return false;
+  s.run_pass(s.cost_order());
+  if (!s.fits() && cands.size() > 1) s.run_pass(s.node_order());
+  if (!s.fits()) return false;
+  s.minimize();
+  if (s.admit()) return true;
+  s.undo();  // cannot happen; be safe
   return false;
 }
 
@@ -270,118 +345,158 @@ bool Preemptor::choose(const PendingRecord& p, const Tier& tier, QuotaTree& quot
   return !cands.empty() && search(p, tier, quota, alloc, cands, Borrowing::kAllowed, chosen, trial);
 }
 
-bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIndex& victims,
-                        QuotaTree& quota, ClusterAlloc& alloc, TimeNs now, std::set<JobId>& evicted,
-                        FlavorAttempt& at, std::vector<Preemption>& out) const {
-  const QueueId q = p.queue;
-  const auto& pc = config_.cluster_queues[q].preemption;
-  const bool within = pc.within_cluster_queue != WithinQueuePolicy::kNever;
-  const bool reclaim = pc.reclaim_within_cohort != ReclaimPolicy::kNever;
-  const bool borrow = reclaim && pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
-  if (!within && !reclaim) return false;
-  // Kueue (ordering: kueue): a request that does not fit now may preempt only within the
-  // queue's nominal quota, unless borrowWithinCohort (or fair sharing) lets it borrow.
-  if (config_.policy.ordering == OrderingMode::kKueue && !borrow &&
-      !(config_.policy.fair_sharing.enable && reclaim) && !fits_nominal(p, quota))
-    return false;
+// preempt()'s step 1: the candidates, the running jobs preemptor p may evict. Preemptible (or
+// admitted as best-effort), past their minimum runtime, under the preemption cap, not starving
+// on return (below), and allowed by the preemptor's queue policy (Kueue's meanings). Only the
+// queues the preemptor may take from are scanned (VictimIndex).
+class Preemptor::CandidateScan {
+ public:
+  CandidateScan(const Config& config, const PendingRecord& p, const QuotaTree& quota, TimeNs now,
+                const std::set<JobId>& evicted)
+      : config_(config),
+        p_(p),
+        pc_(config.cluster_queues[p.queue].preemption),
+        quota_(quota),
+        now_(now),
+        evicted_(evicted),
+        borrow_(pc_.reclaim_within_cohort != ReclaimPolicy::kNever &&
+                pc_.borrow_within_cohort != BorrowWithinCohortPolicy::kNever),
+        preemptor_starving_(is_starving(p.job, config.policy, now)),
+        aging_(config.policy.ordering != OrderingMode::kKueue &&
+               config.policy.aging_horizon_ns > 0) {}
 
-  // 1. Candidates: preemptible (or admitted as best-effort), past their minimum runtime, under
-  // the preemption cap, not starving on return (below), and allowed by the preemptor's queue
-  // policy (Kueue's meanings). Only the queues the preemptor may take from are scanned
-  // (VictimIndex).
+  // The preemptor's own queue. (No job of it can be a victim when none has a lower priority,
+  // or an equal one under LowerOrNewerEqualPriority: the scan is skipped.)
+  void own_queue(const VictimIndex& victims) {
+    const QueueId q = p_.queue;
+    const int32_t lowest = victims.min_priority(q);
+    if (!(lowest < p_.job.priority ||
+          (lowest == p_.job.priority &&
+           pc_.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority)))
+      return;
+    cands.reserve(victims.queue(q).size());
+    for (const auto& v : victims.queue(q)) consider(v, config_.cluster_queues[q], false);
+  }
+
+  // The other queues of its cohort that use more than their nominal quota of something (else
+  // none of their jobs is borrowing, and reclaim has nothing to take there).
+  void other_queues(const VictimIndex& victims) {
+    const QueueId q = p_.queue;
+    const int root = quota_.root(q);
+    for (QueueId vq = 0; vq < victims.num_queues(); ++vq) {
+      if (vq == q || vq >= quota_.num_queues() || quota_.root(vq) != root) continue;
+      if (victims.queue(vq).empty() || !over_nominal(vq)) continue;
+      for (const auto& v : victims.queue(vq)) consider(v, config_.cluster_queues[vq], true);
+    }
+  }
+
   std::vector<Candidate> cands;
-  const bool preemptor_starving = is_starving(p.job, config_.policy, now);
+
+ private:
   // is_starving() of a job submitted at `submit_ns`, without a Job at hand.
-  const bool aging =
-      config_.policy.ordering != OrderingMode::kKueue && config_.policy.aging_horizon_ns > 0;
-  auto starving_on_return = [&](const VictimRecord& v) {
-    return aging && now - v.submit_ns >= config_.policy.aging_horizon_ns;
-  };
-  uint64_t over_bits = 0;  // usage_bit()s of the scanned queue's pairs over nominal
-  auto consider = [&](const VictimRecord& v, const ClusterQueue& vcq, bool other) {
+  bool starving_on_return(const VictimRecord& v) const {
+    return aging_ && now_ - v.submit_ns >= config_.policy.aging_horizon_ns;
+  }
+
+  // Does queue vq use more than its nominal quota of anything? Sets over_bits_ for its pairs.
+  bool over_nominal(QueueId vq) {
+    bool over = false;
+    over_bits_ = 0;
+    for (FlavorId f = 0; f < quota_.num_flavors(); ++f)
+      for (int res = 0; res < kMaxResources; ++res) {
+        const auto r = static_cast<ResourceId>(res);
+        if (quota_.usage(vq, f, r) <= quota_.nominal(vq, f, r)) continue;
+        over = true;
+        if (const int bit = usage_bit(f, r); bit >= 0) over_bits_ |= uint64_t{1} << bit;
+      }
+    return over;
+  }
+
+  // Only borrowed quota is taken from another queue: some pair of the victim's usage is over
+  // its queue's nominal quota (over_bits_: those of the queue being scanned).
+  bool borrowing(const VictimRecord& v) const {
+    if (v.usage_bits != VictimRecord::kUsageInexact) return (v.usage_bits & over_bits_) != 0;
+    const QueueId vq = v.r->admission.queue;
+    for (const auto& u : v.r->admission.usage)
+      if (quota_.usage(vq, u.flavor, u.resource) > quota_.nominal(vq, u.flavor, u.resource))
+        return true;
+    return false;
+  }
+
+  void consider(const VictimRecord& v, const ClusterQueue& vcq, bool other) {
     // (Eligibility that is fixed while a job runs was checked when it was listed.)
-    if (now - v.start_ns < vcq.min_runtime_ns) return;
+    if (now_ - v.start_ns < vcq.min_runtime_ns) return;
     // A victim queued (submitted or requeued) an aging horizon ago already waited out a
     // horizon: evicting it would restart its age (it is queued as of its eviction) and throw
     // its work away, pushing it past the starvation bound again (issue 19).
-    if (starving_on_return(v) &&
-        !(preemptor_starving && std::tie(p.job.submit_ns, p.job.id) < std::tie(v.submit_ns, v.id)))
+    if (starving_on_return(v) && !(preemptor_starving_ && std::tie(p_.job.submit_ns, p_.job.id) <
+                                                              std::tie(v.submit_ns, v.id)))
       return;
-    const bool lower = v.priority < p.job.priority;
+    const bool lower = v.priority < p_.job.priority;
     Candidate c;
     if (!other) {
-      const bool newer_equal = v.priority == p.job.priority &&
-                               std::tie(v.submit_ns, v.id) > std::tie(p.job.submit_ns, p.job.id);
-      if (!lower && !(pc.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority &&
+      const bool newer_equal = v.priority == p_.job.priority &&
+                               std::tie(v.submit_ns, v.id) > std::tie(p_.job.submit_ns, p_.job.id);
+      if (!lower && !(pc_.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority &&
                       newer_equal))
         return;
       c.why = PreemptReason::kWithinClusterQueue;
     } else {
       // Reclaim: LowerPriority takes only lower-priority work back, Any takes any.
       // borrowWithinCohort: strictly lower priority, and at most maxPriorityThreshold.
-      c.borrow_victim = borrow && lower &&
-                        (!pc.max_priority_threshold || v.priority <= *pc.max_priority_threshold);
-      if (pc.reclaim_within_cohort == ReclaimPolicy::kLowerPriority && !lower && !c.borrow_victim)
+      c.borrow_victim = borrow_ && lower &&
+                        (!pc_.max_priority_threshold || v.priority <= *pc_.max_priority_threshold);
+      if (pc_.reclaim_within_cohort == ReclaimPolicy::kLowerPriority && !lower && !c.borrow_victim)
         return;
-      // Only borrowed quota is taken: some pair of its usage is over its queue's nominal quota
-      // (over_bits: those of the queue being scanned).
-      bool borrowing = (v.usage_bits & over_bits) != 0;
-      if (v.usage_bits == VictimRecord::kUsageInexact) {
-        borrowing = false;
-        const QueueId vq = v.r->admission.queue;
-        for (const auto& u : v.r->admission.usage)
-          if (quota.usage(vq, u.flavor, u.resource) > quota.nominal(vq, u.flavor, u.resource))
-            borrowing = true;
-      }
-      if (!borrowing) return;
+      if (!borrowing(v)) return;
       c.why = PreemptReason::kReclaimWithinCohort;
     }
-    if (!evicted.empty() && evicted.count(v.id)) return;
+    if (!evicted_.empty() && evicted_.count(v.id)) return;
     c.r = v.r;
     c.v = &v;
     c.other_queue = other;
-    c.lost = v.gpu_milli * std::max<TimeNs>(0, now - v.checkpoint_ns);
+    c.lost = v.gpu_milli * std::max<TimeNs>(0, now_ - v.checkpoint_ns);
     cands.push_back(c);
-  };
-  // Does queue vq use more than its nominal quota of anything (else none of its jobs is
-  // borrowing and reclaim has nothing to take there)? Sets over_bits for its pairs.
-  auto over_nominal = [&](QueueId vq) {
-    bool over = false;
-    over_bits = 0;
-    for (FlavorId f = 0; f < quota.num_flavors(); ++f)
-      for (int res = 0; res < kMaxResources; ++res) {
-        const auto r = static_cast<ResourceId>(res);
-        if (quota.usage(vq, f, r) <= quota.nominal(vq, f, r)) continue;
-        over = true;
-        if (const int bit = usage_bit(f, r); bit >= 0) over_bits |= uint64_t{1} << bit;
-      }
-    return over;
-  };
-  // (No job of its own queue can be a victim when none has a lower priority, or an equal one
-  // under LowerOrNewerEqualPriority: the scan is skipped.)
-  const int32_t lowest = victims.min_priority(q);
-  if (within && (lowest < p.job.priority ||
-                 (lowest == p.job.priority &&
-                  pc.within_cluster_queue == WithinQueuePolicy::kLowerOrNewerEqualPriority))) {
-    cands.reserve(victims.queue(q).size());
-    for (const auto& v : victims.queue(q)) consider(v, config_.cluster_queues[q], false);
   }
-  // The other queues' jobs are needed by search (a), which runs only when the preemptor's queue
-  // is below its nominal quota now in what needs preemption (Kueue's rule: a queue already
-  // above it only evicts its own work, borrowing) and evicting every same-queue candidate could
-  // bring the preemptor within its nominal quota (checked on those candidates alone), and by
-  // the borrowWithinCohort and fair-sharing searches.
+
+  const Config& config_;
+  const PendingRecord& p_;
+  const PreemptionConfig& pc_;
+  const QuotaTree& quota_;
+  const TimeNs now_;
+  const std::set<JobId>& evicted_;
+  const bool borrow_;
+  const bool preemptor_starving_;
+  const bool aging_;
+  uint64_t over_bits_ = 0;  // usage_bit()s of the scanned queue's pairs over nominal
+};
+
+bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIndex& victims,
+                        QuotaTree& quota, ClusterAlloc& alloc, TimeNs now, std::set<JobId>& evicted,
+                        FlavorAttempt& at, std::vector<Preemption>& out) const {
+  const auto& pc = config_.cluster_queues[p.queue].preemption;
+  const bool within = pc.within_cluster_queue != WithinQueuePolicy::kNever;
+  const bool reclaim = pc.reclaim_within_cohort != ReclaimPolicy::kNever;
+  const bool borrow = reclaim && pc.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+  if (!within && !reclaim) return false;
+  // Kueue (ordering: kueue): a request that does not fit now may preempt only within the
+  // queue's nominal quota, unless borrowWithinCohort (or fair sharing) lets it borrow.
   const bool fair = config_.policy.fair_sharing.enable && reclaim;
+  if (config_.policy.ordering == OrderingMode::kKueue && !borrow && !fair &&
+      !fits_nominal(p, quota))
+    return false;
+
+  // 1. Candidates. The other queues' jobs are needed by search (a), which runs only when the
+  // preemptor's queue is below its nominal quota now in what needs preemption (Kueue's rule: a
+  // queue already above it only evicts its own work, borrowing) and evicting every same-queue
+  // candidate could bring the preemptor within its nominal quota (checked on those candidates
+  // alone), and by the borrowWithinCohort and fair-sharing searches.
+  CandidateScan scan(config_, p, quota, now, evicted);
+  if (within) scan.own_queue(victims);
   const bool within_nominal_possible =
-      reclaim && under_nominal_now(p, quota) && may_end_within_nominal(p, cands, quota);
-  if (within_nominal_possible || borrow || fair) {
-    const int root = quota.root(q);
-    for (QueueId vq = 0; vq < victims.num_queues(); ++vq) {
-      if (vq == q || vq >= quota.num_queues() || quota.root(vq) != root) continue;
-      if (victims.queue(vq).empty() || !over_nominal(vq)) continue;
-      for (const auto& v : victims.queue(vq)) consider(v, config_.cluster_queues[vq], true);
-    }
-  }
+      reclaim && under_nominal_now(p, quota) && may_end_within_nominal(p, scan.cands, quota);
+  if (within_nominal_possible || borrow || fair) scan.other_queues(victims);
+  std::vector<Candidate>& cands = scan.cands;
   if (cands.empty()) return false;
   // 2. The searches, as Kueue's classical (or fair-sharing) preemption decides them.
   FlavorAttempt trial;

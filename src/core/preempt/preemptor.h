@@ -39,6 +39,8 @@ class Preemptor {
   // another queue above the borrowWithinCohort threshold is among them (Kueue's
   // minimalPreemptions with allowBorrowingBelowPriority).
   enum class Borrowing : uint8_t { kAllowed, kForbidden, kBelowThreshold };
+  class VictimSearch;   // one search()'s working state (preemptor.cc)
+  class CandidateScan;  // preempt()'s step 1: who may be evicted (preemptor.cc)
   // One victim search over `cands` (any order: it walks them cheapest first) on the working
   // state: true with the minimal set in *chosen released from quota/alloc and the preemptor's
   // admission in `trial`; false with quota/alloc unchanged.
