@@ -335,6 +335,83 @@ bool Scheduler::shorten_pending(JobId id, TimeNs kept_ns) {
   return true;
 }
 
+namespace {
+
+// The job as it was admitted: with its fallback shape (as best-effort work), and with the pods
+// per pod set it was partially admitted with; *requested: its pod sets as submitted when they
+// changed. The error text when the admission does not match the job ("": none).
+std::string as_admitted(Job& job, const Admission& admission, std::vector<PodSet>* requested) {
+  if (admission.shape >= 0) {
+    if (static_cast<size_t>(admission.shape) >= job.fallback.shapes.size() ||
+        job.pod_sets.size() != 1)
+      return "was admitted with fallback shape #" + std::to_string(admission.shape + 1) +
+             ", which the job does not declare";
+    *requested = job.pod_sets;
+    job = reshaped(job, job.fallback.shapes[static_cast<size_t>(admission.shape)]);
+  }
+  if (admission.pod_set_counts.empty()) return "";
+  if (admission.pod_set_counts.size() != job.pod_sets.size())
+    return "was admitted with counts for " + std::to_string(admission.pod_set_counts.size()) +
+           " pod sets, the job has " + std::to_string(job.pod_sets.size());
+  for (size_t i = 0; i < job.pod_sets.size(); ++i) {
+    const PodSet& ps = job.pod_sets[i];
+    const int32_t least = ps.min_count > 0 ? ps.min_count : ps.count;
+    if (admission.pod_set_counts[i] < least || admission.pod_set_counts[i] > ps.count)
+      return "was admitted with " + std::to_string(admission.pod_set_counts[i]) +
+             " pods of pod set " + ps.name + ", which asks for " +
+             (least == ps.count ? std::to_string(ps.count)
+                                : std::to_string(least) + " to " + std::to_string(ps.count));
+  }
+  if (requested->empty()) *requested = job.pod_sets;
+  job = with_counts(job, admission.pod_set_counts);
+  return "";
+}
+
+// Whether every pod's node and devices exist and are free enough in `alloc` (checked on
+// integers, so that committing the placement cannot push any free count negative); the error
+// text when not ("": they are).
+std::string placement_fits(const Job& job, const Placement& placement, const Cluster& cluster,
+                           const ClusterAlloc& alloc) {
+  const auto& nodes = cluster.nodes;
+  size_t expected_pods = 0;
+  for (const auto& ps : job.pod_sets) expected_pods += static_cast<size_t>(ps.count);
+  if (placement.pods.size() != expected_pods)
+    return "placement has " + std::to_string(placement.pods.size()) + " pods, the job " +
+           std::to_string(expected_pods);
+  ClusterAlloc probe = alloc;
+  for (const auto& pp : placement.pods) {
+    if (pp.node < 0 || static_cast<size_t>(pp.node) >= nodes.size())
+      return "placement names node #" + std::to_string(pp.node) + ", which does not exist";
+    if (pp.pod_set < 0 || static_cast<size_t>(pp.pod_set) >= job.pod_sets.size())
+      return "placement names a pod set that does not exist";
+    const auto& ps = job.pod_sets[static_cast<size_t>(pp.pod_set)];
+    const auto& node = nodes[static_cast<size_t>(pp.node)];
+    if (probe.cpu_free_milli(pp.node) < ps.requests[kCpu] ||
+        probe.memory_free_mib(pp.node) < ps.requests[kMemory])
+      return "node " + node.name + " has too little CPU or memory free";
+    for (const auto& g : pp.gpus) {
+      if (g.gpu < 0 || static_cast<size_t>(g.gpu) >= node.gpus.size())
+        return "node " + node.name + " has no GPU " + std::to_string(g.gpu);
+      const auto& gpu = node.gpus[static_cast<size_t>(g.gpu)];
+      if (g.mig_slice >= 0) {
+        if (static_cast<size_t>(g.mig_slice) >= gpu.mig.size() ||
+            probe.mig_slice_used(pp.node, g.gpu, g.mig_slice))
+          return "MIG slice " + std::to_string(g.mig_slice) + " of GPU " + std::to_string(g.gpu) +
+                 " on " + node.name + " is missing or in use";
+      } else if (probe.gpu_is_mig(pp.node, g.gpu) ||
+                 probe.gpu_free_milli(pp.node, g.gpu) < g.milli) {
+        return "GPU " + std::to_string(g.gpu) + " on " + node.name + " is not free";
+      }
+    }
+    Job one = job;  // commit one pod at a time so two pods on one GPU are caught too
+    Placement single{{pp}};
+    probe.commit(one, single);
+  }
+  return "";
+}
+
+}  // namespace
+
 bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs start_ns,
                                 TimeNs checkpoint_ns, int32_t preemptions, std::string* why) {
   auto fail = [&](std::string m) {
@@ -348,72 +425,14 @@ bool Scheduler::restore_running(Job job, const Admission& admission, TimeNs star
   if (res.queue != admission.queue)
     return fail("was admitted by ClusterQueue #" + std::to_string(admission.queue) +
                 ", its LocalQueue now points at " + config_->cluster_queues[res.queue].name);
-  // 0. It runs as it was admitted: with its fallback shape, as best-effort work.
+  // 0. It runs as it was admitted.
   std::vector<PodSet> requested_pod_sets;
-  if (admission.shape >= 0) {
-    if (static_cast<size_t>(admission.shape) >= job.fallback.shapes.size() ||
-        job.pod_sets.size() != 1)
-      return fail("was admitted with fallback shape #" + std::to_string(admission.shape + 1) +
-                  ", which the job does not declare");
-    requested_pod_sets = job.pod_sets;
-    job = reshaped(job, job.fallback.shapes[static_cast<size_t>(admission.shape)]);
-  }
-  // ... and with the pods per pod set it was partially admitted with.
-  if (!admission.pod_set_counts.empty()) {
-    if (admission.pod_set_counts.size() != job.pod_sets.size())
-      return fail("was admitted with counts for " +
-                  std::to_string(admission.pod_set_counts.size()) + " pod sets, the job has " +
-                  std::to_string(job.pod_sets.size()));
-    for (size_t i = 0; i < job.pod_sets.size(); ++i) {
-      const PodSet& ps = job.pod_sets[i];
-      const int32_t least = ps.min_count > 0 ? ps.min_count : ps.count;
-      if (admission.pod_set_counts[i] < least || admission.pod_set_counts[i] > ps.count)
-        return fail("was admitted with " + std::to_string(admission.pod_set_counts[i]) +
-                    " pods of pod set " + ps.name + ", which asks for " +
-                    (least == ps.count
-                         ? std::to_string(ps.count)
-                         : std::to_string(least) + " to " + std::to_string(ps.count)));
-    }
-    if (requested_pod_sets.empty()) requested_pod_sets = job.pod_sets;
-    job = with_counts(job, admission.pod_set_counts);
-  }
-  // 1. Every pod's node and devices exist and are free enough (checked on integers, so the
-  //    commit below cannot push any free count negative).
-  const auto& nodes = config_->cluster.nodes;
-  size_t expected_pods = 0;
-  for (const auto& ps : job.pod_sets) expected_pods += static_cast<size_t>(ps.count);
-  if (admission.placement.pods.size() != expected_pods)
-    return fail("placement has " + std::to_string(admission.placement.pods.size()) +
-                " pods, the job " + std::to_string(expected_pods));
-  ClusterAlloc probe = alloc_;
-  for (const auto& pp : admission.placement.pods) {
-    if (pp.node < 0 || static_cast<size_t>(pp.node) >= nodes.size())
-      return fail("placement names node #" + std::to_string(pp.node) + ", which does not exist");
-    if (pp.pod_set < 0 || static_cast<size_t>(pp.pod_set) >= job.pod_sets.size())
-      return fail("placement names a pod set that does not exist");
-    const auto& ps = job.pod_sets[static_cast<size_t>(pp.pod_set)];
-    const auto& node = nodes[static_cast<size_t>(pp.node)];
-    if (probe.cpu_free_milli(pp.node) < ps.requests[kCpu] ||
-        probe.memory_free_mib(pp.node) < ps.requests[kMemory])
-      return fail("node " + node.name + " has too little CPU or memory free");
-    for (const auto& g : pp.gpus) {
-      if (g.gpu < 0 || static_cast<size_t>(g.gpu) >= node.gpus.size())
-        return fail("node " + node.name + " has no GPU " + std::to_string(g.gpu));
-      const auto& gpu = node.gpus[static_cast<size_t>(g.gpu)];
-      if (g.mig_slice >= 0) {
-        if (static_cast<size_t>(g.mig_slice) >= gpu.mig.size() ||
-            probe.mig_slice_used(pp.node, g.gpu, g.mig_slice))
-          return fail("MIG slice " + std::to_string(g.mig_slice) + " of GPU " +
-                      std::to_string(g.gpu) + " on " + node.name + " is missing or in use");
-      } else if (probe.gpu_is_mig(pp.node, g.gpu) ||
-                 probe.gpu_free_milli(pp.node, g.gpu) < g.milli) {
-        return fail("GPU " + std::to_string(g.gpu) + " on " + node.name + " is not free");
-      }
-    }
-    Job one = job;  // commit one pod at a time so two pods on one GPU are caught too
-    Placement single{{pp}};
-    probe.commit(one, single);
-  }
+  if (std::string bad = as_admitted(job, admission, &requested_pod_sets); !bad.empty())
+    return fail(std::move(bad));
+  // 1. Its pods fit where they run.
+  if (std::string bad = placement_fits(job, admission.placement, config_->cluster, alloc_);
+      !bad.empty())
+    return fail(std::move(bad));
   // 2. Take it.
   RunningJob r{std::move(job), admission, start_ns, std::max(start_ns, checkpoint_ns)};
   r.requested_pod_sets = std::move(requested_pod_sets);

@@ -423,27 +423,38 @@ bool FlavorAssigner::assign(const Job& job, QueueId q, const QuotaTree& quota,
     return false;
   }
 
-  // 4. Flavor combinations in order (first group varies slowest); the first that places wins.
+  // 4. Flavor combinations in order; the first that places wins.
+  if (per_pod_set_placement_failed) at.reason = placement_failure;
+  return place_combinations(job, req, q, quota, alloc, groups, candidates, preferred,
+                            per_pod_set_placement_failed, at);
+}
+
+std::variant<Placement, PlaceFailure> FlavorAssigner::place_memo(
+    const Job& job, const std::vector<FlavorId>& flavors, const ClusterAlloc& alloc,
+    FlavorAttempt& at) const {
+  const uint64_t h = shape_hash(job);
+  auto& bucket = at.memo[h];
+  for (const auto& m : bucket)
+    if (m.flavors == flavors && same_shape(*m.job, job)) return m.failure;
+  std::variant<Placement, PlaceFailure> placed =
+      placer_.place(job, nodes_for(job, flavors, at.scratch), alloc);
+  if (auto* f = std::get_if<PlaceFailure>(&placed)) bucket.push_back({&job, flavors, *f});
+  return placed;
+}
+
+bool FlavorAssigner::place_combinations(const Job& job, const ResourceVec& req, QueueId q,
+                                        const QuotaTree& quota, const ClusterAlloc& alloc,
+                                        const std::vector<int>& groups,
+                                        const std::vector<std::vector<FlavorId>>& candidates,
+                                        int32_t preferred, bool have_failure,
+                                        FlavorAttempt& at) const {
+  const auto& cq = config_.cluster_queues[q];
   std::vector<size_t> pick(groups.size(), 0);
   std::vector<FlavorId> flavors(cq.resource_groups.size(), -1);
-  bool have_failure = per_pod_set_placement_failed;
-  if (have_failure) at.reason = placement_failure;
   constexpr int kMaxCombinations = 64;
   for (int combo = 0; combo < kMaxCombinations; ++combo) {
     for (size_t gi = 0; gi < groups.size(); ++gi) flavors[groups[gi]] = candidates[gi][pick[gi]];
-
-    const uint64_t h = shape_hash(job);
-    const PlaceFailure* memo_hit = nullptr;
-    auto& bucket = at.memo[h];
-    for (const auto& m : bucket)
-      if (m.flavors == flavors && same_shape(*m.job, job)) memo_hit = &m.failure;
-    std::variant<Placement, PlaceFailure> placed;
-    if (memo_hit) {
-      placed = *memo_hit;
-    } else {
-      placed = placer_.place(job, nodes_for(job, flavors, at.scratch), alloc);
-      if (auto* f = std::get_if<PlaceFailure>(&placed)) bucket.push_back({&job, flavors, *f});
-    }
+    std::variant<Placement, PlaceFailure> placed = place_memo(job, flavors, alloc, at);
     if (auto* pl = std::get_if<Placement>(&placed)) {
       Admission& a = at.admission;
       a = Admission{};

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "core/decision/decisions.h"
@@ -122,6 +123,19 @@ class FlavorAssigner {
   // flavors' nodes; true with at.admission's placement and flavors set.
   bool place_per_pod_set(const Job& job, const std::vector<std::vector<FlavorId>>& per,
                          const ClusterAlloc& alloc, FlavorAttempt& at) const;
+  // Step 4 of assign(): the flavor combinations of `candidates` in order (first group varies
+  // slowest); the first that places is the admission. Without one, at.reason is the first
+  // placement failure (kept when `have_failure`: step 2's).
+  bool place_combinations(const Job& job, const ResourceVec& req, QueueId q, const QuotaTree& quota,
+                          const ClusterAlloc& alloc, const std::vector<int>& groups,
+                          const std::vector<std::vector<FlavorId>>& candidates, int32_t preferred,
+                          bool have_failure, FlavorAttempt& at) const;
+  // The job placed on `flavors`' nodes, or the failure this cycle already found for the same
+  // shape and flavors (at.memo).
+  std::variant<Placement, PlaceFailure> place_memo(const Job& job,
+                                                   const std::vector<FlavorId>& flavors,
+                                                   const ClusterAlloc& alloc,
+                                                   FlavorAttempt& at) const;
   // The admission's usage, borrowing and fallback downgrade from its flavors.
   void finish(const Job& job, const ResourceVec& req, QueueId q, const QuotaTree& quota,
               int32_t preferred, Admission& a) const;
