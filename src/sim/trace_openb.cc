@@ -1,6 +1,7 @@
 #include "sim/trace_openb.h"
 
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "proto/split.h"
@@ -46,6 +47,148 @@ std::string yaml_quote(const std::string& s) {
   return out + "\"";
 }
 
+// The pod list's columns; -1 for an optional column the file lacks.
+struct PodColumns {
+  int name, cpu, mem, gpu, milli, spec, qos, create, del, sched;
+};
+
+// The pod list's columns from its header; none (the error added to `errors`) when a required
+// one is missing.
+std::optional<PodColumns> pod_columns(const Header& h, const std::string& name,
+                                      std::vector<std::string>& errors) {
+  std::string missing;
+  for (const char* c : {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"})
+    if (h.get(c) < 0) missing += std::string(missing.empty() ? "" : ", ") + c;
+  if (!missing.empty()) {
+    errors.push_back(name + ":1: header lacks column(s) " + missing);
+    return std::nullopt;
+  }
+  return PodColumns{.name = h.get("name"),
+                    .cpu = h.get("cpu_milli"),
+                    .mem = h.get("memory_mib"),
+                    .gpu = h.get("num_gpu"),
+                    .milli = h.get("gpu_milli"),
+                    .spec = h.get("gpu_spec"),
+                    .qos = h.get("qos"),
+                    .create = h.get("creation_time"),
+                    .del = h.get("deletion_time"),
+                    .sched = h.get("scheduled_time")};
+}
+
+// One pod row's fields, as the steps of read_openb check them.
+struct PodRow {
+  int64_t cpu = 0, mem = 0, gpus = 0, milli = 0;
+  std::string cls;
+  bool preemptible = false;
+  TimeNs submit = 0, duration = 0;
+};
+
+// Checks the row's name and reads its requests (cpu_milli, memory_mib, num_gpu, gpu_milli) into
+// `r`; the first problem, "" when none.
+std::string read_requests(const std::vector<std::string>& f, const PodColumns& c, PodRow& r) {
+  const auto cpu = parse_int(f[c.cpu]);
+  const auto mem = parse_int(f[c.mem]);
+  const auto gpus = parse_int(f[c.gpu]);
+  const auto milli = parse_int(f[c.milli]);
+  if (f[c.name].empty()) return "name: empty";
+  if (!cpu || *cpu < 0) return "cpu_milli: '" + f[c.cpu] + "' is not a non-negative integer";
+  if (!mem || *mem < 0) return "memory_mib: '" + f[c.mem] + "' is not a non-negative integer";
+  if (!gpus || *gpus < 0 || *gpus > 64)
+    return "num_gpu: '" + f[c.gpu] + "' is not an integer in [0, 64]";
+  if (!milli || *milli < 0 || *milli > 1000)
+    return "gpu_milli: '" + f[c.milli] + "' is not an integer in [0, 1000]";
+  if (*gpus > 0 && *milli == 0) return "gpu_milli: 0 with num_gpu " + f[c.gpu];
+  if (*gpus > 1 && *milli != 1000)
+    return "gpu_milli: " + f[c.milli] + " with num_gpu " + f[c.gpu] +
+           " (a fraction of a GPU needs num_gpu 1)";
+  if (*cpu == 0 && *mem == 0 && *gpus == 0) return "the pod requests nothing";
+  r.cpu = *cpu;
+  r.mem = *mem;
+  r.gpus = *gpus;
+  r.milli = *milli;
+  return "";
+}
+
+// The row's priority class and preemptibility from its qos (high when the file has no qos
+// column); the problem, "" when none.
+std::string read_qos(const std::vector<std::string>& f, const PodColumns& c,
+                     const OpenbOptions& options, PodRow& r) {
+  r.cls = options.high_class;
+  r.preemptible = false;
+  if (c.qos < 0) return "";
+  const std::string& q = f[c.qos];
+  if (q == "BE") {
+    r.cls = options.low_class;
+    r.preemptible = true;
+  } else if (q == "Burstable") {
+    r.cls = options.normal_class;
+    r.preemptible = true;
+  } else if (q != "LS" && q != "Guaranteed") {
+    return "qos: '" + q + "' is not LS, Guaranteed, Burstable or BE";
+  }
+  return "";
+}
+
+// The row's submit time and run time (row `row` of the file, from 0, arrives at `row` seconds
+// without a creation_time column); the first problem, "" when none.
+std::string read_times(const std::vector<std::string>& f, const PodColumns& c,
+                       const OpenbOptions& options, int64_t row, PodRow& r) {
+  TimeNs submit = static_cast<TimeNs>(row) * kNsPerSec;
+  if (c.create >= 0) {
+    const auto t = parse_seconds_ns(f[c.create]);
+    if (!t || *t < 0)
+      return "creation_time: '" + f[c.create] + "' is not a non-negative number of seconds";
+    submit = *t;
+  }
+  TimeNs duration = options.default_duration_ns;
+  if (c.del >= 0) {
+    const auto del = parse_seconds_ns(f[c.del]);
+    if (!del) return "deletion_time: '" + f[c.del] + "' is not a number of seconds";
+    TimeNs from = submit;
+    if (c.sched >= 0 && !f[c.sched].empty()) {
+      const auto s = parse_seconds_ns(f[c.sched]);
+      if (!s || *s < submit)
+        return "scheduled_time: '" + f[c.sched] + "' is not a time at or after creation_time";
+      from = *s;
+    }
+    duration = *del - from;
+    if (duration < 0)
+      return "deletion_time: " + f[c.del] + " is before the pod " +
+             (from == submit ? "was created" : "was scheduled") + " (negative run time)";
+  }
+  r.submit = submit;
+  r.duration = duration;
+  return "";
+}
+
+// The checked row as a one-pod job of the trace.
+TraceJob pod_trace_job(const std::string& where, JobId id, const std::vector<std::string>& f,
+                       const PodColumns& c, const PodRow& r, const OpenbOptions& options) {
+  TraceJob tj;
+  tj.where = where;
+  Job& j = tj.job;
+  j.id = id;
+  j.name = f[c.name];
+  j.namespace_ = options.namespace_;
+  j.queue = options.queue;
+  j.exec_mut().priority_class = r.cls;
+  j.preemptible = r.preemptible;
+  j.submit_ns = r.submit;
+  j.walltime_ns = r.duration;
+  tj.duration_ns = r.duration;
+  if (c.spec >= 0 && r.gpus > 0) j.allowed_models = proto::split_list(f[c.spec], '|');
+  PodSet ps;
+  ps.name = "main";
+  ps.count = 1;
+  ps.gpus = static_cast<int32_t>(r.gpus);
+  ps.gpu_milli = r.gpus > 0 ? static_cast<int32_t>(r.milli) : 1000;
+  ps.requests[kGpu] = r.gpus * (r.gpus > 0 ? r.milli : 0);
+  ps.requests[kCpu] = r.cpu;
+  ps.requests[kMemory] = r.mem;
+  j.pod_sets = {ps};
+  return tj;
+}
+
 }  // namespace
 
 TraceOutput read_openb(const std::string& name, const std::string& text,
@@ -58,17 +201,8 @@ TraceOutput read_openb(const std::string& name, const std::string& text,
     return out;
   }
   const Header h = read_header(line);
-  std::string missing;
-  for (const char* c : {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"})
-    if (h.get(c) < 0) missing += std::string(missing.empty() ? "" : ", ") + c;
-  if (!missing.empty()) {
-    out.errors.push_back(name + ":1: header lacks column(s) " + missing);
-    return out;
-  }
-  const int c_name = h.get("name"), c_cpu = h.get("cpu_milli"), c_mem = h.get("memory_mib"),
-            c_gpu = h.get("num_gpu"), c_milli = h.get("gpu_milli"), c_spec = h.get("gpu_spec"),
-            c_qos = h.get("qos"), c_create = h.get("creation_time"),
-            c_delete = h.get("deletion_time"), c_sched = h.get("scheduled_time");
+  const auto c = pod_columns(h, name, out.errors);
+  if (!c) return out;
 
   int64_t line_no = 1;
   JobId next_id = 1;
@@ -83,116 +217,15 @@ TraceOutput read_openb(const std::string& name, const std::string& text,
                            " columns, got " + std::to_string(f.size()));
       continue;
     }
-    auto bad = [&](const std::string& what) { out.errors.push_back(where + ": " + what); };
-    const auto cpu = parse_int(f[c_cpu]);
-    const auto mem = parse_int(f[c_mem]);
-    const auto gpus = parse_int(f[c_gpu]);
-    const auto milli = parse_int(f[c_milli]);
-    if (f[c_name].empty()) {
-      bad("name: empty");
+    PodRow r;
+    std::string bad = read_requests(f, *c, r);
+    if (bad.empty()) bad = read_qos(f, *c, options, r);
+    if (bad.empty()) bad = read_times(f, *c, options, out.rows - 1, r);
+    if (!bad.empty()) {
+      out.errors.push_back(where + ": " + bad);
       continue;
     }
-    if (!cpu || *cpu < 0) {
-      bad("cpu_milli: '" + f[c_cpu] + "' is not a non-negative integer");
-      continue;
-    }
-    if (!mem || *mem < 0) {
-      bad("memory_mib: '" + f[c_mem] + "' is not a non-negative integer");
-      continue;
-    }
-    if (!gpus || *gpus < 0 || *gpus > 64) {
-      bad("num_gpu: '" + f[c_gpu] + "' is not an integer in [0, 64]");
-      continue;
-    }
-    if (!milli || *milli < 0 || *milli > 1000) {
-      bad("gpu_milli: '" + f[c_milli] + "' is not an integer in [0, 1000]");
-      continue;
-    }
-    if (*gpus > 0 && *milli == 0) {
-      bad("gpu_milli: 0 with num_gpu " + f[c_gpu]);
-      continue;
-    }
-    if (*gpus > 1 && *milli != 1000) {
-      bad("gpu_milli: " + f[c_milli] + " with num_gpu " + f[c_gpu] +
-          " (a fraction of a GPU needs num_gpu 1)");
-      continue;
-    }
-    if (*cpu == 0 && *mem == 0 && *gpus == 0) {
-      bad("the pod requests nothing");
-      continue;
-    }
-    // Class from QoS.
-    std::string cls = options.high_class;
-    bool preemptible = false;
-    if (c_qos >= 0) {
-      const std::string& q = f[c_qos];
-      if (q == "BE") {
-        cls = options.low_class;
-        preemptible = true;
-      } else if (q == "Burstable") {
-        cls = options.normal_class;
-        preemptible = true;
-      } else if (q != "LS" && q != "Guaranteed") {
-        bad("qos: '" + q + "' is not LS, Guaranteed, Burstable or BE");
-        continue;
-      }
-    }
-    // Times.
-    TimeNs submit = static_cast<TimeNs>(out.rows - 1) * kNsPerSec;
-    if (c_create >= 0) {
-      const auto t = parse_seconds_ns(f[c_create]);
-      if (!t || *t < 0) {
-        bad("creation_time: '" + f[c_create] + "' is not a non-negative number of seconds");
-        continue;
-      }
-      submit = *t;
-    }
-    TimeNs duration = options.default_duration_ns;
-    if (c_delete >= 0) {
-      const auto del = parse_seconds_ns(f[c_delete]);
-      if (!del) {
-        bad("deletion_time: '" + f[c_delete] + "' is not a number of seconds");
-        continue;
-      }
-      TimeNs from = submit;
-      if (c_sched >= 0 && !f[c_sched].empty()) {
-        const auto s = parse_seconds_ns(f[c_sched]);
-        if (!s || *s < submit) {
-          bad("scheduled_time: '" + f[c_sched] + "' is not a time at or after creation_time");
-          continue;
-        }
-        from = *s;
-      }
-      duration = *del - from;
-      if (duration < 0) {
-        bad("deletion_time: " + f[c_delete] + " is before the pod " +
-            (from == submit ? "was created" : "was scheduled") + " (negative run time)");
-        continue;
-      }
-    }
-    TraceJob tj;
-    tj.where = where;
-    Job& j = tj.job;
-    j.id = next_id++;
-    j.name = f[c_name];
-    j.namespace_ = options.namespace_;
-    j.queue = options.queue;
-    j.exec_mut().priority_class = cls;
-    j.preemptible = preemptible;
-    j.submit_ns = submit;
-    j.walltime_ns = duration;
-    tj.duration_ns = duration;
-    if (c_spec >= 0 && *gpus > 0) j.allowed_models = proto::split_list(f[c_spec], '|');
-    PodSet ps;
-    ps.name = "main";
-    ps.count = 1;
-    ps.gpus = static_cast<int32_t>(*gpus);
-    ps.gpu_milli = *gpus > 0 ? static_cast<int32_t>(*milli) : 1000;
-    ps.requests[kGpu] = *gpus * (*gpus > 0 ? *milli : 0);
-    ps.requests[kCpu] = *cpu;
-    ps.requests[kMemory] = *mem;
-    j.pod_sets = {ps};
-    out.jobs.push_back(std::move(tj));
+    out.jobs.push_back(pod_trace_job(where, next_id++, f, *c, r, options));
   }
   return out;
 }
