@@ -81,6 +81,93 @@ Job pod_job(JobId id, const TracePod& p) {
   return j;
 }
 
+// The GPUs a pod asks for, in milli-GPU.
+int64_t gpu_demand(const TracePod& p) {
+  return int64_t{p.num_gpu} * p.gpu_milli;
+}
+
+// Step 1 of run_experiment: the arrivals as indices into `pods`, the originals shuffled, then
+// random pods dropped or uniform clones added until their demand is `inflate` x `capacity`.
+Result<std::vector<int32_t>> arrival_order(const std::vector<TracePod>& pods, int64_t capacity,
+                                           double inflate, std::mt19937_64& rng) {
+  auto demand = [&](int32_t i) { return gpu_demand(pods[static_cast<size_t>(i)]); };
+  std::vector<int32_t> order(pods.size());
+  std::iota(order.begin(), order.end(), 0);
+  shuffle(order, rng);
+  int64_t total = 0;
+  for (int32_t i : order) total += demand(i);
+  const auto target = static_cast<int64_t>(inflate * static_cast<double>(capacity));
+  while (total > target && !order.empty()) {
+    const size_t k = rng() % order.size();
+    total -= demand(order[k]);
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  while (total < target) {
+    const auto i = static_cast<int32_t>(rng() % pods.size());
+    order.push_back(i);
+    total += demand(i);
+    if (order.size() > pods.size() * 1000) return Error{"the pods request no GPUs: cannot inflate"};
+  }
+  return order;
+}
+
+// Step 2 of run_experiment: the trace's nodes as a cluster, in a seeded random order.
+Cluster shuffled_cluster(const std::vector<TraceNode>& nodes, std::mt19937_64& rng) {
+  std::vector<int32_t> perm(nodes.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  shuffle(perm, rng);
+  Cluster cluster;
+  cluster.name = "openb";
+  for (int32_t i : perm) {
+    const TraceNode& t = nodes[static_cast<size_t>(i)];
+    Node n;
+    n.name = t.name;
+    n.cpu_milli = t.cpu_milli;
+    n.memory_mib = t.memory_mib;
+    n.gpus.resize(static_cast<size_t>(t.gpus));
+    for (Gpu& g : n.gpus) g.model = t.model;
+    cluster.nodes.push_back(std::move(n));
+  }
+  return cluster;
+}
+
+// The original pods (one job each) as the workload the placer's FGD scorer expects.
+void set_trace_workload(Placer& placer, const std::vector<TracePod>& pods, double coverage) {
+  std::vector<Job> jobs;
+  jobs.reserve(pods.size());
+  for (size_t i = 0; i < pods.size(); ++i)
+    jobs.push_back(pod_job(static_cast<JobId>(i + 1), pods[i]));
+  std::vector<const Job*> ptrs;
+  for (const Job& j : jobs) ptrs.push_back(&j);
+  placer.set_workload_from_jobs(ptrs, coverage);
+}
+
+// The curve's samples: per arrived share k (%), the allocated shares (%) seen there.
+struct CurveSamples {
+  std::array<double, kColumns> sum{};
+  std::array<int64_t, kColumns> count{};
+
+  // Records the allocated share after an arrival brought the arrived demand to `arrived`.
+  void add(int64_t arrived, int64_t used, int64_t capacity) {
+    const auto k = static_cast<size_t>(
+        std::llround(100.0 * static_cast<double>(arrived) / static_cast<double>(capacity)));
+    if (k < kColumns) {
+      sum[k] += 100.0 * static_cast<double>(used) / static_cast<double>(capacity);
+      ++count[k];
+    }
+  }
+  // Each column's mean; a column without samples repeats the one before (0 at the start).
+  Curve curve() const {
+    Curve c{};
+    double last = 0;
+    for (size_t k = 0; k < kColumns; ++k) {
+      if (count[k] > 0) last = sum[k] / static_cast<double>(count[k]);
+      c[k] = last;
+    }
+    return c;
+  }
+};
+
 }  // namespace
 
 const std::vector<std::string>& policy_names() {
@@ -113,43 +200,11 @@ Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes,
   int64_t capacity = 0;
   for (const TraceNode& n : nodes) capacity += int64_t{n.gpus} * kMilliPerGpu;
   if (capacity == 0) return Error{"the nodes have no GPUs"};
-  auto demand = [&](int32_t i) {
-    return int64_t{pods[static_cast<size_t>(i)].num_gpu} * pods[static_cast<size_t>(i)].gpu_milli;
-  };
-  std::vector<int32_t> order(pods.size());
-  std::iota(order.begin(), order.end(), 0);
-  shuffle(order, rng);
-  int64_t total = 0;
-  for (int32_t i : order) total += demand(i);
-  const auto target = static_cast<int64_t>(options.inflate * static_cast<double>(capacity));
-  while (total > target && !order.empty()) {
-    const size_t k = rng() % order.size();
-    total -= demand(order[k]);
-    order.erase(order.begin() + static_cast<std::ptrdiff_t>(k));
-  }
-  while (total < target) {
-    const auto i = static_cast<int32_t>(rng() % pods.size());
-    order.push_back(i);
-    total += demand(i);
-    if (order.size() > pods.size() * 1000) return Error{"the pods request no GPUs: cannot inflate"};
-  }
+  const auto order = arrival_order(pods, capacity, options.inflate, rng);
+  if (!order) return Error{order.error()};
 
   // 2. The cluster, its nodes in a seeded random order: NodeId order is the tie-break order.
-  std::vector<int32_t> perm(nodes.size());
-  std::iota(perm.begin(), perm.end(), 0);
-  shuffle(perm, rng);
-  Cluster cluster;
-  cluster.name = "openb";
-  for (int32_t i : perm) {
-    const TraceNode& t = nodes[static_cast<size_t>(i)];
-    Node n;
-    n.name = t.name;
-    n.cpu_milli = t.cpu_milli;
-    n.memory_mib = t.memory_mib;
-    n.gpus.resize(static_cast<size_t>(t.gpus));
-    for (Gpu& g : n.gpus) g.model = t.model;
-    cluster.nodes.push_back(std::move(n));
-  }
+  Cluster cluster = shuffled_cluster(nodes, rng);
 
   // 3. The policy, through the production Placer. Exhaustive policies score every feasible node.
   std::vector<uint32_t> classes(cluster.nodes.size(), 0);
@@ -158,24 +213,15 @@ Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes,
   PlacerOptions popt;
   popt.max_candidates = 0;
   Placer placer(cluster, *scorer, popt);
-  {
-    std::vector<Job> jobs;
-    jobs.reserve(pods.size());
-    for (size_t i = 0; i < pods.size(); ++i)
-      jobs.push_back(pod_job(static_cast<JobId>(i + 1), pods[i]));
-    std::vector<const Job*> ptrs;
-    for (const Job& j : jobs) ptrs.push_back(&j);
-    placer.set_workload_from_jobs(ptrs, options.fgd_coverage);
-  }
+  set_trace_workload(placer, pods, options.fgd_coverage);
   ClusterAlloc alloc(cluster);
   const NodeSet all = NodeSet::all(cluster);
 
   // 4. Arrivals; after each, record (arrived share, allocated share).
-  std::array<double, kColumns> sum{};
-  std::array<int64_t, kColumns> count{};
+  CurveSamples samples;
   int64_t arrived = 0;
-  for (size_t a = 0; a < order.size(); ++a) {
-    const TracePod& p = pods[static_cast<size_t>(order[a])];
+  for (size_t a = 0; a < order->size(); ++a) {
+    const TracePod& p = pods[static_cast<size_t>((*order)[a])];
     const Job job = pod_job(static_cast<JobId>(a + 1), p);
     auto r = placer.place(job, all, alloc);
     if (auto* placement = std::get_if<Placement>(&r)) {
@@ -186,20 +232,11 @@ Result<RunResult> run_experiment(const std::vector<TraceNode>& nodes,
       shape.gpu_milli = p.gpu_milli;
       classes[static_cast<size_t>(placement->pods[0].node)] |= pod_class_bit(shape);
     }
-    arrived += demand(order[a]);
-    const auto k = static_cast<size_t>(
-        std::llround(100.0 * static_cast<double>(arrived) / static_cast<double>(capacity)));
-    if (k < kColumns) {
-      sum[k] += 100.0 * static_cast<double>(alloc.gpu_milli_used()) / static_cast<double>(capacity);
-      ++count[k];
-    }
+    arrived += gpu_demand(p);
+    samples.add(arrived, alloc.gpu_milli_used(), capacity);
   }
-  double last = 0;
-  for (size_t k = 0; k < kColumns; ++k) {
-    if (count[k] > 0) last = sum[k] / static_cast<double>(count[k]);
-    res.curve[k] = last;
-  }
-  res.pods = static_cast<int64_t>(order.size());
+  res.curve = samples.curve();
+  res.pods = static_cast<int64_t>(order->size());
   res.gpu_milli_capacity = capacity;
   res.gpu_milli_used = alloc.gpu_milli_used();
   return res;
