@@ -85,6 +85,32 @@ class Run {
   SimResult go() {
     // 1. Outcomes and the arrival events, in trace order (the sequence number breaks ties of
     //    equal submit times in that order).
+    add_arrivals();
+    if (options_.record_series) index_classes();
+    add_failures();
+    for (uint8_t c : ckpt_) res_.checkpointing_jobs += c;
+    if (!jobs_.empty()) {
+      res_.first_ns = jobs_.front().job.submit_ns;
+      for (const auto& tj : jobs_) res_.first_ns = std::min(res_.first_ns, tj.job.submit_ns);
+    }
+    if (fleet_.active()) fleet_.start(res_.first_ns, sched_, events_);
+    // 2. The loop. Bounded: every iteration pops at least one event; arrivals and failures are
+    //    finite, each start schedules one completion, and a job starts again only after a
+    //    failure requeued it.
+    for (QueueId q = 0; q < static_cast<QueueId>(config_->cluster_queues.size()); ++q) {
+      int64_t n = 0;
+      for (FlavorId f = 0; f < sched_.quota().num_flavors(); ++f)
+        n += sched_.quota().nominal(q, f, kGpu);
+      nominal_gpu_.push_back(n);
+    }
+    while (!events_.empty()) batch();
+    if (fleet_.active()) res_.pools = fleet_.finish(last_event_ns_);
+    return std::move(res_);
+  }
+
+ private:
+  // Step 1 of go(): every trace job's outcome and checkpointing, and its arrival event.
+  void add_arrivals() {
     res_.capacity_gpu_milli = config_->cluster.total_gpus() * kMilliPerGpu;
     res_.jobs.resize(jobs_.size());
     ckpt_.assign(jobs_.size(), 0);
@@ -110,79 +136,67 @@ class Run {
       arrivals.push_back({j.submit_ns, 0, EventKind::kArrival, i, 0});
     }
     events_.push_all(std::move(arrivals));
-    if (options_.record_series) {
-      std::map<std::string, int32_t> names;
-      for (const auto& tj : jobs_)
-        names.emplace(tj.job.exec().priority_class.empty() ? "none" : tj.job.exec().priority_class,
-                      0);
-      for (auto& [name, idx] : names) {
-        idx = static_cast<int32_t>(res_.series.classes.size());
-        res_.series.classes.push_back(name);
-      }
-      class_of_.resize(jobs_.size());
-      for (size_t i = 0; i < jobs_.size(); ++i) {
-        const std::string& c = jobs_[i].job.exec().priority_class;
-        class_of_[i] = names.at(c.empty() ? "none" : c);
-      }
-      pending_by_class_.assign(names.size(), 0);
+  }
+  // Step 1 of go() with a series: the series' classes (the priority classes, "none" for jobs
+  // without one, sorted) and each trace job's index among them.
+  void index_classes() {
+    std::map<std::string, int32_t> names;
+    for (const auto& tj : jobs_)
+      names.emplace(tj.job.exec().priority_class.empty() ? "none" : tj.job.exec().priority_class,
+                    0);
+    for (auto& [name, idx] : names) {
+      idx = static_cast<int32_t>(res_.series.classes.size());
+      res_.series.classes.push_back(name);
     }
+    class_of_.resize(jobs_.size());
+    for (size_t i = 0; i < jobs_.size(); ++i) {
+      const std::string& c = jobs_[i].job.exec().priority_class;
+      class_of_[i] = names.at(c.empty() ? "none" : c);
+    }
+    pending_by_class_.assign(names.size(), 0);
+  }
+  // Step 1 of go(): the node failures' down and repair events.
+  void add_failures() {
     for (const auto& f : options_.failures) {
       events_.push(f.down_ns, EventKind::kNodeDown, static_cast<uint64_t>(f.node));
       if (f.up_ns > f.down_ns)
         events_.push(f.up_ns, EventKind::kNodeUp, static_cast<uint64_t>(f.node));
     }
-    for (uint8_t c : ckpt_) res_.checkpointing_jobs += c;
-    if (!jobs_.empty()) {
-      res_.first_ns = jobs_.front().job.submit_ns;
-      for (const auto& tj : jobs_) res_.first_ns = std::min(res_.first_ns, tj.job.submit_ns);
+  }
+  // Step 2 of go(), one iteration: the events of the next time, then a cycle when one is due
+  // (or the next one scheduled), the autoscaler, the fairness measure and the series.
+  void batch() {
+    const TimeNs now = events_.top().time_ns;
+    account_fairness(now);
+    bool cycle_due = options_.cycle_interval_ns == 0;
+    fleet_event_ = false;
+    while (!events_.empty() && events_.top().time_ns == now) {
+      const Event e = events_.pop();
+      ++res_.events;
+      cycle_due |= handle(e, now);
     }
-    if (fleet_.active()) fleet_.start(res_.first_ns, sched_, events_);
-    // 2. The loop. Bounded: every iteration pops at least one event; arrivals and failures are
-    //    finite, each start schedules one completion, and a job starts again only after a
-    //    failure requeued it.
-    for (QueueId q = 0; q < static_cast<QueueId>(config_->cluster_queues.size()); ++q) {
-      int64_t n = 0;
-      for (FlavorId f = 0; f < sched_.quota().num_flavors(); ++f)
-        n += sched_.quota().nominal(q, f, kGpu);
-      nominal_gpu_.push_back(n);
-    }
-    while (!events_.empty()) {
-      const TimeNs now = events_.top().time_ns;
-      account_fairness(now);
-      bool cycle_due = options_.cycle_interval_ns == 0;
-      fleet_event_ = false;
-      while (!events_.empty() && events_.top().time_ns == now) {
-        const Event e = events_.pop();
-        ++res_.events;
-        cycle_due |= handle(e, now);
-      }
-      last_event_ns_ = now;
-      if (sched_.pending_count() == 0) {
-        scale(now, false);
-        measure_fairness(now);
-        record(now);
-        continue;
-      }
-      if (cycle_due) {
-        cycle(now);
-        predict(now);
-        scale(now, true);
-      } else if (!cycle_scheduled_) {
-        // Interval mode: the next cycle at the next multiple of the interval after the last one.
-        const TimeNs at =
-            cycled_ ? std::max(now, last_cycle_ns_ + options_.cycle_interval_ns) : now;
-        events_.push(at, EventKind::kCycle);
-        cycle_scheduled_ = true;
-      }
-      if (!cycle_due) scale(now, false);
+    last_event_ns_ = now;
+    if (sched_.pending_count() == 0) {
+      scale(now, false);
       measure_fairness(now);
       record(now);
+      return;
     }
-    if (fleet_.active()) res_.pools = fleet_.finish(last_event_ns_);
-    return std::move(res_);
+    if (cycle_due) {
+      cycle(now);
+      predict(now);
+      scale(now, true);
+    } else if (!cycle_scheduled_) {
+      // Interval mode: the next cycle at the next multiple of the interval after the last one.
+      const TimeNs at = cycled_ ? std::max(now, last_cycle_ns_ + options_.cycle_interval_ns) : now;
+      events_.push(at, EventKind::kCycle);
+      cycle_scheduled_ = true;
+    }
+    if (!cycle_due) scale(now, false);
+    measure_fairness(now);
+    record(now);
   }
 
- private:
   // The node pools after a batch: the autoscaler decides when a cycle ran or a pool event came.
   void scale(TimeNs now, bool cycled) {
     if (!fleet_.active()) return;
