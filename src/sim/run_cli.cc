@@ -407,7 +407,8 @@ int compare_sim(const RunArgs& a, std::ostream& out, std::ostream& err) {
 
 namespace {
 
-void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
+// The inputs: the queue configuration, the cluster, the trace and its format.
+void add_input_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--config", a->config,
                   "Queue configuration (Kueue manifests, SchedulerPolicy); for compare, one "
                   "file per variant")
@@ -425,6 +426,10 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--openb-queue", a->openb_queue,
                   "openb: the LocalQueue (namespace default) every pod goes to")
       ->capture_default_str();
+}
+
+// What a run writes and checks: the reports, the table, bad rows, the invariants.
+void add_output_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--report", a->report, "Write the JSON report here");
   cmd->add_option("--html", a->html,
                   "Write the HTML report here (one self-contained page: charts and tables)");
@@ -432,6 +437,10 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_flag("--quiet", a->quiet, "Print no table");
   cmd->add_flag("--check-invariants", a->check_invariants,
                 "Check the scheduler's invariants after every cycle (slow)");
+}
+
+// How the replay goes: the seed, a trace variant, start predictions, the cycle interval.
+void add_replay_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--seed", a->seed, "Seed of the one generator (synthetic trace, failures)")
       ->capture_default_str();
   cmd->add_option("--variant", a->variants,
@@ -453,6 +462,10 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
                   "Seconds of virtual time between cycles (0: after every batch of events)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+}
+
+// The shape of the synthetic trace (--trace-format synthetic).
+void add_synthetic_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--jobs", a->synthetic.jobs, "synthetic: number of jobs")->capture_default_str();
   cmd->add_option("--arrival-rate", a->synthetic.arrival_rate_per_s,
                   "synthetic: mean arrivals per second")
@@ -476,6 +489,10 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--preemptible-fraction", a->synthetic.preemptible_fraction,
                   "synthetic: share of preemptible jobs")
       ->capture_default_str();
+}
+
+// What-ifs: right-sizing, checkpoints and node failures.
+void add_what_if_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--right-size", a->right_size,
                   "auto: every job opts in to right-sizing, GPU memory from the documented "
                   "model (docs/simulator.md, \"Right-sizing\")")
@@ -499,6 +516,15 @@ void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
       ->capture_default_str();
   cmd->add_option("--repair-time", a->repair_time_s, "Seconds a failed node stays down")
       ->capture_default_str();
+}
+
+// The options sim run and sim compare share, in their --help order.
+void add_common_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
+  add_input_options(cmd, a);
+  add_output_options(cmd, a);
+  add_replay_options(cmd, a);
+  add_synthetic_options(cmd, a);
+  add_what_if_options(cmd, a);
 }
 
 }  // namespace
