@@ -89,13 +89,9 @@ double stdev(const std::vector<double>& v) {
   return std::sqrt(s / static_cast<double>(v.size() - 1));
 }
 
-void run(const FgdArgs& a, bool nodes_default, bool pods_default, bool expected_default) {
-  require_file(a.nodes, "nodes", nodes_default);
-  require_file(a.pods, "pods", pods_default);
-  auto nodes = fgd::read_nodes(a.nodes);
-  if (!nodes) die(nodes.error());
-  auto pods = fgd::read_pods(a.pods);
-  if (!pods) die(pods.error());
+// The published curves by paper name; none without --expected or when its default is absent.
+std::map<std::string, std::vector<fgd::Curve>> expected_curves(const FgdArgs& a,
+                                                               bool expected_default) {
   std::map<std::string, std::vector<fgd::Curve>> expected;
   if (!a.expected.empty()) {
     if (std::filesystem::exists(a.expected)) {
@@ -106,6 +102,83 @@ void run(const FgdArgs& a, bool nodes_default, bool pods_default, bool expected_
       die("expected-results file '" + a.expected + "' not found");
     }
   }
+  return expected;
+}
+
+// One row of the output: a policy on a mix over every seed.
+struct FgdRow {
+  std::vector<double> at100, at130;  // the curves at 100% and 130% arrived, per seed
+  double per_run = 0;                // seconds per run
+  nlohmann::json obj;                // the row as JSON
+  std::string pub_text = "-", diff_text = "-";
+};
+
+// Runs `policy` on the `mix` pods once per seed: the row without the published figures.
+FgdRow run_seeds(const std::vector<fgd::TraceNode>& nodes, const std::vector<fgd::TracePod>& pods,
+                 const std::string& policy, const std::string& mix,
+                 const std::vector<uint64_t>& seeds, const fgd::ExperimentOptions& opt) {
+  FgdRow row;
+  nlohmann::json curves = nlohmann::json::array();
+  double seconds = 0;
+  for (uint64_t seed : seeds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = fgd::run_experiment(nodes, pods, policy, seed, opt);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!r) die(r.error());
+    row.at100.push_back(r->curve[100]);
+    row.at130.push_back(r->curve[130]);
+    curves.push_back({{"seed", seed},
+                      {"pods", r->pods},
+                      {"placed", r->placed},
+                      {"alloc_pct", std::vector<double>(r->curve.begin(), r->curve.end())}});
+  }
+  row.per_run = seconds / static_cast<double>(seeds.size());
+  row.obj = {{"policy", policy},
+             {"mix", mix},
+             {"seeds", seeds},
+             {"alloc_pct_100_mean", mean(row.at100)},
+             {"alloc_pct_100_std", stdev(row.at100)},
+             {"alloc_pct_130_mean", mean(row.at130)},
+             {"seconds_per_run", row.per_run},
+             {"curves", curves}};
+  return row;
+}
+
+// The published mean at 100% and our difference from it, for a published policy on the
+// default mix.
+void add_published(FgdRow& row, const std::string& policy, const std::string& mix,
+                   const std::map<std::string, std::vector<fgd::Curve>>& expected) {
+  const std::string pub = fgd::published_name(policy);
+  if (mix != "default" || pub.empty() || !expected.count(pub)) return;
+  std::vector<double> p100;
+  for (const auto& c : expected.at(pub)) p100.push_back(c[100]);
+  row.obj["published_100_mean"] = mean(p100);
+  row.obj["published_100_std"] = stdev(p100);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", mean(p100));
+  row.pub_text = buf;
+  std::snprintf(buf, sizeof buf, "%+.2f", mean(row.at100) - mean(p100));
+  row.diff_text = buf;
+}
+
+// Prints the row as a line of the table.
+void print_row(const FgdRow& row, const std::string& policy, const std::string& mix, size_t seeds) {
+  char m100[48];
+  std::snprintf(m100, sizeof m100, "%.2f ± %.2f", mean(row.at100), stdev(row.at100));
+  std::printf("%-14s %-12s %6zu  %-16s %-10s %7s  %-9.2f %8.3f\n", policy.c_str(), mix.c_str(),
+              seeds, m100, row.pub_text.c_str(), row.diff_text.c_str(), mean(row.at130),
+              row.per_run);
+  std::fflush(stdout);
+}
+
+void run(const FgdArgs& a, bool nodes_default, bool pods_default, bool expected_default) {
+  require_file(a.nodes, "nodes", nodes_default);
+  require_file(a.pods, "pods", pods_default);
+  auto nodes = fgd::read_nodes(a.nodes);
+  if (!nodes) die(nodes.error());
+  auto pods = fgd::read_pods(a.pods);
+  if (!pods) die(pods.error());
+  const auto expected = expected_curves(a, expected_default);
   const std::vector<uint64_t> seeds = parse_seeds(a.seeds);
   const std::vector<std::string> policies = split_list(a.policy, fgd::policy_names());
   const std::vector<std::string> mixes = split_list(a.mix, fgd::mix_names());
@@ -122,53 +195,12 @@ void run(const FgdArgs& a, bool nodes_default, bool pods_default, bool expected_
     auto mixed = fgd::apply_mix(*pods, *nodes, mix);
     if (!mixed) die(mixed.error());
     for (const std::string& policy : policies) {
-      std::vector<double> at100, at130;
-      nlohmann::json curves = nlohmann::json::array();
-      double seconds = 0;
-      for (uint64_t seed : seeds) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto r = fgd::run_experiment(*nodes, *mixed, policy, seed, opt);
-        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (!r) die(r.error());
-        at100.push_back(r->curve[100]);
-        at130.push_back(r->curve[130]);
-        curves.push_back({{"seed", seed},
-                          {"pods", r->pods},
-                          {"placed", r->placed},
-                          {"alloc_pct", std::vector<double>(r->curve.begin(), r->curve.end())}});
-      }
-      const double per_run = seconds / static_cast<double>(seeds.size());
-      nlohmann::json obj = {{"policy", policy},
-                            {"mix", mix},
-                            {"seeds", seeds},
-                            {"alloc_pct_100_mean", mean(at100)},
-                            {"alloc_pct_100_std", stdev(at100)},
-                            {"alloc_pct_130_mean", mean(at130)},
-                            {"seconds_per_run", per_run},
-                            {"curves", curves}};
-      std::string pub_text = "-", diff_text = "-";
-      const std::string pub = fgd::published_name(policy);
-      if (mix == "default" && !pub.empty() && expected.count(pub)) {
-        std::vector<double> p100;
-        for (const auto& c : expected[pub]) p100.push_back(c[100]);
-        obj["published_100_mean"] = mean(p100);
-        obj["published_100_std"] = stdev(p100);
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.2f", mean(p100));
-        pub_text = buf;
-        std::snprintf(buf, sizeof buf, "%+.2f", mean(at100) - mean(p100));
-        diff_text = buf;
-      }
-      if (a.json) {
-        results.push_back(obj);
-      } else {
-        char m100[48];
-        std::snprintf(m100, sizeof m100, "%.2f ± %.2f", mean(at100), stdev(at100));
-        std::printf("%-14s %-12s %6zu  %-16s %-10s %7s  %-9.2f %8.3f\n", policy.c_str(),
-                    mix.c_str(), seeds.size(), m100, pub_text.c_str(), diff_text.c_str(),
-                    mean(at130), per_run);
-        std::fflush(stdout);
-      }
+      FgdRow row = run_seeds(*nodes, *mixed, policy, mix, seeds, opt);
+      add_published(row, policy, mix, expected);
+      if (a.json)
+        results.push_back(row.obj);
+      else
+        print_row(row, policy, mix, seeds.size());
     }
   }
   if (a.json)
