@@ -16,137 +16,189 @@ Loc loc_of(Reader& r, const YAML::Node& node, const std::string& path) {
   return Loc{r.where(node), path};
 }
 
+// What the groups read so far hold: the group that covers each resource and the group that uses
+// each flavor (a resource belongs to one group, a flavor to one group).
+struct GroupClaims {
+  std::vector<std::pair<ResourceId, size_t>> covered_by;  // resource -> group index
+  std::vector<std::pair<std::string, size_t>> flavor_in;  // flavor -> group index
+};
+
+// A resource group while it is read: its index, the group, the names of the resources it covers
+// (in the order of group.covered) and those names as one list for messages.
+struct GroupRead {
+  size_t index = 0;
+  RawGroup group;
+  std::vector<std::string> covered_names;
+  std::string covered_list;
+};
+
+// coveredResources: interned; a resource is covered by one group only.
+void read_covered_resources(Reader& r, MapReader& g, Config& config, GroupClaims& claims,
+                            GroupRead& gr) {
+  const YAML::Node* cov = g.required("coveredResources");
+  if (!cov) return;
+  const std::string cpath = g.path("coveredResources");
+  auto names = r.str_list(*cov, cpath);
+  if (!names) return;
+  if (names->empty()) r.error(*cov, cpath, "must not be empty");
+  for (size_t i = 0; i < names->size(); ++i) {
+    const std::string& name = (*names)[i];
+    auto id = intern_resource(r, config.resources, (*cov)[i], index(cpath, i), name);
+    if (!id) continue;
+    if (std::count(gr.group.covered.begin(), gr.group.covered.end(), *id)) {
+      r.error((*cov)[i], index(cpath, i), quote(name) + " is listed twice");
+      continue;
+    }
+    for (const auto& [res, other] : claims.covered_by)
+      if (res == *id)
+        r.error((*cov)[i], index(cpath, i),
+                quote(name) + " is already covered by resourceGroups[" + std::to_string(other) +
+                    "] (a resource belongs to one group)");
+    claims.covered_by.emplace_back(*id, gr.index);
+    gr.group.covered.push_back(*id);
+    gr.covered_names.push_back(name);
+  }
+}
+
+// A flavor's name, which one group only may use, and once there.
+void read_flavor_name(Reader& r, MapReader& f, size_t gi, GroupClaims& claims,
+                      RawFlavorQuotas& fq) {
+  const YAML::Node* name = f.required("name");
+  if (!name) return;
+  auto s = r.str(*name, f.path("name"));
+  if (!s) return;
+  fq.flavor = *s;
+  fq.loc = loc_of(r, *name, f.path("name"));
+  for (const auto& [other, other_group] : claims.flavor_in) {
+    if (other != *s) continue;
+    r.error(*name, f.path("name"),
+            "flavor " + quote(*s) +
+                (other_group == gi
+                     ? " is listed twice in this group"
+                     : " is already used by resourceGroups[" + std::to_string(other_group) + "]"));
+  }
+  claims.flavor_in.emplace_back(*s, gi);
+}
+
+// A quota's nominalQuota (required), borrowingLimit and lendingLimit; false when one is missing
+// or wrong.
+bool read_quota_amounts(Reader& r, MapReader& q, ResourceId id, ResourceQuota& quota) {
+  bool ok = true;
+  if (const YAML::Node* n = q.required("nominalQuota")) {
+    auto v = r.quantity(*n, q.path("nominalQuota"), id);
+    ok = ok && v;
+    if (v) quota.nominal = *v;
+  } else {
+    ok = false;
+  }
+  if (const YAML::Node* n = q.find("borrowingLimit")) {
+    auto v = r.quantity(*n, q.path("borrowingLimit"), id);
+    ok = ok && v;
+    if (v) quota.borrowing_limit = *v;
+  }
+  if (const YAML::Node* n = q.find("lendingLimit")) {
+    auto v = r.quantity(*n, q.path("lendingLimit"), id);
+    ok = ok && v;
+    if (v) quota.lending_limit = *v;
+    if (v && *v > quota.nominal)
+      r.error(*n, q.path("lendingLimit"),
+              quote(n->Scalar()) + " must not exceed nominalQuota (" +
+                  format_canonical(id, quota.nominal) + ")");
+  }
+  return ok;
+}
+
+// One entry of a flavor's resources: the quota of a covered resource the flavor has not given
+// one yet (nullopt when the entry is wrong).
+std::optional<ResourceQuota> read_quota(Reader& r, const YAML::Node& node, const std::string& rpath,
+                                        const Config& config, const GroupRead& gr,
+                                        const RawFlavorQuotas& fq) {
+  MapReader q(r, node, rpath, {{"name", "nominalQuota", "borrowingLimit", "lendingLimit"}});
+  if (!q.is_map()) return std::nullopt;
+  const YAML::Node* rn = q.required("name");
+  if (!rn) return std::nullopt;
+  auto rname = r.str(*rn, q.path("name"));
+  if (!rname) return std::nullopt;
+  auto id = config.resources.find(*rname);
+  if (!id || !std::count(gr.group.covered.begin(), gr.group.covered.end(), *id)) {
+    r.error(*rn, q.path("name"),
+            quote(*rname) + " is not in coveredResources (" + gr.covered_list + ")");
+    return std::nullopt;
+  }
+  if (fq.resources.end() != std::find_if(fq.resources.begin(), fq.resources.end(),
+                                         [&](auto& x) { return x.resource == *id; })) {
+    r.error(*rn, q.path("name"), quote(*rname) + " is listed twice");
+    return std::nullopt;
+  }
+  ResourceQuota quota;
+  quota.resource = *id;
+  if (!read_quota_amounts(r, q, *id, quota)) return std::nullopt;
+  return quota;
+}
+
+// A covered resource this flavor sets no quota for is not quota-managed in it (unlimited).
+// Kueue would reject the manifest; playbooks rely on it (docs/config.md).
+void warn_unset_quotas(Reader& r, const YAML::Node& node, const std::string& ppath,
+                       const GroupRead& gr, const RawFlavorQuotas& fq) {
+  std::string missing;
+  for (size_t ci = 0; ci < gr.group.covered.size(); ++ci) {
+    ResourceId c = gr.group.covered[ci];
+    if (std::none_of(fq.resources.begin(), fq.resources.end(),
+                     [&](auto& x) { return x.resource == c; }))
+      missing += (missing.empty() ? "" : ", ") + gr.covered_names[ci];
+  }
+  if (!missing.empty())
+    r.warning(node, ppath,
+              "flavor " + quote(fq.flavor) + " sets no quota for " + missing +
+                  " (covered by the group); treated as unlimited (not quota-managed)");
+}
+
+// One of a group's flavors with its quotas; nullopt when it is not a map.
+std::optional<RawFlavorQuotas> read_flavor(Reader& r, const YAML::Node& node,
+                                           const std::string& ppath, const Config& config,
+                                           GroupClaims& claims, const GroupRead& gr) {
+  MapReader f(r, node, ppath, {{"name", "resources"}});
+  if (!f.is_map()) return std::nullopt;
+  RawFlavorQuotas fq;
+  read_flavor_name(r, f, gr.index, claims, fq);
+  const YAML::Node* res = f.required("resources");
+  if (res && r.expect_seq(*res, f.path("resources"))) {
+    for (size_t ri = 0; ri < res->size(); ++ri)
+      if (auto quota = read_quota(r, (*res)[ri], index(f.path("resources"), ri), config, gr, fq))
+        fq.resources.push_back(*quota);
+    warn_unset_quotas(r, node, ppath, gr, fq);
+  }
+  return fq;
+}
+
+// The group's flavors, each with quotas for (some of) the resources it covers.
+void read_group_flavors(Reader& r, MapReader& g, const Config& config, GroupClaims& claims,
+                        GroupRead& gr) {
+  const YAML::Node* fl = g.required("flavors");
+  if (!fl) return;
+  const std::string fpath = g.path("flavors");
+  if (!r.expect_seq(*fl, fpath)) return;
+  if (fl->size() == 0) r.error(*fl, fpath, "must not be empty");
+  for (size_t fi = 0; fi < fl->size(); ++fi)
+    if (auto fq = read_flavor(r, (*fl)[fi], index(fpath, fi), config, claims, gr))
+      gr.group.flavors.push_back(std::move(*fq));
+}
+
 // spec.resourceGroups of a ClusterQueue or Cohort.
 std::vector<RawGroup> read_resource_groups(Reader& r, const YAML::Node& node,
                                            const std::string& path, Config& config) {
   std::vector<RawGroup> groups;
   if (!r.expect_seq(node, path)) return groups;
-  std::vector<std::pair<ResourceId, size_t>> covered_by;  // resource -> group index
-  std::vector<std::pair<std::string, size_t>> flavor_in;  // flavor -> group index
+  GroupClaims claims;
   for (size_t gi = 0; gi < node.size(); ++gi) {
-    const std::string gpath = index(path, gi);
-    MapReader g(r, node[gi], gpath, {{"coveredResources", "flavors"}});
+    MapReader g(r, node[gi], index(path, gi), {{"coveredResources", "flavors"}});
     if (!g.is_map()) continue;
-    RawGroup group;
-    // 1. coveredResources: interned; a resource is covered by one group only.
-    std::vector<std::string> covered_names;
-    if (const YAML::Node* cov = g.required("coveredResources")) {
-      const std::string cpath = g.path("coveredResources");
-      if (auto names = r.str_list(*cov, cpath)) {
-        if (names->empty()) r.error(*cov, cpath, "must not be empty");
-        for (size_t i = 0; i < names->size(); ++i) {
-          const std::string& name = (*names)[i];
-          auto id = intern_resource(r, config.resources, (*cov)[i], index(cpath, i), name);
-          if (!id) continue;
-          if (std::count(group.covered.begin(), group.covered.end(), *id)) {
-            r.error((*cov)[i], index(cpath, i), quote(name) + " is listed twice");
-            continue;
-          }
-          for (const auto& [res, other] : covered_by)
-            if (res == *id)
-              r.error((*cov)[i], index(cpath, i),
-                      quote(name) + " is already covered by resourceGroups[" +
-                          std::to_string(other) + "] (a resource belongs to one group)");
-          covered_by.emplace_back(*id, gi);
-          group.covered.push_back(*id);
-          covered_names.push_back(name);
-        }
-      }
-    }
-    std::string covered_list;
-    for (const auto& n : covered_names) covered_list += (covered_list.empty() ? "" : ", ") + n;
-    // 2. flavors, each with quotas for (some of) the covered resources.
-    if (const YAML::Node* fl = g.required("flavors")) {
-      const std::string fpath = g.path("flavors");
-      if (r.expect_seq(*fl, fpath)) {
-        if (fl->size() == 0) r.error(*fl, fpath, "must not be empty");
-        for (size_t fi = 0; fi < fl->size(); ++fi) {
-          const std::string ppath = index(fpath, fi);
-          MapReader f(r, (*fl)[fi], ppath, {{"name", "resources"}});
-          if (!f.is_map()) continue;
-          RawFlavorQuotas fq;
-          if (const YAML::Node* name = f.required("name")) {
-            if (auto s = r.str(*name, f.path("name"))) {
-              fq.flavor = *s;
-              fq.loc = loc_of(r, *name, f.path("name"));
-              for (const auto& [other, other_group] : flavor_in) {
-                if (other != *s) continue;
-                r.error(*name, f.path("name"),
-                        "flavor " + quote(*s) +
-                            (other_group == gi ? " is listed twice in this group"
-                                               : " is already used by resourceGroups[" +
-                                                     std::to_string(other_group) + "]"));
-              }
-              flavor_in.emplace_back(*s, gi);
-            }
-          }
-          const YAML::Node* res = f.required("resources");
-          if (res && r.expect_seq(*res, f.path("resources"))) {
-            for (size_t ri = 0; ri < res->size(); ++ri) {
-              const std::string rpath = index(f.path("resources"), ri);
-              MapReader q(r, (*res)[ri], rpath,
-                          {{"name", "nominalQuota", "borrowingLimit", "lendingLimit"}});
-              if (!q.is_map()) continue;
-              const YAML::Node* rn = q.required("name");
-              if (!rn) continue;
-              auto rname = r.str(*rn, q.path("name"));
-              if (!rname) continue;
-              auto id = config.resources.find(*rname);
-              if (!id || !std::count(group.covered.begin(), group.covered.end(), *id)) {
-                r.error(*rn, q.path("name"),
-                        quote(*rname) + " is not in coveredResources (" + covered_list + ")");
-                continue;
-              }
-              if (fq.resources.end() != std::find_if(fq.resources.begin(), fq.resources.end(),
-                                                     [&](auto& x) { return x.resource == *id; })) {
-                r.error(*rn, q.path("name"), quote(*rname) + " is listed twice");
-                continue;
-              }
-              ResourceQuota quota;
-              quota.resource = *id;
-              bool ok = true;
-              if (const YAML::Node* n = q.required("nominalQuota")) {
-                auto v = r.quantity(*n, q.path("nominalQuota"), *id);
-                ok = ok && v;
-                if (v) quota.nominal = *v;
-              } else {
-                ok = false;
-              }
-              if (const YAML::Node* n = q.find("borrowingLimit")) {
-                auto v = r.quantity(*n, q.path("borrowingLimit"), *id);
-                ok = ok && v;
-                if (v) quota.borrowing_limit = *v;
-              }
-              if (const YAML::Node* n = q.find("lendingLimit")) {
-                auto v = r.quantity(*n, q.path("lendingLimit"), *id);
-                ok = ok && v;
-                if (v) quota.lending_limit = *v;
-                if (v && *v > quota.nominal)
-                  r.error(*n, q.path("lendingLimit"),
-                          quote(n->Scalar()) + " must not exceed nominalQuota (" +
-                              format_canonical(*id, quota.nominal) + ")");
-              }
-              if (ok) fq.resources.push_back(quota);
-            }
-            // 3. A covered resource this flavor sets no quota for is not quota-managed in it
-            // (unlimited). Kueue would reject the manifest; playbooks rely on it (docs/config.md).
-            std::string missing;
-            for (size_t ci = 0; ci < group.covered.size(); ++ci) {
-              ResourceId c = group.covered[ci];
-              if (std::none_of(fq.resources.begin(), fq.resources.end(),
-                               [&](auto& x) { return x.resource == c; }))
-                missing += (missing.empty() ? "" : ", ") + covered_names[ci];
-            }
-            if (!missing.empty())
-              r.warning((*fl)[fi], ppath,
-                        "flavor " + quote(fq.flavor) + " sets no quota for " + missing +
-                            " (covered by the group); treated as unlimited (not quota-managed)");
-          }
-          group.flavors.push_back(std::move(fq));
-        }
-      }
-    }
-    groups.push_back(std::move(group));
+    GroupRead gr{.index = gi};
+    read_covered_resources(r, g, config, claims, gr);
+    for (const auto& n : gr.covered_names)
+      gr.covered_list += (gr.covered_list.empty() ? "" : ", ") + n;
+    read_group_flavors(r, g, config, claims, gr);
+    groups.push_back(std::move(gr.group));
   }
   return groups;
 }
