@@ -65,6 +65,20 @@ void add_note(PodLaunch& launch, const std::string& note) {
   launch.note += (launch.note.empty() ? "" : "; ") + note;
 }
 
+// Slurm's --output/--error: the pod writes there (opened as its user), not to its log.
+void redirect_output(const proto::Assignment& a, const PodPaths& paths, PodLaunch& launch) {
+  launch.output_path = a.output_path;
+  launch.error_path = a.error_path;
+  if (!a.output_path.empty() || !a.error_path.empty())
+    add_note(launch, "stdout goes to " + (a.output_path.empty() ? "this log" : a.output_path) +
+                         ", stderr to " +
+                         (!a.error_path.empty()   ? a.error_path
+                          : a.output_path.empty() ? "this log"
+                                                  : a.output_path) +
+                         " (--output/--error, in " +
+                         (launch.start_dir.empty() ? paths.work_dir : launch.start_dir) + ")");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
@@ -145,28 +159,37 @@ Result<std::unique_ptr<PodIsolation>> PodIsolation::create(
   return iso;
 }
 
-std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
-                                  const char* const* base_env, PodLaunch& launch) {
-  const PodPaths paths = pod_paths(state_dir_, {a.job, a.pod});
-  // 0. The job's working directory, where this node has it (it shares the submitter's files).
-  bool shared = false;
-  if (!a.working_dir.empty()) {
-    if (a.working_dir.front() != '/')
-      return "working directory \"" + a.working_dir + "\" is not an absolute path";
-    struct stat st {};
-    shared = ::stat(a.working_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-    const std::string reserved = bwrap_.empty() ? "" : sandbox_reserved(a.working_dir, state_dir_);
-    if (!reserved.empty()) {
-      shared = false;
-      add_note(launch, "working directory " + a.working_dir + " is not bound into the sandbox (" +
-                           reserved + "): the pod starts in " + paths.work_dir);
-    } else if (shared) {
-      launch.start_dir = a.working_dir;
-    } else
-      add_note(launch, "working directory " + a.working_dir + " does not exist on node " +
-                           ctx.node + " (it does not share the submitter's files): the pod " +
-                           "starts in " + paths.work_dir);
-  }
+// The job's working directory, where this node has it (it shares the submitter's files): the
+// pod starts there, else in its work dir with a note. *shared: it starts there. Returns "" or
+// why the pod may not run.
+std::string PodIsolation::use_working_dir(const proto::Assignment& a, const std::string& node,
+                                          const PodPaths& paths, PodLaunch& launch,
+                                          bool* shared) const {
+  if (a.working_dir.empty()) return {};
+  if (a.working_dir.front() != '/')
+    return "working directory \"" + a.working_dir + "\" is not an absolute path";
+  struct stat st {};
+  *shared = ::stat(a.working_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  const std::string reserved = bwrap_.empty() ? "" : sandbox_reserved(a.working_dir, state_dir_);
+  if (!reserved.empty()) {
+    *shared = false;
+    add_note(launch, "working directory " + a.working_dir + " is not bound into the sandbox (" +
+                         reserved + "): the pod starts in " + paths.work_dir);
+  } else if (*shared) {
+    launch.start_dir = a.working_dir;
+  } else
+    add_note(launch, "working directory " + a.working_dir + " does not exist on node " + node +
+                         " (it does not share the submitter's files): the pod starts in " +
+                         paths.work_dir);
+  return {};
+}
+
+// The user the pod runs as: with a resolver, the one it resolves (and a minimal environment);
+// else the agent's own, with a note when the job wanted another. Returns "" or why the pod may
+// not run.
+std::string PodIsolation::choose_identity(const proto::Assignment& a, bool shared,
+                                          const PodPaths& paths, PodContext& ctx,
+                                          PodLaunch& launch) const {
   if (resolver_) {
     // The submitter's own ids (a server without tokens reports them) only where the pod works
     // in the submitter's directory: elsewhere its namespace's uid keeps tenants apart.
@@ -193,8 +216,13 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
                          (::geteuid() == 0 ? "the agent runs pods as itself (--pods-as-agent)"
                                            : "only a root agent can run pods as other users"));
   }
-  ctx.step_bin = step_bin_;
-  launch.env = compose_pod_env(a, ctx, base_env);
+  return {};
+}
+
+// What the pod's command runs inside: a container for an image (where this node has a runtime),
+// else the sandbox if there is one. Returns "" or why the pod may not run here.
+std::string PodIsolation::choose_wrapper(const proto::Assignment& a, const PodPaths& paths,
+                                         PodLaunch& launch) const {
   if (!a.image.empty() && !runtime_.empty()) {
     std::vector<std::string> devices;
     if (container_gpu_devices_)
@@ -222,22 +250,24 @@ std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
         bwrap_argv(bwrap_, {state_dir_, paths.work_dir, launch.start_dir, a.tty}, a.gpus);
     launch.sandboxed = true;
   }
+  return {};
+}
+
+std::string PodIsolation::prepare(const proto::Assignment& a, PodContext ctx,
+                                  const char* const* base_env, PodLaunch& launch) {
+  const PodPaths paths = pod_paths(state_dir_, {a.job, a.pod});
+  bool shared = false;
+  if (auto why = use_working_dir(a, ctx.node, paths, launch, &shared); !why.empty()) return why;
+  if (auto why = choose_identity(a, shared, paths, ctx, launch); !why.empty()) return why;
+  ctx.step_bin = step_bin_;
+  launch.env = compose_pod_env(a, ctx, base_env);
+  if (auto why = choose_wrapper(a, paths, launch); !why.empty()) return why;
   launch.private_proc = private_proc_ && !launch.sandboxed && !launch.in_container;
   launch.cpu_milli = a.cpu_milli;
   launch.memory_mib = a.memory_mib;
   launch.tty = a.tty;
   if (a.tty) return {};  // its terminal is its stdin, stdout and stderr
-  // Slurm's --output/--error: the pod writes there (opened as its user), not to its log.
-  launch.output_path = a.output_path;
-  launch.error_path = a.error_path;
-  if (!a.output_path.empty() || !a.error_path.empty())
-    add_note(launch, "stdout goes to " + (a.output_path.empty() ? "this log" : a.output_path) +
-                         ", stderr to " +
-                         (!a.error_path.empty()   ? a.error_path
-                          : a.output_path.empty() ? "this log"
-                                                  : a.output_path) +
-                         " (--output/--error, in " +
-                         (launch.start_dir.empty() ? paths.work_dir : launch.start_dir) + ")");
+  redirect_output(a, paths, launch);
   return {};
 }
 

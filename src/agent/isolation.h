@@ -62,6 +62,13 @@ class PodIsolation {
 
  private:
   PodIsolation() = default;
+  // The steps of prepare(); each returns "" or why the pod may not run here.
+  std::string use_working_dir(const proto::Assignment& a, const std::string& node,
+                              const PodPaths& paths, PodLaunch& launch, bool* shared) const;
+  std::string choose_identity(const proto::Assignment& a, bool shared, const PodPaths& paths,
+                              PodContext& ctx, PodLaunch& launch) const;
+  std::string choose_wrapper(const proto::Assignment& a, const PodPaths& paths,
+                             PodLaunch& launch) const;
 
   std::string state_dir_;  // absolute
   std::string step_bin_;   // STATE/bin with the `srun` link; "": none
