@@ -14,7 +14,7 @@ namespace sluice::server {
 namespace {
 
 constexpr std::array<const char*, 3> kClasses = {"interactive", "batch", "best-effort"};
-// Reasons of sluice_jobs_rejected_total: submissions refused (state.cc's SubmitStatus names)
+// Reasons of sluice_jobs_rejected_total: submissions refused (state_submit.cc's SubmitStatus names)
 // and jobs the scheduler gave up on.
 constexpr std::array<const char*, 9> kRejectReasons = {
     "invalid",     "unknown-queue",          "duplicate",
