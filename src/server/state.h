@@ -562,6 +562,20 @@ class ServerState {
   std::string previous_run_alive(const JobRecord& r, TimeNs now) const;
   void open_gates(TimeNs now);
   int32_t array_active(JobId array_job) const;
+  // submit()'s steps (state_submit.cc): what the scheduler took of a submission (per job, its
+  // ClusterQueue and right-sizing decision), the refusal of one job, and the records of the jobs
+  // taken.
+  struct AcceptedJobs {
+    std::vector<QueueId> queues;
+    std::vector<std::shared_ptr<RightSizing>> right_sizes;  // spec.rightSize: auto
+  };
+  SubmitOutcome job_refused(const Job& job, const SubmitResult& res, size_t jobs);
+  std::optional<SubmitOutcome> schedule_submitted(std::vector<Job>& jobs, TimeNs now,
+                                                  AcceptedJobs& accepted);
+  std::vector<JobId> record_submitted(std::vector<Job>& jobs, const AcceptedJobs& accepted,
+                                      TimeNs now, const PreparedSubmission* prepared,
+                                      bool prepared_ok);
+  void keep_submitted(JobRecord r, TimeNs now);
   // New jobs of a submission: arrays expanded into their tasks, gates set.
   std::vector<Job> expand_arrays(std::vector<Job> jobs, std::string* error);
   void history_submit(const JobRecord& r);

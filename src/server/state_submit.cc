@@ -55,6 +55,11 @@ std::string submit_event_with(const Job& job, TimeNs now, std::string_view body)
   return out;
 }
 
+// The refusal of a whole submission before any of its jobs is kept (400).
+SubmitOutcome nothing_submitted(std::string why) {
+  return SubmitOutcome{400, std::move(why), {"nothing was submitted"}, {}, 0};
+}
+
 }  // namespace
 
 PreparedSubmission ServerState::prepare(const std::vector<Job>& jobs,
@@ -103,35 +108,51 @@ std::string ServerState::image_refusal(const std::vector<Job>& jobs) const {
   return {};
 }
 
-SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
-                                  const PreparedSubmission* prepared) {
+// The refusal of a submission for one of its jobs, which the scheduler refused: the status and
+// message for its reason, counted in the metrics.
+SubmitOutcome ServerState::job_refused(const Job& job, const SubmitResult& res, size_t jobs) {
   SubmitOutcome out;
-  if (jobs.empty()) {
-    out.status = 400;
-    out.error = "no job documents in the body";
-    return out;
+  switch (res.status) {
+    case SubmitStatus::kInvalid:
+      out.status = 400;
+      break;
+    case SubmitStatus::kUnknownQueue:
+      out.status = 404;
+      break;
+    case SubmitStatus::kDuplicate:
+      out.status = 409;
+      break;
+    case SubmitStatus::kPendingCap:
+      out.status = 429;
+      break;
+    case SubmitStatus::kNotSelected:
+      out.status = 403;
+      break;
+    case SubmitStatus::kAccepted:
+      break;
   }
-  if (auto why = image_refusal(jobs); !why.empty()) {
-    out.status = 400;
-    out.error = why;
-    out.details.push_back("nothing was submitted");
-    return out;
+  static const char* kReason[] = {"",          "invalid",     "unknown-queue",
+                                  "duplicate", "pending-cap", "namespace-not-selected"};
+  metrics_.rejected[kReason[static_cast<int>(res.status)]] += 1;
+  out.error = (jobs > 1 ? "job \"" + job.name + "\": " : std::string()) + res.message;
+  if (res.status == SubmitStatus::kUnknownQueue) {
+    std::string known;
+    for (const auto& name : config_->local_queue_names(job.namespace_))
+      known += (known.empty() ? "" : ", ") + name;
+    out.details.push_back("LocalQueues in namespace \"" + job.namespace_ +
+                          "\": " + (known.empty() ? "none" : known));
   }
-  const bool arrays =
-      std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return !j.exec().array.empty(); });
-  if (arrays) {
-    std::string why;
-    jobs = expand_arrays(std::move(jobs), &why);
-    if (!why.empty()) return SubmitOutcome{400, why, {"nothing was submitted"}, {}, 0};
-  }
-  if (auto why = unknown_dependency(jobs); !why.empty())
-    return SubmitOutcome{400, why, {"nothing was submitted"}, {}, 0};
-  const auto per_namespace = jobs_per_namespace(jobs);
-  if (auto refused = backpressure(per_namespace, now)) return std::move(*refused);
+  if (jobs > 1) out.details.push_back("nothing was submitted");
+  return out;
+}
+
+// Gives the submission's jobs their ids and names and hands them to the scheduler (a gated
+// job's queue is only resolved), noting each one's ClusterQueue and right-sizing in `accepted`.
+// When the scheduler refuses one, those it took are cancelled and the refusal returned.
+std::optional<SubmitOutcome> ServerState::schedule_submitted(std::vector<Job>& jobs, TimeNs now,
+                                                             AcceptedJobs& accepted) {
   std::vector<JobId> done;
-  std::vector<QueueId> queues;
   std::map<JobId, JobId> array_ids;  // expand_arrays' placeholder -> the first task's id
-  std::vector<std::shared_ptr<RightSizing>> right_sizes;  // per job (spec.rightSize: auto)
   for (auto& job : jobs) {
     job.id = next_id_++;
     job.submit_ns = now;
@@ -141,60 +162,36 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
       job.exec_mut().array_job = array_ids.try_emplace(job.exec().array_job, job.id).first->second;
     // A held, dependent or throttled job waits outside the scheduler (state_gates.cc): only
     // its queue is checked now.
-    right_sizes.push_back(plan_right_size(job));
-    auto res = gated_at_submit(job)
-                   ? sched_->resolve(job)
-                   : sched_->submit(right_sized_job(job, right_sizes.back().get(), *config_));
-    queues.push_back(res.queue);
+    accepted.right_sizes.push_back(plan_right_size(job));
+    auto res =
+        gated_at_submit(job)
+            ? sched_->resolve(job)
+            : sched_->submit(right_sized_job(job, accepted.right_sizes.back().get(), *config_));
+    accepted.queues.push_back(res.queue);
     if (res.status != SubmitStatus::kAccepted) {
       for (JobId id : done) sched_->cancel(id, now);
-      switch (res.status) {
-        case SubmitStatus::kInvalid:
-          out.status = 400;
-          break;
-        case SubmitStatus::kUnknownQueue:
-          out.status = 404;
-          break;
-        case SubmitStatus::kDuplicate:
-          out.status = 409;
-          break;
-        case SubmitStatus::kPendingCap:
-          out.status = 429;
-          break;
-        case SubmitStatus::kNotSelected:
-          out.status = 403;
-          break;
-        case SubmitStatus::kAccepted:
-          break;
-      }
-      static const char* kReason[] = {"",          "invalid",     "unknown-queue",
-                                      "duplicate", "pending-cap", "namespace-not-selected"};
-      metrics_.rejected[kReason[static_cast<int>(res.status)]] += 1;
-      out.error = (jobs.size() > 1 ? "job \"" + job.name + "\": " : std::string()) + res.message;
-      if (res.status == SubmitStatus::kUnknownQueue) {
-        std::string known;
-        for (const auto& name : config_->local_queue_names(job.namespace_))
-          known += (known.empty() ? "" : ", ") + name;
-        out.details.push_back("LocalQueues in namespace \"" + job.namespace_ +
-                              "\": " + (known.empty() ? "none" : known));
-      }
-      if (jobs.size() > 1) out.details.push_back("nothing was submitted");
-      out.ids.clear();
-      return out;
+      return job_refused(job, res, jobs.size());
     }
     done.push_back(job.id);
   }
-  const bool prepared_ok = !arrays && prepared && prepared->config == config_ &&
-                           prepared->job_bodies.size() == jobs.size() &&
-                           prepared->event_bodies.size() == jobs.size();
+  return std::nullopt;
+}
+
+// Keeps the scheduled jobs of a submission as records, each with its submit event (from the
+// prepared encoding when `prepared_ok`); returns their ids.
+std::vector<JobId> ServerState::record_submitted(std::vector<Job>& jobs,
+                                                 const AcceptedJobs& accepted, TimeNs now,
+                                                 const PreparedSubmission* prepared,
+                                                 bool prepared_ok) {
+  std::vector<JobId> ids;
   size_t i = 0;
   for (auto& job : jobs) {
     JobRecord r;
-    r.cluster_queue = config_->cluster_queues[static_cast<size_t>(queues[i])].name;
+    r.cluster_queue = config_->cluster_queues[static_cast<size_t>(accepted.queues[i])].name;
     r.queued_ns = now;
     r.pending_since_cycle = cycles_;
     r.job = std::move(job);
-    r.right_size = right_sizes[i];
+    r.right_size = accepted.right_sizes[i];
     metrics_.submitted[r.cluster_queue] += 1;
     if (prepared_ok) {
       r.job_json = job_json_with(r.job, prepared->job_bodies[i]);
@@ -205,22 +202,51 @@ SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
     if (prepared && prepared->kube_meta.size() == jobs.size()) r.kube_meta = prepared->kube_meta[i];
     ++i;
     trace_submit(r, now);
-    out.ids.push_back(r.job.id);
-    const JobId id = r.job.id;
-    if (r.job.exec().array_task >= 0) arrays_[r.job.exec().array_job].push_back(id);
-    if (gated_at_submit(r.job)) {
-      r.gated = true;
-      r.held = r.job.exec().hold;
-      r.deps_met = r.job.exec().dependency.empty();
-      gated_.insert(id);
-      gates_dirty_ = true;
-    }
-    history_submit(r);
-    right_size_event(r, now);
-    backpressure_.count_pending(r.job.namespace_, +1);
-    add_record(std::move(r));
-    touch(records_.at(id));
+    ids.push_back(r.job.id);
+    keep_submitted(std::move(r), now);
   }
+  return ids;
+}
+
+// A new job's record joins the state: its array, its gate, the history, the pending count.
+void ServerState::keep_submitted(JobRecord r, TimeNs now) {
+  const JobId id = r.job.id;
+  if (r.job.exec().array_task >= 0) arrays_[r.job.exec().array_job].push_back(id);
+  if (gated_at_submit(r.job)) {
+    r.gated = true;
+    r.held = r.job.exec().hold;
+    r.deps_met = r.job.exec().dependency.empty();
+    gated_.insert(id);
+    gates_dirty_ = true;
+  }
+  history_submit(r);
+  right_size_event(r, now);
+  backpressure_.count_pending(r.job.namespace_, +1);
+  add_record(std::move(r));
+  touch(records_.at(id));
+}
+
+SubmitOutcome ServerState::submit(std::vector<Job> jobs, TimeNs now,
+                                  const PreparedSubmission* prepared) {
+  if (jobs.empty()) return SubmitOutcome{400, "no job documents in the body", {}, {}, 0};
+  if (auto why = image_refusal(jobs); !why.empty()) return nothing_submitted(why);
+  const bool arrays =
+      std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return !j.exec().array.empty(); });
+  if (arrays) {
+    std::string why;
+    jobs = expand_arrays(std::move(jobs), &why);
+    if (!why.empty()) return nothing_submitted(why);
+  }
+  if (auto why = unknown_dependency(jobs); !why.empty()) return nothing_submitted(why);
+  const auto per_namespace = jobs_per_namespace(jobs);
+  if (auto refused = backpressure(per_namespace, now)) return std::move(*refused);
+  AcceptedJobs accepted;
+  if (auto refused = schedule_submitted(jobs, now, accepted)) return std::move(*refused);
+  const bool prepared_ok = !arrays && prepared && prepared->config == config_ &&
+                           prepared->job_bodies.size() == jobs.size() &&
+                           prepared->event_bodies.size() == jobs.size();
+  SubmitOutcome out;
+  out.ids = record_submitted(jobs, accepted, now, prepared, prepared_ok);
   backpressure_.charge(per_namespace, now);
   if (gates_dirty_) open_gates(now);
   write_.meta.push_back({"next_id", std::to_string(next_id_)});
