@@ -10,9 +10,10 @@ namespace sluice {
 
 namespace {
 
-bool earlier(const JobEnd& a, const JobEnd& b) {
+// (at, id) order; a closure, not a function, so that std::sort inlines it.
+constexpr auto earlier = [](const JobEnd& a, const JobEnd& b) {
   return std::tie(a.at, a.id) < std::tie(b.at, b.id);
-}
+};
 
 // The cluster after the first k job ends, for any k: the cycle's admissions merged, in (at, id)
 // order, with the running jobs' ends (already in that order) as far as the walk asks. One
