@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <tuple>
 
 #include "core/order/score.h"
@@ -104,7 +105,6 @@ class Preemptor::VictimSearch {
         borrowing_(borrowing),
         chosen_(*chosen),
         trial_(trial),
-        room_(p.job, alloc),
         // With the deadline term on, the cost order looks at slack (cheaper()).
         by_slack_(config.policy.weights.deadline > 0 &&
                   config.policy.ordering != OrderingMode::kKueue) {}
@@ -121,7 +121,8 @@ class Preemptor::VictimSearch {
       if (gpu_room < gpu_need) gpu_room += alloc_.total_gpu_milli_free();
       if (gpu_room < gpu_need) return false;
     }
-    return room_.may_fit_if_released([&](auto&& add) { each_release(add); });
+    room_.emplace(p_.job, alloc_);  // O(nodes): only past the cheap check above
+    return room_->may_fit_if_released([&](auto&& add) { each_release(add); });
   }
 
   // Cost order: jobs of other ClusterQueues first (they run on quota their queue borrowed: as
@@ -148,9 +149,9 @@ class Preemptor::VictimSearch {
       const Candidate& c = cands_[seq[i]];
       if (!still_borrowing(c)) continue;
       release_in(*c.r, quota_, alloc_);
-      room_.touch(c.r->admission.placement);
+      room_->touch(c.r->admission.placement);
       chosen_.push_back(seq[i]);
-      if (room_.may_fit()) fits_ = admit();
+      if (room_->may_fit()) fits_ = admit();
     }
     if (!fits_) undo();
   }
@@ -161,12 +162,12 @@ class Preemptor::VictimSearch {
     for (size_t k = chosen_.size(); k-- > 0 && chosen_.size() > 1;) {
       const RunningRecord& r = *cands_[chosen_[k]].r;
       commit_in(r, quota_, alloc_);
-      room_.touch(r.admission.placement);
-      if (room_.may_fit() && admit()) {
+      room_->touch(r.admission.placement);
+      if (room_->may_fit() && admit()) {
         chosen_.erase(chosen_.begin() + static_cast<std::ptrdiff_t>(k));
       } else {
         release_in(r, quota_, alloc_);
-        room_.touch(r.admission.placement);
+        room_->touch(r.admission.placement);
       }
     }
   }
@@ -182,7 +183,7 @@ class Preemptor::VictimSearch {
   void undo() {
     for (size_t k = chosen_.size(); k-- > 0;) {
       commit_in(*cands_[chosen_[k]].r, quota_, alloc_);
-      room_.touch(cands_[chosen_[k]].r->admission.placement);
+      room_->touch(cands_[chosen_[k]].r->admission.placement);
     }
     chosen_.clear();
   }
@@ -245,7 +246,7 @@ class Preemptor::VictimSearch {
   const Borrowing borrowing_;
   std::vector<size_t>& chosen_;
   FlavorAttempt& trial_;
-  PodRoom room_;
+  std::optional<PodRoom> room_;  // from may_succeed() on
   const bool by_slack_;
   bool fits_ = false;
 };
