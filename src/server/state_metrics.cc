@@ -14,8 +14,8 @@ namespace sluice::server {
 namespace {
 
 constexpr std::array<const char*, 3> kClasses = {"interactive", "batch", "best-effort"};
-// Reasons of sluice_jobs_rejected_total: submissions refused (state_submit.cc's SubmitStatus names)
-// and jobs the scheduler gave up on.
+// Reasons of sluice_jobs_rejected_total: submissions refused (state_submit.cc's SubmitStatus
+// names) and jobs the scheduler gave up on.
 constexpr std::array<const char*, 9> kRejectReasons = {
     "invalid",     "unknown-queue",          "duplicate",
     "pending-cap", "namespace-not-selected", "interactive-timeout",

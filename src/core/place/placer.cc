@@ -287,20 +287,23 @@ Placement Placer::Impl::take_placement() {
   return p;
 }
 
-std::string Placer::Impl::level_name(const Job& j) const {
+int32_t Placer::Impl::topology_level(const Job& j) const {
   const int32_t level = j.topology.level;
-  const int levels = static_cast<int>(cluster().levels.size());
-  if (level < 0 || level > levels) return "";
-  return level < levels ? cluster().levels[static_cast<size_t>(level)] : "node";
+  return level >= 0 && level <= static_cast<int32_t>(cluster().levels.size()) ? level : -1;
+}
+
+std::string Placer::Impl::level_name(int32_t level) const {
+  return level < static_cast<int32_t>(cluster().levels.size())
+             ? cluster().levels[static_cast<size_t>(level)]
+             : "node";
 }
 
 std::optional<Placer::Impl::Outcome> Placer::Impl::place_in_topology(const Job& j,
                                                                      const Needs& needs) {
-  const int32_t level = j.topology.level;
-  const bool topo = level >= 0 && level <= static_cast<int>(cluster().levels.size());
+  const int32_t level = topology_level(j);
   const bool sliced = !j.topology.slices.empty();
   const int32_t total_pods = j.pod_count();
-  if (!topo || (total_pods <= 1 && !sliced)) return std::nullopt;
+  if (level < 0 || (total_pods <= 1 && !sliced)) return std::nullopt;
   int32_t domains_tried = 0;
   int64_t most_free = 0;
   const int last = j.topology.required ? level : 0;
@@ -308,7 +311,7 @@ std::optional<Placer::Impl::Outcome> Placer::Impl::place_in_topology(const Job& 
     if (place_in_one_domain(l, needs.whole_needed, needs.max_whole, &domains_tried, &most_free))
       return take_placement();
   if (!j.topology.required) return std::nullopt;
-  const std::string name = level_name(j);
+  const std::string name = level_name(level);
   if (domains_tried == 0)
     return failure(j, PlaceFailCode::kTopology, 0,
                    "no " + name + " has " + plural(needs.whole_needed, "free GPU", "free GPUs") +
@@ -322,16 +325,12 @@ std::optional<Placer::Impl::Outcome> Placer::Impl::place_in_topology(const Job& 
 
 std::optional<Placer::Impl::Outcome> Placer::Impl::place_anywhere(const Job& j,
                                                                   const std::string& where) {
-  const int32_t level = j.topology.level;
-  const int levels = static_cast<int>(cluster().levels.size());
-  const bool topo = level >= 0 && level <= levels;
   const bool sliced = !j.topology.slices.empty();
   max_pods_placed = 0;
-  if (sliced ? place_gang(filter) : place_all(filter, topo ? level : -1)) return take_placement();
+  if (sliced ? place_gang(filter) : place_all(filter, topology_level(j))) return take_placement();
   if (!sliced) return std::nullopt;
   const TopologySlice& inner = j.topology.slices.back();
-  const std::string inner_name =
-      inner.level < levels ? cluster().levels[static_cast<size_t>(inner.level)] : "node";
+  const std::string inner_name = level_name(inner.level);
   return failure(j, PlaceFailCode::kTopology, max_pods_placed,
                  "gang needs " + std::to_string(j.pod_count()) + " pods in slices of " +
                      std::to_string(inner.size) + ", each in one " + inner_name + "; " +

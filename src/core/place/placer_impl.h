@@ -750,8 +750,11 @@ struct Placer::Impl {
   PlaceFailure why_not(const Job& job, const std::string& models, const std::string& where) const;
   // The placed pods (out), by pod set and index.
   Placement take_placement();
-  // The name of the job's topology level ("node" below the cluster's levels); "" without one.
-  std::string level_name(const Job& job) const;
+  // The job's topology level where the cluster has it (the cluster's level count: the node
+  // level), else -1.
+  int32_t topology_level(const Job& job) const;
+  // A level's name: "node" below the cluster's levels.
+  std::string level_name(int32_t level) const;
 };
 
 }  // namespace sluice

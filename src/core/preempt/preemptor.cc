@@ -352,16 +352,16 @@ bool Preemptor::choose(const PendingRecord& p, const Tier& tier, QuotaTree& quot
 // queues the preemptor may take from are scanned (VictimIndex).
 class Preemptor::CandidateScan {
  public:
+  // `borrow`: the preemptor's queue may borrow within its cohort (borrowWithinCohort).
   CandidateScan(const Config& config, const PendingRecord& p, const QuotaTree& quota, TimeNs now,
-                const std::set<JobId>& evicted)
+                const std::set<JobId>& evicted, bool borrow)
       : config_(config),
         p_(p),
         pc_(config.cluster_queues[p.queue].preemption),
         quota_(quota),
         now_(now),
         evicted_(evicted),
-        borrow_(pc_.reclaim_within_cohort != ReclaimPolicy::kNever &&
-                pc_.borrow_within_cohort != BorrowWithinCohortPolicy::kNever),
+        borrow_(borrow),
         preemptor_starving_(is_starving(p.job, config.policy, now)),
         aging_(config.policy.ordering != OrderingMode::kKueue &&
                config.policy.aging_horizon_ns > 0) {}
@@ -492,7 +492,7 @@ bool Preemptor::preempt(const PendingRecord& p, const Tier& tier, const VictimIn
   // queue already above it only evicts its own work, borrowing) and evicting every same-queue
   // candidate could bring the preemptor within its nominal quota (checked on those candidates
   // alone), and by the borrowWithinCohort and fair-sharing searches.
-  CandidateScan scan(config_, p, quota, now, evicted);
+  CandidateScan scan(config_, p, quota, now, evicted, borrow);
   if (within) scan.own_queue(victims);
   const bool within_nominal_possible =
       reclaim && under_nominal_now(p, quota) && may_end_within_nominal(p, scan.cands, quota);
