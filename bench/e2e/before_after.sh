@@ -9,8 +9,12 @@
 #     bench/e2e/before_after.sh
 #
 # Environment: ROUNDS (2), JOBS (10000), BATCH (100), WORK_BASE (/tmp: where the runs' data
-# dirs go; a fresh tmpfs takes the filesystem's drift out, see docs/benchmarks.md), plus what
-# sluice_e2e.sh reads (IDLE_S=N adds the idle cluster's CPU per second to the table).
+# dirs go; a fresh tmpfs takes the filesystem's drift out, see docs/benchmarks.md), FRESH_EXT4
+# (1: each run on an ext4 made for it, a 4 GiB loop image under WORK_BASE, mounted privately and
+# removed after the run; needs root and a free loop device: ext4 as agents meet it, without the
+# drift a shared one gathers from the runs before, whose deleted inodes slow the next run's
+# file creation), plus what sluice_e2e.sh reads (IDLE_S=N adds the idle cluster's CPU per
+# second to the table).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/ports.sh"
@@ -19,7 +23,21 @@ ROUNDS=${ROUNDS:-2}
 BATCH=${BATCH:-100}
 LOGS=$(mktemp -d /tmp/before-after.XXXXXX)
 WORK_ROOT=$(mktemp -d "${WORK_BASE:-/tmp}/before-after-work.XXXXXX")  # deleted at the end only (docs/benchmarks.md)
-trap 'rm -rf "$WORK_ROOT"' EXIT
+BASE_ROOT=$WORK_ROOT
+MOUNTED=
+# The run's own ext4 (FRESH_EXT4=1): made and mounted under BASE_ROOT, WORK_ROOT moved onto it.
+fresh_ext4() {
+  truncate -s 4G "$BASE_ROOT/fs.img" && mkfs.ext4 -q -F "$BASE_ROOT/fs.img" &&
+    mkdir -p "$BASE_ROOT/mnt" && mount -o loop "$BASE_ROOT/fs.img" "$BASE_ROOT/mnt" &&
+    MOUNTED=$BASE_ROOT/mnt && WORK_ROOT=$BASE_ROOT/mnt
+}
+drop_ext4() {
+  [[ -z $MOUNTED ]] && return 0
+  for _ in 1 2 3 4 5; do umount "$MOUNTED" 2>/dev/null && break; sleep 1; done
+  MOUNTED= WORK_ROOT=$BASE_ROOT
+  rm -rf "$BASE_ROOT/mnt" "$BASE_ROOT/fs.img"
+}
+trap 'drop_ext4; rm -rf "$BASE_ROOT"' EXIT
 export WORK_ROOT
 for r in $(seq 1 "$ROUNDS"); do
   for side in before after; do
@@ -28,8 +46,10 @@ for r in $(seq 1 "$ROUNDS"); do
     # A fresh port per run: a server on cpp-httplib (SO_REUSEPORT) leaves TIME_WAIT sockets
     # that keep a later SO_REUSEADDR-only bind of the same port refused for up to a minute.
     port=$(free_port)
+    [[ ${FRESH_EXT4:-0} == 1 ]] && fresh_ext4
     PORT=$port SLUICE_BIN=$bin BATCHES="1 $BATCH" JSON_OUT="$LOGS/$side-$r.jsonl" \
       "$HERE/sluice_e2e.sh" | tee "$LOGS/$side-$r.log"
+    drop_ext4
   done
 done
 python3 - "$LOGS" "$ROUNDS" <<'PY'
