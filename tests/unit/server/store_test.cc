@@ -190,6 +190,40 @@ TEST(Store, AFailedCommitFailsEveryLaterWrite) {
   fs::remove_all(dir);
 }
 
+// The WAL's writes are gathered per commit (sqlite_gather_vfs.h). Commits of one record and of
+// many pages (a record far past the 128 KiB one write of SQLite's VFS may carry), enough of them
+// for SQLite to checkpoint the WAL into the database and start it again, come back whole.
+TEST(Store, CommitsOfManyPagesAndCheckpointsComeBackWhole) {
+  const auto dir = fresh_dir("gather");
+  std::vector<std::string> records;
+  {
+    auto s = SqliteStore::open(dir.string());
+    ASSERT_TRUE(s.ok()) << s.error();
+    (*s)->start();
+    for (uint64_t id = 1; id <= 80; ++id) {
+      const size_t size = id % 4 == 0 ? 300 * 1024 : id % 3 == 0 ? 20 * 1024 : 100;
+      records.push_back(std::string(size, static_cast<char>('a' + id % 26)));
+      Write w{{{id, "pending", records.back()}},
+              {{"next_job_id", std::to_string(id + 1)}},
+              {"{\"event\":\"submit\",\"id\":" + std::to_string(id) + "}"},
+              {}};
+      if (id % 7 == 0)  // an earlier job rewritten in the same commit
+        w.jobs.push_back({id - 1, "running", records[id - 2]});
+      ASSERT_TRUE((*s)->write(std::move(w))) << (*s)->error();
+    }
+  }
+  auto s = SqliteStore::open(dir.string());
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto jobs = (*s)->load_jobs();
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), records.size());
+  for (const StoredJob& j : *jobs) {
+    EXPECT_EQ(j.record, records[j.id - 1]) << "job " << j.id;
+    EXPECT_EQ(j.state, j.id % 7 == 6 ? "running" : "pending") << "job " << j.id;
+  }
+  fs::remove_all(dir);
+}
+
 // Per-node meta keys (node credentials) come back by their prefix, in key order.
 TEST(Store, MetaReadsByPrefix) {
   const auto dir = fresh_dir("prefix");
