@@ -406,10 +406,15 @@ def sandboxed_pod_outlives_its_agent(srv, d, shared):
     check(http("POST", srv.url + "/v1/nodes/n1/resume", "{}")[0] == 200, "n1 resumed")
 
 
-def restart_on_the_same_port(srv, d, port):
+def restart_on_the_same_port(srv, d, shared, port):
     """Part 7: kill -9 of an agent and an immediate restart on the same --listen port, while its
     fencer still runs. Before: the fencer had inherited the listening socket, and the new agent
-    failed with "address already in use" for ~10 s."""
+    failed with "address already in use" for ~10 s. n1 runs a pod when it is killed: a fencer
+    with no live pod to guard exits soon after its agent, by design."""
+    check(http("POST", srv.url + "/v1/nodes/n0/cordon", "{}")[0] == 200, "n0 cordoned")
+    z3 = submit(srv.url, job("z3", shared, "sleep %d &" % (MARK + 9)))
+    wait_for(lambda: last_beat(shared, "z3"), 30, "z3 to run on n1")
+    check(job_view(srv.url, z3)["placement"][0]["node"] == "n1", "z3 runs on n1")
     AGENTS["n1"].send_signal(signal.SIGKILL)
     AGENTS["n1"].wait(timeout=30)
     check(fencer_pid(os.path.join(d, "agent-n1")) is not None, "n1's fencer outlives its agent")
@@ -418,6 +423,9 @@ def restart_on_the_same_port(srv, d, port):
                   http("GET", "http://127.0.0.1:%d/healthz" % port, timeout=1)[0] == 200, 15,
                   "the restarted agent to answer on its port")
     check(up and p.poll() is None, "an agent restarted at once after kill -9 listens on its port")
+    check(http("POST", srv.url + "/v1/jobs/%d/cancel" % z3)[0] == 200, "cancel z3")
+    wait_for(lambda: not alive_with(MARK + 9), 15, "z3 to end")
+    check(not alive_with(MARK + 9), "z3 ended on the cancel")
 
 
 def main():
@@ -460,7 +468,7 @@ def main():
     frozen_server(srv, shared, z1)
     wiped_state_dir(srv, d, shared, z1)
     sandboxed_pod_outlives_its_agent(srv, d, shared)
-    restart_on_the_same_port(srv, d, n1_port)
+    restart_on_the_same_port(srv, d, shared, n1_port)
     finish("pod_boundary", "sandboxed stops, fencer descriptors, frozen agent, frozen server")
 
 
