@@ -33,7 +33,9 @@ fi
 # deadlines met.
 # DEADLINE2: six more of the kind (new seeds 36-41, loads 0.9-1.2), chosen in the twenty-third
 # session before any was run and held out from the rule it tried (not in `all`).
-# SET=tune|heldout|new|new2|new3|deadline|deadline2|all (default all) picks the list.
+# DEADLINE3: eight more (new seeds 42-49, all strict or mostly strict, loads 0.9-1.2), chosen in
+# the thirty-second session before any was run and held out from its rule (not in `all`).
+# SET=tune|heldout|new|new2|new3|deadline|deadline2|deadline3|all (default all) picks the list.
 tune="base load=1.2 load=1.5 strict strict,load=1.2 resample,seed=1 resample,seed=3
 resample,best-effort=0.5,load=1.2,seed=6"
 heldout="resample,seed=2 load=0.8 best-effort=0.2 best-effort=0.5 best-effort=0.8
@@ -58,6 +60,10 @@ resample,best-effort=0.15,slack=0.25,seed=35 strict,load=1.2,slack=0.25 best-eff
 deadline2="resample,strict,slack=0.5,seed=36 resample,best-effort=0.1,slack=0.5,seed=37
 resample,strict,load=1.1,slack=0.25,seed=38 resample,best-effort=0.05,load=1.2,seed=39
 resample,strict,shift-vcs,load=1.05,seed=40 resample,best-effort=0.15,load=0.9,slack=0.5,seed=41"
+deadline3="resample,strict,slack=0.5,seed=42 resample,strict,load=1.05,seed=43
+resample,best-effort=0.05,slack=0.5,seed=44 resample,best-effort=0.1,load=1.15,slack=0.25,seed=45
+resample,strict,shift-vcs,slack=0.25,seed=46 resample,best-effort=0.2,load=1.1,seed=47
+resample,strict,load=0.9,seed=48 resample,best-effort=0.1,load=1.2,slack=0.5,seed=49"
 case ${SET:-all} in
   tune) default_variants=$tune ;;
   heldout) default_variants=$heldout ;;
@@ -66,9 +72,10 @@ case ${SET:-all} in
   new3) default_variants=$new3 ;;
   deadline) default_variants=$deadline ;;
   deadline2) default_variants=$deadline2 ;;
+  deadline3) default_variants=$deadline3 ;;
   all) default_variants="$tune $heldout $new $new2" ;;
   *) echo "philly_variants.sh: SET must be tune, heldout, new, new2, new3, deadline," \
-    "deadline2 or all" >&2
+    "deadline2, deadline3 or all" >&2
     exit 2 ;;
 esac
 variants=${VARIANTS:-$default_variants}
