@@ -240,6 +240,14 @@ void summarize_policy(std::ostringstream& o, const Config& c) {
     o << "; fairness yields past the class's recent p" << p.fairness_yield_percentile << " wait";
   if (p.fairness_within_nominal < 1)
     o << "; fairness within nominal quota x" << number(p.fairness_within_nominal);
+  if (p.acts_without_victims()) {
+    o << "; while nothing is preemptible: ordering "
+      << (p.arrival_without_victims ? "by arrival" : "as the policy");
+    if (p.align_ends && !p.align_without_victims)
+      o << ", no end alignment";
+    else if (p.align_ends && p.align_without_victims_after_ns >= 0)
+      o << ", ends aligned after " << duration(p.align_without_victims_after_ns);
+  }
   if (p.ordering == OrderingMode::kKueue) o << "; ordering kueue";
   if (p.fair_sharing.enable) {
     o << "; Kueue fair sharing, preemption";

@@ -138,6 +138,33 @@ void read_alignment(Reader& r, const MapReader& spec, SchedulerPolicy& p) {
   }
 }
 
+// spec.withoutVictims {ordering: arrival|policy, alignEnds: true|false, alignEndsAfter: D}: the
+// policy while no job may be preempted (read after ordering and alignEnds, which it refines).
+void read_without_victims(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
+  MapReader w(r, n, "spec.withoutVictims", {{"ordering", "alignEnds", "alignEndsAfter"}});
+  if (const YAML::Node* o = w.find("ordering")) {
+    if (auto v = r.choice<bool>(*o, w.path("ordering"), {{"arrival", true}, {"policy", false}})) {
+      p.arrival_without_victims = *v;
+      if (*v && p.ordering == OrderingMode::kKueue)
+        r.warning(*o, w.path("ordering"), "has no effect with ordering: kueue (no fairness terms)");
+    }
+  }
+  if (const YAML::Node* a = w.find("alignEndsAfter")) {
+    if (auto v = r.duration(*a, w.path("alignEndsAfter"))) {
+      p.align_without_victims_after_ns = *v;
+      if (*v > 0 && !p.align_ends)
+        r.warning(*a, w.path("alignEndsAfter"), "has no effect without spec.alignEnds: true");
+    }
+  }
+  if (const YAML::Node* a = w.find("alignEnds")) {
+    if (auto v = r.boolean(*a, w.path("alignEnds"))) {
+      p.align_without_victims = *v;
+      if (!*v && !p.align_ends)
+        r.warning(*a, w.path("alignEnds"), "has no effect without spec.alignEnds: true");
+    }
+  }
+}
+
 }  // namespace
 
 void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
@@ -158,7 +185,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
   MapReader spec(r, *spec_node, "spec",
                  {{"scoring", "ordering", "fairness", "fairSharing", "interactive",
                    "maxPendingTotal", "preemption", "backfill", "backfillDepth", "alignEnds",
-                   "alignEndsAfter", "alignEndsYieldToSmall", "flavorSnapshot"}});
+                   "alignEndsAfter", "alignEndsYieldToSmall", "withoutVictims", "flavorSnapshot"}});
   if (const YAML::Node* n = spec.find("scoring")) {
     if (auto v = r.choice<ScoringPolicy>(*n, "spec.scoring",
                                          {{"binpack", ScoringPolicy::kBinPack},
@@ -186,6 +213,7 @@ void read_policy(Reader& r, const YAML::Node& doc, Builder& b) {
       p.backfill_depth = static_cast<int32_t>(*v);
   }
   read_alignment(r, spec, p);
+  if (const YAML::Node* n = spec.find("withoutVictims")) read_without_victims(r, *n, p);
   if (const YAML::Node* n = spec.find("flavorSnapshot")) {
     if (auto v = r.choice<bool>(*n, "spec.flavorSnapshot", {{"live", false}, {"cycleStart", true}}))
       p.cycle_start_flavors = *v;

@@ -52,7 +52,10 @@ Scheduler::Walk::Walk(const Scheduler& s, TimeNs now)
       kueue_(policy_.ordering == OrderingMode::kKueue),
       aging_(!kueue_ && policy_.aging_horizon_ns > 0),
       fair_(fairness_bounds(*s.config_, s.priority_scale_)),
-      fair_terms_(!kueue_ && (policy_.weights.drf != 0 || policy_.weights.debt != 0)),
+      no_victims_(s.victims_.empty() && s.pending_victims_ == 0),
+      by_arrival_(no_victims_ && policy_.arrival_without_victims),
+      fair_terms_(!kueue_ && (policy_.weights.drf != 0 || policy_.weights.debt != 0) &&
+                  !by_arrival_),
       yield_(fair_terms_ && s.waits_.enabled()),
       nominal_(fair_terms_ && policy_.fairness_within_nominal < 1),
       lease_(s.scratch_.get(), s.quota_, s.alloc_),
@@ -62,6 +65,7 @@ Scheduler::Walk::Walk(const Scheduler& s, TimeNs now)
   result_.now = now;
   result_.generation = s.submissions_;
   result_.free_epoch = s.free_epoch_;
+  result_.without_victims = no_victims_;
 }
 
 // Within a queue: starving first (oldest first), then by key, then submit time, then id.
@@ -132,6 +136,9 @@ void Scheduler::Walk::choose_mode(CycleMode mode) {
   if (incremental && yield_)  // and the narrower windows of fairness yield
     for (TimeNs window : s_.waits_.windows(fair_.window_ns))
       if (window < fair_.window_ns && crossed(window)) incremental = false;
+  // The order or placement rule for a cluster without victims changed since the last cycle.
+  if (incremental && no_victims_ != s_.last_without_victims_ && policy_.acts_without_victims())
+    incremental = false;
   incremental_ = incremental;
   if (incremental_) collect_fresh();
   result_.incremental = incremental_;
@@ -255,7 +262,7 @@ void Scheduler::Walk::advance(int q) {
 }
 
 void Scheduler::Walk::refresh(int q) {
-  dyn_[q] = s_.fairness_penalty(q, quota_);
+  dyn_[q] = by_arrival_ ? 0 : s_.fairness_penalty(q, quota_);
   if (heads_[q]) {
     head_key_[q].score = head_score(heads_[q]->key, q, heads_[q]->job.submit_ns, heads_[q]);
     replay(q);
@@ -630,9 +637,14 @@ void Scheduler::Walk::commit(int q, const Job& used, bool over) {
 }
 
 // End alignment for the job about to be placed (its queue q gives the default walltime): on
-// the cycle's node ends, or off while spec.alignEndsAfter finds nobody waiting for room.
+// the cycle's node ends, or off while spec.alignEndsAfter finds nobody waiting for room, or
+// while nothing is preemptible and spec.withoutVictims says so (or sets its own threshold).
 void Scheduler::Walk::aim_ends(int q) {
-  const bool on = (policy_.align_ends_after_ns <= 0 || someone_waits_for_room()) &&
+  const TimeNs after = no_victims_ && policy_.align_without_victims_after_ns >= 0
+                           ? policy_.align_without_victims_after_ns
+                           : policy_.align_ends_after_ns;
+  const bool on = (policy_.align_without_victims || !no_victims_) &&
+                  (after <= 0 || someone_waits_for_room(after)) &&
                   (!policy_.align_ends_yield_small || longest_waiting_needs_a_node());
   const std::vector<TimeNs>* ends = cycle_node_end_.empty() ? &s_.node_end_ : &cycle_node_end_;
   s_.placer_.set_node_ends(on ? ends : nullptr, now_, policy_.align_ends_bins);
@@ -641,12 +653,11 @@ void Scheduler::Walk::aim_ends(int q) {
 
 // spec.alignEndsAfter: a job that has waited at least that long holds a backfill reservation,
 // or a starving job claims capacity (it has waited the aging horizon).
-bool Scheduler::Walk::someone_waits_for_room() const {
+bool Scheduler::Walk::someone_waits_for_room(TimeNs after) const {
   if (held_by_) return true;
   for (const Reservation& r : reservations_) {
     auto it = s_.pending_.find(r.job);
-    if (it != s_.pending_.end() && now_ - it->second.job.submit_ns >= policy_.align_ends_after_ns)
-      return true;
+    if (it != s_.pending_.end() && now_ - it->second.job.submit_ns >= after) return true;
   }
   return false;
 }

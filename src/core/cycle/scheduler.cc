@@ -151,6 +151,7 @@ void Scheduler::insert_pending(PendingJob p) {
   else
     ++not_by_shape_[p.queue];
   if (auto lq = config_->local_queue_of(p.job)) ++pending_per_local_queue_[*lq];
+  if (may_be_victim(p)) ++pending_victims_;
   const PendingJob& in = pending_.emplace(id, std::move(p)).first->second;
   count_workload(in.job, 1);
   by_key_[in.queue].insert({-in.key, in.job.submit_ns, id, &in});
@@ -204,6 +205,7 @@ void Scheduler::erase_pending(JobId id, Job* taken) {
   release_shape(p.job, p.shape);
   by_submit_[p.queue].erase({p.job.submit_ns, id});
   if (auto lq = config_->local_queue_of(p.job)) --pending_per_local_queue_[*lq];
+  if (may_be_victim(p)) --pending_victims_;
   count_workload(p.job, -1);
   if (taken) *taken = std::move(it->second.job);
   pending_.erase(it);
@@ -535,8 +537,10 @@ double Scheduler::score(JobId id, TimeNs now) const {
   if (it == pending_.end()) return 0;
   const auto& p = it->second;
   const auto& w = config_->policy.weights;
+  const bool by_arrival = config_->policy.arrival_without_victims && victims_.empty() &&
+                          pending_victims_ == 0;  // spec.withoutVictims, as the cycle does
   const double fairness =
-      fairness_penalty(p.queue, quota_) * nominal_factor(p.queue, p.job, quota_);
+      by_arrival ? 0 : fairness_penalty(p.queue, quota_) * nominal_factor(p.queue, p.job, quota_);
   const FairnessBounds bounds = fairness_bounds(*config_, priority_scale_);
   return w.priority * p.job.priority / priority_scale_ + age_term(p.job, config_->policy, now) +
          deadline_term(p.job, config_->policy, deadline_cap_) +
@@ -583,6 +587,7 @@ void Scheduler::note_cycle(const CycleResult& result) {
   need_full_ = result.free_epoch != free_epoch_;
   last_cycle_ns_ = result.now;
   kueue_settled_ = result.settled;
+  last_without_victims_ = result.without_victims;
   last_strict_blockers_ = result.strict_blockers;
   last_held_by_ = result.held_by;
   last_held_root_ = result.held_root;
@@ -699,6 +704,12 @@ bool Scheduler::check_invariants(std::string* why) const {
       if (why) *why = "FGD's workload counts drifted from the pending and running jobs";
       return false;
     }
+  }
+  int64_t victims = 0;
+  for (const auto& [id, p] : pending_) victims += may_be_victim(p);
+  if (victims != pending_victims_) {
+    if (why) *why = "the count of pending possible victims drifted";
+    return false;
   }
   return true;
 }

@@ -314,6 +314,12 @@ class Scheduler {
   // Kueue's order: the last applied cycle left every pending job failing on the state it left
   // (CycleResult::settled); with nothing freed since, they fail again (walk_fresh).
   bool kueue_settled_ = false;
+  bool last_without_victims_ = false;
+  // Pending jobs that would be possible victims once running (spec.withoutVictims).
+  int64_t pending_victims_ = 0;
+  bool may_be_victim(const PendingJob& p) const {
+    return p.job.preemptible && config_->cluster_queues[p.queue].preemptible;
+  }
   std::vector<JobId> last_strict_blockers_;
   JobId last_held_by_ = 0;
   std::vector<JobId> last_held_root_;

@@ -144,7 +144,7 @@ class Scheduler::Walk {
   void commit(int q, const Job& used, bool over);
   void align_later(int q, const Job& used, const Placement& placement);
   void aim_ends(int q);
-  bool someone_waits_for_room() const;
+  bool someone_waits_for_room(TimeNs after) const;
   bool longest_waiting_needs_a_node();
   bool leave_pending(const PendingJob& p, int q, bool starving, const Failed* known);
   bool fits_idle(const PendingJob& p, const std::vector<FlavorId>& flavors);
@@ -170,6 +170,8 @@ class Scheduler::Walk {
   const bool kueue_;  // ordering: kueue
   const bool aging_;  // jobs may be starving (an aging horizon, composite order)
   const FairnessBounds fair_;
+  const bool no_victims_;  // no job, running or pending, may be preempted (spec.withoutVictims)
+  const bool by_arrival_;  // and the DRF and debt terms are off for it
   const bool fair_terms_;  // the composite has DRF or debt terms
   const bool yield_;       // and fairness yield (spec.ordering.fairnessYieldPercentile) is on
   const bool nominal_;     // and fairness within nominal (spec.ordering.fairnessWithinNominal)

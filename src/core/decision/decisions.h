@@ -161,6 +161,10 @@ struct CycleResult {
   // Kueue's order: every job the cycle left pending fails on the state it leaves, with nothing
   // held back (Scheduler bookkeeping: the next cycle may then be incremental).
   bool settled = false;
+  // No job, running or pending, was a possible victim when the cycle started
+  // (spec.withoutVictims: the cycle ordered and placed as the policy says for that case;
+  // Scheduler bookkeeping).
+  bool without_victims = false;
   // Blockers left at the end of the cycle (Scheduler bookkeeping for the next incremental one).
   std::vector<JobId> strict_blockers;           // per ClusterQueue, 0 = none
   JobId held_by = 0;                            // starving job holding capacity cluster-wide

@@ -236,6 +236,19 @@ struct SchedulerPolicy {
   // (0: by priority, age and arrival, as Kueue admits within-nominal work); the terms keep
   // arbitrating jobs that would borrow. core/order/nominal_fairness.h.
   double fairness_within_nominal = 1.0;
+  // spec.withoutVictims: what the policy does while no job may ever be preempted (none running
+  // is a possible victim and none pending would be one: a cluster of strict work), decided at
+  // each cycle's start. ordering: arrival: the composite order drops its DRF and debt terms
+  // (priority, age and arrival decide, as Kueue orders); alignEnds: false: placement without end
+  // alignment; alignEndsAfter: the spec.alignEndsAfter that applies meanwhile (-1: the same as
+  // otherwise). Off by default (the policy in full either way); docs/scheduling.md, "Without
+  // victims".
+  bool arrival_without_victims = false;
+  bool align_without_victims = true;
+  TimeNs align_without_victims_after_ns = -1;
+  bool acts_without_victims() const {
+    return arrival_without_victims || !align_without_victims || align_without_victims_after_ns >= 0;
+  }
   TimeNs interactive_timeout_ns = 30 * kNsPerSec;
   int32_t max_pending_total = 0;        // cluster-wide cap on pending jobs; 0: none
   int32_t max_preemptions_per_job = 3;  // a job preempted this often is no longer a victim

@@ -366,7 +366,7 @@ spec:
       out.errors,
       "test.yaml:6: spec.fallback: unknown field (known: scoring, ordering, fairness, fairSharing, "
       "interactive, maxPendingTotal, preemption, backfill, backfillDepth, alignEnds, "
-      "alignEndsAfter, alignEndsYieldToSmall, flavorSnapshot)"))
+      "alignEndsAfter, alignEndsYieldToSmall, withoutVictims, flavorSnapshot)"))
       << dump(out.errors);
 }
 

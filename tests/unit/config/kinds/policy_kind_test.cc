@@ -1,7 +1,7 @@
 // sluice.dev SchedulerPolicy (src/config/kinds/policy_kind.cc): spec.ordering's
 // fairnessYieldPercentile (core/order/fairness_yield.h) and fairnessWithinNominal
-// (core/order/nominal_fairness.h), spec.alignEndsYieldToSmall (core/cycle/align_yield.h), and
-// clear errors for bad values.
+// (core/order/nominal_fairness.h), spec.alignEndsYieldToSmall (core/cycle/align_yield.h),
+// spec.withoutVictims, and clear errors for bad values.
 #include <gtest/gtest.h>
 
 #include "../config_test_util.h"
@@ -12,6 +12,13 @@ namespace policy_kind_test {
 using testing_config::any_contains;
 using testing_config::dump;
 using testing_config::load_one;
+
+// A SchedulerPolicy whose spec is the flow map `{spec}`.
+std::string doc(const std::string& spec) {
+  return "apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: p}\n"
+         "spec: {" +
+         spec + "}\n";
+}
 
 std::string policy_with_ordering(const std::string& ordering) {
   return "apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: p}\n"
@@ -64,11 +71,6 @@ TEST(PolicyKind, FairnessWithinNominalReadsANumberFrom0To1) {
 }
 
 TEST(PolicyKind, SchedulerPolicyAlignEndsYieldToSmall) {
-  auto doc = [](const std::string& spec) {
-    return "apiVersion: sluice.dev/v1alpha1\nkind: SchedulerPolicy\nmetadata: {name: p}\n"
-           "spec: {" +
-           spec + "}\n";
-  };
   EXPECT_FALSE(load_one(doc("alignEnds: true")).config.policy.align_ends_yield_small);
   auto on = load_one(doc("alignEnds: true, alignEndsYieldToSmall: true"));
   ASSERT_TRUE(on.ok()) << dump(on.errors);
@@ -85,6 +87,42 @@ TEST(PolicyKind, SchedulerPolicyAlignEndsYieldToSmall) {
     EXPECT_FALSE(out.ok()) << bad;
     EXPECT_TRUE(any_contains(out.errors, {"test.yaml:4: spec.alignEndsYieldToSmall"}))
         << dump(out.errors);
+  }
+}
+
+TEST(PolicyKind, SchedulerPolicyWithoutVictims) {
+  auto plain = load_one(doc("alignEnds: true"));
+  EXPECT_FALSE(plain.config.policy.arrival_without_victims);
+  EXPECT_TRUE(plain.config.policy.align_without_victims);
+  auto on = load_one(doc("alignEnds: true, withoutVictims: {ordering: arrival, alignEnds: false}"));
+  ASSERT_TRUE(on.ok()) << dump(on.errors);
+  EXPECT_TRUE(on.config.policy.arrival_without_victims);
+  EXPECT_FALSE(on.config.policy.align_without_victims);
+  EXPECT_TRUE(on.config.warnings.empty()) << dump(on.config.warnings);
+  EXPECT_EQ(plain.config.policy.align_without_victims_after_ns, -1);  // spec.alignEndsAfter's
+  auto after = load_one(doc("alignEnds: true, withoutVictims: {alignEndsAfter: 5m}"));
+  ASSERT_TRUE(after.ok()) << dump(after.errors);
+  EXPECT_EQ(after.config.policy.align_without_victims_after_ns, 300 * kNsPerSec);
+  EXPECT_TRUE(after.config.policy.acts_without_victims());
+  EXPECT_FALSE(plain.config.policy.acts_without_victims());
+  auto policy = load_one(doc("withoutVictims: {ordering: policy}"));
+  ASSERT_TRUE(policy.ok()) << dump(policy.errors);
+  EXPECT_FALSE(policy.config.policy.arrival_without_victims);
+  // What cannot act is accepted with a warning that says why.
+  auto unaligned = load_one(doc("withoutVictims: {alignEnds: false}"));
+  ASSERT_TRUE(unaligned.ok()) << dump(unaligned.errors);
+  EXPECT_TRUE(any_contains(unaligned.config.warnings,
+                           {"spec.withoutVictims.alignEnds", "without spec.alignEnds"}))
+      << dump(unaligned.config.warnings);
+  auto kueue = load_one(doc("ordering: kueue, withoutVictims: {ordering: arrival}"));
+  ASSERT_TRUE(kueue.ok()) << dump(kueue.errors);
+  EXPECT_TRUE(any_contains(kueue.config.warnings, {"spec.withoutVictims.ordering", "kueue"}))
+      << dump(kueue.config.warnings);
+  for (const char* bad : {"{ordering: fifo}", "{alignEnds: maybe}", "{order: arrival}", "arrival",
+                          "[arrival]", "{alignEndsAfter: soon}", "{alignEndsAfter: -5m}"}) {
+    auto out = load_one(doc(std::string("alignEnds: true, withoutVictims: ") + bad));
+    EXPECT_FALSE(out.ok()) << bad;
+    EXPECT_TRUE(any_contains(out.errors, {"test.yaml:4: spec.withoutVictims"})) << dump(out.errors);
   }
 }
 
