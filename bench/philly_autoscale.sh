@@ -36,7 +36,7 @@ delay=${DELAY:-3m}        # provisioningDelay
 initial=${INITIAL:-176}   # initialNodes: the pool starts as the fixed cluster does
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-queues=examples/philly/queues-sluice.yaml
+queues=${QUEUES:-examples/philly/queues-sluice.yaml}  # QUEUES: another policy to run
 pool=examples/philly/autoscale/pool-ondemand.yaml
 # A copy of the queues with `scoring: S` (none: the shipped one) and `alignEnds: A` (none: true)
 # in the SchedulerPolicy, and of the pool with idle time I, N spare nodes, deferScaleUp D and

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <vector>
 
+#include "core/model/fnv1a.h"
+
 namespace sluice::agent {
 namespace {
 
@@ -50,11 +52,7 @@ Result<std::pair<uint32_t, uint32_t>> parse_uid_range(const std::string& spec) {
 }
 
 uint32_t hashed_namespace_uid(const std::string& ns, uint32_t first, uint32_t last) {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a, 64 bit: stable across machines and builds
-  for (unsigned char c : ns) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
+  const uint64_t h = fnv1a64(ns);  // stable across machines and builds
   const uint64_t size = uint64_t{last} - first + 1;
   return first + static_cast<uint32_t>(h % size);
 }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/model/fnv1a.h"
+
 namespace sluice::agent {
 
 namespace {
@@ -19,13 +21,8 @@ std::string slot_path(const std::string& path, uint64_t seq) {
 
 // FNV-1a, 64 bit, as 16 hex digits: the check of a slot's document text.
 std::string fnv_hex(std::string_view text) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
   char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(fnv1a64(text)));
   return out;
 }
 
