@@ -1,5 +1,6 @@
 #include "server/sqlite_gather_vfs.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -106,12 +107,10 @@ constexpr auto x_shm_unmap = flushed<&M::xShmUnmap, int>;
 constexpr auto x_fetch = flushed<&M::xFetch, sqlite3_int64, int, void**>;
 constexpr auto x_unfetch = forwarded<&M::xUnfetch, sqlite3_int64, void*>;
 
-// Version 3 methods; a wrapped file of an older version is never given its missing calls
-// (SQLite reads iVersion before calling them, and the wrapper copies the wrapped file's).
-const sqlite3_io_methods kMethods[4] = {
-    {1, x_close, x_read, x_write, x_truncate, x_sync, x_file_size, x_lock, x_unlock,
-     x_check_reserved_lock, x_file_control, x_sector_size, x_device_characteristics, nullptr,
-     nullptr, nullptr, nullptr, nullptr, nullptr},
+// The methods of versions 1 to 3 (kMethods[v - 1]); a wrapped file of an older version is never
+// given its missing calls (SQLite reads iVersion before calling them, and the wrapper copies the
+// wrapped file's).
+const sqlite3_io_methods kMethods[3] = {
     {1, x_close, x_read, x_write, x_truncate, x_sync, x_file_size, x_lock, x_unlock,
      x_check_reserved_lock, x_file_control, x_sector_size, x_device_characteristics, nullptr,
      nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -136,7 +135,7 @@ int x_open(sqlite3_vfs*, const char* name, sqlite3_file* f, int flags, int* out_
   }
   g->wal = (flags & SQLITE_OPEN_WAL) != 0;
   const int version = g->real->pMethods->iVersion;
-  f->pMethods = &kMethods[version < 0 ? 0 : version > 3 ? 3 : version];
+  f->pMethods = &kMethods[std::clamp(version, 1, 3) - 1];
   return SQLITE_OK;
 }
 

@@ -107,6 +107,11 @@ void read_fairness(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
   }
 }
 
+// A setting that refines end alignment, given without it.
+void warn_unaligned(Reader& r, const YAML::Node& n, const std::string& path) {
+  r.warning(n, path, "has no effect without spec.alignEnds: true");
+}
+
 // spec.alignEnds (true, false or bins) and the two settings that limit it (warned about without
 // it).
 void read_alignment(Reader& r, const MapReader& spec, SchedulerPolicy& p) {
@@ -125,15 +130,13 @@ void read_alignment(Reader& r, const MapReader& spec, SchedulerPolicy& p) {
   if (const YAML::Node* n = spec.find("alignEndsAfter")) {
     if (auto v = r.duration(*n, "spec.alignEndsAfter")) {
       p.align_ends_after_ns = *v;
-      if (!p.align_ends && *v > 0)
-        r.warning(*n, "spec.alignEndsAfter", "has no effect without spec.alignEnds: true");
+      if (!p.align_ends && *v > 0) warn_unaligned(r, *n, "spec.alignEndsAfter");
     }
   }
   if (const YAML::Node* n = spec.find("alignEndsYieldToSmall")) {
     if (auto v = r.boolean(*n, "spec.alignEndsYieldToSmall")) {
       p.align_ends_yield_small = *v;
-      if (!p.align_ends && *v)
-        r.warning(*n, "spec.alignEndsYieldToSmall", "has no effect without spec.alignEnds: true");
+      if (!p.align_ends && *v) warn_unaligned(r, *n, "spec.alignEndsYieldToSmall");
     }
   }
 }
@@ -152,15 +155,13 @@ void read_without_victims(Reader& r, const YAML::Node& n, SchedulerPolicy& p) {
   if (const YAML::Node* a = w.find("alignEndsAfter")) {
     if (auto v = r.duration(*a, w.path("alignEndsAfter"))) {
       p.align_without_victims_after_ns = *v;
-      if (*v > 0 && !p.align_ends)
-        r.warning(*a, w.path("alignEndsAfter"), "has no effect without spec.alignEnds: true");
+      if (*v > 0 && !p.align_ends) warn_unaligned(r, *a, w.path("alignEndsAfter"));
     }
   }
   if (const YAML::Node* a = w.find("alignEnds")) {
     if (auto v = r.boolean(*a, w.path("alignEnds"))) {
       p.align_without_victims = *v;
-      if (!*v && !p.align_ends)
-        r.warning(*a, w.path("alignEnds"), "has no effect without spec.alignEnds: true");
+      if (!*v && !p.align_ends) warn_unaligned(r, *a, w.path("alignEnds"));
     }
   }
 }

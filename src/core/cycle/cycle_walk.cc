@@ -52,7 +52,7 @@ Scheduler::Walk::Walk(const Scheduler& s, TimeNs now)
       kueue_(policy_.ordering == OrderingMode::kKueue),
       aging_(!kueue_ && policy_.aging_horizon_ns > 0),
       fair_(fairness_bounds(*s.config_, s.priority_scale_)),
-      no_victims_(s.victims_.empty() && s.pending_victims_ == 0),
+      no_victims_(s.nothing_preemptible()),
       by_arrival_(no_victims_ && policy_.arrival_without_victims),
       fair_terms_(!kueue_ && (policy_.weights.drf != 0 || policy_.weights.debt != 0) &&
                   !by_arrival_),

@@ -537,8 +537,7 @@ double Scheduler::score(JobId id, TimeNs now) const {
   if (it == pending_.end()) return 0;
   const auto& p = it->second;
   const auto& w = config_->policy.weights;
-  const bool by_arrival = config_->policy.arrival_without_victims && victims_.empty() &&
-                          pending_victims_ == 0;  // spec.withoutVictims, as the cycle does
+  const bool by_arrival = config_->policy.arrival_without_victims && nothing_preemptible();
   const double fairness =
       by_arrival ? 0 : fairness_penalty(p.queue, quota_) * nominal_factor(p.queue, p.job, quota_);
   const FairnessBounds bounds = fairness_bounds(*config_, priority_scale_);

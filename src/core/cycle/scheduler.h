@@ -320,6 +320,8 @@ class Scheduler {
   bool may_be_victim(const PendingJob& p) const {
     return p.job.preemptible && config_->cluster_queues[p.queue].preemptible;
   }
+  // No job, running or pending, may ever be preempted (spec.withoutVictims applies).
+  bool nothing_preemptible() const { return victims_.empty() && pending_victims_ == 0; }
   std::vector<JobId> last_strict_blockers_;
   JobId last_held_by_ = 0;
   std::vector<JobId> last_held_root_;
