@@ -19,7 +19,7 @@ set -euo pipefail
 
 build=(g++ cmake ninja-build pkg-config
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev libssl-dev
-  libjs-chart.js)
+  libjs-chart.js libgoogle-perftools-dev)
 test=(googletest libgtest-dev libgmock-dev librapidcheck-dev
   curl python3 python3-pip python3-mypy python3-kubernetes prometheus chromium bubblewrap help2man dpkg-dev
   etcd-server etcd-client
