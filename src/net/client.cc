@@ -78,6 +78,11 @@ struct Client::Conn {
   std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
 
+  // Beast reads max(512, spare capacity) bytes at a time: an empty buffer would take a
+  // several-KiB answer (an agent's orders) in 512-byte recv()s, a system call each.
+  static constexpr size_t kReadBuffer = 16 * 1024;
+  Conn() { buffer.reserve(kReadBuffer); }
+
   bool open() const { return tcp || tls; }
   beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *tcp; }
   template <class F>
@@ -251,21 +256,27 @@ struct PollingReader {
   int fd;
   std::chrono::steady_clock::time_point deadline;
   CancelAsked cancel_asked;  // (fd) true: stop, cancel() was called; fd >= 0: poll()s it next
+  // The answer's first bytes, just after the request went out: they are almost never there
+  // yet, so poll() first and spare the recv() that would say EAGAIN.
+  bool wait_first = false;
 
   template <class Buffers>
   size_t read_some(const Buffers& buffers, error_code& ec) {
     const asio::mutable_buffer b = beast::buffers_front(buffers);
     ec = {};
     while (true) {
-      const ssize_t n = ::recv(fd, b.data(), b.size(), MSG_DONTWAIT);
-      if (n > 0) return static_cast<size_t>(n);
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-        // cancel() shuts the socket down: the EOF that follows is not the server's.
-        const error_code e = n == 0 ? error_code(asio::error::eof) : last_error();
-        ec = cancel_asked(-1) ? asio::error::operation_aborted : e;
-        return 0;
+      if (!wait_first) {
+        const ssize_t n = ::recv(fd, b.data(), b.size(), MSG_DONTWAIT);
+        if (n > 0) return static_cast<size_t>(n);
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+          // cancel() shuts the socket down: the EOF that follows is not the server's.
+          const error_code e = n == 0 ? error_code(asio::error::eof) : last_error();
+          ec = cancel_asked(-1) ? asio::error::operation_aborted : e;
+          return 0;
+        }
       }
+      wait_first = false;
       const auto left =
           std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) {
@@ -322,7 +333,8 @@ error_code Client::Conn::read_some(AnswerParser& parser, milliseconds timeout) {
   }
   auto asked = [this](int fd) { return cancel_asked(fd); };
   PollingReader<decltype(asked)> r{tcp->socket().native_handle(),
-                                   std::chrono::steady_clock::now() + timeout, asked};
+                                   std::chrono::steady_clock::now() + timeout, asked,
+                                   /*wait_first=*/!parser.got_some() && buffer.size() == 0};
   http::read_some(r, buffer, parser, ec);
   return ec;
 }
