@@ -619,7 +619,8 @@ std::vector<char*> c_strings(const std::vector<std::string>& v) {
 // The argv to exec and the file it runs: the sandbox's `bwrap ... --` first, if any; a
 // container's command is the image's (the runtime resolves it). An error for a command that is
 // empty or not found.
-std::string command_line(const PodLaunch& spec, std::vector<std::string>* args, std::string* exe) {
+std::string command_line(const PodLaunch& spec, ExecutableCache& executables,
+                         std::vector<std::string>* args, std::string* exe) {
   *args = spec.wrapper;
   if (spec.in_container) {
     args->insert(args->end(), spec.argv.begin(), spec.argv.end());
@@ -628,7 +629,7 @@ std::string command_line(const PodLaunch& spec, std::vector<std::string>* args, 
   }
   if (spec.argv.empty() || spec.argv[0].empty()) return "empty command";
   const std::string search = env_value(spec.env, "PATH");
-  auto path = find_executable(spec.argv[0], search);
+  auto path = executables.find(spec.argv[0], search, ExecutableCache::Clock::now());
   if (!path) return "command not found: " + spec.argv[0] + " (PATH=" + search + ")";
   args->push_back(spec.wrapper.empty() ? spec.argv[0] : *path);
   args->insert(args->end(), spec.argv.begin() + 1, spec.argv.end());
@@ -699,7 +700,8 @@ void ProcessRunner::start_locked(Pod& pod) {
   // 1. Everything the child needs is prepared here: after vfork() only system calls.
   std::vector<std::string> args;
   std::string exe;
-  if (std::string bad = command_line(spec, &args, &exe); !bad.empty()) return fail(bad);
+  if (std::string bad = command_line(spec, executables_, &args, &exe); !bad.empty())
+    return fail(bad);
   LaunchFds fds;
   std::string why;
   fds.log = open_pod_files({pod.paths.work_dir, pod.paths.log}, spec.identity, &why);

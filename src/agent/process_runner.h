@@ -34,6 +34,7 @@
 #include "agent/exit_waiter.h"
 #include "agent/pod_identity.h"
 #include "agent/pty_pump.h"
+#include "agent/spawn.h"
 #include "agent/state_file.h"
 #include "core/model/result.h"
 #include "proto/protocol.h"
@@ -226,6 +227,7 @@ class ProcessRunner {
   std::optional<std::chrono::steady_clock::time_point> ended_since_;
   static constexpr std::chrono::milliseconds kEndedSaveDelay{1000};
   StateFile pods_file_;
+  ExecutableCache executables_;  // the commands' PATH lookups (start_locked)
   bool quit_ = false;
   bool wake_ = false;
   size_t sweeping_ = 0;  // cgroup removals still to retry: the supervisor keeps ticking

@@ -39,6 +39,22 @@ std::optional<std::string> find_executable(const std::string& cmd, const std::st
   return std::nullopt;
 }
 
+std::optional<std::string> ExecutableCache::find(const std::string& cmd, const std::string& path,
+                                                 Clock::time_point now) {
+  if (cmd.find('/') != std::string::npos) return cmd;
+  std::string key = cmd + '\0' + path;
+  if (auto it = found_.find(key); it != found_.end() && now - it->second.at < ttl_)
+    return it->second.file;
+  auto file = find_executable(cmd, path);
+  if (!file) {
+    found_.erase(key);
+    return file;
+  }
+  if (found_.size() >= kMaxEntries) found_.clear();
+  found_[std::move(key)] = Found{*file, now};
+  return file;
+}
+
 int open_pod_files(const PodFiles& files, const std::optional<PodIdentity>& identity,
                    std::string* why) {
   // work/ and logs/ belong to the agent (0711: a pod reaches its own entry by name but cannot

@@ -3,9 +3,11 @@
 // side of vfork, which may only make system calls.
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "agent/pod_identity.h"
@@ -15,6 +17,28 @@ namespace sluice::agent {
 // execvp's search in `path` (a PATH value; "" means /usr/local/bin:/usr/bin:/bin), done in the
 // parent so that "not found" is a clear message. A name with a '/' is returned as it is.
 std::optional<std::string> find_executable(const std::string& cmd, const std::string& path);
+
+// find_executable with a short memory, for a runner that starts the same command many times a
+// second (a stat() and an access() per PATH entry tried, each time). A name found is not looked
+// up again for `ttl` (bash's hash table, but forgetting after a moment, so a binary installed
+// earlier in PATH is seen within it); a name not found is always looked up again. A cached file
+// removed meanwhile makes the exec fail, which the start-failed message says.
+class ExecutableCache {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit ExecutableCache(std::chrono::milliseconds ttl = std::chrono::seconds(1)) : ttl_(ttl) {}
+  std::optional<std::string> find(const std::string& cmd, const std::string& path,
+                                  Clock::time_point now);
+
+ private:
+  static constexpr size_t kMaxEntries = 64;
+  struct Found {
+    std::string file;
+    Clock::time_point at;
+  };
+  std::chrono::milliseconds ttl_;
+  std::unordered_map<std::string, Found> found_;  // by command and PATH
+};
 
 // The pod's work dir (created; mode 0700) and log (opened for appending; mode 0600), both owned
 // by `identity` when given. Returns the log's descriptor (O_CLOEXEC) or why not. The log is
