@@ -253,6 +253,13 @@ if start >= 0:
 print(line)
 PY
   done
+  # Peak resident memory of the server and the agent process (VmHWM): what the allocator and
+  # the jobs kept in memory cost.
+  for who in serve:$SERVE_PID agent:$AGENT_PID; do
+    [[ $who == *: ]] && continue
+    hwm=$(awk '/^VmHWM:/ {printf "%.0f", $2 / 1024}' "/proc/${who#*:}/status" 2>/dev/null) &&
+      [[ -n $hwm ]] && echo "  memory: ${who%%:*}: peak RSS $hwm MiB"
+  done
   # Where the server's time went: durable commits and scheduling cycles (count, mean, sum).
   curl -fsS "$URL/metrics" 2>/dev/null | python3 -c '
 import sys, re

@@ -10,7 +10,8 @@
 #     bench/e2e/syscalls_per_job.sh
 #
 # Environment: ROUNDS (3), JOBS (2000), HEARTBEAT_MS (1000: fewer idle syncs, whose count grows
-# with a run's length, in the per-job figures), WORK_BASE (/dev/shm).
+# with a run's length, in the per-job figures), WORK_BASE (/dev/shm), SYSCALLS (names, e.g.
+# "recvfrom poll": each one's count per job too, from its syscalls:sys_enter_ tracepoint).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/ports.sh"
@@ -19,6 +20,7 @@ ROUNDS=${ROUNDS:-3}
 JOBS=${JOBS:-2000}
 OUT=$(mktemp -d /tmp/syscalls-per-job.XXXXXX)
 events=raw_syscalls:sys_enter,context-switches,task-clock
+for c in ${SYSCALLS:-}; do events+=",syscalls:sys_enter_$c"; done
 for r in $(seq 1 "$ROUNDS"); do
   for side in before after; do
     bin=$BEFORE_BIN port=$(free_port)
@@ -43,19 +45,25 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "$side $r: $(grep -E 'cpu:|starts/s' "$OUT/$side-$r.log" | tr -s ' ' | tr '\n' ';')"
   done
 done
-python3 - "$OUT" "$ROUNDS" "$JOBS" <<'PY'
+python3 - "$OUT" "$ROUNDS" "$JOBS" ${SYSCALLS:-} <<'PY'
 import re, statistics, sys
 out, rounds, jobs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 pats = {"sys": r"([\d,]+)\s+raw_syscalls:sys_enter", "cs": r"([\d,]+)\s+context-switches",
         "ms": r"([\d.,]+)\s+msec task-clock"}
+names = [("sys", "syscalls/job"), ("cs", "context switches/job"), ("ms", "task-clock ms/job")]
+for c in sys.argv[4:]:
+    pats[c] = r"([\d,]+)\s+syscalls:sys_enter_" + c + r"\b"
+    names.append((c, c + "/job"))
 def read(path, key):
     m = re.search(pats[key], open(path).read())
     return float(m.group(1).replace(",", "")) / jobs if m else float("nan")
+def ratio(a, b):
+    return f"{statistics.median(a) / statistics.median(b):.2f}x" if statistics.median(b) else "-"
 for who in ("serve", "agent"):
-    for key, name in (("sys", "syscalls/job"), ("cs", "context switches/job"), ("ms", "task-clock ms/job")):
+    for key, name in names:
         b = [read(f"{out}/before-{r}.{who}.txt", key) for r in range(1, rounds + 1)]
         a = [read(f"{out}/after-{r}.{who}.txt", key) for r in range(1, rounds + 1)]
         print(f"{who:5s} {name:22s} before {'/'.join(f'{x:.3f}' for x in b)}  "
-              f"after {'/'.join(f'{x:.3f}' for x in a)}  {statistics.median(a) / statistics.median(b):.2f}x")
+              f"after {'/'.join(f'{x:.3f}' for x in a)}  {ratio(a, b)}")
 print(f"(each: the rounds in order; ratio of medians; logs in {out})")
 PY
