@@ -601,10 +601,10 @@ const std::string kPtyName = "the pod's pseudo-terminal";
 
 // Descriptors of one launch, closed however it ends (not `null`: dev_null()'s).
 struct LaunchFds {
-  int log = -1, null = -1, cgroup = -1, pipe_read = -1, pipe_write = -1;
+  int log = -1, null = -1, cgroup = -1;
   PtyPair tty;  // an interactive pod's terminal
   ~LaunchFds() {
-    for (int fd : {log, cgroup, pipe_read, pipe_write, tty.master, tty.slave})
+    for (int fd : {log, cgroup, tty.master, tty.slave})
       if (fd >= 0) ::close(fd);
   }
 };
@@ -644,8 +644,8 @@ ChildSetup child_setup(const PodLaunch& spec, const std::string& work_dir, const
                        int64_t max_procs) {
   // Only kernels before 5.9 (no close_range) use it: read once, not a getrlimit per pod.
   static const long max_fd = std::min<long>(::sysconf(_SC_OPEN_MAX), 65536);
-  ChildSetup setup{exe.c_str(), argv.data(), envp.data(),    work_dir.c_str(),
-                   fds.null,    fds.log,     fds.pipe_write, max_fd};
+  ChildSetup setup{exe.c_str(), argv.data(), envp.data(), work_dir.c_str(),
+                   fds.null,    fds.log,     max_fd};
   setup.cgroup_fd = fds.cgroup;
   if (!spec.start_dir.empty()) setup.start_dir = spec.start_dir.c_str();
   if (spec.tty) {  // the terminal is its stdin, stdout and stderr (the pump copies it to the log)
@@ -721,28 +721,18 @@ void ProcessRunner::start_locked(Pod& pod) {
     const gid_t gid = spec.identity ? spec.identity->gid : static_cast<gid_t>(-1);
     if (!open_pty(uid, gid, 24, 80, &fds.tty, &why)) return fail(why);
   }
-  int pipe_fds[2] = {-1, -1};
-  if (fds.null < 0 || ::pipe2(pipe_fds, O_CLOEXEC) != 0)
-    return fail(std::string("cannot create pipe: ") + std::strerror(errno));
-  fds.pipe_read = pipe_fds[0];
-  fds.pipe_write = pipe_fds[1];
+  if (fds.null < 0) return fail(std::string("cannot open /dev/null: ") + std::strerror(errno));
   std::vector<char*> argv = c_strings(args);
   std::vector<char*> envp = c_strings(spec.env);
   pod.checkpoint_mtime_ns = mtime_ns(pod.paths.checkpoint_file);
 
   const ChildSetup setup =
       child_setup(spec, pod.paths.work_dir, fds, exe, argv, envp, options_.max_procs);
-  const pid_t pid = spawn_child(setup);
-  const int spawn_errno = errno;
-  ::close(std::exchange(fds.pipe_write, -1));
-  if (pid < 0) return fail(std::string("vfork: ") + std::strerror(spawn_errno));
-  // 2. EOF: exec succeeded. A ChildError: it did not, and the child has _exit'ed.
   ChildError ce{};
-  ssize_t n = 0;
-  do {
-    n = ::read(fds.pipe_read, &ce, sizeof ce);
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof ce)) {
+  const pid_t pid = spawn_child(setup, &ce);
+  if (pid < 0) return fail(std::string("vfork: ") + std::strerror(errno));
+  // 2. A ChildError: the exec did not happen, and the child has _exit'ed.
+  if (ce.stage != 0) {
     int st = 0;
     ::waitpid(pid, &st, 0);
     const std::string what =

@@ -71,7 +71,6 @@ struct ChildSetup {
   const char* work_dir;
   int null_fd;
   int log_fd;
-  int err_fd;  // write end of the CLOEXEC error pipe
   long max_fd;
   int cgroup_fd = -1;  // the pod's cgroup.procs; -1: none
   // An interactive pod's pseudo-terminal (its slave side; null_fd and log_fd are it too):
@@ -103,8 +102,9 @@ struct ChildSetup {
 // Whether this machine lets the agent give pods a private /proc (a forked probe tries it).
 bool private_proc_works();
 
-// vfork + the child's setup + execve. Returns the pid (or -1, errno set). A failure in the
-// child is written to err_fd as a ChildError and the child exits 127.
-pid_t spawn_child(const ChildSetup& c);
+// vfork + the child's setup + execve. Returns the pid (or -1, errno set). When the child fails
+// before its exec, *error says where (stage != 0) and the child has exited 127 (the caller
+// reaps it); else *error is {0, 0} and the pid runs the command.
+pid_t spawn_child(const ChildSetup& c, ChildError* error);
 
 }  // namespace sluice::agent

@@ -197,7 +197,7 @@ TEST_F(ProcessRunnerTest, MissingBinaryIsStartFailed) {
       << f.message;
 }
 
-TEST_F(ProcessRunnerTest, ExecErrorComesThroughThePipe) {
+TEST_F(ProcessRunnerTest, ExecErrorComesBackFromTheChild) {
   // A file that exists but is not executable: execve itself fails (EACCES), in the child.
   const std::string script = dir_.path() + "/not-executable.sh";
   std::ofstream(script) << "#!/bin/sh\necho hi\n";
@@ -208,6 +208,16 @@ TEST_F(ProcessRunnerTest, ExecErrorComesThroughThePipe) {
   auto e = wait_exit({7, 0});
   EXPECT_EQ(e.reason, "start-failed");
   EXPECT_NE(e.message.find("Permission denied"), std::string::npos) << e.message;
+}
+
+TEST_F(ProcessRunnerTest, APodGetsNoDescriptorOfTheAgent) {
+  // One without O_CLOEXEC, as a library might leave: the child closes it before its exec.
+  const int leaky = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(leaky, 3);
+  ASSERT_TRUE(runner_->launch(sh(24, "ls /proc/$$/fd")));
+  EXPECT_EQ(wait_exit({24, 0}).exit_code, 0);
+  ::close(leaky);
+  EXPECT_EQ(read_file(pod_paths(dir_.path(), {24, 0}).log), "0\n1\n2\n");
 }
 
 TEST_F(ProcessRunnerTest, StopWithGraceLetsATrappingChildExitCleanly) {
