@@ -59,7 +59,7 @@ std::optional<std::string> ExecutableCache::find(const std::string& cmd, const s
 // Whether the process's umask leaves the owner's bits alone (read once from /proc/self/status,
 // as umask() itself can only be read by setting it): then mkdir(0700) and open(0600) create
 // exactly those modes, and only what existed before needs a chmod. False when unknown.
-bool umask_keeps_owner_bits() {
+static bool umask_keeps_owner_bits() {
   static const bool keeps = [] {
     std::ifstream status("/proc/self/status");
     for (std::string line; std::getline(status, line);) {
@@ -197,9 +197,9 @@ bool private_proc_works() {
   return works;
 }
 
-// In the child: every descriptor from 3 up closed, but `keep` (-1: none). False: close_range
-// failed (kernels before 5.9), and they were closed one by one up to max_fd.
-void close_from_3(int keep, long max_fd) {
+// In the child: every descriptor from 3 up closed, but `keep` (-1: none); one by one up to
+// max_fd where close_range fails (kernels before 5.9). System calls only.
+static void close_from_3(int keep, long max_fd) {
   const bool ok = keep < 0
                       ? ::close_range(3, ~0U, 0) == 0
                       : (keep <= 3 || ::close_range(3, static_cast<unsigned>(keep) - 1, 0) == 0) &&

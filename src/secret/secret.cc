@@ -40,7 +40,7 @@ bool digest(EVP_MD_CTX* ctx, std::initializer_list<std::string_view> parts, unsi
   return EVP_DigestFinal_ex(ctx, md, len) == 1;
 }
 
-std::string_view bytes(const unsigned char* p, size_t n) {
+std::string_view as_text(const unsigned char* p, size_t n) {
   return {reinterpret_cast<const char*>(p), n};
 }
 
@@ -81,9 +81,9 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
   else if (ok)
     std::memcpy(k, key.data(), key.size());
   for (size_t i = 0; i < kBlock; ++i) pad[i] = k[i] ^ 0x36;
-  ok = ok && digest(ctx, {bytes(pad, kBlock), message}, inner, &inner_len);
+  ok = ok && digest(ctx, {as_text(pad, kBlock), message}, inner, &inner_len);
   for (size_t i = 0; i < kBlock; ++i) pad[i] = k[i] ^ 0x5c;
-  ok = ok && digest(ctx, {bytes(pad, kBlock), bytes(inner, inner_len)}, md, &len);
+  ok = ok && digest(ctx, {as_text(pad, kBlock), as_text(inner, inner_len)}, md, &len);
   EVP_MD_CTX_free(ctx);
   OPENSSL_cleanse(k, sizeof k);
   OPENSSL_cleanse(pad, sizeof pad);
