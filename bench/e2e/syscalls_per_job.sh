@@ -5,6 +5,9 @@
 # ready) until the cluster stops. --no-inherit: the pods' own processes are not counted, as in
 # sluice_e2e.sh's CPU figures. Counts move little with the machine's load, where CPU times on a
 # shared 2-core machine do (docs/benchmarks.md, issue 38 twenty-sixth session). Builds nothing.
+# perf stat -p follows the threads alive when it attaches, and --no-inherit none started later
+# (the server starts its workers on demand): the figures are the work of those threads, good
+# for a before/after ratio; the whole process's CPU per job is sluice_e2e.sh's `cpu:` line.
 #
 #   BEFORE_BIN=/tmp/old/sluice AFTER_BIN=build/sluice SERVE_BENCH=build/bench/serve_bench \
 #     bench/e2e/syscalls_per_job.sh
