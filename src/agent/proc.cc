@@ -65,6 +65,27 @@ std::optional<ProcStat> read_proc_stat(pid_t pid, const std::string& proc_root) 
   return st;
 }
 
+int64_t boottime_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::optional<uint64_t> start_ticks_within(const StartWindow& w) {
+  // The kernel's and the vDSO's readings of one clock agree to far better than this; the
+  // margin only keeps a start that lies near a tick's edge from being guessed.
+  constexpr int64_t kMarginNs = 50'000;
+  static const int64_t ns_per_tick = [] {
+    const long hz = ::sysconf(_SC_CLK_TCK);
+    return hz > 0 && 1'000'000'000 % hz == 0 ? 1'000'000'000 / hz : 0;
+  }();
+  if (ns_per_tick == 0 || w.before_ns < kMarginNs || w.after_ns < w.before_ns) return std::nullopt;
+  const int64_t first = (w.before_ns - kMarginNs) / ns_per_tick;
+  const int64_t last = (w.after_ns + kMarginNs) / ns_per_tick;
+  if (first != last) return std::nullopt;
+  return static_cast<uint64_t>(first);
+}
+
 namespace {
 struct SigName {
   const char* name;

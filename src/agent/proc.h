@@ -18,6 +18,18 @@ struct ProcStat {
 // nullopt when the process does not exist (or /proc is unreadable).
 std::optional<ProcStat> read_proc_stat(pid_t pid, const std::string& proc_root = "/proc");
 
+// A child's start_ticks without reading /proc: the boot-time clock read just before and just
+// after the call that created it (fork, vfork, clone) brackets the kernel's record of its
+// start, which /proc/<pid>/stat gives in clock ticks (floor of the boot-time nanoseconds over
+// 1e9 / CLK_TCK). When both readings, widened by a margin, fall in one tick, that tick is the
+// child's; otherwise (a few percent of spawns) nullopt: read_proc_stat() then.
+struct StartWindow {
+  int64_t before_ns = 0;  // boottime_ns() before the fork
+  int64_t after_ns = 0;   // and after it returned in the parent
+};
+int64_t boottime_ns();  // CLOCK_BOOTTIME, as the kernel stamps a task's start
+std::optional<uint64_t> start_ticks_within(const StartWindow& w);
+
 // Calls f(pid, stat) for every process of `proc_root` whose stat can be read (one pass over
 // the directory: bounded by the machine's process count).
 void for_each_process(const std::function<void(pid_t, const ProcStat&)>& f,

@@ -729,7 +729,10 @@ void ProcessRunner::start_locked(Pod& pod) {
   const ChildSetup setup =
       child_setup(spec, pod.paths.work_dir, fds, exe, argv, envp, options_.max_procs);
   ChildError ce{};
+  StartWindow window;
+  window.before_ns = boottime_ns();
   const pid_t pid = spawn_child(setup, &ce);
+  window.after_ns = boottime_ns();
   if (pid < 0) return fail(std::string("vfork: ") + std::strerror(errno));
   // 2. A ChildError: the exec did not happen, and the child has _exit'ed.
   if (ce.stage != 0) {
@@ -754,17 +757,20 @@ void ProcessRunner::start_locked(Pod& pod) {
           ": cannot keep its log open for its terminal: " + std::strerror(errno));
     }
   }
-  record_start_locked(pod, pid);
+  record_start_locked(pod, pid, start_ticks_within(window));
 }
 
 // The pod runs as `pid`: its state, its walltime deadline, the started event.
-void ProcessRunner::record_start_locked(Pod& pod, pid_t pid) {
+// start_ticks: the child's start time when its spawn told it (else /proc is read).
+void ProcessRunner::record_start_locked(Pod& pod, pid_t pid, std::optional<uint64_t> start_ticks) {
   const PodLaunch& spec = pod.spec;
   pod.running = true;
   pod.child = true;
   pod.pid = pid;
   pod.started_unix_ns = unix_now_ns();
-  if (auto st = read_proc_stat(pid)) pod.start_ticks = st->start_ticks;
+  if (!start_ticks)
+    if (auto st = read_proc_stat(pid)) start_ticks = st->start_ticks;
+  if (start_ticks) pod.start_ticks = *start_ticks;
   // Our child, not reaped before its exit is seen: the pid names it until then.
   if (waiter_.usable()) pod.pidfd = open_pidfd(pid);
   if (spec.walltime_ms > 0) pod.walltime_deadline = Clock::now() + milliseconds(spec.walltime_ms);

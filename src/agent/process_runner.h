@@ -191,7 +191,7 @@ class ProcessRunner {
                             std::chrono::steady_clock::time_point now);  // tick step 2
   void start_waiting_locked(std::chrono::steady_clock::time_point now);  // tick step 3
   void start_locked(Pod& pod);
-  void record_start_locked(Pod& pod, pid_t pid);
+  void record_start_locked(Pod& pod, pid_t pid, std::optional<uint64_t> start_ticks);
   void finish_locked(Pod& pod, proto::PodExit exit);
   void signal_locked(Pod& pod, int sig);
   void stop_locked(Pod& pod, int sig, int64_t grace_ms, const std::string& reason,

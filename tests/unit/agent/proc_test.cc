@@ -97,3 +97,43 @@ TEST(AgentProcStat, RemnantsOfAGroupWhoseLeaderIsGoneAreKilled) {
   for (int i = 0; i < 200 && group_members(pid) > 0; ++i) ::usleep(10'000);
   EXPECT_EQ(group_members(pid), 0);
 }
+
+namespace {
+int64_t ns_per_tick() {
+  return 1'000'000'000 / ::sysconf(_SC_CLK_TCK);
+}
+}  // namespace
+
+TEST(AgentStartTicks, AWindowInsideOneTickNamesIt) {
+  using sluice::agent::start_ticks_within;
+  const int64_t t = ns_per_tick();
+  EXPECT_EQ(start_ticks_within({1000 * t + t / 4, 1000 * t + t / 2}), 1000u);
+  // Across a tick's edge, or within the margin of one, the tick is not guessed.
+  EXPECT_FALSE(start_ticks_within({1000 * t + t / 2, 1001 * t + t / 2}));
+  EXPECT_FALSE(start_ticks_within({1000 * t + 1, 1000 * t + t / 2}));
+  EXPECT_FALSE(start_ticks_within({1000 * t + t / 2, 1001 * t - 1}));
+  EXPECT_FALSE(start_ticks_within({1000 * t + t / 2, 1000 * t + t / 4}));  // clock went back
+  EXPECT_FALSE(start_ticks_within({0, 10}));
+}
+
+// What the bracket gives is what /proc says, for children made by fork and by vfork.
+TEST(AgentStartTicks, MatchesProcForRealChildren) {
+  int named = 0;
+  for (int i = 0; i < 400; ++i) {
+    sluice::agent::StartWindow w;
+    w.before_ns = sluice::agent::boottime_ns();
+    const pid_t pid = i % 2 ? ::fork() : ::vfork();
+    if (pid == 0) ::_exit(0);
+    w.after_ns = sluice::agent::boottime_ns();
+    ASSERT_GT(pid, 0);
+    const auto st = read_proc_stat(pid);  // a zombie until reaped: its stat stays
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(st);
+    if (const auto ticks = sluice::agent::start_ticks_within(w)) {
+      EXPECT_EQ(*ticks, st->start_ticks) << "child " << i;
+      ++named;
+    }
+  }
+  EXPECT_GT(named, 0);  // nearly all of them: a fork takes far less than a tick
+}

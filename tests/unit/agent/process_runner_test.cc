@@ -220,6 +220,25 @@ TEST_F(ProcessRunnerTest, APodGetsNoDescriptorOfTheAgent) {
   EXPECT_EQ(read_file(pod_paths(dir_.path(), {24, 0}).log), "0\n1\n2\n");
 }
 
+// A restarted agent adopts a pod only if its pid has the start time pods.json recorded: the
+// time the runner takes from its spawn must be /proc's.
+TEST_F(ProcessRunnerTest, ThePodsStartTimeIsTheOneProcGives) {
+  constexpr uint64_t kPods = 40;
+  for (uint64_t j = 1; j <= kPods; ++j) ASSERT_TRUE(runner_->launch(sh(100 + j, "exec sleep 60")));
+  StateFile file(dir_.path() + "/pods.json");
+  std::optional<nlohmann::json> doc;
+  ASSERT_TRUE(wait_until([&] {
+    std::string why;
+    doc = file.load(&why);
+    return doc && doc->at("pods").size() == kPods;
+  }));
+  for (const auto& p : doc->at("pods")) {
+    const auto st = read_proc_stat(p.at("pid").get<pid_t>());
+    ASSERT_TRUE(st) << p.dump();
+    EXPECT_EQ(p.at("start_ticks").get<uint64_t>(), st->start_ticks) << p.dump();
+  }
+}
+
 TEST_F(ProcessRunnerTest, StopWithGraceLetsATrappingChildExitCleanly) {
   ASSERT_TRUE(runner_->launch(
       sh(8, "trap 'echo bye; exit 0' TERM; echo ready; while :; do sleep 0.05; done")));
