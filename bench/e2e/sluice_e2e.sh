@@ -141,6 +141,8 @@ start_cluster() {  # $1: run label
 }
 
 cpu_ticks() { local st; read -r -a st < "/proc/$1/stat" && echo $((st[13] + st[14])); }
+# cutime + cstime: the CPU of the children it reaped (the agents' pods).
+child_ticks() { local st; read -r -a st < "/proc/$1/stat" && echo $((st[15] + st[16])); }
 perf_start() {  # $1: label; records serve and the agent process into PERF_OUT/{serve,agent}-$1.data
   perf_pids=()
   [[ -n ${PERF_OUT:-} ]] || return 0
@@ -253,6 +255,12 @@ if start >= 0:
 print(line)
 PY
   done
+  # The pods' own processes (`true` here), which the agent reaps: their CPU, beside the
+  # server's and the agents', is what two shared cores run per job (an exec and an exit).
+  if [[ -n $AGENT_PID ]] && pod_ticks=$(child_ticks "$AGENT_PID"); then
+    python3 -c 'import os,sys; t = int(sys.argv[1]) / os.sysconf("SC_CLK_TCK"); print(f"  cpu: pods: {t:.1f} s = {1e3 * t / int(sys.argv[2]):.2f} ms per job (their own processes, reaped by the agent)")' \
+      "$pod_ticks" "$JOBS" || true
+  fi
   # Peak resident memory of the server and the agent process (VmHWM): what the allocator and
   # the jobs kept in memory cost.
   for who in serve:$SERVE_PID agent:$AGENT_PID; do
