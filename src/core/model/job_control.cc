@@ -29,14 +29,7 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 }
 
 std::string quoted(std::string_view s) {
-  // Appended, not "\"" + std::string(s) + ...: g++ 12 at -O3 takes that for an overlapping
-  // memcpy (a false -Wrestrict, an error with -Werror).
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  out += s;
-  out += '"';
-  return out;
+  return "\"" + std::string(s) + "\"";
 }
 
 // One element of an array list: "7", "0-99" or "0-15:4", appended to `tasks`.
