@@ -11,7 +11,10 @@
 # (16), NODELAY_TOO (0; 1: also a sluice run with TCP_NODELAY emulated through LD_PRELOAD, from
 # before the server set it itself), INGEST_TOO (1: also the server's submission rate alone, no
 # agents: the ceiling that the busy-cluster runs share two cores against), KEEP (1: keep every
-# run's files; see below).
+# run's files; see below), STATIC_PODS (1: every job of both systems runs bench/e2e/exit0.c,
+# built here with cc, instead of `true`: a program without the C library, whose start asks the
+# CPU nothing; in a VM where CPUID traps, glibc's start-up is most of a `true` pod's CPU, see
+# docs/benchmarks.md).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SLUICE_JOBS=${SLUICE_JOBS:-10000}
@@ -33,6 +36,10 @@ else
   trap 'rm -f "$OUT"; rm -rf "$WORK_ROOT"' EXIT
 fi
 export WORK_ROOT KEEP=1
+if [[ ${STATIC_PODS:-0} == 1 ]]; then
+  cc -O2 -static -nostdlib -o "$WORK_ROOT/exit0" "$HERE/exit0.c"
+  export POD_COMMAND=$WORK_ROOT/exit0
+fi
 
 JSON_OUT=$OUT JOBS=$SLUICE_JOBS CLIENTS=$CLIENTS BATCHES="1 $BATCH" "$HERE/sluice_e2e.sh"
 if [[ ${INGEST_TOO:-1} == 1 ]]; then
@@ -43,7 +50,7 @@ if [[ ${NODELAY_TOO:-0} == 1 ]]; then
 fi
 JSON_OUT=$OUT JOBS=$SLURM_JOBS CLIENTS=$CLIENTS NODES=$SLURM_NODES "$HERE/slurm_e2e.sh"
 
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "${POD_COMMAND:-}" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 slurm = next(r for r in rows if r["system"] == "slurm")
@@ -79,5 +86,7 @@ for r in rows:
     print(f"| {label(r)} | " + " | ".join(cells) + " |")
 print()
 print("Ratios are sluice/Slurm (for latencies, lower is better: a ratio below 1 favours sluice).")
+if sys.argv[2]:
+    print(f"Every job of both ran {sys.argv[2]} (bench/e2e/exit0.c: no C library), not true.")
 print("Targets (issue #5): >= 5,000 durable submissions/s, >= 1,000 job starts/s, >= 10x Slurm.")
 PY

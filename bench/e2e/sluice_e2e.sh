@@ -17,6 +17,8 @@
 # serve: each fsync/fdatasync sleeps N ms first; shows group commit filling each sync),
 # INGEST (1: no agents and no waiting for jobs to run: the server's durable submission rate
 # alone, the ceiling the busy-cluster runs share their two cores against),
+# POD_COMMAND (true: the program every job runs, an absolute path or a name on PATH; compare.sh
+# STATIC_PODS=1 passes a program without the C library),
 # AGENT_ARGS (more `sluice agent` flags, e.g. "--pods-as-agent --no-fencer"),
 # ETCD (HOST:PORT,...: the server keeps its state in this etcd, under a fresh cluster prefix per
 # run, instead of SQLite; ETCD_OPTS: the store URL's options, e.g. "max-txn-ops=1024"; see
@@ -207,11 +209,11 @@ for batch in $BATCHES; do
   nowait=() label=
   [[ $INGEST == 1 ]] && nowait=(--no-wait) label=", ingest only (no agents)"
   perf_start "batch$batch"
-  echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${PRELOAD:+, TCP_NODELAY emulated}${SLOW_FSYNC_MS:+, fsync +${SLOW_FSYNC_MS} ms}${label}"
+  echo "== sluice: $JOBS jobs, $CLIENTS clients, batch $batch, $NODES nodes x $GPUS_PER_NODE fake GPUs${POD_COMMAND:+, pods run $POD_COMMAND}${PRELOAD:+, TCP_NODELAY emulated}${SLOW_FSYNC_MS:+, fsync +${SLOW_FSYNC_MS} ms}${label}"
   # --cpu-pids: serve_bench reads both processes' CPU once every job has ended, before it lists
   # the 3,000+ job views to measure them (8-9% of the server's CPU at batch 1, docs/benchmarks.md).
   "$SERVE_BENCH" --server "$URL" --jobs "$JOBS" --clients "$CLIENTS" --batch "$batch" \
-    --namespace bench --queue bench --command true --json "${nowait[@]}" ${RATE:+--rate "$RATE"} \
+    --namespace bench --queue bench --command "${POD_COMMAND:-true}" --json "${nowait[@]}" ${RATE:+--rate "$RATE"} \
     --cpu-pids "serve=$SERVE_PID${AGENT_PID:+,agent=$AGENT_PID}" > "$TMP/result.json" || rc=1
   perf_stop
   python3 - "$TMP/result.json" "$NODES" "${NODELAY:-0}" "$INGEST" <<'PY'

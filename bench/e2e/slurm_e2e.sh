@@ -11,7 +11,10 @@
 #
 # Environment: JOBS (2000), CLIENTS (8), NODES (16), GPUS_PER_NODE (8), CTLD_PORT (16817),
 # SLURMD_PORT0 (17001: nodes use SLURMD_PORT0..+NODES-1), WAIT_S (900), JSON_OUT (file),
-# KEEP (1: keep the temp dir), WORK_ROOT (/tmp: where the temp dir goes).
+# KEEP (1: keep the temp dir), WORK_ROOT (/tmp: where the temp dir goes), POD_COMMAND (an
+# absolute path: each job is a batch script whose `#!` line is that program, so the kernel
+# runs it directly as sluice's agent does, instead of `--wrap true`'s /bin/sh; compare.sh
+# STATIC_PODS=1).
 set -euo pipefail
 JOBS=${JOBS:-2000}
 CLIENTS=${CLIENTS:-8}
@@ -113,14 +116,19 @@ if [[ $idle -lt $NODES ]]; then
   exit 1
 fi
 
-echo "== slurm: $JOBS jobs, $CLIENTS clients, $NODES nodes x $GPUS_PER_NODE fake GPUs, batch_sched_delay=0"
+job=(--wrap true)
+if [[ -n ${POD_COMMAND:-} ]]; then
+  printf '#!%s\n' "$POD_COMMAND" > "$TMP/job.sh"
+  job=("$TMP/job.sh")
+fi
+echo "== slurm: $JOBS jobs, $CLIENTS clients, $NODES nodes x $GPUS_PER_NODE fake GPUs, batch_sched_delay=0${POD_COMMAND:+, jobs run $POD_COMMAND}"
 cd "$TMP/out"
 t0=$(date +%s.%N)
 for c in $(seq 0 $((CLIENTS - 1))); do
   (
     n=$(((JOBS - c + CLIENTS - 1) / CLIENTS))  # this client's share
     for _ in $(seq 1 "$n"); do
-      sbatch --parsable --wrap true --gres=gpu:1 --output=/dev/null >> "$TMP/ids.$c" 2>> "$TMP/sbatch.err" || true
+      sbatch --parsable --gres=gpu:1 --output=/dev/null "${job[@]}" >> "$TMP/ids.$c" 2>> "$TMP/sbatch.err" || true
     done
   ) &
   SUBMITTERS[$c]=$!
