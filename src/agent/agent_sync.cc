@@ -2,6 +2,7 @@
 // poll for orders), the report loop (reports during a long poll), the final sync of a drain.
 #include "agent/agent.h"
 #include "agent/server_client.h"
+#include "proto/protocol_plain.h"
 
 namespace sluice::agent {
 
@@ -242,7 +243,7 @@ bool Agent::do_sync(net::Client& cli, size_t at, int64_t wait_ms, bool carry, bo
   }
   proto::SyncResponse resp;
   try {
-    resp = nlohmann::json::parse(res->body).get<proto::SyncResponse>();
+    resp = proto::parse_message<proto::SyncResponse>(res->body);
   } catch (const std::exception& e) {
     note_error(std::string("sync: bad response: ") + e.what());
     return false;

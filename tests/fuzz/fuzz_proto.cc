@@ -3,16 +3,16 @@
 // type is a json::exception, answered with 400). What decodes encodes again and decodes to the
 // same JSON. The same bytes also go to the other texts an agent or `sluice advise` reads from
 // others: a pod's $SLUICE_GPU_USE_FILE (agent/gpu.h: parse_gpu_use) and a MIG profile name of
-// a node listing (core/model/right_size.h: mig_shape). The server's own reader of sync bodies
-// (server/http/sync_request_reader.h) must give what the document path gives: the same request
-// or the same error text.
+// a node listing (core/model/right_size.h: mig_shape). The plain-JSON reader of syncs and their
+// replies (proto/protocol_plain.h) must give what the document path gives: the same message or
+// the same error text.
 #include <nlohmann/json.hpp>
 
 #include "agent/gpu.h"
 #include "core/model/right_size.h"
 #include "fuzz_util.h"
 #include "proto/protocol.h"
-#include "server/http/sync_request_reader.h"
+#include "proto/protocol_plain.h"
 
 namespace {
 
@@ -34,7 +34,7 @@ void decode(const json& j) {
   if (json(json::parse(text).get<T>()) != again) std::abort();
 }
 
-// A SyncRequest as JSON, or the text of what was thrown.
+// A message as JSON, or the text of what was thrown.
 template <class Read>
 std::pair<json, std::string> outcome(Read read) {
   try {
@@ -42,6 +42,12 @@ std::pair<json, std::string> outcome(Read read) {
   } catch (const json::exception& e) {
     return {json(), e.what()};
   }
+}
+
+template <class T>
+void same_both_ways(std::string_view text) {
+  const auto by_document = outcome([&] { return json::parse(text).get<T>(); });
+  if (outcome([&] { return sluice::proto::parse_message<T>(text); }) != by_document) std::abort();
 }
 
 }  // namespace
@@ -55,8 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto mig = mig_shape(text)) {
     if (mig->memory_mib <= 0 || mig->compute_slices < 1 || mig->compute_slices > 7) std::abort();
   }
-  const auto by_document = outcome([&] { return json::parse(text).get<proto::SyncRequest>(); });
-  if (outcome([&] { return server::parse_sync_request(text); }) != by_document) std::abort();
+  same_both_ways<proto::SyncRequest>(text);
+  same_both_ways<proto::SyncResponse>(text);
   json j;
   try {
     j = json::parse(data, data + size);

@@ -18,9 +18,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "proto/protocol_plain.h"
 #include "secret/secret.h"
 #include "server/http/reply.h"
-#include "server/http/sync_request_reader.h"
 #include "server/server.h"
 
 namespace sluice::server {
@@ -113,7 +113,7 @@ Server::SyncStep Server::sync_step(const std::shared_ptr<SyncCall>& call, net::R
   if (!c.parsed) {
     if (io && c.body.size() > kInlineParseBytes) return SyncStep::kWorker;
     try {
-      c.request = parse_sync_request(c.body);
+      c.request = proto::parse_message<proto::SyncRequest>(c.body);
     } catch (const nlohmann::json::exception& e) {
       fail(res, 400, std::string("bad sync request: ") + e.what());
       return SyncStep::kAnswered;
