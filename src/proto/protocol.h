@@ -232,7 +232,8 @@ struct ErrorBody {
 };
 
 // Missing fields keep their defaults, so either side may add fields; a field of the wrong type
-// throws nlohmann::json::exception, which the receiver turns into a 400.
+// throws nlohmann::json::exception, which the receiver turns into a 400. A field added to the
+// syncs' messages goes into protocol_plain.h's field tables too (a unit test checks).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AgentGpu, index, model, memory_mib, numa_node,
                                                 nvlink_peers, mig, uuid)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PodRef, job, pod)
