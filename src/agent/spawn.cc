@@ -141,7 +141,7 @@ const char* child_stage_name(int32_t stage) {
     case 11:
       return "set the process limit for ";
     case 12:
-      return "mount a private /proc for ";
+      return "set up a private /proc for ";
     default:
       return "exec ";
   }
@@ -182,7 +182,81 @@ static bool own_proc() {
          ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") == 0;
 }
 
+// Whether a child that joins `ns` keeps this process's root directory (setns moves the joiner
+// to the namespace's root: a chrooted agent would let its pods out). Forks a probe.
+static bool joining_keeps_root(int ns) {
+  struct stat mine {};
+  if (::stat("/", &mine) != 0) return false;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    struct stat there {};
+    const bool same = ::setns(ns, CLONE_NEWNS) == 0 && ::stat("/", &there) == 0 &&
+                      there.st_dev == mine.st_dev && there.st_ino == mine.st_ino;
+    ::_exit(same ? 0 : 1);
+  }
+  if (pid < 0) return false;
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+// A holder child makes the namespace (own_proc) and waits; this process opens it through
+// /proc/<holder>/ns/mnt, which keeps it alive after the holder is gone.
+static int make_shared_proc_namespace() {
+  int ready[2] = {-1, -1}, done[2] = {-1, -1};
+  if (::pipe2(ready, O_CLOEXEC) != 0) return -1;
+  if (::pipe2(done, O_CLOEXEC) != 0) {
+    ::close(ready[0]);
+    ::close(ready[1]);
+    return -1;
+  }
+  const pid_t holder = ::fork();
+  if (holder == 0) {
+    ::close(ready[0]);
+    ::close(done[1]);  // else its own copy would keep the read below from ever seeing EOF
+    const char ok = own_proc() ? 1 : 0;
+    [[maybe_unused]] auto n = ::write(ready[1], &ok, 1);
+    char c = 0;
+    // Until the agent has opened the namespace (a byte), or is gone (EOF).
+    [[maybe_unused]] auto m = ::read(done[0], &c, 1);
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  ::close(done[0]);
+  char ok = 0;
+  ssize_t n = -1;
+  if (holder > 0) {
+    do {
+      n = ::read(ready[0], &ok, 1);
+    } while (n < 0 && errno == EINTR);
+  }
+  int ns = -1;
+  if (n == 1 && ok == 1) {
+    const std::string path = "/proc/" + std::to_string(holder) + "/ns/mnt";
+    ns = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  }
+  ::close(ready[0]);
+  [[maybe_unused]] auto w = ::write(done[1], "x", 1);
+  ::close(done[1]);
+  if (holder > 0) {
+    while (::waitpid(holder, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (ns >= 0 && !joining_keeps_root(ns)) {
+    ::close(ns);
+    ns = -1;
+  }
+  return ns;
+}
+
+int shared_proc_namespace() {
+  static const int fd = make_shared_proc_namespace();
+  return fd;
+}
+
 bool private_proc_works() {
+  if (shared_proc_namespace() >= 0) return true;
   // Once per process: the machine's answer does not change, and `--names n[1-64]` starts
   // many agents in one process.
   static const bool works = [] {
@@ -221,6 +295,7 @@ __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c, ChildError* err
 #else
   const int err_pipe[2] = {-1, -1};
 #endif
+  const int proc_ns = c.private_proc && c.uid != 0 ? shared_proc_namespace() : -1;
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -247,13 +322,15 @@ __attribute__((noinline)) pid_t spawn_child(const ChildSetup& c, ChildError* err
       e = {10, errno};
     } else if (c.cgroup_fd >= 0 && ::write(c.cgroup_fd, "0", 1) != 1) {
       e = {6, errno};  // "0": the writing process joins the group
+    } else if (c.private_proc &&
+               !(proc_ns >= 0 ? ::setns(proc_ns, CLONE_NEWNS) == 0 : own_proc())) {
+      // Before the chdir: joining a mount namespace moves the process to its root.
+      e = {12, errno};
     } else if (::chdir(c.work_dir) != 0) {
       // As the agent: the pod keeps its work dir as cwd even where the path above it is closed.
       e = {1, errno};
     } else if (::dup2(c.null_fd, 0) < 0 || ::dup2(c.log_fd, 1) < 0 || ::dup2(c.log_fd, 2) < 0) {
       e = {4, errno};
-    } else if (c.private_proc && !own_proc()) {
-      e = {12, errno};
     } else if (c.drop && c.max_procs > 0 && !set_nproc(c.max_procs)) {
       e = {11, errno};
     } else if (c.drop && (::syscall(SYS_setgroups, 0, nullptr) != 0 ||

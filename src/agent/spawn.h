@@ -57,7 +57,8 @@ int dev_null();
 struct ChildError {
   // 1 chdir, 2 exec, 3 setsid, 4 dup2, 5 drop privileges, 6 join cgroup, 7 chdir to the
   // job's working directory (as the pod's user), 8 open the output file, 9 the error file,
-  // 10 take the pseudo-terminal as the controlling terminal
+  // 10 take the pseudo-terminal as the controlling terminal, 11 set the process limit,
+  // 12 make or join the private /proc's mount namespace
   int32_t stage = 0;
   int32_t err = 0;
 };
@@ -94,10 +95,19 @@ struct ChildSetup {
   // machine (its namespace's pods together), so a fork bomb cannot take the machine's process
   // table from other tenants. 0: none.
   long max_procs = 0;
-  // The pod's own mount namespace with a /proc that shows only its own uid's processes
-  // (hidepid=2): other tenants' processes and command lines are invisible. Root only.
+  // A mount namespace with a /proc that shows only the pod's own uid's processes (hidepid=2):
+  // other tenants' processes and command lines are invisible. Root agents only. A pod of
+  // another uid joins shared_proc_namespace(); one that runs as root (a ClusterQueue may allow
+  // it) gets a namespace of its own, as it could mount over what the others see.
   bool private_proc = false;
 };
+
+// Once per process: a mount namespace, a slave of the agent's, whose /proc is mounted
+// hidepid=2, for pods to join. What a pod sees is the same as in a namespace of its own
+// (hidepid hides by uid), but a start then copies no mount table and an exit waits for no RCU
+// grace period (docs/agent.md, "Its own /proc"). -1 where it cannot be made, or where joining
+// it would not keep the agent's root directory (a chrooted agent).
+int shared_proc_namespace();
 
 // Whether this machine lets the agent give pods a private /proc (a forked probe tries it).
 bool private_proc_works();
