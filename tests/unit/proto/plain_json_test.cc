@@ -227,6 +227,8 @@ json perturbed(json doc, std::initializer_list<std::string> lists) {
       if (at->is_object() && at->contains("peers") && (*at)["peers"].is_array() &&
           !(*at)["peers"].empty() && *rc::gen::element(0, 1))
         at = &(*at)["peers"][0];
+      // An earlier step may have put anything there (false, an array): keys go on the top.
+      if (!at->is_object()) at = &doc;
     }
     const json value = any_value(2);
     (*at)[any_value_key()] = value;
