@@ -182,18 +182,11 @@ static bool own_proc() {
          ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2") == 0;
 }
 
-// Whether a child that joins `ns` keeps this process's root directory (setns moves the joiner
-// to the namespace's root: a chrooted agent would let its pods out). Forks a probe.
-static bool joining_keeps_root(int ns) {
-  struct stat mine {};
-  if (::stat("/", &mine) != 0) return false;
+// Whether `check` holds in a forked child (it runs there, system calls only).
+template <class Check>
+static bool holds_in_child(Check check) {
   const pid_t pid = ::fork();
-  if (pid == 0) {
-    struct stat there {};
-    const bool same = ::setns(ns, CLONE_NEWNS) == 0 && ::stat("/", &there) == 0 &&
-                      there.st_dev == mine.st_dev && there.st_ino == mine.st_ino;
-    ::_exit(same ? 0 : 1);
-  }
+  if (pid == 0) ::_exit(check() ? 0 : 1);
   if (pid < 0) return false;
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
@@ -201,15 +194,33 @@ static bool joining_keeps_root(int ns) {
   return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+// Whether a child that joins `ns` keeps this process's root directory (setns moves the joiner
+// to the namespace's root: a chrooted agent would let its pods out).
+static bool joining_keeps_root(int ns) {
+  struct stat mine {};
+  if (::stat("/", &mine) != 0) return false;
+  return holds_in_child([&] {
+    struct stat there {};
+    return ::setns(ns, CLONE_NEWNS) == 0 && ::stat("/", &there) == 0 &&
+           there.st_dev == mine.st_dev && there.st_ino == mine.st_ino;
+  });
+}
+
+// The pods' namespace (-1: none to join) and whether this machine lets a child make one at
+// all (own_proc), which the holder's attempt answers too.
+struct ProcNamespace {
+  int fd = -1;
+  bool works = false;
+};
+
 // A holder child makes the namespace (own_proc) and waits; this process opens it through
 // /proc/<holder>/ns/mnt, which keeps it alive after the holder is gone.
-static int make_shared_proc_namespace() {
+static ProcNamespace make_proc_namespace() {
   int ready[2] = {-1, -1}, done[2] = {-1, -1};
-  if (::pipe2(ready, O_CLOEXEC) != 0) return -1;
-  if (::pipe2(done, O_CLOEXEC) != 0) {
-    ::close(ready[0]);
-    ::close(ready[1]);
-    return -1;
+  if (::pipe2(ready, O_CLOEXEC) != 0 || ::pipe2(done, O_CLOEXEC) != 0) {
+    for (int fd : {ready[0], ready[1]})
+      if (fd >= 0) ::close(fd);
+    return {-1, holds_in_child(own_proc)};
   }
   const pid_t holder = ::fork();
   if (holder == 0) {
@@ -231,10 +242,11 @@ static int make_shared_proc_namespace() {
       n = ::read(ready[0], &ok, 1);
     } while (n < 0 && errno == EINTR);
   }
-  int ns = -1;
-  if (n == 1 && ok == 1) {
+  ProcNamespace made;
+  made.works = n == 1 && ok == 1;
+  if (made.works) {
     const std::string path = "/proc/" + std::to_string(holder) + "/ns/mnt";
-    ns = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    made.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   }
   ::close(ready[0]);
   [[maybe_unused]] auto w = ::write(done[1], "x", 1);
@@ -243,32 +255,26 @@ static int make_shared_proc_namespace() {
     while (::waitpid(holder, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
-  if (ns >= 0 && !joining_keeps_root(ns)) {
-    ::close(ns);
-    ns = -1;
+  if (made.fd >= 0 && !joining_keeps_root(made.fd)) {
+    ::close(made.fd);
+    made.fd = -1;
   }
-  return ns;
+  return made;
+}
+
+// Once per process: the machine's answer does not change, and `--names n[1-64]` starts many
+// agents in one process.
+static const ProcNamespace& proc_namespace() {
+  static const ProcNamespace made = make_proc_namespace();
+  return made;
 }
 
 int shared_proc_namespace() {
-  static const int fd = make_shared_proc_namespace();
-  return fd;
+  return proc_namespace().fd;
 }
 
 bool private_proc_works() {
-  if (shared_proc_namespace() >= 0) return true;
-  // Once per process: the machine's answer does not change, and `--names n[1-64]` starts
-  // many agents in one process.
-  static const bool works = [] {
-    const pid_t pid = ::fork();
-    if (pid == 0) ::_exit(own_proc() ? 0 : 1);
-    if (pid < 0) return false;
-    int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-  }();
-  return works;
+  return proc_namespace().works;
 }
 
 // In the child: every descriptor from 3 up closed, but `keep` (-1: none); one by one up to
